@@ -1,0 +1,107 @@
+package io.tiffin.api;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The Tiffin client: stores and reads objects (byte values under string keys) in a cluster's pooled
+ * memory.
+ *
+ * <p><b>Semantics</b> (those of Mooncake Store):
+ * <ul>
+ *   <li>A put of a key that already holds a complete object is a successful no-op: the old bytes stay
+ *       (ask for {@link PutOptions#upsert()} to replace them).</li>
+ *   <li>Each replica lives on a distinct segment; the put succeeds when at least one replica could be
+ *       placed (best effort).</li>
+ *   <li>Every read takes a read lease (default 10 s). A read that does not finish within the lease
+ *       fails with {@link ErrorCode#LEASE_EXPIRED}: the bytes may have been evicted and reused. A
+ *       leased object cannot be removed without {@code force}.</li>
+ *   <li>Objects may be evicted when memory runs short: a get may answer
+ *       {@link ErrorCode#OBJECT_NOT_FOUND} for a key that was put earlier.</li>
+ * </ul>
+ *
+ * <p><b>Errors</b>: single-key calls throw {@link TiffinException}; batch calls return one
+ * {@link KeyResult} per key, in request order, and throw only when the whole call failed (for example
+ * the master is unreachable). A missing key is {@link ErrorCode#OBJECT_NOT_FOUND}.
+ *
+ * <p><b>Threads</b>: implementations are thread-safe; one instance serves many threads and should be
+ * shared. {@link #close()} releases connections and any memory the client owns; calls after close
+ * fail with {@link ErrorCode#UNAVAILABLE_IN_CURRENT_STATUS}.
+ *
+ * <p><b>Zero-copy forms</b>: {@link #putFrom} and {@link #getInto} read from / write into a caller's
+ * {@link MemorySegment}. The caller owns the segment and must keep it alive (not close its arena)
+ * until the call returns; the client never retains it.
+ */
+public interface KvStore extends AutoCloseable {
+
+    /** Stores {@code value} under {@code key} with {@link PutOptions#DEFAULT}. */
+    default void put(String key, byte[] value) {
+        put(key, value, PutOptions.DEFAULT);
+    }
+
+    /** Stores {@code value} under {@code key}. A put of an existing complete key is a no-op. */
+    void put(String key, byte[] value, PutOptions options);
+
+    /** Stores the bytes of {@code value} (its whole length) under {@code key}, without a heap copy. */
+    void putFrom(String key, MemorySegment value, PutOptions options);
+
+    /** Returns the object's bytes; throws {@link ErrorCode#OBJECT_NOT_FOUND} when absent. */
+    byte[] get(String key);
+
+    /**
+     * Reads the object into {@code destination} and returns its size. Throws
+     * {@link ErrorCode#BUFFER_OVERFLOW} when the destination is smaller than the object.
+     */
+    long getInto(String key, MemorySegment destination);
+
+    /** Stores several objects in one round trip per phase; one result per key, in order. */
+    List<KeyResult<Void>> batchPut(Map<String, byte[]> values, PutOptions options);
+
+    /** Zero-copy batch put: {@code keys.get(i)} takes the bytes of {@code values.get(i)}. */
+    List<KeyResult<Void>> batchPutFrom(List<String> keys, List<MemorySegment> values, PutOptions options);
+
+    /** Reads several objects; one result per key, in order. */
+    List<KeyResult<byte[]>> batchGet(List<String> keys);
+
+    /** Zero-copy batch read into {@code destinations.get(i)}; each result holds the object size. */
+    List<KeyResult<Long>> batchGetInto(List<String> keys, List<MemorySegment> destinations);
+
+    /** True if the key holds a readable object (grants a read lease when true). */
+    boolean exists(String key);
+
+    /** {@link #exists} for several keys; one result per key, in order. */
+    List<KeyResult<Boolean>> batchExists(List<String> keys);
+
+    /** Removes the object; fails with {@link ErrorCode#OBJECT_HAS_LEASE} while it is being read. */
+    default void remove(String key) {
+        remove(key, false);
+    }
+
+    /** Removes the object; {@code force} ignores read leases. */
+    void remove(String key, boolean force);
+
+    /** Removes several objects; one result per key, in order. */
+    List<KeyResult<Void>> batchRemove(List<String> keys, boolean force);
+
+    /**
+     * Removes every object whose key matches {@code regex} (RE2 syntax, searched anywhere in the key,
+     * so anchor with {@code ^} for a prefix) and returns how many were removed. Leased objects are
+     * skipped unless {@code force}. An invalid pattern fails with {@link ErrorCode#INVALID_PARAMS}.
+     */
+    long removeByRegex(String regex, boolean force);
+
+    /** Removes every object (leased ones only with {@code force}); returns how many. */
+    long removeAll(boolean force);
+
+    /** The replicas of the key, with a read lease; empty when the key is absent. */
+    Optional<ObjectLocation> locate(String key);
+
+    /** The replicas of every key matching {@code regex} (RE2 syntax), with read leases. */
+    Map<String, ObjectLocation> locateByRegex(String regex);
+
+    /** Releases connections and owned memory. Idempotent. */
+    @Override
+    void close();
+}

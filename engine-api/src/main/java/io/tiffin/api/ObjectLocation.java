@@ -1,0 +1,25 @@
+package io.tiffin.api;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * An object's readable replicas and metadata, as returned with a read lease.
+ *
+ * @param key the key
+ * @param size object size in bytes
+ * @param version version assigned when the object was completed; a re-put of the key after a remove
+ *     (or an upsert) yields a greater version, so cached copies can detect overwrites
+ * @param leaseTtlMillis length of the read lease granted with this answer; a read that ends after it
+ *     fails with {@link ErrorCode#LEASE_EXPIRED}
+ * @param replicas readable replicas, memory replicas first
+ *
+ * <p>Thread-safe (immutable).
+ */
+public record ObjectLocation(String key, long size, long version, long leaseTtlMillis,
+                             List<ReplicaDescriptor> replicas) {
+    public ObjectLocation {
+        Objects.requireNonNull(key, "key");
+        replicas = List.copyOf(replicas);
+    }
+}

@@ -1,0 +1,29 @@
+package io.tiffin.api;
+
+import java.util.Objects;
+
+/**
+ * Where one replica of an object lives, as the master hands it out.
+ *
+ * @param replicaId id of the replica, unique within the master's lifetime
+ * @param type memory or SSD
+ * @param status {@link ReplicaStatus#COMPLETE} for readable replicas
+ * @param segment name of the memory segment (for {@link ReplicaType#MEMORY}); for an SSD replica the
+ *     owning node's id
+ * @param nodeId id of the node that owns the bytes
+ * @param endpoint {@code host:port} of that node's data plane
+ * @param offset byte offset inside the segment (memory replicas only)
+ * @param size object size in bytes
+ *
+ * <p>Thread-safe (immutable).
+ */
+public record ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
+                                String nodeId, String endpoint, long offset, long size) {
+    public ReplicaDescriptor {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(status, "status");
+        Objects.requireNonNull(segment, "segment");
+        Objects.requireNonNull(nodeId, "nodeId");
+        Objects.requireNonNull(endpoint, "endpoint");
+    }
+}

@@ -1,0 +1,11 @@
+package io.tiffin.api.spi.allocation;
+
+/** Life cycle of a mounted segment. Only {@link #OK} segments receive new allocations. */
+public enum SegmentStatus {
+    /** Mounted and accepting allocations. */
+    OK,
+    /** Being emptied: readable, no new allocations. */
+    DRAINING,
+    /** Being unmounted: neither readable nor allocatable. */
+    UNMOUNTING
+}

@@ -1,0 +1,9 @@
+package io.tiffin.api.spi.hotcache;
+
+import io.tiffin.api.spi.NamedFactory;
+
+/** Creates a {@link HotCachePolicy}; selected by {@code hotcache.policy=<name>}. */
+public interface HotCachePolicyFactory extends NamedFactory {
+    /** A new policy for a cache of {@code capacityBlocks} blocks. */
+    HotCachePolicy create(long capacityBlocks);
+}
