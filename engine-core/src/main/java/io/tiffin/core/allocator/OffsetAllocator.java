@@ -631,7 +631,8 @@ public final class OffsetAllocator {
                 n++;
             }
             check(n == counts[bin] && n == binCounts[bin], "bin count mismatch in bin " + bin);
-            boolean leafBit = (usedBins[bin >>> TOP_BINS_INDEX_SHIFT] & (1 << (bin & LEAF_BINS_INDEX_MASK))) != 0;
+            int leafMask = usedBins[bin >>> TOP_BINS_INDEX_SHIFT];
+            boolean leafBit = (leafMask & (1 << (bin & LEAF_BINS_INDEX_MASK))) != 0;
             check(leafBit == (n > 0), "leaf mask mismatch in bin " + bin);
         }
         for (int top = 0; top < NUM_TOP_BINS; top++) {
