@@ -1,0 +1,808 @@
+package io.tiffin.core.master;
+
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaStatus;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.allocation.AllocationRequest;
+import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.core.util.Ticker;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.random.RandomGenerator;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * The master's metadata service: objects, replicas, leases, pins, versions, segments and node
+ * liveness, with Mooncake Store's semantics (see docs/ARCHITECTURE.md). It holds metadata only and
+ * never object bytes.
+ *
+ * <p>Objects live in {@value MetadataShard#COUNT} shards, each with its own lock. Single-key calls take
+ * one shard lock; batch calls group their keys by shard and take each shard's lock once, keeping the
+ * per-key results in request order. Segment allocators have their own locks, always taken after a
+ * shard lock (lock order: shard → segment → registry).
+ *
+ * <p>Errors a caller can act on come back as codes ({@link KeyResult}, {@link ErrorCode}); only
+ * malformed requests and segment-management failures throw {@link TiffinException}.
+ *
+ * <p>Background work (eviction, discarding stuck puts, node expiry) is driven from outside by
+ * {@link #runEvictionOnce()}, {@link #releaseStuckPuts()} and {@link #expireNodes()}, so tests can run
+ * it deterministically with a manual {@link Ticker}.
+ *
+ * <p>Thread-safe.
+ */
+public final class MasterService {
+    private static final Logger LOG = LogManager.getLogger(MasterService.class);
+    private static final int MAX_REGEX_LENGTH = 4096;
+
+    private final MasterSettings settings;
+    private final AllocationStrategy strategy;
+    private final Ticker ticker;
+    private final RandomGenerator random;
+    private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
+    private final SegmentRegistry segments = new SegmentRegistry();
+    private final AtomicLong replicaIds = new AtomicLong();
+    private final AtomicLong versions = new AtomicLong();
+    private final AtomicLong keyCount = new AtomicLong();
+    private final AtomicBoolean allocationFailed = new AtomicBoolean();
+    private final MasterCounters counters = new MasterCounters();
+    private final List<DiscardedReplica> discarded = new ArrayList<>();
+
+    private record DiscardedReplica(ReplicaRecord replica, long releaseAtMillis) {
+    }
+
+    /**
+     * @param random the random source handed to the allocation strategy, or null for a thread-local
+     *     one (tests pass a seeded generator; it must then be thread-safe or used from one thread)
+     */
+    public MasterService(MasterSettings settings, AllocationStrategy strategy, Ticker ticker, RandomGenerator random) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.strategy = Objects.requireNonNull(strategy, "strategy");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.random = random;
+        for (int i = 0; i < shards.length; i++) {
+            shards[i] = new MetadataShard();
+        }
+    }
+
+    public MasterSettings settings() {
+        return settings;
+    }
+
+    public MasterCounters counters() {
+        return counters;
+    }
+
+    // ------------------------------------------------------------------ segments and nodes
+
+    /** Mounts a segment of a node; idempotent. The node counts as alive from now on. */
+    public void mountSegment(String name, String nodeId, String endpoint, long capacity) {
+        segments.mount(name, nodeId, endpoint, capacity, ticker.millis() + settings.nodeTtl().toMillis());
+    }
+
+    /**
+     * Unmounts a segment: its replicas become unreadable at once, objects left with no replica are
+     * erased. Idempotent; a segment of another node is INVALID_PARAMS.
+     */
+    public void unmountSegment(String nodeId, String name) {
+        MountedSegment s = segments.get(name);
+        if (s == null) {
+            return;
+        }
+        if (!s.nodeId().equals(nodeId)) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "unmount: segment " + name + " belongs to node " + s.nodeId() + ", not " + nodeId);
+        }
+        segments.unmount(name);
+        sweepDeadReplicas();
+    }
+
+    /** Heartbeat. Returns false when the node is unknown (it must re-mount its segments). */
+    public boolean ping(String nodeId) {
+        return segments.touch(nodeId, ticker.millis() + settings.nodeTtl().toMillis());
+    }
+
+    /**
+     * Unmounts every segment of nodes that have not pinged within the node TTL and erases objects left
+     * without replicas. Returns the ids of the expired nodes.
+     */
+    public List<String> expireNodes() {
+        List<String> expired = segments.expireNodes(ticker.millis());
+        if (expired.isEmpty()) {
+            return expired;
+        }
+        for (String node : expired) {
+            List<String> names = segments.segmentNamesOf(node);
+            for (String name : names) {
+                segments.unmount(name);
+            }
+            LOG.warn("Node {} missed its heartbeats for {}; unmounted its segments {}", node,
+                    settings.nodeTtl(), names);
+        }
+        sweepDeadReplicas();
+        return expired;
+    }
+
+    public List<? extends io.tiffin.api.spi.allocation.SegmentView> segmentViews() {
+        return segments.segments();
+    }
+
+    public java.util.Set<String> liveNodes() {
+        return segments.liveNodes();
+    }
+
+    /** Drops replicas on unmounted segments; erases objects with nothing left. */
+    private void sweepDeadReplicas() {
+        long erased = 0;
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                var it = shard.objects.values().iterator();
+                while (it.hasNext()) {
+                    ObjectMetadata m = it.next();
+                    if (m.dropDeadReplicas() > 0 && m.replicas.isEmpty()) {
+                        it.remove();
+                        erased++;
+                    }
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        if (erased > 0) {
+            keyCount.addAndGet(-erased);
+            LOG.info("Erased {} objects whose replicas all lived on unmounted segments", erased);
+        }
+    }
+
+    // ------------------------------------------------------------------ put
+
+    private ErrorCode validateKey(String key) {
+        if (key == null || key.isEmpty()) {
+            return ErrorCode.INVALID_KEY;
+        }
+        if (key.length() > settings.maxKeyLength()
+                || key.getBytes(StandardCharsets.UTF_8).length > settings.maxKeyLength()) {
+            return ErrorCode.INVALID_KEY;
+        }
+        return ErrorCode.OK;
+    }
+
+    /**
+     * Allocates the replicas of a new object and returns where to write them (status PROCESSING).
+     * Codes: INVALID_KEY, INVALID_PARAMS (size), OBJECT_ALREADY_EXISTS (complete, or being written for
+     * less than the discard timeout; a plain put treats it as success), OBJECT_HAS_LEASE (upsert of a
+     * leased object), NO_AVAILABLE_HANDLE (no segment had room; triggers eviction).
+     */
+    public KeyResult<List<ReplicaDescriptor>> putStart(String clientId, String key, long size, PutOptions options) {
+        ErrorCode invalid = validatePut(key, size);
+        if (invalid != ErrorCode.OK) {
+            return KeyResult.failed(key == null ? "" : key, invalid);
+        }
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return putStartLocked(shard, clientId, key, size, options, ticker.millis());
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    private ErrorCode validatePut(String key, long size) {
+        ErrorCode k = validateKey(key);
+        if (k != ErrorCode.OK) {
+            return k;
+        }
+        if (size <= 0 || size > settings.maxObjectSize()) {
+            return ErrorCode.INVALID_PARAMS;
+        }
+        return ErrorCode.OK;
+    }
+
+    private KeyResult<List<ReplicaDescriptor>> putStartLocked(MetadataShard shard, String clientId, String key,
+                                                              long size, PutOptions options, long now) {
+        ObjectMetadata existing = shard.objects.get(key);
+        if (existing != null) {
+            existing.dropDeadReplicas();
+            boolean complete = existing.hasReadableReplica();
+            if (complete && options.upsert() && !existing.processing) {
+                if (existing.isLeased(now)) {
+                    return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
+                }
+                erase(shard, existing);
+            } else if (complete || existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            } else {
+                // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
+                // writer may still be writing into them.
+                preemptStuckPut(shard, existing);
+            }
+        }
+        List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
+        SegmentReplicaSink sink = new SegmentReplicaSink(size, options.replicas(), random);
+        strategy.place(new AllocationRequest(size, options.replicas(), preferred, clientId), segments.segments(), sink);
+        if (sink.placed() == 0) {
+            counters.allocationFailures.increment();
+            if (segments.segments().size() >= 1) {
+                allocationFailed.set(true);
+            }
+            return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
+        }
+        if (sink.placed() < options.replicas()) {
+            counters.partialAllocations.increment();
+        }
+        List<ReplicaRecord> replicas = new ArrayList<>(sink.placed());
+        List<ReplicaDescriptor> descriptors = new ArrayList<>(sink.placed());
+        for (int i = 0; i < sink.placed(); i++) {
+            MountedSegment seg = sink.segment(i);
+            long handle = sink.handle(i);
+            ReplicaRecord r = new ReplicaRecord(replicaIds.incrementAndGet(), seg, handle, seg.offset(handle), size);
+            replicas.add(r);
+            descriptors.add(r.toDescriptor());
+        }
+        ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
+        shard.objects.put(key, m);
+        keyCount.incrementAndGet();
+        return KeyResult.ok(key, descriptors);
+    }
+
+    private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
+        long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
+        synchronized (discarded) {
+            for (ReplicaRecord r : stuck.replicas) {
+                if (r.status == ReplicaStatus.PROCESSING) {
+                    discarded.add(new DiscardedReplica(r, releaseAt));
+                } else {
+                    r.free();
+                }
+            }
+        }
+        stuck.replicas.clear();
+        shard.objects.remove(stuck.key);
+        keyCount.decrementAndGet();
+        counters.putStartDiscards.increment();
+    }
+
+    /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
+    public ErrorCode putEnd(String clientId, String key) {
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return putEndLocked(shard, clientId, key, ticker.millis());
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, long now) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (!m.writerId.equals(clientId)) {
+            return ErrorCode.ILLEGAL_CLIENT;
+        }
+        if (!m.processing) {
+            return m.allComplete() ? ErrorCode.OK : ErrorCode.INVALID_WRITE;
+        }
+        m.dropDeadReplicas();
+        if (m.replicas.isEmpty()) {
+            shard.objects.remove(key);
+            keyCount.decrementAndGet();
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        for (ReplicaRecord r : m.replicas) {
+            r.status = ReplicaStatus.COMPLETE;
+        }
+        m.processing = false;
+        m.version = versions.incrementAndGet();
+        m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
+        if (m.softPinRequested) {
+            m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
+        }
+        return ErrorCode.OK;
+    }
+
+    /** Abandons an unfinished put and frees its buffers. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
+    public ErrorCode putRevoke(String clientId, String key) {
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return putRevokeLocked(shard, clientId, key);
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    private ErrorCode putRevokeLocked(MetadataShard shard, String clientId, String key) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (!m.writerId.equals(clientId)) {
+            return ErrorCode.ILLEGAL_CLIENT;
+        }
+        if (!m.processing) {
+            return ErrorCode.INVALID_WRITE;
+        }
+        erase(shard, m);
+        return ErrorCode.OK;
+    }
+
+    public List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
+                                                                  PutOptions options) {
+        if (keys.size() != sizes.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "batch put: " + keys.size() + " keys but " + sizes.size() + " sizes");
+        }
+        @SuppressWarnings("unchecked")
+        KeyResult<List<ReplicaDescriptor>>[] out = new KeyResult[keys.size()];
+        long now = ticker.millis();
+        forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            ErrorCode invalid = validatePut(key, sizes.get(i));
+            out[i] = invalid != ErrorCode.OK
+                    ? KeyResult.failed(key == null ? "" : key, invalid)
+                    : putStartLocked(shard, clientId, key, sizes.get(i), options, now);
+        });
+        return Arrays.asList(out);
+    }
+
+    public List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
+        ErrorCode[] out = new ErrorCode[keys.size()];
+        long now = ticker.millis();
+        forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i), now));
+        return Arrays.asList(out);
+    }
+
+    public List<ErrorCode> batchPutRevoke(String clientId, List<String> keys) {
+        ErrorCode[] out = new ErrorCode[keys.size()];
+        forEachByShard(keys, (shard, i) -> out[i] = putRevokeLocked(shard, clientId, keys.get(i)));
+        return Arrays.asList(out);
+    }
+
+    // ------------------------------------------------------------------ get
+
+    /**
+     * The readable replicas of a key, granting a read lease. Codes: OBJECT_NOT_FOUND,
+     * REPLICA_IS_NOT_READY (being written).
+     */
+    public KeyResult<ObjectLocation> getReplicaList(String key) {
+        if (validateKey(key) != ErrorCode.OK) {
+            return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
+        }
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return locateLocked(shard, key, ticker.millis());
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+        }
+        List<ReplicaDescriptor> readable = null;
+        for (ReplicaRecord r : m.replicas) {
+            if (r.isReadable()) {
+                if (readable == null) {
+                    readable = new ArrayList<>(m.replicas.size());
+                }
+                readable.add(r.toDescriptor());
+            }
+        }
+        if (readable == null) {
+            if (m.processing) {
+                return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
+            }
+            erase(shard, m);
+            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+        }
+        long ttl = settings.leaseTtl().toMillis();
+        m.grantLease(now, ttl);
+        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, ttl, readable));
+    }
+
+    public List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys) {
+        @SuppressWarnings("unchecked")
+        KeyResult<ObjectLocation>[] out = new KeyResult[keys.size()];
+        long now = ticker.millis();
+        forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            out[i] = validateKey(key) != ErrorCode.OK
+                    ? KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY)
+                    : locateLocked(shard, key, now);
+        });
+        return Arrays.asList(out);
+    }
+
+    /** True if the key has a readable replica; grants a read lease when true. */
+    public KeyResult<Boolean> existKey(String key) {
+        if (validateKey(key) != ErrorCode.OK) {
+            return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
+        }
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return KeyResult.ok(key, existsLocked(shard, key, ticker.millis()));
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    private boolean existsLocked(MetadataShard shard, String key, long now) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null || !m.hasReadableReplica()) {
+            return false;
+        }
+        m.grantLease(now, settings.leaseTtl().toMillis());
+        return true;
+    }
+
+    public List<KeyResult<Boolean>> batchExistKey(List<String> keys) {
+        @SuppressWarnings("unchecked")
+        KeyResult<Boolean>[] out = new KeyResult[keys.size()];
+        long now = ticker.millis();
+        forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            out[i] = validateKey(key) != ErrorCode.OK
+                    ? KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY)
+                    : KeyResult.ok(key, existsLocked(shard, key, now));
+        });
+        return Arrays.asList(out);
+    }
+
+    /** Readable replicas of every key matching {@code regex} (RE2, searched anywhere), with leases. */
+    public List<ObjectLocation> getReplicaListByRegex(String regex) {
+        Pattern p = compile(regex);
+        long now = ticker.millis();
+        List<ObjectLocation> out = new ArrayList<>();
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+                    if (p.matcher(m.key).find()) {
+                        KeyResult<ObjectLocation> r = locateLocked(shard, m.key, now);
+                        if (r.isOk()) {
+                            out.add(r.value());
+                        }
+                    }
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        out.sort(java.util.Comparator.comparing(ObjectLocation::key));
+        return out;
+    }
+
+    private static Pattern compile(String regex) {
+        if (regex == null || regex.isEmpty()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "regex is empty (expected: an RE2 pattern, e.g. ^tenant_1/)");
+        }
+        if (regex.length() > MAX_REGEX_LENGTH) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "regex is " + regex.length() + " characters (expected: at most " + MAX_REGEX_LENGTH + ")");
+        }
+        try {
+            return Pattern.compile(regex);
+        } catch (PatternSyntaxException e) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "invalid regex " + regex + ": " + e.getDescription() + " (expected: RE2 syntax)", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ remove
+
+    /** Codes: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE (unless force), REPLICA_IS_NOT_READY (being written). */
+    public ErrorCode remove(String key, boolean force) {
+        if (validateKey(key) != ErrorCode.OK) {
+            return ErrorCode.INVALID_KEY;
+        }
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return removeLocked(shard, key, force, ticker.millis());
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (!force && m.isLeased(now)) {
+            return ErrorCode.OBJECT_HAS_LEASE;
+        }
+        if (m.processing || !m.allComplete()) {
+            return ErrorCode.REPLICA_IS_NOT_READY;
+        }
+        erase(shard, m);
+        return ErrorCode.OK;
+    }
+
+    public List<ErrorCode> batchRemove(List<String> keys, boolean force) {
+        ErrorCode[] out = new ErrorCode[keys.size()];
+        long now = ticker.millis();
+        forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            out[i] = validateKey(key) != ErrorCode.OK ? ErrorCode.INVALID_KEY : removeLocked(shard, key, force, now);
+        });
+        return Arrays.asList(out);
+    }
+
+    /** Removes matching objects that pass the remove checks; returns how many. */
+    public long removeByRegex(String regex, boolean force) {
+        Pattern p = compile(regex);
+        return removeMatching(key -> p.matcher(key).find(), force);
+    }
+
+    /** Removes every object that passes the remove checks; returns how many. */
+    public long removeAll(boolean force) {
+        return removeMatching(key -> true, force);
+    }
+
+    private long removeMatching(java.util.function.Predicate<String> matches, boolean force) {
+        long removed = 0;
+        long now = ticker.millis();
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                for (String key : List.copyOf(shard.objects.keySet())) {
+                    if (matches.test(key) && removeLocked(shard, key, force, now) == ErrorCode.OK) {
+                        removed++;
+                    }
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        return removed;
+    }
+
+    private void erase(MetadataShard shard, ObjectMetadata m) {
+        m.freeAll();
+        shard.objects.remove(m.key);
+        keyCount.decrementAndGet();
+    }
+
+    // ------------------------------------------------------------------ listing and stats
+
+    /** Keys starting with {@code prefix} in key order, at most {@code limit}; does not grant leases. */
+    public ListedKeys listKeys(String prefix, int limit) {
+        TreeMap<String, Long> found = new TreeMap<>();
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                for (ObjectMetadata m : shard.objects.values()) {
+                    if (m.key.startsWith(prefix) && !m.processing) {
+                        found.put(m.key, m.size);
+                        if (found.size() > limit) {
+                            found.pollLastEntry();
+                        }
+                    }
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        return new ListedKeys(found, keyCount.get() > found.size() && found.size() >= limit);
+    }
+
+    /** Keys found by {@link #listKeys} and whether more exist. */
+    public record ListedKeys(Map<String, Long> keys, boolean truncated) {
+    }
+
+    public long keyCount() {
+        return keyCount.get();
+    }
+
+    public long capacityBytes() {
+        long c = 0;
+        for (MountedSegment s : segments.segments()) {
+            c += s.capacity();
+        }
+        return c;
+    }
+
+    public long usedBytes() {
+        long u = 0;
+        for (MountedSegment s : segments.segments()) {
+            u += s.used();
+        }
+        return u;
+    }
+
+    /** Endpoint of a mounted segment, or null. */
+    public String endpointOf(String segment) {
+        MountedSegment s = segments.get(segment);
+        return s == null ? null : s.endpoint();
+    }
+
+    // ------------------------------------------------------------------ eviction and stuck puts
+
+    /**
+     * One eviction pass, Mooncake's BatchEvict: runs when used/capacity exceeds the high watermark or
+     * an allocation failed since the last run. Frees {@code target} of the evictable objects, oldest
+     * lease first: leased and hard-pinned objects never, soft-pinned ones only in a second pass when
+     * the first freed less than the lower bound. Returns the number of objects evicted.
+     */
+    public int runEvictionOnce() {
+        long capacity = capacityBytes();
+        if (capacity == 0) {
+            allocationFailed.set(false);
+            return 0;
+        }
+        double used = (double) usedBytes() / capacity;
+        boolean failed = allocationFailed.getAndSet(false);
+        double hw = settings.evictionHighWatermark();
+        double ratio = settings.evictionRatio();
+        if (!(used > hw || failed) || ratio <= 0) {
+            return 0;
+        }
+        releaseStuckPuts();
+        double target = Math.max(ratio, used - hw + ratio);
+        double lowerBound = Math.max(target * 0.5, used - hw);
+        long now = ticker.millis();
+
+        // Census: evictable objects, split into normal and soft-pinned candidates.
+        long base = 0;
+        List<Candidate> normal = new ArrayList<>();
+        List<Candidate> softPinned = new ArrayList<>();
+        for (int s = 0; s < shards.length; s++) {
+            MetadataShard shard = shards[s];
+            shard.lock.lock();
+            try {
+                for (ObjectMetadata m : shard.objects.values()) {
+                    if (m.hardPinned || m.processing || !m.hasReadableReplica()) {
+                        continue;
+                    }
+                    base++;
+                    if (m.isLeased(now)) {
+                        continue;
+                    }
+                    (m.isSoftPinned(now) ? softPinned : normal).add(new Candidate(m.leaseTimeoutMillis, s, m.key));
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        if (base == 0) {
+            return 0;
+        }
+        long ideal = (long) Math.ceil(base * target);
+        long minimum = (long) Math.ceil(base * lowerBound);
+        normal.sort(Candidate.ORDER);
+        int evicted = evictInOrder(normal, ideal, now);
+        if (evicted < minimum && settings.allowEvictSoftPinned()) {
+            softPinned.sort(Candidate.ORDER);
+            evicted += evictInOrder(softPinned, minimum - evicted, now);
+        }
+        counters.evictionRuns.increment();
+        counters.evictedKeys.add(evicted);
+        if (evicted > 0) {
+            LOG.debug("Evicted {} of {} evictable objects (used {}%, target {})", evicted, base,
+                    Math.round(used * 100), target);
+        }
+        return evicted;
+    }
+
+    private record Candidate(long leaseTimeout, int shard, String key) {
+        static final java.util.Comparator<Candidate> ORDER = java.util.Comparator.comparingLong(Candidate::leaseTimeout);
+    }
+
+    private int evictInOrder(List<Candidate> candidates, long wanted, long now) {
+        int evicted = 0;
+        for (Candidate c : candidates) {
+            if (evicted >= wanted) {
+                break;
+            }
+            MetadataShard shard = shards[c.shard()];
+            shard.lock.lock();
+            try {
+                ObjectMetadata m = shard.objects.get(c.key());
+                // Re-validate: the object may have been read, removed or replaced since the census.
+                if (m == null || m.hardPinned || m.processing || m.isLeased(now) || !m.hasReadableReplica()) {
+                    continue;
+                }
+                counters.evictedBytes.add(m.size);
+                erase(shard, m);
+                evicted++;
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        return evicted;
+    }
+
+    /**
+     * Frees the buffers of puts that never finished: pre-empted puts whose release time passed, and
+     * puts still in progress after the release timeout. Returns the number of buffers freed.
+     */
+    public int releaseStuckPuts() {
+        long now = ticker.millis();
+        int released = 0;
+        synchronized (discarded) {
+            var it = discarded.iterator();
+            while (it.hasNext()) {
+                DiscardedReplica d = it.next();
+                if (d.releaseAtMillis() <= now) {
+                    d.replica().free();
+                    it.remove();
+                    released++;
+                }
+            }
+        }
+        long releaseMs = settings.putStartReleaseTimeout().toMillis();
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                var it = shard.objects.values().iterator();
+                while (it.hasNext()) {
+                    ObjectMetadata m = it.next();
+                    if (m.processing && m.putStartMillis + releaseMs <= now) {
+                        released += m.replicas.size();
+                        m.freeAll();
+                        it.remove();
+                        keyCount.decrementAndGet();
+                    }
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        counters.putStartReleases.add(released);
+        return released;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    @FunctionalInterface
+    private interface ShardAction {
+        void apply(MetadataShard shard, int index);
+    }
+
+    /** Runs {@code action} for every key index, taking each shard's lock once. */
+    private void forEachByShard(List<String> keys, ShardAction action) {
+        int n = keys.size();
+        long[] order = new long[n];
+        for (int i = 0; i < n; i++) {
+            String key = keys.get(i);
+            int shard = key == null ? 0 : MetadataShard.indexOf(key);
+            order[i] = ((long) shard << 32) | i;
+        }
+        Arrays.sort(order);
+        int i = 0;
+        while (i < n) {
+            int shardIndex = (int) (order[i] >>> 32);
+            MetadataShard shard = shards[shardIndex];
+            shard.lock.lock();
+            try {
+                while (i < n && (int) (order[i] >>> 32) == shardIndex) {
+                    action.apply(shard, (int) order[i]);
+                    i++;
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+    }
+}

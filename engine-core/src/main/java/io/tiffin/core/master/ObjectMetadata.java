@@ -1,0 +1,84 @@
+package io.tiffin.core.master;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the master knows of one object: size, writer, replicas, lease, pins and version.
+ *
+ * <p>Not thread-safe: guarded by the lock of its {@link MetadataShard}.
+ */
+final class ObjectMetadata {
+    final String key;
+    final String writerId;
+    final long size;
+    final long putStartMillis;
+    final boolean hardPinned;
+    final boolean softPinRequested;
+    final List<ReplicaRecord> replicas;
+
+    /** Read lease: the object may not be removed or evicted before this instant (ms). */
+    long leaseTimeoutMillis;
+    /** Soft pin protects the object from the first eviction pass until this instant (ms); 0 = none. */
+    long softPinDeadlineMillis;
+    /** Assigned at PutEnd; 0 while the put is in progress. */
+    long version;
+    /** True from PutStart until every replica is complete (or the put is revoked). */
+    boolean processing = true;
+
+    ObjectMetadata(String key, String writerId, long size, long putStartMillis, boolean hardPinned,
+                   boolean softPinRequested, List<ReplicaRecord> replicas) {
+        this.key = key;
+        this.writerId = writerId;
+        this.size = size;
+        this.putStartMillis = putStartMillis;
+        this.hardPinned = hardPinned;
+        this.softPinRequested = softPinRequested;
+        this.replicas = new ArrayList<>(replicas);
+    }
+
+    boolean hasReadableReplica() {
+        for (ReplicaRecord r : replicas) {
+            if (r.isReadable()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    boolean allComplete() {
+        for (ReplicaRecord r : replicas) {
+            if (r.status != io.tiffin.api.ReplicaStatus.COMPLETE) {
+                return false;
+            }
+        }
+        return !replicas.isEmpty();
+    }
+
+    boolean isLeased(long now) {
+        return leaseTimeoutMillis > now;
+    }
+
+    boolean isSoftPinned(long now) {
+        return softPinDeadlineMillis > now;
+    }
+
+    void grantLease(long now, long ttlMillis) {
+        leaseTimeoutMillis = Math.max(leaseTimeoutMillis, now + ttlMillis);
+    }
+
+    /** Drops replicas whose segment is gone; returns how many were dropped. */
+    int dropDeadReplicas() {
+        int before = replicas.size();
+        replicas.removeIf(ReplicaRecord::isOnDeadSegment);
+        return before - replicas.size();
+    }
+
+    /** Frees every replica buffer (the object is being erased). */
+    void freeAll() {
+        for (ReplicaRecord r : replicas) {
+            r.free();
+        }
+        replicas.clear();
+    }
+}

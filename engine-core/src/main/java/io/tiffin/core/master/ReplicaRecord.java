@@ -1,0 +1,51 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaStatus;
+import io.tiffin.api.ReplicaType;
+
+/**
+ * One memory replica of an object, as the master tracks it: the segment and allocator handle of its
+ * buffer, and its status.
+ *
+ * <p>Not thread-safe: guarded by the lock of the metadata shard that holds the object.
+ */
+final class ReplicaRecord {
+    final long id;
+    final MountedSegment segment;
+    final long handle;
+    final long offset;
+    final long size;
+    ReplicaStatus status = ReplicaStatus.PROCESSING;
+    private boolean freed;
+
+    ReplicaRecord(long id, MountedSegment segment, long handle, long offset, long size) {
+        this.id = id;
+        this.segment = segment;
+        this.handle = handle;
+        this.offset = offset;
+        this.size = size;
+    }
+
+    /** COMPLETE and on a mounted segment. */
+    boolean isReadable() {
+        return status == ReplicaStatus.COMPLETE && segment.isMounted();
+    }
+
+    boolean isOnDeadSegment() {
+        return !segment.isMounted();
+    }
+
+    /** Returns the buffer to its segment's allocator; idempotent. */
+    void free() {
+        if (!freed) {
+            freed = true;
+            segment.free(handle);
+        }
+    }
+
+    ReplicaDescriptor toDescriptor() {
+        return new ReplicaDescriptor(id, ReplicaType.MEMORY, status, segment.name(), segment.nodeId(),
+                segment.endpoint(), offset, size);
+    }
+}

@@ -1,0 +1,116 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Mounted segments and the liveness of the nodes that own them.
+ *
+ * <p>Thread-safe: mutations are serialised on this object; readers get an immutable snapshot list
+ * ({@link #segments()}) that is replaced on every mount or unmount, so the allocation path never
+ * locks the registry.
+ */
+final class SegmentRegistry {
+    private final Map<String, MountedSegment> byName = new HashMap<>();
+    private final Map<String, Long> nodeDeadlines = new HashMap<>();
+    private volatile List<MountedSegment> snapshot = List.of();
+
+    /** The mounted segments, in mount order. Immutable. */
+    List<MountedSegment> segments() {
+        return snapshot;
+    }
+
+    synchronized MountedSegment get(String name) {
+        return byName.get(name);
+    }
+
+    /**
+     * Mounts a segment. Idempotent for the same segment of the same node (Mooncake's
+     * SEGMENT_ALREADY_EXISTS → OK); a name already owned by another node is INVALID_PARAMS.
+     *
+     * @return true if the segment is new
+     */
+    synchronized boolean mount(String name, String nodeId, String endpoint, long capacity, long nodeDeadline) {
+        if (name.isEmpty() || nodeId.isEmpty() || endpoint.isEmpty()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "mount: segment name, node id and endpoint must be non-empty");
+        }
+        if (capacity <= 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "mount: segment " + name + " capacity = " + capacity + " (expected: > 0)");
+        }
+        nodeDeadlines.put(nodeId, nodeDeadline);
+        MountedSegment existing = byName.get(name);
+        if (existing != null) {
+            if (!existing.nodeId().equals(nodeId)) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "mount: segment " + name
+                        + " is already mounted by node " + existing.nodeId() + "; segment names must be unique");
+            }
+            return false;
+        }
+        byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity));
+        republish();
+        return true;
+    }
+
+    /** Removes a segment from the registry and marks it unmounted; returns it, or null if unknown. */
+    synchronized MountedSegment unmount(String name) {
+        MountedSegment s = byName.remove(name);
+        if (s != null) {
+            s.markUnmounted();
+            republish();
+        }
+        return s;
+    }
+
+    /** True if the node is known (has mounted and not expired). */
+    synchronized boolean touch(String nodeId, long newDeadline) {
+        if (!nodeDeadlines.containsKey(nodeId)) {
+            return false;
+        }
+        nodeDeadlines.put(nodeId, newDeadline);
+        return true;
+    }
+
+    /** Removes nodes whose deadline passed and returns their ids. */
+    synchronized List<String> expireNodes(long now) {
+        List<String> expired = new ArrayList<>();
+        nodeDeadlines.entrySet().removeIf(e -> {
+            if (e.getValue() < now) {
+                expired.add(e.getKey());
+                return true;
+            }
+            return false;
+        });
+        return expired;
+    }
+
+    synchronized void forgetNode(String nodeId) {
+        nodeDeadlines.remove(nodeId);
+    }
+
+    synchronized List<String> segmentNamesOf(String nodeId) {
+        List<String> names = new ArrayList<>();
+        for (MountedSegment s : byName.values()) {
+            if (s.nodeId().equals(nodeId)) {
+                names.add(s.name());
+            }
+        }
+        return names;
+    }
+
+    synchronized Set<String> liveNodes() {
+        return new TreeSet<>(nodeDeadlines.keySet());
+    }
+
+    private void republish() {
+        snapshot = List.copyOf(byName.values().stream()
+                .sorted(java.util.Comparator.comparing(MountedSegment::name)).toList());
+    }
+}

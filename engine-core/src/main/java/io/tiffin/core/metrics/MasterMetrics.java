@@ -1,0 +1,102 @@
+package io.tiffin.core.metrics;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tiffin.core.master.MasterService;
+import io.tiffin.core.transport.Opcode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The master's Prometheus metrics: request counts, failures and latencies per RPC, bytes received and
+ * sent, and gauges read from the {@link MasterService} at scrape time (segments, capacity, used bytes,
+ * keys, live nodes, evictions).
+ *
+ * <p>Thread-safe: recording is lock-free; {@link #scrape()} may run concurrently with recording.
+ */
+public final class MasterMetrics {
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final Counter requests;
+    private final Counter failures;
+    private final Histogram latency;
+    private final Counter bytesIn;
+    private final Counter bytesOut;
+
+    public MasterMetrics(MasterService master) {
+        requests = Counter.builder().name("tiffin_master_requests_total")
+                .help("RPC requests handled, by operation").labelNames("op").register(registry);
+        failures = Counter.builder().name("tiffin_master_request_failures_total")
+                .help("RPC requests answered with an error, by operation").labelNames("op").register(registry);
+        latency = Histogram.builder().name("tiffin_master_request_duration_seconds")
+                .help("RPC handling time on the master, by operation").labelNames("op")
+                .classicUpperBounds(0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 1)
+                .register(registry);
+        bytesIn = Counter.builder().name("tiffin_master_received_bytes_total")
+                .help("Bytes of RPC frames received").register(registry);
+        bytesOut = Counter.builder().name("tiffin_master_sent_bytes_total")
+                .help("Bytes of RPC frames sent").register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_segments").help("Mounted memory segments")
+                .callback(cb -> cb.call(master.segmentViews().size())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_capacity_bytes").help("Total capacity of mounted segments")
+                .callback(cb -> cb.call(master.capacityBytes())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_used_bytes").help("Bytes allocated in mounted segments")
+                .callback(cb -> cb.call(master.usedBytes())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_keys").help("Objects known to the master")
+                .callback(cb -> cb.call(master.keyCount())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_live_nodes").help("Nodes that pinged within the node TTL")
+                .callback(cb -> cb.call(master.liveNodes().size())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_evicted_keys_total").help("Objects evicted")
+                .callback(cb -> cb.call(master.counters().evictedKeys())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_evicted_bytes_total").help("Bytes evicted")
+                .callback(cb -> cb.call(master.counters().evictedBytes())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_eviction_runs_total").help("Eviction passes that ran")
+                .callback(cb -> cb.call(master.counters().evictionRuns())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_allocation_failures_total")
+                .help("PutStarts that found no room on any segment")
+                .callback(cb -> cb.call(master.counters().allocationFailures())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_partial_allocations_total")
+                .help("PutStarts that got fewer replicas than asked")
+                .callback(cb -> cb.call(master.counters().partialAllocations())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_put_start_discards_total")
+                .help("Stuck puts pre-empted by a new put of the same key")
+                .callback(cb -> cb.call(master.counters().putStartDiscards())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_put_start_releases_total")
+                .help("Buffers of stuck puts freed after the release timeout")
+                .callback(cb -> cb.call(master.counters().putStartReleases())).register(registry);
+    }
+
+    /** Records one handled request. */
+    public void recordRequest(Opcode op, long nanos, boolean ok) {
+        String name = op.metricName();
+        requests.labelValues(name).inc();
+        if (!ok) {
+            failures.labelValues(name).inc();
+        }
+        latency.labelValues(name).observe(nanos / 1e9);
+    }
+
+    public void addBytesIn(long n) {
+        bytesIn.inc(n);
+    }
+
+    public void addBytesOut(long n) {
+        bytesOut.inc(n);
+    }
+
+    /** The Prometheus text exposition of every metric. */
+    public String scrape() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
+        try {
+            PrometheusTextFormatWriter.create().write(out, registry.scrape());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,30 @@
+package io.tiffin.core.util;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A {@link Ticker} that moves only when told; for tests and simulations. Thread-safe. */
+public final class ManualTicker implements Ticker {
+    private final AtomicLong now;
+
+    public ManualTicker(long startMillis) {
+        this.now = new AtomicLong(startMillis);
+    }
+
+    public ManualTicker() {
+        this(1_000_000L);
+    }
+
+    @Override
+    public long millis() {
+        return now.get();
+    }
+
+    public void advance(Duration d) {
+        now.addAndGet(d.toMillis());
+    }
+
+    public void advanceMillis(long ms) {
+        now.addAndGet(ms);
+    }
+}
