@@ -1,0 +1,58 @@
+package io.tiffin.core.transport;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+/**
+ * Creates Netty event-loop groups (epoll when available and wanted, NIO otherwise) and picks the channel
+ * classes that match a group. Thread-safe (stateless). Handles no buffers.
+ */
+public final class EventLoops {
+
+    private EventLoops() {
+    }
+
+    /** Whether groups made with {@code useNative} will use epoll. */
+    public static boolean usesEpoll(boolean useNative) {
+        return useNative && Epoll.isAvailable();
+    }
+
+    /**
+     * A new event-loop group of {@code threads} daemon threads named {@code tiffin-<name>-<n>} (0 =
+     * Netty's default count). The caller owns it and must shut it down.
+     */
+    public static EventLoopGroup newGroup(String name, int threads, boolean useNative) {
+        if (threads < 0) {
+            throw new IllegalArgumentException("thread count " + threads + " is negative; use 0 for the default");
+        }
+        DefaultThreadFactory threadFactory = new DefaultThreadFactory("tiffin-" + name, true);
+        return new MultiThreadIoEventLoopGroup(threads, threadFactory,
+                usesEpoll(useNative) ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+    }
+
+    /** Whether {@code group} runs epoll event loops. */
+    public static boolean isEpoll(EventLoopGroup group) {
+        return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class);
+    }
+
+    /** The client socket channel class that can be registered with {@code group}. */
+    public static Class<? extends Channel> socketChannelClass(EventLoopGroup group) {
+        return isEpoll(group) ? EpollSocketChannel.class : NioSocketChannel.class;
+    }
+
+    /** The server socket channel class that can be registered with {@code group}. */
+    public static Class<? extends ServerChannel> serverChannelClass(EventLoopGroup group) {
+        return isEpoll(group) ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+}

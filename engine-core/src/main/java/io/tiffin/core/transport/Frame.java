@@ -1,0 +1,201 @@
+package io.tiffin.core.transport;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.AbstractReferenceCounted;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.util.Objects;
+
+/**
+ * One message of the Tiffin wire protocol: a request or a response, with its header fields, a control
+ * part (a serialised protobuf message chosen by the opcode) and a bulk part (raw object bytes for
+ * data-plane operations, empty otherwise). The byte layout is documented on {@link FrameCodec}.
+ *
+ * <p><b>Ownership.</b> A frame is reference counted and owns its {@link #control()} and {@link #bulk()}
+ * buffers: when its count drops to zero it releases both. Whoever receives a frame (from the decoder,
+ * from {@link TransportClient#call}, or as a handler argument, see {@link RequestHandler}) owns one
+ * reference and must {@link #release()} it exactly once; {@link #retain()} adds references for
+ * holders that keep it longer. The constructor takes ownership of the two buffers passed in. Callers
+ * must not release {@code control()} or {@code bulk()} themselves; to hand the bulk bytes on (for
+ * example into {@link Responder#ok(MessageLite, ByteBuf)}), pass {@code frame.bulk().retain()} or a
+ * {@code retainedSlice()}.
+ *
+ * <p>Thread-safety: the header fields are immutable and the reference count is atomic, so a frame may
+ * be handed between threads; its buffers' reader indexes are not synchronised, so only one thread at a
+ * time may read them.
+ */
+public final class Frame extends AbstractReferenceCounted {
+
+    /** Whether a frame is a request or a response; the number is the {@code kind} byte on the wire. */
+    public enum Kind {
+        REQUEST(0),
+        RESPONSE(1);
+
+        private final int code;
+
+        Kind(int code) {
+            this.code = code;
+        }
+
+        /** The wire value. */
+        public int code() {
+            return code;
+        }
+
+        /** The kind with this wire value, or null if unknown. */
+        public static Kind fromCode(int code) {
+            return switch (code) {
+                case 0 -> REQUEST;
+                case 1 -> RESPONSE;
+                default -> null;
+            };
+        }
+    }
+
+    private final Kind kind;
+    private final Opcode opcode;
+    private final long requestId;
+    private final ErrorCode status;
+    private final ByteBuf control;
+    private final ByteBuf bulk;
+
+    /**
+     * Creates a frame that takes ownership of {@code control} and {@code bulk} (null means empty).
+     * Requests must carry {@link ErrorCode#OK}.
+     */
+    public Frame(Kind kind, Opcode opcode, long requestId, ErrorCode status, ByteBuf control, ByteBuf bulk) {
+        ByteBuf c = control == null ? Unpooled.EMPTY_BUFFER : control;
+        ByteBuf b = bulk == null ? Unpooled.EMPTY_BUFFER : bulk;
+        try {
+            this.kind = Objects.requireNonNull(kind, "kind");
+            this.opcode = Objects.requireNonNull(opcode, "opcode");
+            this.status = Objects.requireNonNull(status, "status");
+            if (kind == Kind.REQUEST && status != ErrorCode.OK) {
+                throw new IllegalArgumentException("a request frame must carry status OK, not " + status);
+            }
+        } catch (RuntimeException e) {
+            c.release();
+            b.release();
+            throw e;
+        }
+        this.requestId = requestId;
+        this.control = c;
+        this.bulk = b;
+    }
+
+    /** A request frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
+    public static Frame request(Opcode opcode, long requestId, MessageLite control, ByteBuf bulk) {
+        return new Frame(Kind.REQUEST, opcode, requestId, ErrorCode.OK, serialize(control, bulk), bulk);
+    }
+
+    /** A response frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
+    public static Frame response(Opcode opcode, long requestId, ErrorCode status, MessageLite control, ByteBuf bulk) {
+        return new Frame(Kind.RESPONSE, opcode, requestId, status, serialize(control, bulk), bulk);
+    }
+
+    private static ByteBuf serialize(MessageLite control, ByteBuf bulkToReleaseOnFailure) {
+        try {
+            if (control == null) {
+                return Unpooled.EMPTY_BUFFER;
+            }
+            // Control messages are small; a heap array is the cheapest home until the encoder copies
+            // it next to the header.
+            return Unpooled.wrappedBuffer(control.toByteArray());
+        } catch (RuntimeException e) {
+            if (bulkToReleaseOnFailure != null) {
+                bulkToReleaseOnFailure.release();
+            }
+            throw e;
+        }
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    public Opcode opcode() {
+        return opcode;
+    }
+
+    public long requestId() {
+        return requestId;
+    }
+
+    /** {@link ErrorCode#OK} for requests and successful responses. */
+    public ErrorCode status() {
+        return status;
+    }
+
+    /** The serialised control message; owned by this frame, do not release. */
+    public ByteBuf control() {
+        return control;
+    }
+
+    /** The bulk bytes (possibly empty); owned by this frame, do not release. */
+    public ByteBuf bulk() {
+        return bulk;
+    }
+
+    /**
+     * Parses the control part with {@code parser}, reading straight from the buffer's memory (no copy
+     * for heap and direct buffers). Does not move the control buffer's reader index.
+     *
+     * @throws TiffinException {@link ErrorCode#DESERIALIZE_FAIL} if the bytes are not a valid message
+     */
+    public <T extends MessageLite> T parseControl(Parser<T> parser) {
+        try {
+            CodedInputStream in = control.nioBufferCount() == 1
+                    ? CodedInputStream.newInstance(control.nioBuffer())
+                    : CodedInputStream.newInstance(io.netty.buffer.ByteBufUtil.getBytes(control));
+            return parser.parseFrom(in);
+        } catch (InvalidProtocolBufferException e) {
+            throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "cannot decode the control part of a "
+                    + opcode + " " + kind.name().toLowerCase(java.util.Locale.ROOT) + " (" + e.getMessage()
+                    + "); the peer may run another Tiffin version", e);
+        }
+    }
+
+    @Override
+    public Frame retain() {
+        super.retain();
+        return this;
+    }
+
+    @Override
+    public Frame retain(int increment) {
+        super.retain(increment);
+        return this;
+    }
+
+    @Override
+    public Frame touch() {
+        return touch(null);
+    }
+
+    @Override
+    public Frame touch(Object hint) {
+        control.touch(hint);
+        bulk.touch(hint);
+        return this;
+    }
+
+    @Override
+    protected void deallocate() {
+        try {
+            control.release();
+        } finally {
+            bulk.release();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Frame{" + kind + " " + opcode + " id=" + requestId + " status=" + status
+                + " control=" + control.readableBytes() + "B bulk=" + bulk.readableBytes() + "B}";
+    }
+}

@@ -1,0 +1,210 @@
+package io.tiffin.core.transport;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler.Sharable;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.CombinedChannelDuplexHandler;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.EncoderException;
+import io.netty.handler.codec.MessageToMessageEncoder;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.core.TiffinVersion;
+import java.util.List;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * Encodes and decodes {@link Frame}s. All integers are big-endian:
+ *
+ * <pre>
+ * offset size field
+ *      0    4 int32  length         number of bytes after this field (20 + controlLength + bulk size)
+ *      4    1 uint8  version        {@link TiffinVersion#PROTOCOL_VERSION}
+ *      5    1 uint8  kind           0 = request, 1 = response ({@link Frame.Kind})
+ *      6    2 uint16 opcode         {@link Opcode#code()}
+ *      8    8 int64  requestId      chosen by the requester, echoed in the response
+ *     16    4 int32  status         {@link ErrorCode#value()}; always 0 in requests
+ *     20    4 int32  controlLength  size of the control part
+ *     24    n        control        a protobuf message, its type chosen by the opcode
+ *   24+n    m        bulk           the rest of the frame: raw object bytes for data-plane ops, else empty
+ * </pre>
+ *
+ * The header after the length field is {@value #HEADER_SIZE} bytes.
+ *
+ * <p><b>Encoding</b> writes the length field, header and control part into one small buffer and
+ * passes the bulk part on as a separate retained slice, so bulk bytes are never copied. The encoder
+ * releases the frame it encodes.
+ *
+ * <p><b>Decoding</b> accumulates bytes until a whole frame is present and emits a {@link Frame} whose
+ * control and bulk buffers are retained slices of the received bytes (no copy); the next handler owns
+ * the frame. The header is validated as soon as it has arrived: the length must lie between
+ * {@value #HEADER_SIZE} and {@code maxFrameSize}, the version must be the protocol version, the kind
+ * and opcode must be known, a request must carry status 0, and controlLength must be non-negative, fit
+ * in the frame and not exceed {@link #maxControlSize(int)}. On any violation the decoder logs one WARN
+ * line naming the remote address and the problem, discards everything that follows and closes the
+ * connection; other connections are unaffected.
+ *
+ * <p>Thread-safety: an instance belongs to one channel pipeline (the decoder keeps per-connection state)
+ * and is used only by that channel's event loop.
+ */
+public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.Decoder, FrameCodec.Encoder> {
+
+    /** Size of the length prefix. */
+    public static final int LENGTH_FIELD_SIZE = 4;
+
+    /** Size of the header after the length prefix. */
+    public static final int HEADER_SIZE = 20;
+
+    /** Upper bound on the control part, whatever the frame size limit. */
+    public static final int MAX_CONTROL_SIZE = 16 * 1024 * 1024;
+
+    private static final Encoder ENCODER = new Encoder();
+
+    /** A codec that rejects frames whose length field exceeds {@code maxFrameSize}. */
+    public FrameCodec(int maxFrameSize) {
+        super(new Decoder(maxFrameSize), ENCODER);
+    }
+
+    /** The largest control part accepted with this frame size limit. */
+    public static int maxControlSize(int maxFrameSize) {
+        return Math.min(maxFrameSize, MAX_CONTROL_SIZE);
+    }
+
+    /**
+     * Writes frames as bytes; see {@link FrameCodec}. Stateless and {@link Sharable}; releases every frame
+     * it is given.
+     */
+    @Sharable
+    public static final class Encoder extends MessageToMessageEncoder<Frame> {
+        Encoder() {
+            super(Frame.class);
+        }
+
+        @Override
+        protected void encode(ChannelHandlerContext ctx, Frame frame, List<Object> out) {
+            ByteBuf control = frame.control();
+            ByteBuf bulk = frame.bulk();
+            int controlLength = control.readableBytes();
+            int bulkLength = bulk.readableBytes();
+            long length = (long) HEADER_SIZE + controlLength + bulkLength;
+            if (length > Integer.MAX_VALUE) {
+                throw new EncoderException("cannot send a " + frame.opcode() + " frame of " + length
+                        + " bytes: a frame holds at most " + Integer.MAX_VALUE + " bytes; split the object");
+            }
+            ByteBuf header = ctx.alloc().ioBuffer(LENGTH_FIELD_SIZE + HEADER_SIZE + controlLength);
+            header.writeInt((int) length)
+                    .writeByte(TiffinVersion.PROTOCOL_VERSION)
+                    .writeByte(frame.kind().code())
+                    .writeShort(frame.opcode().code())
+                    .writeLong(frame.requestId())
+                    .writeInt(frame.status().value())
+                    .writeInt(controlLength)
+                    .writeBytes(control, control.readerIndex(), controlLength);
+            out.add(header);
+            if (bulkLength > 0) {
+                out.add(bulk.retainedSlice());
+            }
+        }
+    }
+
+    /**
+     * Cuts the byte stream into frames and validates their headers; see {@link FrameCodec}. One instance
+     * per channel; emits {@link Frame}s owned by the next handler.
+     */
+    public static final class Decoder extends ByteToMessageDecoder {
+        private static final Logger LOG = LogManager.getLogger(FrameCodec.class);
+
+        private final int maxFrameSize;
+        private final int maxControlSize;
+        private boolean failed;
+
+        Decoder(int maxFrameSize) {
+            if (maxFrameSize < HEADER_SIZE) {
+                throw new IllegalArgumentException("maxFrameSize " + maxFrameSize + " is smaller than the "
+                        + HEADER_SIZE + "-byte frame header; configure a larger transport max frame size");
+            }
+            this.maxFrameSize = maxFrameSize;
+            this.maxControlSize = maxControlSize(maxFrameSize);
+        }
+
+        @Override
+        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+            if (failed) {
+                in.skipBytes(in.readableBytes());
+                return;
+            }
+            int readable = in.readableBytes();
+            if (readable < LENGTH_FIELD_SIZE) {
+                return;
+            }
+            int start = in.readerIndex();
+            int length = in.getInt(start);
+            if (length < HEADER_SIZE) {
+                reject(ctx, in, "frame length " + length + " is shorter than the " + HEADER_SIZE
+                        + "-byte header (not a Tiffin peer, or a corrupt stream)");
+                return;
+            }
+            if (length > maxFrameSize) {
+                reject(ctx, in, "frame length " + length + " exceeds the limit of " + maxFrameSize
+                        + " bytes; if such objects are legitimate, raise the transport max frame size on"
+                        + " both sides");
+                return;
+            }
+            if (readable < LENGTH_FIELD_SIZE + HEADER_SIZE) {
+                return;
+            }
+            int version = in.getUnsignedByte(start + 4);
+            if (version != TiffinVersion.PROTOCOL_VERSION) {
+                reject(ctx, in, "protocol version " + version + " in frame header, this side speaks "
+                        + TiffinVersion.PROTOCOL_VERSION + "; run the same Tiffin version on both sides");
+                return;
+            }
+            int kindCode = in.getUnsignedByte(start + 5);
+            Frame.Kind kind = Frame.Kind.fromCode(kindCode);
+            if (kind == null) {
+                reject(ctx, in, "unknown frame kind " + kindCode + " (expected 0 or 1)");
+                return;
+            }
+            int opcodeCode = in.getUnsignedShort(start + 6);
+            Opcode opcode = Opcode.fromCode(opcodeCode);
+            if (opcode == null) {
+                reject(ctx, in, "unknown opcode " + opcodeCode
+                        + "; the peer may run a newer Tiffin version, run the same version on both sides");
+                return;
+            }
+            long requestId = in.getLong(start + 8);
+            int statusValue = in.getInt(start + 16);
+            if (kind == Frame.Kind.REQUEST && statusValue != 0) {
+                reject(ctx, in, "request " + opcode + " carries status " + statusValue + ", requests must carry 0");
+                return;
+            }
+            int controlLength = in.getInt(start + 20);
+            if (controlLength < 0 || controlLength > length - HEADER_SIZE) {
+                reject(ctx, in, "control length " + controlLength + " does not fit in a frame of length "
+                        + length + " (corrupt stream)");
+                return;
+            }
+            if (controlLength > maxControlSize) {
+                reject(ctx, in, "control length " + controlLength + " exceeds the limit of " + maxControlSize
+                        + " bytes (corrupt stream or misbehaving peer)");
+                return;
+            }
+            if (readable < LENGTH_FIELD_SIZE + length) {
+                return;
+            }
+            in.skipBytes(LENGTH_FIELD_SIZE + HEADER_SIZE);
+            int bulkLength = length - HEADER_SIZE - controlLength;
+            ByteBuf control = controlLength == 0 ? Unpooled.EMPTY_BUFFER : in.readRetainedSlice(controlLength);
+            ByteBuf bulk = bulkLength == 0 ? Unpooled.EMPTY_BUFFER : in.readRetainedSlice(bulkLength);
+            out.add(new Frame(kind, opcode, requestId, ErrorCode.fromValue(statusValue), control, bulk));
+        }
+
+        private void reject(ChannelHandlerContext ctx, ByteBuf in, String problem) {
+            failed = true;
+            in.skipBytes(in.readableBytes());
+            LOG.warn("Closing connection with {}: {}", ctx.channel().remoteAddress(), problem);
+            ctx.close();
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.tiffin.core.transport;
+
+import io.netty.channel.EventLoopGroup;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Caches one {@link TransportClient} per endpoint, all sharing one event-loop group owned by the pool.
+ * {@link #get} returns the cached connection while it is alive and reconnects otherwise.
+ *
+ * <p>Thread-safe. {@link #get} may block while connecting (at most the handshake timeout) and must not
+ * be called on an event-loop thread; concurrent gets for one endpoint connect only once. Clients
+ * returned by the pool belong to it: callers must not close them. Holds no buffers.
+ */
+public final class TransportClientPool implements AutoCloseable {
+
+    private final TransportSettings settings;
+    private final String peerId;
+    private final EventLoopGroup group;
+    private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** Guards connecting to one endpoint; {@code client} is written under the slot's monitor. */
+    private static final class Slot {
+        volatile TransportClient client;
+    }
+
+    /**
+     * A pool whose connections identify as {@code peerId} and whose event-loop threads are named after
+     * {@code name}.
+     */
+    public TransportClientPool(String name, TransportSettings settings, String peerId) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.peerId = Objects.requireNonNull(peerId, "peerId");
+        this.group = EventLoops.newGroup(Objects.requireNonNull(name, "name") + "-client", settings.ioThreads(),
+                settings.useNative());
+    }
+
+    /**
+     * The live connection to {@code hostPort} ({@code host:port}, IPv6 hosts in brackets), connecting
+     * if there is none.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} for a malformed endpoint, {@code RPC_FAIL} if the
+     *     pool is closed, or whatever {@link TransportClient#connect} throws
+     */
+    public TransportClient get(String hostPort) {
+        Objects.requireNonNull(hostPort, "hostPort");
+        int colon = hostPort.lastIndexOf(':');
+        int port = -1;
+        if (colon > 0 && colon < hostPort.length() - 1) {
+            try {
+                port = Integer.parseInt(hostPort.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+        }
+        if (port < 1 || port > 65535) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "endpoint '" + hostPort
+                    + "' is not host:port with a port from 1 to 65535; fix the configured address");
+        }
+        String host = hostPort.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        return get(host, port, hostPort);
+    }
+
+    /** The live connection to {@code host:port}, connecting if there is none. */
+    public TransportClient get(String host, int port) {
+        return get(host, port, host + ":" + port);
+    }
+
+    private TransportClient get(String host, int port, String key) {
+        checkOpen();
+        Slot slot = slots.computeIfAbsent(key, k -> new Slot());
+        TransportClient client = slot.client;
+        if (client != null && client.isActive()) {
+            return client;
+        }
+        synchronized (slot) {
+            client = slot.client;
+            if (client != null && client.isActive()) {
+                return client;
+            }
+            checkOpen();
+            if (client != null) {
+                client.close();
+            }
+            client = TransportClient.connect(host, port, settings, peerId, group);
+            slot.client = client;
+        }
+        if (closed) {
+            client.close();
+            checkOpen();
+        }
+        return client;
+    }
+
+    public TransportSettings settings() {
+        return settings;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new TiffinException(ErrorCode.RPC_FAIL, "the transport client pool is closed; create a new one");
+        }
+    }
+
+    /** Closes every connection and stops the event loops. Idempotent; blocks until the loops stopped. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Slot slot : slots.values()) {
+            TransportClient client = slot.client;
+            if (client != null) {
+                client.close();
+            }
+        }
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,97 @@
+package io.tiffin.core.transport;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of a {@link TransportServer} or {@link TransportClient}. Thread-safe (immutable); holds no
+ * buffers.
+ *
+ * @param maxFrameSize largest accepted value of a frame's length field (header + control + bulk bytes);
+ *     a larger frame closes the connection. Must cover the largest object plus a little room for the
+ *     header and control part, on both sides.
+ * @param authToken shared secret a client presents in its HELLO; empty means the server accepts any
+ *     client. Never null.
+ * @param handshakeTimeout the server closes a connection that has not completed its handshake within
+ *     this time; the client bounds connecting plus handshaking by it.
+ * @param ioThreads event-loop threads; 0 picks Netty's default (twice the available processors)
+ * @param useNative use epoll when {@code Epoll.isAvailable()}; otherwise, or when false, NIO
+ * @param rpcTimeout how long a client waits for a response before failing the call with {@code
+ *     RPC_TIMEOUT}
+ */
+public record TransportSettings(
+        int maxFrameSize,
+        String authToken,
+        Duration handshakeTimeout,
+        int ioThreads,
+        boolean useNative,
+        Duration rpcTimeout) {
+
+    /** Default frame size limit: 64 MiB of object plus 1 MiB for header and control part. */
+    public static final int DEFAULT_MAX_FRAME_SIZE = 65 * 1024 * 1024;
+
+    public TransportSettings {
+        if (maxFrameSize < 1024) {
+            throw new IllegalArgumentException("transport maxFrameSize " + maxFrameSize
+                    + " is too small; use at least 1024 bytes (the default is " + DEFAULT_MAX_FRAME_SIZE + ")");
+        }
+        Objects.requireNonNull(authToken, "authToken (use \"\" for no token)");
+        requirePositive(handshakeTimeout, "handshakeTimeout");
+        requirePositive(rpcTimeout, "rpcTimeout");
+        if (ioThreads < 0) {
+            throw new IllegalArgumentException("transport ioThreads " + ioThreads + " is negative; use 0 for"
+                    + " the default or a positive thread count");
+        }
+    }
+
+    private static void requirePositive(Duration d, String name) {
+        Objects.requireNonNull(d, name);
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException("transport " + name + " " + d + " must be positive");
+        }
+    }
+
+    /** 65 MiB frames, no token, 10 s handshake timeout, default threads, native transport, 30 s RPC timeout. */
+    public static TransportSettings defaults() {
+        return new TransportSettings(DEFAULT_MAX_FRAME_SIZE, "", Duration.ofSeconds(10), 0, true,
+                Duration.ofSeconds(30));
+    }
+
+    public TransportSettings withMaxFrameSize(int value) {
+        return new TransportSettings(value, authToken, handshakeTimeout, ioThreads, useNative, rpcTimeout);
+    }
+
+    public TransportSettings withAuthToken(String value) {
+        return new TransportSettings(maxFrameSize, value, handshakeTimeout, ioThreads, useNative, rpcTimeout);
+    }
+
+    public TransportSettings withHandshakeTimeout(Duration value) {
+        return new TransportSettings(maxFrameSize, authToken, value, ioThreads, useNative, rpcTimeout);
+    }
+
+    public TransportSettings withIoThreads(int value) {
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, value,
+                useNative, rpcTimeout);
+    }
+
+    public TransportSettings withUseNative(boolean value) {
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, value, rpcTimeout);
+    }
+
+    public TransportSettings withRpcTimeout(Duration value) {
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, useNative, value);
+    }
+
+    /** Whether a token is configured. */
+    public boolean hasAuthToken() {
+        return !authToken.isEmpty();
+    }
+
+    /** Never prints the token itself. */
+    @Override
+    public String toString() {
+        return "TransportSettings[maxFrameSize=" + maxFrameSize + ", authToken=" + (hasAuthToken() ? "***" : "none")
+                + ", handshakeTimeout=" + handshakeTimeout + ", ioThreads=" + ioThreads + ", useNative="
+                + useNative + ", rpcTimeout=" + rpcTimeout + "]";
+    }
+}
