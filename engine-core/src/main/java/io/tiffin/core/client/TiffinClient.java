@@ -1,0 +1,592 @@
+package io.tiffin.core.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.KvStore;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaType;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.node.LocalSegment;
+import io.tiffin.core.node.LocalSegmentDirectory;
+import io.tiffin.core.transport.Frame;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClient;
+import io.tiffin.core.transport.TransportClientPool;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.BatchCodesReply;
+import io.tiffin.core.transport.proto.BatchExistReply;
+import io.tiffin.core.transport.proto.BatchKeysRequest;
+import io.tiffin.core.transport.proto.BatchLocationsReply;
+import io.tiffin.core.transport.proto.BatchPutStartReply;
+import io.tiffin.core.transport.proto.BatchPutStartRequest;
+import io.tiffin.core.transport.proto.CountReply;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.ExistReply;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.ListKeysReply;
+import io.tiffin.core.transport.proto.ListKeysRequest;
+import io.tiffin.core.transport.proto.LocationResult;
+import io.tiffin.core.transport.proto.LocationsByRegexReply;
+import io.tiffin.core.transport.proto.ObjectLocationMsg;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.transport.proto.PutStartResult;
+import io.tiffin.core.transport.proto.RegexRequest;
+import io.tiffin.core.transport.proto.RemoveAllRequest;
+import io.tiffin.core.transport.proto.ServiceReadyReply;
+import io.tiffin.core.transport.proto.StatsReply;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * The Tiffin client ({@link KvStore}): asks the master where objects live and moves the bytes directly
+ * to and from nodes. A replica in a segment served by this JVM is copied with a plain memory copy (no
+ * socket); other replicas go over the node's data plane in slices of at most
+ * {@code client.transfer-slice-size} (16 MiB), all slices of an object in flight at once.
+ *
+ * <p>Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and
+ * {@link ErrorCode#TRANSFER_FAIL}. Reads: GetReplicaList (a lease) → local memory replica first, then
+ * remote ones in the master's order (the next replica is tried if one fails) → {@link
+ * ErrorCode#LEASE_EXPIRED} if the lease ran out before the read ended.
+ *
+ * <p>Thread-safe: share one instance. Owns its connections; {@link #close()} releases them.
+ */
+public final class TiffinClient implements KvStore {
+    private static final Logger LOG = LogManager.getLogger(TiffinClient.class);
+
+    /**
+     * How to connect.
+     *
+     * @param masterAddress {@code host:port} of the master
+     * @param sliceSize largest data-plane transfer, bytes
+     * @param localMemcpy copy same-JVM replicas directly
+     */
+    public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy) {
+        public Options {
+            Objects.requireNonNull(masterAddress, "masterAddress");
+            if (sliceSize < 1024) {
+                throw new IllegalArgumentException("client.transfer-slice-size = " + sliceSize + " (expected: >= 1KiB)");
+            }
+        }
+
+        public static Options defaults(String masterAddress) {
+            return new Options(masterAddress, TransportSettings.defaults(), 16L << 20, true);
+        }
+    }
+
+    private final Options options;
+    private final String clientId = "client-" + UUID.randomUUID();
+    private final TransportClientPool pool;
+    private volatile boolean closed;
+
+    private TiffinClient(Options options) {
+        this.options = options;
+        this.pool = new TransportClientPool("client", options.transport(), clientId);
+    }
+
+    /**
+     * Connects to the master and checks that it runs the same version. Throws {@link TiffinException}:
+     * RPC_FAIL if unreachable, INVALID_VERSION on a version mismatch.
+     */
+    public static TiffinClient connect(Options options) {
+        TiffinClient c = new TiffinClient(options);
+        try {
+            ServiceReadyReply ready = c.master().callSync(Opcode.SERVICE_READY, Empty.getDefaultInstance(),
+                    ServiceReadyReply.parser());
+            if (!TiffinVersion.VERSION.equals(ready.getVersion())) {
+                throw new TiffinException(ErrorCode.INVALID_VERSION, "master " + options.masterAddress() + " runs Tiffin "
+                        + ready.getVersion() + ", this client " + TiffinVersion.VERSION + "; run the same version everywhere");
+            }
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    public static TiffinClient connect(String masterAddress) {
+        return connect(Options.defaults(masterAddress));
+    }
+
+    public String clientId() {
+        return clientId;
+    }
+
+    private TransportClient master() {
+        if (closed) {
+            throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the client is closed");
+        }
+        return pool.get(options.masterAddress());
+    }
+
+    private <T extends com.google.protobuf.MessageLite> T rpc(Opcode op, com.google.protobuf.MessageLite req,
+                                                              com.google.protobuf.Parser<T> parser) {
+        return master().callSync(op, req, parser);
+    }
+
+    // ------------------------------------------------------------------ put
+
+    @Override
+    public void put(String key, byte[] value, PutOptions options) {
+        putFrom(key, MemorySegment.ofArray(value), options);
+    }
+
+    @Override
+    public void putFrom(String key, MemorySegment value, PutOptions putOptions) {
+        long size = value.byteSize();
+        List<ReplicaDescriptor> replicas;
+        try {
+            PutStartReply reply = rpc(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
+                    .setSize(size).setOptions(Messages.toMsg(putOptions)).build(), PutStartReply.parser());
+            replicas = Messages.fromMsgs(reply.getReplicasList());
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
+                return; // Mooncake rule: a put of an existing key is a successful no-op.
+            }
+            throw e;
+        }
+        try {
+            awaitAll(writeReplicas(replicas, value));
+        } catch (RuntimeException e) {
+            revokeQuietly(key);
+            throw transferFailure("put " + key, e);
+        }
+        rpc(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+    }
+
+    private void revokeQuietly(String key) {
+        try {
+            rpc(Opcode.PUT_REVOKE, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+        } catch (RuntimeException e) {
+            LOG.warn("PutRevoke of {} failed ({}); the master releases it after the put timeout", key, e.getMessage());
+        }
+    }
+
+    private List<CompletableFuture<?>> writeReplicas(List<ReplicaDescriptor> replicas, MemorySegment src) {
+        List<CompletableFuture<?>> writes = new ArrayList<>();
+        for (ReplicaDescriptor d : replicas) {
+            LocalSegment local = options.localMemcpy() ? LocalSegmentDirectory.find(d.segment()) : null;
+            if (local != null) {
+                try {
+                    MemorySegment.copy(src, 0, local.slice(d.offset(), d.size()), 0, d.size());
+                    writes.add(CompletableFuture.completedFuture(null));
+                } catch (RuntimeException e) {
+                    writes.add(CompletableFuture.failedFuture(e));
+                }
+                continue;
+            }
+            TransportClient node = pool.get(d.endpoint());
+            for (long off = 0; off < d.size(); off += options.sliceSize()) {
+                long len = Math.min(options.sliceSize(), d.size() - off);
+                ByteBuf bulk = Unpooled.wrappedBuffer(src.asSlice(off, len).asByteBuffer());
+                DataRequest req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
+                        .setLength(len).build();
+                writes.add(node.call(Opcode.DATA_WRITE, req, bulk).thenAccept(Frame::release));
+            }
+        }
+        return writes;
+    }
+
+    @Override
+    public List<KeyResult<Void>> batchPut(Map<String, byte[]> values, PutOptions putOptions) {
+        List<String> keys = new ArrayList<>(values.keySet());
+        List<MemorySegment> segs = new ArrayList<>(keys.size());
+        for (String k : keys) {
+            segs.add(MemorySegment.ofArray(values.get(k)));
+        }
+        return batchPutFrom(keys, segs, putOptions);
+    }
+
+    @Override
+    public List<KeyResult<Void>> batchPutFrom(List<String> keys, List<MemorySegment> values, PutOptions putOptions) {
+        if (keys.size() != values.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put: " + keys.size() + " keys but "
+                    + values.size() + " values");
+        }
+        BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
+                .setOptions(Messages.toMsg(putOptions)).addAllKeys(keys);
+        for (MemorySegment v : values) {
+            start.addSizes(v.byteSize());
+        }
+        BatchPutStartReply reply = rpc(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
+        int n = keys.size();
+        ErrorCode[] codes = new ErrorCode[n];
+        List<List<CompletableFuture<?>>> writes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            PutStartResult r = reply.getResults(i);
+            ErrorCode code = ErrorCode.fromValue(r.getCode());
+            if (code == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
+                code = ErrorCode.OK; // existing key: successful no-op
+                writes.add(null);
+            } else if (code == ErrorCode.OK) {
+                writes.add(writeReplicas(Messages.fromMsgs(r.getReplicasList()), values.get(i)));
+            } else {
+                writes.add(null);
+            }
+            codes[i] = code;
+        }
+        List<String> toEnd = new ArrayList<>();
+        List<Integer> endIdx = new ArrayList<>();
+        List<String> toRevoke = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            if (writes.get(i) == null) {
+                continue;
+            }
+            try {
+                awaitAll(writes.get(i));
+                toEnd.add(keys.get(i));
+                endIdx.add(i);
+            } catch (RuntimeException e) {
+                LOG.debug("batch put: write of {} failed", keys.get(i), e);
+                codes[i] = ErrorCode.TRANSFER_FAIL;
+                toRevoke.add(keys.get(i));
+            }
+        }
+        if (!toRevoke.isEmpty()) {
+            try {
+                rpc(Opcode.BATCH_PUT_REVOKE, BatchKeysRequest.newBuilder().setClientId(clientId).addAllKeys(toRevoke).build(),
+                        BatchCodesReply.parser());
+            } catch (RuntimeException e) {
+                LOG.warn("BatchPutRevoke failed ({}); the master releases the buffers after the put timeout", e.getMessage());
+            }
+        }
+        if (!toEnd.isEmpty()) {
+            BatchCodesReply ended = rpc(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder().setClientId(clientId)
+                    .addAllKeys(toEnd).build(), BatchCodesReply.parser());
+            for (int j = 0; j < toEnd.size(); j++) {
+                codes[endIdx.get(j)] = ErrorCode.fromValue(ended.getCodes(j));
+            }
+        }
+        List<KeyResult<Void>> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(codes[i] == ErrorCode.OK ? KeyResult.ok(keys.get(i), null) : KeyResult.failed(keys.get(i), codes[i]));
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ get
+
+    @Override
+    public byte[] get(String key) {
+        long start = System.nanoTime();
+        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST,
+                KeyRequest.newBuilder().setKey(key).build(), ObjectLocationMsg.parser()));
+        if (loc.size() > Integer.MAX_VALUE - 16) {
+            throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size()
+                    + " bytes, too large for a byte[]; use getInto with a MemorySegment");
+        }
+        byte[] out = new byte[(int) loc.size()];
+        readAndCheckLease(loc, MemorySegment.ofArray(out), start);
+        return out;
+    }
+
+    @Override
+    public long getInto(String key, MemorySegment destination) {
+        long start = System.nanoTime();
+        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST,
+                KeyRequest.newBuilder().setKey(key).build(), ObjectLocationMsg.parser()));
+        if (destination.byteSize() < loc.size()) {
+            throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size() + " bytes but the destination holds "
+                    + destination.byteSize());
+        }
+        readAndCheckLease(loc, destination.asSlice(0, loc.size()), start);
+        return loc.size();
+    }
+
+    private void readAndCheckLease(ObjectLocation loc, MemorySegment dst, long startNanos) {
+        try {
+            read(loc, dst).join();
+        } catch (CompletionException e) {
+            throw transferFailure("get " + loc.key(), e.getCause());
+        }
+        checkLease(loc, startNanos);
+    }
+
+    private static void checkLease(ObjectLocation loc, long startNanos) {
+        long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        if (elapsedMs >= loc.leaseTtlMillis()) {
+            throw new TiffinException(ErrorCode.LEASE_EXPIRED, loc.key() + ": the read took " + elapsedMs
+                    + " ms but the lease lasted " + loc.leaseTtlMillis() + " ms; the bytes may have been evicted, retry");
+        }
+    }
+
+    /** Reads the object into {@code dst}: a local replica first, then remote ones in order. */
+    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst) {
+        List<ReplicaDescriptor> memory = new ArrayList<>();
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.type() == ReplicaType.MEMORY) {
+                LocalSegment local = options.localMemcpy() ? LocalSegmentDirectory.find(d.segment()) : null;
+                if (local != null) {
+                    try {
+                        MemorySegment.copy(local.slice(d.offset(), d.size()), 0, dst, 0, d.size());
+                        return CompletableFuture.completedFuture(null);
+                    } catch (RuntimeException e) {
+                        LOG.debug("local read of {} failed, trying remote replicas", loc.key(), e);
+                    }
+                } else {
+                    memory.add(d);
+                }
+            }
+        }
+        if (memory.isEmpty()) {
+            return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
+                    loc.key() + ": no readable memory replica"));
+        }
+        return readRemote(memory, 0, dst);
+    }
+
+    private CompletableFuture<Void> readRemote(List<ReplicaDescriptor> replicas, int index, MemorySegment dst) {
+        ReplicaDescriptor d = replicas.get(index);
+        CompletableFuture<Void> attempt;
+        try {
+            TransportClient node = pool.get(d.endpoint());
+            List<CompletableFuture<?>> parts = new ArrayList<>();
+            for (long off = 0; off < d.size(); off += options.sliceSize()) {
+                long len = Math.min(options.sliceSize(), d.size() - off);
+                MemorySegment target = dst.asSlice(off, len);
+                DataRequest req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
+                        .setLength(len).build();
+                parts.add(node.call(Opcode.DATA_READ, req, null).thenAccept(frame -> {
+                    try {
+                        ByteBuf bulk = frame.bulk();
+                        if (bulk.readableBytes() != len) {
+                            throw new TiffinException(ErrorCode.TRANSFER_FAIL, "node " + d.endpoint() + " sent "
+                                    + bulk.readableBytes() + " bytes, expected " + len);
+                        }
+                        bulk.getBytes(bulk.readerIndex(), target.asByteBuffer());
+                    } finally {
+                        frame.release();
+                    }
+                }));
+            }
+            attempt = CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
+        } catch (RuntimeException e) {
+            attempt = CompletableFuture.failedFuture(e);
+        }
+        if (index + 1 >= replicas.size()) {
+            return attempt;
+        }
+        return attempt.handle((v, err) -> err == null ? CompletableFuture.<Void>completedFuture(null)
+                : readRemote(replicas, index + 1, dst)).thenCompose(f -> f);
+    }
+
+    @Override
+    public List<KeyResult<byte[]>> batchGet(List<String> keys) {
+        long start = System.nanoTime();
+        List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
+        List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
+        byte[][] bufs = new byte[keys.size()][];
+        for (int i = 0; i < keys.size(); i++) {
+            KeyResult<ObjectLocation> r = locs.get(i);
+            if (r.isOk() && r.value().size() <= Integer.MAX_VALUE - 16) {
+                bufs[i] = new byte[(int) r.value().size()];
+                reads.add(read(r.value(), MemorySegment.ofArray(bufs[i])));
+            } else {
+                reads.add(null);
+            }
+        }
+        List<KeyResult<byte[]>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            KeyResult<ObjectLocation> r = locs.get(i);
+            out.add(finishRead(r, reads.get(i), start, bufs[i]));
+        }
+        return out;
+    }
+
+    @Override
+    public List<KeyResult<Long>> batchGetInto(List<String> keys, List<MemorySegment> destinations) {
+        if (keys.size() != destinations.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch get: " + keys.size() + " keys but "
+                    + destinations.size() + " destinations");
+        }
+        long start = System.nanoTime();
+        List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
+        List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
+        ErrorCode[] early = new ErrorCode[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+            KeyResult<ObjectLocation> r = locs.get(i);
+            if (!r.isOk()) {
+                reads.add(null);
+            } else if (destinations.get(i).byteSize() < r.value().size()) {
+                early[i] = ErrorCode.BUFFER_OVERFLOW;
+                reads.add(null);
+            } else {
+                reads.add(read(r.value(), destinations.get(i).asSlice(0, r.value().size())));
+            }
+        }
+        List<KeyResult<Long>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            KeyResult<ObjectLocation> r = locs.get(i);
+            if (early[i] != null) {
+                out.add(KeyResult.failed(keys.get(i), early[i]));
+            } else {
+                out.add(finishRead(r, reads.get(i), start, r.isOk() ? r.value().size() : null));
+            }
+        }
+        return out;
+    }
+
+    private static <T> KeyResult<T> finishRead(KeyResult<ObjectLocation> r, CompletableFuture<Void> read, long start, T value) {
+        if (!r.isOk()) {
+            return KeyResult.failed(r.key(), r.code());
+        }
+        if (read == null) {
+            return KeyResult.failed(r.key(), ErrorCode.BUFFER_OVERFLOW);
+        }
+        try {
+            read.join();
+            checkLease(r.value(), start);
+            return KeyResult.ok(r.key(), value);
+        } catch (TiffinException e) {
+            return KeyResult.failed(r.key(), e.code());
+        } catch (CompletionException e) {
+            return KeyResult.failed(r.key(), e.getCause() instanceof TiffinException t ? t.code() : ErrorCode.TRANSFER_FAIL);
+        }
+    }
+
+    private List<KeyResult<ObjectLocation>> batchLocate(List<String> keys) {
+        BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST,
+                BatchKeysRequest.newBuilder().addAllKeys(keys).build(), BatchLocationsReply.parser());
+        List<KeyResult<ObjectLocation>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            LocationResult lr = reply.getResults(i);
+            ErrorCode code = ErrorCode.fromValue(lr.getCode());
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), Messages.fromMsg(lr.getLocation()))
+                    : KeyResult.failed(keys.get(i), code));
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ exists, remove, query
+
+    @Override
+    public boolean exists(String key) {
+        return rpc(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(), ExistReply.parser()).getExists();
+    }
+
+    @Override
+    public List<KeyResult<Boolean>> batchExists(List<String> keys) {
+        BatchExistReply reply = rpc(Opcode.BATCH_EXIST_KEY, BatchKeysRequest.newBuilder().addAllKeys(keys).build(),
+                BatchExistReply.parser());
+        List<KeyResult<Boolean>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            ErrorCode code = ErrorCode.fromValue(reply.getCodes(i));
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), reply.getExists(i)) : KeyResult.failed(keys.get(i), code));
+        }
+        return out;
+    }
+
+    @Override
+    public void remove(String key, boolean force) {
+        rpc(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).build(), Empty.parser());
+    }
+
+    @Override
+    public List<KeyResult<Void>> batchRemove(List<String> keys, boolean force) {
+        BatchCodesReply reply = rpc(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force).build(),
+                BatchCodesReply.parser());
+        List<KeyResult<Void>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            ErrorCode code = ErrorCode.fromValue(reply.getCodes(i));
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), null) : KeyResult.failed(keys.get(i), code));
+        }
+        return out;
+    }
+
+    @Override
+    public long removeByRegex(String regex, boolean force) {
+        return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
+                CountReply.parser()).getCount();
+    }
+
+    @Override
+    public long removeAll(boolean force) {
+        return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser()).getCount();
+    }
+
+    @Override
+    public Optional<ObjectLocation> locate(String key) {
+        try {
+            return Optional.of(Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
+                    ObjectLocationMsg.parser())));
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_NOT_FOUND) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public Map<String, ObjectLocation> locateByRegex(String regex) {
+        LocationsByRegexReply reply = rpc(Opcode.GET_REPLICA_LIST_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).build(),
+                LocationsByRegexReply.parser());
+        Map<String, ObjectLocation> out = new LinkedHashMap<>();
+        for (ObjectLocationMsg m : reply.getLocationsList()) {
+            out.put(m.getKey(), Messages.fromMsg(m));
+        }
+        return out;
+    }
+
+    /** Keys starting with {@code prefix}, in order, with their sizes; at most {@code limit}. */
+    public ListKeysReply listKeys(String prefix, int limit) {
+        return rpc(Opcode.LIST_KEYS, ListKeysRequest.newBuilder().setPrefix(prefix).setLimit(limit).build(),
+                ListKeysReply.parser());
+    }
+
+    /** Cluster summary: capacity, usage, keys, nodes, segments. */
+    public StatsReply stats() {
+        return rpc(Opcode.STATS, Empty.getDefaultInstance(), StatsReply.parser());
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void awaitAll(List<CompletableFuture<?>> futures) {
+        Duration timeout = options.transport().rpcTimeout().multipliedBy(2);
+        try {
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : new CompletionException(e.getCause());
+        } catch (TimeoutException e) {
+            throw new TiffinException(ErrorCode.RPC_TIMEOUT, "transfer did not finish within " + timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.TRANSFER_FAIL, "interrupted", e);
+        }
+    }
+
+    private static TiffinException transferFailure(String what, Throwable cause) {
+        if (cause instanceof TiffinException t && t.code() != ErrorCode.RPC_FAIL && t.code() != ErrorCode.INTERNAL_ERROR) {
+            return t;
+        }
+        return new TiffinException(ErrorCode.TRANSFER_FAIL, what + ": moving bytes to or from a node failed ("
+                + (cause == null ? "unknown" : cause.getMessage()) + "); check that the nodes are reachable and retry", cause);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        pool.close();
+    }
+}

@@ -1,0 +1,266 @@
+package io.tiffin.core.master;
+
+import com.google.protobuf.MessageLite;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.metrics.MasterMetrics;
+import io.tiffin.core.transport.Frame;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportServer;
+import io.tiffin.core.transport.proto.BatchCodesReply;
+import io.tiffin.core.transport.proto.BatchExistReply;
+import io.tiffin.core.transport.proto.BatchKeysRequest;
+import io.tiffin.core.transport.proto.BatchLocationsReply;
+import io.tiffin.core.transport.proto.BatchPutStartReply;
+import io.tiffin.core.transport.proto.BatchPutStartRequest;
+import io.tiffin.core.transport.proto.CountReply;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.ExistReply;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.ListKeysReply;
+import io.tiffin.core.transport.proto.ListKeysRequest;
+import io.tiffin.core.transport.proto.LocationResult;
+import io.tiffin.core.transport.proto.LocationsByRegexReply;
+import io.tiffin.core.transport.proto.MountSegmentRequest;
+import io.tiffin.core.transport.proto.PingReply;
+import io.tiffin.core.transport.proto.PingRequest;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.transport.proto.PutStartResult;
+import io.tiffin.core.transport.proto.ReMountSegmentRequest;
+import io.tiffin.core.transport.proto.RegexRequest;
+import io.tiffin.core.transport.proto.RemoveAllRequest;
+import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.transport.proto.SegmentStat;
+import io.tiffin.core.transport.proto.ServiceReadyReply;
+import io.tiffin.core.transport.proto.StatsReply;
+import io.tiffin.core.transport.proto.UnmountSegmentRequest;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * Binds the {@link MasterService} to the wire: one handler per master opcode, decoding the request's
+ * control message, calling the service and encoding the answer. Per-key outcomes of batch calls travel
+ * as codes inside the reply; a whole-call failure is the frame's status. Every request is counted and
+ * timed in {@link MasterMetrics}.
+ *
+ * <p>Handlers run on the given executor (the master's worker pool), never on a Netty event loop, since
+ * they take shard locks. Thread-safe: stateless apart from the service and metrics it calls.
+ */
+public final class MasterRpcService {
+    private final MasterService master;
+    private final MasterMetrics metrics;
+
+    public MasterRpcService(MasterService master, MasterMetrics metrics) {
+        this.master = master;
+        this.metrics = metrics;
+    }
+
+    @FunctionalInterface
+    private interface Call {
+        MessageLite apply(Frame request) throws Exception;
+    }
+
+    private void bind(TransportServer server, Executor executor, Opcode op, Call call) {
+        server.register(op, (request, responder) -> {
+            long start = System.nanoTime();
+            boolean ok = false;
+            try {
+                metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
+                MessageLite reply = call.apply(request);
+                responder.ok(reply);
+                metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
+                ok = true;
+            } catch (TiffinException e) {
+                responder.fail(e.code(), e.getMessage());
+            } finally {
+                metrics.recordRequest(op, System.nanoTime() - start, ok);
+            }
+        }, executor);
+    }
+
+    /** Registers every master opcode on {@code server}, running handlers on {@code executor}. */
+    public void registerOn(TransportServer server, Executor executor) {
+        bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
+                .setVersion(TiffinVersion.VERSION).build());
+        bind(server, executor, Opcode.PING, r -> {
+            PingRequest req = r.parseControl(PingRequest.parser());
+            boolean known = master.ping(req.getNodeId());
+            return PingReply.newBuilder().setNeedRemount(!known).build();
+        });
+        bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
+            Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
+            master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
+            ReMountSegmentRequest req = r.parseControl(ReMountSegmentRequest.parser());
+            for (Segment s : req.getSegmentsList()) {
+                if (!s.getNodeId().equals(req.getNodeId())) {
+                    throw new TiffinException(ErrorCode.INVALID_PARAMS, "remount: segment " + s.getName()
+                            + " names node " + s.getNodeId() + " but the request comes from " + req.getNodeId());
+                }
+                master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity());
+            }
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.UNMOUNT_SEGMENT, r -> {
+            UnmountSegmentRequest req = r.parseControl(UnmountSegmentRequest.parser());
+            master.unmountSegment(req.getNodeId(), req.getSegmentName());
+            return Empty.getDefaultInstance();
+        });
+
+        bind(server, executor, Opcode.PUT_START, r -> {
+            PutStartRequest req = r.parseControl(PutStartRequest.parser());
+            KeyResult<List<ReplicaDescriptor>> res = master.putStart(req.getClientId(), req.getKey(), req.getSize(),
+                    Messages.fromMsg(req.getOptions()));
+            throwIfFailed(res.code(), req.getKey());
+            return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value())).build();
+        });
+        bind(server, executor, Opcode.PUT_END, r -> {
+            KeyRequest req = r.parseControl(KeyRequest.parser());
+            throwIfFailed(master.putEnd(req.getClientId(), req.getKey()), req.getKey());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.PUT_REVOKE, r -> {
+            KeyRequest req = r.parseControl(KeyRequest.parser());
+            throwIfFailed(master.putRevoke(req.getClientId(), req.getKey()), req.getKey());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.BATCH_PUT_START, r -> {
+            BatchPutStartRequest req = r.parseControl(BatchPutStartRequest.parser());
+            var results = master.batchPutStart(req.getClientId(), req.getKeysList(), req.getSizesList(),
+                    Messages.fromMsg(req.getOptions()));
+            BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
+            for (KeyResult<List<ReplicaDescriptor>> res : results) {
+                PutStartResult.Builder pr = PutStartResult.newBuilder().setCode(res.code().value());
+                if (res.isOk()) {
+                    pr.addAllReplicas(Messages.toMsgs(res.value()));
+                }
+                b.addResults(pr);
+            }
+            return b.build();
+        });
+        bind(server, executor, Opcode.BATCH_PUT_END, r -> {
+            BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            return codes(master.batchPutEnd(req.getClientId(), req.getKeysList()));
+        });
+        bind(server, executor, Opcode.BATCH_PUT_REVOKE, r -> {
+            BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            return codes(master.batchPutRevoke(req.getClientId(), req.getKeysList()));
+        });
+
+        bind(server, executor, Opcode.GET_REPLICA_LIST, r -> {
+            KeyRequest req = r.parseControl(KeyRequest.parser());
+            KeyResult<ObjectLocation> res = master.getReplicaList(req.getKey());
+            throwIfFailed(res.code(), req.getKey());
+            return Messages.toMsg(res.value());
+        });
+        bind(server, executor, Opcode.BATCH_GET_REPLICA_LIST, r -> {
+            BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
+            for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList())) {
+                LocationResult.Builder lr = LocationResult.newBuilder().setCode(res.code().value());
+                if (res.isOk()) {
+                    lr.setLocation(Messages.toMsg(res.value()));
+                }
+                b.addResults(lr);
+            }
+            return b.build();
+        });
+        bind(server, executor, Opcode.GET_REPLICA_LIST_BY_REGEX, r -> {
+            RegexRequest req = r.parseControl(RegexRequest.parser());
+            LocationsByRegexReply.Builder b = LocationsByRegexReply.newBuilder();
+            for (ObjectLocation loc : master.getReplicaListByRegex(req.getRegex())) {
+                b.addLocations(Messages.toMsg(loc));
+            }
+            return b.build();
+        });
+        bind(server, executor, Opcode.EXIST_KEY, r -> {
+            KeyRequest req = r.parseControl(KeyRequest.parser());
+            KeyResult<Boolean> res = master.existKey(req.getKey());
+            throwIfFailed(res.code(), req.getKey());
+            return ExistReply.newBuilder().setExists(res.value()).build();
+        });
+        bind(server, executor, Opcode.BATCH_EXIST_KEY, r -> {
+            BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            BatchExistReply.Builder b = BatchExistReply.newBuilder();
+            for (KeyResult<Boolean> res : master.batchExistKey(req.getKeysList())) {
+                b.addCodes(res.code().value()).addExists(res.isOk() && res.value());
+            }
+            return b.build();
+        });
+
+        bind(server, executor, Opcode.REMOVE, r -> {
+            KeyRequest req = r.parseControl(KeyRequest.parser());
+            throwIfFailed(master.remove(req.getKey(), req.getForce()), req.getKey());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.BATCH_REMOVE, r -> {
+            BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            return codes(master.batchRemove(req.getKeysList(), req.getForce()));
+        });
+        bind(server, executor, Opcode.REMOVE_BY_REGEX, r -> {
+            RegexRequest req = r.parseControl(RegexRequest.parser());
+            return CountReply.newBuilder().setCount(master.removeByRegex(req.getRegex(), req.getForce())).build();
+        });
+        bind(server, executor, Opcode.REMOVE_ALL, r -> {
+            RemoveAllRequest req = r.parseControl(RemoveAllRequest.parser());
+            return CountReply.newBuilder().setCount(master.removeAll(req.getForce())).build();
+        });
+
+        bind(server, executor, Opcode.LIST_KEYS, r -> {
+            ListKeysRequest req = r.parseControl(ListKeysRequest.parser());
+            int limit = req.getLimit() == 0 ? 1000 : (int) Math.min(req.getLimit(), 100_000);
+            MasterService.ListedKeys listed = master.listKeys(req.getPrefix(), limit);
+            ListKeysReply.Builder b = ListKeysReply.newBuilder().setTruncated(listed.truncated());
+            for (Map.Entry<String, Long> e : listed.keys().entrySet()) {
+                b.addKeys(e.getKey()).addSizes(e.getValue());
+            }
+            return b.build();
+        });
+        bind(server, executor, Opcode.STATS, r -> stats());
+    }
+
+    /** The cluster summary served by STATS and /health. */
+    public StatsReply stats() {
+        StatsReply.Builder b = StatsReply.newBuilder()
+                .setVersion(TiffinVersion.VERSION)
+                .setKeys(master.keyCount())
+                .setCapacity(master.capacityBytes())
+                .setUsed(master.usedBytes())
+                .setLiveNodes(master.liveNodes().size())
+                .setEvictedKeys(master.counters().evictedKeys());
+        for (var v : master.segmentViews()) {
+            b.addSegments(SegmentStat.newBuilder()
+                    .setName(v.name())
+                    .setNodeId(v.nodeId())
+                    .setEndpoint(master.endpointOf(v.name()) == null ? "" : master.endpointOf(v.name()))
+                    .setCapacity(v.capacity())
+                    .setUsed(v.used())
+                    .setLargestFree(v.largestFreeRegion())
+                    .setStatus(v.status().name()));
+        }
+        return b.build();
+    }
+
+    private static BatchCodesReply codes(List<ErrorCode> codes) {
+        BatchCodesReply.Builder b = BatchCodesReply.newBuilder();
+        for (ErrorCode c : codes) {
+            b.addCodes(c.value());
+        }
+        return b.build();
+    }
+
+    private static void throwIfFailed(ErrorCode code, String key) {
+        if (code != ErrorCode.OK) {
+            throw new TiffinException(code, key + ": " + code.name() + ": " + code.hint());
+        }
+    }
+}

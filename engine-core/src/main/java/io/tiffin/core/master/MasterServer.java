@@ -1,0 +1,155 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.core.metrics.AdminHttpServer;
+import io.tiffin.core.metrics.MasterMetrics;
+import io.tiffin.core.transport.TransportServer;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.util.Ticker;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * A running master: the {@link MasterService}, its RPC server, its admin HTTP server and the background
+ * loops (eviction every {@code master.eviction-interval}, node liveness every
+ * {@code master.node-check-interval}, stuck-put release).
+ *
+ * <p>Thread-safe. Owns every thread and socket it starts; {@link #close()} stops them all and is
+ * idempotent.
+ */
+public final class MasterServer implements AutoCloseable {
+    private static final Logger LOG = LogManager.getLogger(MasterServer.class);
+
+    /**
+     * How to run a master.
+     *
+     * @param host address to bind
+     * @param port RPC port (0 = any free port)
+     * @param adminPort admin HTTP port (0 = any free port, -1 = no admin server)
+     * @param workerThreads threads running RPC handlers (0 = number of cores)
+     */
+    public record Options(String host, int port, int adminPort, int workerThreads, MasterSettings settings,
+                          TransportSettings transport, AllocationStrategy strategy) {
+    }
+
+    private final MasterService service;
+    private final MasterMetrics metrics;
+    private final MasterRpcService rpc;
+    private final TransportServer server;
+    private final ExecutorService workers;
+    private final ScheduledExecutorService background;
+    private final AdminHttpServer admin;
+
+    private MasterServer(Options options, Ticker ticker) {
+        service = new MasterService(options.settings(), options.strategy(), ticker, null);
+        metrics = new MasterMetrics(service);
+        rpc = new MasterRpcService(service, metrics);
+        int threads = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
+        workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
+        background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));
+        server = new TransportServer("master", options.transport());
+        rpc.registerOn(server, workers);
+        AdminHttpServer adminServer = null;
+        try {
+            server.start(options.host(), options.port());
+            if (options.adminPort() >= 0) {
+                try {
+                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), metrics::scrape, this::healthJson);
+                } catch (IOException e) {
+                    throw new TiffinException(ErrorCode.INVALID_PARAMS, "master.admin-port = " + options.adminPort()
+                            + ": cannot listen on " + options.host() + ":" + options.adminPort() + " (" + e.getMessage()
+                            + "); choose a free port", e);
+                }
+            }
+        } catch (RuntimeException e) {
+            server.close();
+            workers.shutdownNow();
+            background.shutdownNow();
+            throw e;
+        }
+        admin = adminServer;
+        MasterSettings s = options.settings();
+        background.scheduleWithFixedDelay(guard("eviction", service::runEvictionOnce),
+                s.evictionInterval().toMillis(), s.evictionInterval().toMillis(), TimeUnit.MILLISECONDS);
+        background.scheduleWithFixedDelay(guard("node liveness", service::expireNodes),
+                s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
+        long releaseCheck = Math.max(1000, Math.min(s.putStartReleaseTimeout().toMillis() / 10, 60_000));
+        background.scheduleWithFixedDelay(guard("stuck-put release", service::releaseStuckPuts),
+                releaseCheck, releaseCheck, TimeUnit.MILLISECONDS);
+    }
+
+    /** Starts a master; throws {@link TiffinException} if a port cannot be bound. */
+    public static MasterServer start(Options options) {
+        return start(options, Ticker.SYSTEM);
+    }
+
+    public static MasterServer start(Options options, Ticker ticker) {
+        MasterServer m = new MasterServer(options, ticker);
+        LOG.info("Tiffin master listening on {} (admin HTTP {})", m.address(),
+                m.admin == null ? "off" : m.admin.address());
+        return m;
+    }
+
+    private static Runnable guard(String what, Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                LOG.error("Master background task '{}' failed; it will run again", what, e);
+            }
+        };
+    }
+
+    private static ThreadFactory named(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private String healthJson() {
+        return "{\"status\":\"ok\",\"role\":\"master\",\"version\":\"" + io.tiffin.core.TiffinVersion.VERSION
+                + "\",\"segments\":" + service.segmentViews().size() + ",\"live_nodes\":" + service.liveNodes().size()
+                + ",\"keys\":" + service.keyCount() + ",\"capacity_bytes\":" + service.capacityBytes()
+                + ",\"used_bytes\":" + service.usedBytes() + "}";
+    }
+
+    public MasterService service() {
+        return service;
+    }
+
+    public MasterMetrics metrics() {
+        return metrics;
+    }
+
+    public InetSocketAddress address() {
+        return server.localAddress();
+    }
+
+    /** Admin HTTP address, or null when disabled. */
+    public InetSocketAddress adminAddress() {
+        return admin == null ? null : admin.address();
+    }
+
+    @Override
+    public void close() {
+        background.shutdownNow();
+        if (admin != null) {
+            admin.close();
+        }
+        server.close();
+        workers.shutdownNow();
+    }
+}
