@@ -1,0 +1,245 @@
+package io.tiffin.core.config;
+
+import static java.time.temporal.ChronoUnit.MILLIS;
+import static java.time.temporal.ChronoUnit.SECONDS;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Every configuration key of Tiffin, with its default, in one place, plus the rules that relate
+ * several keys ({@link #crossCheck}), the open prefixes and the Mooncake environment aliases.
+ *
+ * <p>Plain-number durations follow Mooncake's units: milliseconds for leases, pins and intervals,
+ * seconds for the keys Mooncake names {@code *_sec}.
+ *
+ * <p>Thread-safe (constants).
+ */
+public final class TiffinConfigKeys {
+    // ------------------------------------------------------------------------------------ master
+    public static final ConfigKey<String> MASTER_HOST = ConfigKey.string("master.host", "127.0.0.1",
+            "Interface the master's RPC and admin servers bind to.");
+    public static final ConfigKey<Integer> MASTER_PORT = ConfigKey.port("master.port", 50051,
+            "Port of the master's RPC server.");
+    public static final ConfigKey<Integer> MASTER_ADMIN_PORT = ConfigKey.port("master.admin-port", 9003,
+            "Port of the master's HTTP admin server (metrics, health, queries).");
+    public static final ConfigKey<HostPort> MASTER_ADDRESS = ConfigKey.address("master.address", "127.0.0.1:50051",
+            "Address nodes and clients connect to to reach the master.");
+    public static final ConfigKey<Duration> MASTER_LEASE_TTL = ConfigKey.duration("master.lease-ttl", "10s", MILLIS,
+            "How long a read lease keeps an object from being removed or evicted.");
+    public static final ConfigKey<Duration> MASTER_SOFT_PIN_TTL = ConfigKey.duration("master.soft-pin-ttl", "30m",
+            MILLIS, "How long a soft-pinned object is protected from eviction after its last access.");
+    public static final ConfigKey<Duration> MASTER_MAX_SOFT_PIN_TTL = ConfigKey.duration("master.max-soft-pin-ttl",
+            "24h", MILLIS, "Upper bound for a soft-pin TTL a client may request.");
+    public static final ConfigKey<Boolean> MASTER_ALLOW_EVICT_SOFT_PINNED = ConfigKey.bool(
+            "master.allow-evict-soft-pinned", true,
+            "Whether eviction may remove soft-pinned objects when nothing else can be evicted.");
+    public static final ConfigKey<Double> MASTER_EVICTION_HIGH_WATERMARK = ConfigKey.ratio(
+            "master.eviction-high-watermark", 0.90, 0.0, false, 1.0, true,
+            "Used fraction of total capacity above which the master starts evicting.");
+    public static final ConfigKey<Double> MASTER_EVICTION_RATIO = ConfigKey.ratio("master.eviction-ratio", 0.05,
+            0.0, true, 1.0, true, "Fraction of objects evicted in one eviction pass.");
+    public static final ConfigKey<Duration> MASTER_EVICTION_INTERVAL = ConfigKey.duration(
+            "master.eviction-interval", "10ms", MILLIS, "Pause between two eviction checks.");
+    public static final ConfigKey<Duration> MASTER_NODE_TTL = ConfigKey.duration("master.node-ttl", "10s", SECONDS,
+            "A node that has not pinged for this long is considered dead and its segments are unmounted.");
+    public static final ConfigKey<Duration> MASTER_NODE_CHECK_INTERVAL = ConfigKey.duration(
+            "master.node-check-interval", "1s", MILLIS, "How often the master looks for dead nodes.");
+    public static final ConfigKey<Duration> MASTER_PUT_START_DISCARD_TIMEOUT = ConfigKey.duration(
+            "master.put-start-discard-timeout", "30s", SECONDS,
+            "After this long an unfinished put may be discarded by a new put of the same key.");
+    public static final ConfigKey<Duration> MASTER_PUT_START_RELEASE_TIMEOUT = ConfigKey.duration(
+            "master.put-start-release-timeout", "600s", SECONDS,
+            "After this long the space of an unfinished put is released.");
+    public static final ConfigKey<Integer> MASTER_WORKER_THREADS = ConfigKey.integer("master.worker-threads", 0, 0,
+            4096, "threads", "Threads serving master requests; 0 = the number of cores.");
+    public static final ConfigKey<Integer> MASTER_MAX_KEY_LENGTH = ConfigKey.integer("master.max-key-length", 4096, 1,
+            65536, "bytes", "Longest object key accepted, in UTF-8 bytes.");
+    public static final ConfigKey<Long> MASTER_MAX_OBJECT_SIZE = ConfigKey.size("master.max-object-size", "1TiB", 1,
+            Long.MAX_VALUE, "Largest object a put may store.");
+    public static final ConfigKey<String> ALLOCATION_STRATEGY = ConfigKey.pluginName("allocation.strategy", "random",
+            "Allocation strategy placing replicas on segments; must be installed (see `tiffin plugins`).");
+
+    // -------------------------------------------------------------------------------------- node
+    public static final ConfigKey<String> NODE_ID = ConfigKey.string("node.id", "",
+            "Unique id of this node; empty = generated at start-up.");
+    public static final ConfigKey<String> NODE_HOST = ConfigKey.string("node.host", "127.0.0.1",
+            "Host name or address this node binds to and advertises to the master.");
+    public static final ConfigKey<Integer> NODE_PORT = ConfigKey.port("node.port", 0,
+            "Port of the node's transfer server; 0 = any free port.");
+    public static final ConfigKey<Long> NODE_SEGMENT_SIZE = ConfigKey.size("node.segment-size", "1GiB", Sizes.MIB,
+            Long.MAX_VALUE, "Memory this node contributes to the store, mounted as one segment.");
+    public static final ConfigKey<Duration> NODE_PING_INTERVAL = ConfigKey.duration("node.ping-interval", "1s", MILLIS,
+            "How often a node pings the master to stay alive.");
+
+    // ------------------------------------------------------------------------------------ client
+    public static final ConfigKey<Duration> CLIENT_RPC_TIMEOUT = ConfigKey.duration("client.rpc-timeout", "30s",
+            MILLIS, "Time a client waits for the answer to one request.");
+    public static final ConfigKey<Duration> CLIENT_CONNECT_TIMEOUT = ConfigKey.duration("client.connect-timeout",
+            "10s", MILLIS, "Time a client waits to open a connection.");
+    public static final ConfigKey<Long> CLIENT_TRANSFER_SLICE_SIZE = ConfigKey.size("client.transfer-slice-size",
+            "16MiB", Sizes.KIB, 64 * Sizes.MIB, "Objects are moved in slices of at most this size.");
+    public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
+            "Copy directly in memory when a replica lives in this process instead of going through the network.");
+
+    // --------------------------------------------------------------------------------- transport
+    public static final ConfigKey<Long> TRANSPORT_MAX_FRAME_SIZE = ConfigKey.size("transport.max-frame-size", "64MiB",
+            Sizes.MIB, Sizes.GIB,
+            "Largest frame accepted on a connection; must exceed client.transfer-slice-size + 64KiB.");
+    public static final ConfigKey<String> TRANSPORT_AUTH_TOKEN = ConfigKey.string("transport.auth-token", "",
+            "Shared secret every connection must present in its handshake; empty = no authentication.");
+    public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
+            "threads", "Network I/O threads; 0 = chosen automatically.");
+    public static final ConfigKey<Duration> TRANSPORT_HANDSHAKE_TIMEOUT = ConfigKey.duration(
+            "transport.handshake-timeout", "5s", MILLIS, "A connection must complete its handshake within this time.");
+    public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,
+            "Use the native epoll transport where available.");
+
+    // ----------------------------------------------------------------------------------- plugins
+    public static final ConfigKey<String> PLUGINS_DIR = ConfigKey.string("plugins.dir", "plugins",
+            "Directory whose sub-folders each hold one plugin's jars; relative to the working directory.");
+
+    // ---------------------------------------------------------------------------------- hotcache
+    public static final ConfigKey<Long> HOTCACHE_SIZE = ConfigKey.size("hotcache.size", "0", 0, Long.MAX_VALUE,
+            "Memory of the client's local hot cache; 0 = disabled.");
+    public static final ConfigKey<Long> HOTCACHE_BLOCK_SIZE = ConfigKey.size("hotcache.block-size", "16MiB",
+            Sizes.KIB, Sizes.GIB, "Size of one hot-cache block.");
+    public static final ConfigKey<String> HOTCACHE_POLICY = ConfigKey.pluginName("hotcache.policy", "lru",
+            "Replacement policy of the hot cache; must be installed.");
+
+    /**
+     * Prefixes under which any key is accepted and passed to plugins unvalidated (see
+     * {@link TiffinConfig#withPrefix(String)}); the plugin checks its own keys.
+     */
+    public static final List<String> OPEN_PREFIXES = List.of("storage.", "plugin.");
+
+    /**
+     * Environment variables from Mooncake Store that set a Tiffin key, alias to key. The
+     * {@code TIFFIN_*} form of a key takes precedence over its aliases only if they agree; two
+     * variables with different values for one key are an error.
+     */
+    public static final Map<String, ConfigKey<?>> ENV_ALIASES = aliases();
+
+    /** {@code TIFFIN_*} variables the launcher uses; they are not configuration keys. */
+    public static final List<String> LAUNCHER_ENV = List.of("TIFFIN_HOME", "TIFFIN_OPTS", "TIFFIN_CONF_DIR",
+            "TIFFIN_LOG_DIR");
+
+    /** Extra bytes a frame needs beyond one transfer slice (headers, metadata). */
+    static final long FRAME_OVERHEAD = 64 * Sizes.KIB;
+
+    private static final List<ConfigKey<?>> ALL = collect();
+    private static final Map<String, ConfigKey<?>> BY_NAME = index(ALL);
+
+    private TiffinConfigKeys() {
+    }
+
+    /** All keys, in definition order. */
+    public static List<ConfigKey<?>> all() {
+        return ALL;
+    }
+
+    /** The key with this name, if any. */
+    public static Optional<ConfigKey<?>> byName(String name) {
+        return Optional.ofNullable(BY_NAME.get(name));
+    }
+
+    /** Whether {@code name} lies under one of the {@link #OPEN_PREFIXES} (and is longer than it). */
+    public static boolean isOpen(String name) {
+        for (String prefix : OPEN_PREFIXES) {
+            if (name.startsWith(prefix) && name.length() > prefix.length()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The environment variables that set {@code key}: its {@code TIFFIN_*} form first, then aliases. */
+    public static List<String> envNames(ConfigKey<?> key) {
+        List<String> names = new ArrayList<>();
+        names.add(key.envName());
+        ENV_ALIASES.forEach((alias, k) -> {
+            if (k == key) {
+                names.add(alias);
+            }
+        });
+        return List.copyOf(names);
+    }
+
+    /** What the rules relating several keys need to know about the resolved values. */
+    interface Resolved {
+        /** The value of a key, or empty if the key's value was invalid. */
+        <T> Optional<T> value(ConfigKey<T> key);
+
+        /** {@code key = raw (from source)}, for messages. */
+        String describe(ConfigKey<?> key);
+    }
+
+    /** Checks the rules that relate several keys; appends one line per broken rule. */
+    static void crossCheck(Resolved r, List<String> problems) {
+        Optional<Long> frame = r.value(TRANSPORT_MAX_FRAME_SIZE);
+        Optional<Long> slice = r.value(CLIENT_TRANSFER_SLICE_SIZE);
+        if (frame.isPresent() && slice.isPresent() && frame.get() <= slice.get() + FRAME_OVERHEAD) {
+            problems.add(r.describe(TRANSPORT_MAX_FRAME_SIZE) + " (expected: more than client.transfer-slice-size + "
+                    + Sizes.format(FRAME_OVERHEAD) + " = " + Sizes.format(slice.get() + FRAME_OVERHEAD) + ", where "
+                    + r.describe(CLIENT_TRANSFER_SLICE_SIZE) + "; raise the frame size or lower the slice size)");
+        }
+        Optional<Duration> pin = r.value(MASTER_SOFT_PIN_TTL);
+        Optional<Duration> maxPin = r.value(MASTER_MAX_SOFT_PIN_TTL);
+        if (pin.isPresent() && maxPin.isPresent() && pin.get().compareTo(maxPin.get()) > 0) {
+            problems.add(r.describe(MASTER_SOFT_PIN_TTL) + " (expected: at most master.max-soft-pin-ttl, where "
+                    + r.describe(MASTER_MAX_SOFT_PIN_TTL) + ")");
+        }
+        Optional<Duration> check = r.value(MASTER_NODE_CHECK_INTERVAL);
+        Optional<Duration> nodeTtl = r.value(MASTER_NODE_TTL);
+        if (check.isPresent() && nodeTtl.isPresent() && check.get().compareTo(nodeTtl.get()) > 0) {
+            problems.add(r.describe(MASTER_NODE_CHECK_INTERVAL) + " (expected: at most master.node-ttl, where "
+                    + r.describe(MASTER_NODE_TTL) + ")");
+        }
+        Optional<Long> cache = r.value(HOTCACHE_SIZE);
+        Optional<Long> block = r.value(HOTCACHE_BLOCK_SIZE);
+        if (cache.isPresent() && block.isPresent() && cache.get() != 0 && cache.get() < block.get()) {
+            problems.add(r.describe(HOTCACHE_SIZE) + " (expected: 0 to disable, or at least one block, where "
+                    + r.describe(HOTCACHE_BLOCK_SIZE) + ")");
+        }
+    }
+
+    private static Map<String, ConfigKey<?>> aliases() {
+        Map<String, ConfigKey<?>> m = new LinkedHashMap<>();
+        m.put("MC_STORE_LOCAL_HOT_CACHE_SIZE", HOTCACHE_SIZE);
+        m.put("LOCAL_HOT_CACHE_SIZE", HOTCACHE_SIZE);
+        m.put("MC_STORE_LOCAL_HOT_BLOCK_SIZE", HOTCACHE_BLOCK_SIZE);
+        m.put("LOCAL_HOT_BLOCK_SIZE", HOTCACHE_BLOCK_SIZE);
+        return Collections.unmodifiableMap(m);
+    }
+
+    private static List<ConfigKey<?>> collect() {
+        return List.of(
+                MASTER_HOST, MASTER_PORT, MASTER_ADMIN_PORT, MASTER_ADDRESS, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
+                MASTER_MAX_SOFT_PIN_TTL, MASTER_ALLOW_EVICT_SOFT_PINNED, MASTER_EVICTION_HIGH_WATERMARK,
+                MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
+                MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
+                MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, ALLOCATION_STRATEGY, NODE_ID, NODE_HOST, NODE_PORT,
+                NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
+                TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
+                HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY);
+    }
+
+    private static Map<String, ConfigKey<?>> index(List<ConfigKey<?>> keys) {
+        Map<String, ConfigKey<?>> m = new LinkedHashMap<>();
+        for (ConfigKey<?> k : keys) {
+            if (m.put(k.name(), k) != null) {
+                throw new IllegalStateException("duplicate configuration key " + k.name());
+            }
+            if (isOpen(k.name())) {
+                throw new IllegalStateException("key " + k.name() + " lies under an open prefix " + OPEN_PREFIXES);
+            }
+        }
+        return Collections.unmodifiableMap(m);
+    }
+}

@@ -1,0 +1,334 @@
+package io.tiffin.core.plugin;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.NamedFactory;
+import io.tiffin.api.spi.TiffinPlugin;
+import io.tiffin.api.spi.allocation.AllocationStrategyFactory;
+import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
+import io.tiffin.api.spi.storage.StorageBackendFactory;
+import java.io.IOException;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.CodeSource;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * Finds the installed {@link TiffinPlugin}s and indexes the named factories they contribute to each
+ * {@link ExtensionPoint}.
+ *
+ * <p>Plugins come from two places:
+ * <ol>
+ *   <li>the class path, through {@link ServiceLoader} on the core's class loader (the built-in
+ *       plugins);</li>
+ *   <li>each sub-folder of the plugins directory: {@code plugins/<name>/} holding one or more jars is
+ *       one plugin, loaded by its own {@link URLClassLoader} over all of the folder's jars, whose
+ *       parent is an {@link ApiOnlyClassLoader}; so a plugin sees the JDK and {@code engine-api}
+ *       only, and cannot clash with the host's libraries.</li>
+ * </ol>
+ * A provider class found on the class path and in a folder is loaded once, from the class path. Two
+ * factories with the same name for one extension point, a folder without jars, or with jars but no
+ * provider, stop start-up: {@link #load(Path)} reports all such problems together.
+ *
+ * <p>Thread-safe after construction: the indexes are immutable. {@link #close()} closes the folder
+ * class loaders; call it once no plugin code runs any more.
+ */
+public final class PluginRegistry implements AutoCloseable {
+    private static final Logger LOG = LogManager.getLogger(PluginRegistry.class);
+    private static final Pattern FACTORY_NAME = Pattern.compile("[a-z0-9]+(-[a-z0-9]+)*");
+
+    private final List<PluginInfo> plugins;
+    private final Map<ExtensionPoint<?>, Map<String, Registration>> factories;
+    private final List<URLClassLoader> loaders;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private record Registration(NamedFactory factory, PluginInfo plugin) {
+    }
+
+    private PluginRegistry(List<PluginInfo> plugins, Map<ExtensionPoint<?>, Map<String, Registration>> factories,
+            List<URLClassLoader> loaders) {
+        this.plugins = List.copyOf(plugins);
+        Map<ExtensionPoint<?>, Map<String, Registration>> copy = new LinkedHashMap<>();
+        factories.forEach((p, m) -> copy.put(p, Collections.unmodifiableMap(new LinkedHashMap<>(m))));
+        this.factories = Collections.unmodifiableMap(copy);
+        this.loaders = List.copyOf(loaders);
+    }
+
+    /** The plugins on the class path only. */
+    public static PluginRegistry classPathOnly() {
+        return load(null);
+    }
+
+    /**
+     * Loads the plugins on the class path and those in the sub-folders of {@code pluginsDir}. A
+     * {@code pluginsDir} that is null or does not exist contributes nothing.
+     *
+     * @throws TiffinException with {@link ErrorCode#INVALID_PARAMS} listing every problem, one per
+     *     line: a path that is not a directory, a loose jar, a folder without jars or without a
+     *     provider, a plugin that fails to load, two factories with the same name
+     */
+    public static PluginRegistry load(Path pluginsDir) {
+        List<String> problems = new ArrayList<>();
+        List<PluginInfo> infos = new ArrayList<>();
+        List<URLClassLoader> loaders = new ArrayList<>();
+        Map<ExtensionPoint<?>, Map<String, Registration>> factories = new LinkedHashMap<>();
+        for (ExtensionPoint<?> point : ExtensionPoint.all()) {
+            factories.put(point, new LinkedHashMap<>());
+        }
+
+        Set<String> classPathProviders = new HashSet<>();
+        ServiceLoader<TiffinPlugin> core = ServiceLoader.load(TiffinPlugin.class, PluginRegistry.class.getClassLoader());
+        try {
+            core.stream().forEach(provider -> {
+                try {
+                    Class<? extends TiffinPlugin> type = provider.type();
+                    classPathProviders.add(type.getName());
+                    register(provider.get(), "class path (" + location(type) + ")", infos, factories, problems);
+                } catch (ServiceConfigurationError | LinkageError e) {
+                    problems.add("a plugin on the class path failed to load: " + describe(e));
+                }
+            });
+        } catch (ServiceConfigurationError e) {
+            problems.add("the class path's plugin list cannot be read: " + describe(e));
+        }
+
+        if (pluginsDir != null && Files.exists(pluginsDir)) {
+            if (!Files.isDirectory(pluginsDir)) {
+                problems.add("plugins.dir = " + pluginsDir + " is not a directory (expected: a directory of "
+                        + "plugin folders)");
+            } else {
+                for (Path entry : list(pluginsDir, problems)) {
+                    if (Files.isDirectory(entry)) {
+                        loadFolder(entry, classPathProviders, infos, loaders, factories, problems);
+                    } else if (entry.getFileName().toString().endsWith(".jar")) {
+                        problems.add("plugin jar " + entry + " lies directly in the plugins directory (expected: "
+                                + "each plugin in its own folder, " + pluginsDir.resolve("<name>").resolve(
+                                        entry.getFileName()) + ")");
+                    }
+                }
+            }
+        } else if (pluginsDir != null) {
+            LOG.info("Plugins directory {} does not exist; using class-path plugins only", pluginsDir);
+        }
+
+        if (!problems.isEmpty()) {
+            closeAll(loaders);
+            String msg = problems.size() == 1 ? "cannot load plugins: " + problems.getFirst()
+                    : "cannot load plugins (" + problems.size() + " problems):\n  " + String.join("\n  ", problems);
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, msg);
+        }
+        PluginRegistry registry = new PluginRegistry(infos, factories, loaders);
+        LOG.info("Loaded plugins: {}", registry.plugins);
+        return registry;
+    }
+
+    private static void loadFolder(Path folder, Set<String> classPathProviders, List<PluginInfo> infos,
+            List<URLClassLoader> loaders, Map<ExtensionPoint<?>, Map<String, Registration>> factories,
+            List<String> problems) {
+        List<Path> jars = list(folder, problems).stream()
+                .filter(p -> Files.isRegularFile(p) && p.getFileName().toString().endsWith(".jar"))
+                .toList();
+        if (jars.isEmpty()) {
+            problems.add("plugin folder " + folder + " holds no jars (expected: the plugin's jar and the jars it "
+                    + "needs, one of them listing its class in META-INF/services/" + TiffinPlugin.class.getName()
+                    + ")");
+            return;
+        }
+        URL[] urls = new URL[jars.size()];
+        for (int i = 0; i < urls.length; i++) {
+            try {
+                urls[i] = jars.get(i).toUri().toURL();
+            } catch (MalformedURLException e) {
+                problems.add("plugin jar " + jars.get(i) + " has no valid URL: " + e.getMessage());
+                return;
+            }
+        }
+        String source = "folder " + folder;
+        URLClassLoader loader = new URLClassLoader("tiffin-plugin-" + folder.getFileName(), urls,
+                new ApiOnlyClassLoader());
+        int found = 0;
+        int used = 0;
+        try {
+            for (ServiceLoader.Provider<TiffinPlugin> provider
+                    : ServiceLoader.load(TiffinPlugin.class, loader).stream().toList()) {
+                found++;
+                try {
+                    Class<? extends TiffinPlugin> type = provider.type();
+                    if (classPathProviders.contains(type.getName())) {
+                        LOG.info("Plugin {} in {} is also on the class path; using the class path's copy",
+                                type.getName(), folder);
+                        continue;
+                    }
+                    register(provider.get(), source, infos, factories, problems);
+                    used++;
+                } catch (ServiceConfigurationError | LinkageError e) {
+                    problems.add("plugin in " + source + " failed to load: " + describe(e));
+                }
+            }
+        } catch (ServiceConfigurationError e) {
+            found = Math.max(found, 1);
+            problems.add("plugin in " + source + " failed to load: " + describe(e));
+        }
+        if (found == 0) {
+            problems.add("plugin folder " + folder + " has jars but none declares a plugin (expected: a jar with "
+                    + "META-INF/services/" + TiffinPlugin.class.getName() + " naming the plugin class)");
+        }
+        if (used > 0) {
+            loaders.add(loader);
+        } else {
+            closeAll(List.of(loader));
+        }
+    }
+
+    private static void register(TiffinPlugin plugin, String source, List<PluginInfo> infos,
+            Map<ExtensionPoint<?>, Map<String, Registration>> factories, List<String> problems) {
+        PluginInfo info;
+        try {
+            info = new PluginInfo(Objects.requireNonNullElse(plugin.name(), plugin.getClass().getName()),
+                    plugin.getClass().getName(), source);
+        } catch (RuntimeException | LinkageError e) {
+            problems.add("plugin " + plugin.getClass().getName() + " from " + source + " failed: " + describe(e));
+            return;
+        }
+        infos.add(info);
+        for (ExtensionPoint<?> point : ExtensionPoint.all()) {
+            List<? extends NamedFactory> contributed;
+            try {
+                contributed = point.contributionsOf(plugin);
+            } catch (RuntimeException | LinkageError e) {
+                problems.add("plugin " + info + " failed to list its " + point.description() + " factories: "
+                        + describe(e));
+                continue;
+            }
+            if (contributed == null) {
+                problems.add("plugin " + info + " returned null " + point.description() + " factories "
+                        + "(expected: a list, possibly empty)");
+                continue;
+            }
+            Map<String, Registration> byName = factories.get(point);
+            for (NamedFactory f : contributed) {
+                String name = f == null ? null : f.name();
+                if (name == null || !FACTORY_NAME.matcher(name).matches()) {
+                    problems.add("plugin " + info + " offers a " + point.description() + " named " + name
+                            + " (expected: lower-case letters, digits and '-', e.g. random)");
+                    continue;
+                }
+                Registration previous = byName.putIfAbsent(name, new Registration(f, info));
+                if (previous != null) {
+                    problems.add(point.description() + " \"" + name + "\" is offered by two plugins: "
+                            + previous.plugin() + " and " + info + " (expected: unique names; remove one plugin)");
+                }
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------------------- lookups
+
+    /**
+     * The factory named {@code name} for {@code point}.
+     *
+     * @throws TiffinException with {@link ErrorCode#INVALID_PARAMS} naming the installed factories
+     *     if there is none with that name
+     */
+    public <F extends NamedFactory> F factory(ExtensionPoint<F> point, String name) {
+        Objects.requireNonNull(point, "point");
+        Registration r = factories.get(point).get(name);
+        if (r == null) {
+            List<String> names = names(point);
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, point.configKey() + " = " + name + ": no such "
+                    + point.description() + " (installed: " + (names.isEmpty() ? "none" : String.join(", ", names))
+                    + ")");
+        }
+        return point.factoryType().cast(r.factory());
+    }
+
+    /** The allocation strategy factory named {@code name}; see {@link #factory}. */
+    public AllocationStrategyFactory allocationStrategy(String name) {
+        return factory(ExtensionPoint.ALLOCATION_STRATEGY, name);
+    }
+
+    /** The storage backend factory named {@code name}; see {@link #factory}. */
+    public StorageBackendFactory storageBackend(String name) {
+        return factory(ExtensionPoint.STORAGE_BACKEND, name);
+    }
+
+    /** The hot cache policy factory named {@code name}; see {@link #factory}. */
+    public HotCachePolicyFactory hotCachePolicy(String name) {
+        return factory(ExtensionPoint.HOT_CACHE_POLICY, name);
+    }
+
+    /** The names of the factories installed for {@code point}, in discovery order (class path first). */
+    public List<String> names(ExtensionPoint<?> point) {
+        return List.copyOf(factories.get(Objects.requireNonNull(point, "point")).keySet());
+    }
+
+    /** The plugin that provides the factory {@code name} for {@code point}, for listings. */
+    public PluginInfo providerOf(ExtensionPoint<?> point, String name) {
+        factory(point, name);
+        return factories.get(point).get(name).plugin();
+    }
+
+    /** The loaded plugins, class-path plugins first. */
+    public List<PluginInfo> plugins() {
+        return plugins;
+    }
+
+    /** Closes the class loaders of folder plugins. Idempotent. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            closeAll(loaders);
+        }
+    }
+
+    // --------------------------------------------------------------------------------- helpers
+
+    private static List<Path> list(Path dir, List<String> problems) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.sorted().toList();
+        } catch (IOException e) {
+            problems.add("directory " + dir + " cannot be listed: " + e);
+            return List.of();
+        }
+    }
+
+    private static void closeAll(List<URLClassLoader> loaders) {
+        for (URLClassLoader l : loaders) {
+            try {
+                l.close();
+            } catch (IOException e) {
+                LOG.warn("Closing plugin class loader {} failed", l.getName(), e);
+            }
+        }
+    }
+
+    private static String location(Class<?> type) {
+        CodeSource cs = type.getProtectionDomain().getCodeSource();
+        return cs == null || cs.getLocation() == null ? "unknown location" : cs.getLocation().toString();
+    }
+
+    private static String describe(Throwable e) {
+        StringBuilder sb = new StringBuilder(e.toString());
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            sb.append("; caused by ").append(c);
+        }
+        return sb.toString();
+    }
+}
