@@ -1,0 +1,95 @@
+package io.tiffin.core;
+
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.Stage;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.config.TiffinConfigKeys;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.plugin.PluginRegistry;
+
+/**
+ * An embedded Tiffin: master, one node and a client in this JVM (the "standalone" mode), for tests and
+ * applications that want a store without running servers.
+ *
+ * <pre>{@code
+ * try (Tiffin tiffin = Tiffin.embedded(TiffinConfig.defaults())) {
+ *     KvStore store = tiffin.client();
+ *     store.put("k", bytes);
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe. Owns the servers, client and plugins it starts; {@link #close()} stops them in
+ * reverse order.
+ */
+public final class Tiffin implements AutoCloseable {
+    private final PluginRegistry plugins;
+    private final MasterServer master;
+    private final NodeServer node;
+    private final TiffinClient client;
+
+    private Tiffin(PluginRegistry plugins, MasterServer master, NodeServer node, TiffinClient client) {
+        this.plugins = plugins;
+        this.master = master;
+        this.node = node;
+        this.client = client;
+    }
+
+    /** Creates the injector for a validated config. */
+    public static Injector injector(TiffinConfig config) {
+        return Guice.createInjector(Stage.PRODUCTION, new TiffinModule(config));
+    }
+
+    /**
+     * Starts master, node and client. The node and client connect to the master actually bound (so
+     * {@code master.port=0} works); {@code master.address} is ignored here.
+     */
+    public static Tiffin embedded(TiffinConfig config) {
+        Injector injector = injector(config);
+        PluginRegistry plugins = injector.getInstance(PluginRegistry.class);
+        MasterServer master = null;
+        NodeServer node = null;
+        try {
+            master = MasterServer.start(injector.getInstance(MasterServer.Options.class));
+            String address = config.get(TiffinConfigKeys.MASTER_HOST) + ":" + master.address().getPort();
+            NodeServer.Options n = injector.getInstance(NodeServer.Options.class);
+            node = NodeServer.start(new NodeServer.Options(n.nodeId(), n.host(), n.port(), n.segmentSize(), address,
+                    n.pingInterval(), n.transport()));
+            TiffinClient.Options c = injector.getInstance(TiffinClient.Options.class);
+            TiffinClient client = TiffinClient.connect(new TiffinClient.Options(address, c.transport(), c.sliceSize(),
+                    c.localMemcpy()));
+            return new Tiffin(plugins, master, node, client);
+        } catch (RuntimeException e) {
+            if (node != null) {
+                node.close();
+            }
+            if (master != null) {
+                master.close();
+            }
+            plugins.close();
+            throw e;
+        }
+    }
+
+    public TiffinClient client() {
+        return client;
+    }
+
+    public MasterServer master() {
+        return master;
+    }
+
+    public NodeServer node() {
+        return node;
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        node.close();
+        master.close();
+        plugins.close();
+    }
+}

@@ -1,0 +1,108 @@
+package io.tiffin.core;
+
+import static io.tiffin.core.config.TiffinConfigKeys.*;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
+import io.tiffin.api.spi.PluginContext;
+import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.HostPort;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.master.MasterSettings;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.plugin.PluginRegistry;
+import io.tiffin.core.transport.TransportSettings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Guice wiring: turns a validated {@link TiffinConfig} into the settings of every component and loads
+ * the plugins. The injector is created once per process (or per embedded instance); every binding is a
+ * singleton.
+ *
+ * <p>Thread-safe after the injector is built. The {@link PluginRegistry} it provides is owned by the
+ * caller that created the injector, which closes it on shutdown.
+ */
+public final class TiffinModule extends AbstractModule {
+    private final TiffinConfig config;
+
+    public TiffinModule(TiffinConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    protected void configure() {
+        bind(TiffinConfig.class).toInstance(config);
+    }
+
+    /** The plugins directory: {@code plugins.dir}, relative paths resolved against {@code tiffin.home}. */
+    static Path pluginsDir(TiffinConfig config) {
+        Path dir = Path.of(config.get(PLUGINS_DIR));
+        String home = System.getProperty("tiffin.home");
+        if (!dir.isAbsolute() && home != null) {
+            dir = Path.of(home).resolve(dir);
+        }
+        return dir;
+    }
+
+    @Provides
+    @Singleton
+    PluginRegistry plugins(TiffinConfig config) {
+        Path dir = pluginsDir(config);
+        return Files.isDirectory(dir) ? PluginRegistry.load(dir) : PluginRegistry.classPathOnly();
+    }
+
+    @Provides
+    @Singleton
+    AllocationStrategy allocationStrategy(TiffinConfig config, PluginRegistry plugins) {
+        return plugins.allocationStrategy(config.get(ALLOCATION_STRATEGY))
+                .create(new PluginContext(config.withPrefix("plugin."), "master"));
+    }
+
+    @Provides
+    @Singleton
+    TransportSettings transportSettings(TiffinConfig config) {
+        return new TransportSettings((int) Math.min(Integer.MAX_VALUE, config.get(TRANSPORT_MAX_FRAME_SIZE)),
+                config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_HANDSHAKE_TIMEOUT),
+                config.get(TRANSPORT_IO_THREADS), config.get(TRANSPORT_NATIVE), config.get(CLIENT_RPC_TIMEOUT));
+    }
+
+    @Provides
+    @Singleton
+    MasterSettings masterSettings(TiffinConfig config) {
+        return new MasterSettings(config.get(MASTER_LEASE_TTL), config.get(MASTER_SOFT_PIN_TTL),
+                config.get(MASTER_ALLOW_EVICT_SOFT_PINNED), config.get(MASTER_EVICTION_HIGH_WATERMARK),
+                config.get(MASTER_EVICTION_RATIO), config.get(MASTER_EVICTION_INTERVAL), config.get(MASTER_NODE_TTL),
+                config.get(MASTER_NODE_CHECK_INTERVAL), config.get(MASTER_PUT_START_DISCARD_TIMEOUT),
+                config.get(MASTER_PUT_START_RELEASE_TIMEOUT), config.get(MASTER_MAX_KEY_LENGTH),
+                config.get(MASTER_MAX_OBJECT_SIZE));
+    }
+
+    @Provides
+    @Singleton
+    MasterServer.Options masterOptions(TiffinConfig config, MasterSettings settings, TransportSettings transport,
+                                       AllocationStrategy strategy) {
+        return new MasterServer.Options(config.get(MASTER_HOST), config.get(MASTER_PORT), config.get(MASTER_ADMIN_PORT),
+                config.get(MASTER_WORKER_THREADS), settings, transport, strategy);
+    }
+
+    @Provides
+    @Singleton
+    NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport) {
+        HostPort master = config.get(MASTER_ADDRESS);
+        return new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST), config.get(NODE_PORT),
+                config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
+                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)));
+    }
+
+    @Provides
+    @Singleton
+    TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport) {
+        return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
+                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
+                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY));
+    }
+}
