@@ -89,7 +89,7 @@ class FrameCodecTest {
         } finally {
             frame.release();
         }
-        assertThat((Object) decoder.readInbound()).isNull();
+        assertThat(decoder.<Object>readInbound()).isNull();
         assertThat(decoder.isOpen()).isTrue();
         assertThat(decoder.finish()).isFalse();
     }
@@ -175,7 +175,7 @@ class FrameCodecTest {
         // Bytes after the bad header must be discarded, not parsed as another frame.
         ByteBuf valid = header(20, TiffinVersion.PROTOCOL_VERSION, 0, Opcode.PING.code(), 2, 0, 0);
         decoder.writeInbound(Unpooled.wrappedBuffer(wire, valid));
-        assertThat((Object) decoder.readInbound()).as(what).isNull();
+        assertThat(decoder.<Object>readInbound()).as(what).isNull();
         assertThat(decoder.isOpen()).as(what + ": channel closed").isFalse();
         assertThat(decoder.finish()).as(what).isFalse();
     }
@@ -186,7 +186,7 @@ class FrameCodecTest {
                 .writeBytes(new byte[40]);
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(MAX));
         decoder.writeInbound(wire);
-        assertThat((Object) decoder.readInbound()).isNull();
+        assertThat(decoder.<Object>readInbound()).isNull();
         assertThat(decoder.isOpen()).isTrue();
         assertThat(decoder.finish()).isFalse();
     }

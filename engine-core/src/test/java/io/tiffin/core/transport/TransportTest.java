@@ -164,6 +164,18 @@ class TransportTest {
     }
 
     @Test
+    void nioTransportWorksLikeEpoll() throws Exception {
+        TransportSettings nio = settings().withUseNative(false);
+        TransportServer server = server(nio).start(HOST, 0);
+        EventLoopGroup nioGroup = EventLoops.newGroup("test-nio-client", 1, false);
+        resources.add(() -> nioGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly());
+        assertThat(EventLoops.isEpoll(nioGroup)).isFalse();
+        TransportClient client = TransportClient.connect(HOST, server.localAddress().getPort(), nio, "nio", nioGroup);
+        resources.add(client);
+        assertEchoWorks(client);
+    }
+
+    @Test
     void callSyncParsesControlOnlyReplies() {
         TransportServer server = server(settings()).start(HOST, 0);
         TransportClient client = client(server, settings());
