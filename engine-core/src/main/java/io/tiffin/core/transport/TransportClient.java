@@ -106,7 +106,7 @@ public final class TransportClient implements AutoCloseable {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
-                        (int) Math.clamp(settings.handshakeTimeout().toMillis(), 1, Integer.MAX_VALUE))
+                        Math.clamp(settings.handshakeTimeout().toMillis(), 1, Integer.MAX_VALUE))
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 4 << 20))
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
