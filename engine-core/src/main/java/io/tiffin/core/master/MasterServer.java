@@ -49,6 +49,7 @@ public final class MasterServer implements AutoCloseable {
     private final ExecutorService workers;
     private final ScheduledExecutorService background;
     private final AdminHttpServer admin;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private MasterServer(Options options, Ticker ticker) {
         service = new MasterService(options.settings(), options.strategy(), ticker, null);
@@ -145,6 +146,9 @@ public final class MasterServer implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         background.shutdownNow();
         if (admin != null) {
             admin.close();

@@ -136,6 +136,18 @@ public final class MasterService {
         return expired;
     }
 
+    /**
+     * Forgets a node at once, as if its TTL had passed: unmounts its segments and erases objects left
+     * without replicas. Its next ping is answered with "re-mount".
+     */
+    public void forgetNode(String nodeId) {
+        segments.forgetNode(nodeId);
+        for (String name : segments.segmentNamesOf(nodeId)) {
+            segments.unmount(name);
+        }
+        sweepDeadReplicas();
+    }
+
     public List<? extends io.tiffin.api.spi.allocation.SegmentView> segmentViews() {
         return segments.segments();
     }

@@ -197,6 +197,16 @@ public final class NodeServer implements AutoCloseable {
         heartbeat.shutdownNow();
     }
 
+    /**
+     * Stops the node abruptly, as a crash would: no unmount, heartbeats and data plane stop at once, the
+     * memory is freed. The master notices only when the node TTL passes. For failure tests.
+     */
+    public void crash() {
+        if (closed.compareAndSet(false, true)) {
+            closeResources();
+        }
+    }
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {

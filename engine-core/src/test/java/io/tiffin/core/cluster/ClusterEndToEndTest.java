@@ -1,0 +1,232 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.node.NodeServer;
+import java.io.OutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** A master and nodes as separate servers on loopback, driven through the client API. */
+class ClusterEndToEndTest {
+    private static final long MiB = 1L << 20;
+
+    static byte[] bytes(long seed, int size) {
+        byte[] b = new byte[size];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
+    static ObjectLocation awaitReplicas(TiffinClient c, String key, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            ObjectLocation loc = c.locate(key).orElseThrow();
+            if (loc.replicas().size() == n || System.nanoTime() > deadline) {
+                return loc;
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    @Test
+    void putAndGetAcrossNodesIncludingMultiSliceObjects() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 128 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            for (int size : new int[] {1, 4096, 1 << 20, 40 * (1 << 20) + 17}) {
+                byte[] v = bytes(size, size);
+                c.put("obj-" + size, v, PutOptions.replicas(2));
+                assertThat(c.get("obj-" + size)).as("size %d", size).isEqualTo(v);
+            }
+            ObjectLocation loc = c.locate("obj-4096").orElseThrow();
+            assertThat(loc.replicas()).hasSize(2);
+            assertThat(loc.replicas().get(0).nodeId()).isNotEqualTo(loc.replicas().get(1).nodeId());
+        }
+    }
+
+    @Test
+    void objectSurvivesTheDeathOfOneReplicaNodeAndTheDeadNodeIsDroppedAfterTheTtl() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of("master.node-ttl", "2s",
+                "master.node-check-interval", "100ms"), 2, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            byte[] v = bytes(1, 3 * (1 << 20));
+            c.put("survivor", v, PutOptions.replicas(2));
+            NodeServer victim = cluster.nodes.get(0);
+            victim.crash();
+
+            // Readable at once: the client falls back to the replica on the live node.
+            assertThat(c.get("survivor")).isEqualTo(v);
+
+            // After the TTL the master drops the dead node's segment and its replicas.
+            ObjectLocation loc = awaitReplicas(c, "survivor", 1);
+            assertThat(loc.replicas()).singleElement()
+                    .satisfies(r -> assertThat(r.nodeId()).isEqualTo(cluster.nodes.get(1).nodeId()));
+            assertThat(cluster.master.service().segmentViews()).extracting(s -> s.name())
+                    .containsExactly(cluster.nodes.get(1).segmentName());
+            assertThat(c.get("survivor")).isEqualTo(v);
+            assertThat(c.stats().getLiveNodes()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void singleReplicaObjectOnADeadNodeIsGoneAfterTheTtl() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of("master.node-ttl", "1s",
+                "master.node-check-interval", "100ms"), 2, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            NodeServer victim = cluster.nodes.get(0);
+            c.put("lonely", bytes(2, 1000), PutOptions.DEFAULT.withPreferredSegment(victim.segmentName()));
+            victim.crash();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (c.locate("lonely").isPresent() && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThatThrownBy(() -> c.get("lonely")).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+        }
+    }
+
+    @Test
+    void readThatOutlivesItsLeaseFailsWithLeaseExpired() {
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "1ms"), 1, 256 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            byte[] v = bytes(3, 128 * (1 << 20));
+            c.put("big", v);
+            assertThatThrownBy(() -> c.get("big")).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.LEASE_EXPIRED));
+        }
+    }
+
+    @Test
+    void nodeRemountsWhenARestartedMasterDoesNotKnowIt() throws Exception {
+        TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
+        try (cluster) {
+            TiffinClient c = cluster.remoteClient();
+            c.put("before", bytes(4, 100));
+            // The master forgets the node (as after a restart or a TTL expiry while the node was paused).
+            
+            cluster.master.service().forgetNode(cluster.nodes.get(0).nodeId());
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (cluster.nodes.get(0).remounts() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(cluster.nodes.get(0).remounts()).isPositive();
+            assertThat(cluster.master.service().segmentViews()).hasSize(1);
+            c.put("after", bytes(5, 100));
+            assertThat(c.get("after")).isEqualTo(bytes(5, 100));
+            assertThatThrownBy(() -> c.get("before")).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+        }
+    }
+
+    @Test
+    void zeroCopyFormsAndBatchesWork() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 64 * MiB); Arena arena = Arena.ofConfined()) {
+            TiffinClient c = cluster.remoteClient();
+            MemorySegment src = arena.allocate(5000);
+            for (int i = 0; i < 5000; i++) {
+                src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7));
+            }
+            c.putFrom("zc", src, PutOptions.DEFAULT);
+            MemorySegment dst = arena.allocate(8000);
+            assertThat(c.getInto("zc", dst)).isEqualTo(5000);
+            assertThat(dst.asSlice(0, 5000).mismatch(src)).isEqualTo(-1);
+            assertThatThrownBy(() -> c.getInto("zc", arena.allocate(10))).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.BUFFER_OVERFLOW));
+
+            Map<String, byte[]> batch = new LinkedHashMap<>();
+            for (int i = 0; i < 20; i++) {
+                batch.put("b" + i, bytes(100 + i, 1000 + i));
+            }
+            assertThat(c.batchPut(batch, PutOptions.replicas(2))).allMatch(KeyResult::isOk);
+            List<String> keys = new ArrayList<>(batch.keySet());
+            keys.add("missing");
+            List<KeyResult<byte[]>> got = c.batchGet(keys);
+            for (int i = 0; i < 20; i++) {
+                assertThat(got.get(i).value()).isEqualTo(batch.get("b" + i));
+            }
+            assertThat(got.get(20).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(c.batchExists(List.of("b1", "nope"))).extracting(KeyResult::value).containsExactly(true, false);
+            assertThat(c.removeByRegex("^b1", true)).isEqualTo(11);
+            assertThat(c.batchRemove(List.of("b2", "b1"), true)).extracting(KeyResult::code)
+                    .containsExactly(ErrorCode.OK, ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(c.removeAll(true)).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void badRequestsGetClearErrorsAndTheClusterKeepsServing() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            assertThatThrownBy(() -> c.put("", new byte[10])).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_KEY));
+            assertThatThrownBy(() -> c.put("k".repeat(5000), new byte[10])).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_KEY));
+            assertThatThrownBy(() -> c.put("empty", new byte[0])).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS));
+            assertThatThrownBy(() -> c.put("huge", new byte[100 * (1 << 20)])).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.NO_AVAILABLE_HANDLE));
+            assertThatThrownBy(() -> c.removeByRegex("(", false)).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS));
+
+            // Random bytes on every port: the servers drop those connections and keep serving.
+            SplittableRandom rnd = new SplittableRandom(42);
+            int[] ports = {cluster.master.address().getPort(), cluster.master.adminAddress().getPort(),
+                    Integer.parseInt(cluster.nodes.get(0).endpoint().split(":")[1])};
+            for (int port : ports) {
+                for (int round = 0; round < 3; round++) {
+                    try (Socket s = new Socket("127.0.0.1", port); OutputStream out = s.getOutputStream()) {
+                        byte[] garbage = new byte[1 + rnd.nextInt(4096)];
+                        rnd.nextBytes(garbage);
+                        out.write(garbage);
+                        out.flush();
+                    }
+                }
+            }
+            c.put("still-works", bytes(9, 12345));
+            assertThat(c.get("still-works")).isEqualTo(bytes(9, 12345));
+        }
+    }
+
+    @Test
+    void adminEndpointServesHealthAndMetrics() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            c.put("m", bytes(1, 1000));
+            c.get("m");
+            HttpClient http = HttpClient.newHttpClient();
+            String base = "http://127.0.0.1:" + cluster.master.adminAddress().getPort();
+            HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(200);
+            assertThat(health.body()).contains("\"status\":\"ok\"").contains("\"live_nodes\":1");
+            String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(metrics).contains("tiffin_master_requests_total{op=\"put_start\"} 1.0")
+                    .contains("tiffin_master_request_duration_seconds_bucket")
+                    .contains("tiffin_master_keys 1.0")
+                    .contains("tiffin_master_live_nodes 1.0")
+                    .contains("tiffin_master_capacity_bytes 6.7108864E7")
+                    .contains("tiffin_master_received_bytes_total")
+                    .contains("tiffin_master_evicted_keys_total");
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.tiffin.core.cluster;
+
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.transport.TransportSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A master and several nodes as separate servers on loopback, each with its own ports, connections and
+ * threads, plus clients that reach nodes over the network only (no same-JVM memory copy), so the test
+ * exercises the real data plane.
+ *
+ * <p>Not thread-safe: built and closed by one test.
+ */
+final class TestCluster implements AutoCloseable {
+    final MasterServer master;
+    final List<NodeServer> nodes = new ArrayList<>();
+    final List<TiffinClient> clients = new ArrayList<>();
+    private final TiffinConfig config;
+
+    TestCluster(Map<String, String> settings, int nodeCount, long segmentSize) {
+        TiffinConfig.Builder b = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0");
+        settings.forEach(b::set);
+        config = b.build();
+        master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class));
+        for (int i = 0; i < nodeCount; i++) {
+            addNode("node-" + i, segmentSize);
+        }
+    }
+
+    String masterAddress() {
+        return "127.0.0.1:" + master.address().getPort();
+    }
+
+    NodeServer addNode(String id, long segmentSize) {
+        NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segmentSize, masterAddress(),
+                Duration.ofMillis(200), TransportSettings.defaults()));
+        nodes.add(n);
+        return n;
+    }
+
+    /** A client that reads and writes every replica over the network. */
+    TiffinClient remoteClient() {
+        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
+                16L << 20, false));
+        clients.add(c);
+        return c;
+    }
+
+    @Override
+    public void close() {
+        clients.forEach(TiffinClient::close);
+        nodes.forEach(NodeServer::close);
+        master.close();
+    }
+}
