@@ -1,7 +1,5 @@
 package io.tiffin.core.master;
 
-import com.google.re2j.Pattern;
-import com.google.re2j.PatternSyntaxException;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
@@ -46,7 +44,6 @@ import org.apache.logging.log4j.Logger;
  */
 public final class MasterService {
     private static final Logger LOG = LogManager.getLogger(MasterService.class);
-    private static final int MAX_REGEX_LENGTH = 4096;
 
     private final MasterSettings settings;
     private final AllocationStrategy strategy;
@@ -60,6 +57,9 @@ public final class MasterService {
     private final AtomicBoolean allocationFailed = new AtomicBoolean();
     private final MasterCounters counters = new MasterCounters();
     private final List<DiscardedReplica> discarded = new ArrayList<>();
+    /** Every key, ordered: prefix and exact queries without a scan. Updated under the key's shard lock. */
+    private final java.util.concurrent.ConcurrentSkipListSet<String> keyIndex =
+            new java.util.concurrent.ConcurrentSkipListSet<>();
 
     private record DiscardedReplica(ReplicaRecord replica, long releaseAtMillis) {
     }
@@ -162,11 +162,9 @@ public final class MasterService {
         for (MetadataShard shard : shards) {
             shard.lock.lock();
             try {
-                var it = shard.objects.values().iterator();
-                while (it.hasNext()) {
-                    ObjectMetadata m = it.next();
+                for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
                     if (m.dropDeadReplicas() > 0 && m.replicas.isEmpty()) {
-                        it.remove();
+                        forget(shard, m.key);
                         erased++;
                     }
                 }
@@ -175,7 +173,6 @@ public final class MasterService {
             }
         }
         if (erased > 0) {
-            keyCount.addAndGet(-erased);
             LOG.info("Erased {} objects whose replicas all lived on unmounted segments", erased);
         }
     }
@@ -266,8 +263,7 @@ public final class MasterService {
             descriptors.add(r.toDescriptor());
         }
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
-        shard.objects.put(key, m);
-        keyCount.incrementAndGet();
+        insert(shard, m);
         return KeyResult.ok(key, descriptors);
     }
 
@@ -283,8 +279,7 @@ public final class MasterService {
             }
         }
         stuck.replicas.clear();
-        shard.objects.remove(stuck.key);
-        keyCount.decrementAndGet();
+        forget(shard, stuck.key);
         counters.putStartDiscards.increment();
     }
 
@@ -312,8 +307,7 @@ public final class MasterService {
         }
         m.dropDeadReplicas();
         if (m.replicas.isEmpty()) {
-            shard.objects.remove(key);
-            keyCount.decrementAndGet();
+            forget(shard, key);
             return ErrorCode.OBJECT_NOT_FOUND;
         }
         for (ReplicaRecord r : m.replicas) {
@@ -480,43 +474,67 @@ public final class MasterService {
         return Arrays.asList(out);
     }
 
-    /** Readable replicas of every key matching {@code regex} (RE2, searched anywhere), with leases. */
+    /**
+     * Readable replicas of every key matching {@code regex} (RE2, searched anywhere in the key), with
+     * leases, in key order. Prefix and exact patterns are answered from the ordered key index
+     * ({@link KeyQuery}); other patterns scan every key.
+     */
     public List<ObjectLocation> getReplicaListByRegex(String regex) {
-        Pattern p = compile(regex);
+        return locateMatching(KeyQuery.compile(regex), true);
+    }
+
+    /** {@link #getReplicaListByRegex} always through the regex engine over every key (the baseline). */
+    public List<ObjectLocation> getReplicaListByRegexFullScan(String regex) {
+        return locateMatching(KeyQuery.compile(regex), false);
+    }
+
+    private List<ObjectLocation> locateMatching(KeyQuery q, boolean fastPath) {
         long now = ticker.millis();
         List<ObjectLocation> out = new ArrayList<>();
+        forEachMatch(q, fastPath, (shard, key) -> {
+            KeyResult<ObjectLocation> r = locateLocked(shard, key, now);
+            if (r.isOk()) {
+                out.add(r.value());
+            }
+        });
+        out.sort(java.util.Comparator.comparing(ObjectLocation::key));
+        return out;
+    }
+
+    /** Calls {@code action} under the shard lock for every present key matching {@code q}. */
+    private void forEachMatch(KeyQuery q, boolean fastPath, java.util.function.BiConsumer<MetadataShard, String> action) {
+        if (fastPath && (q.kind() == KeyQuery.Kind.PREFIX || q.kind() == KeyQuery.Kind.EXACT)) {
+            List<String> keys = new ArrayList<>();
+            if (q.kind() == KeyQuery.Kind.EXACT) {
+                keys.add(q.literal());
+            } else {
+                for (String key : keyIndex.tailSet(q.literal())) {
+                    if (!key.startsWith(q.literal())) {
+                        break;
+                    }
+                    if (q.matches(key)) {
+                        keys.add(key);
+                    }
+                }
+            }
+            forEachByShard(keys, (shard, i) -> {
+                if (shard.objects.containsKey(keys.get(i))) {
+                    action.accept(shard, keys.get(i));
+                }
+            });
+            return;
+        }
         for (MetadataShard shard : shards) {
             shard.lock.lock();
             try {
-                for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
-                    if (p.matcher(m.key).find()) {
-                        KeyResult<ObjectLocation> r = locateLocked(shard, m.key, now);
-                        if (r.isOk()) {
-                            out.add(r.value());
-                        }
+                for (String key : List.copyOf(shard.objects.keySet())) {
+                    if (fastPath ? q.matches(key) : q.matchesWithRegexEngine(key)) {
+                        action.accept(shard, key);
                     }
                 }
             } finally {
                 shard.lock.unlock();
             }
-        }
-        out.sort(java.util.Comparator.comparing(ObjectLocation::key));
-        return out;
-    }
-
-    private static Pattern compile(String regex) {
-        if (regex == null || regex.isEmpty()) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "regex is empty (expected: an RE2 pattern, e.g. ^tenant_1/)");
-        }
-        if (regex.length() > MAX_REGEX_LENGTH) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS,
-                    "regex is " + regex.length() + " characters (expected: at most " + MAX_REGEX_LENGTH + ")");
-        }
-        try {
-            return Pattern.compile(regex);
-        } catch (PatternSyntaxException e) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS,
-                    "invalid regex " + regex + ": " + e.getDescription() + " (expected: RE2 syntax)", e);
         }
     }
 
@@ -563,60 +581,75 @@ public final class MasterService {
 
     /** Removes matching objects that pass the remove checks; returns how many. */
     public long removeByRegex(String regex, boolean force) {
-        Pattern p = compile(regex);
-        return removeMatching(key -> p.matcher(key).find(), force);
+        return removeMatching(KeyQuery.compile(regex), force);
     }
 
     /** Removes every object that passes the remove checks; returns how many. */
     public long removeAll(boolean force) {
-        return removeMatching(key -> true, force);
+        return removeMatching(KeyQuery.compile("^"), force);
     }
 
-    private long removeMatching(java.util.function.Predicate<String> matches, boolean force) {
-        long removed = 0;
+    private long removeMatching(KeyQuery q, boolean force) {
         long now = ticker.millis();
-        for (MetadataShard shard : shards) {
-            shard.lock.lock();
-            try {
-                for (String key : List.copyOf(shard.objects.keySet())) {
-                    if (matches.test(key) && removeLocked(shard, key, force, now) == ErrorCode.OK) {
-                        removed++;
-                    }
-                }
-            } finally {
-                shard.lock.unlock();
+        long[] removed = new long[1];
+        forEachMatch(q, true, (shard, key) -> {
+            if (removeLocked(shard, key, force, now) == ErrorCode.OK) {
+                removed[0]++;
             }
-        }
-        return removed;
+        });
+        return removed[0];
     }
 
     private void erase(MetadataShard shard, ObjectMetadata m) {
         m.freeAll();
-        shard.objects.remove(m.key);
-        keyCount.decrementAndGet();
+        forget(shard, m.key);
+    }
+
+    /** Adds an object to its shard and the key index. Caller holds the shard lock. */
+    private void insert(MetadataShard shard, ObjectMetadata m) {
+        shard.objects.put(m.key, m);
+        keyIndex.add(m.key);
+        keyCount.incrementAndGet();
+    }
+
+    /** Removes a key from its shard and the key index (buffers are the caller's concern). */
+    private void forget(MetadataShard shard, String key) {
+        if (shard.objects.remove(key) != null) {
+            keyIndex.remove(key);
+            keyCount.decrementAndGet();
+        }
     }
 
     // ------------------------------------------------------------------ listing and stats
 
-    /** Keys starting with {@code prefix} in key order, at most {@code limit}; does not grant leases. */
+    /**
+     * Complete objects whose key starts with {@code prefix}, in key order, at most {@code limit}; does
+     * not grant leases. Costs O(log n + limit).
+     */
     public ListedKeys listKeys(String prefix, int limit) {
-        TreeMap<String, Long> found = new TreeMap<>();
-        for (MetadataShard shard : shards) {
+        java.util.LinkedHashMap<String, Long> found = new java.util.LinkedHashMap<>();
+        boolean truncated = false;
+        for (String key : keyIndex.tailSet(prefix)) {
+            if (!key.startsWith(prefix)) {
+                break;
+            }
+            MetadataShard shard = shards[MetadataShard.indexOf(key)];
             shard.lock.lock();
             try {
-                for (ObjectMetadata m : shard.objects.values()) {
-                    if (m.key.startsWith(prefix) && !m.processing) {
-                        found.put(m.key, m.size);
-                        if (found.size() > limit) {
-                            found.pollLastEntry();
-                        }
-                    }
+                ObjectMetadata m = shard.objects.get(key);
+                if (m == null || m.processing) {
+                    continue;
                 }
+                if (found.size() == limit) {
+                    truncated = true;
+                    break;
+                }
+                found.put(key, m.size);
             } finally {
                 shard.lock.unlock();
             }
         }
-        return new ListedKeys(found, keyCount.get() > found.size() && found.size() >= limit);
+        return new ListedKeys(found, truncated);
     }
 
     /** Keys found by {@link #listKeys} and whether more exist. */
@@ -767,14 +800,10 @@ public final class MasterService {
         for (MetadataShard shard : shards) {
             shard.lock.lock();
             try {
-                var it = shard.objects.values().iterator();
-                while (it.hasNext()) {
-                    ObjectMetadata m = it.next();
+                for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
                     if (m.processing && m.putStartMillis + releaseMs <= now) {
                         released += m.replicas.size();
-                        m.freeAll();
-                        it.remove();
-                        keyCount.decrementAndGet();
+                        erase(shard, m);
                     }
                 }
             } finally {
