@@ -56,7 +56,13 @@ public final class MasterService {
     private final AtomicLong keyCount = new AtomicLong();
     private final AtomicBoolean allocationFailed = new AtomicBoolean();
     private final MasterCounters counters = new MasterCounters();
-    private final List<DiscardedReplica> discarded = new ArrayList<>();
+    /**
+     * Buffers whose metadata is gone but which someone may still read or write: replicas of pre-empted
+     * puts (until the release timeout) and of force-removed objects that were leased (until the lease
+     * ends). Ordered by release time; guarded by its own monitor.
+     */
+    private final java.util.PriorityQueue<DiscardedReplica> discarded =
+            new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(DiscardedReplica::releaseAtMillis));
     /** Every key, ordered: prefix and exact queries without a scan. Updated under the key's shard lock. */
     private final java.util.concurrent.ConcurrentSkipListSet<String> keyIndex =
             new java.util.concurrent.ConcurrentSkipListSet<>();
@@ -565,8 +571,37 @@ public final class MasterService {
         if (m.processing || !m.allComplete()) {
             return ErrorCode.REPLICA_IS_NOT_READY;
         }
-        erase(shard, m);
+        if (m.isLeased(now)) {
+            // Forced removal of an object being read: the key goes now, but its buffers stay out of
+            // reach of new puts until the lease ends, so the reader never sees another object's bytes.
+            quarantine(m.replicas, m.leaseTimeoutMillis);
+            m.replicas.clear();
+            forget(shard, key);
+        } else {
+            erase(shard, m);
+        }
         return ErrorCode.OK;
+    }
+
+    private void quarantine(List<ReplicaRecord> replicas, long releaseAtMillis) {
+        synchronized (discarded) {
+            for (ReplicaRecord r : replicas) {
+                discarded.add(new DiscardedReplica(r, releaseAtMillis));
+            }
+        }
+    }
+
+    /** Frees quarantined buffers whose release time has passed; returns how many. Cheap when none are due. */
+    public int releaseDiscarded() {
+        long now = ticker.millis();
+        int released = 0;
+        synchronized (discarded) {
+            while (!discarded.isEmpty() && discarded.peek().releaseAtMillis() <= now) {
+                discarded.poll().replica().free();
+                released++;
+            }
+        }
+        return released;
     }
 
     public List<ErrorCode> batchRemove(List<String> keys, boolean force) {
@@ -691,6 +726,7 @@ public final class MasterService {
      * the first freed less than the lower bound. Returns the number of objects evicted.
      */
     public int runEvictionOnce() {
+        releaseDiscarded();
         long capacity = capacityBytes();
         if (capacity == 0) {
             allocationFailed.set(false);
@@ -784,18 +820,7 @@ public final class MasterService {
      */
     public int releaseStuckPuts() {
         long now = ticker.millis();
-        int released = 0;
-        synchronized (discarded) {
-            var it = discarded.iterator();
-            while (it.hasNext()) {
-                DiscardedReplica d = it.next();
-                if (d.releaseAtMillis() <= now) {
-                    d.replica().free();
-                    it.remove();
-                    released++;
-                }
-            }
-        }
+        int released = releaseDiscarded();
         long releaseMs = settings.putStartReleaseTimeout().toMillis();
         for (MetadataShard shard : shards) {
             shard.lock.lock();

@@ -257,12 +257,19 @@ class MasterServiceTest {
         }
 
         @Test
-        void forceRemovesALeasedObject() {
-            mount("s1", 64 * MiB);
-            put("k", 100);
+        void forceRemovesALeasedObjectButKeepsItsBufferUntilTheLeaseEnds() {
+            mount("s1", MiB);
+            List<ReplicaDescriptor> first = put("k", 600 * 1024);
             master.getReplicaList("k");
             assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OK);
             assertThat(master.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            // The reader may still be copying: a new object must not get the same bytes yet.
+            assertThat(master.putStart("c1", "k2", 600 * 1024, PutOptions.DEFAULT).code())
+                    .isEqualTo(ErrorCode.NO_AVAILABLE_HANDLE);
+            ticker.advance(Duration.ofSeconds(10));
+            master.releaseDiscarded();
+            List<ReplicaDescriptor> second = put("k2", 600 * 1024);
+            assertThat(second.get(0).offset()).isEqualTo(first.get(0).offset());
         }
     }
 
@@ -291,7 +298,13 @@ class MasterServiceTest {
             master.getReplicaList("k4");
             assertThat(master.removeAll(false)).isEqualTo(8);
             assertThat(master.keyCount()).isEqualTo(2);
+            long usedByTwo = master.usedBytes();
             assertThat(master.removeAll(true)).isEqualTo(2);
+            assertThat(master.keyCount()).isZero();
+            assertThat(master.usedBytes()).as("leased buffers stay quarantined until the lease ends")
+                    .isEqualTo(usedByTwo);
+            ticker.advance(Duration.ofSeconds(10));
+            assertThat(master.releaseDiscarded()).isEqualTo(2);
             assertThat(master.usedBytes()).isZero();
         }
 
