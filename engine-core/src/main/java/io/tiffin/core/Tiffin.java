@@ -37,9 +37,30 @@ public final class Tiffin implements AutoCloseable {
         this.client = client;
     }
 
-    /** Creates the injector for a validated config. */
+    /**
+     * Creates the injector for a validated config. A {@link io.tiffin.api.TiffinException} raised while
+     * wiring (for example an unknown plugin name) is rethrown as is, without Guice's wrapping, so the
+     * user sees the message that says what to fix.
+     */
     public static Injector injector(TiffinConfig config) {
-        return Guice.createInjector(Stage.PRODUCTION, new TiffinModule(config));
+        try {
+            return Guice.createInjector(Stage.PRODUCTION, new TiffinModule(config));
+        } catch (com.google.inject.CreationException e) {
+            throw unwrap(e, e.getErrorMessages());
+        } catch (com.google.inject.ProvisionException e) {
+            throw unwrap(e, e.getErrorMessages());
+        }
+    }
+
+    private static RuntimeException unwrap(RuntimeException e, java.util.Collection<com.google.inject.spi.Message> messages) {
+        for (com.google.inject.spi.Message m : messages) {
+            for (Throwable t = m.getCause(); t != null; t = t.getCause()) {
+                if (t instanceof io.tiffin.api.TiffinException te) {
+                    return te;
+                }
+            }
+        }
+        return e;
     }
 
     /**

@@ -1,0 +1,58 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.config.ConfigException;
+import io.tiffin.core.config.TiffinConfig;
+import org.junit.jupiter.api.Test;
+
+/** Wrong configuration stops start-up with a message that says what to fix. */
+class StartupErrorsTest {
+
+    @Test
+    void unknownAllocationStrategyListsTheInstalledOnes() {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "16MiB").set("allocation.strategy", "no-such-strategy").build();
+        assertThatThrownBy(() -> Tiffin.embedded(config).close())
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
+                .hasMessageContaining("no-such-strategy")
+                .hasMessageContaining("random");
+    }
+
+    @Test
+    void unknownKeyAndWrongTypedValueAreReportedTogether() {
+        assertThatThrownBy(() -> TiffinConfig.builder().set("master.lease-tt", "5s").set("master.port", "abc").build())
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("master.lease-tt")
+                .hasMessageContaining("master.lease-ttl")
+                .hasMessageContaining("master.port = abc");
+    }
+
+    @Test
+    void aBusyPortIsAClearError() {
+        TiffinConfig first = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "16MiB").build();
+        try (Tiffin running = Tiffin.embedded(first)) {
+            int port = running.master().address().getPort();
+            TiffinConfig clash = TiffinConfig.builder().set("master.port", String.valueOf(port))
+                    .set("master.admin-port", "0").set("node.segment-size", "16MiB").build();
+            assertThatThrownBy(() -> Tiffin.embedded(clash).close()).isInstanceOf(TiffinException.class)
+                    .hasMessageContaining(String.valueOf(port));
+            // The running instance is unaffected.
+            running.client().put("k", new byte[] {1, 2, 3});
+            assertThat(running.client().get("k")).containsExactly(1, 2, 3);
+        }
+    }
+
+    @Test
+    void aSegmentTooLargeForTheMachineIsRefused() {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "64TiB").build();
+        assertThatThrownBy(() -> Tiffin.embedded(config).close()).isInstanceOf(TiffinException.class)
+                .hasMessageContaining("node.segment-size");
+    }
+}
