@@ -1,0 +1,27 @@
+package io.tiffin.core.cli;
+
+import io.tiffin.core.client.TiffinClient;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code tiffin rm [--force] KEY}: removes an object.
+ *
+ * <p>Not thread-safe: one instance runs once.
+ */
+@Command(name = "rm", mixinStandardHelpOptions = true, description = "Removes the object stored under KEY.")
+final class RmCommand extends ClientCommand {
+    @Option(names = "--force", description = "Remove even while the object is being read (holds a read lease).")
+    boolean force;
+
+    @Parameters(index = "0", paramLabel = "KEY", description = "The key.")
+    String key;
+
+    @Override
+    int run(TiffinClient client) {
+        client.remove(key, force);
+        out().println("OK removed " + key);
+        return 0;
+    }
+}
