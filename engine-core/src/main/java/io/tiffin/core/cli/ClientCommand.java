@@ -2,6 +2,7 @@ package io.tiffin.core.cli;
 
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
 
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import java.util.Map;
@@ -25,6 +26,11 @@ abstract class ClientCommand extends TiffinCommand {
     /** Runs the operation with a connected client and returns the exit code. */
     abstract int run(TiffinClient client) throws Exception;
 
+    /** The key this command works on, or null; named in errors whose message is only the key. */
+    String key() {
+        return null;
+    }
+
     /** Checks the arguments before connecting; throws {@link picocli.CommandLine.ParameterException}. */
     void check() {
     }
@@ -40,6 +46,11 @@ abstract class ClientCommand extends TiffinCommand {
             int code = run(client);
             out().flush();
             return code;
+        } catch (TiffinException e) {
+            if (key() != null && TiffinCli.message(e).equals(key())) {
+                throw new TiffinException(e.code(), "key " + key(), e);
+            }
+            throw e;
         }
     }
 }

@@ -28,6 +28,11 @@ final class GetCommand extends ClientCommand {
     String file;
 
     @Override
+    String key() {
+        return key;
+    }
+
+    @Override
     int run(TiffinClient client) {
         byte[] bytes = client.get(key);
         if (file.equals("-")) {

@@ -46,6 +46,11 @@ final class PutCommand extends ClientCommand {
     }
 
     @Override
+    String key() {
+        return key;
+    }
+
+    @Override
     int run(TiffinClient client) throws IOException {
         PutOptions options = PutOptions.replicas(replicas);
         OptionalLong existing = storedSize(client, key);

@@ -19,6 +19,11 @@ final class RmCommand extends ClientCommand {
     String key;
 
     @Override
+    String key() {
+        return key;
+    }
+
+    @Override
     int run(TiffinClient client) {
         client.remove(key, force);
         out().println("OK removed " + key);

@@ -143,10 +143,27 @@ public final class TiffinCli implements Runnable {
             return EXIT_USAGE;
         }
         TiffinException t = e instanceof TiffinException te ? te : translate(e);
-        err.println("error: " + t.code().name() + ": " + t.getMessage());
+        err.println("error: " + t.code().name() + ": " + message(t));
         err.println("hint: " + t.code().hint());
         err.flush();
         return EXIT_FAILURE;
+    }
+
+    /**
+     * The exception's message without a repeated {@code CODE: hint} (servers append it; the CLI prints
+     * the code and the hint on their own), or the hint when nothing else is left.
+     */
+    static String message(TiffinException t) {
+        String m = t.getMessage() == null ? "" : t.getMessage();
+        String repeated = t.code().name() + ": " + t.code().hint();
+        int i = m.indexOf(repeated);
+        if (i >= 0) {
+            m = (m.substring(0, i) + m.substring(i + repeated.length())).strip();
+            while (m.endsWith(":")) {
+                m = m.substring(0, m.length() - 1).strip();
+            }
+        }
+        return m.isEmpty() ? t.code().hint() : m;
     }
 
     /** Maps an exception that is not a {@link TiffinException} to the closest code. */
