@@ -123,11 +123,18 @@ if [ $rc -eq 2 ] && echo "$out" | grep -q "^error: INVALID_PARAMS: .*--replicas"
   pass "a wrongly typed flag is a usage error (exit 2)"
 else fail "usage error (exit $rc)" "$out"; fi
 
+# A get takes a read lease (10 s): a plain rm right after it must refuse, --force must remove.
+"$tiffin" get --master "$master" smoke/file >/dev/null 2>&1
 out=$("$tiffin" rm --master "$master" smoke/file 2>&1); rc=$?
+if [ $rc -eq 1 ] && echo "$out" | grep -q '^error: OBJECT_HAS_LEASE: .*--force'; then
+  pass "rm of a key read just now exits 1 with OBJECT_HAS_LEASE"
+else fail "rm of a leased key (exit $rc)" "$out"; fi
+
+out=$("$tiffin" rm --master "$master" --force smoke/file 2>&1); rc=$?
 out2=$("$tiffin" get --master "$master" smoke/file 2>&1 >/dev/null); rc2=$?
-if [ $rc -eq 0 ] && [ "$out" = "OK removed smoke/file" ] && [ $rc2 -ne 0 ] && echo "$out2" | grep -q OBJECT_NOT_FOUND; then
-  pass "rm, then get fails with OBJECT_NOT_FOUND"
-else fail "rm (exit $rc, then get exit $rc2)" "$out
+if [ $rc -eq 0 ] && [ "$out" = "OK removed smoke/file" ] && [ $rc2 -eq 1 ] && echo "$out2" | grep -q OBJECT_NOT_FOUND; then
+  pass "rm --force, then get fails with OBJECT_NOT_FOUND"
+else fail "rm --force (exit $rc, then get exit $rc2)" "$out
 $out2"; fi
 
 # ---------------------------------------------------------------------------------- admin HTTP

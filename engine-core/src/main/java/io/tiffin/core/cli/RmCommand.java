@@ -1,5 +1,7 @@
 package io.tiffin.core.cli;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -25,7 +27,15 @@ final class RmCommand extends ClientCommand {
 
     @Override
     int run(TiffinClient client) {
-        client.remove(key, force);
+        try {
+            client.remove(key, force);
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_HAS_LEASE) {
+                throw new TiffinException(e.code(), "key " + key + " holds a read lease from a recent get (a lease "
+                        + "lasts master.lease-ttl, 10s by default); retry after it or pass --force", e);
+            }
+            throw e;
+        }
         out().println("OK removed " + key);
         return 0;
     }

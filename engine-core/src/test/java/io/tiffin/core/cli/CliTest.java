@@ -124,6 +124,20 @@ class CliTest {
     }
 
     @Test
+    void rmOfAKeyReadJustNowNeedsForce() {
+        tiffin(new ByteArrayInputStream(new byte[] {1}), "put", "--master", master, "leased", "-");
+        assertThat(tiffin("get", "--master", master, "leased").exit()).isZero();
+
+        Result rm = tiffin("rm", "--master", master, "leased");
+        assertThat(rm.exit()).isEqualTo(1);
+        assertThat(rm.err()).startsWith("error: OBJECT_HAS_LEASE: key leased holds a read lease").contains("--force");
+
+        Result forced = tiffin("rm", "--master", master, "--force", "leased");
+        assertThat(forced.exit()).as(forced.err()).isZero();
+        assertThat(forced.out()).isEqualTo("OK removed leased\n");
+    }
+
+    @Test
     void lsListsTheKeysWithThePrefixSortedWithSizes() {
         tiffin(new ByteArrayInputStream(new byte[10]), "put", "--master", master, "ls/b", "-");
         tiffin(new ByteArrayInputStream(new byte[5]), "put", "--master", master, "ls/a", "-");
