@@ -7,7 +7,6 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.transport.proto.ListKeysReply;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
@@ -58,15 +57,15 @@ final class PutCommand extends ClientCommand {
         if (file.equals("-")) {
             byte[] bytes = cli().in().readAllBytes();
             size = bytes.length;
+            requireNotEmpty(size, "standard input");
             client.put(key, bytes, options);
         } else {
             Path path = Path.of(file);
             try (Arena arena = Arena.ofConfined();
                  FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
                 size = ch.size();
-                MemorySegment value = size == 0 ? MemorySegment.ofArray(new byte[0])
-                        : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-                client.putFrom(key, value, options);
+                requireNotEmpty(size, "FILE " + file);
+                client.putFrom(key, ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena), options);
             } catch (NoSuchFileException e) {
                 throw new TiffinException(ErrorCode.FILE_NOT_FOUND, "FILE " + file
                         + " does not exist (expected: an existing file, or - for standard input)", e);
@@ -84,6 +83,13 @@ final class PutCommand extends ClientCommand {
             out().println("OK put " + key + " (" + size + " bytes)");
         }
         return 0;
+    }
+
+    private static void requireNotEmpty(long size, String source) {
+        if (size == 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, source
+                    + " is empty (expected: at least 1 byte; Tiffin stores no empty objects)");
+        }
     }
 
     /**

@@ -213,6 +213,25 @@ class CliTest {
     }
 
     @Test
+    void putOfAnEmptyInputFailsBeforeStoring() throws IOException {
+        Path empty = Files.createFile(dir.resolve("empty"));
+        Result r = tiffin("put", "--master", master, "empty-key", empty.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: INVALID_PARAMS: FILE " + empty + " is empty");
+        assertThat(tiffin("put", "--master", master, "empty-key", "-").err()).contains("standard input is empty");
+    }
+
+    @Test
+    void masterOnAPortInUseFailsNamingTheAddress() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Result r = tiffin("master", "--port", Integer.toString(taken.getLocalPort()), "--admin-port", "0");
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).startsWith("error: INVALID_PARAMS: server master cannot listen on 127.0.0.1:"
+                    + taken.getLocalPort());
+        }
+    }
+
+    @Test
     void unreachableMasterFailsWithRpcFailNamingTheAddress() throws IOException {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
