@@ -132,7 +132,7 @@ public final class TransportServer implements AutoCloseable {
         ChannelFuture bound = bootstrap.bind(host, port).awaitUninterruptibly();
         if (!bound.isSuccess()) {
             shutdownGroups();
-            throw new TiffinException(ErrorCode.INTERNAL_ERROR, "server " + name + " cannot listen on " + host
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "server " + name + " cannot listen on " + host
                     + ":" + port + " (" + bound.cause() + "); choose another address or port, or stop the"
                     + " process that uses it", bound.cause());
         }

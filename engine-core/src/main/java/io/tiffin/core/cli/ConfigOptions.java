@@ -1,0 +1,65 @@
+package io.tiffin.core.cli;
+
+import io.tiffin.core.config.TiffinConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import picocli.CommandLine.Option;
+
+/**
+ * The options every command accepts for configuration: {@code --config FILE} and repeated
+ * {@code -D KEY=VALUE} / {@code --set KEY=VALUE}.
+ *
+ * <p>Precedence, lowest first: defaults, the properties file, {@code TIFFIN_*} environment variables,
+ * {@code -D}/{@code --set}, then the command's own flags (e.g. {@code --port}).
+ *
+ * <p>Not thread-safe: filled by picocli and read by the command on one thread.
+ */
+final class ConfigOptions {
+    /** The file read when no {@code --config} is given, if it exists. */
+    static final String DEFAULT_FILE_NAME = "tiffin.properties";
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "Properties file with configuration keys (default: $TIFFIN_CONF_DIR/tiffin.properties "
+                    + "or <tiffin home>/conf/tiffin.properties, if it exists).")
+    Path file;
+
+    @Option(names = {"-D", "--set"}, paramLabel = "KEY=VALUE",
+            description = "Sets any configuration key, e.g. -D master.lease-ttl=5s; repeatable.")
+    Map<String, String> settings = new LinkedHashMap<>();
+
+    /**
+     * A builder with the file, the environment and the {@code -D} settings applied; the caller adds
+     * its flags and builds.
+     */
+    TiffinConfig.Builder builder(Map<String, String> env) {
+        TiffinConfig.Builder b = TiffinConfig.builder();
+        Optional.ofNullable(file).or(() -> defaultFile(env)).ifPresent(b::fromFile);
+        b.fromEnvironment(env);
+        settings.forEach((k, v) -> b.set(k, v, "option -D " + k));
+        return b;
+    }
+
+    /**
+     * {@code <conf dir>/tiffin.properties} if it exists, where the conf dir is the system property
+     * {@code tiffin.conf.dir} (set by the launcher), else {@code $TIFFIN_CONF_DIR}, else
+     * {@code <tiffin.home>/conf}.
+     */
+    static Optional<Path> defaultFile(Map<String, String> env) {
+        String confDir = System.getProperty("tiffin.conf.dir");
+        if (confDir == null || confDir.isBlank()) {
+            confDir = env.get("TIFFIN_CONF_DIR");
+        }
+        if (confDir == null || confDir.isBlank()) {
+            String home = System.getProperty("tiffin.home");
+            confDir = home == null || home.isBlank() ? null : Path.of(home, "conf").toString();
+        }
+        if (confDir == null) {
+            return Optional.empty();
+        }
+        Path p = Path.of(confDir, DEFAULT_FILE_NAME);
+        return Files.isRegularFile(p) ? Optional.of(p) : Optional.empty();
+    }
+}

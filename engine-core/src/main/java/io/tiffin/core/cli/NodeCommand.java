@@ -1,0 +1,56 @@
+package io.tiffin.core.cli;
+
+import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_HOST;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_PORT;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
+
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.node.NodeServer;
+import java.util.Deque;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tiffin node}: contributes a memory segment to a master's pool and serves its data plane.
+ *
+ * <p>Not thread-safe: one instance runs once (see {@link ServerCommand}).
+ */
+@Command(name = "node", mixinStandardHelpOptions = true,
+        description = "Runs a storage node that mounts one segment at the master (until Ctrl-C).")
+final class NodeCommand extends ServerCommand {
+    @Option(names = "--master", paramLabel = "HOST:PORT",
+            description = "The master (master.address; default 127.0.0.1:50051).")
+    String master;
+
+    @Option(names = "--host", paramLabel = "HOST",
+            description = "Interface to bind and advertise (node.host; default 127.0.0.1).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT",
+            description = "Data-plane port (node.port; default 0 = any free port).")
+    String port;
+
+    @Option(names = "--segment-size", paramLabel = "SIZE",
+            description = "Memory to contribute, e.g. 1GiB (node.segment-size; default 1GiB).")
+    String segmentSize;
+
+    @Override
+    TiffinConfig resolveConfig() {
+        Map<String, Flag> f = flags();
+        f.put(MASTER_ADDRESS.name(), new Flag("--master", master));
+        f.put(NODE_HOST.name(), new Flag("--host", host));
+        f.put(NODE_PORT.name(), new Flag("--port", port));
+        f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
+        return config(f);
+    }
+
+    @Override
+    void start(TiffinConfig config, Deque<AutoCloseable> started) {
+        NodeServer.Options options = component(config, NodeServer.Options.class);
+        NodeServer node = NodeServer.start(options);
+        started.push(node);
+        out().println(nodeLine(node.nodeId(), node.segmentName(), options.segmentSize(), node.endpoint()));
+    }
+}

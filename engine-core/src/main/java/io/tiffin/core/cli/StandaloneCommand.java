@@ -1,0 +1,66 @@
+package io.tiffin.core.cli;
+
+import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADMIN_PORT;
+import static io.tiffin.core.config.TiffinConfigKeys.MASTER_HOST;
+import static io.tiffin.core.config.TiffinConfigKeys.MASTER_PORT;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_HOST;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
+
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.config.TiffinConfig;
+import java.util.Deque;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tiffin standalone}: a master and one node in this process, ready for clients.
+ *
+ * <p>Not thread-safe: one instance runs once (see {@link ServerCommand}).
+ */
+@Command(name = "standalone", mixinStandardHelpOptions = true,
+        description = "Runs a master and one node in one process (until Ctrl-C).")
+final class StandaloneCommand extends ServerCommand {
+    @Option(names = "--host", paramLabel = "HOST", description = "Interface to bind (master.host and node.host; "
+            + "default 127.0.0.1).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT", description = "Master RPC port (master.port; default 50051).")
+    String port;
+
+    @Option(names = "--admin-port", paramLabel = "PORT",
+            description = "Master admin HTTP port for /metrics and /health (master.admin-port; default 9003).")
+    String adminPort;
+
+    @Option(names = "--segment-size", paramLabel = "SIZE",
+            description = "Memory the node contributes, e.g. 1GiB (node.segment-size; default 1GiB).")
+    String segmentSize;
+
+    @Override
+    TiffinConfig resolveConfig() {
+        Map<String, Flag> f = flags();
+        f.put(MASTER_HOST.name(), new Flag("--host", host));
+        f.put(NODE_HOST.name(), new Flag("--host", host));
+        f.put(MASTER_PORT.name(), new Flag("--port", port));
+        f.put(MASTER_ADMIN_PORT.name(), new Flag("--admin-port", adminPort));
+        f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
+        return config(f);
+    }
+
+    @Override
+    void start(TiffinConfig config, Deque<AutoCloseable> started) {
+        Tiffin tiffin = Tiffin.embedded(config);
+        started.push(tiffin);
+        String masterHost = config.get(MASTER_HOST);
+        out().println(masterLine(masterHost, tiffin.master().address(), tiffin.master().adminAddress()));
+        out().println(nodeLine(tiffin.node().nodeId(), tiffin.node().segmentName(), config.get(NODE_SEGMENT_SIZE),
+                tiffin.node().endpoint()));
+        String reachable = isWildcard(masterHost) ? "127.0.0.1" : masterHost;
+        out().println("Ready. Try: tiffin put --master " + endpoint(reachable, tiffin.master().address())
+                + " hello -  (from another shell)");
+    }
+
+    private static boolean isWildcard(String host) {
+        return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    }
+}

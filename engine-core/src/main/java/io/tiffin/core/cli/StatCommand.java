@@ -1,0 +1,60 @@
+package io.tiffin.core.cli;
+
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.transport.proto.SegmentStat;
+import io.tiffin.core.transport.proto.StatsReply;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code tiffin stat}: a human-readable summary of the cluster: version, nodes, each segment, keys,
+ * capacity, usage and evictions.
+ *
+ * <p>Not thread-safe: one instance runs once.
+ */
+@Command(name = "stat", mixinStandardHelpOptions = true, description = "Shows a summary of the cluster.")
+final class StatCommand extends ClientCommand {
+    @Override
+    int run(TiffinClient client) {
+        out().print(format(masterAddress, client.stats()));
+        return 0;
+    }
+
+    /** The summary text, one item per line, segments as an aligned table. */
+    static String format(String master, StatsReply s) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("Master:    ").append(master).append(" (Tiffin ").append(s.getVersion()).append(")\n");
+        sb.append("Nodes:     ").append(s.getLiveNodes()).append(" live\n");
+        sb.append("Segments:  ").append(s.getSegmentsCount()).append('\n');
+        if (s.getSegmentsCount() > 0) {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"NAME", "NODE", "ENDPOINT", "CAPACITY", "USED", "LARGEST FREE", "STATUS"});
+            for (SegmentStat seg : s.getSegmentsList()) {
+                rows.add(new String[] {seg.getName(), seg.getNodeId(), seg.getEndpoint().isEmpty() ? "-"
+                        : seg.getEndpoint(), Human.bytes(seg.getCapacity()), Human.bytes(seg.getUsed()) + " ("
+                        + Human.percent(seg.getUsed(), seg.getCapacity()) + ")", Human.bytes(seg.getLargestFree()),
+                        seg.getStatus()});
+            }
+            int[] width = new int[rows.getFirst().length];
+            for (String[] r : rows) {
+                for (int i = 0; i < r.length; i++) {
+                    width[i] = Math.max(width[i], r[i].length());
+                }
+            }
+            for (String[] r : rows) {
+                StringBuilder line = new StringBuilder("  ");
+                for (int i = 0; i < r.length; i++) {
+                    line.append(i == r.length - 1 ? r[i] : String.format("%-" + width[i] + "s  ", r[i]));
+                }
+                sb.append(line.toString().stripTrailing()).append('\n');
+            }
+        }
+        sb.append("Keys:      ").append(s.getKeys()).append('\n');
+        sb.append("Capacity:  ").append(Human.bytes(s.getCapacity())).append('\n');
+        sb.append("Used:      ").append(Human.bytes(s.getUsed())).append(" (")
+                .append(Human.percent(s.getUsed(), s.getCapacity())).append(")\n");
+        sb.append("Evicted:   ").append(s.getEvictedKeys()).append(" keys since the master started\n");
+        return sb.toString();
+    }
+}

@@ -1,0 +1,286 @@
+package io.tiffin.core.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.config.TiffinConfig;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs {@link TiffinCli} in-process against an embedded cluster. */
+class CliTest {
+    private static Tiffin tiffin;
+    private static String master;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startCluster() {
+        tiffin = Tiffin.embedded(TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "64MiB").build());
+        master = "127.0.0.1:" + tiffin.master().address().getPort();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        tiffin.close();
+    }
+
+    /** The outcome of one command line. */
+    record Result(int exit, byte[] outBytes, String err) {
+        String out() {
+            return new String(outBytes, StandardCharsets.UTF_8);
+        }
+    }
+
+    private static Result tiffin(InputStream in, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = TiffinCli.run(in, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
+        return new Result(exit, out.toByteArray(), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static Result tiffin(String... args) {
+        return tiffin(InputStream.nullInputStream(), args);
+    }
+
+    @Test
+    void putFromFileThenGetToFileGivesTheSameBytes() throws IOException {
+        byte[] data = new byte[300_000];
+        new Random(7).nextBytes(data);
+        Path src = dir.resolve("src.bin");
+        Files.write(src, data);
+
+        Result put = tiffin("put", "--master", master, "--replicas", "1", "file-key", src.toString());
+        assertThat(put.exit()).as(put.err()).isZero();
+        assertThat(put.out()).isEqualTo("OK put file-key (300000 bytes)\n");
+
+        Path dst = dir.resolve("dst.bin");
+        Result get = tiffin("get", "--master", master, "file-key", dst.toString());
+        assertThat(get.exit()).as(get.err()).isZero();
+        assertThat(get.out()).isEqualTo("OK get file-key (300000 bytes) to " + dst + "\n");
+        assertThat(Files.readAllBytes(dst)).isEqualTo(data);
+    }
+
+    @Test
+    void putFromStdinThenGetToStdoutWritesOnlyTheBytes() {
+        byte[] data = "hello from stdin\n".getBytes(StandardCharsets.UTF_8);
+        Result put = tiffin(new ByteArrayInputStream(data), "put", "--master", master, "stdin-key", "-");
+        assertThat(put.exit()).as(put.err()).isZero();
+        assertThat(put.out()).isEqualTo("OK put stdin-key (17 bytes)\n");
+
+        Result get = tiffin("get", "--master", master, "stdin-key");
+        assertThat(get.exit()).as(get.err()).isZero();
+        assertThat(get.outBytes()).isEqualTo(data);
+        assertThat(get.err()).isEmpty();
+    }
+
+    @Test
+    void putOfAnExistingKeyKeepsTheStoredValueAndSaysSo() {
+        tiffin(new ByteArrayInputStream(new byte[] {1, 2, 3}), "put", "--master", master, "kept", "-");
+        Result again = tiffin(new ByteArrayInputStream(new byte[] {9}), "put", "--master", master, "kept", "-");
+        assertThat(again.exit()).isZero();
+        assertThat(again.out()).contains("already exists; kept the stored value (3 bytes)");
+        assertThat(tiffin("get", "--master", master, "kept").outBytes()).containsExactly(1, 2, 3);
+    }
+
+    @Test
+    void getOfAMissingKeyFailsWithObjectNotFoundAndAHint() {
+        Result r = tiffin("get", "--master", master, "no-such-key");
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.outBytes()).isEmpty();
+        assertThat(r.err()).isEqualTo("error: OBJECT_NOT_FOUND: key no-such-key\n"
+                + "hint: no object has this key; check the key or put it first\n");
+    }
+
+    @Test
+    void rmRemovesTheKey() {
+        tiffin(new ByteArrayInputStream(new byte[] {42}), "put", "--master", master, "doomed", "-");
+        Result rm = tiffin("rm", "--master", master, "doomed");
+        assertThat(rm.exit()).as(rm.err()).isZero();
+        assertThat(rm.out()).isEqualTo("OK removed doomed\n");
+
+        Result get = tiffin("get", "--master", master, "doomed");
+        assertThat(get.exit()).isEqualTo(1);
+        assertThat(get.err()).contains("OBJECT_NOT_FOUND");
+        assertThat(tiffin("rm", "--master", master, "doomed").err()).contains("OBJECT_NOT_FOUND");
+    }
+
+    @Test
+    void rmOfAKeyReadJustNowNeedsForce() {
+        tiffin(new ByteArrayInputStream(new byte[] {1}), "put", "--master", master, "leased", "-");
+        assertThat(tiffin("get", "--master", master, "leased").exit()).isZero();
+
+        Result rm = tiffin("rm", "--master", master, "leased");
+        assertThat(rm.exit()).isEqualTo(1);
+        assertThat(rm.err()).startsWith("error: OBJECT_HAS_LEASE: key leased holds a read lease").contains("--force");
+
+        Result forced = tiffin("rm", "--master", master, "--force", "leased");
+        assertThat(forced.exit()).as(forced.err()).isZero();
+        assertThat(forced.out()).isEqualTo("OK removed leased\n");
+    }
+
+    @Test
+    void lsListsTheKeysWithThePrefixSortedWithSizes() {
+        tiffin(new ByteArrayInputStream(new byte[10]), "put", "--master", master, "ls/b", "-");
+        tiffin(new ByteArrayInputStream(new byte[5]), "put", "--master", master, "ls/a", "-");
+        tiffin(new ByteArrayInputStream(new byte[1]), "put", "--master", master, "other", "-");
+
+        Result ls = tiffin("ls", "--master", master, "ls/");
+        assertThat(ls.exit()).as(ls.err()).isZero();
+        assertThat(ls.out()).isEqualTo("ls/a\t5\nls/b\t10\n");
+        assertThat(ls.err()).isEmpty();
+
+        Result limited = tiffin("ls", "--master", master, "--limit", "1", "ls/");
+        assertThat(limited.out()).isEqualTo("ls/a\t5\n");
+        assertThat(limited.err()).contains("more exist");
+    }
+
+    @Test
+    void statShowsTheSegmentAndTotals() {
+        Result stat = tiffin("stat", "--master", master);
+        assertThat(stat.exit()).as(stat.err()).isZero();
+        assertThat(stat.out()).contains("Master:    " + master).contains("Nodes:     1 live")
+                .contains(tiffin.node().segmentName()).contains(tiffin.node().endpoint()).contains("64.0 MiB")
+                .contains("Keys:").contains("Used:").contains("Evicted:");
+    }
+
+    @Test
+    void masterAddressMayComeFromTheConfiguration() throws IOException {
+        Path conf = dir.resolve("tiffin.properties");
+        Files.writeString(conf, "master.address=" + master + "\n");
+        assertThat(tiffin("stat", "--config", conf.toString()).exit()).isZero();
+        assertThat(tiffin("stat", "-D", "master.address=" + master).exit()).isZero();
+        assertThat(tiffin("stat", "--set", "master.address=" + master).exit()).isZero();
+    }
+
+    @Test
+    void unknownConfigKeyIsAConfigurationErrorNamingTheKey() {
+        Result r = tiffin("stat", "--master", master, "-D", "nope=1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).startsWith("error: INVALID_PARAMS: ").contains("unknown key nope").contains("\nhint: ");
+    }
+
+    @Test
+    void everyConfigurationProblemIsPrinted() {
+        Result r = tiffin("stat", "--master", "not-an-address", "-D", "master.lease-ttl=soon");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("2 problems").contains("master.address").contains("flag --master")
+                .contains("master.lease-ttl");
+    }
+
+    @Test
+    void wronglyTypedFlagIsAUsageError() {
+        Result r = tiffin("put", "--master", master, "--replicas", "abc", "k", "-");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).startsWith("error: INVALID_PARAMS: ").contains("--replicas").contains("abc")
+                .contains("hint: run 'tiffin put --help'");
+        assertThat(tiffin("put", "--master", master, "--replicas", "0", "k", "-").exit()).isEqualTo(2);
+    }
+
+    @Test
+    void missingArgumentsAndUnknownCommandsAreUsageErrors() {
+        assertThat(tiffin("get", "--master", master).exit()).isEqualTo(2);
+        assertThat(tiffin("frobnicate").exit()).isEqualTo(2);
+        assertThat(tiffin().exit()).isEqualTo(2);
+        Result bench = tiffin("bench");
+        assertThat(bench.exit()).isEqualTo(2);
+        assertThat(bench.err()).contains("bench");
+    }
+
+    @Test
+    void putOfAMissingFileFailsWithFileNotFound() {
+        Result r = tiffin("put", "--master", master, "k", dir.resolve("absent").toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: FILE_NOT_FOUND: ").contains("absent");
+    }
+
+    @Test
+    void putOfAnEmptyInputFailsBeforeStoring() throws IOException {
+        Path empty = Files.createFile(dir.resolve("empty"));
+        Result r = tiffin("put", "--master", master, "empty-key", empty.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: INVALID_PARAMS: FILE " + empty + " is empty");
+        assertThat(tiffin("put", "--master", master, "empty-key", "-").err()).contains("standard input is empty");
+    }
+
+    @Test
+    void masterOnAPortInUseFailsNamingTheAddress() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Result r = tiffin("master", "--port", Integer.toString(taken.getLocalPort()), "--admin-port", "0");
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).startsWith("error: INVALID_PARAMS: server master cannot listen on 127.0.0.1:"
+                    + taken.getLocalPort());
+        }
+    }
+
+    @Test
+    void unreachableMasterFailsWithRpcFailNamingTheAddress() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Result r = tiffin("stat", "--master", "127.0.0.1:" + port);
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: RPC_FAIL: ").contains("127.0.0.1:" + port).contains("\nhint: ")
+                .doesNotContain("\tat ");
+    }
+
+    @Test
+    void helpAndVersionSucceed() {
+        Result help = tiffin("--help");
+        assertThat(help.exit()).isZero();
+        assertThat(help.out()).contains("standalone", "master", "node", "put", "get", "rm", "ls", "stat", "bench");
+        assertThat(tiffin("--version").out()).startsWith("Tiffin ");
+    }
+
+    @Test
+    void masterCommandPrintsItsListenerAndStopsWhenInterrupted() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        AtomicInteger exit = new AtomicInteger(-1);
+        Thread t = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of(), "master", "--port", "0", "--admin-port", "0")));
+        t.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!out.toString(StandardCharsets.UTF_8).contains("listening") && System.nanoTime() < deadline
+                && t.isAlive()) {
+            Thread.sleep(20);
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8)).as(err.toString(StandardCharsets.UTF_8))
+                .matches("(?s)Tiffin master listening on 127\\.0\\.0\\.1:\\d+ \\(admin http://127\\.0\\.0\\.1:\\d+/metrics\\)\n");
+        t.interrupt();
+        t.join(10_000);
+        assertThat(exit.get()).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).endsWith("Stopped.\n");
+    }
+
+    @Test
+    void nodeCommandWithAnUnreachableMasterFails() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Result r = tiffin("node", "--master", "127.0.0.1:" + port, "--segment-size", "16MiB");
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: RPC_FAIL: ").contains("127.0.0.1:" + port);
+    }
+}
