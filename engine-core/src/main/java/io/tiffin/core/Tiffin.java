@@ -80,7 +80,7 @@ public final class Tiffin implements AutoCloseable {
                     n.pingInterval(), n.transport()));
             TiffinClient.Options c = injector.getInstance(TiffinClient.Options.class);
             TiffinClient client = TiffinClient.connect(new TiffinClient.Options(address, c.transport(), c.sliceSize(),
-                    c.localMemcpy()));
+                    c.localMemcpy(), c.hotCache()));
             return new Tiffin(plugins, master, node, client);
         } catch (RuntimeException e) {
             if (node != null) {

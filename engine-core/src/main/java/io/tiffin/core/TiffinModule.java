@@ -8,6 +8,7 @@ import com.google.inject.Singleton;
 import io.tiffin.api.spi.PluginContext;
 import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.HostPort;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
@@ -100,9 +101,15 @@ public final class TiffinModule extends AbstractModule {
 
     @Provides
     @Singleton
-    TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport) {
+    TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
+        HotCacheSettings hotCache = null;
+        if (config.get(HOTCACHE_SIZE) > 0) {
+            hotCache = new HotCacheSettings(config.get(HOTCACHE_SIZE), config.get(HOTCACHE_BLOCK_SIZE),
+                    config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
+                    plugins.hotCachePolicy(config.get(HOTCACHE_POLICY)));
+        }
         return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
-                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY));
+                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache);
     }
 }

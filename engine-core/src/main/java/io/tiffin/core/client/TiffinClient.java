@@ -11,6 +11,8 @@ import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaType;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.client.hotcache.HotCacheSettings;
+import io.tiffin.core.client.hotcache.LocalHotCache;
 import io.tiffin.core.node.LocalSegment;
 import io.tiffin.core.node.LocalSegmentDirectory;
 import io.tiffin.core.transport.Frame;
@@ -82,12 +84,22 @@ public final class TiffinClient implements KvStore {
      * @param sliceSize largest data-plane transfer, bytes
      * @param localMemcpy copy same-JVM replicas directly
      */
-    public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy) {
+    public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
+                          HotCacheSettings hotCache) {
         public Options {
             Objects.requireNonNull(masterAddress, "masterAddress");
             if (sliceSize < 1024) {
                 throw new IllegalArgumentException("client.transfer-slice-size = " + sliceSize + " (expected: >= 1KiB)");
             }
+        }
+
+        /** Without a hot cache. */
+        public Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy) {
+            this(masterAddress, transport, sliceSize, localMemcpy, null);
+        }
+
+        public Options withHotCache(HotCacheSettings settings) {
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings);
         }
 
         public static Options defaults(String masterAddress) {
@@ -98,11 +110,44 @@ public final class TiffinClient implements KvStore {
     private final Options options;
     private final String clientId = "client-" + UUID.randomUUID();
     private final TransportClientPool pool;
+    /** Null when disabled. */
+    private final LocalHotCache hotCache;
     private volatile boolean closed;
 
     private TiffinClient(Options options) {
         this.options = options;
+        this.hotCache = createHotCache(options.hotCache());
         this.pool = new TransportClientPool("client", options.transport(), clientId);
+    }
+
+    private static LocalHotCache createHotCache(HotCacheSettings s) {
+        if (s == null || s.size() == 0) {
+            return null;
+        }
+        if (s.size() < s.blockSize()) {
+            LOG.warn("hotcache.size = {} is smaller than one block (hotcache.block-size = {}); the hot cache is "
+                    + "disabled. Raise hotcache.size to at least one block to enable it.", s.size(), s.blockSize());
+            return null;
+        }
+        long blocks = s.size() / s.blockSize();
+        return new LocalHotCache(s.size(), s.blockSize(), s.maxEntryShare(),
+                s.policy().create(blocks), s.ringSize());
+    }
+
+    /** The hot cache's counters, or empty when it is disabled. */
+    public Optional<LocalHotCache.Stats> hotCacheStats() {
+        return hotCache == null ? Optional.empty() : Optional.of(hotCache.stats());
+    }
+
+    /** The hot cache itself, for tests and benchmarks; null when disabled. */
+    public LocalHotCache hotCache() {
+        return hotCache;
+    }
+
+    private void invalidate(String key) {
+        if (hotCache != null) {
+            hotCache.invalidate(key);
+        }
     }
 
     /**
@@ -154,6 +199,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void putFrom(String key, MemorySegment value, PutOptions putOptions) {
+        invalidate(key);
         long size = value.byteSize();
         List<ReplicaDescriptor> replicas;
         try {
@@ -224,6 +270,7 @@ public final class TiffinClient implements KvStore {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put: " + keys.size() + " keys but "
                     + values.size() + " values");
         }
+        keys.forEach(this::invalidate);
         BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
                 .setOptions(Messages.toMsg(putOptions)).addAllKeys(keys);
         for (MemorySegment v : values) {
@@ -353,18 +400,41 @@ public final class TiffinClient implements KvStore {
             return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
                     loc.key() + ": no readable memory replica"));
         }
-        return readRemote(memory, 0, dst);
+        // Only objects read from remote nodes are cached: a local replica is already local.
+        if (hotCache != null) {
+            try {
+                if (hotCache.tryRead(loc.key(), loc.version(), loc.size(), dst)) {
+                    return CompletableFuture.completedFuture(null);
+                }
+            } catch (IllegalStateException closedArena) {
+                LOG.debug("hot cache closed during a read of {}", loc.key(), closedArena);
+            }
+            if (hotCache.accepts(loc.size())) {
+                return readRemote(memory, 0, dst, loc);
+            }
+        }
+        return readRemote(memory, 0, dst, null);
     }
 
-    private CompletableFuture<Void> readRemote(List<ReplicaDescriptor> replicas, int index, MemorySegment dst) {
+    /**
+     * Reads replica {@code index} (falling back to the next ones) into {@code dst}. With
+     * {@code fillFor} set, the received buffers are kept (retained slices, no copy on this path) and
+     * handed to the hot cache once the whole object has arrived.
+     */
+    private CompletableFuture<Void> readRemote(List<ReplicaDescriptor> replicas, int index, MemorySegment dst,
+                                               ObjectLocation fillFor) {
         ReplicaDescriptor d = replicas.get(index);
         CompletableFuture<Void> attempt;
+        int slices = (int) ((d.size() + options.sliceSize() - 1) / options.sliceSize());
+        ByteBuf[] kept = fillFor == null ? null : new ByteBuf[slices];
         try {
             TransportClient node = pool.get(d.endpoint());
-            List<CompletableFuture<?>> parts = new ArrayList<>();
-            for (long off = 0; off < d.size(); off += options.sliceSize()) {
+            List<CompletableFuture<?>> parts = new ArrayList<>(slices);
+            for (int i = 0; i < slices; i++) {
+                long off = i * options.sliceSize();
                 long len = Math.min(options.sliceSize(), d.size() - off);
                 MemorySegment target = dst.asSlice(off, len);
+                int slice = i;
                 DataRequest req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
                         .setLength(len).build();
                 parts.add(node.call(Opcode.DATA_READ, req, null).thenAccept(frame -> {
@@ -375,6 +445,9 @@ public final class TiffinClient implements KvStore {
                                     + bulk.readableBytes() + " bytes, expected " + len);
                         }
                         bulk.getBytes(bulk.readerIndex(), target.asByteBuffer());
+                        if (kept != null) {
+                            kept[slice] = bulk.retainedSlice();
+                        }
                     } finally {
                         frame.release();
                     }
@@ -384,11 +457,24 @@ public final class TiffinClient implements KvStore {
         } catch (RuntimeException e) {
             attempt = CompletableFuture.failedFuture(e);
         }
+        if (kept != null) {
+            attempt = attempt.whenComplete((v, err) -> {
+                if (err == null) {
+                    hotCache.offerFill(fillFor.key(), fillFor.version(), fillFor.size(), java.util.Arrays.asList(kept));
+                } else {
+                    for (ByteBuf b : kept) {
+                        if (b != null) {
+                            b.release();
+                        }
+                    }
+                }
+            });
+        }
         if (index + 1 >= replicas.size()) {
             return attempt;
         }
         return attempt.handle((v, err) -> err == null ? CompletableFuture.<Void>completedFuture(null)
-                : readRemote(replicas, index + 1, dst)).thenCompose(f -> f);
+                : readRemote(replicas, index + 1, dst, fillFor)).thenCompose(f -> f);
     }
 
     @Override
@@ -499,11 +585,13 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void remove(String key, boolean force) {
+        invalidate(key);
         rpc(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).build(), Empty.parser());
     }
 
     @Override
     public List<KeyResult<Void>> batchRemove(List<String> keys, boolean force) {
+        keys.forEach(this::invalidate);
         BatchCodesReply reply = rpc(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force).build(),
                 BatchCodesReply.parser());
         List<KeyResult<Void>> out = new ArrayList<>(keys.size());
@@ -516,12 +604,19 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public long removeByRegex(String regex, boolean force) {
+        if (hotCache != null) {
+            io.tiffin.core.master.KeyQuery q = io.tiffin.core.master.KeyQuery.compile(regex);
+            hotCache.invalidateMatching(q::matches);
+        }
         return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
                 CountReply.parser()).getCount();
     }
 
     @Override
     public long removeAll(boolean force) {
+        if (hotCache != null) {
+            hotCache.invalidateMatching(k -> true);
+        }
         return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser()).getCount();
     }
 
@@ -588,5 +683,8 @@ public final class TiffinClient implements KvStore {
     public void close() {
         closed = true;
         pool.close();
+        if (hotCache != null) {
+            hotCache.close();
+        }
     }
 }

@@ -106,11 +106,15 @@ public final class TiffinConfigKeys {
 
     // ---------------------------------------------------------------------------------- hotcache
     public static final ConfigKey<Long> HOTCACHE_SIZE = ConfigKey.size("hotcache.size", "0", 0, Long.MAX_VALUE,
-            "Memory of the client's local hot cache; 0 = disabled.");
+            "Memory of the client's local hot cache; 0 = disabled; less than one block disables it with a warning.");
     public static final ConfigKey<Long> HOTCACHE_BLOCK_SIZE = ConfigKey.size("hotcache.block-size", "16MiB",
             Sizes.KIB, Sizes.GIB, "Size of one hot-cache block.");
     public static final ConfigKey<String> HOTCACHE_POLICY = ConfigKey.pluginName("hotcache.policy", "lru",
             "Replacement policy of the hot cache; must be installed.");
+    public static final ConfigKey<Double> HOTCACHE_MAX_ENTRY_SHARE = ConfigKey.ratio("hotcache.max-entry-share", 0.5,
+            0.0, false, 1.0, true, "Largest share of the hot cache one object may take (objects may span blocks).");
+    public static final ConfigKey<Integer> HOTCACHE_RING_SIZE = ConfigKey.integer("hotcache.ring-size", 4096, 64,
+            1 << 20, "slots", "Slots of the hot cache's fill ring (a power of two); a full ring drops fills.");
 
     /**
      * Prefixes under which any key is accepted and passed to plugins unvalidated (see
@@ -200,11 +204,9 @@ public final class TiffinConfigKeys {
             problems.add(r.describe(MASTER_NODE_CHECK_INTERVAL) + " (expected: at most master.node-ttl, where "
                     + r.describe(MASTER_NODE_TTL) + ")");
         }
-        Optional<Long> cache = r.value(HOTCACHE_SIZE);
-        Optional<Long> block = r.value(HOTCACHE_BLOCK_SIZE);
-        if (cache.isPresent() && block.isPresent() && cache.get() != 0 && cache.get() < block.get()) {
-            problems.add(r.describe(HOTCACHE_SIZE) + " (expected: 0 to disable, or at least one block, where "
-                    + r.describe(HOTCACHE_BLOCK_SIZE) + ")");
+        Optional<Integer> ring = r.value(HOTCACHE_RING_SIZE);
+        if (ring.isPresent() && Integer.bitCount(ring.get()) != 1) {
+            problems.add(r.describe(HOTCACHE_RING_SIZE) + " (expected: a power of two, e.g. 4096)");
         }
     }
 
@@ -227,7 +229,7 @@ public final class TiffinConfigKeys {
                 NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
-                HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY);
+                HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE);
     }
 
     private static Map<String, ConfigKey<?>> index(List<ConfigKey<?>> keys) {

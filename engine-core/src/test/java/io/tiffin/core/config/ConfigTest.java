@@ -284,8 +284,10 @@ class ConfigTest {
                         + "where master.max-soft-pin-ttl = 24h [default])");
         assertThat(configError(TiffinConfig.builder().set("master.node-check-interval", "11s")).getMessage())
                 .contains("master.node-check-interval = 11s");
-        assertThat(configError(TiffinConfig.builder().set("hotcache.size", "1MiB")).getMessage())
-                .contains("hotcache.size = 1MiB [command line] (expected: 0 to disable, or at least one block");
+        // A cache smaller than one block is not an error: the client disables it with a warning.
+        assertThat(TiffinConfig.builder().set("hotcache.size", "1MiB").build().get(HOTCACHE_SIZE)).isEqualTo(1L << 20);
+        assertThat(configError(TiffinConfig.builder().set("hotcache.ring-size", "1000")).getMessage())
+                .contains("hotcache.ring-size = 1000");
         assertThat(TiffinConfig.builder().set("hotcache.size", "16MiB").build().get(HOTCACHE_SIZE))
                 .isEqualTo(16L << 20);
     }

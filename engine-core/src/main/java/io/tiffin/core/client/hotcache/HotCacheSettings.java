@@ -1,0 +1,23 @@
+package io.tiffin.core.client.hotcache;
+
+import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
+import java.util.Objects;
+
+/**
+ * How a client's hot cache is built (keys {@code hotcache.*}).
+ *
+ * @param size bytes of off-heap memory; 0 disables the cache, less than one block disables it with a
+ *     warning
+ * @param blockSize bytes per block
+ * @param maxEntryShare largest share of the cache one object may take
+ * @param ringSize slots of the fill ring (a power of two)
+ * @param policy the admission/eviction policy factory
+ *
+ * <p>Thread-safe (immutable).
+ */
+public record HotCacheSettings(long size, long blockSize, double maxEntryShare, int ringSize,
+                               HotCachePolicyFactory policy) {
+    public HotCacheSettings {
+        Objects.requireNonNull(policy, "policy");
+    }
+}

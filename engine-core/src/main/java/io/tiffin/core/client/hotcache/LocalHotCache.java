@@ -1,0 +1,498 @@
+package io.tiffin.core.client.hotcache;
+
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.EventHandler;
+import com.lmax.disruptor.ExceptionHandler;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.dsl.Disruptor;
+import com.lmax.disruptor.dsl.ProducerType;
+import io.netty.buffer.ByteBuf;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.hotcache.HotCachePolicy;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * The client's local hot cache: copies of objects this client fetched from remote nodes, kept in one
+ * off-heap region split into fixed-size blocks, so that repeated reads skip the network.
+ *
+ * <p><b>Never stale.</b> A cached copy is served only when its version and size equal those the
+ * master returned for this very read ({@link #tryRead}); otherwise it is a miss and the copy is
+ * dropped. Puts and removes through this client {@link #invalidate} at once; versions catch changes made
+ * by other clients.
+ *
+ * <p><b>No global lock on reads.</b> A read looks the key up in a concurrent map, pins the entry with a
+ * reference count ({@link CacheEntry}), copies the blocks and unpins it. Blocks of an evicted or
+ * invalidated entry are reused only after its last reader unpinned it, so a read never sees bytes of
+ * another object. Reads record hits and misses by publishing to the ring without waiting (lossy when
+ * full).
+ *
+ * <p><b>Asynchronous fills.</b> After a remote read the client hands the received network buffers to
+ * {@link #offerFill} and returns; the cache-put Disruptor ring's single consumer (the maintenance
+ * thread) asks the {@link HotCachePolicy} for admission, evicts, copies the bytes into blocks and
+ * publishes the entry. A full ring drops the fill (counted). The policy is only ever called from that
+ * thread.
+ *
+ * <p><b>Ownership.</b> This object owns its shared {@link Arena} (the block region) and its ring thread;
+ * {@link #close()} stops the ring first, then closes the arena once. Buffers passed to
+ * {@link #offerFill} are owned by the cache from then on and released exactly once.
+ *
+ * <p>Thread-safe.
+ */
+public final class LocalHotCache implements AutoCloseable {
+    private static final Logger LOG = LogManager.getLogger(LocalHotCache.class);
+
+    private enum Kind { HIT, MISS, FILL, INVALIDATE, SYNC }
+
+    /** A reusable ring slot. */
+    private static final class Event {
+        Kind kind;
+        String key;
+        long keyHash;
+        long version;
+        long size;
+        List<ByteBuf> parts;
+        java.util.concurrent.CompletableFuture<Integer> sync;
+
+        void clear() {
+            key = null;
+            parts = null;
+            sync = null;
+        }
+    }
+
+    private final long blockSize;
+    private final int blockCount;
+    private final int maxEntryBlocks;
+    private final HotCachePolicy policy;
+    private final Arena arena;
+    private final MemorySegment region;
+    private final ConcurrentHashMap<String, CacheEntry> entries = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<CacheEntry> reclaimed = new ConcurrentLinkedQueue<>();
+    private final Disruptor<Event> disruptor;
+    private final EventHandler<Event> handler = this::onEvent;
+    private final RingBuffer<Event> ring;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    // Maintenance-thread state.
+    private final ArrayDeque<Integer> freeBlocks = new ArrayDeque<>();
+    private final Map<Long, CacheEntry> byHash = new HashMap<>();
+
+    final LongAdder hits = new LongAdder();
+    final LongAdder misses = new LongAdder();
+    final LongAdder fills = new LongAdder();
+    final LongAdder droppedFills = new LongAdder();
+    final LongAdder rejectedFills = new LongAdder();
+    final LongAdder evictions = new LongAdder();
+    final LongAdder staleRejected = new LongAdder();
+    final LongAdder invalidations = new LongAdder();
+    final LongAdder droppedAccessRecords = new LongAdder();
+    private final LongAdder bytesCached = new LongAdder();
+
+    /**
+     * @param sizeBytes total cache size; at least one block
+     * @param blockSize bytes per block, &gt; 0
+     * @param maxEntryShare largest share of the cache one object may take, in (0, 1]
+     * @param policy admission and eviction policy (called from the maintenance thread only)
+     * @param ringSize slots of the cache-put ring, a power of two
+     * @throws TiffinException INVALID_PARAMS if the memory cannot be reserved
+     */
+    public LocalHotCache(long sizeBytes, long blockSize, double maxEntryShare, HotCachePolicy policy, int ringSize) {
+        if (blockSize <= 0 || sizeBytes < blockSize) {
+            throw new IllegalArgumentException("hotcache.size = " + sizeBytes + ", hotcache.block-size = " + blockSize
+                    + " (expected: block size > 0 and size >= one block)");
+        }
+        long blocks = sizeBytes / blockSize;
+        if (blocks > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("hotcache.size / hotcache.block-size = " + blocks
+                    + " blocks (expected: at most " + Integer.MAX_VALUE + "); use larger blocks");
+        }
+        this.blockSize = blockSize;
+        this.blockCount = (int) blocks;
+        this.maxEntryBlocks = (int) Math.max(1, Math.min(blocks, (long) Math.floor(blocks * maxEntryShare)));
+        this.policy = policy;
+        this.arena = Arena.ofShared();
+        try {
+            this.region = arena.allocate(blockCount * blockSize, 4096);
+        } catch (OutOfMemoryError | IllegalArgumentException e) {
+            arena.close();
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "hotcache.size = " + sizeBytes
+                    + ": cannot reserve that much off-heap memory for the hot cache (" + e.getMessage()
+                    + "); lower hotcache.size or give the JVM more memory", e);
+        }
+        for (int i = 0; i < blockCount; i++) {
+            freeBlocks.add(i);
+        }
+        this.disruptor = new Disruptor<>(Event::new, ringSize, r -> {
+            Thread t = new Thread(r, "tiffin-hotcache-fill");
+            t.setDaemon(true);
+            return t;
+        }, ProducerType.MULTI, new BlockingWaitStrategy());
+        disruptor.handleEventsWith(handler);
+        disruptor.setDefaultExceptionHandler(new ExceptionHandler<>() {
+            @Override
+            public void handleEventException(Throwable ex, long sequence, Event event) {
+                LOG.error("Hot cache maintenance failed on a {} event for {}; the event is dropped", event.kind,
+                        event.key, ex);
+                releaseParts(event);
+                event.clear();
+            }
+
+            @Override
+            public void handleOnStartException(Throwable ex) {
+                LOG.error("Hot cache maintenance thread failed to start", ex);
+            }
+
+            @Override
+            public void handleOnShutdownException(Throwable ex) {
+                LOG.warn("Hot cache maintenance thread failed to stop cleanly", ex);
+            }
+        });
+        this.ring = disruptor.start();
+    }
+
+    public long blockSize() {
+        return blockSize;
+    }
+
+    public int blockCount() {
+        return blockCount;
+    }
+
+    /** Largest object the cache takes, in bytes. */
+    public long maxEntryBytes() {
+        return maxEntryBlocks * blockSize;
+    }
+
+    static long hash(String key) {
+        long h = 0xcbf29ce484222325L;
+        for (int i = 0; i < key.length(); i++) {
+            h ^= key.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        h ^= (h >>> 33);
+        h *= 0xff51afd7ed558ccdL;
+        h ^= (h >>> 33);
+        return h == -1 ? 0 : h;
+    }
+
+    // ------------------------------------------------------------------ read path
+
+    /**
+     * Copies the cached object into {@code destination} if a copy of exactly this version and size is
+     * cached. Returns true when served; false is a miss (including a stale copy, which is dropped).
+     */
+    public boolean tryRead(String key, long version, long size, MemorySegment destination) {
+        CacheEntry e = entries.get(key);
+        if (e == null) {
+            recordAccess(Kind.MISS, key);
+            misses.increment();
+            return false;
+        }
+        if (e.version != version || e.size != size) {
+            staleRejected.increment();
+            misses.increment();
+            if (entries.remove(key, e)) {
+                publishInvalidate(key, e.keyHash);
+            }
+            recordAccess(Kind.MISS, key);
+            return false;
+        }
+        if (!e.acquire()) {
+            misses.increment();
+            recordAccess(Kind.MISS, key);
+            return false;
+        }
+        try {
+            long off = 0;
+            for (int block : e.blocks) {
+                long len = Math.min(blockSize, size - off);
+                MemorySegment.copy(region, (long) block * blockSize, destination, off, len);
+                off += len;
+            }
+        } finally {
+            e.release();
+        }
+        hits.increment();
+        recordAccess(Kind.HIT, key);
+        return true;
+    }
+
+    private void recordAccess(Kind kind, String key) {
+        if (closed.get()) {
+            return;
+        }
+        boolean published = ring.tryPublishEvent((ev, seq, k, kd) -> {
+            ev.kind = kd;
+            ev.key = k;
+            ev.keyHash = hash(k);
+            ev.parts = null;
+        }, key, kind);
+        if (!published) {
+            droppedAccessRecords.increment();
+        }
+    }
+
+    /** Whether an object of {@code size} bytes may be cached at all. */
+    public boolean accepts(long size) {
+        return size > 0 && size <= maxEntryBytes();
+    }
+
+    /**
+     * Offers a freshly read object for caching. Takes ownership of {@code parts} (the received buffers,
+     * in order, {@code size} bytes in total) in every case. Returns false when the fill was dropped
+     * (full ring, closed cache or an object too large).
+     */
+    public boolean offerFill(String key, long version, long size, List<ByteBuf> parts) {
+        if (closed.get() || !accepts(size)) {
+            parts.forEach(ByteBuf::release);
+            if (!closed.get()) {
+                rejectedFills.increment();
+            }
+            return false;
+        }
+        boolean published = ring.tryPublishEvent((ev, seq, k, p) -> {
+            ev.kind = Kind.FILL;
+            ev.key = k;
+            ev.keyHash = hash(k);
+            ev.version = version;
+            ev.size = size;
+            ev.parts = p;
+        }, key, parts);
+        if (!published) {
+            droppedFills.increment();
+            parts.forEach(ByteBuf::release);
+        }
+        return published;
+    }
+
+    /** Drops the cached copy of {@code key} at once (put, upsert or remove through this client). */
+    public void invalidate(String key) {
+        CacheEntry e = entries.remove(key);
+        if (e != null) {
+            invalidations.increment();
+            publishInvalidate(key, e.keyHash);
+        }
+    }
+
+    /** Drops every cached copy whose key matches (remove by regex, remove all). */
+    public void invalidateMatching(java.util.function.Predicate<String> matches) {
+        for (String key : List.copyOf(entries.keySet())) {
+            if (matches.test(key)) {
+                invalidate(key);
+            }
+        }
+    }
+
+    private void publishInvalidate(String key, long keyHash) {
+        if (closed.get()) {
+            return;
+        }
+        // Must not be lost: the entry's blocks come back only through the maintenance thread.
+        ring.publishEvent((ev, seq, k) -> {
+            ev.kind = Kind.INVALIDATE;
+            ev.key = k;
+            ev.keyHash = keyHash;
+            ev.parts = null;
+        }, key);
+    }
+
+    /** Called by the last reader of a retired entry, or by the retiring thread. */
+    void reclaim(CacheEntry e) {
+        reclaimed.add(e);
+    }
+
+    // ------------------------------------------------------------------ maintenance thread
+
+    private void onEvent(Event ev, long sequence, boolean endOfBatch) {
+        try {
+            switch (ev.kind) {
+                case HIT -> policy.onHit(ev.keyHash);
+                case MISS -> policy.onMiss(ev.keyHash);
+                case INVALIDATE -> dropFromPolicy(ev.keyHash, ev.key);
+                case FILL -> fill(ev);
+                case SYNC -> {
+                    drainReclaimed();
+                    ev.sync.complete(freeBlocks.size());
+                }
+            }
+        } finally {
+            releaseParts(ev);
+            ev.clear();
+        }
+    }
+
+    private static void releaseParts(Event ev) {
+        if (ev.parts != null) {
+            ev.parts.forEach(ByteBuf::release);
+            ev.parts = null;
+        }
+    }
+
+    /** An entry left the map (invalidated or stale): retire it and tell the policy. */
+    private void dropFromPolicy(long keyHash, String key) {
+        CacheEntry e = byHash.get(keyHash);
+        if (e != null && e.key.equals(key) && entries.get(key) != e) {
+            byHash.remove(keyHash);
+            policy.onRemove(keyHash);
+            retire(e);
+        }
+    }
+
+    private void retire(CacheEntry e) {
+        bytesCached.add(-e.size);
+        e.retire();
+    }
+
+    private void drainReclaimed() {
+        CacheEntry e;
+        while ((e = reclaimed.poll()) != null) {
+            for (int b : e.blocks) {
+                freeBlocks.add(b);
+            }
+        }
+    }
+
+    private void fill(Event ev) {
+        int weight = (int) ((ev.size + blockSize - 1) / blockSize);
+        CacheEntry current = entries.get(ev.key);
+        if (current != null && current.version == ev.version && current.size == ev.size) {
+            return; // already cached (two reads raced to fill it)
+        }
+        CacheEntry sameHash = byHash.get(ev.keyHash);
+        if (sameHash != null && !sameHash.key.equals(ev.key)) {
+            rejectedFills.increment(); // 64-bit hash collision: keep the resident one
+            return;
+        }
+        if (sameHash != null) {
+            // An older version of this key: it goes first.
+            entries.remove(ev.key, sameHash);
+            byHash.remove(ev.keyHash);
+            policy.onRemove(ev.keyHash);
+            retire(sameHash);
+        }
+        if (!policy.admit(ev.keyHash, weight)) {
+            rejectedFills.increment();
+            return;
+        }
+        drainReclaimed();
+        while (freeBlocks.size() < weight) {
+            long victim = policy.victim();
+            if (victim == -1) {
+                break;
+            }
+            CacheEntry v = byHash.remove(victim);
+            policy.onRemove(victim);
+            if (v != null) {
+                entries.remove(v.key, v);
+                retire(v);
+                evictions.increment();
+            }
+            drainReclaimed();
+        }
+        if (freeBlocks.size() < weight) {
+            droppedFills.increment(); // blocks still pinned by readers
+            return;
+        }
+        int[] blocks = new int[weight];
+        for (int i = 0; i < weight; i++) {
+            blocks[i] = freeBlocks.poll();
+        }
+        copyInto(blocks, ev.parts, ev.size);
+        CacheEntry e = new CacheEntry(ev.key, ev.keyHash, ev.version, ev.size, blocks, this);
+        byHash.put(ev.keyHash, e);
+        policy.onInsert(ev.keyHash, weight);
+        bytesCached.add(ev.size);
+        entries.put(ev.key, e);
+        fills.increment();
+    }
+
+    private void copyInto(int[] blocks, List<ByteBuf> parts, long size) {
+        int blockIndex = 0;
+        long inBlock = 0;
+        long copied = 0;
+        for (ByteBuf part : parts) {
+            int readerIndex = part.readerIndex();
+            int remaining = part.readableBytes();
+            while (remaining > 0 && copied < size) {
+                int n = (int) Math.min(remaining, blockSize - inBlock);
+                MemorySegment dst = region.asSlice((long) blocks[blockIndex] * blockSize + inBlock, n);
+                part.getBytes(readerIndex, dst.asByteBuffer());
+                readerIndex += n;
+                remaining -= n;
+                inBlock += n;
+                copied += n;
+                if (inBlock == blockSize) {
+                    blockIndex++;
+                    inBlock = 0;
+                }
+            }
+        }
+        if (copied != size) {
+            throw new IllegalStateException("fill carried " + copied + " bytes for an object of " + size);
+        }
+    }
+
+    // ------------------------------------------------------------------ stats and lifecycle
+
+    /** Counters, for metrics and {@code tiffin stat}. */
+    public record Stats(long hits, long misses, long fills, long droppedFills, long rejectedFills, long evictions,
+                        long staleRejected, long invalidations, long bytesCached, long entries, long capacityBytes) {
+    }
+
+    public Stats stats() {
+        return new Stats(hits.sum(), misses.sum(), fills.sum(), droppedFills.sum(), rejectedFills.sum(),
+                evictions.sum(), staleRejected.sum(), invalidations.sum(), bytesCached.sum(), entries.size(),
+                (long) blockCount * blockSize);
+    }
+
+    /**
+     * Waits until every event published so far has been handled, then returns the number of free blocks
+     * (blocks neither held by a resident entry nor pinned by a reader). For leak checks in tests.
+     */
+    public int freeBlocksWhenQuiet() {
+        java.util.concurrent.CompletableFuture<Integer> f = new java.util.concurrent.CompletableFuture<>();
+        ring.publishEvent((ev, seq, fut) -> {
+            ev.kind = Kind.SYNC;
+            ev.key = "";
+            ev.sync = fut;
+        }, f);
+        return f.join();
+    }
+
+    /** Blocks held by resident entries. */
+    public int residentBlocks() {
+        return entries.values().stream().mapToInt(e -> e.blocks.length).sum();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            disruptor.shutdown(5, TimeUnit.SECONDS);
+        } catch (com.lmax.disruptor.TimeoutException e) {
+            LOG.warn("Hot cache ring did not drain within 5 s at close");
+            disruptor.halt();
+        }
+        // Fills published after the last handled event (racing with close) still own buffers.
+        for (long seq = disruptor.getSequenceValueFor(handler) + 1; seq <= ring.getCursor(); seq++) {
+            releaseParts(ring.get(seq));
+        }
+        entries.clear();
+        arena.close();
+    }
+}

@@ -1,0 +1,239 @@
+package io.tiffin.core.client.hotcache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.hotcache.HotCachePolicy;
+import io.tiffin.core.plugin.PluginRegistry;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+class LocalHotCacheTest {
+    private static final PluginRegistry PLUGINS = PluginRegistry.classPathOnly();
+    private static final long BLOCK = 4096;
+
+    @AfterAll
+    static void closePlugins() {
+        PLUGINS.close();
+    }
+
+    private static HotCachePolicy policy(String name, long blocks) {
+        return PLUGINS.hotCachePolicy(name).create(blocks);
+    }
+
+    /** The bytes of version {@code v} of {@code key}. */
+    static byte[] content(String key, long version, int size) {
+        byte[] b = new byte[size];
+        new SplittableRandom(key.hashCode() * 31L + version).nextBytes(b);
+        return b;
+    }
+
+    /** Splits bytes into network-like buffers of at most {@code slice} bytes. */
+    static List<ByteBuf> parts(byte[] bytes, int slice) {
+        List<ByteBuf> out = new ArrayList<>();
+        for (int off = 0; off < bytes.length; off += slice) {
+            ByteBuf b = Unpooled.directBuffer(Math.min(slice, bytes.length - off));
+            b.writeBytes(bytes, off, Math.min(slice, bytes.length - off));
+            out.add(b);
+        }
+        return out;
+    }
+
+    private static byte[] read(LocalHotCache cache, String key, long version, int size) {
+        byte[] out = new byte[size];
+        return cache.tryRead(key, version, size, MemorySegment.ofArray(out)) ? out : null;
+    }
+
+    @Test
+    void servesOnlyTheVersionAndSizeItHolds() {
+        try (LocalHotCache cache = new LocalHotCache(64 * BLOCK, BLOCK, 0.5, policy("lru", 64), 1024)) {
+            byte[] v1 = content("k", 1, 10_000); // spans three blocks
+            assertThat(read(cache, "k", 1, v1.length)).isNull();
+            cache.offerFill("k", 1, v1.length, parts(v1, 3000));
+            cache.freeBlocksWhenQuiet();
+            assertThat(read(cache, "k", 1, v1.length)).isEqualTo(v1);
+            assertThat(read(cache, "k", 2, v1.length)).as("newer version at the master").isNull();
+            assertThat(cache.stats().staleRejected()).isEqualTo(1);
+            assertThat(read(cache, "k", 1, v1.length)).as("the stale copy was dropped").isNull();
+            assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(64);
+        }
+    }
+
+    @Test
+    void invalidateDropsAtOnceAndTooLargeObjectsAreNotCached() {
+        try (LocalHotCache cache = new LocalHotCache(16 * BLOCK, BLOCK, 0.25, policy("lru", 16), 1024)) {
+            byte[] v = content("a", 7, 5000);
+            cache.offerFill("a", 7, v.length, parts(v, 4096));
+            cache.freeBlocksWhenQuiet();
+            cache.invalidate("a");
+            assertThat(read(cache, "a", 7, v.length)).isNull();
+            assertThat(cache.accepts(4 * BLOCK)).isTrue();
+            assertThat(cache.accepts(4 * BLOCK + 1)).isFalse();
+            List<ByteBuf> big = parts(content("b", 1, (int) (5 * BLOCK)), 4096);
+            assertThat(cache.offerFill("b", 1, 5 * BLOCK, big)).isFalse();
+            assertThat(big).allMatch(b -> b.refCnt() == 0);
+            assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(16);
+        }
+    }
+
+    @Test
+    void evictionKeepsWithinCapacity() {
+        try (LocalHotCache cache = new LocalHotCache(8 * BLOCK, BLOCK, 0.5, policy("lru", 8), 1024)) {
+            for (int i = 0; i < 20; i++) {
+                byte[] v = content("k" + i, 1, (int) (2 * BLOCK));
+                cache.offerFill("k" + i, 1, v.length, parts(v, 4096));
+            }
+            cache.freeBlocksWhenQuiet();
+            assertThat(cache.residentBlocks()).isLessThanOrEqualTo(8);
+            assertThat(cache.stats().evictions()).isPositive();
+            assertThat(read(cache, "k19", 1, (int) (2 * BLOCK))).isEqualTo(content("k19", 1, (int) (2 * BLOCK)));
+        }
+    }
+
+    @Test
+    void aFullRingDropsFillsAndReleasesTheirBuffers() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        HotCachePolicy lru = policy("lru", 64);
+        HotCachePolicy blocking = new HotCachePolicy() {
+            public String name() {
+                return "blocking";
+            }
+
+            public long capacityBlocks() {
+                return lru.capacityBlocks();
+            }
+
+            public void onHit(long k) {
+                lru.onHit(k);
+            }
+
+            public void onMiss(long k) {
+                lru.onMiss(k);
+            }
+
+            public boolean admit(long k, int w) {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return lru.admit(k, w);
+            }
+
+            public void onInsert(long k, int w) {
+                lru.onInsert(k, w);
+            }
+
+            public void onRemove(long k) {
+                lru.onRemove(k);
+            }
+
+            public long victim() {
+                return lru.victim();
+            }
+
+            public long residentBlocks() {
+                return lru.residentBlocks();
+            }
+        };
+        try (LocalHotCache cache = new LocalHotCache(64 * BLOCK, BLOCK, 0.5, blocking, 64)) {
+            List<List<ByteBuf>> offered = new ArrayList<>();
+            int dropped = 0;
+            for (int i = 0; i < 200; i++) {
+                List<ByteBuf> p = parts(content("k" + i, 1, 100), 4096);
+                offered.add(p);
+                if (!cache.offerFill("k" + i, 1, 100, p)) {
+                    dropped++;
+                }
+            }
+            assertThat(dropped).isPositive();
+            assertThat(cache.stats().droppedFills()).isEqualTo(dropped);
+            gate.countDown();
+            cache.freeBlocksWhenQuiet();
+            assertThat(offered).allSatisfy(p -> assertThat(p).allMatch(b -> b.refCnt() == 0));
+        }
+    }
+
+    @Test
+    void memoryThatCannotBeReservedFailsClearly() {
+        assertThatThrownBy(() -> new LocalHotCache(1L << 46, 1L << 30, 0.5, policy("lru", 1 << 16), 1024))
+                .isInstanceOf(TiffinException.class).hasMessageContaining("hotcache.size");
+    }
+
+    @Test
+    void concurrentReadersNeverSeeBytesOfAnotherObjectAndNoBlockLeaks() throws Exception {
+        long seed = System.nanoTime();
+        int blocks = 48;
+        for (String policyName : PLUGINS.names(io.tiffin.core.plugin.ExtensionPoint.HOT_CACHE_POLICY)) {
+            try (LocalHotCache cache = new LocalHotCache(blocks * BLOCK, BLOCK, 0.25, policy(policyName, blocks), 256)) {
+                ConcurrentHashMap<String, Long> currentVersion = new ConcurrentHashMap<>();
+                int keys = 40;
+                for (int i = 0; i < keys; i++) {
+                    currentVersion.put("k" + i, 1L);
+                }
+                AtomicLong servedReads = new AtomicLong();
+                ExecutorService pool = Executors.newFixedThreadPool(6);
+                List<Future<?>> futures = new ArrayList<>();
+                for (int t = 0; t < 4; t++) {
+                    final int id = t;
+                    futures.add(pool.submit(() -> {
+                        SplittableRandom rnd = new SplittableRandom(seed + id);
+                        try (Arena arena = Arena.ofConfined()) {
+                            for (int op = 0; op < 20_000; op++) {
+                                String key = "k" + rnd.nextInt(keys);
+                                long version = 1 + rnd.nextInt(3);
+                                int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
+                                MemorySegment dst = arena.allocate(size);
+                                if (cache.tryRead(key, version, size, dst)) {
+                                    assertThat(dst.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+                                            .as("seed %d %s %s v%d", seed, policyName, key, version)
+                                            .isEqualTo(content(key, version, size));
+                                    servedReads.incrementAndGet();
+                                }
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                futures.add(pool.submit(() -> {
+                    SplittableRandom rnd = new SplittableRandom(seed ^ 99);
+                    for (int op = 0; op < 20_000; op++) {
+                        String key = "k" + rnd.nextInt(keys);
+                        long version = 1 + rnd.nextInt(3);
+                        int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
+                        if (rnd.nextInt(10) == 0) {
+                            cache.invalidate(key);
+                        } else {
+                            cache.offerFill(key, version, size, parts(content(key, version, size), 1500));
+                        }
+                    }
+                    return null;
+                }));
+                for (Future<?> f : futures) {
+                    f.get(120, TimeUnit.SECONDS);
+                }
+                pool.shutdown();
+                int free = cache.freeBlocksWhenQuiet();
+                assertThat(free + cache.residentBlocks()).as("seed %d %s: no block leaked", seed, policyName)
+                        .isEqualTo(blocks);
+                assertThat(cache.residentBlocks()).isLessThanOrEqualTo(blocks);
+                assertThat(servedReads.get()).as("%s served some reads", policyName).isPositive();
+            }
+        }
+    }
+}

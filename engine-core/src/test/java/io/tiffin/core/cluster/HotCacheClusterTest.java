@@ -1,0 +1,143 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.client.hotcache.HotCacheSettings;
+import io.tiffin.core.config.ConfigException;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.plugin.PluginRegistry;
+import io.tiffin.core.transport.TransportSettings;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The client hot cache over a real cluster: hits, no stale reads across clients, configuration. */
+class HotCacheClusterTest {
+    private static final long MiB = 1L << 20;
+
+    private static TiffinClient cachingClient(TestCluster cluster, PluginRegistry plugins, String policy) {
+        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
+                TransportSettings.defaults(), 16 * MiB, false,
+                new HotCacheSettings(64 * MiB, MiB, 0.5, 1024, plugins.hotCachePolicy(policy))));
+        cluster.clients.add(c);
+        return c;
+    }
+
+    @Test
+    void repeatedRemoteReadsAreServedFromTheCacheForGetBatchGetAndGetInto() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 128 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly();
+             Arena arena = Arena.ofConfined()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cachingClient(cluster, plugins, "lru");
+            byte[] big = ClusterEndToEndTest.bytes(1, (int) (20 * MiB + 3)); // spans 21 blocks and 2 slices
+            writer.put("big", big);
+            writer.put("small", ClusterEndToEndTest.bytes(2, 100));
+            assertThat(reader.get("big")).isEqualTo(big);
+            reader.hotCache().freeBlocksWhenQuiet(); // let the asynchronous fill land
+            assertThat(reader.get("big")).isEqualTo(big);
+            assertThat(reader.hotCacheStats().orElseThrow().hits()).isEqualTo(1);
+
+            List<KeyResult<byte[]>> batch = reader.batchGet(List.of("small", "big"));
+            reader.hotCache().freeBlocksWhenQuiet();
+            batch = reader.batchGet(List.of("small", "big"));
+            assertThat(batch.get(0).value()).isEqualTo(ClusterEndToEndTest.bytes(2, 100));
+            assertThat(batch.get(1).value()).isEqualTo(big);
+            MemorySegment dst = arena.allocate(big.length);
+            assertThat(reader.getInto("big", dst)).isEqualTo(big.length);
+            assertThat(dst.mismatch(MemorySegment.ofArray(big))).isEqualTo(-1);
+            assertThat(reader.hotCacheStats().orElseThrow().hits()).isGreaterThanOrEqualTo(4);
+        }
+    }
+
+    @Test
+    void aKeyRemovedAndPutAgainByAnotherClientIsNeverReadStale() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 128 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient a = cluster.remoteClient();
+            for (String policy : plugins.names(io.tiffin.core.plugin.ExtensionPoint.HOT_CACHE_POLICY)) {
+                TiffinClient b = cachingClient(cluster, plugins, policy);
+                String key = "k-" + policy;
+                for (int round = 0; round < 20; round++) {
+                    byte[] value = ClusterEndToEndTest.bytes(round * 31L + policy.hashCode(), 3000 + round);
+                    a.put(key, value, PutOptions.replicas(1 + round % 2));
+                    assertThat(b.get(key)).as("%s round %d first read", policy, round).isEqualTo(value);
+                    b.hotCache().freeBlocksWhenQuiet();
+                    assertThat(b.get(key)).as("%s round %d cached read", policy, round).isEqualTo(value);
+                    a.remove(key, true);
+                    if (round % 3 == 0) {
+                        // same size, new bytes: only the version tells them apart
+                        a.put(key, ClusterEndToEndTest.bytes(round * 31L + policy.hashCode() + 1, 3000 + round));
+                        assertThat(b.get(key)).isEqualTo(ClusterEndToEndTest.bytes(round * 31L + policy.hashCode() + 1,
+                                3000 + round));
+                        a.remove(key, true);
+                    }
+                }
+                assertThat(b.hotCacheStats().orElseThrow().staleRejected()).isPositive();
+                assertThat(b.hotCacheStats().orElseThrow().hits()).isPositive();
+            }
+        }
+    }
+
+    @Test
+    void putAndRemoveThroughTheCachingClientInvalidateAtOnce() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 64 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient c = cachingClient(cluster, plugins, "lru");
+            c.put("x", new byte[] {1, 2, 3});
+            // The replica lives on a node of another process, as far as this client knows: it is cached.
+            assertThat(c.get("x")).containsExactly(1, 2, 3);
+            c.hotCache().freeBlocksWhenQuiet();
+            c.remove("x", true);
+            assertThat(c.hotCacheStats().orElseThrow().invalidations()).isEqualTo(1);
+            c.put("x", new byte[] {4, 5, 6}, PutOptions.DEFAULT.withUpsert(true));
+            assertThat(c.get("x")).containsExactly(4, 5, 6);
+            c.removeAll(true);
+        }
+    }
+
+    @Test
+    void configurationCases() {
+        // Unset or 0: disabled.
+        try (Tiffin t = Tiffin.embedded(base().build())) {
+            assertThat(t.client().hotCacheStats()).isEmpty();
+        }
+        // Smaller than one block: disabled with a warning (not an error).
+        try (Tiffin t = Tiffin.embedded(base().fromEnvironment(Map.of("LOCAL_HOT_CACHE_SIZE", "1MiB",
+                "LOCAL_HOT_BLOCK_SIZE", "4MiB")).build())) {
+            assertThat(t.client().hotCacheStats()).isEmpty();
+        }
+        try (Tiffin t = Tiffin.embedded(base().fromEnvironment(Map.of("MC_STORE_LOCAL_HOT_CACHE_SIZE", "8388608",
+                "MC_STORE_LOCAL_HOT_BLOCK_SIZE", "1MiB")).build())) {
+            assertThat(t.client().hotCacheStats().orElseThrow().capacityBytes()).isEqualTo(8 * MiB);
+        }
+        assertThatThrownBy(() -> base().fromEnvironment(Map.of("LOCAL_HOT_CACHE_SIZE", "-5")).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("LOCAL_HOT_CACHE_SIZE")
+                .hasMessageContaining("-5");
+        assertThatThrownBy(() -> base().fromEnvironment(Map.of("LOCAL_HOT_CACHE_SIZE", "lots")).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("LOCAL_HOT_CACHE_SIZE")
+                .hasMessageContaining("lots");
+        assertThatThrownBy(() -> base().fromEnvironment(Map.of("LOCAL_HOT_BLOCK_SIZE", "0")).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("LOCAL_HOT_BLOCK_SIZE");
+        // Memory the machine cannot give: the client does not start.
+        assertThatThrownBy(() -> Tiffin.embedded(base().set("hotcache.size", "64TiB")
+                .set("hotcache.block-size", "1GiB").build()).close())
+                .isInstanceOf(TiffinException.class).hasMessageContaining("hotcache.size");
+        assertThatThrownBy(() -> Tiffin.embedded(base().set("hotcache.size", "64MiB")
+                .set("hotcache.policy", "nope").build()).close())
+                .isInstanceOf(TiffinException.class).hasMessageContaining("lru");
+    }
+
+    private static TiffinConfig.Builder base() {
+        return TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "16MiB");
+    }
+}
