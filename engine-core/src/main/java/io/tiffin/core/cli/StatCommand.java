@@ -55,6 +55,20 @@ final class StatCommand extends ClientCommand {
         sb.append("Used:      ").append(Human.bytes(s.getUsed())).append(" (")
                 .append(Human.percent(s.getUsed(), s.getCapacity())).append(")\n");
         sb.append("Evicted:   ").append(s.getEvictedKeys()).append(" keys since the master started\n");
+        var hc = s.getHotCache();
+        if (hc.getReportingClients() == 0) {
+            sb.append("Hot cache: no client with a hot cache reported in the last minute\n");
+        } else {
+            var t = hc.getTotals();
+            long reads = t.getHits() + t.getMisses();
+            sb.append("Hot cache: ").append(hc.getReportingClients()).append(" clients, ")
+                    .append(Human.bytes(t.getBytesCached())).append(" of ").append(Human.bytes(t.getCapacityBytes()))
+                    .append(" cached; hits ").append(t.getHits()).append(", misses ").append(t.getMisses())
+                    .append(" (").append(Human.percent(t.getHits(), reads)).append(" hit)")
+                    .append(", fills ").append(t.getFills()).append(", dropped fills ").append(t.getDroppedFills())
+                    .append(", evictions ").append(t.getEvictions()).append(", stale copies rejected ")
+                    .append(t.getStaleRejected()).append("\n");
+        }
         return sb.toString();
     }
 }

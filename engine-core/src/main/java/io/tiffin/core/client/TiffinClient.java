@@ -114,10 +114,39 @@ public final class TiffinClient implements KvStore {
     private final LocalHotCache hotCache;
     private volatile boolean closed;
 
+    private final java.util.concurrent.ScheduledExecutorService reporter;
+
     private TiffinClient(Options options) {
         this.options = options;
         this.hotCache = createHotCache(options.hotCache());
         this.pool = new TransportClientPool("client", options.transport(), clientId);
+        if (hotCache != null) {
+            reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "tiffin-client-report");
+                t.setDaemon(true);
+                return t;
+            });
+            reporter.scheduleWithFixedDelay(this::reportHotCache, 1, 2, TimeUnit.SECONDS);
+        } else {
+            reporter = null;
+        }
+    }
+
+    /** Sends this client's hot-cache counters to the master (for /metrics and tiffin stat). */
+    public void reportHotCache() {
+        if (hotCache == null || closed) {
+            return;
+        }
+        LocalHotCache.Stats s = hotCache.stats();
+        try {
+            rpc(Opcode.CLIENT_REPORT, io.tiffin.core.transport.proto.ClientReport.newBuilder().setClientId(clientId)
+                    .setHits(s.hits()).setMisses(s.misses()).setFills(s.fills()).setDroppedFills(s.droppedFills())
+                    .setRejectedFills(s.rejectedFills()).setEvictions(s.evictions()).setStaleRejected(s.staleRejected())
+                    .setInvalidations(s.invalidations()).setBytesCached(s.bytesCached())
+                    .setCapacityBytes(s.capacityBytes()).build(), Empty.parser());
+        } catch (RuntimeException e) {
+            LOG.debug("hot cache report failed", e);
+        }
     }
 
     private static LocalHotCache createHotCache(HotCacheSettings s) {
@@ -681,6 +710,9 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void close() {
+        if (reporter != null) {
+            reporter.shutdownNow();
+        }
         closed = true;
         pool.close();
         if (hotCache != null) {

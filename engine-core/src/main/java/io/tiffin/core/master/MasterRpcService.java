@@ -56,10 +56,12 @@ import java.util.concurrent.Executor;
 public final class MasterRpcService {
     private final MasterService master;
     private final MasterMetrics metrics;
+    private final ClientReports clientReports;
 
-    public MasterRpcService(MasterService master, MasterMetrics metrics) {
+    public MasterRpcService(MasterService master, MasterMetrics metrics, ClientReports clientReports) {
         this.master = master;
         this.metrics = metrics;
+        this.clientReports = clientReports;
     }
 
     @FunctionalInterface
@@ -226,6 +228,10 @@ public final class MasterRpcService {
             return b.build();
         });
         bind(server, executor, Opcode.STATS, r -> stats());
+        bind(server, executor, Opcode.CLIENT_REPORT, r -> {
+            clientReports.accept(r.parseControl(io.tiffin.core.transport.proto.ClientReport.parser()));
+            return Empty.getDefaultInstance();
+        });
     }
 
     /** The cluster summary served by STATS and /health. */
@@ -236,7 +242,8 @@ public final class MasterRpcService {
                 .setCapacity(master.capacityBytes())
                 .setUsed(master.usedBytes())
                 .setLiveNodes(master.liveNodes().size())
-                .setEvictedKeys(master.counters().evictedKeys());
+                .setEvictedKeys(master.counters().evictedKeys())
+                .setHotCache(clientReports.totals());
         for (var v : master.segmentViews()) {
             b.addSegments(SegmentStat.newBuilder()
                     .setName(v.name())

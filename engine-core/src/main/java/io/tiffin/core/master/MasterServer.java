@@ -53,8 +53,9 @@ public final class MasterServer implements AutoCloseable {
 
     private MasterServer(Options options, Ticker ticker) {
         service = new MasterService(options.settings(), options.strategy(), ticker, null);
-        metrics = new MasterMetrics(service);
-        rpc = new MasterRpcService(service, metrics);
+        ClientReports clientReports = new ClientReports(ticker, 60_000);
+        metrics = new MasterMetrics(service, clientReports);
+        rpc = new MasterRpcService(service, metrics, clientReports);
         int threads = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
         workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
         background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));

@@ -6,6 +6,7 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tiffin.core.master.ClientReports;
 import io.tiffin.core.master.MasterService;
 import io.tiffin.core.transport.Opcode;
 import java.io.ByteArrayOutputStream;
@@ -28,7 +29,7 @@ public final class MasterMetrics {
     private final Counter bytesIn;
     private final Counter bytesOut;
 
-    public MasterMetrics(MasterService master) {
+    public MasterMetrics(MasterService master, ClientReports clients) {
         requests = Counter.builder().name("tiffin_master_requests_total")
                 .help("RPC requests handled, by operation").labelNames("op").register(registry);
         failures = Counter.builder().name("tiffin_master_request_failures_total")
@@ -69,6 +70,28 @@ public final class MasterMetrics {
         CounterWithCallback.builder().name("tiffin_master_put_start_releases_total")
                 .help("Buffers of stuck puts freed after the release timeout")
                 .callback(cb -> cb.call(master.counters().putStartReleases())).register(registry);
+        hotCacheCounter("hits", "Reads served from client hot caches", clients, r -> r.getHits());
+        hotCacheCounter("misses", "Reads that missed client hot caches", clients, r -> r.getMisses());
+        hotCacheCounter("fills", "Objects admitted into client hot caches", clients, r -> r.getFills());
+        hotCacheCounter("dropped_fills", "Fills dropped (full ring, or blocks pinned by readers)", clients,
+                r -> r.getDroppedFills());
+        hotCacheCounter("rejected_fills", "Fills refused by the admission policy or for size", clients,
+                r -> r.getRejectedFills());
+        hotCacheCounter("evictions", "Objects evicted from client hot caches", clients, r -> r.getEvictions());
+        hotCacheCounter("stale_rejected", "Cached copies rejected because the master had a newer version", clients,
+                r -> r.getStaleRejected());
+        GaugeWithCallback.builder().name("tiffin_client_hotcache_bytes").help("Bytes cached in client hot caches")
+                .callback(cb -> cb.call(clients.totals().getTotals().getBytesCached())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_client_hotcache_reporting_clients")
+                .help("Clients with a hot cache that reported in the last minute")
+                .callback(cb -> cb.call(clients.totals().getReportingClients())).register(registry);
+    }
+
+    private void hotCacheCounter(String name, String help, ClientReports clients,
+                                 java.util.function.ToLongFunction<io.tiffin.core.transport.proto.ClientReport> f) {
+        CounterWithCallback.builder().name("tiffin_client_hotcache_" + name + "_total")
+                .help(help + " (sum of the latest reports of live clients)")
+                .callback(cb -> cb.call(f.applyAsLong(clients.totals().getTotals()))).register(registry);
     }
 
     /** Records one handled request. */

@@ -34,6 +34,7 @@ public enum Opcode {
 
     LIST_KEYS(40),
     STATS(41),
+    CLIENT_REPORT(42),
 
     DATA_READ(100),
     DATA_WRITE(101);

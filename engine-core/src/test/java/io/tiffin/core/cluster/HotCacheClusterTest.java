@@ -55,6 +55,14 @@ class HotCacheClusterTest {
             assertThat(reader.getInto("big", dst)).isEqualTo(big.length);
             assertThat(dst.mismatch(MemorySegment.ofArray(big))).isEqualTo(-1);
             assertThat(reader.hotCacheStats().orElseThrow().hits()).isGreaterThanOrEqualTo(4);
+
+            // The counters reach the master: STATS (tiffin stat) and /metrics.
+            reader.reportHotCache();
+            var totals = writer.stats().getHotCache();
+            assertThat(totals.getReportingClients()).isEqualTo(1);
+            assertThat(totals.getTotals().getHits()).isGreaterThanOrEqualTo(4);
+            assertThat(cluster.master.metrics().scrape()).contains("tiffin_client_hotcache_hits_total")
+                    .contains("tiffin_client_hotcache_stale_rejected_total");
         }
     }
 

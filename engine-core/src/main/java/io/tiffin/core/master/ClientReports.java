@@ -1,0 +1,53 @@
+package io.tiffin.core.master;
+
+import io.tiffin.core.transport.proto.ClientReport;
+import io.tiffin.core.transport.proto.HotCacheTotals;
+import io.tiffin.core.util.Ticker;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The latest hot-cache counters each client reported, summed for metrics and STATS. A client that has
+ * not reported for {@code expiryMillis} is dropped from the sums.
+ *
+ * <p>Thread-safe.
+ */
+public final class ClientReports {
+    private record Entry(ClientReport report, long receivedMillis) {
+    }
+
+    private final ConcurrentHashMap<String, Entry> reports = new ConcurrentHashMap<>();
+    private final Ticker ticker;
+    private final long expiryMillis;
+
+    public ClientReports(Ticker ticker, long expiryMillis) {
+        this.ticker = ticker;
+        this.expiryMillis = expiryMillis;
+    }
+
+    public void accept(ClientReport report) {
+        reports.put(report.getClientId(), new Entry(report, ticker.millis()));
+    }
+
+    /** The sum over live clients. */
+    public HotCacheTotals totals() {
+        long now = ticker.millis();
+        reports.values().removeIf(e -> e.receivedMillis() + expiryMillis < now);
+        ClientReport.Builder sum = ClientReport.newBuilder();
+        int n = 0;
+        for (Entry e : reports.values()) {
+            ClientReport r = e.report();
+            n++;
+            sum.setHits(sum.getHits() + r.getHits())
+                    .setMisses(sum.getMisses() + r.getMisses())
+                    .setFills(sum.getFills() + r.getFills())
+                    .setDroppedFills(sum.getDroppedFills() + r.getDroppedFills())
+                    .setRejectedFills(sum.getRejectedFills() + r.getRejectedFills())
+                    .setEvictions(sum.getEvictions() + r.getEvictions())
+                    .setStaleRejected(sum.getStaleRejected() + r.getStaleRejected())
+                    .setInvalidations(sum.getInvalidations() + r.getInvalidations())
+                    .setBytesCached(sum.getBytesCached() + r.getBytesCached())
+                    .setCapacityBytes(sum.getCapacityBytes() + r.getCapacityBytes());
+        }
+        return HotCacheTotals.newBuilder().setReportingClients(n).setTotals(sum).build();
+    }
+}
