@@ -21,10 +21,12 @@ import java.util.List;
  *   <li>the segment's only largest region: the stranded bytes stay the same, or grow if the remainder
  *       drops below the second-largest region.</li>
  * </ul>
- * Segments are ranked by that change, then by how tightly the chosen bin fits the request (best
- * fit, which keeps large holes for large objects), then by the smaller largest region (so an empty
- * segment is cut last). Preferred segments come first; the random walk places whatever is still
- * missing.
+ * Segments are ranked by that change, then, when a hole gets filled, by how tightly the chosen bin
+ * fits the request (best fit, which keeps large holes for large objects). When every candidate must
+ * cut its largest region, a single replica goes where the cut fits tightest (so untouched segments
+ * stay whole), while the replicas of a multi-replica object go to the segments with the most free
+ * bytes (free-ratio-first's rule: a placement needs several segments with room, and packing would
+ * leave too few). Preferred segments come first; the random walk places whatever is still missing.
  *
  * <p>Thread-safe: stateless.
  */
@@ -67,8 +69,10 @@ public final class HoleFitAllocationStrategy implements AllocationStrategy {
                 }
                 long takeSize = s.binSize(take);
                 long delta;
+                long waste;
                 if (take < top || s.freeRegionsInBin(top) > 1) {
                     delta = -rounded;
+                    waste = takeSize - rounded;
                 } else {
                     int second = top - 1;
                     while (second >= 0 && s.freeRegionsInBin(second) == 0) {
@@ -77,8 +81,11 @@ public final class HoleFitAllocationStrategy implements AllocationStrategy {
                     long secondSize = second >= 0 ? s.binSize(second) : 0;
                     long newLargest = Math.max(takeSize - rounded, secondSize);
                     delta = -rounded - (newLargest - takeSize);
+                    // Cutting a segment's largest region. One replica: best fit, so untouched segments
+                    // stay whole. Several: spread the cuts over the emptiest segments, so that enough
+                    // segments keep room for every replica of a large object.
+                    waste = request.replicas() > 1 ? -s.free() : takeSize - rounded;
                 }
-                long waste = takeSize - rounded;
                 int pos = kept;
                 while (pos > 0 && better(delta, waste, largest, bestDelta[pos - 1], bestWaste[pos - 1],
                         bestLargest[pos - 1])) {
