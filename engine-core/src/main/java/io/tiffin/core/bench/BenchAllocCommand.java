@@ -65,7 +65,7 @@ public final class BenchAllocCommand implements Callable<Integer> {
     int numAllocations;
 
     @Option(names = "--prefill-pct", defaultValue = "0",
-            description = "Prefill to this average utilisation (%) before measuring; > 0 disables fillup's early "
+            description = "Prefill to this average utilisation (%%) before measuring; > 0 disables fillup's early "
                     + "exit (default: ${DEFAULT-VALUE}).")
     double prefillPct;
 
