@@ -46,8 +46,10 @@ public final class BenchAllocCommand implements Callable<Integer> {
     static final List<Integer> CHURN_SEGMENTS = List.of(1, 10, 100);
     static final List<Integer> DEFAULT_REPLICAS = List.of(1, 2, 3);
     static final List<Long> SIZES = List.of(512L << 10, 8L << 20, 32L << 20);
-    /** Wall time per strategy spent on an unmeasured run of the first case, so the JIT has compiled it. */
+    /** Wall time per strategy spent on unmeasured runs of the first case, so the JIT has compiled it. */
     static final long WARMUP_NANOS = 300_000_000L;
+    /** Per case and strategy, unmeasured runs of the same case go on until this much time has passed. */
+    static final long CASE_WARMUP_NANOS = 50_000_000L;
 
     @Spec
     CommandSpec spec;
@@ -132,6 +134,10 @@ public final class BenchAllocCommand implements Callable<Integer> {
             try (ProgressBar progress = progressBar(cases.size() * strategies.size())) {
                 for (Case c : cases) {
                     for (Map.Entry<String, AllocationStrategy> e : strategies.entrySet()) {
+                        long warm = System.nanoTime();
+                        for (int i = 0; i < 2 && System.nanoTime() - warm < CASE_WARMUP_NANOS; i++) {
+                            run(e.getValue(), c);
+                        }
                         CaseResult r = run(e.getValue(), c);
                         r.strategy = e.getKey();
                         results.add(r);

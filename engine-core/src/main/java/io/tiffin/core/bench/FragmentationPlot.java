@@ -47,7 +47,7 @@ final class FragmentationPlot {
         int top = 60;
         int plotHeight = 400;
         int bottom = 170;
-        int width = Math.max(700, left + groups * groupWidth + 40);
+        int width = Math.max(700, left + groups * groupWidth + 140);
         int height = top + plotHeight + bottom;
         double max = 0.05;
         for (CaseResult r : results) {
