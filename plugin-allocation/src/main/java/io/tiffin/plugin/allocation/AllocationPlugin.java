@@ -7,7 +7,13 @@ import io.tiffin.api.spi.allocation.AllocationStrategyFactory;
 import java.util.List;
 import java.util.function.Supplier;
 
-/** The built-in allocation strategies. */
+/**
+ * The built-in allocation strategies: {@code random} and {@code free-ratio-first} (Mooncake Store's),
+ * {@code size-class-aware} (proposed upstream) and {@code hole-fit} (Tiffin's; see
+ * docs/ALLOCATION.md).
+ *
+ * <p>Thread-safe: stateless; the factories create stateless strategies.
+ */
 public final class AllocationPlugin implements TiffinPlugin {
     @Override
     public String name() {
@@ -16,7 +22,11 @@ public final class AllocationPlugin implements TiffinPlugin {
 
     @Override
     public List<AllocationStrategyFactory> allocationStrategies() {
-        return List.of(factory("random", RandomAllocationStrategy::new));
+        return List.of(
+                factory("random", RandomAllocationStrategy::new),
+                factory("free-ratio-first", FreeRatioFirstAllocationStrategy::new),
+                factory("size-class-aware", SizeClassAwareAllocationStrategy::new),
+                factory("hole-fit", HoleFitAllocationStrategy::new));
     }
 
     private static AllocationStrategyFactory factory(String name, Supplier<AllocationStrategy> supplier) {

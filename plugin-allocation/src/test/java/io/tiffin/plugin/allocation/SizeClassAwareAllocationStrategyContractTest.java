@@ -1,0 +1,12 @@
+package io.tiffin.plugin.allocation;
+
+import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.plugins.testkit.AllocationStrategyContract;
+
+/** Runs the allocation strategy contract on {@link SizeClassAwareAllocationStrategy}. */
+class SizeClassAwareAllocationStrategyContractTest extends AllocationStrategyContract {
+    @Override
+    protected AllocationStrategy strategy() {
+        return new SizeClassAwareAllocationStrategy();
+    }
+}
