@@ -1,5 +1,6 @@
 package io.tiffin.core.cli;
 
+import io.tiffin.core.bench.BenchAllocCommand;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -16,17 +17,16 @@ import picocli.CommandLine.Spec;
  * <p>Not thread-safe: one instance runs once.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Benchmarks against a running cluster.",
+        description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache.",
         // Register benchmark subcommand classes here.
-        subcommands = {})
+        subcommands = {BenchAllocCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() {
-        throw new ParameterException(spec.commandLine(), spec.subcommands().isEmpty()
-                ? "'tiffin bench' needs a benchmark, but this build has none installed"
-                : "missing benchmark (expected one of " + String.join(", ", spec.subcommands().keySet()) + ")");
+        throw new ParameterException(spec.commandLine(),
+                "missing benchmark (expected one of " + String.join(", ", spec.subcommands().keySet()) + ")");
     }
 }
