@@ -39,21 +39,29 @@ public final class TiffinModule extends AbstractModule {
         bind(TiffinConfig.class).toInstance(config);
     }
 
-    /** The plugins directory: {@code plugins.dir}, relative paths resolved against {@code tiffin.home}. */
+    /**
+     * The plugins directory: {@code plugins.dir}; a relative path is resolved against {@code tiffin.home}
+     * (set by the launcher). Without {@code tiffin.home} (embedded use, tests, IDE) only an explicitly
+     * configured directory is used, so the default {@code plugins} never picks up an unrelated folder of
+     * the working directory; plugins on the class path are found either way. Null means none.
+     */
     static Path pluginsDir(TiffinConfig config) {
         Path dir = Path.of(config.get(PLUGINS_DIR));
-        String home = System.getProperty("tiffin.home");
-        if (!dir.isAbsolute() && home != null) {
-            dir = Path.of(home).resolve(dir);
+        if (dir.isAbsolute()) {
+            return dir;
         }
-        return dir;
+        String home = System.getProperty("tiffin.home");
+        if (home != null) {
+            return Path.of(home).resolve(dir);
+        }
+        return "default".equals(config.source(PLUGINS_DIR)) ? null : dir;
     }
 
     @Provides
     @Singleton
     PluginRegistry plugins(TiffinConfig config) {
         Path dir = pluginsDir(config);
-        return Files.isDirectory(dir) ? PluginRegistry.load(dir) : PluginRegistry.classPathOnly();
+        return dir != null && Files.isDirectory(dir) ? PluginRegistry.load(dir) : PluginRegistry.classPathOnly();
     }
 
     @Provides

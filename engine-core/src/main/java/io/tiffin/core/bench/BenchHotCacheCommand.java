@@ -1,0 +1,188 @@
+package io.tiffin.core.bench;
+
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.client.hotcache.HotCacheSettings;
+import io.tiffin.core.config.Sizes;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.plugin.PluginRegistry;
+import io.tiffin.core.transport.TransportSettings;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code tiffin bench hotcache}: the upstream hot-cache experiment on a loopback cluster. A master and
+ * two nodes A and B run in this process; a writer puts {@code --keys} objects of {@code --value-size}
+ * into node A's segment; a reader "on node B" (a client that never uses same-JVM memory copies, so every
+ * read of A's replica crosses the data plane) reads every key {@code --rounds} times, with the hot
+ * cache off and then on. Prints per-key latency of the first round and the average over all rounds
+ * (first included), for get and for batch get, and the change.
+ *
+ * <p>After the first round of the cache-on run the bench waits for the asynchronous fills to land
+ * before round two, so that the figure measures serving from the cache, not a race with the fill ring.
+ *
+ * <p>Not thread-safe: one instance per invocation.
+ */
+@Command(name = "hotcache", mixinStandardHelpOptions = true,
+        description = "Client hot cache: repeated remote get and batch get with the cache off and on.")
+public final class BenchHotCacheCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--keys", defaultValue = "25", description = "Objects (default: ${DEFAULT-VALUE}).")
+    int keys;
+
+    @Option(names = "--value-size", defaultValue = "10MB", paramLabel = "SIZE",
+            description = "Object size, e.g. 10MB or 25MB (1024-based) (default: ${DEFAULT-VALUE}).")
+    String valueSize;
+
+    @Option(names = "--rounds", defaultValue = "10", description = "Reads of every key (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--batch-size", defaultValue = "5", description = "Keys per batch get (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(names = "--cache-size", paramLabel = "SIZE",
+            description = "Hot cache size (default: enough for all objects, rounded up to blocks, plus one block).")
+    String cacheSize;
+
+    @Option(names = "--block-size", defaultValue = "16MiB", paramLabel = "SIZE",
+            description = "Hot cache block size (default: ${DEFAULT-VALUE}).")
+    String blockSize;
+
+    @Option(names = "--policy", defaultValue = "lru", description = "Hot cache policy (default: ${DEFAULT-VALUE}).")
+    String policy;
+
+    @Option(names = "--csv", paramLabel = "FILE", description = "Write one CSV row per method and cache setting.")
+    Path csv;
+
+    /** Runs the command stand-alone. */
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new BenchHotCacheCommand()).execute(args));
+    }
+
+    private record Row(String method, long cacheSizeMb, double valueSizeMb, int keys, int rounds, double firstRoundMs,
+                       double avgRoundMs) {
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        if (keys < 1 || rounds < 2 || batchSize < 1) {
+            throw new ParameterException(spec.commandLine(), "--keys, --batch-size must be >= 1 and --rounds >= 2");
+        }
+        long value = Sizes.parse(valueSize);
+        long block = Sizes.parse(blockSize);
+        long blocksPerObject = (value + block - 1) / block;
+        long cache = cacheSize != null ? Sizes.parse(cacheSize) : (keys * blocksPerObject + 1) * block;
+        long segment = Math.max(64L << 20, (long) (keys * value * 1.25) + (64L << 20));
+        PrintWriter out = spec.commandLine().getOut();
+        out.printf(Locale.ROOT, "Hot cache benchmark: keys=%d value=%s rounds=%d batch=%d cache=%s block=%s policy=%s%n",
+                keys, Sizes.format(value), rounds, batchSize, Sizes.format(cache), Sizes.format(block), policy);
+
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("master.eviction-high-watermark", "1.0").build();
+        List<Row> rows = new ArrayList<>();
+        try (PluginRegistry plugins = PluginRegistry.classPathOnly();
+             MasterServer master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class))) {
+            String address = "127.0.0.1:" + master.address().getPort();
+            try (NodeServer nodeA = startNode("bench-node-a", segment, address);
+                 NodeServer nodeB = startNode("bench-node-b", 64L << 20, address);
+                 TiffinClient writer = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
+                         16L << 20, true))) {
+                List<String> names = new ArrayList<>();
+                for (int i = 0; i < keys; i++) {
+                    byte[] bytes = new byte[(int) value];
+                    new SplittableRandom(i).nextBytes(bytes);
+                    String key = "hotcache-bench/" + i;
+                    writer.put(key, bytes, PutOptions.DEFAULT.withPreferredSegment(nodeA.segmentName()));
+                    names.add(key);
+                }
+                out.printf(Locale.ROOT, "Wrote %d objects to %s; reading them from a client beside %s over the data plane%n",
+                        keys, nodeA.segmentName(), nodeB.nodeId());
+                for (String method : List.of("get", "batch_get")) {
+                    Row off = measure(address, null, method, names, value, 0);
+                    HotCacheSettings settings = new HotCacheSettings(cache, block, 1.0, 4096, plugins.hotCachePolicy(policy));
+                    Row on = measure(address, settings, method, names, value, cache);
+                    rows.add(off);
+                    rows.add(on);
+                    out.printf(Locale.ROOT, "%-9s cache off: first round %8.2f ms/key, average round %8.2f ms/key%n",
+                            method, off.firstRoundMs(), off.avgRoundMs());
+                    out.printf(Locale.ROOT, "%-9s cache on:  first round %8.2f ms/key, average round %8.2f ms/key  "
+                            + "(average %+.1f%%, ratio %.3f)%n", method, on.firstRoundMs(), on.avgRoundMs(),
+                            100.0 * (on.avgRoundMs() - off.avgRoundMs()) / off.avgRoundMs(),
+                            on.avgRoundMs() / off.avgRoundMs());
+                }
+                writer.removeAll(true);
+            }
+        }
+        if (csv != null) {
+            List<String> lines = new ArrayList<>();
+            lines.add("method,cache_size_mb,value_size_mb,keys,rounds,first_round_ms,avg_round_ms");
+            for (Row r : rows) {
+                lines.add(String.format(Locale.ROOT, "%s,%d,%.2f,%d,%d,%.3f,%.3f", r.method(), r.cacheSizeMb(),
+                        r.valueSizeMb(), r.keys(), r.rounds(), r.firstRoundMs(), r.avgRoundMs()));
+            }
+            Files.write(csv, lines);
+            out.println("Wrote " + csv);
+        }
+        return 0;
+    }
+
+    private static NodeServer startNode(String id, long segment, String master) {
+        return NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segment, master, Duration.ofSeconds(1),
+                TransportSettings.defaults()));
+    }
+
+    private Row measure(String address, HotCacheSettings settings, String method, List<String> names, long value,
+                        long cache) {
+        TiffinClient.Options options = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false,
+                settings);
+        double[] perRound = new double[rounds];
+        try (TiffinClient reader = TiffinClient.connect(options)) {
+            for (int round = 0; round < rounds; round++) {
+                long start = System.nanoTime();
+                if (method.equals("get")) {
+                    for (String key : names) {
+                        if (reader.get(key).length != value) {
+                            throw new IllegalStateException("short read of " + key);
+                        }
+                    }
+                } else {
+                    for (int i = 0; i < names.size(); i += batchSize) {
+                        for (KeyResult<byte[]> r : reader.batchGet(names.subList(i, Math.min(names.size(), i + batchSize)))) {
+                            r.valueOrThrow();
+                        }
+                    }
+                }
+                perRound[round] = (System.nanoTime() - start) / 1e6 / names.size();
+                if (round == 0 && reader.hotCache() != null) {
+                    reader.hotCache().freeBlocksWhenQuiet();
+                }
+            }
+        }
+        double avg = 0;
+        for (double d : perRound) {
+            avg += d;
+        }
+        avg /= rounds;
+        return new Row(method, cache >> 20, value / (double) (1 << 20), names.size(), rounds, perRound[0], avg);
+    }
+}
