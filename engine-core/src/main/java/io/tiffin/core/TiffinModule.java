@@ -13,6 +13,7 @@ import io.tiffin.core.config.HostPort;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
 import io.tiffin.core.master.MasterSettings;
+import io.tiffin.core.master.TierSettings;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.TransportSettings;
@@ -87,7 +88,9 @@ public final class TiffinModule extends AbstractModule {
                 config.get(MASTER_EVICTION_RATIO), config.get(MASTER_EVICTION_INTERVAL), config.get(MASTER_NODE_TTL),
                 config.get(MASTER_NODE_CHECK_INTERVAL), config.get(MASTER_PUT_START_DISCARD_TIMEOUT),
                 config.get(MASTER_PUT_START_RELEASE_TIMEOUT), config.get(MASTER_MAX_KEY_LENGTH),
-                config.get(MASTER_MAX_OBJECT_SIZE));
+                config.get(MASTER_MAX_OBJECT_SIZE), new TierSettings(TierSettings.OffloadMode.parse(config.get(OFFLOAD_MODE)),
+                config.get(PROMOTION_ADMISSION_THRESHOLD), config.get(PROMOTION_QUEUE_LIMIT),
+                config.get(OFFLOAD_QUEUE_LIMIT)));
     }
 
     @Provides

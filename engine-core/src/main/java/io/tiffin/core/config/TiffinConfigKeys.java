@@ -100,6 +100,26 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,
             "Use the native epoll transport where available.");
 
+    // ------------------------------------------------------------------------------- SSD tier
+    public static final ConfigKey<String> OFFLOAD_MODE = ConfigKey.choice("offload.mode", "off",
+            List.of("off", "on-evict", "write-through"),
+            "When objects are copied to nodes' SSD tiers: off, on-evict (memory eviction moves them to SSD instead "
+                    + "of dropping them) or write-through (every completed put is also written to SSD).");
+    public static final ConfigKey<Integer> OFFLOAD_QUEUE_LIMIT = ConfigKey.integer("offload.queue-limit", 25_000, 1,
+            10_000_000, "tasks", "Most offload tasks queued or running at once, cluster-wide.");
+    public static final ConfigKey<Integer> PROMOTION_ADMISSION_THRESHOLD = ConfigKey.integer(
+            "promotion.admission-threshold", 2, 1, 1_000_000, "reads",
+            "Reads of an SSD-only object (count-min estimate) after which it is promoted back to memory.");
+    public static final ConfigKey<Integer> PROMOTION_QUEUE_LIMIT = ConfigKey.integer("promotion.queue-limit", 50_000,
+            1, 10_000_000, "tasks", "Most promotion tasks queued at once, cluster-wide.");
+    public static final ConfigKey<String> NODE_STORAGE_BACKEND = ConfigKey.string("node.storage-backend", "",
+            "Storage backend of the node's SSD tier (e.g. bucket); empty = no SSD tier. Backend keys: "
+                    + "storage.<backend>.* (e.g. storage.bucket.capacity).");
+    public static final ConfigKey<String> NODE_STORAGE_PATH = ConfigKey.string("node.storage-path", "",
+            "Directory of the node's SSD tier; required with node.storage-backend.");
+    public static final ConfigKey<Duration> NODE_TASK_POLL_INTERVAL = ConfigKey.duration("node.task-poll-interval",
+            "50ms", MILLIS, "How often a node with an SSD tier asks the master for offload and promotion work.");
+
     // ----------------------------------------------------------------------------------- plugins
     public static final ConfigKey<String> PLUGINS_DIR = ConfigKey.string("plugins.dir", "plugins",
             "Directory whose sub-folders each hold one plugin's jars; relative to the working directory.");
@@ -229,7 +249,9 @@ public final class TiffinConfigKeys {
                 NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
-                HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE);
+                HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE, OFFLOAD_MODE,
+                OFFLOAD_QUEUE_LIMIT, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,
+                NODE_STORAGE_PATH, NODE_TASK_POLL_INTERVAL);
     }
 
     private static Map<String, ConfigKey<?>> index(List<ConfigKey<?>> keys) {

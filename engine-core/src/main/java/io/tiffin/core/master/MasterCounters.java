@@ -15,6 +15,36 @@ public final class MasterCounters {
     final LongAdder evictedBytes = new LongAdder();
     final LongAdder putStartDiscards = new LongAdder();
     final LongAdder putStartReleases = new LongAdder();
+    final LongAdder offloads = new LongAdder();
+    final LongAdder offloadFailures = new LongAdder();
+    final LongAdder promotionsQueued = new LongAdder();
+    final LongAdder promotions = new LongAdder();
+    final LongAdder promotionFailures = new LongAdder();
+    final LongAdder diskEvictions = new LongAdder();
+
+    public long offloads() {
+        return offloads.sum();
+    }
+
+    public long offloadFailures() {
+        return offloadFailures.sum();
+    }
+
+    public long promotionsQueued() {
+        return promotionsQueued.sum();
+    }
+
+    public long promotions() {
+        return promotions.sum();
+    }
+
+    public long promotionFailures() {
+        return promotionFailures.sum();
+    }
+
+    public long diskEvictions() {
+        return diskEvictions.sum();
+    }
 
     public long allocationFailures() {
         return allocationFailures.sum();

@@ -56,6 +56,7 @@ public final class MasterService {
     private final AtomicLong keyCount = new AtomicLong();
     private final AtomicBoolean allocationFailed = new AtomicBoolean();
     private final MasterCounters counters = new MasterCounters();
+    private final StorageTier tier;
     /**
      * Buffers whose metadata is gone but which someone may still read or write: replicas of pre-empted
      * puts (until the release timeout) and of force-removed objects that were leased (until the lease
@@ -79,6 +80,9 @@ public final class MasterService {
         this.strategy = Objects.requireNonNull(strategy, "strategy");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.random = random;
+        this.tier = new StorageTier(settings.tier());
+        // Versions survive a master restart: start above anything a previous run can have handed out.
+        this.versions.set(ticker.millis() << 12);
         for (int i = 0; i < shards.length; i++) {
             shards[i] = new MetadataShard();
         }
@@ -113,7 +117,7 @@ public final class MasterService {
                     "unmount: segment " + name + " belongs to node " + s.nodeId() + ", not " + nodeId);
         }
         segments.unmount(name);
-        sweepDeadReplicas();
+        sweepDeadReplicas(java.util.Set.of());
     }
 
     /** Heartbeat. Returns false when the node is unknown (it must re-mount its segments). */
@@ -137,8 +141,9 @@ public final class MasterService {
             }
             LOG.warn("Node {} missed its heartbeats for {}; unmounted its segments {}", node,
                     settings.nodeTtl(), names);
+            tier.unregister(node);
         }
-        sweepDeadReplicas();
+        sweepDeadReplicas(java.util.Set.copyOf(expired));
         return expired;
     }
 
@@ -151,7 +156,8 @@ public final class MasterService {
         for (String name : segments.segmentNamesOf(nodeId)) {
             segments.unmount(name);
         }
-        sweepDeadReplicas();
+        tier.unregister(nodeId);
+        sweepDeadReplicas(java.util.Set.of(nodeId));
     }
 
     public List<? extends io.tiffin.api.spi.allocation.SegmentView> segmentViews() {
@@ -162,14 +168,25 @@ public final class MasterService {
         return segments.liveNodes();
     }
 
-    /** Drops replicas on unmounted segments; erases objects with nothing left. */
-    private void sweepDeadReplicas() {
+    /** Drops replicas on unmounted segments and SSD copies of dead nodes; erases objects with nothing left. */
+    private void sweepDeadReplicas(java.util.Set<String> deadNodes) {
         long erased = 0;
         for (MetadataShard shard : shards) {
             shard.lock.lock();
             try {
                 for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
-                    if (m.dropDeadReplicas() > 0 && m.replicas.isEmpty()) {
+                    int dropped = m.dropDeadReplicas();
+                    if (!deadNodes.isEmpty()) {
+                        int before = m.diskReplicas.size();
+                        m.diskReplicas.removeIf(d -> deadNodes.contains(d.nodeId()));
+                        dropped += before - m.diskReplicas.size();
+                        if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
+                            m.offloadPending = false;
+                            m.promotionQueued = false;
+                            m.taskNode = null;
+                        }
+                    }
+                    if (dropped > 0 && m.isEmpty()) {
                         forget(shard, m.key);
                         erased++;
                     }
@@ -325,6 +342,9 @@ public final class MasterService {
         if (m.softPinRequested) {
             m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
         }
+        if (settings.tier().offloadMode() == TierSettings.OffloadMode.WRITE_THROUGH) {
+            queueOffload(m);
+        }
         return ErrorCode.OK;
     }
 
@@ -418,6 +438,13 @@ public final class MasterService {
                 }
                 readable.add(r.toDescriptor());
             }
+        }
+        if (readable == null && !m.diskReplicas.isEmpty() && !m.processing) {
+            readable = new ArrayList<>(m.diskReplicas.size());
+            for (DiskReplica d : m.diskReplicas) {
+                readable.add(d.toDescriptor());
+            }
+            countSsdOnlyRead(m);
         }
         if (readable == null) {
             if (m.processing) {
@@ -571,6 +598,9 @@ public final class MasterService {
         if (m.processing || !m.allComplete()) {
             return ErrorCode.REPLICA_IS_NOT_READY;
         }
+        if (m.offloadPending) {
+            return ErrorCode.OBJECT_HAS_REPLICATION_TASK;
+        }
         if (m.isLeased(now)) {
             // Forced removal of an object being read: the key goes now, but its buffers stay out of
             // reach of new puts until the lease ends, so the reader never sees another object's bytes.
@@ -637,7 +667,16 @@ public final class MasterService {
 
     private void erase(MetadataShard shard, ObjectMetadata m) {
         m.freeAll();
+        m.diskReplicas.clear();
         forget(shard, m.key);
+    }
+
+    /** Drops an object's memory replicas; the object stays if it has SSD copies. */
+    private void evictMemory(MetadataShard shard, ObjectMetadata m) {
+        m.freeAll();
+        if (m.diskReplicas.isEmpty()) {
+            forget(shard, m.key);
+        }
     }
 
     /** Adds an object to its shard and the key index. Caller holds the shard lock. */
@@ -753,7 +792,7 @@ public final class MasterService {
             shard.lock.lock();
             try {
                 for (ObjectMetadata m : shard.objects.values()) {
-                    if (m.hardPinned || m.processing || !m.hasReadableReplica()) {
+                    if (m.hardPinned || m.processing || m.offloadPending || !m.hasReadableMemoryReplica()) {
                         continue;
                     }
                     base++;
@@ -801,11 +840,17 @@ public final class MasterService {
             try {
                 ObjectMetadata m = shard.objects.get(c.key());
                 // Re-validate: the object may have been read, removed or replaced since the census.
-                if (m == null || m.hardPinned || m.processing || m.isLeased(now) || !m.hasReadableReplica()) {
+                if (m == null || m.hardPinned || m.processing || m.offloadPending || m.isLeased(now)
+                        || !m.hasReadableMemoryReplica()) {
+                    continue;
+                }
+                if (settings.tier().offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas.isEmpty()
+                        && !m.offloadFailed && queueOffload(m)) {
+                    evicted++; // its memory is freed when the node reports the SSD copy
                     continue;
                 }
                 counters.evictedBytes.add(m.size);
-                erase(shard, m);
+                evictMemory(shard, m);
                 evicted++;
             } finally {
                 shard.lock.unlock();
@@ -837,6 +882,248 @@ public final class MasterService {
         }
         counters.putStartReleases.add(released);
         return released;
+    }
+
+    // ------------------------------------------------------------------ SSD tier
+
+    public TierSettings tierSettings() {
+        return settings.tier();
+    }
+
+    /** Bytes of SSD capacity registered by live nodes. */
+    public long ssdCapacityBytes() {
+        return tier.capacityBytes();
+    }
+
+    public int offloadsInFlight() {
+        return tier.offloadsInFlight();
+    }
+
+    public int promotionsQueued() {
+        return tier.promotionsQueued();
+    }
+
+    /** A node announces its SSD tier. It must have mounted a segment first (that gives its endpoint). */
+    public void registerStorage(String nodeId, long capacity) {
+        String endpoint = null;
+        for (MountedSegment s : segments.segments()) {
+            if (s.nodeId().equals(nodeId)) {
+                endpoint = s.endpoint();
+                break;
+            }
+        }
+        if (endpoint == null) {
+            throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND,
+                    "register storage: node " + nodeId + " has no mounted segment; mount one first");
+        }
+        tier.register(nodeId, endpoint, capacity);
+        LOG.info("Node {} registered an SSD tier of {} bytes", nodeId, capacity);
+    }
+
+    private StorageTier.NodeInfo storageNode(String nodeId) {
+        StorageTier.NodeInfo n = tier.node(nodeId);
+        if (n == null) {
+            throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND,
+                    "node " + nodeId + " has no registered SSD tier; it must register after mounting");
+        }
+        return n;
+    }
+
+    /**
+     * Records SSD copies a node holds: after a restart (everything its scan found) or after an offload.
+     * An object the master does not know is created from its SSD copy (with a new version); one whose
+     * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
+     * offload its memory replicas are freed now (kept until the lease ends if it is being read).
+     */
+    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
+        StorageTier.NodeInfo node = storageNode(nodeId);
+        long now = ticker.millis();
+        forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            long size = sizes.get(i);
+            if (validateKey(key) != ErrorCode.OK || size <= 0) {
+                return;
+            }
+            ObjectMetadata m = shard.objects.get(key);
+            if (m == null) {
+                m = new ObjectMetadata(key, "ssd:" + nodeId, size, now, false, false, List.of());
+                m.processing = false;
+                m.version = versions.incrementAndGet();
+                m.leaseTimeoutMillis = now;
+                insert(shard, m);
+            } else if (m.size != size || m.processing) {
+                LOG.warn("Node {} reported {} on SSD with {} bytes, but the master knows {} bytes{}; ignored", nodeId,
+                        key, size, m.size, m.processing ? " being written" : "");
+                return;
+            }
+            if (!m.hasDiskReplicaOn(nodeId)) {
+                m.diskReplicas.add(new DiskReplica(replicaIds.incrementAndGet(), nodeId, node.endpoint(), size));
+            }
+            if (m.offloadPending && nodeId.equals(m.taskNode)) {
+                m.offloadPending = false;
+                m.taskNode = null;
+                tier.offloadFinished();
+                counters.offloads.increment();
+                if (settings.tier().offloadMode() == TierSettings.OffloadMode.ON_EVICT) {
+                    counters.evictedBytes.add(m.size);
+                    if (m.isLeased(now)) {
+                        quarantine(m.replicas, m.leaseTimeoutMillis);
+                        m.replicas.clear();
+                    } else {
+                        m.freeAll();
+                    }
+                }
+            }
+        });
+    }
+
+    /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
+    public void offloadFailed(String nodeId, List<String> keys) {
+        forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m != null && m.offloadPending && nodeId.equals(m.taskNode)) {
+                m.offloadPending = false;
+                m.offloadFailed = true;
+                m.taskNode = null;
+                tier.offloadFinished();
+                counters.offloadFailures.increment();
+            }
+        });
+    }
+
+    /** Queues an offload of one memory replica on a node with an SSD tier. Caller holds the shard lock. */
+    private boolean queueOffload(ObjectMetadata m) {
+        for (ReplicaRecord r : m.replicas) {
+            if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
+                io.tiffin.core.transport.proto.OffloadTask task = io.tiffin.core.transport.proto.OffloadTask.newBuilder()
+                        .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
+                        .setVersion(m.version).build();
+                if (tier.queueOffload(r.segment.nodeId(), task)) {
+                    m.offloadPending = true;
+                    m.taskNode = r.segment.nodeId();
+                    return true;
+                }
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /** Counts a read served from SSD and queues a promotion once the object is read often enough. */
+    private void countSsdOnlyRead(ObjectMetadata m) {
+        long hits = tier.recordSsdRead(m.key.hashCode() * 0x9E3779B97F4A7C15L + m.key.length());
+        if (hits < settings.tier().promotionThreshold()) {
+            return;
+        }
+        DiskReplica d = m.diskReplicas.get(0);
+        if (m.promotionQueued && !d.nodeId().equals(m.taskNode)) {
+            return;
+        }
+        if (tier.queuePromotion(d.nodeId(), m.key, m.size, hits)) {
+            m.promotionQueued = true;
+            m.taskNode = d.nodeId();
+            counters.promotionsQueued.increment();
+        }
+    }
+
+    /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
+    public StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
+        return tier.poll(nodeId, Math.max(0, maxOffloads), Math.max(0, maxPromotions));
+    }
+
+    /**
+     * Allocates the memory replica of a promotion (on the node's own segment when it fits) and returns
+     * where to write it. Codes: OBJECT_NOT_FOUND (removed meanwhile), OBJECT_ALREADY_EXISTS (already in
+     * memory), NO_AVAILABLE_HANDLE.
+     */
+    public KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            ObjectMetadata m = shard.objects.get(key);
+            if (m == null || !m.hasDiskReplicaOn(nodeId)) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+            }
+            if (m.hasReadableMemoryReplica() || m.processing || !m.replicas.isEmpty()) {
+                m.promotionQueued = false;
+                m.taskNode = null;
+                return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            }
+            List<String> preferred = new ArrayList<>();
+            for (MountedSegment s : segments.segments()) {
+                if (s.nodeId().equals(nodeId)) {
+                    preferred.add(s.name());
+                }
+            }
+            SegmentReplicaSink sink = new SegmentReplicaSink(m.size, 1, random);
+            strategy.place(new AllocationRequest(m.size, 1, preferred, nodeId), segments.segments(), sink);
+            if (sink.placed() == 0) {
+                allocationFailed.set(true);
+                m.promotionQueued = false;
+                m.taskNode = null;
+                counters.promotionFailures.increment();
+                return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
+            }
+            MountedSegment seg = sink.segment(0);
+            long handle = sink.handle(0);
+            ReplicaRecord r = new ReplicaRecord(replicaIds.incrementAndGet(), seg, handle, seg.offset(handle), m.size);
+            m.replicas.add(r);
+            return KeyResult.ok(key, r.toDescriptor());
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    /** Completes (or abandons) a promotion's memory replica. A failed promotion leaves the SSD copy readable. */
+    public ErrorCode promotionEnd(String nodeId, String key, long replicaId, boolean success) {
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            ObjectMetadata m = shard.objects.get(key);
+            if (m == null) {
+                return ErrorCode.OBJECT_NOT_FOUND;
+            }
+            m.promotionQueued = false;
+            m.taskNode = null;
+            for (ReplicaRecord r : m.replicas) {
+                if (r.id == replicaId && r.status == ReplicaStatus.PROCESSING) {
+                    if (success) {
+                        r.status = ReplicaStatus.COMPLETE;
+                        counters.promotions.increment();
+                    } else {
+                        r.free();
+                        m.replicas.remove(r);
+                        counters.promotionFailures.increment();
+                    }
+                    return ErrorCode.OK;
+                }
+            }
+            return ErrorCode.REPLICA_NOT_FOUND;
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    /** A node's backend is about to delete these SSD copies: forget them (erasing objects left with nothing). */
+    public void evictDiskReplicas(String nodeId, List<String> keys) {
+        forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m == null) {
+                return;
+            }
+            m.diskReplicas.removeIf(d -> d.nodeId().equals(nodeId));
+            if (m.isEmpty() && !m.processing) {
+                forget(shard, m.key);
+            }
+            counters.diskEvictions.increment();
+        });
+        tierCancelPromotions(keys);
+    }
+
+    private void tierCancelPromotions(List<String> keys) {
+        for (String k : keys) {
+            tier.cancelPromotion(k);
+        }
     }
 
     // ------------------------------------------------------------------ helpers

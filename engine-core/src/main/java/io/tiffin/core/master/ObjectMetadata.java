@@ -25,6 +25,16 @@ final class ObjectMetadata {
     long version;
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
+    /** Copies on nodes' SSD tiers. */
+    final List<DiskReplica> diskReplicas = new ArrayList<>(1);
+    /** An offload task is queued or running: the memory replica it reads must stay put. */
+    boolean offloadPending;
+    /** The last offload failed (for example a full disk): eviction drops this object instead of retrying. */
+    boolean offloadFailed;
+    /** A promotion task is queued or running. */
+    boolean promotionQueued;
+    /** The node that owns the pending offload or promotion, or null. */
+    String taskNode;
 
     ObjectMetadata(String key, String writerId, long size, long putStartMillis, boolean hardPinned,
                    boolean softPinRequested, List<ReplicaRecord> replicas) {
@@ -38,6 +48,10 @@ final class ObjectMetadata {
     }
 
     boolean hasReadableReplica() {
+        return hasReadableMemoryReplica() || !diskReplicas.isEmpty();
+    }
+
+    boolean hasReadableMemoryReplica() {
         for (ReplicaRecord r : replicas) {
             if (r.isReadable()) {
                 return true;
@@ -46,13 +60,27 @@ final class ObjectMetadata {
         return false;
     }
 
+    boolean hasDiskReplicaOn(String nodeId) {
+        for (DiskReplica d : diskReplicas) {
+            if (d.nodeId().equals(nodeId)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Neither memory nor disk copies left. */
+    boolean isEmpty() {
+        return replicas.isEmpty() && diskReplicas.isEmpty();
+    }
+
     boolean allComplete() {
         for (ReplicaRecord r : replicas) {
             if (r.status != io.tiffin.api.ReplicaStatus.COMPLETE) {
                 return false;
             }
         }
-        return !replicas.isEmpty();
+        return !isEmpty();
     }
 
     boolean isLeased(long now) {

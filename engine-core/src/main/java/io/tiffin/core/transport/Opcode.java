@@ -36,8 +36,17 @@ public enum Opcode {
     STATS(41),
     CLIENT_REPORT(42),
 
+    REGISTER_STORAGE(50),
+    REPORT_DISK_OBJECTS(51),
+    POLL_TASKS(52),
+    OFFLOAD_DONE(53),
+    PROMOTION_START(54),
+    PROMOTION_END(55),
+    EVICT_DISK_REPLICA(56),
+
     DATA_READ(100),
-    DATA_WRITE(101);
+    DATA_WRITE(101),
+    DATA_READ_SSD(102);
 
     private static final Opcode[] BY_CODE = new Opcode[256];
 

@@ -1,0 +1,155 @@
+package io.tiffin.core.master;
+
+import io.tiffin.core.transport.proto.OffloadTask;
+import io.tiffin.core.transport.proto.PromotionTask;
+import io.tiffin.core.util.CountMinSketch;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+
+/**
+ * The master's view of nodes' SSD tiers: which nodes have one, the offload and promotion tasks waiting
+ * for each node, and the read-frequency sketch that decides promotions.
+ *
+ * <p>Promotion tasks are handed out hottest first: a node polling for work gets the objects with the
+ * most reads, so a few hot objects never wait behind a backlog of lukewarm ones. A queued task whose
+ * object keeps being read moves up (lazy re-insertion with the new count).
+ *
+ * <p>Thread-safe: every method is synchronized; callers may hold a shard lock (lock order: shard →
+ * tier).
+ */
+final class StorageTier {
+    record NodeInfo(String nodeId, String endpoint, long capacity) {
+    }
+
+    private record Promotion(String key, long size, long hits) {
+    }
+
+    private final TierSettings settings;
+    private final Map<String, NodeInfo> nodes = new HashMap<>();
+    private final Map<String, ArrayDeque<OffloadTask>> offloads = new HashMap<>();
+    private final Map<String, PriorityQueue<Promotion>> promotions = new HashMap<>();
+    /** Latest hit count of each queued promotion; heap entries with another count are stale. */
+    private final Map<String, Long> queuedPromotionHits = new HashMap<>();
+    private final CountMinSketch sketch = new CountMinSketch(1 << 16);
+    private int offloadsInFlight;
+
+    StorageTier(TierSettings settings) {
+        this.settings = settings;
+    }
+
+    synchronized void register(String nodeId, String endpoint, long capacity) {
+        nodes.put(nodeId, new NodeInfo(nodeId, endpoint, capacity));
+    }
+
+    /** Forgets a node's SSD tier and its queued tasks; returns how many offloads were dropped. */
+    synchronized int unregister(String nodeId) {
+        nodes.remove(nodeId);
+        ArrayDeque<OffloadTask> q = offloads.remove(nodeId);
+        int dropped = q == null ? 0 : q.size();
+        offloadsInFlight -= dropped;
+        PriorityQueue<Promotion> p = promotions.remove(nodeId);
+        if (p != null) {
+            for (Promotion pr : p) {
+                queuedPromotionHits.remove(pr.key());
+            }
+        }
+        return dropped;
+    }
+
+    synchronized NodeInfo node(String nodeId) {
+        return nodes.get(nodeId);
+    }
+
+    synchronized boolean hasStorage(String nodeId) {
+        return nodes.containsKey(nodeId);
+    }
+
+    synchronized long capacityBytes() {
+        long c = 0;
+        for (NodeInfo n : nodes.values()) {
+            c += n.capacity();
+        }
+        return c;
+    }
+
+    /** Queues an offload; false when the node has no SSD tier or the cluster-wide limit is reached. */
+    synchronized boolean queueOffload(String nodeId, OffloadTask task) {
+        if (!nodes.containsKey(nodeId) || offloadsInFlight >= settings.offloadQueueLimit()) {
+            return false;
+        }
+        offloads.computeIfAbsent(nodeId, n -> new ArrayDeque<>()).add(task);
+        offloadsInFlight++;
+        return true;
+    }
+
+    synchronized void offloadFinished() {
+        offloadsInFlight = Math.max(0, offloadsInFlight - 1);
+    }
+
+    synchronized int offloadsInFlight() {
+        return offloadsInFlight;
+    }
+
+    /** Counts a read of an SSD-only object; returns the estimated count. */
+    synchronized long recordSsdRead(long keyHash) {
+        return sketch.increment(keyHash);
+    }
+
+    /**
+     * Queues (or re-prioritises) a promotion. Returns true if the key was newly queued; false if it was
+     * queued already (its priority is raised) or the queue is full.
+     */
+    synchronized boolean queuePromotion(String nodeId, String key, long size, long hits) {
+        if (!nodes.containsKey(nodeId)) {
+            return false;
+        }
+        Long queued = queuedPromotionHits.get(key);
+        if (queued == null && queuedPromotionHits.size() >= settings.promotionQueueLimit()) {
+            return false;
+        }
+        if (queued != null && queued >= hits) {
+            return false;
+        }
+        queuedPromotionHits.put(key, hits);
+        promotions.computeIfAbsent(nodeId, n -> new PriorityQueue<>((a, b) -> Long.compare(b.hits(), a.hits())))
+                .add(new Promotion(key, size, hits));
+        return queued == null;
+    }
+
+    synchronized int promotionsQueued() {
+        return queuedPromotionHits.size();
+    }
+
+    /** Hands out up to {@code maxOffloads} offloads (FIFO) and {@code maxPromotions} promotions (hottest first). */
+    synchronized Tasks poll(String nodeId, int maxOffloads, int maxPromotions) {
+        List<OffloadTask> off = new ArrayList<>();
+        ArrayDeque<OffloadTask> q = offloads.get(nodeId);
+        while (q != null && !q.isEmpty() && off.size() < maxOffloads) {
+            off.add(q.poll());
+        }
+        List<PromotionTask> pro = new ArrayList<>();
+        PriorityQueue<Promotion> p = promotions.get(nodeId);
+        while (p != null && !p.isEmpty() && pro.size() < maxPromotions) {
+            Promotion next = p.poll();
+            Long current = queuedPromotionHits.get(next.key());
+            if (current == null || current != next.hits()) {
+                continue; // stale entry: re-queued with a higher count, or cancelled
+            }
+            queuedPromotionHits.remove(next.key());
+            pro.add(PromotionTask.newBuilder().setKey(next.key()).setSize(next.size()).setHits(next.hits()).build());
+        }
+        return new Tasks(off, pro);
+    }
+
+    /** Drops a queued promotion (its object was removed or promoted another way). */
+    synchronized void cancelPromotion(String key) {
+        queuedPromotionHits.remove(key);
+    }
+
+    record Tasks(List<OffloadTask> offloads, List<PromotionTask> promotions) {
+    }
+}
