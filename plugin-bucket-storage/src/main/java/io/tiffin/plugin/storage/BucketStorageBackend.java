@@ -325,6 +325,13 @@ public final class BucketStorageBackend implements StorageBackend {
 
     /** Evicts buckets if the batch would take the files above the high watermark; under the write lock. */
     private void makeRoom(long needed, int objects) {
+        if (needed > capacityBytes) {
+            // Evicting everything would not help: fail before evicting anything.
+            throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "a batch of " + objects + " objects needs " + needed
+                    + " bytes on disk, more than the whole storage capacity of " + capacityBytes + " bytes; nothing "
+                    + "of the batch was stored and nothing was evicted (raise storage capacity or write smaller "
+                    + "batches)");
+        }
         long high = (long) (capacityBytes * config.highWatermark());
         if (diskBytes.get() + needed > high) {
             evictDownTo((long) (capacityBytes * config.lowWatermark()) - needed);
