@@ -38,9 +38,6 @@ final class Bucket {
     /** Objects start at multiples of this inside a bucket file, so O_DIRECT reads need no extra block. */
     static final int ALIGN = 4096;
 
-    /** How a read ended. */
-    enum ReadStatus { OK, SHORT }
-
     private final long id;
     private final Path file;
     private final long fileBytes;
@@ -194,15 +191,17 @@ final class Bucket {
     }
 
     /**
-     * Reads {@code length} bytes at {@code offset} into {@code destination} at 0. Returns {@link
-     * ReadStatus#SHORT} if the file ends before them. Uses O_DIRECT with an aligned scratch buffer of the
-     * block-aligned range covering the object while this bucket is in direct mode; if O_DIRECT cannot
-     * open or read the file, switches the bucket to buffered reads for good (telling the listener once)
-     * and retries buffered. The caller holds a reference.
+     * Reads up to {@code length} bytes at {@code offset} into {@code destination} at 0 and returns how
+     * many it placed there: fewer than {@code length} only if the file ends first. While this bucket is in
+     * direct mode the read uses O_DIRECT: straight into {@code destination} when it, {@code offset} and
+     * {@code length} are all aligned, otherwise through an aligned off-heap scratch buffer covering the
+     * block-aligned range (allocated and freed by this call). If O_DIRECT cannot open or read the file,
+     * the bucket switches to buffered reads for good (telling the listener once) and the read is retried
+     * buffered. The caller holds a reference.
      *
      * @throws IOException if the buffered read fails too
      */
-    ReadStatus read(long offset, int length, MemorySegment destination, int alignment) throws IOException {
+    long read(long offset, int length, MemorySegment destination, int alignment) throws IOException {
         if (direct) {
             try {
                 return readDirect(offset, length, destination, alignment);
@@ -215,7 +214,7 @@ final class Bucket {
                 switchToBuffered(e instanceof IOException io ? io : new IOException(e));
             }
         }
-        return readBuffered(offset, length, destination);
+        return readFully(false, offset, destination.asSlice(0, length).asByteBuffer());
     }
 
     private void switchToBuffered(IOException cause) {
@@ -229,56 +228,48 @@ final class Bucket {
         }
     }
 
-    private ReadStatus readDirect(long offset, int length, MemorySegment destination, int alignment)
-            throws IOException {
-        long start = offset & -(long) alignment;
-        long end = (offset + length + alignment - 1) & -(long) alignment;
-        int span = Math.toIntExact(end - start);
+    private long readDirect(long offset, int length, MemorySegment destination, int alignment) throws IOException {
+        long mask = alignment - 1L;
+        if ((offset & mask) == 0 && (length & mask) == 0 && destination.isNative()
+                && (destination.address() & mask) == 0) {
+            return readFully(true, offset, destination.asSlice(0, length).asByteBuffer());
+        }
+        long start = offset & ~mask;
+        long end = (offset + length + mask) & ~mask;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment scratch = arena.allocate(span, alignment);
-            ByteBuffer buffer = scratch.asByteBuffer();
-            long position = start;
-            long needed = offset + length;
-            for (int attempt = 0; position < needed; ) {
-                int n;
-                try {
-                    n = channel(true).read(buffer, position);
-                } catch (ClosedChannelException e) {
-                    if (e instanceof ClosedByInterruptException || ++attempt > 2) {
-                        throw e;
-                    }
-                    continue;
-                }
-                if (n <= 0) {
-                    return ReadStatus.SHORT;
-                }
-                position += n;
-            }
-            MemorySegment.copy(scratch, offset - start, destination, 0, length);
-            return ReadStatus.OK;
+            MemorySegment scratch = arena.allocate(end - start, alignment);
+            long got = readFully(true, start, scratch.asByteBuffer()) - (offset - start);
+            long n = Math.max(0, Math.min(length, got));
+            MemorySegment.copy(scratch, offset - start, destination, 0, n);
+            return n;
         }
     }
 
-    private ReadStatus readBuffered(long offset, int length, MemorySegment destination) throws IOException {
-        ByteBuffer buffer = destination.asSlice(0, length).asByteBuffer();
-        long position = offset;
-        for (int attempt = 0; buffer.hasRemaining(); ) {
+    /** Positional reads until {@code buffer} is full or the file ends; returns the bytes read. */
+    private long readFully(boolean directMode, long position, ByteBuffer buffer) throws IOException {
+        long start = position;
+        int attempts = 0;
+        while (buffer.hasRemaining()) {
+            int wanted = buffer.remaining();
             int n;
             try {
-                n = channel(false).read(buffer, position);
+                n = channel(directMode).read(buffer, position);
             } catch (ClosedChannelException e) {
                 // Another reader's interrupt closed the shared channel; reopen unless we were interrupted.
-                if (e instanceof ClosedByInterruptException || ++attempt > 2) {
+                if (e instanceof ClosedByInterruptException || ++attempts > 2) {
                     throw e;
                 }
                 continue;
             }
             if (n <= 0) {
-                return ReadStatus.SHORT;
+                break;
             }
             position += n;
+            if (directMode && n < wanted) {
+                break; // end of file: O_DIRECT would refuse the next, unaligned position
+            }
         }
-        return ReadStatus.OK;
+        return position - start;
     }
 
     private FileChannel channel(boolean directMode) throws IOException {

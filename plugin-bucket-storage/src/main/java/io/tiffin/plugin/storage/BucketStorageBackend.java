@@ -7,6 +7,7 @@ import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.api.spi.storage.StorageStats;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -66,11 +67,12 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Ownership</b>: owns the RocksDB handles (through {@link BucketIndex}) and the bucket files'
  * channels (through {@link Bucket}); {@link #close()} releases them once. Off-heap scratch buffers belong
- * to the read that allocates them and are freed before it returns.
+ * to the read (or batch read) that allocates them and are freed before it returns.
  */
 public final class BucketStorageBackend implements StorageBackend {
     private static final System.Logger LOG = System.getLogger(BucketStorageBackend.class.getName());
     private static final int MAX_OBJECT_BYTES = Integer.MAX_VALUE - Bucket.ALIGN;
+    private static final int MAX_RUN_BYTES = 8 << 20;
 
     private final BucketStorageConfig config;
     private final Path bucketsDir;
@@ -459,14 +461,13 @@ public final class BucketStorageBackend implements StorageBackend {
                 continue; // overwritten meanwhile: read the new location
             }
             try {
-                Bucket.ReadStatus status = bucket.read(loc.offset(), loc.length(), destination, alignment);
-                if (status == Bucket.ReadStatus.OK && crc(destination, loc.length()) == loc.crc()) {
+                long n = bucket.read(loc.offset(), loc.length(), destination, alignment);
+                if (n == loc.length() && crc(destination, loc.length()) == loc.crc()) {
                     bucket.touch(accessClock.incrementAndGet());
                     return loc.length();
                 }
                 destination.asSlice(0, loc.length()).fill((byte) 0);
-                lost(key, loc, status == Bucket.ReadStatus.SHORT ? "the bucket file ends before it"
-                        : "its bytes fail their CRC32C");
+                lost(key, loc, n < loc.length() ? "the bucket file ends before it" : "its bytes fail their CRC32C");
                 return -1;
             } catch (IOException e) {
                 throw new TiffinException(ErrorCode.FILE_READ_FAIL, "reading \"" + key + "\" from " + bucket.file()
@@ -478,9 +479,14 @@ public final class BucketStorageBackend implements StorageBackend {
         return -1;
     }
 
-    /** Reads in bucket and offset order, so the disk sees mostly sequential reads. */
+    /**
+     * Reads in bucket and offset order; objects lying next to each other in one bucket (up to {@value
+     * #MAX_RUN_BYTES} bytes together) are read with one I/O into a per-call scratch buffer and then
+     * checked and copied one by one, so a batch offloaded together loads with a few large reads.
+     */
     @Override
     public long[] readBatch(List<String> keys, List<MemorySegment> destinations) {
+        ensureOpen();
         Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(destinations, "destinations");
         if (keys.size() != destinations.size()) {
@@ -498,10 +504,72 @@ public final class BucketStorageBackend implements StorageBackend {
                 .comparingLong((Integer i) -> seen[i] == null ? Long.MAX_VALUE : seen[i].bucketId())
                 .thenComparingLong(i -> seen[i] == null ? 0 : seen[i].offset()));
         long[] result = new long[keys.size()];
-        for (int i : order) {
-            result[i] = read(keys.get(i), destinations.get(i));
+        int i = 0;
+        while (i < order.length) {
+            Location first = seen[order[i]];
+            int j = i + 1;
+            if (first != null) {
+                long end = first.offset() + first.length();
+                while (j < order.length) {
+                    Location next = seen[order[j]];
+                    if (next == null || next.bucketId() != first.bucketId() || next.offset() < end
+                            || next.offset() > Bucket.align(end)
+                            || next.offset() + next.length() - first.offset() > MAX_RUN_BYTES) {
+                        break;
+                    }
+                    end = next.offset() + next.length();
+                    j++;
+                }
+            }
+            if (j - i == 1 || !readRun(keys, destinations, order, i, j, seen, result)) {
+                for (int k = i; k < j; k++) {
+                    result[order[k]] = read(keys.get(order[k]), destinations.get(order[k]));
+                }
+            }
+            i = j;
         }
         return result;
+    }
+
+    /** Reads {@code order[from, to)}, adjacent in one bucket, with one I/O; false if it cannot (then read one by one). */
+    private boolean readRun(List<String> keys, List<MemorySegment> destinations, Integer[] order, int from, int to,
+            Location[] seen, long[] result) {
+        Location first = seen[order[from]];
+        Location last = seen[order[to - 1]];
+        for (int k = from; k < to; k++) {
+            if (destinations.get(order[k]).byteSize() < seen[order[k]].length()) {
+                return false; // let read() report BUFFER_OVERFLOW at the right element
+            }
+        }
+        Bucket bucket = buckets.get(first.bucketId());
+        if (bucket == null || !bucket.acquire()) {
+            return false;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            long span = Bucket.align(last.offset() + last.length() - first.offset());
+            MemorySegment scratch = arena.allocate(span, Math.max(alignment, Bucket.ALIGN));
+            long got = bucket.read(first.offset(), (int) span, scratch, alignment);
+            for (int k = from; k < to; k++) {
+                int index = order[k];
+                Location loc = seen[index];
+                long at = loc.offset() - first.offset();
+                if (at + loc.length() <= got && crc(scratch.asSlice(at), loc.length()) == loc.crc()) {
+                    MemorySegment.copy(scratch, at, destinations.get(index), 0, loc.length());
+                    result[index] = loc.length();
+                } else {
+                    lost(keys.get(index), loc, at + loc.length() > got ? "the bucket file ends before it"
+                            : "its bytes fail their CRC32C");
+                    result[index] = -1;
+                }
+            }
+            bucket.touch(accessClock.incrementAndGet());
+            return true;
+        } catch (IOException e) {
+            throw new TiffinException(ErrorCode.FILE_READ_FAIL, "reading " + (to - from) + " objects from "
+                    + bucket.file() + " failed (" + e + "); the objects stay stored, retry or check the disk", e);
+        } finally {
+            bucket.release();
+        }
     }
 
     private static int crc(MemorySegment segment, int length) {

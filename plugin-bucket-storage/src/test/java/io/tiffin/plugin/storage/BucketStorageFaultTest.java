@@ -10,6 +10,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageListener;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -155,6 +156,35 @@ class BucketStorageFaultTest {
             Map<String, Long> scanned = new HashMap<>();
             backend.scan(scanned::put);
             assertThat(scanned).containsOnlyKeys("f0", "f2", "f3");
+        }
+    }
+
+    @Test
+    void batchReadOfAdjacentObjectsReportsOnlyTheCorruptOneMissing() throws IOException {
+        try (BucketStorageBackend backend = BucketStorageBackend.open(BucketStorageConfig.defaults(tempDir)
+                .withBucketLimits(1 << 20, 8))) {
+            backend.writeBatch(objects("g", 6, 8_192, 20));
+            try (FileChannel ch = FileChannel.open(bucketFiles(tempDir).getFirst(), StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9}), 2 * 8_192 + 100);
+                ch.force(true);
+            }
+            List<String> keys = List.of("g5", "g0", "g2", "g1", "g4", "g3");
+            List<MemorySegment> dests = new ArrayList<>();
+            try (Arena arena = Arena.ofConfined()) {
+                for (int i = 0; i < keys.size(); i++) {
+                    dests.add(arena.allocate(8_192, 4096));
+                }
+                long[] n = backend.readBatch(keys, dests);
+                assertThat(n).containsExactly(8_192, 8_192, -1, 8_192, 8_192, 8_192);
+                for (int i = 0; i < keys.size(); i++) {
+                    if (n[i] > 0) {
+                        int id = Integer.parseInt(keys.get(i).substring(1));
+                        assertThat(dests.get(i).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(value(id, 20, 8_192));
+                    }
+                }
+            }
+            assertThat(backend.stats().corruptReads()).isEqualTo(1);
+            assertThat(backend.size("g2")).isEmpty();
         }
     }
 
