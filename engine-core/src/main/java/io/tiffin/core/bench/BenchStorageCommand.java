@@ -48,7 +48,13 @@ import picocli.CommandLine.Option;
  * <p>Baseline ({@code raw_direct}): for {@code load} and {@code concurrent_load}, the same number of bytes
  * is read from one plain file in the same directory, sequentially, on one thread, with O_DIRECT, in reads
  * of the value size (rounded up to the block size), grouped into batches of {@code --batch-size} reads
- * for latency; the ratio bucket/raw is printed.
+ * for latency; the ratio bucket/raw is printed. The file is written and fsynced right after the offload
+ * data, so both are equally fresh. In {@code load} the two are interleaved operation by operation (one
+ * bucket batch, then one raw batch), so both see the same disk and machine conditions; throughput is
+ * bytes over the summed operation times of each. In {@code concurrent_load} the raw read runs after the
+ * concurrent phase, on one thread. The backend's {@code
+ * readBatch} merges objects that lie next to each other in a bucket into one read (up to 8 MiB), which
+ * is how a batch offloaded together is meant to load; the baseline does not merge.
  *
  * <p>Page cache: {@code --cache-mode direct} makes the backend read with O_DIRECT, which bypasses the page
  * cache, like the baseline. With {@code buffered} the backend reads through the page cache; to keep the
@@ -249,6 +255,11 @@ public final class BenchStorageCommand implements Callable<Integer> {
         }
         populated = true;
         results.add(result("offload", "bucket", numOperations, measuredNanos, h));
+        try {
+            writeRawFile();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the raw baseline file in " + workDir, e);
+        }
     }
 
     private void load(Arena arena, boolean concurrent) throws Exception {
@@ -258,48 +269,70 @@ public final class BenchStorageCommand implements Callable<Integer> {
         }
         String name = concurrent ? "concurrent_load" : "load";
         dropPageCache(name);
-        for (int op = 0; op < warmupOperations; op++) {
-            readOp(op, buffers(arena));
-        }
         Histogram h = histogram();
-        long wall;
-        if (!concurrent) {
+        Histogram raw = histogram();
+        long bucketNanos = 0;
+        long rawNanos = 0;
+        try (RawReader reader = new RawReader()) {
             List<MemorySegment> dests = buffers(arena);
-            long start = System.nanoTime();
-            for (int op = warmupOperations; op < totalOps(); op++) {
-                long t0 = System.nanoTime();
-                readOp(op, dests);
-                h.recordValue(System.nanoTime() - t0);
-            }
-            wall = System.nanoTime() - start;
-        } else {
-            ExecutorService pool = Executors.newFixedThreadPool(READ_THREADS);
-            try {
-                List<Future<Histogram>> futures = new ArrayList<>();
+            if (!concurrent) {
+                // Interleaved op by op, so both see the same disk and machine conditions.
+                for (int op = 0; op < totalOps(); op++) {
+                    long t0 = System.nanoTime();
+                    readOp(op, dests);
+                    long t1 = System.nanoTime();
+                    reader.readOp();
+                    long t2 = System.nanoTime();
+                    if (op >= warmupOperations) {
+                        h.recordValue(t1 - t0);
+                        raw.recordValue(t2 - t1);
+                        bucketNanos += t1 - t0;
+                        rawNanos += t2 - t1;
+                    }
+                }
+            } else {
+                for (int op = 0; op < warmupOperations; op++) {
+                    readOp(op, dests);
+                    reader.readOp();
+                }
+                bucketNanos = concurrentReads(arena, h);
                 long start = System.nanoTime();
-                for (int t = 0; t < READ_THREADS; t++) {
-                    int thread = t;
-                    futures.add(pool.submit(() -> {
-                        Histogram mine = histogram();
-                        List<MemorySegment> dests = buffers(arena);
-                        for (int op = warmupOperations + thread; op < totalOps(); op += READ_THREADS) {
-                            long t0 = System.nanoTime();
-                            readOp(op, dests);
-                            mine.recordValue(System.nanoTime() - t0);
-                        }
-                        return mine;
-                    }));
+                for (int op = warmupOperations; op < totalOps(); op++) {
+                    raw.recordValue(reader.readOp());
                 }
-                for (Future<Histogram> f : futures) {
-                    h.add(f.get());
-                }
-                wall = System.nanoTime() - start;
-            } finally {
-                pool.shutdown();
+                rawNanos = System.nanoTime() - start;
             }
         }
-        results.add(result(name, "bucket", numOperations, wall, h));
-        results.add(rawDirectRead(name));
+        results.add(result(name, "bucket", numOperations, bucketNanos, h));
+        results.add(result(name, "raw_direct", numOperations, rawNanos, raw));
+    }
+
+    /** The measured reads spread over {@value #READ_THREADS} threads; returns the wall time. */
+    private long concurrentReads(Arena arena, Histogram h) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(READ_THREADS);
+        try {
+            List<Future<Histogram>> futures = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int t = 0; t < READ_THREADS; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    Histogram mine = histogram();
+                    List<MemorySegment> dests = buffers(arena);
+                    for (int op = warmupOperations + thread; op < totalOps(); op += READ_THREADS) {
+                        long t0 = System.nanoTime();
+                        readOp(op, dests);
+                        mine.recordValue(System.nanoTime() - t0);
+                    }
+                    return mine;
+                }));
+            }
+            for (Future<Histogram> f : futures) {
+                h.add(f.get());
+            }
+            return System.nanoTime() - start;
+        } finally {
+            pool.shutdown();
+        }
     }
 
     private void readOp(int op, List<MemorySegment> dests) {
@@ -317,50 +350,80 @@ public final class BenchStorageCommand implements Callable<Integer> {
         }
     }
 
-    /** Reads as many bytes as a load test from one plain file, sequentially, with O_DIRECT. */
-    private Result rawDirectRead(String name) throws IOException {
-        Path file = workDir.resolve("raw-" + name + ".bin");
+    private long rawChunk() throws IOException {
         int block = (int) Math.max(512, Files.getFileStore(workDir).getBlockSize());
-        long chunk = (value + block - 1) / block * block;
-        long total = chunk * batchSize * (long) numOperations;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buffer = arena.allocate(chunk, block);
+        return (value + block - 1) / block * block;
+    }
+
+    /**
+     * Writes the baseline file (as many bytes as a load test reads) right after the backend's data, so
+     * both are equally fresh when the load tests start.
+     */
+    private void writeRawFile() throws IOException {
+        Path file = workDir.resolve("raw.bin");
+        if (Files.exists(file)) {
+            return;
+        }
+        long chunk = rawChunk();
+        long total = chunk * batchSize * (long) totalOps();
+        try (Arena arena = Arena.ofConfined();
+                FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            MemorySegment buffer = arena.allocate(chunk, 4096);
+            SplittableRandom random = new SplittableRandom(7);
+            for (long o = 0; o + 8 <= chunk; o += 8) {
+                buffer.set(ValueLayout.JAVA_LONG_UNALIGNED, o, random.nextLong());
+            }
             ByteBuffer bb = buffer.asByteBuffer();
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                SplittableRandom random = new SplittableRandom(7);
-                for (long o = 0; o + 8 <= chunk; o += 8) {
-                    buffer.set(ValueLayout.JAVA_LONG_UNALIGNED, o, random.nextLong());
-                }
-                for (long pos = 0; pos < total; pos += chunk) {
-                    bb.clear();
-                    while (bb.hasRemaining()) {
-                        ch.write(bb, pos + bb.position());
-                    }
-                }
-                ch.force(true);
-            }
-            Histogram h = histogram();
-            long start = System.nanoTime();
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)) {
-                long pos = 0;
-                for (int op = 0; op < numOperations; op++) {
-                    long t0 = System.nanoTime();
-                    for (int i = 0; i < batchSize; i++) {
-                        bb.clear();
-                        while (bb.hasRemaining()) {
-                            int n = ch.read(bb, pos + bb.position());
-                            if (n < 0) {
-                                throw new IOException("raw file " + file + " ended early at " + pos);
-                            }
-                        }
-                        pos += chunk;
-                    }
-                    h.recordValue(System.nanoTime() - t0);
+            for (long pos = 0; pos < total; pos += chunk) {
+                bb.clear();
+                while (bb.hasRemaining()) {
+                    ch.write(bb, pos + bb.position());
                 }
             }
-            long wall = System.nanoTime() - start;
-            Files.delete(file);
-            return result(name, "raw_direct", numOperations, wall, h);
+            ch.force(true);
+        }
+    }
+
+    /**
+     * Reads the baseline file sequentially with O_DIRECT, one operation ({@code --batch-size} reads of
+     * the value size) at a time. Not thread-safe; owns its channel and its aligned buffer's arena.
+     */
+    private final class RawReader implements AutoCloseable {
+        private final Arena arena = Arena.ofConfined();
+        private final FileChannel channel;
+        private final ByteBuffer buffer;
+        private final long chunk;
+        private long position;
+
+        RawReader() throws IOException {
+            chunk = rawChunk();
+            int block = (int) Math.max(512, Files.getFileStore(workDir).getBlockSize());
+            buffer = arena.allocate(chunk, block).asByteBuffer();
+            channel = FileChannel.open(workDir.resolve("raw.bin"), StandardOpenOption.READ, ExtendedOpenOption.DIRECT);
+        }
+
+        /** Reads the next operation's bytes; returns the nanoseconds it took. */
+        long readOp() throws IOException {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < batchSize; i++) {
+                buffer.clear();
+                while (buffer.hasRemaining()) {
+                    if (channel.read(buffer, position + buffer.position()) < 0) {
+                        throw new IOException("raw file ended early at " + position);
+                    }
+                }
+                position += chunk;
+            }
+            return System.nanoTime() - t0;
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                channel.close();
+            } finally {
+                arena.close();
+            }
         }
     }
 
