@@ -1,5 +1,6 @@
 /**
- * SSD tier storage backend (bucket files with a RocksDB index). Filled by the SSD-tier work; the module
- * builds empty until then.
+ * SSD tier storage backend {@code bucket}: objects written in batches into bucket files, with a RocksDB
+ * index from key to bucket, offset, length and CRC32C; O_DIRECT reads with a per-file buffered
+ * fallback; watermark eviction by FIFO or LRU bucket order.
  */
 package io.tiffin.plugin.storage;

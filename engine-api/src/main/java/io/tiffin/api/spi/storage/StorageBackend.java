@@ -1,8 +1,11 @@
 package io.tiffin.api.spi.storage;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.function.BiConsumer;
 
@@ -14,29 +17,74 @@ import java.util.function.BiConsumer;
  * the call and never keeps a reference.
  *
  * <p><b>Threads</b>: implementations are thread-safe; reads, writes and removals may run concurrently
- * from several threads. A read concurrent with a removal of the same key either returns the whole
- * object or reports it missing, never partial or foreign bytes.
+ * from several threads. A read concurrent with a removal, an overwrite or an eviction of the same key
+ * either returns one whole stored version of the object or reports it missing, never partial or foreign
+ * bytes.
  *
  * <p><b>Not found</b>: {@link #read} returns -1 and {@link #size} returns empty for an unknown key; a
- * stored object that fails its checksum is reported as missing (and counted), never returned.
+ * stored object that fails its checksum is reported as missing (and counted in {@link
+ * StorageStats#corruptReads()}), never returned, and the backend drops it and tells its {@link
+ * StorageListener#lost}.
+ *
+ * <p><b>Objects and keys</b>: a key is a non-empty string; an object holds at least one byte. Writing an
+ * existing key replaces the stored object.
  *
  * <p><b>Retry</b>: {@link #writeBatch} is all-or-nothing per call; on failure (for example a full disk)
- * it throws {@link io.tiffin.api.TiffinException} with a FILE_* code and nothing of the batch is
- * readable.
+ * it throws {@link TiffinException} with a FILE_* code, nothing of the batch is readable,
+ * objects stored before stay as they were, and the caller may retry the same batch. Reads and removals
+ * are idempotent.
+ *
+ * <p><b>Eviction</b>: a backend with a capacity may evict objects on its own to make room for writes; it
+ * tells its {@link StorageListener} which keys go before they stop being readable.
+ *
+ * <p><b>Errors</b>: misuse (a null or empty key, an empty object, a destination that is too small)
+ * throws {@link TiffinException} with {@code INVALID_KEY}, {@code INVALID_PARAMS} or {@code
+ * BUFFER_OVERFLOW}; I/O failures throw it with a FILE_* code; any call after {@link #close()} throws it
+ * with {@code UNAVAILABLE_IN_CURRENT_STATUS}.
  */
 public interface StorageBackend extends AutoCloseable {
 
-    /** Writes the objects durably; the map's values are read in full. */
+    /**
+     * Writes the objects durably: when the call returns they survive a crash and a restart. The map's
+     * values are read in full during the call. All-or-nothing (see the class comment).
+     */
     void writeBatch(Map<String, MemorySegment> objects);
 
     /** Size of the stored object, or empty if unknown. */
     OptionalLong size(String key);
 
     /**
-     * Reads the object into {@code destination} (which must be at least its size) and returns the number
-     * of bytes read, or -1 if the key is unknown or its bytes failed their checksum.
+     * Reads the object into {@code destination} (from its offset 0) and returns the number of bytes
+     * read, or -1 if the key is unknown or its bytes failed their checksum. On -1 the destination's
+     * first bytes may have been overwritten (with zeros or stale bytes, never handed out as the object).
+     *
+     * @throws TiffinException {@code BUFFER_OVERFLOW} if {@code destination} is smaller
+     *     than the object (nothing is read; the object stays stored)
      */
     long read(String key, MemorySegment destination);
+
+    /**
+     * Reads several objects; element {@code i} of the result is what {@link #read} would return for
+     * {@code keys.get(i)} into {@code destinations.get(i)}. A backend may reorder and merge the reads to
+     * follow the disk layout. The default reads one key after the other.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} if the lists differ in length, or as
+     *     {@link #read} for any element (objects read before the failing one stay in their destinations)
+     */
+    default long[] readBatch(List<String> keys, List<MemorySegment> destinations) {
+        Objects.requireNonNull(keys, "keys");
+        Objects.requireNonNull(destinations, "destinations");
+        if (keys.size() != destinations.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "readBatch: keys.size() = " + keys.size() + " but destinations.size() = "
+                            + destinations.size() + " (expected: one destination per key)");
+        }
+        long[] result = new long[keys.size()];
+        for (int i = 0; i < result.length; i++) {
+            result[i] = read(keys.get(i), destinations.get(i));
+        }
+        return result;
+    }
 
     /** Removes the object; returns false if it was unknown. */
     boolean remove(String key);
@@ -46,15 +94,31 @@ public interface StorageBackend extends AutoCloseable {
         return keys.stream().filter(this::remove).toList();
     }
 
-    /** Calls {@code visitor} with the key and size of every stored object (used at restart). */
+    /**
+     * Calls {@code visitor} with the key and size of every stored object (used at restart to re-register
+     * the objects that survived). Objects written or removed during the scan may or may not be visited.
+     */
     void scan(BiConsumer<String, Long> visitor);
 
-    /** Bytes used by stored objects. */
+    /** Bytes of the stored objects (the sum of their sizes). */
     long usedBytes();
 
     /** Capacity the backend is allowed to use, in bytes. */
     long capacityBytes();
 
+    /**
+     * Sets who hears about evicted and lost objects (replacing the previous listener; {@link
+     * StorageListener#NONE} until set). Set it before the first write so no eviction goes unheard.
+     */
+    void listener(StorageListener listener);
+
+    /** A snapshot of the backend's contents and counters. */
+    StorageStats stats();
+
+    /**
+     * Releases files, indexes and native handles. Idempotent. Callers stop using the backend first;
+     * reads still in flight finish before the files they read are closed.
+     */
     @Override
     void close();
 }
