@@ -2,6 +2,7 @@ package io.tiffin.core.cli;
 
 import io.tiffin.core.bench.BenchAllocCommand;
 import io.tiffin.core.bench.BenchHotCacheCommand;
+import io.tiffin.core.bench.BenchStorageCommand;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,7 +21,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache.",
         // Register benchmark subcommand classes here.
-        subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class})
+        subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

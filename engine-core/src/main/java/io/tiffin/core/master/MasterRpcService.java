@@ -228,6 +228,50 @@ public final class MasterRpcService {
             return b.build();
         });
         bind(server, executor, Opcode.STATS, r -> stats());
+        bind(server, executor, Opcode.REGISTER_STORAGE, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.StorageRegistration.parser());
+            master.registerStorage(req.getNodeId(), req.getCapacity());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.REPORT_DISK_OBJECTS, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
+            List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
+            List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
+            for (var o : req.getObjectsList()) {
+                keys.add(o.getKey());
+                sizes.add(o.getSize());
+            }
+            master.reportDiskObjects(req.getNodeId(), keys, sizes);
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.POLL_TASKS, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
+            var tasks = master.pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
+            return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
+                    .addAllPromotions(tasks.promotions()).build();
+        });
+        bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
+            master.offloadFailed(req.getNodeId(), req.getFailedList());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.PROMOTION_START, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.PromotionStartRequest.parser());
+            KeyResult<ReplicaDescriptor> res = master.promotionStart(req.getNodeId(), req.getKey());
+            throwIfFailed(res.code(), req.getKey());
+            return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value())).build();
+        });
+        bind(server, executor, Opcode.PROMOTION_END, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.PromotionEndRequest.parser());
+            throwIfFailed(master.promotionEnd(req.getNodeId(), req.getKey(), req.getReplicaId(), req.getSuccess()),
+                    req.getKey());
+            return Empty.getDefaultInstance();
+        });
+        bind(server, executor, Opcode.EVICT_DISK_REPLICA, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.DiskEvicted.parser());
+            master.evictDiskReplicas(req.getNodeId(), req.getKeysList());
+            return Empty.getDefaultInstance();
+        });
         bind(server, executor, Opcode.CLIENT_REPORT, r -> {
             clientReports.accept(r.parseControl(io.tiffin.core.transport.proto.ClientReport.parser()));
             return Empty.getDefaultInstance();
