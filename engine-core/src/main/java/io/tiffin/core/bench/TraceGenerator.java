@@ -58,8 +58,7 @@ public final class TraceGenerator implements Callable<Integer> {
             int maxNewBlocks) {
         /** The default shape with {@code requests} requests. */
         public static Shape frequency(int requests) {
-            return new Shape(requests, Integer.getInteger("g.pp", 400), Double.parseDouble(System.getProperty("g.z", "0.9")), Integer.getInteger("g.mp", 8), Double.parseDouble(System.getProperty("g.cs", "0.3")),
-                    Integer.getInteger("g.ac", 400), 0.5, 2, Integer.getInteger("g.nb", 30));
+            return new Shape(requests, 200, 0.6, 16, 0.2, 3000, 0.5, 2, 60);
         }
     }
 

@@ -28,11 +28,11 @@ public final class HotCachePlugin implements TiffinPlugin {
                 factory("s3-fifo", S3FifoPolicy::new),
                 factory("w-tinylfu", HotCachePlugin::adaptiveTinyLfu),
                 factory("w-tinylfu-static", capacity -> new WTinyLfuPolicy("w-tinylfu-static", capacity, 0.01,
-                        false, 1)));
+                        false)));
     }
 
     static HotCachePolicy adaptiveTinyLfu(long capacityBlocks) {
-        return new WTinyLfuPolicy("w-tinylfu", capacityBlocks, 0.01, true, 10 * capacityBlocks);
+        return new WTinyLfuPolicy("w-tinylfu", capacityBlocks, 0.01, true);
     }
 
     private static HotCachePolicyFactory factory(String name, LongFunction<HotCachePolicy> constructor) {

@@ -9,11 +9,15 @@ import java.util.ArrayDeque;
  * overflows, its oldest entry duels the main area's victim: the one a {@link FrequencySketch} says was
  * read more often recently stays, so a burst of one-time reads cannot push out the popular set.
  *
- * <p>Adaptive (the {@code w-tinylfu} policy): a hill climber resizes the window as Caffeine does. Every
- * sample of reads it compares the hit ratio with the previous sample's and keeps moving the
- * window/main split in the direction that improved it, with a step that decays, and restarts with a
- * large step when the hit ratio jumps (the workload changed). Recency-heavy traces grow the window
- * towards LRU; frequency-heavy traces shrink it towards plain TinyLFU.
+ * <p>Adaptive (the {@code w-tinylfu} policy): the window/main split moves with ARC-style ghost feedback
+ * (Megiddo and Modha, FAST '03). The keys of entries evicted from the window (candidates that lost a
+ * duel) and from the main area are remembered, each up to the capacity in blocks. A miss on a key the
+ * window evicted means a larger window would have hit: the window grows; a miss on a key the main area
+ * evicted shrinks it. The step is ARC's (the ratio of the two ghost weights, at least 1) times one
+ * block per 4096 blocks of capacity. Recency-heavy traces grow the window towards LRU; frequency-heavy
+ * traces keep it small, as plain TinyLFU. Caffeine's hill climber (compare the hit ratio of successive
+ * samples) was tried first and measured worse on Mooncake traces, whose hit ratio swings between
+ * samples for reasons unrelated to the window (docs/BENCHMARKS.md).
  *
  * <p>Weights: queues are measured in blocks. An entry heavier than the window passes straight through
  * it and duels as a candidate at once.
@@ -27,9 +31,8 @@ final class WTinyLfuPolicy extends AbstractPolicy {
     /** In probation, moved there from the window and not yet through a duel. */
     private static final int CANDIDATE = 3;
     private static final double PROTECTED_SHARE = 0.8;
-    private static final double RESTART_THRESHOLD = 0.05;
-    private static final double STEP_SHARE = 0.0625;
-    private static final double STEP_DECAY = 0.98;
+    /** A ghost hit moves the window by at least one block, and by one block per this many of capacity. */
+    private static final double BLOCKS_PER_STEP = 4096;
 
     private final NodeQueue window = new NodeQueue();
     private final NodeQueue probation = new NodeQueue();
@@ -38,53 +41,37 @@ final class WTinyLfuPolicy extends AbstractPolicy {
     private final FrequencySketch sketch;
     private final GhostQueue windowGhosts;
     private final GhostQueue mainGhosts;
-    private final boolean ghostFeedback;
     /** The entry victim() chose and where it was: its removal is remembered in a ghost queue. */
     private long victimKey = -1;
     private boolean victimFromMain;
     private final boolean adaptive;
-    private final long sampleSize;
 
     private double windowMax;
-
-    private long hitsInSample;
-    private long missesInSample;
-    private double previousHitRatio;
-    private double step;
 
     /**
      * @param name the registered name
      * @param capacityBlocks the capacity
-     * @param windowShare the initial share of the capacity given to the window, 0 to 1
-     * @param adaptive whether the hill climber resizes the window
-     * @param sampleSize reads per hill-climbing sample
+     * @param windowShare the (initial) share of the capacity given to the window, 0 to 1
+     * @param adaptive whether ghost feedback resizes the window
      */
-    WTinyLfuPolicy(String name, long capacityBlocks, double windowShare, boolean adaptive, long sampleSize) {
+    WTinyLfuPolicy(String name, long capacityBlocks, double windowShare, boolean adaptive) {
         super(name, capacityBlocks);
         if (!(windowShare >= 0 && windowShare <= 1)) {
             throw new IllegalArgumentException("windowShare = " + windowShare + " (expected: 0 to 1)");
         }
-        if (sampleSize < 1) {
-            throw new IllegalArgumentException("sampleSize = " + sampleSize + " (expected: >= 1)");
-        }
         this.sketch = new FrequencySketch(capacityBlocks);
         this.adaptive = adaptive;
-        this.ghostFeedback = Boolean.getBoolean("tiffin.ghost");
         this.windowGhosts = new GhostQueue(capacityBlocks);
         this.mainGhosts = new GhostQueue(capacityBlocks);
-        this.sampleSize = sampleSize;
         this.windowMax = windowShare * capacityBlocks;
-        this.step = -STEP_SHARE * capacityBlocks;
     }
 
     @Override
     public void onMiss(long keyHash) {
         sketch.increment(keyHash);
-        if (ghostFeedback) {
+        if (adaptive) {
             feedback(keyHash);
         }
-        missesInSample++;
-        climb();
     }
 
     @Override
@@ -108,6 +95,12 @@ final class WTinyLfuPolicy extends AbstractPolicy {
         return oldest == null ? -1 : chosen(oldest, false);
     }
 
+    /** ARC's step, larger when the other side's ghosts outnumber ours, scaled up for large caches. */
+    private double step(GhostQueue other, GhostQueue ours) {
+        double ratio = Math.max(1.0, (double) other.weight() / Math.max(1, ours.weight()));
+        return Math.max(1, capacity / BLOCKS_PER_STEP) * ratio;
+    }
+
     private long chosen(Node victim, boolean fromMain) {
         victimKey = victim.key;
         victimFromMain = fromMain;
@@ -120,18 +113,15 @@ final class WTinyLfuPolicy extends AbstractPolicy {
      */
     private void feedback(long keyHash) {
         if (windowGhosts.remove(keyHash)) {
-            double ratio = Math.max(1.0, (double) mainGhosts.weight() / Math.max(1, windowGhosts.weight()));
-            windowMax = Math.min(capacity, windowMax + ratio);
+            windowMax = Math.min(capacity, windowMax + step(mainGhosts, windowGhosts));
         } else if (mainGhosts.remove(keyHash)) {
-            double ratio = Math.max(1.0, (double) windowGhosts.weight() / Math.max(1, mainGhosts.weight()));
-            windowMax = Math.max(0, windowMax - ratio);
+            windowMax = Math.max(0, windowMax - step(windowGhosts, mainGhosts));
         }
     }
 
     @Override
     protected void hit(Node node) {
         sketch.increment(node.key);
-        hitsInSample++;
         switch (node.queue) {
             case WINDOW -> window.moveToLast(node);
             case PROBATION, CANDIDATE -> {
@@ -151,7 +141,6 @@ final class WTinyLfuPolicy extends AbstractPolicy {
             }
             default -> protectedQueue.moveToLast(node);
         }
-        climb();
     }
 
     @Override
@@ -202,26 +191,5 @@ final class WTinyLfuPolicy extends AbstractPolicy {
     private void accept(Node candidate) {
         candidates.removeFirstOccurrence(candidate);
         candidate.queue = PROBATION;
-    }
-
-    /** Caffeine's hill climber: move the window size in the direction that raised the hit ratio. */
-    private void climb() {
-        if (!adaptive || hitsInSample + missesInSample < sampleSize) {
-            return;
-        }
-        double hitRatio = (double) hitsInSample / (hitsInSample + missesInSample);
-        hitsInSample = 0;
-        missesInSample = 0;
-        if (residentBlocks() < capacity / 2) {
-            previousHitRatio = hitRatio;
-            return;
-        }
-        double change = hitRatio - previousHitRatio;
-        double amount = change >= 0 ? step : -step;
-        step = Math.abs(change) >= RESTART_THRESHOLD
-                ? STEP_SHARE * capacity * (amount >= 0 ? 1 : -1)
-                : STEP_DECAY * amount;
-        previousHitRatio = hitRatio;
-        windowMax = Math.clamp(windowMax + amount, 0, capacity);
     }
 }

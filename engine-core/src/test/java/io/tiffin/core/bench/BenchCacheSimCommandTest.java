@@ -1,0 +1,62 @@
+package io.tiffin.core.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class BenchCacheSimCommandTest {
+
+    @Test
+    void replaysEveryInstalledPolicyAndOptimalIntoTableCsvAndPlot(@TempDir Path dir) throws IOException {
+        Path trace = dir.resolve("trace.jsonl");
+        StringWriter text = new StringWriter();
+        TraceGenerator.generate(TraceGenerator.Shape.frequency(1_500), 1, text);
+        Files.writeString(trace, text.toString());
+        Path csv = dir.resolve("out.csv");
+        Path png = dir.resolve("out.png");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        int exit = new CommandLine(new BenchCacheSimCommand(new PrintStream(printed, true, StandardCharsets.UTF_8)))
+                .execute("--trace", trace.toString(), "--csv", csv.toString(), "--plot", png.toString());
+
+        assertThat(exit).isZero();
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("lru", "w-tinylfu", "optimal", "25%");
+        List<String> lines = Files.readAllLines(csv);
+        assertThat(lines.getFirst()).isEqualTo("policy,capacity_pct,capacity_blocks,hit_ratio");
+        assertThat(lines).anyMatch(l -> l.startsWith("lru,1,")).anyMatch(l -> l.startsWith("optimal,25,"));
+        assertThat(lines).hasSize(1 + 4 * 6);
+        for (String line : lines.subList(1, lines.size())) {
+            String policy = line.split(",")[0];
+            double ratio = Double.parseDouble(line.split(",")[3]);
+            assertThat(ratio).as(line).isBetween(0.0, 1.0);
+            if (!policy.equals("optimal")) {
+                String size = line.split(",")[1];
+                double optimal = lines.stream().filter(l -> l.startsWith("optimal," + size + ","))
+                        .mapToDouble(l -> Double.parseDouble(l.split(",")[3])).findFirst().orElseThrow();
+                assertThat(ratio).as(line).isLessThanOrEqualTo(optimal);
+            }
+        }
+        assertThat(ImageIO.read(png.toFile()).getWidth()).isPositive();
+    }
+
+    @Test
+    void malformedTraceFailsWithTheLineNumber(@TempDir Path dir) throws IOException {
+        Path trace = dir.resolve("bad.jsonl");
+        Files.writeString(trace, "{\"hash_ids\": [1]}\n{\"hash_ids\": [1,,2]}\n");
+        StringWriter err = new StringWriter();
+        CommandLine command = new CommandLine(new BenchCacheSimCommand());
+        command.setErr(new java.io.PrintWriter(err));
+        assertThat(command.execute("--trace", trace.toString())).isNotZero();
+        assertThat(err.toString()).contains("bad.jsonl:2:");
+    }
+}
