@@ -1,6 +1,7 @@
 package io.tiffin.core.cli;
 
 import io.tiffin.core.bench.BenchAllocCommand;
+import io.tiffin.core.bench.BenchCacheSimCommand;
 import io.tiffin.core.bench.BenchHotCacheCommand;
 import io.tiffin.core.bench.BenchStorageCommand;
 import java.util.concurrent.Callable;
@@ -21,7 +22,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache.",
         // Register benchmark subcommand classes here.
-        subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class})
+        subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class,
+                BenchCacheSimCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -56,7 +56,32 @@ public final class NodeServer implements AutoCloseable {
      * @param pingInterval heartbeat period
      */
     public record Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
-                          Duration pingInterval, TransportSettings transport) {
+                          Duration pingInterval, TransportSettings transport, Storage storage,
+                          Duration taskPollInterval) {
+        /** A node without an SSD tier. */
+        public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
+                       Duration pingInterval, TransportSettings transport) {
+            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50));
+        }
+
+        public Options withStorage(Storage s, Duration pollInterval) {
+            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval);
+        }
+    }
+
+    /**
+     * The node's SSD tier: the backend factory chosen by {@code node.storage-backend} and its
+     * configuration ({@code path} plus the {@code storage.<backend>.*} keys).
+     */
+    public record Storage(io.tiffin.api.spi.storage.StorageBackendFactory factory,
+                          io.tiffin.api.spi.PluginContext context) {
+    }
+
+    private enum Tick { PING, POLL }
+
+    /** A reusable heartbeat ring slot. */
+    private static final class TickEvent {
+        Tick tick;
     }
 
     private final String nodeId;
@@ -65,6 +90,10 @@ public final class NodeServer implements AutoCloseable {
     private final TransportClientPool masterPool;
     private final String masterAddress;
     private final ScheduledExecutorService heartbeat;
+    private final com.lmax.disruptor.dsl.Disruptor<TickEvent> heartbeatDisruptor;
+    private final com.lmax.disruptor.RingBuffer<TickEvent> heartbeatRing;
+    private final NodeStorageTier tier;
+    private final java.util.ArrayDeque<Long> pingTimes = new java.util.ArrayDeque<>();
     private final String endpoint;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong consecutivePingFailures = new AtomicLong();
@@ -96,21 +125,100 @@ public final class NodeServer implements AutoCloseable {
         }, null);
         this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "tiffin-node-heartbeat");
+            Thread t = new Thread(r, "tiffin-node-ticker");
             t.setDaemon(true);
             return t;
         });
+        this.heartbeatDisruptor = new com.lmax.disruptor.dsl.Disruptor<>(TickEvent::new, 64, r -> {
+            Thread t = new Thread(r, "tiffin-node-heartbeat");
+            t.setDaemon(true);
+            return t;
+        }, com.lmax.disruptor.dsl.ProducerType.SINGLE, new com.lmax.disruptor.BlockingWaitStrategy());
+        heartbeatDisruptor.handleEventsWith((ev, seq, end) -> onTick(ev.tick));
+        heartbeatDisruptor.setDefaultExceptionHandler(new com.lmax.disruptor.ExceptionHandler<>() {
+            @Override
+            public void handleEventException(Throwable ex, long sequence, TickEvent event) {
+                LOG.warn("Node heartbeat {} failed: {}", event.tick, ex.toString());
+            }
+
+            @Override
+            public void handleOnStartException(Throwable ex) {
+                LOG.error("Node heartbeat ring failed to start", ex);
+            }
+
+            @Override
+            public void handleOnShutdownException(Throwable ex) {
+                LOG.warn("Node heartbeat ring failed to stop cleanly", ex);
+            }
+        });
+        NodeStorageTier storageTier = null;
         try {
+            if (o.storage() != null) {
+                storageTier = new NodeStorageTier(nodeId, o.storage().factory().create(o.storage().context()), segment,
+                        this::master, masterPool);
+                NodeStorageTier t = storageTier;
+                server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
+            }
+            this.tier = storageTier;
             server.start(o.host(), o.port());
             this.endpoint = o.host() + ":" + server.localAddress().getPort();
             LocalSegmentDirectory.register(segment);
             mount();
+            if (tier != null) {
+                tier.register();
+            }
         } catch (RuntimeException e) {
+            if (storageTier != null) {
+                storageTier.close();
+            }
             closeResources();
             throw e;
         }
+        this.heartbeatRing = heartbeatDisruptor.start();
         long period = o.pingInterval().toMillis();
-        heartbeat.scheduleWithFixedDelay(this::ping, period, period, TimeUnit.MILLISECONDS);
+        heartbeat.scheduleAtFixedRate(() -> publishTick(Tick.PING), period, period, TimeUnit.MILLISECONDS);
+        if (tier != null) {
+            long poll = o.taskPollInterval().toMillis();
+            heartbeat.scheduleAtFixedRate(() -> publishTick(Tick.POLL), poll, poll, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void publishTick(Tick tick) {
+        // Lossy: if the heartbeat thread is behind, a tick is skipped rather than queued.
+        heartbeatRing.tryPublishEvent((ev, seq, t) -> ev.tick = t, tick);
+    }
+
+    private void onTick(Tick tick) {
+        if (closed.get()) {
+            return;
+        }
+        if (tick == Tick.PING) {
+            synchronized (pingTimes) {
+                pingTimes.add(System.nanoTime());
+                if (pingTimes.size() > 100_000) {
+                    pingTimes.poll();
+                }
+            }
+            ping();
+        } else {
+            try {
+                tier.pollTasks();
+            } catch (RuntimeException e) {
+                LOG.debug("task poll failed: {}", e.getMessage());
+            }
+        }
+    }
+
+    /** Times (System.nanoTime) at which the heartbeat ring sent its recent pings; for measurements. */
+    public long[] pingTimesNanos() {
+        synchronized (pingTimes) {
+            return pingTimes.stream().mapToLong(Long::longValue).toArray();
+        }
+    }
+
+    /** The node's SSD backend, or null without an SSD tier. */
+    public io.tiffin.api.spi.storage.StorageBackend storageBackend() {
+        return tier == null ? null : tier.backend();
     }
 
     private void checkSegment(DataRequest req) {
@@ -161,6 +269,9 @@ public final class NodeServer implements AutoCloseable {
                 remounts.incrementAndGet();
                 LOG.warn("Master {} did not know node {}; re-mounted segment {} (its objects are gone)",
                         masterAddress, nodeId, segment.name());
+                if (tier != null) {
+                    tier.register();
+                }
             }
         } catch (RuntimeException e) {
             long failures = consecutivePingFailures.incrementAndGet();
@@ -225,8 +336,12 @@ public final class NodeServer implements AutoCloseable {
 
     private void closeResources() {
         heartbeat.shutdownNow();
-        masterPool.close();
+        heartbeatDisruptor.halt();
         server.close();
+        if (tier != null) {
+            tier.close();
+        }
+        masterPool.close();
         segment.close();
     }
 }
