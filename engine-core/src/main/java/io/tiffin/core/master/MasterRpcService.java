@@ -50,8 +50,17 @@ import java.util.concurrent.Executor;
  * as codes inside the reply; a whole-call failure is the frame's status. Every request is counted and
  * timed in {@link MasterMetrics}.
  *
- * <p>Handlers run on the given executor (the master's worker pool), never on a Netty event loop, since
- * they take shard locks. Thread-safe: stateless apart from the service and metrics it calls.
+ * <p><b>Where handlers run.</b> The per-key operations (put, get, exist, remove, single or batched) and
+ * PING run inline on the connection's Netty event loop: they take one shard lock per touched shard for a
+ * short critical section (map operations and, for a put, an allocation in memory; never I/O or a wait),
+ * so handing them to a pool would cost two thread hand-offs per request, more than the work itself
+ * ({@code tiffin bench master}, docs/BENCHMARKS.md). Everything that may scan many keys or sweep
+ * segments (mount/unmount, regex queries and removals, remove-all, listing, stats) runs on the given
+ * executor (the master's worker pool), so it never stalls an event loop. The longest an event loop can
+ * wait for a shard lock is one shard's share of such a scan (1/{@value MetadataShard#COUNT} of the
+ * keys).
+ *
+ * <p>Thread-safe: stateless apart from the service and metrics it calls.
  */
 public final class MasterRpcService {
     private final MasterService master;
@@ -87,11 +96,15 @@ public final class MasterRpcService {
         }, executor);
     }
 
-    /** Registers every master opcode on {@code server}, running handlers on {@code executor}. */
+    /**
+     * Registers every master opcode on {@code server}: per-key operations inline on the event loop,
+     * scans and segment changes on {@code executor} (see the class comment).
+     */
     public void registerOn(TransportServer server, Executor executor) {
+        Executor inline = null; // TransportServer runs handlers registered without executor on the event loop
         bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
                 .setVersion(TiffinVersion.VERSION).build());
-        bind(server, executor, Opcode.PING, r -> {
+        bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
             boolean known = master.ping(req.getNodeId());
             return PingReply.newBuilder().setNeedRemount(!known).build();
@@ -118,24 +131,24 @@ public final class MasterRpcService {
             return Empty.getDefaultInstance();
         });
 
-        bind(server, executor, Opcode.PUT_START, r -> {
+        bind(server, inline, Opcode.PUT_START, r -> {
             PutStartRequest req = r.parseControl(PutStartRequest.parser());
             KeyResult<List<ReplicaDescriptor>> res = master.putStart(req.getClientId(), req.getKey(), req.getSize(),
                     Messages.fromMsg(req.getOptions()));
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value())).build();
         });
-        bind(server, executor, Opcode.PUT_END, r -> {
+        bind(server, inline, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             throwIfFailed(master.putEnd(req.getClientId(), req.getKey()), req.getKey());
             return Empty.getDefaultInstance();
         });
-        bind(server, executor, Opcode.PUT_REVOKE, r -> {
+        bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             throwIfFailed(master.putRevoke(req.getClientId(), req.getKey()), req.getKey());
             return Empty.getDefaultInstance();
         });
-        bind(server, executor, Opcode.BATCH_PUT_START, r -> {
+        bind(server, inline, Opcode.BATCH_PUT_START, r -> {
             BatchPutStartRequest req = r.parseControl(BatchPutStartRequest.parser());
             var results = master.batchPutStart(req.getClientId(), req.getKeysList(), req.getSizesList(),
                     Messages.fromMsg(req.getOptions()));
@@ -149,22 +162,22 @@ public final class MasterRpcService {
             }
             return b.build();
         });
-        bind(server, executor, Opcode.BATCH_PUT_END, r -> {
+        bind(server, inline, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             return codes(master.batchPutEnd(req.getClientId(), req.getKeysList()));
         });
-        bind(server, executor, Opcode.BATCH_PUT_REVOKE, r -> {
+        bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             return codes(master.batchPutRevoke(req.getClientId(), req.getKeysList()));
         });
 
-        bind(server, executor, Opcode.GET_REPLICA_LIST, r -> {
+        bind(server, inline, Opcode.GET_REPLICA_LIST, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             KeyResult<ObjectLocation> res = master.getReplicaList(req.getKey());
             throwIfFailed(res.code(), req.getKey());
             return Messages.toMsg(res.value());
         });
-        bind(server, executor, Opcode.BATCH_GET_REPLICA_LIST, r -> {
+        bind(server, inline, Opcode.BATCH_GET_REPLICA_LIST, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
             for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList())) {
@@ -184,13 +197,13 @@ public final class MasterRpcService {
             }
             return b.build();
         });
-        bind(server, executor, Opcode.EXIST_KEY, r -> {
+        bind(server, inline, Opcode.EXIST_KEY, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             KeyResult<Boolean> res = master.existKey(req.getKey());
             throwIfFailed(res.code(), req.getKey());
             return ExistReply.newBuilder().setExists(res.value()).build();
         });
-        bind(server, executor, Opcode.BATCH_EXIST_KEY, r -> {
+        bind(server, inline, Opcode.BATCH_EXIST_KEY, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             BatchExistReply.Builder b = BatchExistReply.newBuilder();
             for (KeyResult<Boolean> res : master.batchExistKey(req.getKeysList())) {
@@ -199,12 +212,12 @@ public final class MasterRpcService {
             return b.build();
         });
 
-        bind(server, executor, Opcode.REMOVE, r -> {
+        bind(server, inline, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             throwIfFailed(master.remove(req.getKey(), req.getForce()), req.getKey());
             return Empty.getDefaultInstance();
         });
-        bind(server, executor, Opcode.BATCH_REMOVE, r -> {
+        bind(server, inline, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             return codes(master.batchRemove(req.getKeysList(), req.getForce()));
         });
@@ -311,7 +324,24 @@ public final class MasterRpcService {
 
     private static void throwIfFailed(ErrorCode code, String key) {
         if (code != ErrorCode.OK) {
-            throw new TiffinException(code, key + ": " + code.name() + ": " + code.hint());
+            throw new KeyFailure(code, key + ": " + code.name() + ": " + code.hint());
+        }
+    }
+
+    /**
+     * An expected per-key outcome (not found, exists, leased...) travelling to the frame status. It has
+     * no stack trace: misses are ordinary traffic and filling one in would cost more than the lookup.
+     */
+    private static final class KeyFailure extends TiffinException {
+        private static final long serialVersionUID = 1L;
+
+        KeyFailure(ErrorCode code, String message) {
+            super(code, message);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
         }
     }
 }

@@ -524,38 +524,46 @@ public final class MasterService {
     private List<ObjectLocation> locateMatching(KeyQuery q, boolean fastPath) {
         long now = ticker.millis();
         List<ObjectLocation> out = new ArrayList<>();
-        forEachMatch(q, fastPath, (shard, key) -> {
+        boolean inKeyOrder = forEachMatch(q, fastPath, (shard, key) -> {
             KeyResult<ObjectLocation> r = locateLocked(shard, key, now);
             if (r.isOk()) {
                 out.add(r.value());
             }
         });
-        out.sort(java.util.Comparator.comparing(ObjectLocation::key));
+        if (!inKeyOrder) {
+            out.sort(java.util.Comparator.comparing(ObjectLocation::key));
+        }
         return out;
     }
 
-    /** Calls {@code action} under the shard lock for every present key matching {@code q}. */
-    private void forEachMatch(KeyQuery q, boolean fastPath, java.util.function.BiConsumer<MetadataShard, String> action) {
+    /**
+     * Calls {@code action} under the shard lock for every present key matching {@code q}; returns whether
+     * the calls came in key order. Index-answered queries walk the ordered index and lock each key's
+     * shard on its own: their matches are spread over the shards anyway, so grouping them by shard
+     * would only add a sort and undo the key order.
+     */
+    private boolean forEachMatch(KeyQuery q, boolean fastPath, java.util.function.BiConsumer<MetadataShard, String> action) {
         if (fastPath && (q.kind() == KeyQuery.Kind.PREFIX || q.kind() == KeyQuery.Kind.EXACT)) {
-            List<String> keys = new ArrayList<>();
-            if (q.kind() == KeyQuery.Kind.EXACT) {
-                keys.add(q.literal());
-            } else {
-                for (String key : keyIndex.tailSet(q.literal())) {
-                    if (!key.startsWith(q.literal())) {
-                        break;
+            Iterable<String> candidates = q.kind() == KeyQuery.Kind.EXACT ? List.of(q.literal())
+                    : keyIndex.tailSet(q.literal());
+            for (String key : candidates) {
+                if (!key.startsWith(q.literal())) {
+                    break;
+                }
+                if (!q.matches(key)) {
+                    continue;
+                }
+                MetadataShard shard = shards[MetadataShard.indexOf(key)];
+                shard.lock.lock();
+                try {
+                    if (shard.objects.containsKey(key)) {
+                        action.accept(shard, key);
                     }
-                    if (q.matches(key)) {
-                        keys.add(key);
-                    }
+                } finally {
+                    shard.lock.unlock();
                 }
             }
-            forEachByShard(keys, (shard, i) -> {
-                if (shard.objects.containsKey(keys.get(i))) {
-                    action.accept(shard, keys.get(i));
-                }
-            });
-            return;
+            return true;
         }
         for (MetadataShard shard : shards) {
             shard.lock.lock();
@@ -569,6 +577,7 @@ public final class MasterService {
                 shard.lock.unlock();
             }
         }
+        return false;
     }
 
     // ------------------------------------------------------------------ remove

@@ -11,14 +11,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Thread-safe only under {@link #lock}: callers take it around every access.
  */
 final class MetadataShard {
-    static final int COUNT = 1024;
+    static final int BITS = 10;
+    static final int COUNT = 1 << BITS;
 
     final ReentrantLock lock = new ReentrantLock();
     final Map<String, ObjectMetadata> objects = new HashMap<>();
 
+    /**
+     * The shard of {@code key}: the top bits of a multiplicative (Fibonacci) hash. The shard must not
+     * be taken from the low bits of {@code h ^ (h >>> 16)}: that is exactly the bucket index of the
+     * shard's own {@link HashMap}, so every key of a shard would share its low 10 bucket bits, pile into
+     * a few buckets and turn them into red-black trees (seen in {@code tiffin bench master}).
+     */
     static int indexOf(String key) {
-        int h = key.hashCode();
-        h ^= (h >>> 16);
-        return h & (COUNT - 1);
+        return (key.hashCode() * 0x9E3779B9) >>> (Integer.SIZE - BITS);
     }
 }

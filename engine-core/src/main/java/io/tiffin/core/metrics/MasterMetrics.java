@@ -4,6 +4,8 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tiffin.core.master.ClientReports;
@@ -28,6 +30,9 @@ public final class MasterMetrics {
     private final Histogram latency;
     private final Counter bytesIn;
     private final Counter bytesOut;
+    // Per-opcode data points, looked up on first use: labelValues() costs a map lookup per request.
+    private final CounterDataPoint[] requestPoints = new CounterDataPoint[Opcode.values().length];
+    private final DistributionDataPoint[] latencyPoints = new DistributionDataPoint[Opcode.values().length];
 
     public MasterMetrics(MasterService master, ClientReports clients) {
         requests = Counter.builder().name("tiffin_master_requests_total")
@@ -96,12 +101,21 @@ public final class MasterMetrics {
 
     /** Records one handled request. */
     public void recordRequest(Opcode op, long nanos, boolean ok) {
-        String name = op.metricName();
-        requests.labelValues(name).inc();
-        if (!ok) {
-            failures.labelValues(name).inc();
+        int i = op.ordinal();
+        CounterDataPoint count = requestPoints[i];
+        DistributionDataPoint time = latencyPoints[i];
+        if (count == null || time == null) {
+            // A benign race: labelValues returns the same data point to every thread.
+            count = requests.labelValues(op.metricName());
+            time = latency.labelValues(op.metricName());
+            requestPoints[i] = count;
+            latencyPoints[i] = time;
         }
-        latency.labelValues(name).observe(nanos / 1e9);
+        count.inc();
+        if (!ok) {
+            failures.labelValues(op.metricName()).inc();
+        }
+        time.observe(nanos / 1e9);
     }
 
     public void addBytesIn(long n) {

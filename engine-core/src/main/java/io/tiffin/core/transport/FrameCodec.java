@@ -56,6 +56,9 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
     /** Size of the header after the length prefix. */
     public static final int HEADER_SIZE = 20;
 
+    /** Frames at least this long get their whole size reserved in the receive buffer once the header is in. */
+    static final int PRESIZE_THRESHOLD = 64 * 1024;
+
     /** Upper bound on the control part, whatever the frame size limit. */
     public static final int MAX_CONTROL_SIZE = 16 * 1024 * 1024;
 
@@ -191,6 +194,12 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 return;
             }
             if (readable < LENGTH_FIELD_SIZE + length) {
+                int missing = LENGTH_FIELD_SIZE + length - readable;
+                if (length >= PRESIZE_THRESHOLD && in.writableBytes() < missing && in.refCnt() == 1) {
+                    // Make room for the whole frame now: the cumulator would otherwise grow the buffer
+                    // step by step as the bytes arrive, copying everything received so far each time.
+                    in.ensureWritable(missing);
+                }
                 return;
             }
             in.skipBytes(LENGTH_FIELD_SIZE + HEADER_SIZE);

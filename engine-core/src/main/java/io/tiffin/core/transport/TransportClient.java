@@ -269,28 +269,36 @@ public final class TransportClient implements AutoCloseable {
         Frame frame = Frame.request(opcode, requestId, control, bulk);
         Pending call = new Pending(opcode);
         pending.put(requestId, call);
-        try {
+        if (closed.get()) {
+            // close() may have drained the map before this call was registered.
+            fail(requestId, closedException(opcode));
+        }
+        // Arming the timer and writing happen in one event-loop task: one hand-off per call, not two.
+        Runnable start = () -> {
+            if (call.isDone()) {
+                frame.release();
+                return;
+            }
             call.timer = ch.eventLoop().schedule(() -> timeOut(requestId), timeoutNanos, TimeUnit.NANOSECONDS);
+            ch.writeAndFlush(frame).addListener(f -> {
+                if (!f.isSuccess()) {
+                    fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + " to " + endpoint
+                            + " (" + f.cause() + "); check that the server is running and retry", f.cause()));
+                }
+            });
+        };
+        if (ch.eventLoop().inEventLoop()) {
+            start.run();
+            return call;
+        }
+        try {
+            ch.eventLoop().execute(start);
         } catch (RejectedExecutionException e) {
             pending.remove(requestId);
             frame.release();
             call.completeExceptionally(new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + " to "
                     + endpoint + ": its event loop is shut down; create a new client", e));
-            return call;
         }
-        if (call.isDone()) {
-            call.cancelTimer();
-        }
-        if (closed.get()) {
-            // close() may have drained the map before this call was registered.
-            fail(requestId, closedException(opcode));
-        }
-        ch.writeAndFlush(frame).addListener(f -> {
-            if (!f.isSuccess()) {
-                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + " to " + endpoint
-                        + " (" + f.cause() + "); check that the server is running and retry", f.cause()));
-            }
-        });
         return call;
     }
 

@@ -1,0 +1,619 @@
+package io.tiffin.core.bench;
+
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.Sizes;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.transport.TransportSettings;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import redis.clients.jedis.Jedis;
+
+/**
+ * {@code tiffin bench kv}: put, get and batch get end to end through a cluster on loopback, and in the
+ * same run the same transfers through a plain loopback socket, an in-process memory copy, a client in
+ * the same JVM as a node ({@code tiffin-local}) and optionally Redis, with Tiffin's ratio to each.
+ *
+ * <p>The cluster is a master in this JVM plus {@code --nodes} node processes started with this JVM's
+ * {@code java} and class path ({@link BenchNodeMain}), or the running cluster at {@code --master}.
+ * Remote clients never copy in memory ({@code localMemcpy=false}). Each measurement runs
+ * {@code --clients} threads, each with one request at a time, for {@code --duration} seconds after
+ * {@code --warmup} seconds; latency percentiles come from HdrHistogram (for batch get, of one batch
+ * call). Puts overwrite a small ring of keys per thread (upsert) so long runs do not fill the pool.
+ *
+ * <p>Not thread-safe: one instance runs one benchmark. Owns the processes, servers and memory it
+ * starts and releases them before returning.
+ */
+@Command(name = "kv", mixinStandardHelpOptions = true,
+        description = "End-to-end put/get/batch get against socket, memcpy, local-replica and Redis baselines.")
+public final class BenchKvCommand implements Callable<Integer> {
+
+    @Option(names = "--master", description = "host:port of a running cluster; default: master here + node processes")
+    String master;
+
+    @Option(names = "--nodes", defaultValue = "2", description = "node processes to start (default ${DEFAULT-VALUE})")
+    int nodes;
+
+    @Option(names = "--segment-size", defaultValue = "2GiB", description = "memory per node (default ${DEFAULT-VALUE})")
+    String segmentSize;
+
+    @Option(names = "--clients", defaultValue = "4", description = "client threads (default ${DEFAULT-VALUE})")
+    int clients;
+
+    @Option(names = "--sizes", defaultValue = "4KiB,256KiB,1MiB,16MiB", split = ",",
+            description = "value sizes (default ${DEFAULT-VALUE})")
+    List<String> sizes;
+
+    @Option(names = "--batch-size", defaultValue = "16", description = "keys per batch get, at most 64 MiB per batch (default ${DEFAULT-VALUE})")
+    int batchSize;
+
+    @Option(names = "--duration", defaultValue = "3", description = "measured seconds per case (default ${DEFAULT-VALUE})")
+    double duration;
+
+    @Option(names = "--warmup", defaultValue = "1", description = "warm-up seconds per case (default ${DEFAULT-VALUE})")
+    double warmup;
+
+    @Option(names = "--redis", description = "host:port of a Redis server to run the same workload against")
+    String redis;
+
+    @Option(names = "--no-local", description = "skip the tiffin-local target")
+    boolean noLocal;
+
+    @Option(names = "--csv", description = "append rows: target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us")
+    Path csv;
+
+    /** One measured row. */
+    record Result(String target, String operation, long valueSize, int clients, double opsPerSec, double gbPerSec,
+                  double p50Us, double p99Us) {
+        String csv() {
+            return target + "," + operation + "," + valueSize + "," + clients + "," + BenchSupport.fmt(opsPerSec, 1)
+                    + "," + BenchSupport.fmt(gbPerSec, 3) + "," + BenchSupport.fmt(p50Us, 1) + ","
+                    + BenchSupport.fmt(p99Us, 1);
+        }
+    }
+
+    /** One thread's operation: {@code run(i)} performs the i-th request of that thread. */
+    @FunctionalInterface
+    interface Op {
+        void run(long i) throws Exception;
+    }
+
+    /** Builds the per-thread operation (and its buffers) for thread {@code t}. */
+    @FunctionalInterface
+    interface OpFactory {
+        Op create(int thread) throws Exception;
+    }
+
+    private final List<Result> results = new ArrayList<>();
+    private final List<Process> processes = new ArrayList<>();
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new BenchKvCommand()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this),
+                    "--nodes, --clients and --batch-size must be >= 1, --duration > 0, --warmup >= 0");
+        }
+        long[] valueSizes = sizes.stream().mapToLong(Sizes::parse).toArray();
+        MasterServer localMaster = null;
+        try (Arena arena = Arena.ofShared()) {
+            String address = master;
+            if (address == null) {
+                localMaster = BenchSupport.startLocalMaster();
+                address = "127.0.0.1:" + localMaster.address().getPort();
+                startNodes(address);
+            }
+            System.out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
+                    address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
+                    clients, duration, warmup);
+            try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
+                         TransportSettings.defaults(), 16L << 20, false));
+                 SocketBaseline socket = new SocketBaseline(maxOf(valueSizes))) {
+                warmCluster(remote, arena);
+                for (long size : valueSizes) {
+                    MemorySegment value = randomValue(arena, size);
+                    benchTiffin("tiffin-remote", remote, value, size, arena, true);
+                    benchSocket(socket, size, arena);
+                    benchMemcpy(value, size, arena);
+                }
+            }
+            if (!noLocal) {
+                benchLocal(valueSizes, arena);
+            }
+            if (redis != null) {
+                for (long size : valueSizes) {
+                    benchRedis(randomValue(arena, size), size);
+                }
+            }
+        } finally {
+            stopNodes();
+            if (localMaster != null) {
+                localMaster.close();
+            }
+        }
+        printRatios();
+        BenchSupport.writeCsv(csv, "target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us",
+                results.stream().map(Result::csv).toList());
+        return 0;
+    }
+
+    // ------------------------------------------------------------------ cluster processes
+
+    private void startNodes(String masterAddress) throws IOException, InterruptedException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        for (int i = 0; i < nodes; i++) {
+            ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
+                    "--sun-misc-unsafe-memory-access=allow", "-Dguice_bytecode_gen_option=DISABLED", "-Xmx512m",
+                    "-cp", System.getProperty("java.class.path"), BenchNodeMain.class.getName(), masterAddress,
+                    "bench-node-" + i, segmentSize);
+            pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            Process p = pb.start();
+            processes.add(p);
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while ((line = out.readLine()) != null && !line.startsWith("READY ")) {
+                if (System.nanoTime() > deadline) {
+                    break;
+                }
+            }
+            if (line == null || !line.startsWith("READY ")) {
+                throw new IllegalStateException("node process " + i + " did not start (see its output above)");
+            }
+            System.out.println("Node process " + p.pid() + " serves on " + line.substring(6));
+        }
+    }
+
+    private void stopNodes() {
+        for (Process p : processes) {
+            try {
+                p.getOutputStream().close(); // BenchNodeMain exits when its stdin closes
+            } catch (IOException e) {
+                p.destroy();
+            }
+        }
+        for (Process p : processes) {
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.destroyForcibly();
+            }
+        }
+        processes.clear();
+    }
+
+    // ------------------------------------------------------------------ targets
+
+    private static long maxOf(long[] sizes) {
+        return Arrays.stream(sizes).max().orElse(1);
+    }
+
+    private static MemorySegment randomValue(Arena arena, long size) {
+        MemorySegment v = arena.allocate(size, 64);
+        SplittableRandom r = new SplittableRandom(size);
+        for (long off = 0; off + 8 <= size; off += 8) {
+            v.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, off, r.nextLong());
+        }
+        return v;
+    }
+
+    /** Keys stored per size: about 128 MiB worth, between 8 and 1024. */
+    private static int keyCount(long size) {
+        return (int) Math.max(8, Math.min(1024, (128L << 20) / size));
+    }
+
+    private int batchOf(long size, int keys) {
+        return (int) Math.max(1, Math.min(Math.min(batchSize, keys), (64L << 20) / size));
+    }
+
+    private void benchTiffin(String target, TiffinClient client, MemorySegment value, long size, Arena arena,
+                             boolean withPut) throws Exception {
+        String prefix = target + "-" + Long.toHexString(System.nanoTime()) + "-" + size + "-";
+        int keys = keyCount(size);
+        List<String> names = new ArrayList<>(keys);
+        for (int k = 0; k < keys; k++) {
+            names.add(prefix + k);
+            client.putFrom(prefix + k, value, PutOptions.DEFAULT);
+        }
+        verify(client, names.getFirst(), value, arena);
+        if (withPut) {
+            PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+            measure(target, "put", size, 1, t -> i -> client.putFrom(prefix + "put-" + t + "-" + (i & 3), value, upsert));
+        }
+        measure(target, "get", size, 1, t -> {
+            MemorySegment dst = arena.allocate(size, 64);
+            SplittableRandom r = new SplittableRandom(t);
+            return i -> client.getInto(names.get(r.nextInt(keys)), dst);
+        });
+        int batch = batchOf(size, keys);
+        measure(target, "batch_get", size, batch, t -> {
+            List<MemorySegment> dsts = new ArrayList<>(batch);
+            for (int b = 0; b < batch; b++) {
+                dsts.add(arena.allocate(size, 64));
+            }
+            SplittableRandom r = new SplittableRandom(t);
+            List<String> chosen = new ArrayList<>(batch);
+            return i -> {
+                chosen.clear();
+                int first = r.nextInt(keys);
+                for (int b = 0; b < batch; b++) {
+                    chosen.add(names.get((first + b) % keys));
+                }
+                for (KeyResult<Long> res : client.batchGetInto(chosen, dsts)) {
+                    if (!res.isOk()) {
+                        throw new IllegalStateException("batch get of " + res.key() + " failed: " + res.code());
+                    }
+                }
+            };
+        });
+        client.batchRemove(names, true);
+    }
+
+    /**
+     * Puts and gets 64 KiB values for a few seconds, unmeasured, so the node processes' JIT has compiled
+     * the data path before the first (smallest, most latency-bound) case runs.
+     */
+    private void warmCluster(TiffinClient client, Arena arena) {
+        MemorySegment value = randomValue(arena, 64 * 1024);
+        MemorySegment dst = arena.allocate(value.byteSize(), 64);
+        PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        for (int i = 0; System.nanoTime() < end; i++) {
+            String key = "bench-kv-warm-" + (i & 15);
+            client.putFrom(key, value, upsert);
+            client.getInto(key, dst);
+        }
+        client.removeByRegex("^bench-kv-warm-", true);
+    }
+
+    private static void verify(TiffinClient client, String key, MemorySegment value, Arena arena) {
+        MemorySegment dst = arena.allocate(value.byteSize(), 64);
+        client.getInto(key, dst);
+        if (dst.mismatch(value) != -1) {
+            throw new IllegalStateException("get of " + key + " returned other bytes than were put");
+        }
+    }
+
+    private void benchLocal(long[] valueSizes, Arena arena) throws Exception {
+        long need = 0;
+        for (long s : valueSizes) {
+            need += (long) keyCount(s) * s + 8L * clients * s;
+        }
+        long segment = Math.max(Sizes.parse(segmentSize), need + (256L << 20));
+        TiffinConfig config = TiffinConfig.builder().set("master.host", "127.0.0.1").set("master.port", "0")
+                .set("master.admin-port", "0").set("node.port", "0").set("node.segment-size", Long.toString(segment))
+                .set("client.local-memcpy", "true").build();
+        try (Tiffin local = Tiffin.embedded(config)) {
+            for (long size : valueSizes) {
+                benchTiffin("tiffin-local", local.client(), randomValue(arena, size), size, arena, true);
+            }
+        }
+    }
+
+    private void benchSocket(SocketBaseline socket, long size, Arena arena) throws Exception {
+        measure("socket", "put", size, 1, t -> {
+            SocketChannel ch = socket.connect();
+            ByteBuffer src = arena.allocate(size, 64).asByteBuffer();
+            ByteBuffer header = ByteBuffer.allocateDirect(8);
+            ByteBuffer ack = ByteBuffer.allocateDirect(1);
+            return i -> {
+                header.clear().putLong(0, -size);
+                SocketBaseline.writeFully(ch, header);
+                SocketBaseline.writeFully(ch, src.clear());
+                SocketBaseline.readFully(ch, ack.clear());
+            };
+        });
+        measure("socket", "get", size, 1, t -> {
+            SocketChannel ch = socket.connect();
+            ByteBuffer dst = arena.allocate(size, 64).asByteBuffer();
+            ByteBuffer header = ByteBuffer.allocateDirect(8);
+            return i -> {
+                header.clear().putLong(0, size);
+                SocketBaseline.writeFully(ch, header);
+                SocketBaseline.readFully(ch, dst.clear());
+            };
+        });
+    }
+
+    private void benchMemcpy(MemorySegment value, long size, Arena arena) throws Exception {
+        measure("memcpy", "get", size, 1, t -> {
+            MemorySegment src = arena.allocate(size, 64);
+            MemorySegment.copy(value, 0, src, 0, size);
+            MemorySegment dst = arena.allocate(size, 64);
+            return i -> MemorySegment.copy(src, 0, dst, 0, size);
+        });
+    }
+
+    private void benchRedis(MemorySegment valueSegment, long size) throws Exception {
+        String[] hp = BenchSupport.hostPort(redis);
+        byte[] value = valueSegment.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        int keys = keyCount(size);
+        byte[][] names = new byte[keys][];
+        String prefix = "tiffin-bench-" + Long.toHexString(System.nanoTime()) + "-" + size + "-";
+        try (Jedis j = new Jedis(hp[0], Integer.parseInt(hp[1]))) {
+            for (int k = 0; k < keys; k++) {
+                names[k] = (prefix + k).getBytes(StandardCharsets.UTF_8);
+                j.set(names[k], value);
+            }
+            if (!Arrays.equals(j.get(names[0]), value)) {
+                throw new IllegalStateException("Redis returned other bytes than were set");
+            }
+        }
+        List<Jedis> open = new ArrayList<>();
+        try {
+            measure("redis", "put", size, 1, t -> {
+                Jedis j = connectRedis(hp, open);
+                return i -> j.set((prefix + "put-" + t + "-" + (i & 3)).getBytes(StandardCharsets.UTF_8), value);
+            });
+            measure("redis", "get", size, 1, t -> {
+                Jedis j = connectRedis(hp, open);
+                SplittableRandom r = new SplittableRandom(t);
+                return i -> {
+                    if (j.get(names[r.nextInt(keys)]) == null) {
+                        throw new IllegalStateException("Redis lost a key");
+                    }
+                };
+            });
+            int batch = batchOf(size, keys);
+            measure("redis", "batch_get", size, batch, t -> {
+                Jedis j = connectRedis(hp, open);
+                SplittableRandom r = new SplittableRandom(t);
+                byte[][] chosen = new byte[batch][];
+                return i -> {
+                    int first = r.nextInt(keys);
+                    for (int b = 0; b < batch; b++) {
+                        chosen[b] = names[(first + b) % keys];
+                    }
+                    j.mget(chosen);
+                };
+            });
+        } finally {
+            open.forEach(Jedis::close);
+            try (Jedis j = new Jedis(hp[0], Integer.parseInt(hp[1]))) {
+                j.del(names);
+                for (int t = 0; t < clients; t++) {
+                    for (int k = 0; k < 4; k++) {
+                        j.del((prefix + "put-" + t + "-" + k).getBytes(StandardCharsets.UTF_8));
+                    }
+                }
+            }
+        }
+    }
+
+    private static Jedis connectRedis(String[] hp, List<Jedis> open) {
+        Jedis j = new Jedis(hp[0], Integer.parseInt(hp[1]), 30_000);
+        synchronized (open) {
+            open.add(j);
+        }
+        return j;
+    }
+
+    // ------------------------------------------------------------------ measuring
+
+    /**
+     * Runs {@code clients} threads of {@code factory}'s operation for the warm-up and then the measured
+     * duration; records and prints one row. {@code keysPerOp} counts keys per call (batch size).
+     */
+    private void measure(String target, String operation, long size, int keysPerOp, OpFactory factory) throws Exception {
+        Op[] ops = new Op[clients];
+        for (int t = 0; t < clients; t++) {
+            ops[t] = factory.create(t);
+        }
+        runThreads(ops, warmup, null);
+        Histogram[] hist = new Histogram[clients];
+        long[] calls = new long[clients];
+        long elapsed = runThreads(ops, duration, new Object[] {hist, calls});
+        Histogram all = new Histogram(3);
+        long totalCalls = 0;
+        for (int t = 0; t < clients; t++) {
+            all.add(hist[t]);
+            totalCalls += calls[t];
+        }
+        double seconds = elapsed / 1e9;
+        double opsPerSec = totalCalls * (double) keysPerOp / seconds;
+        Result r = new Result(target, operation, size, clients, opsPerSec, opsPerSec * size / 1e9,
+                all.getValueAtPercentile(50) / 1000.0, all.getValueAtPercentile(99) / 1000.0);
+        results.add(r);
+        System.out.printf(Locale.ROOT, "%-14s %-9s %8s  %10.0f ops/s  %7.3f GB/s  p50 %9.1f us  p99 %9.1f us%s%n",
+                target, operation, Sizes.format(size), r.opsPerSec(), r.gbPerSec(), r.p50Us(), r.p99Us(),
+                keysPerOp > 1 ? "  (" + keysPerOp + " keys per call; latency per call)" : "");
+    }
+
+    /** Runs every op on its own thread for {@code seconds}; returns the elapsed nanos. */
+    private long runThreads(Op[] ops, double seconds, Object[] sinks) throws Exception {
+        if (seconds <= 0) {
+            return 0;
+        }
+        Histogram[] hist = sinks == null ? null : (Histogram[]) sinks[0];
+        long[] calls = sinks == null ? null : (long[]) sinks[1];
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CountDownLatch go = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(ops.length);
+        long[] deadline = new long[1];
+        for (int t = 0; t < ops.length; t++) {
+            int id = t;
+            Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+            if (hist != null) {
+                hist[t] = h;
+            }
+            Thread th = new Thread(() -> {
+                long n = 0;
+                try {
+                    go.await();
+                    long end = deadline[0];
+                    long now = System.nanoTime();
+                    while (now < end && failure.get() == null) {
+                        ops[id].run(n++);
+                        long after = System.nanoTime();
+                        h.recordValue(Math.min(after - now, h.getHighestTrackableValue()));
+                        now = after;
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                } finally {
+                    if (calls != null) {
+                        calls[id] = n;
+                    }
+                    done.countDown();
+                }
+            }, "bench-kv-" + t);
+            th.setDaemon(true);
+            th.start();
+        }
+        long start = System.nanoTime();
+        deadline[0] = start + (long) (seconds * 1e9);
+        go.countDown();
+        done.await();
+        long elapsed = System.nanoTime() - start;
+        if (failure.get() != null) {
+            throw new IllegalStateException("a bench thread failed: " + failure.get(), failure.get());
+        }
+        return elapsed;
+    }
+
+    private void printRatios() {
+        Map<String, Result> byKey = new LinkedHashMap<>();
+        for (Result r : results) {
+            byKey.put(r.target() + "/" + r.operation() + "/" + r.valueSize(), r);
+        }
+        System.out.println();
+        System.out.println("Ratios (throughput, same run):");
+        for (Result r : results) {
+            if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
+                continue;
+            }
+            String base = r.target().equals("tiffin-remote") ? "socket" : "memcpy";
+            Result b = byKey.get(base + "/get/" + r.valueSize());
+            Result rd = byKey.get("redis/get/" + r.valueSize());
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-14s get %8s: %.2fx %s",
+                    r.target(), Sizes.format(r.valueSize()), b == null ? Double.NaN : r.gbPerSec() / b.gbPerSec(), base));
+            if (rd != null && r.target().equals("tiffin-remote")) {
+                line.append(String.format(Locale.ROOT, ", %.2fx redis", r.gbPerSec() / rd.gbPerSec()));
+            }
+            System.out.println(line);
+        }
+    }
+
+    /**
+     * A plain loopback TCP server for the socket baseline: per connection a thread that reads an 8-byte
+     * request (n > 0: send n bytes; n < 0: receive -n bytes, answer one byte) and serves it from one
+     * direct buffer. Thread-safe; {@link #close()} stops it.
+     */
+    static final class SocketBaseline implements AutoCloseable {
+        private final ServerSocketChannel server;
+        private final ByteBuffer data;
+        private final List<SocketChannel> channels = new ArrayList<>();
+
+        SocketBaseline(long maxSize) throws IOException {
+            server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+            data = ByteBuffer.allocateDirect((int) maxSize);
+            Thread acceptor = new Thread(this::acceptLoop, "bench-socket-accept");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        SocketChannel connect() throws IOException {
+            SocketChannel ch = SocketChannel.open(server.getLocalAddress());
+            ch.socket().setTcpNoDelay(true);
+            synchronized (channels) {
+                channels.add(ch);
+            }
+            return ch;
+        }
+
+        private void acceptLoop() {
+            while (server.isOpen()) {
+                try {
+                    SocketChannel ch = server.accept();
+                    ch.socket().setTcpNoDelay(true);
+                    synchronized (channels) {
+                        channels.add(ch);
+                    }
+                    Thread t = new Thread(() -> serve(ch), "bench-socket-serve");
+                    t.setDaemon(true);
+                    t.start();
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }
+
+        private void serve(SocketChannel ch) {
+            ByteBuffer header = ByteBuffer.allocateDirect(8);
+            ByteBuffer ack = ByteBuffer.allocateDirect(1);
+            ByteBuffer mine = data.duplicate();
+            ByteBuffer sink = ByteBuffer.allocateDirect(data.capacity());
+            try {
+                while (true) {
+                    readFully(ch, header.clear());
+                    long n = header.getLong(0);
+                    if (n > 0) {
+                        writeFully(ch, mine.clear().limit((int) n));
+                    } else {
+                        readFully(ch, sink.clear().limit((int) -n));
+                        writeFully(ch, ack.clear());
+                    }
+                }
+            } catch (IOException e) {
+                // the client closed the connection
+            }
+        }
+
+        static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
+            while (b.hasRemaining()) {
+                if (ch.read(b) < 0) {
+                    throw new IOException("connection closed");
+                }
+            }
+        }
+
+        static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            synchronized (channels) {
+                for (SocketChannel ch : channels) {
+                    ch.close();
+                }
+            }
+        }
+    }
+}
