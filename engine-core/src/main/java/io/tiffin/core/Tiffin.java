@@ -76,8 +76,7 @@ public final class Tiffin implements AutoCloseable {
             master = MasterServer.start(injector.getInstance(MasterServer.Options.class));
             String address = config.get(TiffinConfigKeys.MASTER_HOST) + ":" + master.address().getPort();
             NodeServer.Options n = injector.getInstance(NodeServer.Options.class);
-            node = NodeServer.start(new NodeServer.Options(n.nodeId(), n.host(), n.port(), n.segmentSize(), address,
-                    n.pingInterval(), n.transport()));
+            node = NodeServer.start(n.withMasterAddress(address));
             TiffinClient.Options c = injector.getInstance(TiffinClient.Options.class);
             TiffinClient client = TiffinClient.connect(new TiffinClient.Options(address, c.transport(), c.sliceSize(),
                     c.localMemcpy(), c.hotCache()));

@@ -103,11 +103,24 @@ public final class TiffinModule extends AbstractModule {
 
     @Provides
     @Singleton
-    NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport) {
+    NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
         HostPort master = config.get(MASTER_ADDRESS);
-        return new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST), config.get(NODE_PORT),
-                config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
+        NodeServer.Options options = new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST),
+                config.get(NODE_PORT), config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)));
+        String backend = config.get(NODE_STORAGE_BACKEND);
+        if (backend.isEmpty()) {
+            return options;
+        }
+        String path = config.get(NODE_STORAGE_PATH);
+        if (path.isEmpty()) {
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "node.storage-backend = "
+                    + backend + " needs node.storage-path (expected: the directory of the node's SSD tier)");
+        }
+        java.util.Map<String, String> props = new java.util.HashMap<>(config.withPrefix("storage." + backend + "."));
+        props.put("path", path);
+        return options.withStorage(new NodeServer.Storage(plugins.storageBackend(backend),
+                new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID))), config.get(NODE_TASK_POLL_INTERVAL));
     }
 
     @Provides

@@ -2,6 +2,9 @@ package io.tiffin.core.cli;
 
 import io.tiffin.core.bench.BenchAllocCommand;
 import io.tiffin.core.bench.BenchCacheSimCommand;
+import io.tiffin.core.bench.BenchKvCommand;
+import io.tiffin.core.bench.BenchMasterCommand;
+import io.tiffin.core.bench.BenchPrefixCommand;
 import io.tiffin.core.bench.BenchHotCacheCommand;
 import io.tiffin.core.bench.BenchStorageCommand;
 import java.util.concurrent.Callable;
@@ -23,7 +26,7 @@ import picocli.CommandLine.Spec;
         description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache.",
         // Register benchmark subcommand classes here.
         subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class,
-                BenchCacheSimCommand.class})
+                BenchCacheSimCommand.class, BenchMasterCommand.class, BenchPrefixCommand.class, BenchKvCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

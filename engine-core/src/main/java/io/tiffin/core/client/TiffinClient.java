@@ -409,6 +409,99 @@ public final class TiffinClient implements KvStore {
 
     /** Reads the object into {@code dst}: a local replica first, then remote ones in order. */
     private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst) {
+        SsdReads ssd = new SsdReads();
+        CompletableFuture<Void> f = read(loc, dst, ssd);
+        ssd.flush();
+        return f;
+    }
+
+    /**
+     * Reads of SSD-only objects gathered during one call and sent as one {@code DATA_READ_SSD} per node
+     * (in chunks that fit a frame), so a batch get costs one SSD round trip per node.
+     *
+     * <p>Not thread-safe: used by the calling thread only.
+     */
+    private final class SsdReads {
+        private record Pending(ObjectLocation loc, MemorySegment dst, CompletableFuture<Void> done) {
+        }
+
+        private final Map<String, List<Pending>> byEndpoint = new LinkedHashMap<>();
+
+        CompletableFuture<Void> add(String endpoint, ObjectLocation loc, MemorySegment dst) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            byEndpoint.computeIfAbsent(endpoint, e -> new ArrayList<>()).add(new Pending(loc, dst, done));
+            return done;
+        }
+
+        void flush() {
+            long budget = Math.max(1, options.transport().maxFrameSize() - (1L << 20));
+            for (Map.Entry<String, List<Pending>> e : byEndpoint.entrySet()) {
+                List<Pending> chunk = new ArrayList<>();
+                long bytes = 0;
+                for (Pending p : e.getValue()) {
+                    if (!chunk.isEmpty() && bytes + p.loc().size() > budget) {
+                        send(e.getKey(), chunk);
+                        chunk = new ArrayList<>();
+                        bytes = 0;
+                    }
+                    chunk.add(p);
+                    bytes += p.loc().size();
+                }
+                if (!chunk.isEmpty()) {
+                    send(e.getKey(), chunk);
+                }
+            }
+            byEndpoint.clear();
+        }
+
+        private void send(String endpoint, List<Pending> chunk) {
+            io.tiffin.core.transport.proto.SsdReadRequest.Builder req = io.tiffin.core.transport.proto.SsdReadRequest
+                    .newBuilder();
+            for (Pending p : chunk) {
+                req.addKeys(p.loc().key());
+            }
+            CompletableFuture<Frame> call;
+            try {
+                call = pool.get(endpoint).call(Opcode.DATA_READ_SSD, req.build(), null);
+            } catch (RuntimeException ex) {
+                chunk.forEach(p -> p.done().completeExceptionally(ex));
+                return;
+            }
+            call.whenComplete((frame, err) -> {
+                if (err != null) {
+                    chunk.forEach(p -> p.done().completeExceptionally(err));
+                    return;
+                }
+                try {
+                    var reply = frame.parseControl(io.tiffin.core.transport.proto.SsdReadReply.parser());
+                    ByteBuf bulk = frame.bulk();
+                    int at = bulk.readerIndex();
+                    for (int i = 0; i < chunk.size(); i++) {
+                        Pending p = chunk.get(i);
+                        long size = reply.getSizes(i);
+                        if (size != p.loc().size()) {
+                            p.done().completeExceptionally(new TiffinException(ErrorCode.OBJECT_NOT_FOUND,
+                                    p.loc().key() + ": its SSD copy on " + endpoint + " is gone or corrupt"));
+                            continue;
+                        }
+                        bulk.getBytes(at, p.dst().asByteBuffer());
+                        if (hotCache != null && hotCache.accepts(size)) {
+                            hotCache.offerFill(p.loc().key(), p.loc().version(), size,
+                                    List.of(bulk.retainedSlice(at, (int) size)));
+                        }
+                        at += (int) size;
+                        p.done().complete(null);
+                    }
+                } catch (RuntimeException ex) {
+                    chunk.forEach(p -> p.done().completeExceptionally(ex));
+                } finally {
+                    frame.release();
+                }
+            });
+        }
+    }
+
+    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, SsdReads ssd) {
         List<ReplicaDescriptor> memory = new ArrayList<>();
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
@@ -425,11 +518,7 @@ public final class TiffinClient implements KvStore {
                 }
             }
         }
-        if (memory.isEmpty()) {
-            return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
-                    loc.key() + ": no readable memory replica"));
-        }
-        // Only objects read from remote nodes are cached: a local replica is already local.
+        // Only objects read from remote nodes (or SSD) are cached: a local replica is already local.
         if (hotCache != null) {
             try {
                 if (hotCache.tryRead(loc.key(), loc.version(), loc.size(), dst)) {
@@ -438,6 +527,17 @@ public final class TiffinClient implements KvStore {
             } catch (IllegalStateException closedArena) {
                 LOG.debug("hot cache closed during a read of {}", loc.key(), closedArena);
             }
+        }
+        if (memory.isEmpty()) {
+            for (ReplicaDescriptor d : loc.replicas()) {
+                if (d.type() == ReplicaType.LOCAL_DISK) {
+                    return ssd.add(d.endpoint(), loc, dst);
+                }
+            }
+            return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
+                    loc.key() + ": no readable replica"));
+        }
+        if (hotCache != null) {
             if (hotCache.accepts(loc.size())) {
                 return readRemote(memory, 0, dst, loc);
             }
@@ -512,15 +612,17 @@ public final class TiffinClient implements KvStore {
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         byte[][] bufs = new byte[keys.size()][];
+        SsdReads ssd = new SsdReads();
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
             if (r.isOk() && r.value().size() <= Integer.MAX_VALUE - 16) {
                 bufs[i] = new byte[(int) r.value().size()];
-                reads.add(read(r.value(), MemorySegment.ofArray(bufs[i])));
+                reads.add(read(r.value(), MemorySegment.ofArray(bufs[i]), ssd));
             } else {
                 reads.add(null);
             }
         }
+        ssd.flush();
         List<KeyResult<byte[]>> out = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
@@ -538,6 +640,7 @@ public final class TiffinClient implements KvStore {
         long start = System.nanoTime();
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
+        SsdReads ssd = new SsdReads();
         ErrorCode[] early = new ErrorCode[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
@@ -547,9 +650,10 @@ public final class TiffinClient implements KvStore {
                 early[i] = ErrorCode.BUFFER_OVERFLOW;
                 reads.add(null);
             } else {
-                reads.add(read(r.value(), destinations.get(i).asSlice(0, r.value().size())));
+                reads.add(read(r.value(), destinations.get(i).asSlice(0, r.value().size()), ssd));
             }
         }
+        ssd.flush();
         List<KeyResult<Long>> out = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);

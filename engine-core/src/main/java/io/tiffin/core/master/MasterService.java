@@ -439,12 +439,14 @@ public final class MasterService {
                 readable.add(r.toDescriptor());
             }
         }
-        if (readable == null && !m.diskReplicas.isEmpty() && !m.processing) {
-            readable = new ArrayList<>(m.diskReplicas.size());
-            for (DiskReplica d : m.diskReplicas) {
-                readable.add(d.toDescriptor());
+        if (!m.diskReplicas.isEmpty() && !m.processing) {
+            if (readable == null) {
+                readable = new ArrayList<>(m.diskReplicas.size());
+                countSsdOnlyRead(m);
             }
-            countSsdOnlyRead(m);
+            for (DiskReplica d : m.diskReplicas) {
+                readable.add(d.toDescriptor()); // after the memory replicas: the client prefers those
+            }
         }
         if (readable == null) {
             if (m.processing) {

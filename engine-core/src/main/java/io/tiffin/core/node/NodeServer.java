@@ -64,6 +64,11 @@ public final class NodeServer implements AutoCloseable {
             this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50));
         }
 
+        public Options withMasterAddress(String address) {
+            return new Options(nodeId, host, port, segmentSize, address, pingInterval, transport, storage,
+                    taskPollInterval);
+        }
+
         public Options withStorage(Storage s, Duration pollInterval) {
             return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval);
         }

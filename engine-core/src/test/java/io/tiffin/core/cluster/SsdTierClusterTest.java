@@ -1,0 +1,203 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaType;
+import io.tiffin.api.spi.PluginContext;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.plugin.PluginRegistry;
+import io.tiffin.core.transport.TransportSettings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The SSD tier end to end: offload, reads from SSD, promotion, restart, a full disk. */
+class SsdTierClusterTest {
+    private static final long MiB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private final PluginRegistry plugins = PluginRegistry.classPathOnly();
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private MasterServer master;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+        plugins.close();
+    }
+
+    private void startMaster(Map<String, String> settings) {
+        TiffinConfig.Builder b = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0");
+        settings.forEach(b::set);
+        master = MasterServer.start(Tiffin.injector(b.build()).getInstance(MasterServer.Options.class));
+        open.add(master);
+    }
+
+    private String address() {
+        return "127.0.0.1:" + master.address().getPort();
+    }
+
+    private NodeServer startNode(String id, long segment, String storageDir, Map<String, String> storageProps) {
+        Map<String, String> props = new HashMap<>(storageProps);
+        props.put("path", dir.resolve(storageDir).toString());
+        NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segment, address(),
+                Duration.ofMillis(200), TransportSettings.defaults()).withStorage(
+                new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id)),
+                Duration.ofMillis(20)));
+        open.add(n);
+        return n;
+    }
+
+    private TiffinClient client() {
+        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(address(), TransportSettings.defaults(), 16 * MiB,
+                false));
+        open.add(c);
+        return c;
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static boolean has(ObjectLocation loc, ReplicaType type) {
+        return loc.replicas().stream().anyMatch(r -> r.type() == type);
+    }
+
+    @Test
+    void evictionMovesObjectsToSsdAndTheyStayReadable() throws Exception {
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.5",
+                "master.eviction-ratio", "0.2"));
+        startNode("ssd-node", 16 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        List<byte[]> values = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            byte[] v = ClusterEndToEndTest.bytes(i, (int) MiB / 2 + i);
+            values.add(v);
+            c.put("obj-" + i, v);
+        }
+        await("offloads", () -> master.service().counters().offloads() > 10);
+        for (int i = 0; i < 40; i++) {
+            assertThat(c.get("obj-" + i)).as("obj-%d", i).isEqualTo(values.get(i));
+        }
+        long ssdOnly = 0;
+        for (int i = 0; i < 40; i++) {
+            ObjectLocation loc = c.locate("obj-" + i).orElseThrow();
+            if (!has(loc, ReplicaType.MEMORY) && has(loc, ReplicaType.LOCAL_DISK)) {
+                ssdOnly++;
+            }
+        }
+        assertThat(ssdOnly).isPositive();
+        assertThat(master.service().usedBytes()).isLessThan(16 * MiB);
+        // Batch get mixes memory and SSD reads.
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            keys.add("obj-" + i);
+        }
+        var batch = c.batchGet(keys);
+        for (int i = 0; i < 40; i++) {
+            assertThat(batch.get(i).value()).isEqualTo(values.get(i));
+        }
+    }
+
+    @Test
+    void writeThroughCopiesEveryPutToSsd() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through"));
+        NodeServer node = startNode("wt-node", 64 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        byte[] v = ClusterEndToEndTest.bytes(7, 300_000);
+        c.put("k", v);
+        await("the SSD copy", () -> has(c.locate("k").orElseThrow(), ReplicaType.LOCAL_DISK));
+        ObjectLocation loc = c.locate("k").orElseThrow();
+        assertThat(loc.replicas().get(0).type()).as("memory replicas come first").isEqualTo(ReplicaType.MEMORY);
+        assertThat(c.get("k")).isEqualTo(v);
+        assertThat(node.storageBackend().size("k")).hasValue(300_000);
+    }
+
+    @Test
+    void ssdOnlyObjectsReadTwiceArePromotedBackToMemory() throws Exception {
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
+                "master.eviction-ratio", "0.5"));
+        startNode("promo-node", 16 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        for (int i = 0; i < 20; i++) {
+            c.put("p-" + i, ClusterEndToEndTest.bytes(i, 400_000));
+        }
+        await("offloads", () -> master.service().counters().offloads() > 5);
+        String ssdOnlyKey = null;
+        for (int i = 0; i < 20 && ssdOnlyKey == null; i++) {
+            ObjectLocation loc = c.locate("p-" + i).orElseThrow();
+            if (!has(loc, ReplicaType.MEMORY)) {
+                ssdOnlyKey = "p-" + i;
+            }
+        }
+        assertThat(ssdOnlyKey).isNotNull();
+        String key = ssdOnlyKey;
+        int index = Integer.parseInt(key.substring(2));
+        assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
+        assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
+        await("the promotion", () -> master.service().counters().promotions() > 0);
+        assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
+    }
+
+    @Test
+    void aRestartedNodeServesItsSsdObjectsAgain() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "1s",
+                "master.node-check-interval", "100ms"));
+        NodeServer node = startNode("restart-node", 32 * MiB, "persist", Map.of());
+        TiffinClient c = client();
+        List<byte[]> values = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            values.add(ClusterEndToEndTest.bytes(100 + i, 50_000 + i));
+            c.put("r-" + i, values.get(i));
+        }
+        for (int i = 0; i < 10; i++) {
+            String key = "r-" + i;
+            await("SSD copy of " + key, () -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+        }
+        node.crash();
+        open.remove(node);
+        await("the master forgets the dead node", () -> c.locate("r-0").isEmpty());
+        startNode("restart-node", 32 * MiB, "persist", Map.of());
+        for (int i = 0; i < 10; i++) {
+            assertThat(c.get("r-" + i)).as("r-%d after restart", i).isEqualTo(values.get(i));
+        }
+    }
+
+    @Test
+    void aFullDiskFailsOffloadCleanlyAndKeepsTheMemoryCopy() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through"));
+        startNode("full-node", 32 * MiB, "n1", Map.of("capacity", "256KiB"));
+        TiffinClient c = client();
+        byte[] big = ClusterEndToEndTest.bytes(5, (int) MiB);
+        c.put("too-big-for-ssd", big);
+        await("the failed offload", () -> master.service().counters().offloadFailures() > 0);
+        ObjectLocation loc = c.locate("too-big-for-ssd").orElseThrow();
+        assertThat(has(loc, ReplicaType.MEMORY)).isTrue();
+        assertThat(has(loc, ReplicaType.LOCAL_DISK)).isFalse();
+        assertThat(c.get("too-big-for-ssd")).isEqualTo(big);
+        c.remove("too-big-for-ssd", true);
+    }
+}
