@@ -40,6 +40,8 @@ final class AllocBenchRun {
     static final int VIRTUAL_NODES = 10;
 
     private final AllocationStrategy strategy;
+    /** The strategy's registered name, shown in the summary lines. */
+    private final String strategyName;
     private final int replicas;
     private final long baseCapacity;
     private final boolean skewed;
@@ -60,8 +62,10 @@ final class AllocBenchRun {
     /** Average utilisation (%) when the prefill stopped. */
     private double prefillUtil = Double.NaN;
 
-    AllocBenchRun(AllocationStrategy strategy, int segmentCount, int replicas, long baseCapacity, boolean skewed) {
+    AllocBenchRun(AllocationStrategy strategy, String strategyName, int segmentCount, int replicas, long baseCapacity,
+            boolean skewed) {
         this.strategy = strategy;
+        this.strategyName = strategyName;
         this.replicas = replicas;
         this.baseCapacity = baseCapacity;
         this.skewed = skewed;
@@ -445,6 +449,7 @@ final class AllocBenchRun {
 
     private CaseResult newResult(String pattern) {
         CaseResult r = new CaseResult();
+        r.strategy = strategyName;
         r.replicas = replicas;
         r.segments = initialSegments;
         r.pattern = pattern;

@@ -136,10 +136,9 @@ public final class BenchAllocCommand implements Callable<Integer> {
                     for (Map.Entry<String, AllocationStrategy> e : strategies.entrySet()) {
                         long warm = System.nanoTime();
                         for (int i = 0; i < 2 && System.nanoTime() - warm < CASE_WARMUP_NANOS; i++) {
-                            run(e.getValue(), c);
+                            run(e.getKey(), e.getValue(), c);
                         }
-                        CaseResult r = run(e.getValue(), c);
-                        r.strategy = e.getKey();
+                        CaseResult r = run(e.getKey(), e.getValue(), c);
                         results.add(r);
                         out.println(row(r));
                         r.summaryLines.forEach(out::println);
@@ -205,8 +204,8 @@ public final class BenchAllocCommand implements Callable<Integer> {
         }
     }
 
-    private CaseResult run(AllocationStrategy strategy, Case c) {
-        AllocBenchRun run = new AllocBenchRun(strategy, c.segments(), c.replicas(),
+    private CaseResult run(String name, AllocationStrategy strategy, Case c) {
+        AllocBenchRun run = new AllocBenchRun(strategy, name, c.segments(), c.replicas(),
                 segmentCapacityMb * AllocBenchRun.MiB, c.skewed());
         return switch (workload) {
             case "size_class_churn" -> run.sizeClassChurn(c.pattern(), numAllocations, prefillPct, evictRatio);
@@ -217,10 +216,10 @@ public final class BenchAllocCommand implements Callable<Integer> {
 
     /** Runs the first case unmeasured per strategy until the JIT has had {@link #WARMUP_NANOS}. */
     private void warmUp(Map<String, AllocationStrategy> strategies, Case first) {
-        for (AllocationStrategy s : strategies.values()) {
+        for (Map.Entry<String, AllocationStrategy> s : strategies.entrySet()) {
             long start = System.nanoTime();
             for (int i = 0; i < 3 || System.nanoTime() - start < WARMUP_NANOS; i++) {
-                run(s, first);
+                run(s.getKey(), s.getValue(), first);
                 if (i >= 50) {
                     break;
                 }

@@ -42,7 +42,9 @@ class BenchAllocCommandTest {
 
         assertThat(r.exitCode()).as("exit code; stderr: %s", r.err()).isZero();
         assertThat(r.out()).contains("Frag_avg", "Full/Partial/Fail/Total", "Prefill summary [",
-                "Fragmentation summary [", "Size-class breakdown:", "geomean_frag_ratio=");
+                "Fragmentation summary [", "Size-class breakdown:", "geomean_frag_ratio=",
+                "Prefill summary [hole-fit r=1 s=10 kv_mixed]", "Fragmentation summary [random r=2 s=10 dsa_pair]");
+        assertThat(r.out()).doesNotContain("[null ");
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.getFirst()).isEqualTo(BenchAllocCommand.CSV_HEADER);
         // 2 patterns x 2 replica counts x 4 strategies.
@@ -80,7 +82,7 @@ class BenchAllocCommandTest {
         Run scale = run("--workload", "scaleout", "--segment-capacity", "64", "--segments", "4", "--replicas", "1",
                 "--skewed=false", "--strategies", "free-ratio-first");
         assertThat(scale.exitCode()).as("stderr: %s", scale.err()).isZero();
-        assertThat(scale.out()).contains("ConvUtil%", "Scale-out summary [");
+        assertThat(scale.out()).contains("ConvUtil%", "Scale-out summary [free-ratio-first r=1 s=4");
     }
 
     @Test
