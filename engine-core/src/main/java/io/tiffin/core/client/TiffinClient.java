@@ -232,8 +232,20 @@ public final class TiffinClient implements KvStore {
         long size = value.byteSize();
         List<ReplicaDescriptor> replicas;
         try {
-            PutStartReply reply = rpc(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
-                    .setSize(size).setOptions(Messages.toMsg(putOptions)).build(), PutStartReply.parser());
+            PutStartRequest request = PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
+                    .setSize(size).setOptions(Messages.toMsg(putOptions)).build();
+            PutStartReply reply = null;
+            for (int attempt = 0; reply == null; attempt++) {
+                try {
+                    reply = rpc(Opcode.PUT_START, request, PutStartReply.parser());
+                } catch (TiffinException e) {
+                    // A failed allocation wakes the master's evictor (every 10 ms); give it a moment.
+                    if (e.code() != ErrorCode.NO_AVAILABLE_HANDLE || attempt >= PUT_RETRIES) {
+                        throw e;
+                    }
+                    sleepBeforeRetry(attempt);
+                }
+            }
             replicas = Messages.fromMsgs(reply.getReplicasList());
         } catch (TiffinException e) {
             if (e.code() == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
@@ -248,6 +260,18 @@ public final class TiffinClient implements KvStore {
             throw transferFailure("put " + key, e);
         }
         rpc(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+    }
+
+    /** Retries of a PutStart that found no room, while eviction (or offload to SSD) frees some. */
+    private static final int PUT_RETRIES = 5;
+
+    private static void sleepBeforeRetry(int attempt) {
+        try {
+            Thread.sleep(20L << attempt);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "interrupted while waiting for free space", ie);
+        }
     }
 
     private void revokeQuietly(String key) {
