@@ -5,6 +5,7 @@ import io.tiffin.core.bench.BenchCacheSimCommand;
 import io.tiffin.core.bench.BenchKvCommand;
 import io.tiffin.core.bench.BenchMasterCommand;
 import io.tiffin.core.bench.BenchPrefixCommand;
+import io.tiffin.core.bench.BenchPromotionCommand;
 import io.tiffin.core.bench.BenchHotCacheCommand;
 import io.tiffin.core.bench.BenchStorageCommand;
 import java.util.concurrent.Callable;
@@ -26,7 +27,8 @@ import picocli.CommandLine.Spec;
         description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache.",
         // Register benchmark subcommand classes here.
         subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class,
-                BenchCacheSimCommand.class, BenchMasterCommand.class, BenchPrefixCommand.class, BenchKvCommand.class})
+                BenchCacheSimCommand.class, BenchMasterCommand.class, BenchPrefixCommand.class, BenchKvCommand.class,
+                BenchPromotionCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

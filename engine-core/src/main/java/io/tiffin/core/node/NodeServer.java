@@ -82,7 +82,7 @@ public final class NodeServer implements AutoCloseable {
                           io.tiffin.api.spi.PluginContext context) {
     }
 
-    private enum Tick { PING, POLL }
+    private enum Tick { PING, POLL, REMOUNT }
 
     /** A reusable heartbeat ring slot. */
     private static final class TickEvent {
@@ -138,7 +138,7 @@ public final class NodeServer implements AutoCloseable {
             Thread t = new Thread(r, "tiffin-node-heartbeat");
             t.setDaemon(true);
             return t;
-        }, com.lmax.disruptor.dsl.ProducerType.SINGLE, new com.lmax.disruptor.BlockingWaitStrategy());
+        }, com.lmax.disruptor.dsl.ProducerType.MULTI, new com.lmax.disruptor.BlockingWaitStrategy());
         heartbeatDisruptor.handleEventsWith((ev, seq, end) -> onTick(ev.tick));
         heartbeatDisruptor.setDefaultExceptionHandler(new com.lmax.disruptor.ExceptionHandler<>() {
             @Override
@@ -205,6 +205,12 @@ public final class NodeServer implements AutoCloseable {
                 }
             }
             ping();
+        } else if (tick == Tick.REMOUNT) {
+            try {
+                remount();
+            } catch (RuntimeException e) {
+                LOG.warn("Node {} could not re-mount at {}: {}", nodeId, masterAddress, e.getMessage());
+            }
         } else {
             try {
                 tier.pollTasks();
@@ -258,32 +264,56 @@ public final class NodeServer implements AutoCloseable {
                 Empty.parser());
     }
 
+    /**
+     * Sends a ping without waiting for the answer, so a slow master never delays the next heartbeat; an
+     * answer asking to re-mount schedules a REMOUNT on the heartbeat ring.
+     */
     private void ping() {
         if (closed.get()) {
             return;
         }
+        java.util.concurrent.CompletableFuture<io.tiffin.core.transport.Frame> call;
         try {
-            PingReply reply = master().callSync(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).build(),
-                    PingReply.parser());
-            if (consecutivePingFailures.getAndSet(0) >= 3) {
-                LOG.info("Node {} reached the master {} again", nodeId, masterAddress);
-            }
-            if (reply.getNeedRemount()) {
-                master().callSync(Opcode.REMOUNT_SEGMENT, ReMountSegmentRequest.newBuilder().setNodeId(nodeId)
-                        .addSegments(segmentMsg()).build(), Empty.parser());
-                remounts.incrementAndGet();
-                LOG.warn("Master {} did not know node {}; re-mounted segment {} (its objects are gone)",
-                        masterAddress, nodeId, segment.name());
-                if (tier != null) {
-                    tier.register();
-                }
-            }
+            call = master().call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).build(), null);
         } catch (RuntimeException e) {
-            long failures = consecutivePingFailures.incrementAndGet();
-            if (failures == 3 || failures % 60 == 0) {
-                LOG.warn("Node {} cannot reach the master {} ({} pings failed): {}", nodeId, masterAddress, failures,
-                        e.getMessage());
+            pingFailed(e);
+            return;
+        }
+        call.whenComplete((frame, err) -> {
+            if (err != null) {
+                pingFailed(err);
+                return;
             }
+            try {
+                PingReply reply = frame.parseControl(PingReply.parser());
+                if (consecutivePingFailures.getAndSet(0) >= 3) {
+                    LOG.info("Node {} reached the master {} again", nodeId, masterAddress);
+                }
+                if (reply.getNeedRemount()) {
+                    publishTick(Tick.REMOUNT);
+                }
+            } finally {
+                frame.release();
+            }
+        });
+    }
+
+    private void pingFailed(Throwable e) {
+        long failures = consecutivePingFailures.incrementAndGet();
+        if (failures == 3 || failures % 60 == 0) {
+            LOG.warn("Node {} cannot reach the master {} ({} pings failed): {}", nodeId, masterAddress, failures,
+                    e.getMessage());
+        }
+    }
+
+    private void remount() {
+        master().callSync(Opcode.REMOUNT_SEGMENT, ReMountSegmentRequest.newBuilder().setNodeId(nodeId)
+                .addSegments(segmentMsg()).build(), Empty.parser());
+        remounts.incrementAndGet();
+        LOG.warn("Master {} did not know node {}; re-mounted segment {} (its objects are gone)",
+                masterAddress, nodeId, segment.name());
+        if (tier != null) {
+            tier.register();
         }
     }
 

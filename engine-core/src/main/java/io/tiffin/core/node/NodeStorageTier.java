@@ -93,6 +93,7 @@ final class NodeStorageTier implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger offloadsInRing = new AtomicInteger();
     private final AtomicInteger promotionsInRing = new AtomicInteger();
+    private final AtomicBoolean pollInFlight = new AtomicBoolean();
     private final List<OffloadTask> offloadBatch = new ArrayList<>();
 
     final LongAdder offloaded = new LongAdder();
@@ -138,7 +139,7 @@ final class NodeStorageTier implements AutoCloseable {
     }
 
     private Disruptor<TaskEvent> ring(String name, EventHandler<TaskEvent> handler) {
-        Disruptor<TaskEvent> d = new Disruptor<>(TaskEvent::new, RING_SIZE, named(name), ProducerType.SINGLE,
+        Disruptor<TaskEvent> d = new Disruptor<>(TaskEvent::new, RING_SIZE, named(name), ProducerType.MULTI,
                 new BlockingWaitStrategy());
         d.handleEventsWith(handler);
         d.setDefaultExceptionHandler(new ExceptionHandler<>() {
@@ -192,28 +193,62 @@ final class NodeStorageTier implements AutoCloseable {
         }
     }
 
-    /** Called by the heartbeat ring: fetches work for the free ring slots and publishes it. Light work only. */
+    /**
+     * Called by the heartbeat ring: asks the master for work for the free ring slots. The request is
+     * asynchronous, so the heartbeat thread never waits for the master; the reply's tasks are published
+     * to the rings from the connection's event loop (never blocking: only free slots were asked for).
+     * At most one poll is in flight.
+     */
     void pollTasks() {
         int freeOffloads = Math.max(0, RING_SIZE / 2 - offloadsInRing.get());
         int freePromotions = Math.max(0, 64 - promotionsInRing.get());
-        if (freeOffloads == 0 && freePromotions == 0) {
+        if ((freeOffloads == 0 && freePromotions == 0) || !pollInFlight.compareAndSet(false, true)) {
             return;
         }
-        TaskPollReply reply = master.get().callSync(Opcode.POLL_TASKS, TaskPollRequest.newBuilder().setNodeId(nodeId)
-                .setMaxOffloads(freeOffloads).setMaxPromotions(freePromotions).build(), TaskPollReply.parser());
+        java.util.concurrent.CompletableFuture<Frame> call;
+        try {
+            call = master.get().call(Opcode.POLL_TASKS, TaskPollRequest.newBuilder().setNodeId(nodeId)
+                    .setMaxOffloads(freeOffloads).setMaxPromotions(freePromotions).build(), null);
+        } catch (RuntimeException e) {
+            pollInFlight.set(false);
+            throw e;
+        }
+        call.whenComplete((frame, err) -> {
+            try {
+                if (err == null) {
+                    accept(frame.parseControl(TaskPollReply.parser()));
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("Node {} could not take its task list: {}", nodeId, e.toString());
+            } finally {
+                if (frame != null) {
+                    frame.release();
+                }
+                pollInFlight.set(false);
+            }
+        });
+    }
+
+    private void accept(TaskPollReply reply) {
         for (OffloadTask t : reply.getOffloadsList()) {
             offloadsInRing.incrementAndGet();
-            offloadRing.publishEvent((ev, seq, task) -> {
+            if (!offloadRing.tryPublishEvent((ev, seq, task) -> {
                 ev.offload = task;
                 ev.promotion = null;
-            }, t);
+            }, t)) {
+                offloadsInRing.decrementAndGet();
+                LOG.warn("Node {} offload ring full; dropped the offload of {}", nodeId, t.getKey());
+            }
         }
         for (PromotionTask t : reply.getPromotionsList()) {
             promotionsInRing.incrementAndGet();
-            promotionRing.publishEvent((ev, seq, task) -> {
+            if (!promotionRing.tryPublishEvent((ev, seq, task) -> {
                 ev.promotion = task;
                 ev.offload = null;
-            }, t);
+            }, t)) {
+                promotionsInRing.decrementAndGet();
+                LOG.warn("Node {} promotion ring full; dropped the promotion of {}", nodeId, t.getKey());
+            }
         }
     }
 
