@@ -75,6 +75,25 @@ public final class MasterMetrics {
         CounterWithCallback.builder().name("tiffin_master_put_start_releases_total")
                 .help("Buffers of stuck puts freed after the release timeout")
                 .callback(cb -> cb.call(master.counters().putStartReleases())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_ssd_capacity_bytes").help("SSD capacity registered by nodes")
+                .callback(cb -> cb.call(master.ssdCapacityBytes())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_offloads_in_flight").help("Offload tasks queued or running")
+                .callback(cb -> cb.call(master.offloadsInFlight())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_promotions_queued").help("Promotion tasks waiting for a node")
+                .callback(cb -> cb.call(master.promotionsQueued())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_offloads_total").help("Objects copied to an SSD tier")
+                .callback(cb -> cb.call(master.counters().offloads())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_offload_failures_total")
+                .help("Offloads that failed (the memory copy stayed)")
+                .callback(cb -> cb.call(master.counters().offloadFailures())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_promotions_total").help("SSD-only objects promoted to memory")
+                .callback(cb -> cb.call(master.counters().promotions())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_promotion_failures_total")
+                .help("Promotions that failed (the SSD copy stayed readable)")
+                .callback(cb -> cb.call(master.counters().promotionFailures())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_disk_evictions_total")
+                .help("SSD copies dropped because a node's backend evicted them")
+                .callback(cb -> cb.call(master.counters().diskEvictions())).register(registry);
         hotCacheCounter("hits", "Reads served from client hot caches", clients, r -> r.getHits());
         hotCacheCounter("misses", "Reads that missed client hot caches", clients, r -> r.getMisses());
         hotCacheCounter("fills", "Objects admitted into client hot caches", clients, r -> r.getFills());

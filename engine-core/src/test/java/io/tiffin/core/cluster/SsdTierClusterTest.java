@@ -111,6 +111,8 @@ class SsdTierClusterTest {
         }
         assertThat(ssdOnly).isPositive();
         assertThat(master.service().usedBytes()).isLessThan(16 * MiB);
+        assertThat(master.metrics().scrape()).contains("tiffin_master_offloads_total")
+                .contains("tiffin_master_ssd_capacity_bytes");
         // Batch get mixes memory and SSD reads.
         List<String> keys = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
