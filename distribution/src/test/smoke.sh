@@ -67,7 +67,10 @@ master="127.0.0.1:$port"
 echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
 
 # ---------------------------------------------------------------------------------- start
+# With the SSD tier on (the bucket backend is loaded from plugins/bucket-storage, RocksDB included):
+# every completed put is also written to SSD.
 "$tiffin" standalone --port "$port" --admin-port "$admin" --segment-size 64MiB \
+  -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
   >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 for _ in $(seq 1 300); do
@@ -145,6 +148,11 @@ else fail "GET /health (exit $rc)" "$out"; fi
 out=$(http_get 127.0.0.1 "$admin" /metrics 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q '^tiffin_master_requests_total'; then pass "GET /metrics has tiffin_master_requests_total"
 else fail "GET /metrics (exit $rc)" "$(echo "$out" | head -n 20)"; fi
+
+offloads=$(echo "$out" | sed -n 's/^tiffin_master_offloads_total \([0-9.E]*\)$/\1/p')
+if [ -n "$offloads" ] && [ "${offloads%%.*}" -ge 1 ] 2>/dev/null && [ -d "$work/ssd/buckets" ]; then
+  pass "write-through copied puts to the SSD tier (tiffin_master_offloads_total $offloads)"
+else fail "SSD tier offload (offloads_total '$offloads')" "$(ls -R "$work/ssd" 2>&1 | head; tail -n 20 "$work/server.err")"; fi
 
 # ---------------------------------------------------------------------------------- stop
 kill -TERM "$server_pid"
