@@ -111,9 +111,8 @@ public final class BenchAllocCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         validate();
         PrintWriter out = spec.commandLine().getOut();
-        String home = System.getProperty("tiffin.home");
         List<CaseResult> results = new ArrayList<>();
-        try (PluginRegistry registry = PluginRegistry.load(home == null ? null : Path.of(home, "plugins"))) {
+        try (PluginRegistry registry = BenchSupport.plugins()) {
             List<String> names = strategyNames == null || strategyNames.isEmpty()
                     ? registry.names(ExtensionPoint.ALLOCATION_STRATEGY) : strategyNames;
             Map<String, AllocationStrategy> strategies = new LinkedHashMap<>();

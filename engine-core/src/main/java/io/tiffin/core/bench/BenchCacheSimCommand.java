@@ -104,7 +104,7 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
         }
         MooncakeTrace loaded = MooncakeTrace.read(trace);
         List<HotCachePolicyFactory> factories = new ArrayList<>();
-        try (PluginRegistry registry = PluginRegistry.classPathOnly()) {
+        try (PluginRegistry registry = BenchSupport.plugins()) {
             List<String> names = policies == null ? registry.names(ExtensionPoint.HOT_CACHE_POLICY) : policies;
             for (String name : names) {
                 factories.add(registry.hotCachePolicy(name));

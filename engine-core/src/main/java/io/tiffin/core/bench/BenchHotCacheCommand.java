@@ -100,7 +100,7 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("master.eviction-high-watermark", "1.0").build();
         List<Row> rows = new ArrayList<>();
-        try (PluginRegistry plugins = PluginRegistry.classPathOnly();
+        try (PluginRegistry plugins = BenchSupport.plugins();
              MasterServer master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class))) {
             String address = "127.0.0.1:" + master.address().getPort();
             try (NodeServer nodeA = startNode("bench-node-a", segment, address);

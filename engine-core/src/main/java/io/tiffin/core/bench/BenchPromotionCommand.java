@@ -81,7 +81,7 @@ public final class BenchPromotionCommand implements Callable<Integer> {
         boolean temporary = storagePath == null;
         Path dir = temporary ? Files.createTempDirectory("tiffin-bench-promotion") : storagePath;
         int total = objects + hot;
-        try (PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+        try (PluginRegistry plugins = BenchSupport.plugins()) {
             PluginContext storage = new PluginContext(Map.of("path", dir.toString()), "promo-node");
             long started = System.nanoTime();
             try (StorageBackend backend = plugins.storageBackend("bucket").create(storage); Arena arena = Arena.ofConfined()) {

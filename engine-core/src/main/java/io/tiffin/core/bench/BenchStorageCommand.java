@@ -132,7 +132,7 @@ public final class BenchStorageCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         out.printf(Locale.ROOT, "bench storage: backend bucket, value %d bytes, batch %d, %d operations (+%d warm-up), "
                 + "cache mode %s, in %s%n", value, batchSize, numOperations, warmupOperations, cacheMode, workDir);
-        registry = PluginRegistry.classPathOnly();
+        registry = BenchSupport.plugins();
         try (Arena arena = Arena.ofShared()) {
             backend = openBackend();
             for (String t : tests) {

@@ -41,6 +41,17 @@ final class BenchSupport {
     }
 
     /**
+     * The installed plugins: the {@code plugins/} folders of the installation when run through
+     * {@code bin/tiffin} (which sets {@code tiffin.home}), plus those on the class path (tests, IDE).
+     * The caller closes the registry.
+     */
+    public static PluginRegistry plugins() {
+        String home = System.getProperty("tiffin.home");
+        Path dir = home == null ? null : Path.of(home, "plugins");
+        return dir != null && Files.isDirectory(dir) ? PluginRegistry.load(dir) : PluginRegistry.classPathOnly();
+    }
+
+    /**
      * Writes {@code header} (if the file is new or empty) and {@code rows} to {@code csv}, appending so
      * several runs collect in one file; does nothing when {@code csv} is null.
      */
