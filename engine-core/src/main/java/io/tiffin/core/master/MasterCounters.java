@@ -21,6 +21,12 @@ public final class MasterCounters {
     final LongAdder promotions = new LongAdder();
     final LongAdder promotionFailures = new LongAdder();
     final LongAdder diskEvictions = new LongAdder();
+    final LongAdder staleDiskCopies = new LongAdder();
+
+    /** SSD copies a node reported that the master did not ask for (deleted instead of served). */
+    public long staleDiskCopies() {
+        return staleDiskCopies.sum();
+    }
 
     public long offloads() {
         return offloads.sum();

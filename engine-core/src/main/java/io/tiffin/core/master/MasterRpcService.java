@@ -261,7 +261,7 @@ public final class MasterRpcService {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
             var tasks = master.pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
-                    .addAllPromotions(tasks.promotions()).build();
+                    .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());

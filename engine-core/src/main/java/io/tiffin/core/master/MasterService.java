@@ -617,6 +617,7 @@ public final class MasterService {
             // reach of new puts until the lease ends, so the reader never sees another object's bytes.
             quarantine(m.replicas, m.leaseTimeoutMillis);
             m.replicas.clear();
+            dropDiskCopies(m);
             forget(shard, key);
         } else {
             erase(shard, m);
@@ -678,8 +679,16 @@ public final class MasterService {
 
     private void erase(MetadataShard shard, ObjectMetadata m) {
         m.freeAll();
-        m.diskReplicas.clear();
+        dropDiskCopies(m);
         forget(shard, m.key);
+    }
+
+    /** Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them back). */
+    private void dropDiskCopies(ObjectMetadata m) {
+        for (DiskReplica d : m.diskReplicas) {
+            tier.queueDelete(d.nodeId(), m.key);
+        }
+        m.diskReplicas.clear();
     }
 
     /** Drops an object's memory replicas; the object stays if it has SSD copies. */
@@ -962,9 +971,16 @@ public final class MasterService {
                 m.version = versions.incrementAndGet();
                 m.leaseTimeoutMillis = now;
                 insert(shard, m);
-            } else if (m.size != size || m.processing) {
-                LOG.warn("Node {} reported {} on SSD with {} bytes, but the master knows {} bytes{}; ignored", nodeId,
-                        key, size, m.size, m.processing ? " being written" : "");
+            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending && nodeId.equals(m.taskNode))) {
+                // The master knows this key but never asked this node for it (the copy predates a remove
+                // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
+                tier.queueDelete(nodeId, key);
+                counters.staleDiskCopies.increment();
+                return;
+            } else if (m.size != size) {
+                LOG.warn("Node {} reported {} on SSD with {} bytes, but the master knows {} bytes; deleting that copy",
+                        nodeId, key, size, m.size);
+                tier.queueDelete(nodeId, key);
                 return;
             }
             if (!m.hasDiskReplicaOn(nodeId)) {

@@ -31,6 +31,7 @@ final class StorageTier {
     private final TierSettings settings;
     private final Map<String, NodeInfo> nodes = new HashMap<>();
     private final Map<String, ArrayDeque<OffloadTask>> offloads = new HashMap<>();
+    private final Map<String, ArrayDeque<String>> deletes = new HashMap<>();
     private final Map<String, PriorityQueue<Promotion>> promotions = new HashMap<>();
     /** Latest hit count of each queued promotion; heap entries with another count are stale. */
     private final Map<String, Long> queuedPromotionHits = new HashMap<>();
@@ -48,6 +49,7 @@ final class StorageTier {
     /** Forgets a node's SSD tier and its queued tasks; returns how many offloads were dropped. */
     synchronized int unregister(String nodeId) {
         nodes.remove(nodeId);
+        deletes.remove(nodeId);
         ArrayDeque<OffloadTask> q = offloads.remove(nodeId);
         int dropped = q == null ? 0 : q.size();
         offloadsInFlight -= dropped;
@@ -84,6 +86,13 @@ final class StorageTier {
         offloads.computeIfAbsent(nodeId, n -> new ArrayDeque<>()).add(task);
         offloadsInFlight++;
         return true;
+    }
+
+    /** Asks a node to delete its SSD copy of a key that no longer exists (or is stale). */
+    synchronized void queueDelete(String nodeId, String key) {
+        if (nodes.containsKey(nodeId)) {
+            deletes.computeIfAbsent(nodeId, n -> new ArrayDeque<>()).add(key);
+        }
     }
 
     synchronized void offloadFinished() {
@@ -142,7 +151,12 @@ final class StorageTier {
             queuedPromotionHits.remove(next.key());
             pro.add(PromotionTask.newBuilder().setKey(next.key()).setSize(next.size()).setHits(next.hits()).build());
         }
-        return new Tasks(off, pro);
+        List<String> del = new ArrayList<>();
+        ArrayDeque<String> d = deletes.get(nodeId);
+        while (d != null && !d.isEmpty() && del.size() < 1000) {
+            del.add(d.poll());
+        }
+        return new Tasks(off, pro, del);
     }
 
     /** Drops a queued promotion (its object was removed or promoted another way). */
@@ -150,6 +164,6 @@ final class StorageTier {
         queuedPromotionHits.remove(key);
     }
 
-    record Tasks(List<OffloadTask> offloads, List<PromotionTask> promotions) {
+    record Tasks(List<OffloadTask> offloads, List<PromotionTask> promotions, List<String> deletes) {
     }
 }

@@ -230,6 +230,16 @@ final class NodeStorageTier implements AutoCloseable {
     }
 
     private void accept(TaskPollReply reply) {
+        if (reply.getDeletesCount() > 0) {
+            List<String> deletes = List.copyOf(reply.getDeletesList());
+            io.execute(() -> {
+                try {
+                    backend.removeAll(deletes);
+                } catch (RuntimeException e) {
+                    LOG.warn("Node {} could not delete {} stale SSD copies: {}", nodeId, deletes.size(), e.toString());
+                }
+            });
+        }
         for (OffloadTask t : reply.getOffloadsList()) {
             offloadsInRing.incrementAndGet();
             if (!offloadRing.tryPublishEvent((ev, seq, task) -> {

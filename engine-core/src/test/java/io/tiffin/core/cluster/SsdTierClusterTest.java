@@ -189,6 +189,31 @@ class SsdTierClusterTest {
     }
 
     @Test
+    void removedOrReplacedObjectsDoNotComeBackFromSsdAfterARestart() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through"));
+        NodeServer node = startNode("stale-node", 32 * MiB, "stale", Map.of());
+        TiffinClient c = client();
+        c.put("gone", ClusterEndToEndTest.bytes(1, 10_000));
+        c.put("replaced", ClusterEndToEndTest.bytes(2, 10_000));
+        await("SSD copies", () -> has(c.locate("gone").orElseThrow(), ReplicaType.LOCAL_DISK)
+                && has(c.locate("replaced").orElseThrow(), ReplicaType.LOCAL_DISK));
+        c.remove("gone", true);
+        await("the SSD copy of a removed object is deleted", () -> node.storageBackend().size("gone").isEmpty());
+        // Replace "replaced" while its node is down, with bytes of the same size: the old SSD copy must not
+        // be served for the new object when the node comes back.
+        node.crash();
+        open.remove(node);
+        master.service().forgetNode("stale-node");
+        startNode("other", 32 * MiB, "other", Map.of());
+        c.put("replaced", ClusterEndToEndTest.bytes(3, 10_000), PutOptions.DEFAULT.withUpsert(true));
+        NodeServer back = startNode("stale-node", 32 * MiB, "stale", Map.of());
+        assertThat(c.locate("gone")).isEmpty();
+        await("the stale copy is deleted", () -> back.storageBackend().size("replaced").isEmpty());
+        assertThat(c.get("replaced")).isEqualTo(ClusterEndToEndTest.bytes(3, 10_000));
+        assertThat(master.service().counters().staleDiskCopies()).isPositive();
+    }
+
+    @Test
     void aFullDiskFailsOffloadCleanlyAndKeepsTheMemoryCopy() throws Exception {
         startMaster(Map.of("offload.mode", "write-through"));
         startNode("full-node", 32 * MiB, "n1", Map.of("capacity", "256KiB"));
