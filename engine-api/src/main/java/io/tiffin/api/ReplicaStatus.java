@@ -1,6 +1,6 @@
 package io.tiffin.api;
 
-/** Life cycle of one replica. Wire values follow Mooncake Store's {@code ReplicaStatus}. */
+/** Life cycle of one replica. Wire values follow Mooncake Store's {@code ReplicaStatus}. Thread-safe (immutable). */
 public enum ReplicaStatus {
     UNDEFINED,
     INITIALIZED,

@@ -1,6 +1,6 @@
 package io.tiffin.api;
 
-/** Where a replica's bytes live. Wire values follow Mooncake Store's {@code ReplicaType}. */
+/** Where a replica's bytes live. Wire values follow Mooncake Store's {@code ReplicaType}. Thread-safe (immutable). */
 public enum ReplicaType {
     /** In a node's memory segment. */
     MEMORY(0),

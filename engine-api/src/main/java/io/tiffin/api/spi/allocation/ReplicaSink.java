@@ -8,7 +8,7 @@ import java.util.random.RandomGenerator;
  *
  * <p>The sink enforces the invariants every placement must keep: it refuses a segment that already
  * holds a replica of this object, a segment that is not {@link SegmentStatus#OK}, and any placement
- * once {@link #remaining()} is zero. Used by one thread, for one placement call only.
+ * once {@link #remaining()} is zero. Not thread-safe: used by one thread, for one placement call only.
  */
 public interface ReplicaSink {
     /**

@@ -1,6 +1,6 @@
 package io.tiffin.api.spi.allocation;
 
-/** Life cycle of a mounted segment. Only {@link #OK} segments receive new allocations. */
+/** Life cycle of a mounted segment. Only {@link #OK} segments receive new allocations. Thread-safe (immutable). */
 public enum SegmentStatus {
     /** Mounted and accepting allocations. */
     OK,

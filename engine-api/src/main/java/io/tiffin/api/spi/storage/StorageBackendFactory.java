@@ -4,8 +4,8 @@ import io.tiffin.api.spi.NamedFactory;
 import io.tiffin.api.spi.PluginContext;
 
 /**
- * Creates a {@link StorageBackend}; selected by {@code storage.backend=<name>}. The caller owns the
- * returned backend and closes it.
+ * Creates a {@link StorageBackend}; selected by {@code node.storage-backend=<name>}. The caller owns the
+ * returned backend and closes it. Thread-safe: the node creates one backend at start-up.
  */
 public interface StorageBackendFactory extends NamedFactory {
     /**

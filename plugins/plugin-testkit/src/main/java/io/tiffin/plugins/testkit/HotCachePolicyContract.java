@@ -18,6 +18,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Randomised cases use a seeded {@link SplittableRandom}; the seed is printed so a failure can be
  * replayed. Each test creates its own policies, so the suite is safe to run in parallel.
+ *
+ * <p>Not thread-safe: JUnit runs each test on one thread with a fresh policy.
  */
 public abstract class HotCachePolicyContract {
     private static final long SEED = Long.getLong("tiffin.test.seed", System.nanoTime());
