@@ -94,7 +94,7 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<String> TRANSPORT_AUTH_TOKEN = ConfigKey.string("transport.auth-token", "",
             "Shared secret every connection must present in its handshake; empty = no authentication.");
     public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
-            "threads", "Network I/O threads; 0 = chosen automatically.");
+            "threads", "Network I/O threads; 0 = half the available processors, at least 1.");
     public static final ConfigKey<Duration> TRANSPORT_HANDSHAKE_TIMEOUT = ConfigKey.duration(
             "transport.handshake-timeout", "5s", MILLIS, "A connection must complete its handshake within this time.");
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,

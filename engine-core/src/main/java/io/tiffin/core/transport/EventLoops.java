@@ -29,15 +29,26 @@ public final class EventLoops {
     }
 
     /**
+     * The event-loop thread count used when 0 is configured: half the available processors, at least 1.
+     * Netty's own default (twice the processors) spreads connections over more threads than there are
+     * cores; every request then wakes a thread of its own, and on small machines the context switches
+     * cost more than the requests (measured: one master I/O thread on 2 cores served 10–25% more
+     * synchronous requests per second than four).
+     */
+    public static int defaultThreads() {
+        return Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    }
+
+    /**
      * A new event-loop group of {@code threads} daemon threads named {@code tiffin-<name>-<n>} (0 =
-     * Netty's default count). The caller owns it and must shut it down.
+     * {@link #defaultThreads()}). The caller owns it and must shut it down.
      */
     public static EventLoopGroup newGroup(String name, int threads, boolean useNative) {
         if (threads < 0) {
             throw new IllegalArgumentException("thread count " + threads + " is negative; use 0 for the default");
         }
         DefaultThreadFactory threadFactory = new DefaultThreadFactory("tiffin-" + name, true);
-        return new MultiThreadIoEventLoopGroup(threads, threadFactory,
+        return new MultiThreadIoEventLoopGroup(threads == 0 ? defaultThreads() : threads, threadFactory,
                 usesEpoll(useNative) ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
     }
 

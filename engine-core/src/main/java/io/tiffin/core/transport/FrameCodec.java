@@ -38,7 +38,9 @@ import org.apache.logging.log4j.Logger;
  *
  * <p><b>Decoding</b> accumulates bytes until a whole frame is present and emits a {@link Frame} whose
  * control and bulk buffers are retained slices of the received bytes (no copy); the next handler owns
- * the frame. The header is validated as soon as it has arrived: the length must lie between
+ * the frame. Frames of at least {@value #PRESIZE_THRESHOLD} bytes are gathered as a composite of the
+ * buffers the socket reads filled (no copy, no frame-sized allocation); smaller ones are merged into
+ * one buffer. The header is validated as soon as it has arrived: the length must lie between
  * {@value #HEADER_SIZE} and {@code maxFrameSize}, the version must be the protocol version, the kind
  * and opcode must be known, a request must carry status 0, and controlLength must be non-negative, fit
  * in the frame and not exceed {@link #maxControlSize(int)}. On any violation the decoder logs one WARN
@@ -56,7 +58,7 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
     /** Size of the header after the length prefix. */
     public static final int HEADER_SIZE = 20;
 
-    /** Frames at least this long get their whole size reserved in the receive buffer once the header is in. */
+    /** Frames at least this long are gathered as a composite of the received buffers, without copying. */
     static final int PRESIZE_THRESHOLD = 64 * 1024;
 
     /** Upper bound on the control part, whatever the frame size limit. */
@@ -121,6 +123,8 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         private final int maxFrameSize;
         private final int maxControlSize;
         private boolean failed;
+        /** Whether the cumulation currently gathers a large frame as a composite of the received buffers. */
+        private boolean composite;
 
         Decoder(int maxFrameSize) {
             if (maxFrameSize < HEADER_SIZE) {
@@ -194,13 +198,17 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 return;
             }
             if (readable < LENGTH_FIELD_SIZE + length) {
-                int missing = LENGTH_FIELD_SIZE + length - readable;
-                if (length >= PRESIZE_THRESHOLD && in.writableBytes() < missing && in.refCnt() == 1) {
-                    // Make room for the whole frame now: the cumulator would otherwise grow the buffer
-                    // step by step as the bytes arrive, copying everything received so far each time.
-                    in.ensureWritable(missing);
+                if (length >= PRESIZE_THRESHOLD && !composite) {
+                    // Keep the rest of a large frame as the list of buffers it arrives in: merging would
+                    // copy every byte into one (unpooled, zeroed) buffer as large as the frame.
+                    composite = true;
+                    setCumulator(COMPOSITE_CUMULATOR);
                 }
                 return;
+            }
+            if (composite) {
+                composite = false;
+                setCumulator(MERGE_CUMULATOR);
             }
             in.skipBytes(LENGTH_FIELD_SIZE + HEADER_SIZE);
             int bulkLength = length - HEADER_SIZE - controlLength;

@@ -14,7 +14,8 @@ import java.util.Objects;
  *     client. Never null.
  * @param handshakeTimeout the server closes a connection that has not completed its handshake within
  *     this time; the client bounds connecting plus handshaking by it.
- * @param ioThreads event-loop threads; 0 picks Netty's default (twice the available processors)
+ * @param ioThreads event-loop threads; 0 picks {@link EventLoops#defaultThreads()} (half the available
+ *     processors, at least 1)
  * @param useNative use epoll when {@code Epoll.isAvailable()}; otherwise, or when false, NIO
  * @param rpcTimeout how long a client waits for a response before failing the call with {@code
  *     RPC_TIMEOUT}
