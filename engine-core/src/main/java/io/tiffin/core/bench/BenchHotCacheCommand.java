@@ -71,6 +71,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
     @Option(names = "--policy", defaultValue = "lru", description = "Hot cache policy (default: ${DEFAULT-VALUE}).")
     String policy;
 
+    @Option(names = "--api", defaultValue = "into", paramLabel = "into|bytes",
+            description = "into: getInto/batchGetInto into reused off-heap buffers (how inference engines read KV "
+                    + "blocks); bytes: get/batchGet returning new byte arrays (then the JVM's allocation of large "
+                    + "arrays is part of every read) (default: ${DEFAULT-VALUE}).")
+    String api;
+
     @Option(names = "--csv", paramLabel = "FILE", description = "Write one CSV row per method and cache setting.")
     Path csv;
 
@@ -94,8 +100,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         long cache = cacheSize != null ? Sizes.parse(cacheSize) : (keys * blocksPerObject + 1) * block;
         long segment = Math.max(64L << 20, (long) (keys * value * 1.25) + (64L << 20));
         PrintWriter out = spec.commandLine().getOut();
-        out.printf(Locale.ROOT, "Hot cache benchmark: keys=%d value=%s rounds=%d batch=%d cache=%s block=%s policy=%s%n",
-                keys, Sizes.format(value), rounds, batchSize, Sizes.format(cache), Sizes.format(block), policy);
+        out.printf(Locale.ROOT, "Hot cache benchmark: keys=%d value=%s rounds=%d batch=%d cache=%s block=%s policy=%s api=%s%n",
+                keys, Sizes.format(value), rounds, batchSize, Sizes.format(cache), Sizes.format(block), policy, api);
 
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("master.eviction-high-watermark", "1.0").build();
@@ -156,19 +162,33 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         TiffinClient.Options options = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false,
                 settings);
         double[] perRound = new double[rounds];
-        try (TiffinClient reader = TiffinClient.connect(options)) {
+        boolean into = !"bytes".equals(api);
+        try (TiffinClient reader = TiffinClient.connect(options); java.lang.foreign.Arena arena =
+                java.lang.foreign.Arena.ofShared()) {
+            List<java.lang.foreign.MemorySegment> buffers = new ArrayList<>();
+            for (int i = 0; i < (method.equals("get") ? 1 : batchSize); i++) {
+                buffers.add(into ? arena.allocate(value, 4096) : null);
+            }
             for (int round = 0; round < rounds; round++) {
                 long start = System.nanoTime();
                 if (method.equals("get")) {
                     for (String key : names) {
-                        if (reader.get(key).length != value) {
+                        long n = into ? reader.getInto(key, buffers.get(0)) : reader.get(key).length;
+                        if (n != value) {
                             throw new IllegalStateException("short read of " + key);
                         }
                     }
                 } else {
                     for (int i = 0; i < names.size(); i += batchSize) {
-                        for (KeyResult<byte[]> r : reader.batchGet(names.subList(i, Math.min(names.size(), i + batchSize)))) {
-                            r.valueOrThrow();
+                        List<String> batch = names.subList(i, Math.min(names.size(), i + batchSize));
+                        if (into) {
+                            for (KeyResult<Long> r : reader.batchGetInto(batch, buffers.subList(0, batch.size()))) {
+                                r.valueOrThrow();
+                            }
+                        } else {
+                            for (KeyResult<byte[]> r : reader.batchGet(batch)) {
+                                r.valueOrThrow();
+                            }
                         }
                     }
                 }

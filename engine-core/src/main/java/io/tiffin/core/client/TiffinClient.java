@@ -44,6 +44,7 @@ import io.tiffin.core.transport.proto.RegexRequest;
 import io.tiffin.core.transport.proto.RemoveAllRequest;
 import io.tiffin.core.transport.proto.ServiceReadyReply;
 import io.tiffin.core.transport.proto.StatsReply;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -228,6 +229,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void putFrom(String key, MemorySegment value, PutOptions putOptions) {
+        value = shareable(value);
         invalidate(key);
         long size = value.byteSize();
         List<ReplicaDescriptor> replicas;
@@ -323,6 +325,7 @@ public final class TiffinClient implements KvStore {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put: " + keys.size() + " keys but "
                     + values.size() + " values");
         }
+        values = values.stream().map(TiffinClient::shareable).toList();
         keys.forEach(this::invalidate);
         BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
                 .setOptions(Messages.toMsg(putOptions)).addAllKeys(keys);
@@ -410,8 +413,37 @@ public final class TiffinClient implements KvStore {
             throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size() + " bytes but the destination holds "
                     + destination.byteSize());
         }
-        readAndCheckLease(loc, destination.asSlice(0, loc.size()), start);
+        MemorySegment target = destination.asSlice(0, loc.size());
+        if (isThreadConfined(target)) {
+            MemorySegment staging = Arena.ofAuto().allocate(loc.size());
+            readAndCheckLease(loc, staging, start);
+            MemorySegment.copy(staging, 0, target, 0, loc.size());
+        } else {
+            readAndCheckLease(loc, target, start);
+        }
         return loc.size();
+    }
+
+    /** A thread that never runs: a segment it cannot access is confined to its owner thread. */
+    private static final Thread ACCESS_PROBE = Thread.ofVirtual().unstarted(() -> { });
+
+    /**
+     * Whether only its owner thread may touch {@code segment} (an {@code Arena.ofConfined()} segment).
+     * Transfers run on Netty threads, so such a segment costs one copy on the calling thread; shared,
+     * global, automatic and heap segments are used directly (zero copy).
+     */
+    static boolean isThreadConfined(MemorySegment segment) {
+        return !segment.isAccessibleBy(ACCESS_PROBE);
+    }
+
+    /** {@code segment} itself, or a shareable copy of it when it is thread-confined. */
+    private static MemorySegment shareable(MemorySegment segment) {
+        if (!isThreadConfined(segment)) {
+            return segment;
+        }
+        MemorySegment copy = Arena.ofAuto().allocate(segment.byteSize());
+        MemorySegment.copy(segment, 0, copy, 0, segment.byteSize());
+        return copy;
     }
 
     private void readAndCheckLease(ObjectLocation loc, MemorySegment dst, long startNanos) {
@@ -660,6 +692,17 @@ public final class TiffinClient implements KvStore {
         if (keys.size() != destinations.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch get: " + keys.size() + " keys but "
                     + destinations.size() + " destinations");
+        }
+        if (destinations.stream().anyMatch(TiffinClient::isThreadConfined)) {
+            List<MemorySegment> staging = destinations.stream()
+                    .map(d -> isThreadConfined(d) ? Arena.ofAuto().allocate(Math.max(1, d.byteSize())) : d).toList();
+            List<KeyResult<Long>> results = batchGetInto(keys, staging);
+            for (int i = 0; i < keys.size(); i++) {
+                if (staging.get(i) != destinations.get(i) && results.get(i).isOk()) {
+                    MemorySegment.copy(staging.get(i), 0, destinations.get(i), 0, results.get(i).value());
+                }
+            }
+            return results;
         }
         long start = System.nanoTime();
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys);

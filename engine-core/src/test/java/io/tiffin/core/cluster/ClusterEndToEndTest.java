@@ -173,6 +173,27 @@ class ClusterEndToEndTest {
     }
 
     @Test
+    void zeroCopyFormsWorkWithSharedAndConfinedSegments() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 64 * MiB);
+             Arena shared = Arena.ofShared(); Arena confined = Arena.ofConfined()) {
+            TiffinClient c = cluster.remoteClient();
+            for (Arena arena : List.of(shared, confined)) {
+                int size = 20 * (1 << 20) + 5; // two transfer slices
+                MemorySegment src = arena.allocate(size);
+                src.copyFrom(MemorySegment.ofArray(bytes(size, size)));
+                String key = arena == shared ? "shared" : "confined";
+                c.putFrom(key, src, PutOptions.replicas(2));
+                MemorySegment dst = arena.allocate(size);
+                assertThat(c.getInto(key, dst)).isEqualTo(size);
+                assertThat(dst.mismatch(src)).isEqualTo(-1);
+                MemorySegment dst2 = arena.allocate(size);
+                assertThat(c.batchGetInto(List.of(key), List.of(dst2)).get(0).value()).isEqualTo(size);
+                assertThat(dst2.mismatch(src)).isEqualTo(-1);
+            }
+        }
+    }
+
+    @Test
     void badRequestsGetClearErrorsAndTheClusterKeepsServing() throws Exception {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
             TiffinClient c = cluster.remoteClient();
