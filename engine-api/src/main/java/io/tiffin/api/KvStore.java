@@ -32,7 +32,10 @@ import java.util.Optional;
  *
  * <p><b>Zero-copy forms</b>: {@link #putFrom} and {@link #getInto} read from / write into a caller's
  * {@link MemorySegment}. The caller owns the segment and must keep it alive (not close its arena)
- * until the call returns; the client never retains it.
+ * until the call returns; the client never retains it. Bytes move on the client's network threads, so
+ * a segment of an {@code Arena.ofShared()}, global or automatic arena is used directly; a
+ * thread-confined one ({@code Arena.ofConfined()}) works too but costs one extra copy on the calling
+ * thread.
  */
 public interface KvStore extends AutoCloseable {
 
