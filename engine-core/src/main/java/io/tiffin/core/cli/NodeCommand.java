@@ -4,6 +4,8 @@ import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_BACKEND;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_PATH;
 
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.node.NodeServer;
@@ -36,6 +38,15 @@ final class NodeCommand extends ServerCommand {
             description = "Memory to contribute, e.g. 1GiB (node.segment-size; default 1GiB).")
     String segmentSize;
 
+    @Option(names = "--storage-path", paramLabel = "DIR",
+            description = "Directory of an SSD tier behind the memory (node.storage-path; with it, "
+                    + "node.storage-backend defaults to bucket). Default: no SSD tier.")
+    String storagePath;
+
+    @Option(names = "--storage-backend", paramLabel = "NAME",
+            description = "Storage backend plugin of the SSD tier (node.storage-backend), e.g. bucket.")
+    String storageBackend;
+
     @Override
     TiffinConfig resolveConfig() {
         Map<String, Flag> f = flags();
@@ -43,6 +54,9 @@ final class NodeCommand extends ServerCommand {
         f.put(NODE_HOST.name(), new Flag("--host", host));
         f.put(NODE_PORT.name(), new Flag("--port", port));
         f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
+        f.put(NODE_STORAGE_PATH.name(), new Flag("--storage-path", storagePath));
+        f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-backend",
+                storageBackend == null && storagePath != null ? "bucket" : storageBackend));
         return config(f);
     }
 

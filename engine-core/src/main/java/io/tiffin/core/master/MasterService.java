@@ -117,7 +117,14 @@ public final class MasterService {
                     "unmount: segment " + name + " belongs to node " + s.nodeId() + ", not " + nodeId);
         }
         segments.unmount(name);
-        sweepDeadReplicas(java.util.Set.of());
+        if (segments.segmentNamesOf(nodeId).isEmpty()) {
+            // The node's last segment left: the node is gone (a graceful stop), with its SSD tier.
+            segments.forgetNode(nodeId);
+            tier.unregister(nodeId);
+            sweepDeadReplicas(java.util.Set.of(nodeId));
+        } else {
+            sweepDeadReplicas(java.util.Set.of());
+        }
     }
 
     /** Heartbeat. Returns false when the node is unknown (it must re-mount its segments). */

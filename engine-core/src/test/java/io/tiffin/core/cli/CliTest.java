@@ -274,6 +274,30 @@ class CliTest {
     }
 
     @Test
+    void nodeCommandWithAStoragePathJoinsWithAnSsdTier() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        AtomicInteger exit = new AtomicInteger(-1);
+        long before = tiffin.master().service().ssdCapacityBytes();
+        Thread t = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of(), "node", "--master", master, "--segment-size", "16MiB", "--storage-path",
+                dir.resolve("ssd").toString())));
+        t.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!out.toString(StandardCharsets.UTF_8).contains("Tiffin node") && System.nanoTime() < deadline
+                && t.isAlive()) {
+            Thread.sleep(20);
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8)).as(err.toString(StandardCharsets.UTF_8)).contains("Tiffin node");
+        assertThat(tiffin.master().service().ssdCapacityBytes()).isGreaterThan(before);
+        assertThat(dir.resolve("ssd")).isDirectory();
+        t.interrupt();
+        t.join(10_000);
+        assertThat(exit.get()).isZero();
+    }
+
+    @Test
     void nodeCommandWithAnUnreachableMasterFails() throws IOException {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {

@@ -515,6 +515,15 @@ class MasterServiceTest {
         }
 
         @Test
+        void aNodeThatUnmountsItsLastSegmentIsNoLongerLive() {
+            mount("s1", 64 * MiB);
+            mount("s2", 64 * MiB);
+            master.unmountSegment("node-s1", "s1");
+            assertThat(master.liveNodes()).containsExactly("node-s2");
+            assertThat(master.ping("node-s1")).as("a node that left must mount again").isFalse();
+        }
+
+        @Test
         void unmountHidesReplicasAtOnce() {
             mount("s1", 64 * MiB);
             put("k", 100);
