@@ -231,13 +231,7 @@ public final class MasterService {
         if (invalid != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, invalid);
         }
-        MetadataShard shard = shards[MetadataShard.indexOf(key)];
-        shard.lock.lock();
-        try {
-            return putStartLocked(shard, clientId, key, size, options, ticker.millis());
-        } finally {
-            shard.lock.unlock();
-        }
+        return inShard(key, shard -> putStartLocked(shard, clientId, key, size, options, ticker.millis()));
     }
 
     private ErrorCode validatePut(String key, long size) {
@@ -315,13 +309,7 @@ public final class MasterService {
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putEnd(String clientId, String key) {
-        MetadataShard shard = shards[MetadataShard.indexOf(key)];
-        shard.lock.lock();
-        try {
-            return putEndLocked(shard, clientId, key, ticker.millis());
-        } finally {
-            shard.lock.unlock();
-        }
+        return inShard(key, shard -> putEndLocked(shard, clientId, key, ticker.millis()));
     }
 
     private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, long now) {
@@ -357,13 +345,7 @@ public final class MasterService {
 
     /** Abandons an unfinished put and frees its buffers. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putRevoke(String clientId, String key) {
-        MetadataShard shard = shards[MetadataShard.indexOf(key)];
-        shard.lock.lock();
-        try {
-            return putRevokeLocked(shard, clientId, key);
-        } finally {
-            shard.lock.unlock();
-        }
+        return inShard(key, shard -> putRevokeLocked(shard, clientId, key));
     }
 
     private ErrorCode putRevokeLocked(MetadataShard shard, String clientId, String key) {
@@ -423,13 +405,7 @@ public final class MasterService {
         if (validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        MetadataShard shard = shards[MetadataShard.indexOf(key)];
-        shard.lock.lock();
-        try {
-            return locateLocked(shard, key, ticker.millis());
-        } finally {
-            shard.lock.unlock();
-        }
+        return inShard(key, shard -> locateLocked(shard, key, ticker.millis()));
     }
 
     private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now) {
@@ -485,13 +461,7 @@ public final class MasterService {
         if (validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        MetadataShard shard = shards[MetadataShard.indexOf(key)];
-        shard.lock.lock();
-        try {
-            return KeyResult.ok(key, existsLocked(shard, key, ticker.millis()));
-        } finally {
-            shard.lock.unlock();
-        }
+        return inShard(key, shard -> KeyResult.ok(key, existsLocked(shard, key, ticker.millis())));
     }
 
     private boolean existsLocked(MetadataShard shard, String key, long now) {
@@ -596,13 +566,7 @@ public final class MasterService {
         if (validateKey(key) != ErrorCode.OK) {
             return ErrorCode.INVALID_KEY;
         }
-        MetadataShard shard = shards[MetadataShard.indexOf(key)];
-        shard.lock.lock();
-        try {
-            return removeLocked(shard, key, force, ticker.millis());
-        } finally {
-            shard.lock.unlock();
-        }
+        return inShard(key, shard -> removeLocked(shard, key, force, ticker.millis()));
     }
 
     private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now) {
@@ -1061,7 +1025,7 @@ public final class MasterService {
     }
 
     /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
-    public StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
+    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
         return tier.poll(nodeId, Math.max(0, maxOffloads), Math.max(0, maxPromotions));
     }
 
@@ -1161,6 +1125,17 @@ public final class MasterService {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** Runs {@code action} under the lock of {@code key}'s shard. */
+    private <T> T inShard(String key, java.util.function.Function<MetadataShard, T> action) {
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return action.apply(shard);
+        } finally {
+            shard.lock.unlock();
+        }
+    }
 
     @FunctionalInterface
     private interface ShardAction {

@@ -228,6 +228,39 @@ class ClusterEndToEndTest {
     }
 
     @Test
+    void theDataPlaneRejectsRangesOutsideTheSegmentAndUnknownSegments() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
+             io.tiffin.core.transport.TransportClientPool pool = new io.tiffin.core.transport.TransportClientPool(
+                     "test", io.tiffin.core.transport.TransportSettings.defaults(), "probe")) {
+            NodeServer node = cluster.nodes.get(0);
+            var client = pool.get(node.endpoint());
+            var outside = io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment(node.segmentName())
+                    .setOffset(64 * MiB - 10).setLength(100).build();
+            assertThatThrownBy(() -> client.callSync(io.tiffin.core.transport.Opcode.DATA_READ, outside,
+                    io.tiffin.core.transport.proto.Empty.parser()))
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
+                    .hasMessageContaining("outside");
+            var unknown = io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment("nope").setOffset(0)
+                    .setLength(10).build();
+            assertThatThrownBy(() -> client.callSync(io.tiffin.core.transport.Opcode.DATA_READ, unknown,
+                    io.tiffin.core.transport.proto.Empty.parser()))
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND));
+            // A write whose bulk length differs from the declared length is refused.
+            var shortWrite = io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment(node.segmentName())
+                    .setOffset(0).setLength(100).build();
+            assertThatThrownBy(() -> client.call(io.tiffin.core.transport.Opcode.DATA_WRITE, shortWrite,
+                    io.netty.buffer.Unpooled.wrappedBuffer(new byte[10])).join())
+                    .hasCauseInstanceOf(TiffinException.class).hasMessageContaining("carried 10");
+            // The node still serves.
+            TiffinClient c = cluster.remoteClient();
+            c.put("after-bad-requests", bytes(8, 1000));
+            assertThat(c.get("after-bad-requests")).isEqualTo(bytes(8, 1000));
+        }
+    }
+
+    @Test
     void adminEndpointServesHealthAndMetrics() throws Exception {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
             TiffinClient c = cluster.remoteClient();

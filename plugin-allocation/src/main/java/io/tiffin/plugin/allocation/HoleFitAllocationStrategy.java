@@ -56,21 +56,16 @@ public final class HoleFitAllocationStrategy implements AllocationStrategy {
                     continue;
                 }
                 long rounded = s.binSize(reqBin);
-                int top = binAtOrBelow(s, largest);
-                while (top >= 0 && s.freeRegionsInBin(top) == 0) {
-                    top--;
-                }
-                if (top < reqBin) {
+                Hole hole = holeFor(s, reqBin, largest);
+                if (hole == null) {
                     continue;
                 }
-                int take = reqBin;
-                while (take < top && s.freeRegionsInBin(take) == 0) {
-                    take++;
-                }
+                int take = hole.take();
+                int top = hole.top();
                 long takeSize = s.binSize(take);
                 long delta;
                 long waste;
-                if (take < top || s.freeRegionsInBin(top) > 1) {
+                if (!hole.cutsLargest(s)) {
                     delta = -rounded;
                     waste = takeSize - rounded;
                 } else {
@@ -126,6 +121,34 @@ public final class HoleFitAllocationStrategy implements AllocationStrategy {
     }
 
     /** The smallest bin whose lower bound is at least {@code size}, or -1. Bin sizes increase. */
+    /**
+     * Where the segment's allocator would take a request whose size class is {@code reqBin}: the bin it
+     * takes from ({@code take}: the smallest non-empty bin at or above the request) and the highest
+     * non-empty bin ({@code top}, the largest region). Shared with {@link SizeClassAwareAllocationStrategy}.
+     */
+    record Hole(int take, int top) {
+        /** Whether the allocation would cut the segment's only largest region. */
+        boolean cutsLargest(SegmentView s) {
+            return take == top && s.freeRegionsInBin(top) == 1;
+        }
+    }
+
+    /** The hole a request of size class {@code reqBin} would take, or null if no region fits it. */
+    static Hole holeFor(SegmentView s, int reqBin, long largest) {
+        int top = binAtOrBelow(s, largest);
+        while (top >= reqBin && s.freeRegionsInBin(top) == 0) {
+            top--;
+        }
+        if (top < reqBin) {
+            return null;
+        }
+        int take = reqBin;
+        while (take < top && s.freeRegionsInBin(take) == 0) {
+            take++;
+        }
+        return new Hole(take, top);
+    }
+
     static int binAtOrAbove(SegmentView s, long size) {
         int lo = 0;
         int hi = s.binCount() - 1;

@@ -80,19 +80,12 @@ public final class SizeClassAwareAllocationStrategy implements AllocationStrateg
                 if (reqBin < 0) {
                     continue;
                 }
-                int top = HoleFitAllocationStrategy.binAtOrBelow(s, largest);
-                while (top >= reqBin && s.freeRegionsInBin(top) == 0) {
-                    top--;
-                }
-                if (top < reqBin) {
+                HoleFitAllocationStrategy.Hole hole = HoleFitAllocationStrategy.holeFor(s, reqBin, largest);
+                if (hole == null) {
                     continue;
                 }
-                int take = reqBin;
-                while (take < top && s.freeRegionsInBin(take) == 0) {
-                    take++;
-                }
-                boolean cuts = take == top && s.freeRegionsInBin(top) == 1;
-                double score = score(cls, s, cuts, s.binSize(take), largest);
+                boolean cuts = hole.cutsLargest(s);
+                double score = score(cls, s, cuts, s.binSize(hole.take()), largest);
                 int pos = kept;
                 while (pos > 0 && better(cuts, score, bestCuts[pos - 1], bestScore[pos - 1])) {
                     pos--;
