@@ -16,6 +16,7 @@ import io.tiffin.core.client.hotcache.LocalHotCache;
 import io.tiffin.core.node.LocalSegment;
 import io.tiffin.core.node.LocalSegmentDirectory;
 import io.tiffin.core.transport.Frame;
+import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportClient;
@@ -111,6 +112,8 @@ public final class TiffinClient implements KvStore {
     private final Options options;
     private final String clientId = "client-" + UUID.randomUUID();
     private final TransportClientPool pool;
+    /** Master RPCs and the memory data plane, driven by the calling thread (no event-loop hand-off). */
+    private final BlockingConnectionPool direct;
     /** Null when disabled. */
     private final LocalHotCache hotCache;
     private volatile boolean closed;
@@ -121,6 +124,7 @@ public final class TiffinClient implements KvStore {
         this.options = options;
         this.hotCache = createHotCache(options.hotCache());
         this.pool = new TransportClientPool("client", options.transport(), clientId);
+        this.direct = new BlockingConnectionPool("client", options.transport(), clientId);
         if (hotCache != null) {
             reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "tiffin-client-report");
@@ -187,7 +191,7 @@ public final class TiffinClient implements KvStore {
     public static TiffinClient connect(Options options) {
         TiffinClient c = new TiffinClient(options);
         try {
-            ServiceReadyReply ready = c.master().callSync(Opcode.SERVICE_READY, Empty.getDefaultInstance(),
+            ServiceReadyReply ready = c.rpc(Opcode.SERVICE_READY, Empty.getDefaultInstance(),
                     ServiceReadyReply.parser());
             if (!TiffinVersion.VERSION.equals(ready.getVersion())) {
                 throw new TiffinException(ErrorCode.INVALID_VERSION, "master " + options.masterAddress() + " runs Tiffin "
@@ -208,16 +212,17 @@ public final class TiffinClient implements KvStore {
         return clientId;
     }
 
-    private TransportClient master() {
+    private void checkOpen() {
         if (closed) {
             throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the client is closed");
         }
-        return pool.get(options.masterAddress());
     }
 
+    /** A master call on a pooled blocking connection, driven by the calling thread. */
     private <T extends com.google.protobuf.MessageLite> T rpc(Opcode op, com.google.protobuf.MessageLite req,
                                                               com.google.protobuf.Parser<T> parser) {
-        return master().callSync(op, req, parser);
+        checkOpen();
+        return direct.call(options.masterAddress(), op, req, parser);
     }
 
     // ------------------------------------------------------------------ put
@@ -255,11 +260,15 @@ public final class TiffinClient implements KvStore {
             }
             throw e;
         }
+        TiffinException failed;
         try {
-            awaitAll(writeReplicas(replicas, value));
+            failed = writeAll(List.of(replicas), List.of(value))[0];
         } catch (RuntimeException e) {
+            failed = transferFailure("put " + key, e);
+        }
+        if (failed != null) {
             revokeQuietly(key);
-            throw transferFailure("put " + key, e);
+            throw transferFailure("put " + key, failed);
         }
         rpc(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
     }
@@ -284,29 +293,73 @@ public final class TiffinClient implements KvStore {
         }
     }
 
-    private List<CompletableFuture<?>> writeReplicas(List<ReplicaDescriptor> replicas, MemorySegment src) {
-        List<CompletableFuture<?>> writes = new ArrayList<>();
-        for (ReplicaDescriptor d : replicas) {
-            LocalSegment local = options.localMemcpy() ? LocalSegmentDirectory.find(d.segment()) : null;
-            if (local != null) {
-                try {
-                    MemorySegment.copy(src, 0, local.slice(d.offset(), d.size()), 0, d.size());
-                    writes.add(CompletableFuture.completedFuture(null));
-                } catch (RuntimeException e) {
-                    writes.add(CompletableFuture.failedFuture(e));
-                }
+    /**
+     * Writes every replica of every object: replicas in a segment of this JVM by memory copy, the others
+     * over pooled blocking connections, all requests to all nodes sent before any answer is awaited.
+     * Returns per object null when all its replicas were written, else the first failure.
+     */
+    private TiffinException[] writeAll(List<List<ReplicaDescriptor>> replicasPerObject, List<MemorySegment> srcs) {
+        int n = srcs.size();
+        TiffinException[] failed = new TiffinException[n];
+        Map<String, DirectBatch> byNode = new LinkedHashMap<>();
+        for (int k = 0; k < n; k++) {
+            List<ReplicaDescriptor> replicas = replicasPerObject.get(k);
+            if (replicas == null) {
                 continue;
             }
-            TransportClient node = pool.get(d.endpoint());
-            for (long off = 0; off < d.size(); off += options.sliceSize()) {
-                long len = Math.min(options.sliceSize(), d.size() - off);
-                ByteBuf bulk = Unpooled.wrappedBuffer(src.asSlice(off, len).asByteBuffer());
-                DataRequest req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                        .setLength(len).build();
-                writes.add(node.call(Opcode.DATA_WRITE, req, bulk).thenAccept(Frame::release));
+            MemorySegment src = srcs.get(k);
+            for (ReplicaDescriptor d : replicas) {
+                LocalSegment local = options.localMemcpy() ? LocalSegmentDirectory.find(d.segment()) : null;
+                if (local != null) {
+                    try {
+                        MemorySegment.copy(src, 0, local.slice(d.offset(), d.size()), 0, d.size());
+                    } catch (RuntimeException e) {
+                        failed[k] = failed[k] != null ? failed[k] : transferFailure("local write", e);
+                    }
+                    continue;
+                }
+                DirectBatch batch = byNode.computeIfAbsent(d.endpoint(), DirectBatch::new);
+                for (long off = 0; off < d.size(); off += options.sliceSize()) {
+                    long len = Math.min(options.sliceSize(), d.size() - off);
+                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
+                            .setLength(len).build(), src.asSlice(off, len));
+                }
             }
         }
-        return writes;
+        if (byNode.isEmpty()) {
+            return failed;
+        }
+        List<DirectBatch> batches = new ArrayList<>(byNode.values());
+        TiffinException[][] outcome = direct.exchange(Opcode.DATA_WRITE,
+                batches.stream().map(b -> new BlockingConnectionPool.Batch(b.endpoint, b.requests, b.bulks, null)).toList());
+        for (int b = 0; b < batches.size(); b++) {
+            DirectBatch batch = batches.get(b);
+            for (int i = 0; i < outcome[b].length; i++) {
+                int k = batch.owners.get(i);
+                if (outcome[b][i] != null && failed[k] == null) {
+                    failed[k] = outcome[b][i];
+                }
+            }
+        }
+        return failed;
+    }
+
+    /** Data-plane requests for one node gathered during one call, each tagged with the object it serves. */
+    private static final class DirectBatch {
+        final String endpoint;
+        final List<DataRequest> requests = new ArrayList<>();
+        final List<MemorySegment> bulks = new ArrayList<>();
+        final List<Integer> owners = new ArrayList<>();
+
+        DirectBatch(String endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        void add(int owner, DataRequest request, MemorySegment bulk) {
+            owners.add(owner);
+            requests.add(request);
+            bulks.add(bulk);
+        }
     }
 
     @Override
@@ -335,33 +388,39 @@ public final class TiffinClient implements KvStore {
         BatchPutStartReply reply = rpc(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
         int n = keys.size();
         ErrorCode[] codes = new ErrorCode[n];
-        List<List<CompletableFuture<?>>> writes = new ArrayList<>(n);
+        List<List<ReplicaDescriptor>> toWrite = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             PutStartResult r = reply.getResults(i);
             ErrorCode code = ErrorCode.fromValue(r.getCode());
             if (code == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
                 code = ErrorCode.OK; // existing key: successful no-op
-                writes.add(null);
+                toWrite.add(null);
             } else if (code == ErrorCode.OK) {
-                writes.add(writeReplicas(Messages.fromMsgs(r.getReplicasList()), values.get(i)));
+                toWrite.add(Messages.fromMsgs(r.getReplicasList()));
             } else {
-                writes.add(null);
+                toWrite.add(null);
             }
             codes[i] = code;
+        }
+        TiffinException[] failed;
+        try {
+            failed = writeAll(toWrite, values);
+        } catch (RuntimeException e) {
+            failed = new TiffinException[n];
+            java.util.Arrays.fill(failed, transferFailure("batch put", e));
         }
         List<String> toEnd = new ArrayList<>();
         List<Integer> endIdx = new ArrayList<>();
         List<String> toRevoke = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            if (writes.get(i) == null) {
+            if (toWrite.get(i) == null) {
                 continue;
             }
-            try {
-                awaitAll(writes.get(i));
+            if (failed[i] == null) {
                 toEnd.add(keys.get(i));
                 endIdx.add(i);
-            } catch (RuntimeException e) {
-                LOG.debug("batch put: write of {} failed", keys.get(i), e);
+            } else {
+                LOG.debug("batch put: write of {} failed", keys.get(i), failed[i]);
                 codes[i] = ErrorCode.TRANSFER_FAIL;
                 toRevoke.add(keys.get(i));
             }
@@ -465,23 +524,88 @@ public final class TiffinClient implements KvStore {
 
     /** Reads the object into {@code dst}: a local replica first, then remote ones in order. */
     private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst) {
-        SsdReads ssd = new SsdReads();
+        ReadBatch ssd = new ReadBatch();
         CompletableFuture<Void> f = read(loc, dst, ssd);
         ssd.flush();
         return f;
     }
 
     /**
-     * Reads of SSD-only objects gathered during one call and sent as one {@code DATA_READ_SSD} per node
-     * (in chunks that fit a frame), so a batch get costs one SSD round trip per node.
+     * Reads gathered during one call. Reads of SSD-only objects are sent as one {@code DATA_READ_SSD}
+     * per node (in chunks that fit a frame), so a batch get costs one SSD round trip per node. Reads of
+     * remote memory replicas that the hot cache will not keep go over pooled blocking connections: every
+     * slice request to every node is written first, then the calling thread receives the answers
+     * straight into the destinations (one copy, no event-loop hand-off); a read that fails there falls
+     * back to the object's other replicas.
      *
      * <p>Not thread-safe: used by the calling thread only.
      */
-    private final class SsdReads {
+    private final class ReadBatch {
         private record Pending(ObjectLocation loc, MemorySegment dst, CompletableFuture<Void> done) {
         }
 
+        private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done) {
+        }
+
         private final Map<String, List<Pending>> byEndpoint = new LinkedHashMap<>();
+        private final List<MemoryRead> memoryReads = new ArrayList<>();
+
+        CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            memoryReads.add(new MemoryRead(replicas, dst, done));
+            return done;
+        }
+
+        private void flushMemory() {
+            if (memoryReads.isEmpty()) {
+                return;
+            }
+            Map<String, DirectBatch> byNode = new LinkedHashMap<>();
+            for (int k = 0; k < memoryReads.size(); k++) {
+                MemoryRead r = memoryReads.get(k);
+                ReplicaDescriptor d = r.replicas().getFirst();
+                DirectBatch batch = byNode.computeIfAbsent(d.endpoint(), DirectBatch::new);
+                for (long off = 0; off < d.size(); off += options.sliceSize()) {
+                    long len = Math.min(options.sliceSize(), d.size() - off);
+                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
+                            .setLength(len).build(), r.dst().asSlice(off, len));
+                }
+            }
+            List<DirectBatch> batches = new ArrayList<>(byNode.values());
+            TiffinException[] failed = new TiffinException[memoryReads.size()];
+            try {
+                TiffinException[][] outcome = direct.exchange(Opcode.DATA_READ, batches.stream()
+                        .map(b -> new BlockingConnectionPool.Batch(b.endpoint, b.requests, null, b.bulks)).toList());
+                for (int b = 0; b < batches.size(); b++) {
+                    for (int i = 0; i < outcome[b].length; i++) {
+                        int k = batches.get(b).owners.get(i);
+                        if (outcome[b][i] != null && failed[k] == null) {
+                            failed[k] = outcome[b][i];
+                        }
+                    }
+                }
+            } catch (RuntimeException e) {
+                java.util.Arrays.fill(failed, e instanceof TiffinException t ? t : transferFailure("read", e));
+            }
+            for (int k = 0; k < failed.length; k++) {
+                MemoryRead r = memoryReads.get(k);
+                if (failed[k] == null) {
+                    r.done().complete(null);
+                } else if (r.replicas().size() > 1) {
+                    LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
+                    readRemote(r.replicas(), 1, r.dst(), null).whenComplete((v, err) -> {
+                        if (err == null) {
+                            r.done().complete(null);
+                        } else {
+                            r.done().completeExceptionally(err);
+                        }
+                    });
+                } else {
+                    r.done().completeExceptionally(failed[k]);
+                }
+            }
+            memoryReads.clear();
+        }
 
         CompletableFuture<Void> add(String endpoint, ObjectLocation loc, MemorySegment dst) {
             CompletableFuture<Void> done = new CompletableFuture<>();
@@ -489,7 +613,13 @@ public final class TiffinClient implements KvStore {
             return done;
         }
 
+        /** Sends the SSD reads (answered asynchronously), then performs the memory reads. */
         void flush() {
+            flushSsd();
+            flushMemory();
+        }
+
+        private void flushSsd() {
             long budget = Math.max(1, options.transport().maxFrameSize() - (1L << 20));
             for (Map.Entry<String, List<Pending>> e : byEndpoint.entrySet()) {
                 List<Pending> chunk = new ArrayList<>();
@@ -557,7 +687,7 @@ public final class TiffinClient implements KvStore {
         }
     }
 
-    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, SsdReads ssd) {
+    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, ReadBatch ssd) {
         List<ReplicaDescriptor> memory = new ArrayList<>();
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
@@ -598,7 +728,7 @@ public final class TiffinClient implements KvStore {
                 return readRemote(memory, 0, dst, loc);
             }
         }
-        return readRemote(memory, 0, dst, null);
+        return ssd.addMemory(memory, dst);
     }
 
     /**
@@ -668,7 +798,7 @@ public final class TiffinClient implements KvStore {
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         byte[][] bufs = new byte[keys.size()][];
-        SsdReads ssd = new SsdReads();
+        ReadBatch ssd = new ReadBatch();
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
             if (r.isOk() && r.value().size() <= Integer.MAX_VALUE - 16) {
@@ -707,7 +837,7 @@ public final class TiffinClient implements KvStore {
         long start = System.nanoTime();
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
-        SsdReads ssd = new SsdReads();
+        ReadBatch ssd = new ReadBatch();
         ErrorCode[] early = new ErrorCode[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
@@ -885,6 +1015,7 @@ public final class TiffinClient implements KvStore {
             reporter.shutdownNow();
         }
         closed = true;
+        direct.close();
         pool.close();
         if (hotCache != null) {
             hotCache.close();

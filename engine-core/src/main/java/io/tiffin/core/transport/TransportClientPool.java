@@ -47,25 +47,8 @@ public final class TransportClientPool implements AutoCloseable {
      *     pool is closed, or whatever {@link TransportClient#connect} throws
      */
     public TransportClient get(String hostPort) {
-        Objects.requireNonNull(hostPort, "hostPort");
-        int colon = hostPort.lastIndexOf(':');
-        int port = -1;
-        if (colon > 0 && colon < hostPort.length() - 1) {
-            try {
-                port = Integer.parseInt(hostPort.substring(colon + 1));
-            } catch (NumberFormatException e) {
-                port = -1;
-            }
-        }
-        if (port < 1 || port > 65535) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "endpoint '" + hostPort
-                    + "' is not host:port with a port from 1 to 65535; fix the configured address");
-        }
-        String host = hostPort.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        return get(host, port, hostPort);
+        Endpoint e = Endpoint.parse(hostPort);
+        return get(e.host(), e.port(), hostPort);
     }
 
     /** The live connection to {@code host:port}, connecting if there is none. */

@@ -1,0 +1,515 @@
+package io.tiffin.core.transport;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.transport.proto.ErrorReply;
+import io.tiffin.core.transport.proto.Hello;
+import io.tiffin.core.transport.proto.HelloReply;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A synchronous connection to a {@link TransportServer} for calls made from application threads. The
+ * calling thread writes its request itself and blocks in the socket read for the answer: a call costs
+ * no hand-off to an event loop and back, and the bulk bytes of an answer go from the kernel straight
+ * into the caller's destination (one copy, as with a plain socket). Frames, handshake, error statuses
+ * and the server side are exactly those of {@link TransportClient}; only the client's threading differs.
+ *
+ * <p><b>Timeouts.</b> Every call has a deadline (the settings' RPC timeout, or the handshake timeout while
+ * connecting). A blocking socket read cannot time out by itself, so the owning {@link
+ * BlockingConnectionPool}'s watchdog closes a connection whose call is past its deadline; the blocked
+ * call then fails with {@code RPC_TIMEOUT}.
+ *
+ * <p><b>State after a failure.</b> A call that fails with the server's error status leaves the connection
+ * usable (the whole answer was read). Any other failure (I/O error, timeout, a malformed answer) closes
+ * it: its stream position is unknown.
+ *
+ * <p>Thread-safety: not thread-safe. One thread uses a connection at a time (the pool lends it out);
+ * only {@link #expireIfOverdue} and {@link #close} may be called from another thread. Holds two direct
+ * buffers (header and control part, a staging buffer for heap memory) owned by the connection and freed
+ * by the garbage collector; it never holds the caller's memory beyond a call.
+ */
+public final class BlockingConnection implements AutoCloseable {
+
+    /** Staging size for bulk bytes to or from heap memory (a socket moves native memory only). */
+    private static final int STAGING_SIZE = 256 * 1024;
+    /** Control buffers above this size are not kept after the call that needed them. */
+    private static final int KEEP_BUFFER_LIMIT = 1 << 20;
+
+    private final SocketChannel channel;
+    private final String endpoint;
+    private final TransportSettings settings;
+    private final ByteBuffer header = ByteBuffer.allocateDirect(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE);
+    private ByteBuffer control = ByteBuffer.allocateDirect(4096);
+    private ByteBuffer staging;
+    private long nextRequestId = 1;
+    /** Deadline of the call in progress ({@link System#nanoTime()}), or 0 when idle. */
+    private volatile long deadlineNanos;
+    private volatile boolean expired;
+    private volatile boolean closed;
+    /** Whether any byte of the current call's answer has arrived. */
+    private boolean answerStarted;
+    private int calls;
+
+    private BlockingConnection(SocketChannel channel, String endpoint, TransportSettings settings) {
+        this.channel = channel;
+        this.endpoint = endpoint;
+        this.settings = settings;
+    }
+
+    /**
+     * Connects to {@code host:port} and completes the HELLO handshake as {@code peerId}, all within the
+     * handshake timeout (enforced by {@code watchdog}'s registration once the socket exists).
+     *
+     * @throws TiffinException {@code RPC_FAIL} if the server cannot be reached or does not answer,
+     *     {@code INVALID_VERSION} if it speaks another protocol version, {@code ILLEGAL_CLIENT} if it
+     *     rejects the auth token
+     */
+    static BlockingConnection open(String host, int port, TransportSettings settings, String peerId,
+                                   BlockingConnectionPool.Watchdog watchdog) {
+        String endpoint = host + ":" + port;
+        Duration timeout = settings.handshakeTimeout();
+        SocketChannel ch;
+        try {
+            ch = SocketChannel.open();
+        } catch (IOException e) {
+            throw new TiffinException(ErrorCode.RPC_FAIL, "cannot open a socket to " + endpoint + ": " + e, e);
+        }
+        BlockingConnection c = new BlockingConnection(ch, endpoint, settings);
+        try {
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            ch.socket().connect(new InetSocketAddress(host, port),
+                    (int) Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE));
+        } catch (IOException e) {
+            c.close();
+            throw new TiffinException(ErrorCode.RPC_FAIL, "cannot connect to " + endpoint + " (" + e
+                    + "); check the address and that the server is running", e);
+        }
+        watchdog.register(c);
+        try {
+            c.handshake(peerId);
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    private void handshake(String peerId) {
+        Hello hello = Hello.newBuilder().setProtocolVersion(TiffinVersion.PROTOCOL_VERSION)
+                .setToken(settings.authToken()).setPeerId(peerId == null ? "" : peerId).build();
+        HelloReply reply;
+        try {
+            reply = call(Opcode.HELLO, hello, null, HelloReply.parser(), null, settings.handshakeTimeout().toNanos());
+        } catch (TiffinException e) {
+            ErrorCode code = e.code() == ErrorCode.RPC_TIMEOUT ? ErrorCode.RPC_FAIL : e.code();
+            throw new TiffinException(code, "handshake with " + endpoint + " failed: " + e.getMessage(), e);
+        }
+        if (reply.getProtocolVersion() != TiffinVersion.PROTOCOL_VERSION) {
+            throw new TiffinException(ErrorCode.INVALID_VERSION, "server " + endpoint + " speaks protocol version "
+                    + reply.getProtocolVersion() + ", this client " + TiffinVersion.PROTOCOL_VERSION
+                    + "; run the same Tiffin version on clients and servers");
+        }
+    }
+
+    /** {@code host:port} of the server. */
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** Whether the connection can take another call. */
+    public boolean isOpen() {
+        return !closed && channel.isOpen();
+    }
+
+    /** Number of calls started on this connection (the handshake included). */
+    int calls() {
+        return calls;
+    }
+
+    /** Whether the last failed call failed before any byte of its answer arrived. */
+    boolean failedBeforeAnswer() {
+        return !answerStarted;
+    }
+
+    /**
+     * Sends {@code request} with {@code bulkOut} (null = none) as its bulk bytes, waits for the answer and
+     * parses its control part with {@code parser}. The answer's bulk bytes go into {@code bulkIn} (null =
+     * the answer must carry none); {@link #lastBulkLength()} tells how many arrived.
+     *
+     * @throws TiffinException the server's failure status; {@code RPC_TIMEOUT} when no answer came within
+     *     the RPC timeout; {@code RPC_FAIL} when the connection fails; {@code TRANSFER_FAIL} when the
+     *     answer carries more bulk bytes than {@code bulkIn} holds
+     */
+    public <T extends MessageLite> T call(Opcode opcode, MessageLite request, MemorySegment bulkOut,
+                                          Parser<T> parser, MemorySegment bulkIn) {
+        if (opcode == Opcode.HELLO) {
+            throw new IllegalArgumentException("HELLO is sent when the connection opens; call another opcode");
+        }
+        return call(opcode, request, bulkOut, parser, bulkIn, settings.rpcTimeout().toNanos());
+    }
+
+    private long lastBulkLength;
+
+    /** Bulk bytes the last successful call received. */
+    public long lastBulkLength() {
+        return lastBulkLength;
+    }
+
+    private <T extends MessageLite> T call(Opcode opcode, MessageLite request, MemorySegment bulkOut,
+                                           Parser<T> parser, MemorySegment bulkIn, long timeoutNanos) {
+        checkOpen(opcode);
+        calls++;
+        answerStarted = false;
+        deadlineNanos = deadline(timeoutNanos);
+        try {
+            long id = nextRequestId++;
+            writeRequest(opcode, id, request, bulkOut);
+            return readAnswer(opcode, id, parser, bulkIn);
+        } catch (IOException e) {
+            throw ioFailure(opcode, e);
+        } finally {
+            deadlineNanos = 0;
+            shrinkControl();
+        }
+    }
+
+    /**
+     * Pipelined calls, first half: writes every request of {@code requests}, with the bulk bytes of
+     * {@code bulksOut} (null, or null entries = none), without waiting for answers; returns the id of
+     * the first request. The deadline of the whole exchange starts now; collect the answers with {@link
+     * #receive}. Writing to several servers before receiving from any lets them work in parallel.
+     *
+     * @throws TiffinException {@code RPC_FAIL} if the connection fails (it is then closed)
+     */
+    public long send(Opcode opcode, List<? extends MessageLite> requests, List<MemorySegment> bulksOut) {
+        checkOpen(opcode);
+        calls++;
+        answerStarted = false;
+        deadlineNanos = deadline(settings.rpcTimeout().toNanos());
+        long first = nextRequestId;
+        nextRequestId += requests.size();
+        try {
+            for (int i = 0; i < requests.size(); i++) {
+                writeRequest(opcode, first + i, requests.get(i), bulksOut == null ? null : bulksOut.get(i));
+            }
+        } catch (IOException e) {
+            deadlineNanos = 0;
+            throw ioFailure(opcode, e);
+        } catch (RuntimeException e) {
+            deadlineNanos = 0;
+            close(); // some requests may have been written: the stream no longer matches the ids
+            throw e;
+        }
+        return first;
+    }
+
+    /**
+     * Pipelined calls, second half: reads the answers to the {@code count} requests sent by {@link #send}
+     * from id {@code first} on, in whatever order they come, putting each answer's bulk bytes into its
+     * entry of {@code bulksIn} (null, or null entries = none expected). Returns per request null on
+     * success or the exception it failed with: a failure status fails that request only; a connection
+     * failure fails every request not yet answered and closes the connection.
+     */
+    public TiffinException[] receive(Opcode opcode, long first, int count, List<MemorySegment> bulksIn) {
+        TiffinException[] outcome = new TiffinException[count];
+        boolean[] answered = new boolean[count];
+        int remaining = count;
+        try {
+            while (remaining > 0) {
+                Header h = readHeader(opcode);
+                long index = h.requestId - first;
+                if (index < 0 || index >= count || answered[(int) index]) {
+                    close();
+                    throw new TiffinException(ErrorCode.RPC_FAIL, endpoint + " answered request " + h.requestId
+                            + " which is not outstanding; closed the connection");
+                }
+                int i = (int) index;
+                answered[i] = true;
+                remaining--;
+                try {
+                    readBody(opcode, h, null, bulksIn == null ? null : bulksIn.get(i));
+                } catch (TiffinException e) {
+                    outcome[i] = e; // the server's failure status for this request only, unless it closed
+                    if (!isOpen()) {
+                        throw e;
+                    }
+                }
+            }
+        } catch (IOException | TiffinException e) {
+            TiffinException failure = e instanceof IOException io ? ioFailure(opcode, io) : (TiffinException) e;
+            for (int i = 0; i < count; i++) {
+                if (!answered[i]) {
+                    outcome[i] = failure;
+                }
+            }
+        } finally {
+            deadlineNanos = 0;
+            shrinkControl();
+        }
+        return outcome;
+    }
+
+    // ------------------------------------------------------------------ frames
+
+    private void writeRequest(Opcode opcode, long requestId, MessageLite request, MemorySegment bulkOut)
+            throws IOException {
+        int controlLength = request == null ? 0 : request.getSerializedSize();
+        long bulkLength = bulkOut == null ? 0 : bulkOut.byteSize();
+        long length = (long) FrameCodec.HEADER_SIZE + controlLength + bulkLength;
+        if (length > settings.maxFrameSize()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "a " + opcode + " request of " + length
+                    + " bytes exceeds the transport frame limit of " + settings.maxFrameSize() + " bytes");
+        }
+        ByteBuffer out = controlBuffer(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE + controlLength);
+        out.putInt((int) length)
+                .put((byte) TiffinVersion.PROTOCOL_VERSION)
+                .put((byte) Frame.Kind.REQUEST.code())
+                .putShort((short) opcode.code())
+                .putLong(requestId)
+                .putInt(0)
+                .putInt(controlLength);
+        if (controlLength > 0) {
+            CodedOutputStream cos = CodedOutputStream.newInstance(out);
+            request.writeTo(cos);
+            cos.flush();
+        }
+        out.flip();
+        if (bulkLength == 0) {
+            writeFully(out);
+        } else if (bulkOut.isNative()) {
+            ByteBuffer bulk = bulkOut.asByteBuffer();
+            ByteBuffer[] both = {out, bulk};
+            while (bulk.hasRemaining()) {
+                channel.write(both);
+            }
+        } else {
+            writeFully(out);
+            ByteBuffer stage = staging();
+            for (long off = 0; off < bulkLength; off += STAGING_SIZE) {
+                int len = (int) Math.min(STAGING_SIZE, bulkLength - off);
+                stage.clear().limit(len);
+                MemorySegment.copy(bulkOut, off, MemorySegment.ofBuffer(stage), 0, len);
+                writeFully(stage);
+            }
+        }
+    }
+
+    /** The fields of an answer's header. */
+    private record Header(long requestId, int length, int status, int controlLength) {
+    }
+
+    private <T extends MessageLite> T readAnswer(Opcode opcode, long requestId, Parser<T> parser,
+                                                 MemorySegment bulkIn) throws IOException {
+        Header h = readHeader(opcode);
+        if (h.requestId != requestId) {
+            close();
+            throw new TiffinException(ErrorCode.RPC_FAIL, endpoint + " answered request " + h.requestId
+                    + " while " + requestId + " was waiting; closed the connection");
+        }
+        return readBody(opcode, h, parser, bulkIn);
+    }
+
+    private Header readHeader(Opcode opcode) throws IOException {
+        header.clear();
+        readFully(header);
+        int length = header.getInt(0);
+        if (length < FrameCodec.HEADER_SIZE || length > settings.maxFrameSize()) {
+            throw malformed(opcode, "frame length " + length + " is outside 20.." + settings.maxFrameSize());
+        }
+        int version = header.get(4) & 0xFF;
+        if (version != TiffinVersion.PROTOCOL_VERSION) {
+            throw malformed(opcode, "protocol version " + version + ", this side speaks "
+                    + TiffinVersion.PROTOCOL_VERSION + "; run the same Tiffin version on both sides");
+        }
+        if ((header.get(5) & 0xFF) != Frame.Kind.RESPONSE.code()) {
+            throw malformed(opcode, "the server sent a request; servers may only answer");
+        }
+        int op = header.getShort(6) & 0xFFFF;
+        if (op != opcode.code()) {
+            throw malformed(opcode, "an answer with opcode " + op + " to a " + opcode + " request");
+        }
+        int controlLength = header.getInt(20);
+        if (controlLength < 0 || controlLength > length - FrameCodec.HEADER_SIZE
+                || controlLength > FrameCodec.maxControlSize(settings.maxFrameSize())) {
+            throw malformed(opcode, "control length " + controlLength + " does not fit a frame of " + length);
+        }
+        return new Header(header.getLong(8), length, header.getInt(16), controlLength);
+    }
+
+    private <T extends MessageLite> T readBody(Opcode opcode, Header h, Parser<T> parser, MemorySegment bulkIn)
+            throws IOException {
+        ByteBuffer ctl = controlBuffer(h.controlLength);
+        ctl.limit(h.controlLength);
+        readFully(ctl);
+        ctl.flip();
+        long bulkLength = (long) h.length - FrameCodec.HEADER_SIZE - h.controlLength;
+        ErrorCode status = ErrorCode.fromValue(h.status);
+        if (!status.isOk()) {
+            String message = "";
+            try {
+                message = ErrorReply.parser().parseFrom(ctl).getMessage();
+            } catch (InvalidProtocolBufferException e) {
+                // keep the status alone
+            }
+            skip(bulkLength);
+            throw new TiffinException(status, message.isEmpty() ? status.name() + ": " + status.hint() : message);
+        }
+        if (bulkLength > 0) {
+            if (bulkIn == null || bulkLength > bulkIn.byteSize()) {
+                close();
+                throw new TiffinException(ErrorCode.TRANSFER_FAIL, endpoint + " answered " + opcode + " with "
+                        + bulkLength + " bulk bytes where " + (bulkIn == null ? 0 : bulkIn.byteSize())
+                        + " were expected; closed the connection");
+            }
+            readBulk(bulkIn, bulkLength);
+        }
+        lastBulkLength = bulkLength;
+        if (parser == null) {
+            return null;
+        }
+        try {
+            return parser.parseFrom(ctl);
+        } catch (InvalidProtocolBufferException e) {
+            throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "cannot decode the control part of a " + opcode
+                    + " response (" + e.getMessage() + "); the peer may run another Tiffin version", e);
+        }
+    }
+
+    private void readBulk(MemorySegment into, long length) throws IOException {
+        if (into.isNative()) {
+            readFully(into.asSlice(0, length).asByteBuffer());
+            return;
+        }
+        ByteBuffer stage = staging();
+        for (long off = 0; off < length; off += STAGING_SIZE) {
+            int len = (int) Math.min(STAGING_SIZE, length - off);
+            stage.clear().limit(len);
+            readFully(stage);
+            MemorySegment.copy(MemorySegment.ofBuffer(stage.flip()), 0, into, off, len);
+        }
+    }
+
+    private void skip(long length) throws IOException {
+        ByteBuffer stage = staging();
+        for (long left = length; left > 0; left -= stage.limit()) {
+            stage.clear().limit((int) Math.min(STAGING_SIZE, left));
+            readFully(stage);
+        }
+    }
+
+    private void readFully(ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            if (channel.read(b) < 0) {
+                throw new EOFException("the server closed the connection");
+            }
+            answerStarted = true;
+        }
+    }
+
+    private void writeFully(ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            channel.write(b);
+        }
+    }
+
+    private ByteBuffer controlBuffer(int capacity) {
+        if (control.capacity() < capacity) {
+            control = ByteBuffer.allocateDirect(Math.max(capacity, control.capacity() * 2));
+        }
+        return control.clear();
+    }
+
+    private void shrinkControl() {
+        if (control.capacity() > KEEP_BUFFER_LIMIT) {
+            control = ByteBuffer.allocateDirect(4096);
+        }
+    }
+
+    private ByteBuffer staging() {
+        if (staging == null) {
+            staging = ByteBuffer.allocateDirect(STAGING_SIZE);
+        }
+        return staging;
+    }
+
+    private static long deadline(long timeoutNanos) {
+        long d = System.nanoTime() + timeoutNanos;
+        return d == 0 ? 1 : d;
+    }
+
+    // ------------------------------------------------------------------ failures and closing
+
+    private void checkOpen(Opcode opcode) {
+        if (!isOpen()) {
+            throw new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + ": the connection to " + endpoint
+                    + " is closed; take a new one from the pool");
+        }
+    }
+
+    private TiffinException malformed(Opcode opcode, String problem) {
+        close();
+        return new TiffinException(ErrorCode.RPC_FAIL, "malformed answer to " + opcode + " from " + endpoint + ": "
+                + problem + "; closed the connection");
+    }
+
+    private TiffinException ioFailure(Opcode opcode, IOException e) {
+        close();
+        if (expired) {
+            return new TiffinException(ErrorCode.RPC_TIMEOUT, "no answer to " + opcode + " from " + endpoint
+                    + " within " + (opcode == Opcode.HELLO ? settings.handshakeTimeout() : settings.rpcTimeout())
+                    + "; check that the server is running and not overloaded, or raise the RPC timeout", e);
+        }
+        if (e instanceof ClosedByInterruptException) {
+            return new TiffinException(ErrorCode.RPC_FAIL, "interrupted while waiting for the " + opcode
+                    + " answer from " + endpoint, e);
+        }
+        return new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + " failed during " + opcode
+                + " (" + e + "); check that the server is running and retry", e);
+    }
+
+    /**
+     * Closes the connection if its call is past the deadline; returns whether it did. Called by the
+     * watchdog thread.
+     */
+    boolean expireIfOverdue(long nowNanos) {
+        long d = deadlineNanos;
+        if (d != 0 && nowNanos - d > 0) {
+            expired = true;
+            close();
+            return true;
+        }
+        return false;
+    }
+
+    /** Closes the socket; a call blocked on it fails. Idempotent, thread-safe. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // nothing left to release
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "BlockingConnection[" + endpoint + (closed ? ", closed" : "") + "]";
+    }
+}

@@ -1,0 +1,332 @@
+package io.tiffin.core.transport;
+
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * Lends {@link BlockingConnection}s to application threads: per endpoint a stack of idle connections,
+ * a new one opened when none is idle. A thread takes a connection for one call (or one pipelined batch)
+ * and gives it back; so N threads calling one server at once use N connections, each driven by its own
+ * thread, and the server's event loops see ordinary connections.
+ *
+ * <p>A connection that failed is closed rather than returned. A call that fails on a connection taken
+ * from the idle stack before any byte of the answer arrived (the server closed the idle connection,
+ * for example after a restart) is retried once on a fresh connection; every other failure is the
+ * caller's.
+ *
+ * <p>One daemon watchdog thread per pool enforces call deadlines (see {@link BlockingConnection}); it
+ * wakes every {@value #WATCHDOG_TICK_MS} ms.
+ *
+ * <p>Thread-safe. {@link #close} closes idle connections at once and lent ones when they come back.
+ */
+public final class BlockingConnectionPool implements AutoCloseable {
+
+    /** Idle connections kept per endpoint; more are closed when returned. */
+    static final int MAX_IDLE_PER_ENDPOINT = 32;
+    static final int WATCHDOG_TICK_MS = 5;
+
+    private final TransportSettings settings;
+    private final String peerId;
+    private final ConcurrentHashMap<String, Idle> idle = new ConcurrentHashMap<>();
+    private final Watchdog watchdog;
+    private final Function<String, Idle> newIdle = k -> new Idle();
+    private volatile boolean closed;
+
+    /** The idle connections of one endpoint. */
+    private static final class Idle {
+        final ConcurrentLinkedDeque<BlockingConnection> stack = new ConcurrentLinkedDeque<>();
+        final AtomicInteger size = new AtomicInteger();
+    }
+
+    /** A pool whose connections identify as {@code peerId}; its watchdog thread is named after {@code name}. */
+    public BlockingConnectionPool(String name, TransportSettings settings, String peerId) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.peerId = Objects.requireNonNull(peerId, "peerId");
+        this.watchdog = new Watchdog(Objects.requireNonNull(name, "name") + "-blocking-watchdog");
+    }
+
+    /**
+     * A connection to {@code hostPort} for the calling thread: an idle one or a new one. Give it back with
+     * {@link #release}.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} for a malformed endpoint, {@code RPC_FAIL} if the pool
+     *     is closed or the server cannot be reached, or what the handshake fails with
+     */
+    public BlockingConnection acquire(String hostPort) {
+        checkOpen();
+        Idle slot = idle.computeIfAbsent(hostPort, newIdle);
+        BlockingConnection c;
+        while ((c = slot.stack.pollFirst()) != null) {
+            slot.size.decrementAndGet();
+            if (c.isOpen()) {
+                return c;
+            }
+            watchdog.unregister(c);
+        }
+        Endpoint e = Endpoint.parse(hostPort);
+        return BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+    }
+
+    /**
+     * A new connection to {@code hostPort}, after closing the idle ones kept for it (used when a kept
+     * connection turned out dead: the others were most likely cut by the same server restart).
+     */
+    public BlockingConnection acquireFresh(String hostPort) {
+        checkOpen();
+        Idle slot = idle.get(hostPort);
+        if (slot != null) {
+            BlockingConnection c;
+            while ((c = slot.stack.pollFirst()) != null) {
+                slot.size.decrementAndGet();
+                discard(c);
+            }
+        }
+        Endpoint e = Endpoint.parse(hostPort);
+        return BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+    }
+
+    /**
+     * Requests for one server in an {@link #exchange}: per request its control part, the bulk bytes to
+     * send (null list or entry = none) and where the answer's bulk bytes go (null list or entry = none).
+     */
+    public record Batch(String endpoint, List<? extends MessageLite> requests, List<MemorySegment> bulksOut,
+                        List<MemorySegment> bulksIn) {
+        public Batch {
+            Objects.requireNonNull(endpoint, "endpoint");
+            Objects.requireNonNull(requests, "requests");
+            if ((bulksOut != null && bulksOut.size() != requests.size())
+                    || (bulksIn != null && bulksIn.size() != requests.size())) {
+                throw new IllegalArgumentException("one bulk entry per request expected");
+            }
+        }
+    }
+
+    /**
+     * Pipelined calls of an idempotent {@code opcode} (such as DATA_READ or DATA_WRITE) to several
+     * servers: writes every batch's requests to its server first, then collects the answers, so the
+     * servers work in parallel while one thread drives them all. A batch whose reused connection was
+     * found dead before answering is sent again once on a fresh connection. Returns, per batch and
+     * request, null on success or the exception that request failed with.
+     */
+    public TiffinException[][] exchange(Opcode opcode, List<Batch> batches) {
+        int n = batches.size();
+        TiffinException[][] out = new TiffinException[n][];
+        BlockingConnection[] conns = new BlockingConnection[n];
+        long[] first = new long[n];
+        boolean[] todo = new boolean[n];
+        java.util.Arrays.fill(todo, true);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            boolean[] reused = new boolean[n];
+            boolean[] sent = new boolean[n];
+            for (int b = 0; b < n; b++) {
+                if (!todo[b]) {
+                    continue;
+                }
+                Batch batch = batches.get(b);
+                try {
+                    conns[b] = attempt == 0 ? acquire(batch.endpoint()) : acquireFresh(batch.endpoint());
+                    reused[b] = conns[b].calls() > 1;
+                    first[b] = conns[b].send(opcode, batch.requests(), batch.bulksOut());
+                    sent[b] = true;
+                } catch (TiffinException e) {
+                    out[b] = filled(batch.requests().size(), e);
+                }
+            }
+            boolean again = false;
+            for (int b = 0; b < n; b++) {
+                if (!todo[b]) {
+                    continue;
+                }
+                BlockingConnection c = conns[b];
+                conns[b] = null;
+                if (sent[b]) {
+                    out[b] = c.receive(opcode, first[b], batches.get(b).requests().size(), batches.get(b).bulksIn());
+                }
+                todo[b] = attempt == 0 && reused[b] && !c.isOpen() && c.failedBeforeAnswer()
+                        && hasCode(out[b], ErrorCode.RPC_FAIL);
+                again |= todo[b];
+                if (c != null) {
+                    release(c);
+                }
+            }
+            if (!again) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    private static TiffinException[] filled(int count, TiffinException e) {
+        TiffinException[] all = new TiffinException[count];
+        java.util.Arrays.fill(all, e);
+        return all;
+    }
+
+    private static boolean hasCode(TiffinException[] outcome, ErrorCode code) {
+        for (TiffinException e : outcome) {
+            if (e != null && e.code() == code) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Gives {@code c} back: kept for the next caller if it is healthy, else closed. */
+    public void release(BlockingConnection c) {
+        if (!c.isOpen() || closed) {
+            discard(c);
+            return;
+        }
+        Idle slot = idle.computeIfAbsent(c.endpoint(), newIdle);
+        if (slot.size.incrementAndGet() > MAX_IDLE_PER_ENDPOINT) {
+            slot.size.decrementAndGet();
+            discard(c);
+            return;
+        }
+        slot.stack.offerFirst(c);
+        if (closed && slot.stack.remove(c)) {
+            slot.size.decrementAndGet();
+            discard(c);
+        }
+    }
+
+    private void discard(BlockingConnection c) {
+        c.close();
+        watchdog.unregister(c);
+    }
+
+    /**
+     * One control-only call to {@code hostPort} on a pooled connection, retried once on a fresh
+     * connection when a reused one turns out to be dead before answering.
+     *
+     * @throws TiffinException as {@link BlockingConnection#call}
+     */
+    public <T extends MessageLite> T call(String hostPort, Opcode opcode, MessageLite request, Parser<T> parser) {
+        return call(hostPort, opcode, request, null, parser, null);
+    }
+
+    /** {@link #call(String, Opcode, MessageLite, Parser)} with bulk bytes out and/or in. */
+    public <T extends MessageLite> T call(String hostPort, Opcode opcode, MessageLite request, MemorySegment bulkOut,
+                                          Parser<T> parser, MemorySegment bulkIn) {
+        for (int attempt = 0; ; attempt++) {
+            BlockingConnection c = acquire(hostPort);
+            boolean reused = c.calls() > 1;
+            try {
+                T reply = c.call(opcode, request, bulkOut, parser, bulkIn);
+                release(c);
+                return reply;
+            } catch (TiffinException e) {
+                boolean stale = reused && !c.isOpen() && c.failedBeforeAnswer() && e.code() == ErrorCode.RPC_FAIL;
+                release(c);
+                if (!stale || attempt > 0) {
+                    throw e;
+                }
+            } catch (RuntimeException | Error e) {
+                discard(c);
+                throw e;
+            }
+        }
+    }
+
+    public TransportSettings settings() {
+        return settings;
+    }
+
+    /** Idle connections kept for {@code hostPort}; for tests. */
+    int idleCount(String hostPort) {
+        Idle slot = idle.get(hostPort);
+        return slot == null ? 0 : slot.size.get();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new TiffinException(ErrorCode.RPC_FAIL, "the blocking connection pool is closed; create a new one");
+        }
+    }
+
+    /** Closes the idle connections and stops the watchdog; lent connections close when given back. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Idle slot : idle.values()) {
+            BlockingConnection c;
+            while ((c = slot.stack.pollFirst()) != null) {
+                slot.size.decrementAndGet();
+                discard(c);
+            }
+        }
+        watchdog.stop(); // and closes the lent connections: their calls fail with RPC_FAIL
+    }
+
+    /**
+     * Closes connections whose call is past its deadline. One daemon thread, started with the first
+     * connection. Thread-safe.
+     */
+    static final class Watchdog {
+        private final String threadName;
+        private final Set<BlockingConnection> connections = ConcurrentHashMap.newKeySet();
+        private Thread thread;
+        private volatile boolean stopped;
+
+        Watchdog(String threadName) {
+            this.threadName = threadName;
+        }
+
+        void register(BlockingConnection c) {
+            connections.add(c);
+            synchronized (this) {
+                if (thread == null && !stopped) {
+                    thread = Thread.ofPlatform().daemon().name(threadName).start(this::run);
+                }
+            }
+            if (stopped) {
+                c.close();
+            }
+        }
+
+        void unregister(BlockingConnection c) {
+            connections.remove(c);
+        }
+
+        private void run() {
+            while (!stopped) {
+                long now = System.nanoTime();
+                for (BlockingConnection c : connections) {
+                    if (c.expireIfOverdue(now)) {
+                        connections.remove(c);
+                    }
+                }
+                try {
+                    Thread.sleep(WATCHDOG_TICK_MS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        void stop() {
+            Thread t;
+            synchronized (this) {
+                stopped = true;
+                t = thread;
+            }
+            if (t != null) {
+                t.interrupt();
+            }
+            for (BlockingConnection c : connections) {
+                c.close();
+            }
+            connections.clear();
+        }
+    }
+}

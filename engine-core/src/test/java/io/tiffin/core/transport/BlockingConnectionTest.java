@@ -1,0 +1,321 @@
+package io.tiffin.core.transport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.Unpooled;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.PingReply;
+import io.tiffin.core.transport.proto.PingRequest;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The blocking client side of the transport against a real {@link TransportServer}. */
+class BlockingConnectionTest {
+    private static final int STORE_SIZE = 4 << 20;
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final Arena arena = Arena.ofShared();
+    /** What DATA_READ serves and DATA_WRITE fills, like a node's segment. */
+    private MemorySegment store;
+
+    @BeforeAll
+    static void setUpAll() {
+        NettyLeaks.install();
+    }
+
+    @AfterAll
+    static void tearDownAll() throws InterruptedException {
+        NettyLeaks.assertNoLeaks();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+        arena.close();
+    }
+
+    private static TransportSettings settings() {
+        return TransportSettings.defaults().withIoThreads(1).withHandshakeTimeout(Duration.ofSeconds(5));
+    }
+
+    private TransportServer server(TransportSettings settings) {
+        store = arena.allocate(STORE_SIZE, 64);
+        SplittableRandom r = new SplittableRandom(7);
+        for (long off = 0; off < STORE_SIZE; off += 8) {
+            store.set(ValueLayout.JAVA_LONG_UNALIGNED, off, r.nextLong());
+        }
+        TransportServer server = new TransportServer("blocking-test", settings);
+        resources.add(server);
+        server.register(Opcode.DATA_READ, (request, responder) -> {
+            DataRequest req = request.parseControl(DataRequest.parser());
+            if (req.getSegment().equals("missing")) {
+                throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "no segment " + req.getSegment());
+            }
+            MemorySegment src = store.asSlice(req.getOffset(), req.getLength());
+            responder.ok(Empty.getDefaultInstance(), Unpooled.wrappedBuffer(src.asByteBuffer()));
+        }, null);
+        server.register(Opcode.DATA_WRITE, (request, responder) -> {
+            DataRequest req = request.parseControl(DataRequest.parser());
+            request.bulk().getBytes(request.bulk().readerIndex(),
+                    store.asSlice(req.getOffset(), req.getLength()).asByteBuffer());
+            responder.ok(Empty.getDefaultInstance());
+        }, null);
+        server.register(Opcode.PING, (request, responder) -> {
+            String id = request.parseControl(PingRequest.parser()).getNodeId();
+            if (id.equals("silent")) {
+                return; // never answers: the client must time out
+            }
+            responder.ok(PingReply.newBuilder().setViewVersion(id.length()).build());
+        }, null);
+        return server.start("127.0.0.1", 0);
+    }
+
+    private BlockingConnectionPool pool(TransportSettings settings) {
+        BlockingConnectionPool pool = new BlockingConnectionPool("test", settings, "test-peer");
+        resources.add(pool);
+        return pool;
+    }
+
+    private static String address(TransportServer server) {
+        return "127.0.0.1:" + server.localAddress().getPort();
+    }
+
+    private static DataRequest range(String segment, long offset, long length) {
+        return DataRequest.newBuilder().setSegment(segment).setOffset(offset).setLength(length).build();
+    }
+
+    private static PingRequest ping(String id) {
+        return PingRequest.newBuilder().setNodeId(id).build();
+    }
+
+    @Test
+    void controlCallsReuseOneConnectionPerThread() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        for (int i = 0; i < 5; i++) {
+            PingReply reply = pool.call(address(server), Opcode.PING, ping("x".repeat(i)), PingReply.parser());
+            assertThat(reply.getViewVersion()).isEqualTo(i);
+        }
+        assertThat(pool.idleCount(address(server))).isEqualTo(1);
+    }
+
+    @Test
+    void readsBulkStraightIntoNativeAndHeapDestinations() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        MemorySegment nativeDst = arena.allocate(1 << 20);
+        pool.call(address(server), Opcode.DATA_READ, range("s", 4096, 1 << 20), null, Empty.parser(), nativeDst);
+        assertThat(nativeDst.mismatch(store.asSlice(4096, 1 << 20))).isEqualTo(-1);
+        // heap memory goes through the connection's staging buffer, in several pieces
+        MemorySegment heapDst = MemorySegment.ofArray(new byte[700_000]);
+        pool.call(address(server), Opcode.DATA_READ, range("s", 3, 700_000), null, Empty.parser(), heapDst);
+        assertThat(heapDst.mismatch(store.asSlice(3, 700_000))).isEqualTo(-1);
+    }
+
+    @Test
+    void writesBulkFromNativeAndHeapSources() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        byte[] heap = new byte[600_000];
+        new SplittableRandom(3).nextBytes(heap);
+        pool.call(address(server), Opcode.DATA_WRITE, range("s", 100, heap.length), MemorySegment.ofArray(heap),
+                Empty.parser(), null);
+        assertThat(store.asSlice(100, heap.length).mismatch(MemorySegment.ofArray(heap))).isEqualTo(-1);
+        MemorySegment src = arena.allocate(300_000);
+        src.fill((byte) 0x5A);
+        pool.call(address(server), Opcode.DATA_WRITE, range("s", 1 << 20, 300_000), src, Empty.parser(), null);
+        assertThat(store.asSlice(1 << 20, 300_000).mismatch(src)).isEqualTo(-1);
+    }
+
+    @Test
+    void failureStatusKeepsTheConnectionUsable() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        MemorySegment dst = arena.allocate(1024);
+        assertThatThrownBy(() -> pool.call(address(server), Opcode.DATA_READ, range("missing", 0, 1024), null,
+                Empty.parser(), dst))
+                .isInstanceOfSatisfying(TiffinException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND);
+                    assertThat(e.getMessage()).contains("no segment missing");
+                });
+        assertThat(pool.idleCount(address(server))).isEqualTo(1);
+        pool.call(address(server), Opcode.DATA_READ, range("s", 0, 1024), null, Empty.parser(), dst);
+        assertThat(dst.mismatch(store.asSlice(0, 1024))).isEqualTo(-1);
+    }
+
+    @Test
+    void answerLargerThanTheDestinationFailsAndClosesTheConnection() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        MemorySegment small = arena.allocate(100);
+        assertThatThrownBy(() -> pool.call(address(server), Opcode.DATA_READ, range("s", 0, 4096), null,
+                Empty.parser(), small))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.TRANSFER_FAIL));
+        assertThat(pool.idleCount(address(server))).isZero();
+        assertThat(pool.call(address(server), Opcode.PING, ping("ab"), PingReply.parser()).getViewVersion()).isEqualTo(2);
+    }
+
+    @Test
+    void aCallWithoutAnswerTimesOut() {
+        TransportSettings fast = settings().withRpcTimeout(Duration.ofMillis(200));
+        TransportServer server = server(fast);
+        BlockingConnectionPool pool = pool(fast);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> pool.call(address(server), Opcode.PING, ping("silent"), PingReply.parser()))
+                .isInstanceOfSatisfying(TiffinException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.RPC_TIMEOUT);
+                    assertThat(e.getMessage()).contains("PING").contains("within");
+                });
+        assertThat(System.nanoTime() - start).isBetween(TimeUnit.MILLISECONDS.toNanos(190), TimeUnit.SECONDS.toNanos(5));
+        assertThat(pool.idleCount(address(server))).isZero();
+        assertThat(pool.call(address(server), Opcode.PING, ping("a"), PingReply.parser()).getViewVersion()).isEqualTo(1);
+    }
+
+    @Test
+    void wrongTokenIsRefused() {
+        TransportServer server = server(settings().withAuthToken("secret"));
+        BlockingConnectionPool pool = pool(settings().withAuthToken("guess"));
+        assertThatThrownBy(() -> pool.call(address(server), Opcode.PING, ping("a"), PingReply.parser()))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_CLIENT));
+        BlockingConnectionPool right = pool(settings().withAuthToken("secret"));
+        assertThat(right.call(address(server), Opcode.PING, ping("a"), PingReply.parser()).getViewVersion()).isEqualTo(1);
+    }
+
+    @Test
+    void unreachableServerIsRpcFail() {
+        BlockingConnectionPool pool = pool(settings());
+        TransportServer server = server(settings());
+        String address = address(server);
+        server.close();
+        assertThatThrownBy(() -> pool.call(address, Opcode.PING, ping("a"), PingReply.parser()))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.RPC_FAIL));
+        assertThatThrownBy(() -> pool.acquire("no-port"))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS));
+    }
+
+    @Test
+    void aServerRestartIsSurvivedByRetryingOnAFreshConnection() {
+        TransportServer first = server(settings());
+        int port = first.localAddress().getPort();
+        BlockingConnectionPool pool = pool(settings());
+        String address = address(first);
+        assertThat(pool.call(address, Opcode.PING, ping("a"), PingReply.parser()).getViewVersion()).isEqualTo(1);
+        first.close(); // the idle pooled connection is now dead
+        TransportServer second = new TransportServer("blocking-test-2", settings());
+        resources.add(second);
+        second.register(Opcode.PING, (request, responder) -> responder.ok(PingReply.newBuilder().setViewVersion(42).build()), null);
+        second.start("127.0.0.1", port);
+        assertThat(pool.call(address, Opcode.PING, ping("a"), PingReply.parser()).getViewVersion()).isEqualTo(42);
+    }
+
+    @Test
+    void pipelinedExchangeAcrossServersReportsPerRequestOutcomes() {
+        TransportServer a = server(settings());
+        MemorySegment storeA = store;
+        TransportServer b = server(settings());
+        MemorySegment storeB = store;
+        BlockingConnectionPool pool = pool(settings());
+        List<MemorySegment> dstA = new ArrayList<>();
+        List<DataRequest> reqA = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            reqA.add(range(i == 5 ? "missing" : "s", i * 65536L, 65536));
+            dstA.add(arena.allocate(65536));
+        }
+        List<MemorySegment> dstB = List.of(arena.allocate(1 << 20), arena.allocate(1 << 20));
+        List<DataRequest> reqB = List.of(range("s", 0, 1 << 20), range("s", 1 << 20, 1 << 20));
+        TiffinException[][] out = pool.exchange(Opcode.DATA_READ, List.of(
+                new BlockingConnectionPool.Batch(address(a), reqA, null, dstA),
+                new BlockingConnectionPool.Batch(address(b), reqB, null, dstB)));
+        for (int i = 0; i < 8; i++) {
+            if (i == 5) {
+                assertThat(out[0][i].code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND);
+            } else {
+                assertThat(out[0][i]).isNull();
+                assertThat(dstA.get(i).mismatch(storeA.asSlice(i * 65536L, 65536))).isEqualTo(-1);
+            }
+        }
+        assertThat(out[1]).containsOnlyNulls();
+        assertThat(dstB.get(1).mismatch(storeB.asSlice(1 << 20, 1 << 20))).isEqualTo(-1);
+    }
+
+    @Test
+    void exchangeWithADeadServerFailsOnlyItsRequests() {
+        TransportServer live = server(settings());
+        TransportServer dead = server(settings());
+        String deadAddress = address(dead);
+        dead.close();
+        BlockingConnectionPool pool = pool(settings());
+        MemorySegment d1 = arena.allocate(4096);
+        MemorySegment d2 = arena.allocate(4096);
+        TiffinException[][] out = pool.exchange(Opcode.DATA_READ, List.of(
+                new BlockingConnectionPool.Batch(deadAddress, List.of(range("s", 0, 4096)), null, List.of(d1)),
+                new BlockingConnectionPool.Batch(address(live), List.of(range("s", 0, 4096)), null, List.of(d2))));
+        assertThat(out[0][0].code()).isEqualTo(ErrorCode.RPC_FAIL);
+        assertThat(out[1][0]).isNull();
+    }
+
+    @Test
+    void manyThreadsReadConcurrentlyAndGetTheirOwnBytes() throws Exception {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int seed = t;
+                done.add(threads.submit(() -> {
+                    SplittableRandom r = new SplittableRandom(seed);
+                    MemorySegment dst = arena.allocate(256 * 1024);
+                    for (int i = 0; i < 200; i++) {
+                        long len = 1 + r.nextInt(256 * 1024);
+                        long off = r.nextLong(STORE_SIZE - len);
+                        pool.call(address(server), Opcode.DATA_READ, range("s", off, len), null, Empty.parser(), dst);
+                        assertThat(dst.asSlice(0, len).mismatch(store.asSlice(off, len))).isEqualTo(-1);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(pool.idleCount(address(server))).isBetween(1, 8);
+    }
+
+    @Test
+    void closingThePoolFailsCallsAndRefusesNewOnes() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        BlockingConnection lent = pool.acquire(address(server));
+        pool.close();
+        assertThat(lent.isOpen()).isFalse();
+        assertThatThrownBy(() -> lent.call(Opcode.PING, ping("a"), null, PingReply.parser(), null))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.RPC_FAIL));
+        assertThatThrownBy(() -> pool.acquire(address(server)))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.RPC_FAIL));
+    }
+}
