@@ -3,6 +3,7 @@ package io.tiffin.core.bench;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.Sizes;
@@ -71,11 +72,18 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
     @Option(names = "--policy", defaultValue = "lru", description = "Hot cache policy (default: ${DEFAULT-VALUE}).")
     String policy;
 
-    @Option(names = "--api", defaultValue = "into", paramLabel = "into|bytes",
+    @Option(names = "--api", defaultValue = "into", paramLabel = "into|bytes|view",
             description = "into: getInto/batchGetInto into reused off-heap buffers (how inference engines read KV "
                     + "blocks); bytes: get/batchGet returning new byte arrays (then the JVM's allocation of large "
-                    + "arrays is part of every read) (default: ${DEFAULT-VALUE}).")
+                    + "arrays is part of every read); view: zero-copy getPinned/batchGetPinned with the cache on "
+                    + "(a hit pins the cache's blocks, no copy), measured against getInto/batchGetInto with the "
+                    + "cache off, the fastest way to read without the cache (default: ${DEFAULT-VALUE}).")
     String api;
+
+    @Option(names = "--warmup-passes", defaultValue = "2",
+            description = "Unmeasured passes of every method with the cache off and on before measuring, each with a"
+                    + " new client, so the JIT has compiled both read paths (default: ${DEFAULT-VALUE}).")
+    int warmupPasses;
 
     @Option(names = "--csv", paramLabel = "FILE", description = "Write one CSV row per method and cache setting.")
     Path csv;
@@ -91,8 +99,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (keys < 1 || rounds < 2 || batchSize < 1) {
-            throw new ParameterException(spec.commandLine(), "--keys, --batch-size must be >= 1 and --rounds >= 2");
+        if (keys < 1 || rounds < 2 || batchSize < 1 || warmupPasses < 0) {
+            throw new ParameterException(spec.commandLine(),
+                    "--keys, --batch-size must be >= 1, --rounds >= 2 and --warmup-passes >= 0");
+        }
+        if (!List.of("into", "bytes", "view").contains(api)) {
+            throw new ParameterException(spec.commandLine(), "--api " + api + ": expected into, bytes or view");
         }
         long value = Sizes.parse(valueSize);
         long block = Sizes.parse(blockSize);
@@ -123,9 +135,19 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 }
                 out.printf(Locale.ROOT, "Wrote %d objects to %s; reading them from a client beside %s over the data plane%n",
                         keys, nodeA.segmentName(), nodeB.nodeId());
+                HotCacheSettings settings = new HotCacheSettings(cache, block, 1.0, 4096, plugins.hotCachePolicy(policy));
+                for (int pass = 0; pass < warmupPasses; pass++) {
+                    for (String method : List.of("get", "batch_get")) {
+                        measure(address, null, method, names, value, 0);
+                        measure(address, settings, method, names, value, cache);
+                    }
+                }
+                if (warmupPasses > 0) {
+                    out.printf(Locale.ROOT, "Warmed up with %d unmeasured pass(es) of each method, cache off and on%n",
+                            warmupPasses);
+                }
                 for (String method : List.of("get", "batch_get")) {
                     Row off = measure(address, null, method, names, value, 0);
-                    HotCacheSettings settings = new HotCacheSettings(cache, block, 1.0, 4096, plugins.hotCachePolicy(policy));
                     Row on = measure(address, settings, method, names, value, cache);
                     rows.add(off);
                     rows.add(on);
@@ -162,6 +184,7 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         TiffinClient.Options options = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false,
                 settings);
         double[] perRound = new double[rounds];
+        boolean view = "view".equals(api) && settings != null;
         boolean into = !"bytes".equals(api);
         try (TiffinClient reader = TiffinClient.connect(options); java.lang.foreign.Arena arena =
                 java.lang.foreign.Arena.ofShared()) {
@@ -173,7 +196,14 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 long start = System.nanoTime();
                 if (method.equals("get")) {
                     for (String key : names) {
-                        long n = into ? reader.getInto(key, buffers.get(0)) : reader.get(key).length;
+                        long n;
+                        if (view) {
+                            try (PinnedValue v = reader.getPinned(key)) {
+                                n = v.size();
+                            }
+                        } else {
+                            n = into ? reader.getInto(key, buffers.get(0)) : reader.get(key).length;
+                        }
                         if (n != value) {
                             throw new IllegalStateException("short read of " + key);
                         }
@@ -181,7 +211,11 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 } else {
                     for (int i = 0; i < names.size(); i += batchSize) {
                         List<String> batch = names.subList(i, Math.min(names.size(), i + batchSize));
-                        if (into) {
+                        if (view) {
+                            for (KeyResult<PinnedValue> r : reader.batchGetPinned(batch)) {
+                                r.valueOrThrow().close();
+                            }
+                        } else if (into) {
                             for (KeyResult<Long> r : reader.batchGetInto(batch, buffers.subList(0, batch.size()))) {
                                 r.valueOrThrow();
                             }

@@ -67,7 +67,11 @@ import org.apache.logging.log4j.Logger;
  * The Tiffin client ({@link KvStore}): asks the master where objects live and moves the bytes directly
  * to and from nodes. A replica in a segment served by this JVM is copied with a plain memory copy (no
  * socket); other replicas go over the node's data plane in slices of at most
- * {@code client.transfer-slice-size} (16 MiB), all slices of an object in flight at once.
+ * {@code client.transfer-slice-size} (16 MiB). Master RPCs and memory reads and writes run on pooled
+ * blocking connections driven by the calling thread ({@link BlockingConnectionPool}): every slice
+ * request of a call is written to its node before any answer is read, and answers are received
+ * straight into the caller's memory. Reads the hot cache keeps, SSD reads and fallbacks to other
+ * replicas use the asynchronous Netty client.
  *
  * <p>Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and
  * {@link ErrorCode#TRANSFER_FAIL}. Reads: GetReplicaList (a lease) → local memory replica first, then
@@ -483,6 +487,172 @@ public final class TiffinClient implements KvStore {
         return loc.size();
     }
 
+    /**
+     * Zero-copy get: the object's bytes as read-only views that stay valid until the returned value is
+     * closed. When this client's hot cache holds the current version (checked against the master, as
+     * for every read), the views are the cache's blocks, pinned: no network transfer and no copy. On a
+     * miss of a remote object the cache admits, the bytes are received straight into cache blocks
+     * reserved for them, which become the cached copy and are returned pinned (still no copy); anything
+     * else is read into a buffer the value owns.
+     *
+     * @throws TiffinException as {@link #getInto}
+     */
+    public PinnedValue getPinned(String key) {
+        long start = System.nanoTime();
+        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
+                ObjectLocationMsg.parser()));
+        return pinnedReads(List.of(key), List.of(KeyResult.ok(key, loc)), start, true).getFirst().value();
+    }
+
+    /**
+     * Zero-copy batch get: {@link #getPinned} for many keys with one master round trip; the misses are
+     * read together (pipelined per node). One result per key, in order; close every value returned.
+     */
+    public List<KeyResult<PinnedValue>> batchGetPinned(List<String> keys) {
+        long start = System.nanoTime();
+        return pinnedReads(keys, batchLocate(keys), start, false);
+    }
+
+    /** Pinned reads of located keys; with {@code rethrow} a failed read throws instead of being reported. */
+    private List<KeyResult<PinnedValue>> pinnedReads(List<String> keys, List<KeyResult<ObjectLocation>> locs,
+                                                     long start, boolean rethrow) {
+        int n = keys.size();
+        List<KeyResult<PinnedValue>> out = new ArrayList<>(java.util.Collections.nCopies(n, null));
+        LocalHotCache.Reservation[] reserved = new LocalHotCache.Reservation[n];
+        List<Integer> viaCache = new ArrayList<>();
+        List<Integer> owned = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            KeyResult<ObjectLocation> r = locs.get(i);
+            if (!r.isOk()) {
+                out.set(i, KeyResult.failed(keys.get(i), r.code()));
+                continue;
+            }
+            ObjectLocation loc = r.value();
+            List<ReplicaDescriptor> remote = remoteMemoryReplicas(loc);
+            if (hotCache == null || remote == null) {
+                owned.add(i); // no cache, or a replica in this JVM: nothing to cache
+                continue;
+            }
+            try {
+                LocalHotCache.Pinned pinned = hotCache.tryPin(loc.key(), loc.version(), loc.size());
+                if (pinned != null) {
+                    out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), true, pinned)));
+                    continue;
+                }
+                reserved[i] = remote.isEmpty() ? null : hotCache.reserve(loc.key(), loc.version(), loc.size());
+            } catch (IllegalStateException closedArena) {
+                LOG.debug("hot cache closed during a read of {}", loc.key(), closedArena);
+            }
+            (reserved[i] != null ? viaCache : owned).add(i);
+        }
+        if (!viaCache.isEmpty()) {
+            List<ReplicaDescriptor> first = new ArrayList<>();
+            List<List<MemorySegment>> targets = new ArrayList<>();
+            for (int i : viaCache) {
+                first.add(remoteMemoryReplicas(locs.get(i).value()).getFirst());
+                targets.add(reserved[i].segments());
+            }
+            TiffinException[] failed = readScattered(first, targets);
+            for (int j = 0; j < viaCache.size(); j++) {
+                int i = viaCache.get(j);
+                ObjectLocation loc = locs.get(i).value();
+                if (failed[j] == null && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis())) {
+                    LocalHotCache.Pinned pinned = reserved[i].commit();
+                    out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), false, pinned)));
+                } else {
+                    reserved[i].abort();
+                    owned.add(i); // read again the ordinary way (other replicas, lease checked)
+                }
+            }
+        }
+        if (!owned.isEmpty()) {
+            Arena[] arenas = new Arena[n];
+            MemorySegment[] buffers = new MemorySegment[n];
+            List<CompletableFuture<Void>> reads = new ArrayList<>(java.util.Collections.nCopies(n, null));
+            ReadBatch batch = new ReadBatch();
+            for (int i : owned) {
+                ObjectLocation loc = locs.get(i).value();
+                arenas[i] = Arena.ofShared();
+                buffers[i] = arenas[i].allocate(Math.max(1, loc.size()), 64).asSlice(0, loc.size());
+                reads.set(i, read(loc, buffers[i], batch, false));
+            }
+            batch.flush();
+            for (int i : owned) {
+                ObjectLocation loc = locs.get(i).value();
+                try {
+                    reads.get(i).join();
+                    checkLease(loc, start);
+                    out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(List.of(buffers[i].asReadOnly()),
+                            loc.size(), false, arenas[i]::close)));
+                } catch (RuntimeException e) {
+                    arenas[i].close();
+                    TiffinException t = e instanceof CompletionException c ? transferFailure("get " + loc.key(),
+                            c.getCause()) : e instanceof TiffinException te ? te : transferFailure("get " + loc.key(), e);
+                    if (rethrow) {
+                        throw t; // single-key call: nothing else was opened
+                    }
+                    out.set(i, KeyResult.failed(keys.get(i), t.code()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The object's memory replicas on other nodes, in the master's order; null when one lives in a
+     * segment of this JVM (it is copied, not cached).
+     */
+    private List<ReplicaDescriptor> remoteMemoryReplicas(ObjectLocation loc) {
+        List<ReplicaDescriptor> remote = new ArrayList<>();
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.type() == ReplicaType.MEMORY) {
+                if (options.localMemcpy() && LocalSegmentDirectory.find(d.segment()) != null) {
+                    return null;
+                }
+                remote.add(d);
+            }
+        }
+        return remote;
+    }
+
+    /**
+     * Reads object k from {@code replicas.get(k)} into the pieces {@code targets.get(k)} (in order,
+     * together the object's size), pipelined per node. Returns per object null or its failure.
+     */
+    private TiffinException[] readScattered(List<ReplicaDescriptor> replicas, List<List<MemorySegment>> targets) {
+        Map<String, DirectBatch> byNode = new LinkedHashMap<>();
+        for (int k = 0; k < replicas.size(); k++) {
+            ReplicaDescriptor d = replicas.get(k);
+            DirectBatch batch = byNode.computeIfAbsent(d.endpoint(), DirectBatch::new);
+            long objectOffset = 0;
+            for (MemorySegment piece : targets.get(k)) {
+                for (long off = 0; off < piece.byteSize(); off += options.sliceSize()) {
+                    long len = Math.min(options.sliceSize(), piece.byteSize() - off);
+                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment())
+                            .setOffset(d.offset() + objectOffset + off).setLength(len).build(), piece.asSlice(off, len));
+                }
+                objectOffset += piece.byteSize();
+            }
+        }
+        TiffinException[] failed = new TiffinException[replicas.size()];
+        List<DirectBatch> batches = new ArrayList<>(byNode.values());
+        try {
+            TiffinException[][] outcome = direct.exchange(Opcode.DATA_READ, batches.stream()
+                    .map(b -> new BlockingConnectionPool.Batch(b.endpoint, b.requests, null, b.bulks)).toList());
+            for (int b = 0; b < batches.size(); b++) {
+                for (int i = 0; i < outcome[b].length; i++) {
+                    int k = batches.get(b).owners.get(i);
+                    if (outcome[b][i] != null && failed[k] == null) {
+                        failed[k] = outcome[b][i];
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            java.util.Arrays.fill(failed, e instanceof TiffinException t ? t : transferFailure("read", e));
+        }
+        return failed;
+    }
+
     /** A thread that never runs: a segment it cannot access is confined to its owner thread. */
     private static final Thread ACCESS_PROBE = Thread.ofVirtual().unstarted(() -> { });
 
@@ -544,7 +714,16 @@ public final class TiffinClient implements KvStore {
         private record Pending(ObjectLocation loc, MemorySegment dst, CompletableFuture<Void> done) {
         }
 
-        private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done) {
+        /**
+         * A read of a remote memory replica. With {@code fill} set, the bytes are received into
+         * {@code staging} (a pooled buffer), copied to {@code dst}, and {@code staging} is then handed to
+         * the hot cache's ring, which copies it into cache blocks on its own thread.
+         */
+        private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done,
+                                  ObjectLocation fill, ByteBuf staging) {
+            MemorySegment target() {
+                return staging == null ? dst : MemorySegment.ofBuffer(staging.nioBuffer(0, (int) dst.byteSize()));
+            }
         }
 
         private final Map<String, List<Pending>> byEndpoint = new LinkedHashMap<>();
@@ -552,7 +731,16 @@ public final class TiffinClient implements KvStore {
 
         CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst) {
             CompletableFuture<Void> done = new CompletableFuture<>();
-            memoryReads.add(new MemoryRead(replicas, dst, done));
+            memoryReads.add(new MemoryRead(replicas, dst, done, null, null));
+            return done;
+        }
+
+        /** A memory read whose bytes are also offered to the hot cache (see {@link MemoryRead}). */
+        CompletableFuture<Void> addMemoryFill(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            ByteBuf staging = io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer((int) loc.size(),
+                    (int) loc.size());
+            memoryReads.add(new MemoryRead(replicas, dst, done, loc, staging));
             return done;
         }
 
@@ -564,11 +752,12 @@ public final class TiffinClient implements KvStore {
             for (int k = 0; k < memoryReads.size(); k++) {
                 MemoryRead r = memoryReads.get(k);
                 ReplicaDescriptor d = r.replicas().getFirst();
+                MemorySegment target = r.target();
                 DirectBatch batch = byNode.computeIfAbsent(d.endpoint(), DirectBatch::new);
                 for (long off = 0; off < d.size(); off += options.sliceSize()) {
                     long len = Math.min(options.sliceSize(), d.size() - off);
                     batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                            .setLength(len).build(), r.dst().asSlice(off, len));
+                            .setLength(len).build(), target.asSlice(off, len));
                 }
             }
             List<DirectBatch> batches = new ArrayList<>(byNode.values());
@@ -589,11 +778,26 @@ public final class TiffinClient implements KvStore {
             }
             for (int k = 0; k < failed.length; k++) {
                 MemoryRead r = memoryReads.get(k);
+                if (r.staging() != null) {
+                    if (failed[k] == null) {
+                        try {
+                            MemorySegment.copy(r.target(), 0, r.dst(), 0, r.dst().byteSize());
+                        } catch (RuntimeException e) {
+                            failed[k] = transferFailure("read", e);
+                        }
+                    }
+                    if (failed[k] == null) {
+                        hotCache.offerFill(r.fill().key(), r.fill().version(), r.fill().size(),
+                                List.of(r.staging().writerIndex((int) r.fill().size())));
+                    } else {
+                        r.staging().release();
+                    }
+                }
                 if (failed[k] == null) {
                     r.done().complete(null);
                 } else if (r.replicas().size() > 1) {
                     LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
-                    readRemote(r.replicas(), 1, r.dst(), null).whenComplete((v, err) -> {
+                    readRemote(r.replicas(), 1, r.dst(), r.fill()).whenComplete((v, err) -> {
                         if (err == null) {
                             r.done().complete(null);
                         } else {
@@ -688,6 +892,11 @@ public final class TiffinClient implements KvStore {
     }
 
     private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, ReadBatch ssd) {
+        return read(loc, dst, ssd, true);
+    }
+
+    /** {@code lookInCache} false: the caller already missed in the hot cache for this read. */
+    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, ReadBatch ssd, boolean lookInCache) {
         List<ReplicaDescriptor> memory = new ArrayList<>();
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
@@ -705,7 +914,7 @@ public final class TiffinClient implements KvStore {
             }
         }
         // Only objects read from remote nodes (or SSD) are cached: a local replica is already local.
-        if (hotCache != null) {
+        if (hotCache != null && lookInCache) {
             try {
                 if (hotCache.tryRead(loc.key(), loc.version(), loc.size(), dst)) {
                     return CompletableFuture.completedFuture(null);
@@ -723,10 +932,8 @@ public final class TiffinClient implements KvStore {
             return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
                     loc.key() + ": no readable replica"));
         }
-        if (hotCache != null) {
-            if (hotCache.accepts(loc.size())) {
-                return readRemote(memory, 0, dst, loc);
-            }
+        if (hotCache != null && hotCache.accepts(loc.size())) {
+            return ssd.addMemoryFill(memory, dst, loc);
         }
         return ssd.addMemory(memory, dst);
     }

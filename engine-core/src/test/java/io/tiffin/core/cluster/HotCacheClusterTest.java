@@ -7,6 +7,7 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.ConfigException;
@@ -63,6 +64,84 @@ class HotCacheClusterTest {
             assertThat(totals.getTotals().getHits()).isGreaterThanOrEqualTo(4);
             assertThat(cluster.master.metrics().scrape()).contains("tiffin_client_hotcache_hits_total")
                     .contains("tiffin_client_hotcache_stale_rejected_total");
+        }
+    }
+
+    private static byte[] bytesOf(PinnedValue v) {
+        byte[] out = new byte[(int) v.size()];
+        v.copyTo(MemorySegment.ofArray(out));
+        return out;
+    }
+
+    @Test
+    void zeroCopyGetReadsIntoCacheBlocksThenServesThemPinned() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 128 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cachingClient(cluster, plugins, "lru");
+            byte[] big = ClusterEndToEndTest.bytes(11, (int) (20 * MiB + 5)); // 21 blocks, 2 slices
+            writer.put("big", big);
+            try (PinnedValue first = reader.getPinned("big")) {
+                assertThat(first.fromCache()).isFalse();
+                assertThat(first.segments()).allMatch(MemorySegment::isReadOnly);
+                assertThat(bytesOf(first)).isEqualTo(big);
+            }
+            reader.hotCache().freeBlocksWhenQuiet();
+            assertThat(reader.hotCacheStats().orElseThrow().fills()).as("the read itself filled the cache").isEqualTo(1);
+            PinnedValue second = reader.getPinned("big");
+            assertThat(second.fromCache()).isTrue();
+            assertThat(second.segments()).hasSize(21);
+            // another client replaces the object; the pinned copy keeps its bytes until closed
+            writer.remove("big", true);
+            byte[] replaced = ClusterEndToEndTest.bytes(12, big.length);
+            writer.put("big", replaced);
+            try (PinnedValue third = reader.getPinned("big")) {
+                assertThat(third.fromCache()).isFalse();
+                assertThat(bytesOf(third)).isEqualTo(replaced);
+            }
+            assertThat(bytesOf(second)).isEqualTo(big);
+            second.close();
+            assertThatThrownBy(second::segments).isInstanceOf(IllegalStateException.class);
+            reader.hotCache().freeBlocksWhenQuiet();
+            try (PinnedValue fourth = reader.getPinned("big")) {
+                assertThat(fourth.fromCache()).isTrue();
+                assertThat(bytesOf(fourth)).isEqualTo(replaced);
+            }
+            assertThat(reader.hotCacheStats().orElseThrow().staleRejected()).isPositive();
+            assertThatThrownBy(() -> reader.getPinned("missing"))
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND));
+            reader.hotCache().freeBlocksWhenQuiet();
+            assertThat(reader.hotCache().freeBlocksWhenQuiet() + reader.hotCache().residentBlocks())
+                    .as("no block leaked").isEqualTo(reader.hotCache().blockCount());
+        }
+    }
+
+    @Test
+    void zeroCopyBatchGetMixesHitsMissesAndMissingKeysAndWorksWithoutACache() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 128 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cachingClient(cluster, plugins, "sieve");
+            TiffinClient plain = cluster.remoteClient();
+            byte[] a = ClusterEndToEndTest.bytes(21, 3 * (int) MiB + 1);
+            byte[] b = ClusterEndToEndTest.bytes(22, 777);
+            writer.put("a", a);
+            writer.put("b", b);
+            try (PinnedValue warm = reader.getPinned("a")) {
+                assertThat(bytesOf(warm)).isEqualTo(a);
+            }
+            reader.hotCache().freeBlocksWhenQuiet();
+            for (TiffinClient c : List.of(reader, plain)) {
+                List<KeyResult<PinnedValue>> r = c.batchGetPinned(List.of("a", "nope", "b"));
+                assertThat(r.get(1).isOk()).isFalse();
+                assertThat(r.get(1).code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND);
+                assertThat(bytesOf(r.get(0).value())).isEqualTo(a);
+                assertThat(bytesOf(r.get(2).value())).isEqualTo(b);
+                assertThat(r.get(0).value().fromCache()).isEqualTo(c == reader);
+                r.get(0).value().close();
+                r.get(2).value().close();
+            }
         }
     }
 

@@ -13,6 +13,7 @@ import io.tiffin.api.spi.hotcache.HotCachePolicy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +55,7 @@ import org.apache.logging.log4j.Logger;
 public final class LocalHotCache implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(LocalHotCache.class);
 
-    private enum Kind { HIT, MISS, FILL, INVALIDATE, SYNC }
+    private enum Kind { HIT, MISS, FILL, INVALIDATE, SYNC, RESERVE, COMMIT, ABORT }
 
     /** A reusable ring slot. */
     private static final class Event {
@@ -65,11 +66,19 @@ public final class LocalHotCache implements AutoCloseable {
         long size;
         List<ByteBuf> parts;
         java.util.concurrent.CompletableFuture<Integer> sync;
+        /** RESERVE: answered with the reserved blocks, or null when the object is not taken. */
+        java.util.concurrent.CompletableFuture<int[]> reserve;
+        /** COMMIT: the filled entry to install; ABORT: its blocks go back. */
+        CacheEntry entry;
+        int[] blocks;
 
         void clear() {
             key = null;
             parts = null;
             sync = null;
+            reserve = null;
+            entry = null;
+            blocks = null;
         }
     }
 
@@ -195,24 +204,8 @@ public final class LocalHotCache implements AutoCloseable {
      * cached. Returns true when served; false is a miss (including a stale copy, which is dropped).
      */
     public boolean tryRead(String key, long version, long size, MemorySegment destination) {
-        CacheEntry e = entries.get(key);
+        CacheEntry e = acquireCurrent(key, version, size);
         if (e == null) {
-            recordAccess(Kind.MISS, key);
-            misses.increment();
-            return false;
-        }
-        if (e.version != version || e.size != size) {
-            staleRejected.increment();
-            misses.increment();
-            if (entries.remove(key, e)) {
-                publishInvalidate(key, e.keyHash);
-            }
-            recordAccess(Kind.MISS, key);
-            return false;
-        }
-        if (!e.acquire()) {
-            misses.increment();
-            recordAccess(Kind.MISS, key);
             return false;
         }
         try {
@@ -228,6 +221,208 @@ public final class LocalHotCache implements AutoCloseable {
         hits.increment();
         recordAccess(Kind.HIT, key);
         return true;
+    }
+
+    /**
+     * Pins the cached copy of exactly this version and size and returns read-only views of its blocks
+     * (in order; all but the last one block long), or null on a miss (a stale copy is dropped, as in
+     * {@link #tryRead}). No byte is copied. The blocks are not reused, even if the entry is evicted or
+     * invalidated meanwhile, until the handle is closed; close it promptly, since a pinned entry's
+     * memory cannot serve other objects.
+     */
+    public Pinned tryPin(String key, long version, long size) {
+        CacheEntry e = acquireCurrent(key, version, size);
+        if (e == null) {
+            return null;
+        }
+        List<MemorySegment> parts = new ArrayList<>(e.blocks.length);
+        long off = 0;
+        for (int block : e.blocks) {
+            long len = Math.min(blockSize, size - off);
+            parts.add(region.asSlice((long) block * blockSize, len).asReadOnly());
+            off += len;
+        }
+        hits.increment();
+        recordAccess(Kind.HIT, key);
+        return new Pinned(e, List.copyOf(parts));
+    }
+
+    /**
+     * A cached object pinned by {@link #tryPin}: read-only views of its blocks, valid until {@link
+     * #close()} (and at most until the cache is closed; afterwards access throws {@link
+     * IllegalStateException}). Thread-safe; close is idempotent.
+     */
+    public static final class Pinned implements AutoCloseable {
+        private final CacheEntry entry;
+        private final List<MemorySegment> segments;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        private Pinned(CacheEntry entry, List<MemorySegment> segments) {
+            this.entry = entry;
+            this.segments = segments;
+        }
+
+        /** The object's bytes, block by block. */
+        public List<MemorySegment> segments() {
+            return segments;
+        }
+
+        /** Unpins the blocks; idempotent. */
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                entry.release();
+            }
+        }
+    }
+
+    /** How long {@link #reserve} waits for the maintenance thread before it gives up. */
+    private static final long RESERVE_TIMEOUT_MS = 100;
+
+    /**
+     * Sets blocks aside for an object that the caller will read straight into them (zero-copy fills):
+     * admission and eviction run on the maintenance thread as for {@link #offerFill}, and the caller
+     * waits for its answer (at most {@value #RESERVE_TIMEOUT_MS} ms). Returns null when the object is
+     * not taken (too large, not admitted, no room, ring full, closed). The caller must end the
+     * reservation with exactly one {@link Reservation#commit()} or {@link Reservation#abort()}.
+     */
+    public Reservation reserve(String key, long version, long size) {
+        if (closed.get() || !accepts(size)) {
+            return null;
+        }
+        java.util.concurrent.CompletableFuture<int[]> answer = new java.util.concurrent.CompletableFuture<>();
+        long keyHash = hash(key);
+        boolean published = ring.tryPublishEvent((ev, seq, k, a) -> {
+            ev.kind = Kind.RESERVE;
+            ev.key = k;
+            ev.keyHash = keyHash;
+            ev.version = version;
+            ev.size = size;
+            ev.parts = null;
+            ev.reserve = a;
+        }, key, answer);
+        if (!published) {
+            droppedFills.increment();
+            return null;
+        }
+        int[] blocks;
+        try {
+            blocks = answer.get(RESERVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            if (answer.cancel(false)) {
+                droppedFills.increment();
+                return null; // the maintenance thread gives the blocks back when it answers
+            }
+            blocks = answer.getNow(null);
+        } catch (java.util.concurrent.ExecutionException e) {
+            return null;
+        }
+        return blocks == null ? null : new Reservation(key, keyHash, version, size, blocks);
+    }
+
+    /**
+     * Blocks reserved by {@link #reserve}: the caller writes the object into {@link #segments()}, then
+     * {@link #commit()}s (the object becomes visible to later reads and the caller gets it pinned) or
+     * {@link #abort()}s. Not thread-safe: one caller's.
+     */
+    public final class Reservation {
+        private final String key;
+        private final long keyHash;
+        private final long version;
+        private final long size;
+        private final int[] blocks;
+        private boolean ended;
+
+        private Reservation(String key, long keyHash, long version, long size, int[] blocks) {
+            this.key = key;
+            this.keyHash = keyHash;
+            this.version = version;
+            this.size = size;
+            this.blocks = blocks;
+        }
+
+        /** Writable views of the reserved blocks, in order; together exactly the object's size. */
+        public List<MemorySegment> segments() {
+            List<MemorySegment> parts = new ArrayList<>(blocks.length);
+            long off = 0;
+            for (int block : blocks) {
+                long len = Math.min(blockSize, size - off);
+                parts.add(region.asSlice((long) block * blockSize, len));
+                off += len;
+            }
+            return parts;
+        }
+
+        /**
+         * The object has been written: publishes it to the cache (through the maintenance thread) and
+         * returns it pinned for the caller, read-only.
+         */
+        public Pinned commit() {
+            end();
+            CacheEntry e = new CacheEntry(key, keyHash, version, size, blocks, LocalHotCache.this);
+            e.acquire();
+            List<MemorySegment> views = segments().stream().map(MemorySegment::asReadOnly).toList();
+            if (closed.get()) {
+                return new Pinned(e, views); // nothing to publish to; the pinned memory lives until close()
+            }
+            ring.publishEvent((ev, seq, entry) -> {
+                ev.kind = Kind.COMMIT;
+                ev.key = entry.key;
+                ev.keyHash = entry.keyHash;
+                ev.parts = null;
+                ev.entry = entry;
+            }, e);
+            return new Pinned(e, views);
+        }
+
+        /** The object could not be written: the blocks go back to the free pool. */
+        public void abort() {
+            end();
+            if (closed.get()) {
+                return;
+            }
+            ring.publishEvent((ev, seq, b) -> {
+                ev.kind = Kind.ABORT;
+                ev.key = key;
+                ev.parts = null;
+                ev.blocks = b;
+            }, blocks);
+        }
+
+        private void end() {
+            if (ended) {
+                throw new IllegalStateException("reservation for " + key + " already committed or aborted");
+            }
+            ended = true;
+        }
+    }
+
+    /** The entry holding exactly this version and size, acquired; or null, counted as a miss. */
+    private CacheEntry acquireCurrent(String key, long version, long size) {
+        CacheEntry e = entries.get(key);
+        if (e == null) {
+            recordAccess(Kind.MISS, key);
+            misses.increment();
+            return null;
+        }
+        if (e.version != version || e.size != size) {
+            staleRejected.increment();
+            misses.increment();
+            if (entries.remove(key, e)) {
+                publishInvalidate(key, e.keyHash);
+            }
+            recordAccess(Kind.MISS, key);
+            return null;
+        }
+        if (!e.acquire()) {
+            misses.increment();
+            recordAccess(Kind.MISS, key);
+            return null;
+        }
+        return e;
     }
 
     private void recordAccess(Kind kind, String key) {
@@ -323,6 +518,14 @@ public final class LocalHotCache implements AutoCloseable {
                 case MISS -> policy.onMiss(ev.keyHash);
                 case INVALIDATE -> dropFromPolicy(ev.keyHash, ev.key);
                 case FILL -> fill(ev);
+                case RESERVE -> {
+                    int[] blocks = takeBlocks(ev);
+                    if (!ev.reserve.complete(blocks) && blocks != null) {
+                        giveBack(blocks); // the reserver gave up waiting
+                    }
+                }
+                case COMMIT -> install(ev.entry);
+                case ABORT -> giveBack(ev.blocks);
                 case SYNC -> {
                     drainReclaimed();
                     ev.sync.complete(freeBlocks.size());
@@ -366,15 +569,28 @@ public final class LocalHotCache implements AutoCloseable {
     }
 
     private void fill(Event ev) {
+        int[] blocks = takeBlocks(ev);
+        if (blocks == null) {
+            return;
+        }
+        copyInto(blocks, ev.parts, ev.size);
+        install(new CacheEntry(ev.key, ev.keyHash, ev.version, ev.size, blocks, this));
+    }
+
+    /**
+     * Admission and room for the object of {@code ev}: null when it is already cached, collides, is not
+     * admitted or no blocks can be freed; else the blocks, taken from the free pool.
+     */
+    private int[] takeBlocks(Event ev) {
         int weight = (int) ((ev.size + blockSize - 1) / blockSize);
         CacheEntry current = entries.get(ev.key);
         if (current != null && current.version == ev.version && current.size == ev.size) {
-            return; // already cached (two reads raced to fill it)
+            return null; // already cached (two reads raced to fill it)
         }
         CacheEntry sameHash = byHash.get(ev.keyHash);
         if (sameHash != null && !sameHash.key.equals(ev.key)) {
             rejectedFills.increment(); // 64-bit hash collision: keep the resident one
-            return;
+            return null;
         }
         if (sameHash != null) {
             // An older version of this key: it goes first.
@@ -385,7 +601,7 @@ public final class LocalHotCache implements AutoCloseable {
         }
         if (!policy.admit(ev.keyHash, weight)) {
             rejectedFills.increment();
-            return;
+            return null;
         }
         drainReclaimed();
         while (freeBlocks.size() < weight) {
@@ -404,19 +620,41 @@ public final class LocalHotCache implements AutoCloseable {
         }
         if (freeBlocks.size() < weight) {
             droppedFills.increment(); // blocks still pinned by readers
-            return;
+            return null;
         }
         int[] blocks = new int[weight];
         for (int i = 0; i < weight; i++) {
             blocks[i] = freeBlocks.poll();
         }
-        copyInto(blocks, ev.parts, ev.size);
-        CacheEntry e = new CacheEntry(ev.key, ev.keyHash, ev.version, ev.size, blocks, this);
-        byHash.put(ev.keyHash, e);
-        policy.onInsert(ev.keyHash, weight);
-        bytesCached.add(ev.size);
-        entries.put(ev.key, e);
+        return blocks;
+    }
+
+    /** Makes a filled entry visible, unless another copy of the key got there first. */
+    private void install(CacheEntry e) {
+        CacheEntry current = entries.get(e.key);
+        CacheEntry sameHash = byHash.get(e.keyHash);
+        if ((current != null && current.version >= e.version) || (sameHash != null && !sameHash.key.equals(e.key))) {
+            e.retire(); // never visible: its blocks come back once its reserver unpins it
+            return;
+        }
+        if (sameHash != null) {
+            entries.remove(e.key, sameHash);
+            byHash.remove(e.keyHash);
+            policy.onRemove(e.keyHash);
+            retire(sameHash);
+        }
+        int weight = e.blocks.length;
+        byHash.put(e.keyHash, e);
+        policy.onInsert(e.keyHash, weight);
+        bytesCached.add(e.size);
+        entries.put(e.key, e);
         fills.increment();
+    }
+
+    private void giveBack(int[] blocks) {
+        for (int b : blocks) {
+            freeBlocks.add(b);
+        }
     }
 
     private void copyInto(int[] blocks, List<ByteBuf> parts, long size) {

@@ -91,6 +91,90 @@ class LocalHotCacheTest {
         }
     }
 
+    private static byte[] bytesOf(List<MemorySegment> segments) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (MemorySegment s : segments) {
+            out.writeBytes(s.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void aPinnedCopyKeepsItsBytesThroughInvalidationAndEvictionUntilClosed() {
+        try (LocalHotCache cache = new LocalHotCache(4 * BLOCK, BLOCK, 1.0, policy("lru", 4), 1024)) {
+            byte[] v1 = content("p", 1, (int) (2 * BLOCK + 100)); // three blocks
+            cache.offerFill("p", 1, v1.length, parts(v1, 4096));
+            cache.freeBlocksWhenQuiet();
+            assertThat(cache.tryPin("p", 2, v1.length)).as("other version").isNull();
+            cache.offerFill("p", 1, v1.length, parts(v1, 4096));
+            cache.freeBlocksWhenQuiet();
+            LocalHotCache.Pinned pinned = cache.tryPin("p", 1, v1.length);
+            assertThat(pinned).isNotNull();
+            assertThat(pinned.segments()).hasSize(3).allMatch(MemorySegment::isReadOnly);
+            cache.invalidate("p");
+            // the cache is full of other objects now, but the pinned blocks are not reused
+            for (int i = 0; i < 8; i++) {
+                byte[] other = content("o" + i, 1, (int) BLOCK);
+                cache.offerFill("o" + i, 1, other.length, parts(other, 4096));
+            }
+            assertThat(cache.freeBlocksWhenQuiet()).isZero();
+            assertThat(cache.residentBlocks()).isLessThanOrEqualTo(1);
+            assertThat(bytesOf(pinned.segments())).isEqualTo(v1);
+            pinned.close();
+            pinned.close(); // idempotent
+            assertThat(cache.freeBlocksWhenQuiet() + cache.residentBlocks()).isEqualTo(4);
+        }
+    }
+
+    @Test
+    void aReservationReadInPlaceBecomesTheCachedCopyOrGoesBackOnAbort() {
+        try (LocalHotCache cache = new LocalHotCache(8 * BLOCK, BLOCK, 1.0, policy("lru", 8), 1024)) {
+            byte[] v = content("r", 3, (int) (BLOCK + 10));
+            LocalHotCache.Reservation r = cache.reserve("r", 3, v.length);
+            assertThat(r).isNotNull();
+            List<MemorySegment> pieces = r.segments();
+            assertThat(pieces.stream().mapToLong(MemorySegment::byteSize).sum()).isEqualTo(v.length);
+            long off = 0;
+            for (MemorySegment piece : pieces) {
+                MemorySegment.copy(MemorySegment.ofArray(v), off, piece, 0, piece.byteSize());
+                off += piece.byteSize();
+            }
+            assertThat(read(cache, "r", 3, v.length)).as("invisible before commit").isNull();
+            LocalHotCache.Pinned pinned = r.commit();
+            assertThatThrownBy(r::abort).isInstanceOf(IllegalStateException.class);
+            assertThat(bytesOf(pinned.segments())).isEqualTo(v);
+            pinned.close();
+            cache.freeBlocksWhenQuiet();
+            assertThat(read(cache, "r", 3, v.length)).isEqualTo(v);
+            assertThat(cache.stats().fills()).isEqualTo(1);
+
+            LocalHotCache.Reservation failed = cache.reserve("s", 1, 3 * BLOCK);
+            assertThat(failed).isNotNull();
+            assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(8 - 2 - 3);
+            failed.abort();
+            assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(8 - 2);
+            assertThat(read(cache, "s", 1, (int) (3 * BLOCK))).isNull();
+            assertThat(cache.reserve("huge", 1, 9 * BLOCK)).as("larger than the cache").isNull();
+        }
+    }
+
+    @Test
+    void aCommitThatLostTheRaceToAnotherFillLeavesNoLeak() {
+        try (LocalHotCache cache = new LocalHotCache(8 * BLOCK, BLOCK, 1.0, policy("lru", 8), 1024)) {
+            byte[] v = content("x", 5, (int) BLOCK);
+            LocalHotCache.Reservation r = cache.reserve("x", 5, v.length);
+            cache.offerFill("x", 5, v.length, parts(v, 4096)); // an ordinary fill gets there first
+            cache.freeBlocksWhenQuiet();
+            MemorySegment.copy(MemorySegment.ofArray(v), 0, r.segments().getFirst(), 0, v.length);
+            LocalHotCache.Pinned pinned = r.commit();
+            assertThat(bytesOf(pinned.segments())).isEqualTo(v);
+            pinned.close();
+            assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(7);
+            assertThat(cache.residentBlocks()).isEqualTo(1);
+            assertThat(read(cache, "x", 5, v.length)).isEqualTo(v);
+        }
+    }
+
     @Test
     void evictionKeepsWithinCapacity() {
         try (LocalHotCache cache = new LocalHotCache(8 * BLOCK, BLOCK, 0.5, policy("lru", 8), 1024)) {
@@ -198,6 +282,18 @@ class LocalHotCacheTest {
                                 String key = "k" + rnd.nextInt(keys);
                                 long version = 1 + rnd.nextInt(3);
                                 int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
+                                if (id % 2 == 1) { // zero-copy readers pin the blocks instead of copying
+                                    LocalHotCache.Pinned pinned = cache.tryPin(key, version, size);
+                                    if (pinned != null) {
+                                        try (pinned) {
+                                            assertThat(bytesOf(pinned.segments()))
+                                                    .as("seed %d %s %s v%d pinned", seed, policyName, key, version)
+                                                    .isEqualTo(content(key, version, size));
+                                        }
+                                        servedReads.incrementAndGet();
+                                    }
+                                    continue;
+                                }
                                 MemorySegment dst = arena.allocate(size);
                                 if (cache.tryRead(key, version, size, dst)) {
                                     assertThat(dst.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
@@ -216,8 +312,24 @@ class LocalHotCacheTest {
                         String key = "k" + rnd.nextInt(keys);
                         long version = 1 + rnd.nextInt(3);
                         int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
-                        if (rnd.nextInt(10) == 0) {
+                        int what = rnd.nextInt(10);
+                        if (what == 0) {
                             cache.invalidate(key);
+                        } else if (what < 4) { // zero-copy fill: written in place, then committed or aborted
+                            LocalHotCache.Reservation r = cache.reserve(key, version, size);
+                            if (r != null) {
+                                byte[] bytes = content(key, version, size);
+                                long off = 0;
+                                for (MemorySegment piece : r.segments()) {
+                                    MemorySegment.copy(MemorySegment.ofArray(bytes), off, piece, 0, piece.byteSize());
+                                    off += piece.byteSize();
+                                }
+                                if (what == 3) {
+                                    r.abort();
+                                } else {
+                                    r.commit().close();
+                                }
+                            }
                         } else {
                             cache.offerFill(key, version, size, parts(content(key, version, size), 1500));
                         }
