@@ -333,16 +333,10 @@ public final class TiffinClient implements KvStore {
         if (byNode.isEmpty()) {
             return failed;
         }
-        List<DirectBatch> batches = new ArrayList<>(byNode.values());
-        TiffinException[][] outcome = direct.exchange(Opcode.DATA_WRITE,
-                batches.stream().map(b -> new BlockingConnectionPool.Batch(b.endpoint, b.requests, b.bulks, null)).toList());
-        for (int b = 0; b < batches.size(); b++) {
-            DirectBatch batch = batches.get(b);
-            for (int i = 0; i < outcome[b].length; i++) {
-                int k = batch.owners.get(i);
-                if (outcome[b][i] != null && failed[k] == null) {
-                    failed[k] = outcome[b][i];
-                }
+        TiffinException[] sent = exchange(Opcode.DATA_WRITE, byNode.values(), n);
+        for (int k = 0; k < n; k++) {
+            if (failed[k] == null) {
+                failed[k] = sent[k];
             }
         }
         return failed;
@@ -634,21 +628,32 @@ public final class TiffinClient implements KvStore {
                 objectOffset += piece.byteSize();
             }
         }
-        TiffinException[] failed = new TiffinException[replicas.size()];
-        List<DirectBatch> batches = new ArrayList<>(byNode.values());
+        return exchange(Opcode.DATA_READ, byNode.values(), replicas.size());
+    }
+
+    /**
+     * Sends the data-plane requests of {@code batches} (one per node) with {@link
+     * BlockingConnectionPool#exchange}: DATA_WRITE carries each request's bulk out, DATA_READ receives
+     * each answer into it. Returns per object (the requests' owners, 0 to {@code objects} - 1) null or
+     * its first failure.
+     */
+    private TiffinException[] exchange(Opcode opcode, java.util.Collection<DirectBatch> batches, int objects) {
+        TiffinException[] failed = new TiffinException[objects];
+        List<DirectBatch> list = new ArrayList<>(batches);
+        boolean write = opcode == Opcode.DATA_WRITE;
         try {
-            TiffinException[][] outcome = direct.exchange(Opcode.DATA_READ, batches.stream()
-                    .map(b -> new BlockingConnectionPool.Batch(b.endpoint, b.requests, null, b.bulks)).toList());
-            for (int b = 0; b < batches.size(); b++) {
+            TiffinException[][] outcome = direct.exchange(opcode, list.stream().map(b -> new BlockingConnectionPool.Batch(
+                    b.endpoint, b.requests, write ? b.bulks : null, write ? null : b.bulks)).toList());
+            for (int b = 0; b < list.size(); b++) {
                 for (int i = 0; i < outcome[b].length; i++) {
-                    int k = batches.get(b).owners.get(i);
+                    int k = list.get(b).owners.get(i);
                     if (outcome[b][i] != null && failed[k] == null) {
                         failed[k] = outcome[b][i];
                     }
                 }
             }
         } catch (RuntimeException e) {
-            java.util.Arrays.fill(failed, e instanceof TiffinException t ? t : transferFailure("read", e));
+            java.util.Arrays.fill(failed, e instanceof TiffinException t ? t : transferFailure(opcode.name(), e));
         }
         return failed;
     }
@@ -748,34 +753,13 @@ public final class TiffinClient implements KvStore {
             if (memoryReads.isEmpty()) {
                 return;
             }
-            Map<String, DirectBatch> byNode = new LinkedHashMap<>();
-            for (int k = 0; k < memoryReads.size(); k++) {
-                MemoryRead r = memoryReads.get(k);
-                ReplicaDescriptor d = r.replicas().getFirst();
-                MemorySegment target = r.target();
-                DirectBatch batch = byNode.computeIfAbsent(d.endpoint(), DirectBatch::new);
-                for (long off = 0; off < d.size(); off += options.sliceSize()) {
-                    long len = Math.min(options.sliceSize(), d.size() - off);
-                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                            .setLength(len).build(), target.asSlice(off, len));
-                }
+            List<ReplicaDescriptor> first = new ArrayList<>(memoryReads.size());
+            List<List<MemorySegment>> targets = new ArrayList<>(memoryReads.size());
+            for (MemoryRead r : memoryReads) {
+                first.add(r.replicas().getFirst());
+                targets.add(List.of(r.target()));
             }
-            List<DirectBatch> batches = new ArrayList<>(byNode.values());
-            TiffinException[] failed = new TiffinException[memoryReads.size()];
-            try {
-                TiffinException[][] outcome = direct.exchange(Opcode.DATA_READ, batches.stream()
-                        .map(b -> new BlockingConnectionPool.Batch(b.endpoint, b.requests, null, b.bulks)).toList());
-                for (int b = 0; b < batches.size(); b++) {
-                    for (int i = 0; i < outcome[b].length; i++) {
-                        int k = batches.get(b).owners.get(i);
-                        if (outcome[b][i] != null && failed[k] == null) {
-                            failed[k] = outcome[b][i];
-                        }
-                    }
-                }
-            } catch (RuntimeException e) {
-                java.util.Arrays.fill(failed, e instanceof TiffinException t ? t : transferFailure("read", e));
-            }
+            TiffinException[] failed = readScattered(first, targets);
             for (int k = 0; k < failed.length; k++) {
                 MemoryRead r = memoryReads.get(k);
                 if (r.staging() != null) {

@@ -46,6 +46,12 @@ import org.apache.logging.log4j.Logger;
  * publishes the entry. A full ring drops the fill (counted). The policy is only ever called from that
  * thread.
  *
+ * <p><b>Zero-copy reads and fills.</b> {@link #tryPin} hands out read-only views of a cached entry's
+ * blocks, pinned until the {@link Pinned} handle is closed. {@link #reserve} asks the maintenance thread
+ * for blocks (admission and eviction as for a fill) that the caller then receives an object into; its
+ * {@link Reservation#commit()} publishes the entry and returns it pinned, {@link Reservation#abort()}
+ * gives the blocks back. Pinned memory stays valid until the cache is closed.
+ *
  * <p><b>Ownership.</b> This object owns its shared {@link Arena} (the block region) and its ring thread;
  * {@link #close()} stops the ring first, then closes the arena once. Buffers passed to
  * {@link #offerFill} are owned by the cache from then on and released exactly once.
