@@ -1,6 +1,6 @@
 package io.tiffin.core.client.hotcache;
 
-import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.SleepingWaitStrategy;
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.ExceptionHandler;
 import com.lmax.disruptor.RingBuffer;
@@ -98,6 +98,15 @@ public final class LocalHotCache implements AutoCloseable {
     private final ConcurrentLinkedQueue<CacheEntry> reclaimed = new ConcurrentLinkedQueue<>();
     private final Disruptor<Event> disruptor;
     private final EventHandler<Event> handler = this::onEvent;
+    /**
+     * The ring's consumer naps this long when idle. Hit and miss records are published without waking
+     * it (they wait for the next nap to end, so a read pays no thread wake-up); everything a caller
+     * waits for or that frees memory (fills, reservations, commits, invalidations, syncs) wakes it.
+     */
+    private static final long CONSUMER_NAP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The ring's consumer thread, once started. */
+    private volatile Thread consumer;
+
     private final RingBuffer<Event> ring;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -152,9 +161,10 @@ public final class LocalHotCache implements AutoCloseable {
         }
         this.disruptor = new Disruptor<>(Event::new, ringSize, r -> {
             Thread t = new Thread(r, "tiffin-hotcache-fill");
+            consumer = t;
             t.setDaemon(true);
             return t;
-        }, ProducerType.MULTI, new BlockingWaitStrategy());
+        }, ProducerType.MULTI, new SleepingWaitStrategy(0, CONSUMER_NAP_NANOS));
         disruptor.handleEventsWith(handler);
         disruptor.setDefaultExceptionHandler(new ExceptionHandler<>() {
             @Override
@@ -307,6 +317,7 @@ public final class LocalHotCache implements AutoCloseable {
             ev.parts = null;
             ev.reserve = a;
         }, key, answer);
+        wakeConsumer();
         if (!published) {
             droppedFills.increment();
             return null;
@@ -381,6 +392,7 @@ public final class LocalHotCache implements AutoCloseable {
                 ev.parts = null;
                 ev.entry = entry;
             }, e);
+            wakeConsumer();
             return new Pinned(e, views);
         }
 
@@ -396,6 +408,7 @@ public final class LocalHotCache implements AutoCloseable {
                 ev.parts = null;
                 ev.blocks = b;
             }, blocks);
+            wakeConsumer();
         }
 
         private void end() {
@@ -472,6 +485,7 @@ public final class LocalHotCache implements AutoCloseable {
             ev.size = size;
             ev.parts = p;
         }, key, parts);
+        wakeConsumer();
         if (!published) {
             droppedFills.increment();
             parts.forEach(ByteBuf::release);
@@ -508,6 +522,15 @@ public final class LocalHotCache implements AutoCloseable {
             ev.keyHash = keyHash;
             ev.parts = null;
         }, key);
+        wakeConsumer();
+    }
+
+    /** Wakes the ring's consumer for an event someone waits for. */
+    private void wakeConsumer() {
+        Thread t = consumer;
+        if (t != null) {
+            java.util.concurrent.locks.LockSupport.unpark(t);
+        }
     }
 
     /** Called by the last reader of a retired entry, or by the retiring thread. */
@@ -713,6 +736,7 @@ public final class LocalHotCache implements AutoCloseable {
             ev.key = "";
             ev.sync = fut;
         }, f);
+        wakeConsumer();
         return f.join();
     }
 
