@@ -222,7 +222,8 @@ public final class BlockingConnection implements AutoCloseable {
     /**
      * Pipelined calls, second half: reads the answers to the {@code count} requests sent by {@link #send}
      * from id {@code first} on, in whatever order they come, putting each answer's bulk bytes into its
-     * entry of {@code bulksIn} (null, or null entries = none expected). Returns per request null on
+     * entry of {@code bulksIn} (null, or null entries = none expected). The RPC timeout applies to the
+     * wait for each answer (the first counted from {@link #send}). Returns per request null on
      * success or the exception it failed with: a failure status fails that request only; a connection
      * failure fails every request not yet answered and closes the connection.
      */
@@ -244,6 +245,9 @@ public final class BlockingConnection implements AutoCloseable {
                 remaining--;
                 try {
                     readBody(opcode, h, null, bulksIn == null ? null : bulksIn.get(i));
+                    // each answer restarts the clock: the timeout bounds the wait for one answer, as
+                    // for single calls, not the whole batch
+                    deadlineNanos = deadline(settings.rpcTimeout().toNanos());
                 } catch (TiffinException e) {
                     outcome[i] = e; // the server's failure status for this request only, unless it closed
                     if (!isOpen()) {

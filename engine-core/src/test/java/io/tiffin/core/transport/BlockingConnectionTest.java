@@ -192,6 +192,27 @@ class BlockingConnectionTest {
     }
 
     @Test
+    void theTimeoutOfAPipelinedExchangeBoundsEachAnswerNotTheWholeBatch() {
+        TransportSettings fast = settings().withRpcTimeout(Duration.ofMillis(400));
+        ExecutorService oneAtATime = Executors.newSingleThreadExecutor();
+        resources.add(oneAtATime::shutdownNow);
+        TransportServer server = new TransportServer("blocking-slow", fast);
+        resources.add(server);
+        server.register(Opcode.PING, (request, responder) -> {
+            Thread.sleep(150); // on a worker thread, never on the event loop
+            responder.ok(PingReply.newBuilder().setViewVersion(7).build());
+        }, oneAtATime);
+        server.start("127.0.0.1", 0);
+        BlockingConnectionPool pool = pool(fast);
+        long start = System.nanoTime();
+        TiffinException[][] out = pool.exchange(Opcode.PING, List.of(new BlockingConnectionPool.Batch(
+                address(server), List.of(ping("a"), ping("b"), ping("c"), ping("d")), null, null)));
+        assertThat(System.nanoTime() - start).as("four answers 150 ms apart").isGreaterThan(
+                TimeUnit.MILLISECONDS.toNanos(550));
+        assertThat(out[0]).containsOnlyNulls();
+    }
+
+    @Test
     void wrongTokenIsRefused() {
         TransportServer server = server(settings().withAuthToken("secret"));
         BlockingConnectionPool pool = pool(settings().withAuthToken("guess"));
