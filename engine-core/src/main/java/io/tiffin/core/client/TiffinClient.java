@@ -1,7 +1,6 @@
 package io.tiffin.core.client;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.KvStore;
@@ -47,7 +46,6 @@ import io.tiffin.core.transport.proto.ServiceReadyReply;
 import io.tiffin.core.transport.proto.StatsReply;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,9 +55,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -1177,20 +1173,6 @@ public final class TiffinClient implements KvStore {
     }
 
     // ------------------------------------------------------------------ helpers
-
-    private void awaitAll(List<CompletableFuture<?>> futures) {
-        Duration timeout = options.transport().rpcTimeout().multipliedBy(2);
-        try {
-            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof RuntimeException re ? re : new CompletionException(e.getCause());
-        } catch (TimeoutException e) {
-            throw new TiffinException(ErrorCode.RPC_TIMEOUT, "transfer did not finish within " + timeout);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TiffinException(ErrorCode.TRANSFER_FAIL, "interrupted", e);
-        }
-    }
 
     private static TiffinException transferFailure(String what, Throwable cause) {
         if (cause instanceof TiffinException t && t.code() != ErrorCode.RPC_FAIL && t.code() != ErrorCode.INTERNAL_ERROR) {

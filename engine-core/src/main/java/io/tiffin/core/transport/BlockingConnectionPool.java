@@ -123,13 +123,13 @@ public final class BlockingConnectionPool implements AutoCloseable {
         TiffinException[][] out = new TiffinException[n][];
         BlockingConnection[] conns = new BlockingConnection[n];
         long[] first = new long[n];
-        boolean[] todo = new boolean[n];
-        java.util.Arrays.fill(todo, true);
+        boolean[] toSend = new boolean[n];
+        java.util.Arrays.fill(toSend, true);
         for (int attempt = 0; attempt < 2; attempt++) {
             boolean[] reused = new boolean[n];
             boolean[] sent = new boolean[n];
             for (int b = 0; b < n; b++) {
-                if (!todo[b]) {
+                if (!toSend[b]) {
                     continue;
                 }
                 Batch batch = batches.get(b);
@@ -144,7 +144,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
             boolean again = false;
             for (int b = 0; b < n; b++) {
-                if (!todo[b]) {
+                if (!toSend[b]) {
                     continue;
                 }
                 BlockingConnection c = conns[b];
@@ -152,9 +152,9 @@ public final class BlockingConnectionPool implements AutoCloseable {
                 if (sent[b]) {
                     out[b] = c.receive(opcode, first[b], batches.get(b).requests().size(), batches.get(b).bulksIn());
                 }
-                todo[b] = attempt == 0 && reused[b] && !c.isOpen() && c.failedBeforeAnswer()
+                toSend[b] = attempt == 0 && reused[b] && !c.isOpen() && c.failedBeforeAnswer()
                         && hasCode(out[b], ErrorCode.RPC_FAIL);
-                again |= todo[b];
+                again |= toSend[b];
                 if (c != null) {
                     release(c);
                 }

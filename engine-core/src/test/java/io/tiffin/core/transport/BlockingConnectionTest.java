@@ -16,6 +16,7 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -210,6 +211,82 @@ class BlockingConnectionTest {
         assertThat(System.nanoTime() - start).as("four answers 150 ms apart").isGreaterThan(
                 TimeUnit.MILLISECONDS.toNanos(550));
         assertThat(out[0]).containsOnlyNulls();
+    }
+
+    /**
+     * A fake server that completes the handshake properly and then answers the next request with
+     * {@code reply(requestId)}: raw bytes, to see how the client takes a malformed answer.
+     */
+    private String rawServer(java.util.function.LongFunction<java.nio.ByteBuffer> reply) throws Exception {
+        java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open()
+                .bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+        resources.add(server);
+        Thread t = Thread.ofPlatform().daemon().start(() -> {
+            try (java.nio.channels.SocketChannel ch = server.accept()) {
+                for (int frame = 0; frame < 2; frame++) {
+                    java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(24);
+                    while (head.hasRemaining()) {
+                        if (ch.read(head) < 0) {
+                            return;
+                        }
+                    }
+                    java.nio.ByteBuffer rest = java.nio.ByteBuffer.allocate(head.getInt(0) - 20);
+                    while (rest.hasRemaining()) {
+                        ch.read(rest);
+                    }
+                    long id = head.getLong(8);
+                    java.nio.ByteBuffer out;
+                    if (frame == 0) {
+                        byte[] hello = io.tiffin.core.transport.proto.HelloReply.newBuilder()
+                                .setProtocolVersion(io.tiffin.core.TiffinVersion.PROTOCOL_VERSION).build().toByteArray();
+                        out = java.nio.ByteBuffer.allocate(24 + hello.length).putInt(20 + hello.length)
+                                .put((byte) io.tiffin.core.TiffinVersion.PROTOCOL_VERSION).put((byte) 1)
+                                .putShort((short) Opcode.HELLO.code()).putLong(id).putInt(0).putInt(hello.length)
+                                .put(hello).flip();
+                    } else {
+                        out = reply.apply(id);
+                    }
+                    while (out.hasRemaining()) {
+                        ch.write(out);
+                    }
+                }
+                Thread.sleep(2000); // keep the connection open: the client must not wait for more
+            } catch (Exception e) {
+                // the test ends the server by closing it
+            }
+        });
+        resources.add(t::interrupt);
+        return "127.0.0.1:" + ((java.net.InetSocketAddress) server.getLocalAddress()).getPort();
+    }
+
+    private static java.nio.ByteBuffer frame(int length, int version, int kind, Opcode opcode, long id) {
+        return java.nio.ByteBuffer.allocate(24).putInt(length).put((byte) version).put((byte) kind)
+                .putShort((short) opcode.code()).putLong(id).putInt(0).putInt(0).flip();
+    }
+
+    @Test
+    void malformedAnswersFailTheCallAndCloseTheConnection() throws Exception {
+        int v = io.tiffin.core.TiffinVersion.PROTOCOL_VERSION;
+        Map<String, java.util.function.LongFunction<java.nio.ByteBuffer>> cases = new java.util.LinkedHashMap<>();
+        cases.put("opcode", id -> frame(20, v, 1, Opcode.DATA_WRITE, id));
+        cases.put("request", id -> frame(20, v, 1, Opcode.PING, id + 5));
+        cases.put("version", id -> frame(20, v + 1, 1, Opcode.PING, id));
+        cases.put("frame length", id -> frame(3, v, 1, Opcode.PING, id));
+        cases.put("the server sent a request", id -> frame(20, v, 0, Opcode.PING, id));
+        for (var c : cases.entrySet()) {
+            String address = rawServer(c.getValue());
+            BlockingConnectionPool pool = pool(settings().withRpcTimeout(Duration.ofSeconds(5)));
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> pool.call(address, Opcode.PING, ping("a"), PingReply.parser()))
+                    .as(c.getKey())
+                    .isInstanceOfSatisfying(TiffinException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.RPC_FAIL);
+                        assertThat(e.getMessage()).contains(c.getKey()).contains("closed the connection");
+                    });
+            assertThat(System.nanoTime() - start).as(c.getKey() + ": at once, not after a timeout")
+                    .isLessThan(TimeUnit.SECONDS.toNanos(2));
+            assertThat(pool.idleCount(address)).isZero();
+        }
     }
 
     @Test
