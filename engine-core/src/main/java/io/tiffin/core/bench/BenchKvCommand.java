@@ -80,6 +80,11 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "1", description = "warm-up seconds per case (default ${DEFAULT-VALUE})")
     double warmup;
 
+    @Option(names = "--cluster-warmup", defaultValue = "6",
+            description = "seconds of unmeasured puts and gets of every size from every client thread before the"
+                    + " first case (default ${DEFAULT-VALUE})")
+    double clusterWarmup;
+
     @Option(names = "--redis", description = "host:port of a Redis server to run the same workload against")
     String redis;
 
@@ -124,9 +129,9 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0) {
-            throw new CommandLine.ParameterException(new CommandLine(this),
-                    "--nodes, --clients and --batch-size must be >= 1, --duration > 0, --warmup >= 0");
+        if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0 || clusterWarmup < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--nodes, --clients and --batch-size"
+                    + " must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
         long[] valueSizes = sizes.stream().mapToLong(Sizes::parse).toArray();
         MasterServer localMaster = null;
@@ -143,7 +148,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
                          TransportSettings.defaults(), 16L << 20, false));
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes))) {
-                warmCluster(remote, arena);
+                warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
                     benchTiffin("tiffin-remote", remote, value, size, arena, true);
@@ -291,22 +296,39 @@ public final class BenchKvCommand implements Callable<Integer> {
     }
 
     /**
-     * Puts and gets 64 KiB values for a few seconds, unmeasured, so the node processes' JIT has compiled
-     * the data path before the first (smallest, most latency-bound) case runs.
+     * Puts and gets values of every measured size (at most 16 MiB) from {@code --clients} threads for
+     * {@code --cluster-warmup} seconds in all, unmeasured, so the JIT of the bench JVM and of the node
+     * processes has compiled the data path and every client thread's connections exist before the first
+     * case runs (without it the first case of a run measured about half of the later ones).
      */
-    private void warmCluster(TiffinClient client, Arena arena) {
-        MemorySegment value = randomValue(arena, 64 * 1024);
-        MemorySegment dst = arena.allocate(value.byteSize(), 64);
-        PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
-        for (int k = 0; k < 16; k++) {
-            client.putFrom("bench-kv-warm-" + k, value, PutOptions.DEFAULT);
+    private void warmCluster(TiffinClient client, Arena arena, long[] valueSizes) throws Exception {
+        if (clusterWarmup <= 0) {
+            return;
         }
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-        for (int i = 0; System.nanoTime() < end; i++) {
-            // Puts go to keys that are never read: an upsert of a key read moments ago would meet its
-            // read lease (OBJECT_HAS_LEASE), as in the measured put case.
-            client.putFrom("bench-kv-warm-put-" + (i & 3), value, upsert);
-            client.getInto("bench-kv-warm-" + (i & 15), dst);
+        PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+        double perSize = clusterWarmup / valueSizes.length;
+        for (long wanted : valueSizes) {
+            long size = Math.min(wanted, 16L << 20);
+            MemorySegment value = randomValue(arena, size);
+            String prefix = "bench-kv-warm-" + size + "-";
+            for (int k = 0; k < 8; k++) {
+                client.putFrom(prefix + k, value, PutOptions.DEFAULT);
+            }
+            Op[] ops = new Op[clients];
+            for (int t = 0; t < clients; t++) {
+                int thread = t;
+                MemorySegment dst = arena.allocate(size, 64);
+                // Puts go to keys that are never read: an upsert of a key read moments ago would meet its
+                // read lease (OBJECT_HAS_LEASE), as in the measured put case.
+                ops[t] = i -> {
+                    if ((i & 3) == 0) {
+                        client.putFrom(prefix + "put-" + thread, value, upsert);
+                    } else {
+                        client.getInto(prefix + (i & 7), dst);
+                    }
+                };
+            }
+            runThreads(ops, perSize, null);
         }
         client.removeByRegex("^bench-kv-warm-", true);
     }
