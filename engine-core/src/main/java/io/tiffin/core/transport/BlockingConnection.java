@@ -149,8 +149,8 @@ public final class BlockingConnection implements AutoCloseable {
 
     /**
      * Sends {@code request} with {@code bulkOut} (null = none) as its bulk bytes, waits for the answer and
-     * parses its control part with {@code parser}. The answer's bulk bytes go into {@code bulkIn} (null =
-     * the answer must carry none); {@link #lastBulkLength()} tells how many arrived.
+     * parses its control part with {@code parser}. The answer's bulk bytes go into the start of {@code
+     * bulkIn} (null = the answer must carry none).
      *
      * @throws TiffinException the server's failure status; {@code RPC_TIMEOUT} when no answer came within
      *     the RPC timeout; {@code RPC_FAIL} when the connection fails; {@code TRANSFER_FAIL} when the
@@ -162,13 +162,6 @@ public final class BlockingConnection implements AutoCloseable {
             throw new IllegalArgumentException("HELLO is sent when the connection opens; call another opcode");
         }
         return call(opcode, request, bulkOut, parser, bulkIn, settings.rpcTimeout().toNanos());
-    }
-
-    private long lastBulkLength;
-
-    /** Bulk bytes the last successful call received. */
-    public long lastBulkLength() {
-        return lastBulkLength;
     }
 
     private <T extends MessageLite> T call(Opcode opcode, MessageLite request, MemorySegment bulkOut,
@@ -383,7 +376,6 @@ public final class BlockingConnection implements AutoCloseable {
             }
             readBulk(bulkIn, bulkLength);
         }
-        lastBulkLength = bulkLength;
         if (parser == null) {
             return null;
         }
