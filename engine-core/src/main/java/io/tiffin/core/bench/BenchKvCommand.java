@@ -80,6 +80,11 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "1", description = "warm-up seconds per case (default ${DEFAULT-VALUE})")
     double warmup;
 
+    @Option(names = "--spread-baseline",
+            description = "also measure target socket-spread: the socket get served from as many distinct values"
+                    + " as Tiffin reads (about 128 MiB, cold in the CPU caches) instead of one buffer per connection")
+    boolean spreadBaseline;
+
     @Option(names = "--cluster-warmup", defaultValue = "6",
             description = "seconds of unmeasured puts and gets of every size from every client thread before the"
                     + " first case (default ${DEFAULT-VALUE})")
@@ -147,7 +152,8 @@ public final class BenchKvCommand implements Callable<Integer> {
                     clients, duration, warmup);
             try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
                          TransportSettings.defaults(), 16L << 20, false));
-                 SocketBaseline socket = new SocketBaseline(maxOf(valueSizes))) {
+                 SocketBaseline socket = new SocketBaseline(maxOf(valueSizes),
+                         spreadBaseline ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
@@ -228,6 +234,11 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     private static long maxOf(long[] sizes) {
         return Arrays.stream(sizes).max().orElse(1);
+    }
+
+    /** The largest number of value bytes one case reads from: {@link #keyCount} values of its size. */
+    private static long maxWorkingSet(long[] sizes) {
+        return Arrays.stream(sizes).map(v -> keyCount(v) * v).max().orElse(1);
     }
 
     private static MemorySegment randomValue(Arena arena, long size) {
@@ -361,10 +372,10 @@ public final class BenchKvCommand implements Callable<Integer> {
         measure("socket", "put", size, 1, t -> {
             SocketChannel ch = socket.connect();
             ByteBuffer src = arena.allocate(size, 64).asByteBuffer();
-            ByteBuffer header = ByteBuffer.allocateDirect(8);
+            ByteBuffer header = ByteBuffer.allocateDirect(16);
             ByteBuffer ack = ByteBuffer.allocateDirect(1);
             return i -> {
-                header.clear().putLong(0, -size);
+                header.clear().putLong(0, -size).putLong(8, -1);
                 SocketBaseline.writeFully(ch, header);
                 SocketBaseline.writeFully(ch, src.clear());
                 SocketBaseline.readFully(ch, ack.clear());
@@ -373,13 +384,27 @@ public final class BenchKvCommand implements Callable<Integer> {
         measure("socket", "get", size, 1, t -> {
             SocketChannel ch = socket.connect();
             ByteBuffer dst = arena.allocate(size, 64).asByteBuffer();
-            ByteBuffer header = ByteBuffer.allocateDirect(8);
+            ByteBuffer header = ByteBuffer.allocateDirect(16);
             return i -> {
-                header.clear().putLong(0, size);
+                header.clear().putLong(0, size).putLong(8, -1);
                 SocketBaseline.writeFully(ch, header);
                 SocketBaseline.readFully(ch, dst.clear());
             };
         });
+        if (spreadBaseline) {
+            int keys = keyCount(size);
+            measure("socket-spread", "get", size, 1, t -> {
+                SocketChannel ch = socket.connect();
+                ByteBuffer dst = arena.allocate(size, 64).asByteBuffer();
+                ByteBuffer header = ByteBuffer.allocateDirect(16);
+                SplittableRandom r = new SplittableRandom(t);
+                return i -> {
+                    header.clear().putLong(0, size).putLong(8, r.nextInt(keys) * size);
+                    SocketBaseline.writeFully(ch, header);
+                    SocketBaseline.readFully(ch, dst.clear());
+                };
+            });
+        }
     }
 
     private void benchMemcpy(MemorySegment value, long size, Arena arena) throws Exception {
@@ -554,6 +579,10 @@ public final class BenchKvCommand implements Callable<Integer> {
             Result rd = byKey.get("redis/get/" + r.valueSize());
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-14s get %8s: %.2fx %s",
                     r.target(), Sizes.format(r.valueSize()), b == null ? Double.NaN : r.gbPerSec() / b.gbPerSec(), base));
+            Result spreadBase = byKey.get("socket-spread/get/" + r.valueSize());
+            if (spreadBase != null && r.target().equals("tiffin-remote")) {
+                line.append(String.format(Locale.ROOT, ", %.2fx socket-spread", r.gbPerSec() / spreadBase.gbPerSec()));
+            }
             if (rd != null && r.target().equals("tiffin-remote")) {
                 line.append(String.format(Locale.ROOT, ", %.2fx redis", r.gbPerSec() / rd.gbPerSec()));
             }
@@ -562,18 +591,29 @@ public final class BenchKvCommand implements Callable<Integer> {
     }
 
     /**
-     * A plain loopback TCP server for the socket baseline: per connection a thread that reads an 8-byte
-     * request (n > 0: send n bytes; n < 0: receive -n bytes, answer one byte) and serves it from one
-     * direct buffer. Thread-safe; {@link #close()} stops it.
+     * A plain loopback TCP server for the socket baseline: per connection a thread that reads a 16-byte
+     * request (n, offset) — n > 0: send n bytes, from the connection's one buffer when offset < 0, else
+     * from the spread values at offset; n < 0: receive -n bytes, answer one byte. Thread-safe; {@link
+     * #close()} stops it.
      */
     static final class SocketBaseline implements AutoCloseable {
         private final ServerSocketChannel server;
         private final ByteBuffer data;
+        /** Distinct values for the spread baseline (random bytes), or null. */
+        private final ByteBuffer spread;
         private final List<SocketChannel> channels = new ArrayList<>();
 
-        SocketBaseline(long maxSize) throws IOException {
+        SocketBaseline(long maxSize, long spreadBytes) throws IOException {
             server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
             data = ByteBuffer.allocateDirect((int) maxSize);
+            spread = spreadBytes > 0 ? ByteBuffer.allocateDirect((int) spreadBytes) : null;
+            if (spread != null) {
+                MemorySegment m = MemorySegment.ofBuffer(spread);
+                SplittableRandom r = new SplittableRandom(spreadBytes);
+                for (long off = 0; off + 8 <= spreadBytes; off += 8) {
+                    m.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, off, r.nextLong());
+                }
+            }
             Thread acceptor = new Thread(this::acceptLoop, "bench-socket-accept");
             acceptor.setDaemon(true);
             acceptor.start();
@@ -606,15 +646,19 @@ public final class BenchKvCommand implements Callable<Integer> {
         }
 
         private void serve(SocketChannel ch) {
-            ByteBuffer header = ByteBuffer.allocateDirect(8);
+            ByteBuffer header = ByteBuffer.allocateDirect(16);
             ByteBuffer ack = ByteBuffer.allocateDirect(1);
             ByteBuffer mine = data.duplicate();
+            ByteBuffer values = spread == null ? null : spread.duplicate();
             ByteBuffer sink = ByteBuffer.allocateDirect(data.capacity());
             try {
                 while (true) {
                     readFully(ch, header.clear());
                     long n = header.getLong(0);
-                    if (n > 0) {
+                    long offset = header.getLong(8);
+                    if (n > 0 && offset >= 0 && values != null) {
+                        writeFully(ch, values.clear().position((int) offset).limit((int) (offset + n)));
+                    } else if (n > 0) {
                         writeFully(ch, mine.clear().limit((int) n));
                     } else {
                         readFully(ch, sink.clear().limit((int) -n));
