@@ -4,7 +4,6 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Locale;
 
 /**
  * Parses and formats durations.
@@ -27,14 +26,10 @@ public final class Durations {
      * @throws IllegalArgumentException if the text is not a non-negative duration
      */
     public static Duration parse(String text, ChronoUnit plainUnit) {
-        String s = text.strip();
-        int i = 0;
-        while (i < s.length() && (Character.isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
-            i++;
-        }
-        String number = s.substring(0, i);
-        String unit = s.substring(i).strip().toLowerCase(Locale.ROOT);
-        if (number.isEmpty() || number.equals(".")) {
+        NumberWithUnit parts = NumberWithUnit.split(text);
+        String number = parts.number();
+        String unit = parts.unit();
+        if (parts.lacksNumber()) {
             throw new IllegalArgumentException(
                     "\"" + text + "\" is not a duration (expected: a number with a unit, e.g. 10s)");
         }

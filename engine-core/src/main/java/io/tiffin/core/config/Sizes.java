@@ -2,7 +2,6 @@ package io.tiffin.core.config;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
-import java.util.Locale;
 
 /**
  * Parses and formats sizes in bytes.
@@ -33,14 +32,10 @@ public final class Sizes {
      *     message says what was expected
      */
     public static long parse(String text) {
-        String s = text.strip();
-        int i = 0;
-        while (i < s.length() && (Character.isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
-            i++;
-        }
-        String number = s.substring(0, i);
-        String unit = s.substring(i).strip().toLowerCase(Locale.ROOT);
-        if (number.isEmpty() || number.equals(".")) {
+        NumberWithUnit parts = NumberWithUnit.split(text);
+        String number = parts.number();
+        String unit = parts.unit();
+        if (parts.lacksNumber()) {
             throw new IllegalArgumentException(
                     "\"" + text + "\" is not a size (expected: a number of bytes with an optional unit, e.g. 16MiB)");
         }
