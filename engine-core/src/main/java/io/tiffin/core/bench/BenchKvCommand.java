@@ -1,13 +1,20 @@
 package io.tiffin.core.bench;
 
 import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaType;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -64,6 +71,10 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--segment-size", defaultValue = "2GiB", description = "memory per node (default ${DEFAULT-VALUE})")
     String segmentSize;
 
+    @Option(names = "--node-io-threads", defaultValue = "0",
+            description = "event-loop threads of each node process (0 = the node's default, transport.io-threads)")
+    int nodeIoThreads;
+
     @Option(names = "--clients", defaultValue = "4", description = "client threads (default ${DEFAULT-VALUE})")
     int clients;
 
@@ -84,6 +95,12 @@ public final class BenchKvCommand implements Callable<Integer> {
             description = "also measure target socket-spread: the socket get served from as many distinct values"
                     + " as Tiffin reads (about 128 MiB, cold in the CPU caches) instead of one buffer per connection")
     boolean spreadBaseline;
+
+    @Option(names = "--data-plane",
+            description = "also measure target tiffin-data-plane: the remote get's node read alone (a DATA_READ to"
+                    + " the replica the master named, located once before the case; no lookup per get), to split"
+                    + " a remote get's cost between the master lookup and the transfer")
+    boolean dataPlane;
 
     @Option(names = "--cluster-warmup", defaultValue = "6",
             description = "seconds of unmeasured puts and gets of every size from every client thread before the"
@@ -134,6 +151,9 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (nodeIoThreads < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--node-io-threads must be >= 0");
+        }
         if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0 || clusterWarmup < 0) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--nodes, --clients and --batch-size"
                     + " must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
@@ -190,7 +210,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
                     "--sun-misc-unsafe-memory-access=allow", "-Dguice_bytecode_gen_option=DISABLED", "-Xmx512m",
                     "-cp", System.getProperty("java.class.path"), BenchNodeMain.class.getName(), masterAddress,
-                    "bench-node-" + i, segmentSize);
+                    "bench-node-" + i, segmentSize, Integer.toString(nodeIoThreads));
             pb.redirectError(ProcessBuilder.Redirect.INHERIT);
             Process p = pb.start();
             processes.add(p);
@@ -279,6 +299,9 @@ public final class BenchKvCommand implements Callable<Integer> {
                 SplittableRandom r = new SplittableRandom(t);
                 return i -> client.getInto(names.get(r.nextInt(keys)), dst);
             });
+            if (dataPlane && target.equals("tiffin-remote")) {
+                benchDataPlane(client, names, size, arena);
+            }
         }
         int batch = batchOf(size, keys);
         if (operations.contains("batch_get")) {
@@ -304,6 +327,34 @@ public final class BenchKvCommand implements Callable<Integer> {
             });
         }
         client.batchRemove(names, true);
+    }
+
+    /**
+     * Target {@code tiffin-data-plane}: each get is only the node read of a remote get, a {@code DATA_READ}
+     * over a pooled blocking connection to the first memory replica that one lookup per key (before the
+     * case) named. No lease is held, which is safe here only because nothing else writes or removes the
+     * bench's keys during the case.
+     */
+    private void benchDataPlane(TiffinClient client, List<String> names, long size, Arena arena) throws Exception {
+        List<ReplicaDescriptor> replicas = new ArrayList<>(names.size());
+        for (String name : names) {
+            ObjectLocation loc = client.locate(name).orElseThrow(
+                    () -> new IllegalStateException(name + " vanished before the data-plane case"));
+            replicas.add(loc.replicas().stream().filter(d -> d.type() == ReplicaType.MEMORY).findFirst()
+                    .orElseThrow(() -> new IllegalStateException(name + " has no memory replica")));
+        }
+        try (BlockingConnectionPool pool = new BlockingConnectionPool("bench-data-plane", TransportSettings.defaults(),
+                "bench-kv")) {
+            measure("tiffin-data-plane", "get", size, 1, t -> {
+                MemorySegment dst = arena.allocate(size, 64);
+                SplittableRandom r = new SplittableRandom(t);
+                return i -> {
+                    ReplicaDescriptor d = replicas.get(r.nextInt(replicas.size()));
+                    pool.call(d.endpoint(), Opcode.DATA_READ, DataRequest.newBuilder().setSegment(d.segment())
+                            .setOffset(d.offset()).setLength(d.size()).build(), null, Empty.parser(), dst);
+                };
+            });
+        }
     }
 
     /**
@@ -574,13 +625,14 @@ public final class BenchKvCommand implements Callable<Integer> {
             if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
                 continue;
             }
-            String base = r.target().equals("tiffin-remote") ? "socket" : "memcpy";
+            boolean remote = !r.target().equals("tiffin-local");
+            String base = remote ? "socket" : "memcpy";
             Result b = byKey.get(base + "/get/" + r.valueSize());
             Result rd = byKey.get("redis/get/" + r.valueSize());
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "  %-14s get %8s: %.2fx %s",
                     r.target(), Sizes.format(r.valueSize()), b == null ? Double.NaN : r.gbPerSec() / b.gbPerSec(), base));
             Result spreadBase = byKey.get("socket-spread/get/" + r.valueSize());
-            if (spreadBase != null && r.target().equals("tiffin-remote")) {
+            if (spreadBase != null && remote) {
                 line.append(String.format(Locale.ROOT, ", %.2fx socket-spread", r.gbPerSec() / spreadBase.gbPerSec()));
             }
             if (rd != null && r.target().equals("tiffin-remote")) {

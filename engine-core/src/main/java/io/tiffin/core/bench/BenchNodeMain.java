@@ -8,7 +8,7 @@ import java.time.Duration;
 
 /**
  * A storage node in its own process for {@code tiffin bench kv}: {@code BenchNodeMain <master host:port>
- * <node id> <segment size>}. Prints {@code READY <endpoint>} once its segment is mounted, then serves
+ * <node id> <segment size> [event-loop threads]}. Prints {@code READY <endpoint>} once its segment is mounted, then serves
  * until its standard input closes (the bench closes it, or dies), and shuts down cleanly.
  *
  * <p>Not thread-safe; the process's single main thread runs it.
@@ -18,12 +18,14 @@ public final class BenchNodeMain {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length != 3) {
-            System.err.println("usage: BenchNodeMain <master host:port> <node id> <segment size, e.g. 2GiB>");
+        if (args.length < 3 || args.length > 4) {
+            System.err.println("usage: BenchNodeMain <master host:port> <node id> <segment size, e.g. 2GiB>"
+                    + " [event-loop threads, 0 = default]");
             System.exit(2);
         }
+        int ioThreads = args.length == 4 ? Integer.parseInt(args[3]) : 0;
         NodeServer node = NodeServer.start(new NodeServer.Options(args[1], "127.0.0.1", 0, Sizes.parse(args[2]),
-                args[0], Duration.ofSeconds(1), TransportSettings.defaults()));
+                args[0], Duration.ofSeconds(1), TransportSettings.defaults().withIoThreads(ioThreads)));
         System.out.println("READY " + node.endpoint());
         System.out.flush();
         while (System.in.read() >= 0) {

@@ -9,7 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** A tiny end-to-end run of {@code bench kv}: a node process, every Tiffin target and the socket baselines. */
+/**
+ * A tiny end-to-end run of {@code bench kv}: a node process (with its event-loop count set), every Tiffin
+ * target including the data-plane-only get, and the socket baselines.
+ */
 class BenchKvCommandTest {
     @TempDir
     Path tempDir;
@@ -19,13 +22,14 @@ class BenchKvCommandTest {
         Path csv = tempDir.resolve("kv.csv");
         int code = new CommandLine(new BenchKvCommand()).execute("--sizes", "4KiB", "--nodes", "1",
                 "--segment-size", "64MiB", "--duration", "0.3", "--warmup", "0", "--cluster-warmup", "0.3",
-                "--clients", "2", "--batch-size", "4", "--spread-baseline", "--csv", csv.toString());
+                "--clients", "2", "--batch-size", "4", "--spread-baseline", "--data-plane", "--node-io-threads", "2",
+                "--csv", csv.toString());
         assertThat(code).isZero();
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.getFirst()).isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us");
         List<String> rows = lines.subList(1, lines.size());
         assertThat(rows).extracting(l -> l.substring(0, l.indexOf(',', l.indexOf(',') + 1))).containsExactly(
-                "tiffin-remote,put", "tiffin-remote,get", "tiffin-remote,batch_get", "socket,put", "socket,get",
+                "tiffin-remote,put", "tiffin-remote,get", "tiffin-data-plane,get", "tiffin-remote,batch_get", "socket,put", "socket,get",
                 "socket-spread,get", "memcpy,get", "tiffin-local,put", "tiffin-local,get", "tiffin-local,batch_get");
         for (String row : rows) {
             String[] f = row.split(",");
@@ -38,5 +42,6 @@ class BenchKvCommandTest {
     void badFlagsAreRejected() {
         assertThat(new CommandLine(new BenchKvCommand()).execute("--clients", "0")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--cluster-warmup", "-1")).isEqualTo(2);
+        assertThat(new CommandLine(new BenchKvCommand()).execute("--node-io-threads", "-1")).isEqualTo(2);
     }
 }
