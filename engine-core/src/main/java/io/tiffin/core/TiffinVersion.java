@@ -6,7 +6,7 @@ public final class TiffinVersion {
     public static final String VERSION = "0.1.0";
 
     /** Wire protocol version, checked in the connection handshake. */
-    public static final int PROTOCOL_VERSION = 1;
+    public static final int PROTOCOL_VERSION = 2;
 
     private TiffinVersion() {
     }

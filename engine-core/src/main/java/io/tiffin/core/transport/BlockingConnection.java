@@ -55,6 +55,8 @@ public final class BlockingConnection implements AutoCloseable {
     private final TransportSettings settings;
     private final ByteBuffer header = ByteBuffer.allocateDirect(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE);
     private ByteBuffer control = ByteBuffer.allocateDirect(4096);
+    /** Padding bytes: zeros to send, scratch to receive (their content is not checked). */
+    private final ByteBuffer pad = ByteBuffer.allocateDirect(FrameCodec.ALIGNMENT);
     private ByteBuffer staging;
     private long nextRequestId = 1;
     /** Deadline of the call in progress ({@link System#nanoTime()}), or 0 when idle. */
@@ -268,47 +270,63 @@ public final class BlockingConnection implements AutoCloseable {
             throws IOException {
         int controlLength = request == null ? 0 : request.getSerializedSize();
         long bulkLength = bulkOut == null ? 0 : bulkOut.byteSize();
-        long length = (long) FrameCodec.HEADER_SIZE + controlLength + bulkLength;
+        long length = FrameCodec.frameSize(controlLength, bulkLength) - FrameCodec.LENGTH_FIELD_SIZE;
         if (length > settings.maxFrameSize()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "a " + opcode + " request of " + length
                     + " bytes exceeds the transport frame limit of " + settings.maxFrameSize() + " bytes");
         }
-        ByteBuffer out = controlBuffer(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE + controlLength);
+        // without bulk, the head is the whole frame (control and tail padding); with bulk, up to the bulk
+        int head = (int) (bulkLength == 0 ? length + FrameCodec.LENGTH_FIELD_SIZE
+                : FrameCodec.bulkOffset(controlLength, bulkLength));
+        ByteBuffer out = controlBuffer(head);
         out.putInt((int) length)
                 .put((byte) TiffinVersion.PROTOCOL_VERSION)
                 .put((byte) Frame.Kind.REQUEST.code())
                 .putShort((short) opcode.code())
                 .putLong(requestId)
                 .putInt(0)
-                .putInt(controlLength);
+                .putInt(controlLength)
+                .putInt((int) bulkLength);
         if (controlLength > 0) {
             CodedOutputStream cos = CodedOutputStream.newInstance(out);
             request.writeTo(cos);
             cos.flush();
         }
+        while (out.position() < head) {
+            out.put((byte) 0);
+        }
         out.flip();
         if (bulkLength == 0) {
             writeFully(out);
-        } else if (bulkOut.isNative()) {
-            ByteBuffer bulk = bulkOut.asByteBuffer();
-            ByteBuffer[] both = {out, bulk};
-            while (bulk.hasRemaining()) {
-                channel.write(both);
-            }
-        } else {
-            writeFully(out);
-            ByteBuffer stage = staging();
-            for (long off = 0; off < bulkLength; off += STAGING_SIZE) {
-                int len = (int) Math.min(STAGING_SIZE, bulkLength - off);
-                stage.clear().limit(len);
-                MemorySegment.copy(bulkOut, off, MemorySegment.ofBuffer(stage), 0, len);
-                writeFully(stage);
-            }
+            return;
         }
+        ByteBuffer tail = padding(FrameCodec.padding(bulkLength));
+        if (bulkOut.isNative()) {
+            ByteBuffer bulk = bulkOut.asByteBuffer();
+            ByteBuffer[] all = {out, bulk, tail};
+            while (tail.hasRemaining() || bulk.hasRemaining()) {
+                channel.write(all);
+            }
+            return;
+        }
+        writeFully(out);
+        ByteBuffer stage = staging();
+        for (long off = 0; off < bulkLength; off += STAGING_SIZE) {
+            int len = (int) Math.min(STAGING_SIZE, bulkLength - off);
+            stage.clear().limit(len);
+            MemorySegment.copy(bulkOut, off, MemorySegment.ofBuffer(stage), 0, len);
+            writeFully(stage);
+        }
+        writeFully(tail);
+    }
+
+    /** {@code n} (0 to 63) bytes of the zero padding buffer, positioned for reading or writing. */
+    private ByteBuffer padding(int n) {
+        return pad.clear().limit(n);
     }
 
     /** The fields of an answer's header. */
-    private record Header(long requestId, int length, int status, int controlLength) {
+    private record Header(long requestId, int length, int status, int controlLength, int bulkLength) {
     }
 
     private <T extends MessageLite> T readAnswer(Opcode opcode, long requestId, Parser<T> parser,
@@ -346,16 +364,26 @@ public final class BlockingConnection implements AutoCloseable {
                 || controlLength > FrameCodec.maxControlSize(settings.maxFrameSize())) {
             throw malformed(opcode, "control length " + controlLength + " does not fit a frame of " + length);
         }
-        return new Header(header.getLong(8), length, header.getInt(16), controlLength);
+        int bulkLength = header.getInt(24);
+        if (bulkLength < 0
+                || FrameCodec.frameSize(controlLength, bulkLength) != (long) FrameCodec.LENGTH_FIELD_SIZE + length) {
+            throw malformed(opcode, "frame length " + length + " does not match control length " + controlLength
+                    + " and bulk length " + bulkLength + " with " + FrameCodec.ALIGNMENT + "-byte padding");
+        }
+        return new Header(header.getLong(8), length, header.getInt(16), controlLength, bulkLength);
     }
 
     private <T extends MessageLite> T readBody(Opcode opcode, Header h, Parser<T> parser, MemorySegment bulkIn)
             throws IOException {
-        ByteBuffer ctl = controlBuffer(h.controlLength);
-        ctl.limit(h.controlLength);
+        long bulkLength = h.bulkLength;
+        // the control part with the padding after it: up to the bulk, or to the frame's end without bulk
+        int head = (int) (bulkLength == 0 ? h.length - FrameCodec.HEADER_SIZE
+                : FrameCodec.bulkOffset(h.controlLength, bulkLength) - FrameCodec.LENGTH_FIELD_SIZE
+                - FrameCodec.HEADER_SIZE);
+        ByteBuffer ctl = controlBuffer(head);
+        ctl.limit(head);
         readFully(ctl);
-        ctl.flip();
-        long bulkLength = (long) h.length - FrameCodec.HEADER_SIZE - h.controlLength;
+        ctl.flip().limit(h.controlLength);
         ErrorCode status = ErrorCode.fromValue(h.status);
         if (!status.isOk()) {
             String message = "";
@@ -364,7 +392,7 @@ public final class BlockingConnection implements AutoCloseable {
             } catch (InvalidProtocolBufferException e) {
                 // keep the status alone
             }
-            skip(bulkLength);
+            skip(bulkLength > 0 ? bulkLength + FrameCodec.padding(bulkLength) : 0);
             throw new TiffinException(status, message.isEmpty() ? status.name() + ": " + status.hint() : message);
         }
         if (bulkLength > 0) {
@@ -375,6 +403,7 @@ public final class BlockingConnection implements AutoCloseable {
                         + " were expected; closed the connection");
             }
             readBulk(bulkIn, bulkLength);
+            readFully(padding(FrameCodec.padding(bulkLength)));
         }
         if (parser == null) {
             return null;

@@ -224,13 +224,13 @@ class BlockingConnectionTest {
         Thread t = Thread.ofPlatform().daemon().start(() -> {
             try (java.nio.channels.SocketChannel ch = server.accept()) {
                 for (int frame = 0; frame < 2; frame++) {
-                    java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(24);
+                    java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(28);
                     while (head.hasRemaining()) {
                         if (ch.read(head) < 0) {
                             return;
                         }
                     }
-                    java.nio.ByteBuffer rest = java.nio.ByteBuffer.allocate(head.getInt(0) - 20);
+                    java.nio.ByteBuffer rest = java.nio.ByteBuffer.allocate(head.getInt(0) - 24);
                     while (rest.hasRemaining()) {
                         ch.read(rest);
                     }
@@ -239,10 +239,11 @@ class BlockingConnectionTest {
                     if (frame == 0) {
                         byte[] hello = io.tiffin.core.transport.proto.HelloReply.newBuilder()
                                 .setProtocolVersion(io.tiffin.core.TiffinVersion.PROTOCOL_VERSION).build().toByteArray();
-                        out = java.nio.ByteBuffer.allocate(24 + hello.length).putInt(20 + hello.length)
+                        int size = (int) FrameCodec.frameSize(hello.length, 0);
+                        out = java.nio.ByteBuffer.allocate(size).putInt(size - 4)
                                 .put((byte) io.tiffin.core.TiffinVersion.PROTOCOL_VERSION).put((byte) 1)
                                 .putShort((short) Opcode.HELLO.code()).putLong(id).putInt(0).putInt(hello.length)
-                                .put(hello).flip();
+                                .putInt(0).put(hello).position(size).flip();
                     } else {
                         out = reply.apply(id);
                     }
@@ -259,20 +260,22 @@ class BlockingConnectionTest {
         return "127.0.0.1:" + ((java.net.InetSocketAddress) server.getLocalAddress()).getPort();
     }
 
+    /** A 64-byte frame without control or bulk whose header says {@code length} and the other fields. */
     private static java.nio.ByteBuffer frame(int length, int version, int kind, Opcode opcode, long id) {
-        return java.nio.ByteBuffer.allocate(24).putInt(length).put((byte) version).put((byte) kind)
-                .putShort((short) opcode.code()).putLong(id).putInt(0).putInt(0).flip();
+        return java.nio.ByteBuffer.allocate(64).putInt(length).put((byte) version).put((byte) kind)
+                .putShort((short) opcode.code()).putLong(id).putInt(0).putInt(0).putInt(0).position(64).flip();
     }
 
     @Test
     void malformedAnswersFailTheCallAndCloseTheConnection() throws Exception {
         int v = io.tiffin.core.TiffinVersion.PROTOCOL_VERSION;
         Map<String, java.util.function.LongFunction<java.nio.ByteBuffer>> cases = new java.util.LinkedHashMap<>();
-        cases.put("opcode", id -> frame(20, v, 1, Opcode.DATA_WRITE, id));
-        cases.put("request", id -> frame(20, v, 1, Opcode.PING, id + 5));
-        cases.put("version", id -> frame(20, v + 1, 1, Opcode.PING, id));
+        cases.put("opcode", id -> frame(60, v, 1, Opcode.DATA_WRITE, id));
+        cases.put("request", id -> frame(60, v, 1, Opcode.PING, id + 5));
+        cases.put("version", id -> frame(60, v + 1, 1, Opcode.PING, id));
         cases.put("frame length", id -> frame(3, v, 1, Opcode.PING, id));
-        cases.put("the server sent a request", id -> frame(20, v, 0, Opcode.PING, id));
+        cases.put("64-byte padding", id -> frame(44, v, 1, Opcode.PING, id));
+        cases.put("the server sent a request", id -> frame(60, v, 0, Opcode.PING, id));
         for (var c : cases.entrySet()) {
             String address = rawServer(c.getValue());
             BlockingConnectionPool pool = pool(settings().withRpcTimeout(Duration.ofSeconds(5)));

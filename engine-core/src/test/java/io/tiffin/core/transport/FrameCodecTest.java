@@ -44,12 +44,14 @@ class FrameCodecTest {
             part.release();
             parts++;
         }
-        assertThat(parts).isBetween(1, 2);
+        assertThat(parts).isBetween(1, 3);
         assertThat(channel.finish()).isFalse();
         return all;
     }
 
-    private static ByteBuf header(int length, int version, int kind, int opcode, long id, int status, int controlLength) {
+    /** The 28 bytes of length field and header, with every field as given (valid or not). */
+    private static ByteBuf header(int length, int version, int kind, int opcode, long id, int status, int controlLength,
+                                  int bulkLength) {
         return Unpooled.buffer()
                 .writeInt(length)
                 .writeByte(version)
@@ -57,7 +59,15 @@ class FrameCodecTest {
                 .writeShort(opcode)
                 .writeLong(id)
                 .writeInt(status)
-                .writeInt(controlLength);
+                .writeInt(controlLength)
+                .writeInt(bulkLength);
+    }
+
+    /** A whole well-formed frame without bulk: header, {@code control}, zero padding to 64 bytes. */
+    private static ByteBuf frame(int version, int kind, int opcode, long id, int status, byte[] control) {
+        int size = (int) FrameCodec.frameSize(control.length, 0);
+        ByteBuf b = header(size - 4, version, kind, opcode, id, status, control.length, 0).writeBytes(control);
+        return b.writeZero(size - b.readableBytes());
     }
 
     @Test
@@ -67,11 +77,16 @@ class FrameCodecTest {
         DataRequest control = DataRequest.newBuilder().setSegment("seg-1").setOffset(4096).setLength(1024).build();
         ByteBuf bulk = PooledByteBufAllocator.DEFAULT.directBuffer(1024).writeBytes(bulkBytes);
         ByteBuf wire = encode(Frame.request(Opcode.DATA_WRITE, 42, control, bulk));
-        assertThat(wire.readableBytes()).isEqualTo(4 + 20 + control.getSerializedSize() + 1024);
-        assertThat(wire.getInt(0)).isEqualTo(20 + control.getSerializedSize() + 1024);
+        // 28-byte header + control, padded to 64; the bulk; padding to 64 (1024 needs none)
+        int c = control.getSerializedSize();
+        assertThat(wire.readableBytes()).isEqualTo(64 + 1024).isEqualTo((int) FrameCodec.frameSize(c, 1024));
+        assertThat(wire.getInt(0)).isEqualTo(64 + 1024 - 4);
         assertThat(wire.getUnsignedByte(4)).isEqualTo((short) TiffinVersion.PROTOCOL_VERSION);
         assertThat(wire.getUnsignedShort(6)).isEqualTo(Opcode.DATA_WRITE.code());
-        assertThat(wire.getInt(20)).isEqualTo(control.getSerializedSize());
+        assertThat(wire.getInt(20)).isEqualTo(c);
+        assertThat(wire.getInt(24)).isEqualTo(1024);
+        assertThat(ByteBufUtil.getBytes(wire, 28 + c, 64 - 28 - c)).containsOnly(0);
+        assertThat(ByteBufUtil.getBytes(wire, 64, 1024)).isEqualTo(bulkBytes);
 
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(MAX));
         while (wire.isReadable()) {
@@ -99,7 +114,8 @@ class FrameCodecTest {
         ByteBuf first = encode(Frame.response(Opcode.REMOVE, Long.MAX_VALUE, ErrorCode.OBJECT_NOT_FOUND,
                 ErrorReply.newBuilder().setMessage("no such key").build(), null));
         ByteBuf second = encode(Frame.response(Opcode.PING, -1, ErrorCode.OK, null, null));
-        assertThat(second.readableBytes()).isEqualTo(24);
+        assertThat(first.readableBytes() % 64).isZero();
+        assertThat(second.readableBytes()).isEqualTo(64);
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(MAX));
         decoder.writeInbound(Unpooled.wrappedBuffer(first, second));
         Frame a = decoder.readInbound();
@@ -123,7 +139,7 @@ class FrameCodecTest {
 
     @Test
     void unknownStatusInResponseBecomesInternalError() {
-        ByteBuf wire = header(20, TiffinVersion.PROTOCOL_VERSION, 1, Opcode.PING.code(), 7, -424242, 0);
+        ByteBuf wire = frame(TiffinVersion.PROTOCOL_VERSION, 1, Opcode.PING.code(), 7, -424242, new byte[0]);
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(MAX));
         decoder.writeInbound(wire);
         Frame frame = decoder.readInbound();
@@ -134,8 +150,8 @@ class FrameCodecTest {
 
     @Test
     void garbledControlFailsWithDeserializeFail() {
-        ByteBuf wire = header(23, TiffinVersion.PROTOCOL_VERSION, 0, Opcode.HELLO.code(), 1, 0, 3)
-                .writeBytes(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
+        ByteBuf wire = frame(TiffinVersion.PROTOCOL_VERSION, 0, Opcode.HELLO.code(), 1, 0,
+                new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(MAX));
         decoder.writeInbound(wire);
         Frame frame = decoder.readInbound();
@@ -153,27 +169,32 @@ class FrameCodecTest {
     void everyHeaderViolationClosesTheChannel() {
         int v = TiffinVersion.PROTOCOL_VERSION;
         int ping = Opcode.PING.code();
-        assertRejected(MAX, header(19, v, 0, ping, 1, 0, 0), "length shorter than header");
-        assertRejected(MAX, header(-5, v, 0, ping, 1, 0, 0), "negative length");
+        assertRejected(MAX, header(23, v, 0, ping, 1, 0, 0, 0), "length shorter than header");
+        assertRejected(MAX, header(-5, v, 0, ping, 1, 0, 0, 0), "negative length");
         assertRejected(MAX, Unpooled.buffer().writeInt(MAX + 1), "length over maxFrameSize, prefix only");
-        assertRejected(MAX, header(MAX + 1, v, 0, ping, 1, 0, 0), "length over maxFrameSize");
-        assertRejected(MAX, header(20, v + 1, 0, ping, 1, 0, 0), "wrong version");
-        assertRejected(MAX, header(20, 0, 0, ping, 1, 0, 0), "version 0");
-        assertRejected(MAX, header(20, v, 2, ping, 1, 0, 0), "unknown kind");
-        assertRejected(MAX, header(20, v, 0, 999, 1, 0, 0), "unknown opcode");
-        assertRejected(MAX, header(20, v, 0, 0, 1, 0, 0), "opcode 0");
-        assertRejected(MAX, header(20, v, 0, ping, 1, ErrorCode.INTERNAL_ERROR.value(), 0), "status in request");
-        assertRejected(MAX, header(30, v, 0, ping, 1, 0, -1), "negative control length");
-        assertRejected(MAX, header(30, v, 0, ping, 1, 0, 11), "control longer than frame");
+        assertRejected(MAX, header(MAX + 1, v, 0, ping, 1, 0, 0, 0), "length over maxFrameSize");
+        assertRejected(MAX, frame(v + 1, 0, ping, 1, 0, new byte[0]), "wrong version");
+        assertRejected(MAX, frame(1, 0, ping, 1, 0, new byte[0]), "version 1 (no padding)");
+        assertRejected(MAX, frame(0, 0, ping, 1, 0, new byte[0]), "version 0");
+        assertRejected(MAX, frame(v, 2, ping, 1, 0, new byte[0]), "unknown kind");
+        assertRejected(MAX, frame(v, 0, 999, 1, 0, new byte[0]), "unknown opcode");
+        assertRejected(MAX, frame(v, 0, 0, 1, 0, new byte[0]), "opcode 0");
+        assertRejected(MAX, frame(v, 0, ping, 1, ErrorCode.INTERNAL_ERROR.value(), new byte[0]), "status in request");
+        assertRejected(MAX, header(60, v, 0, ping, 1, 0, -1, 0), "negative control length");
+        assertRejected(MAX, header(60, v, 0, ping, 1, 0, 37, 0), "control longer than frame");
+        assertRejected(MAX, header(60, v, 0, ping, 1, 0, 0, -1), "negative bulk length");
+        assertRejected(MAX, header(61, v, 0, ping, 1, 0, 0, 0), "frame not a multiple of 64 bytes");
+        assertRejected(MAX, header(60, v, 0, ping, 1, 0, 0, 10), "bulk without its padding");
+        assertRejected(MAX, header(188, v, 0, ping, 1, 0, 0, 10), "padding after the bulk too long");
         int big = 32 * 1024 * 1024;
-        assertRejected(big, header(FrameCodec.MAX_CONTROL_SIZE + 21, v, 0, ping, 1, 0,
-                FrameCodec.MAX_CONTROL_SIZE + 1), "control over 16 MiB");
+        assertRejected(big, header(FrameCodec.MAX_CONTROL_SIZE + 60, v, 0, ping, 1, 0,
+                FrameCodec.MAX_CONTROL_SIZE + 1, 0), "control over 16 MiB");
     }
 
     private static void assertRejected(int maxFrameSize, ByteBuf wire, String what) {
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(maxFrameSize));
         // Bytes after the bad header must be discarded, not parsed as another frame.
-        ByteBuf valid = header(20, TiffinVersion.PROTOCOL_VERSION, 0, Opcode.PING.code(), 2, 0, 0);
+        ByteBuf valid = frame(TiffinVersion.PROTOCOL_VERSION, 0, Opcode.PING.code(), 2, 0, new byte[0]);
         decoder.writeInbound(Unpooled.wrappedBuffer(wire, valid));
         assertThat(decoder.<Object>readInbound()).as(what).isNull();
         assertThat(decoder.isOpen()).as(what + ": channel closed").isFalse();
@@ -182,7 +203,8 @@ class FrameCodecTest {
 
     @Test
     void truncatedFrameYieldsNothingAndReleasesEverything() {
-        ByteBuf wire = header(120, TiffinVersion.PROTOCOL_VERSION, 0, Opcode.PING.code(), 1, 0, 0)
+        // a frame with 100 bulk bytes is 64 + 100 + 28 padding = 192 bytes; only 40 after the header arrive
+        ByteBuf wire = header(188, TiffinVersion.PROTOCOL_VERSION, 0, Opcode.PING.code(), 1, 0, 0, 100)
                 .writeBytes(new byte[40]);
         EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(MAX));
         decoder.writeInbound(wire);
