@@ -96,6 +96,12 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " as Tiffin reads (about 128 MiB, cold in the CPU caches) instead of one buffer per connection")
     boolean spreadBaseline;
 
+    @Option(names = "--socket-prefix", defaultValue = "0",
+            description = "also measure target socket-prefixed: the socket get with this many bytes sent before each"
+                    + " value, as a frame header would be (0 = off); shows what a value misaligned in the byte"
+                    + " stream costs the kernel's copies (Tiffin pads its frames to 64 bytes for this)")
+    int socketPrefix;
+
     @Option(names = "--data-plane",
             description = "also measure target tiffin-data-plane: the remote get's node read alone (a DATA_READ to"
                     + " the replica the master named, located once before the case; no lookup per get), to split"
@@ -151,8 +157,9 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (nodeIoThreads < 0) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--node-io-threads must be >= 0");
+        if (nodeIoThreads < 0 || socketPrefix < 0 || socketPrefix > 4096) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--node-io-threads must be >= 0 and"
+                    + " --socket-prefix between 0 and 4096");
         }
         if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0 || clusterWarmup < 0) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--nodes, --clients and --batch-size"
@@ -172,7 +179,7 @@ public final class BenchKvCommand implements Callable<Integer> {
                     clients, duration, warmup);
             try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
                          TransportSettings.defaults(), 16L << 20, false));
-                 SocketBaseline socket = new SocketBaseline(maxOf(valueSizes),
+                 SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
@@ -456,6 +463,26 @@ public final class BenchKvCommand implements Callable<Integer> {
                 };
             });
         }
+        if (socketPrefix > 0) {
+            measure("socket-prefixed", "get", size, 1, t -> {
+                SocketChannel ch = socket.connect();
+                ByteBuffer prefix = ByteBuffer.allocateDirect(socketPrefix);
+                ByteBuffer dst = arena.allocate(size, 64).asByteBuffer();
+                ByteBuffer[] both = {prefix, dst};
+                ByteBuffer header = ByteBuffer.allocateDirect(16);
+                return i -> {
+                    header.clear().putLong(0, size).putLong(8, SocketBaseline.PREFIXED);
+                    SocketBaseline.writeFully(ch, header);
+                    prefix.clear();
+                    dst.clear();
+                    while (dst.hasRemaining()) {
+                        if (ch.read(both) < 0) {
+                            throw new IOException("connection closed");
+                        }
+                    }
+                };
+            });
+        }
     }
 
     private void benchMemcpy(MemorySegment value, long size, Arena arena) throws Exception {
@@ -644,18 +671,28 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     /**
      * A plain loopback TCP server for the socket baseline: per connection a thread that reads a 16-byte
-     * request (n, offset) — n > 0: send n bytes, from the connection's one buffer when offset < 0, else
-     * from the spread values at offset; n < 0: receive -n bytes, answer one byte. Thread-safe; {@link
+     * request (n, offset) — n > 0: send n bytes, from the connection's one buffer when offset is -1, the
+     * same preceded by the prefix bytes when it is {@link #PREFIXED}, else from the spread values at
+     * offset; n < 0: receive -n bytes, answer one byte. Thread-safe; {@link
      * #close()} stops it.
      */
     static final class SocketBaseline implements AutoCloseable {
         private final ServerSocketChannel server;
+        private final int prefixBytes;
         private final ByteBuffer data;
         /** Distinct values for the spread baseline (random bytes), or null. */
         private final ByteBuffer spread;
         private final List<SocketChannel> channels = new ArrayList<>();
 
+        /** Request offset asking for the connection's one buffer preceded by the prefix bytes. */
+        static final long PREFIXED = -2;
+
         SocketBaseline(long maxSize, long spreadBytes) throws IOException {
+            this(maxSize, 0, spreadBytes);
+        }
+
+        SocketBaseline(long maxSize, int prefixBytes, long spreadBytes) throws IOException {
+            this.prefixBytes = prefixBytes;
             server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
             data = ByteBuffer.allocateDirect((int) maxSize);
             spread = spreadBytes > 0 ? ByteBuffer.allocateDirect((int) spreadBytes) : null;
@@ -703,12 +740,18 @@ public final class BenchKvCommand implements Callable<Integer> {
             ByteBuffer mine = data.duplicate();
             ByteBuffer values = spread == null ? null : spread.duplicate();
             ByteBuffer sink = ByteBuffer.allocateDirect(data.capacity());
+            ByteBuffer prefix = ByteBuffer.allocateDirect(Math.max(1, prefixBytes));
             try {
                 while (true) {
                     readFully(ch, header.clear());
                     long n = header.getLong(0);
                     long offset = header.getLong(8);
-                    if (n > 0 && offset >= 0 && values != null) {
+                    if (n > 0 && offset == PREFIXED) {
+                        ByteBuffer[] both = {prefix.clear().limit(prefixBytes), mine.clear().limit((int) n)};
+                        while (both[1].hasRemaining()) {
+                            ch.write(both);
+                        }
+                    } else if (n > 0 && offset >= 0 && values != null) {
                         writeFully(ch, values.clear().position((int) offset).limit((int) (offset + n)));
                     } else if (n > 0) {
                         writeFully(ch, mine.clear().limit((int) n));

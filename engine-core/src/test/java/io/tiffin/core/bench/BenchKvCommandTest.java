@@ -22,7 +22,7 @@ class BenchKvCommandTest {
         Path csv = tempDir.resolve("kv.csv");
         int code = new CommandLine(new BenchKvCommand()).execute("--sizes", "4KiB", "--nodes", "1",
                 "--segment-size", "64MiB", "--duration", "0.3", "--warmup", "0", "--cluster-warmup", "0.3",
-                "--clients", "2", "--batch-size", "4", "--spread-baseline", "--data-plane", "--node-io-threads", "2",
+                "--clients", "2", "--batch-size", "4", "--spread-baseline", "--data-plane", "--node-io-threads", "2", "--socket-prefix", "24",
                 "--csv", csv.toString());
         assertThat(code).isZero();
         List<String> lines = Files.readAllLines(csv);
@@ -30,7 +30,7 @@ class BenchKvCommandTest {
         List<String> rows = lines.subList(1, lines.size());
         assertThat(rows).extracting(l -> l.substring(0, l.indexOf(',', l.indexOf(',') + 1))).containsExactly(
                 "tiffin-remote,put", "tiffin-remote,get", "tiffin-data-plane,get", "tiffin-remote,batch_get", "socket,put", "socket,get",
-                "socket-spread,get", "memcpy,get", "tiffin-local,put", "tiffin-local,get", "tiffin-local,batch_get");
+                "socket-spread,get", "socket-prefixed,get", "memcpy,get", "tiffin-local,put", "tiffin-local,get", "tiffin-local,batch_get");
         for (String row : rows) {
             String[] f = row.split(",");
             assertThat(f[2]).isEqualTo("4096");
@@ -43,5 +43,6 @@ class BenchKvCommandTest {
         assertThat(new CommandLine(new BenchKvCommand()).execute("--clients", "0")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--cluster-warmup", "-1")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--node-io-threads", "-1")).isEqualTo(2);
+        assertThat(new CommandLine(new BenchKvCommand()).execute("--socket-prefix", "-1")).isEqualTo(2);
     }
 }
