@@ -97,9 +97,9 @@ public final class BenchKvCommand implements Callable<Integer> {
     boolean spreadBaseline;
 
     @Option(names = "--socket-prefix", defaultValue = "0",
-            description = "also measure target socket-prefixed: the socket get with this many bytes sent before each"
-                    + " value, as a frame header would be (0 = off); shows what a value misaligned in the byte"
-                    + " stream costs the kernel's copies (Tiffin pads its frames to 64 bytes for this)")
+            description = "also measure target socket-prefixed: the socket-spread get with this many bytes sent"
+                    + " before each value, as a frame header would be (0 = off); shows what a value misaligned in the"
+                    + " byte stream costs the kernel's copies (Tiffin pads its frames to 64 bytes for this)")
     int socketPrefix;
 
     @Option(names = "--data-plane",
@@ -180,7 +180,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
                          TransportSettings.defaults(), 16L << 20, false));
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
-                         spreadBaseline ? maxWorkingSet(valueSizes) : 0)) {
+                         spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
@@ -464,14 +464,16 @@ public final class BenchKvCommand implements Callable<Integer> {
             });
         }
         if (socketPrefix > 0) {
+            int keys = keyCount(size);
             measure("socket-prefixed", "get", size, 1, t -> {
                 SocketChannel ch = socket.connect();
                 ByteBuffer prefix = ByteBuffer.allocateDirect(socketPrefix);
                 ByteBuffer dst = arena.allocate(size, 64).asByteBuffer();
                 ByteBuffer[] both = {prefix, dst};
                 ByteBuffer header = ByteBuffer.allocateDirect(16);
+                SplittableRandom r = new SplittableRandom(t);
                 return i -> {
-                    header.clear().putLong(0, size).putLong(8, SocketBaseline.PREFIXED);
+                    header.clear().putLong(0, size).putLong(8, SocketBaseline.PREFIXED | (r.nextInt(keys) * size));
                     SocketBaseline.writeFully(ch, header);
                     prefix.clear();
                     dst.clear();
@@ -671,9 +673,9 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     /**
      * A plain loopback TCP server for the socket baseline: per connection a thread that reads a 16-byte
-     * request (n, offset) — n > 0: send n bytes, from the connection's one buffer when offset is -1, the
-     * same preceded by the prefix bytes when it is {@link #PREFIXED}, else from the spread values at
-     * offset; n < 0: receive -n bytes, answer one byte. Thread-safe; {@link
+     * request (n, offset) — n > 0: send n bytes, from the connection's one buffer when offset is -1, else
+     * from the spread values at offset, preceded by the prefix bytes when offset has the {@link #PREFIXED}
+     * flag; n < 0: receive -n bytes, answer one byte. Thread-safe; {@link
      * #close()} stops it.
      */
     static final class SocketBaseline implements AutoCloseable {
@@ -684,8 +686,8 @@ public final class BenchKvCommand implements Callable<Integer> {
         private final ByteBuffer spread;
         private final List<SocketChannel> channels = new ArrayList<>();
 
-        /** Request offset asking for the connection's one buffer preceded by the prefix bytes. */
-        static final long PREFIXED = -2;
+        /** Flag in a request's offset: send the spread value at the offset preceded by the prefix bytes. */
+        static final long PREFIXED = 1L << 62;
 
         SocketBaseline(long maxSize, long spreadBytes) throws IOException {
             this(maxSize, 0, spreadBytes);
@@ -746,8 +748,9 @@ public final class BenchKvCommand implements Callable<Integer> {
                     readFully(ch, header.clear());
                     long n = header.getLong(0);
                     long offset = header.getLong(8);
-                    if (n > 0 && offset == PREFIXED) {
-                        ByteBuffer[] both = {prefix.clear().limit(prefixBytes), mine.clear().limit((int) n)};
+                    if (n > 0 && offset >= 0 && (offset & PREFIXED) != 0) {
+                        int at = (int) (offset & ~PREFIXED);
+                        ByteBuffer[] both = {prefix.clear().limit(prefixBytes), values.clear().position(at).limit((int) (at + n))};
                         while (both[1].hasRemaining()) {
                             ch.write(both);
                         }
