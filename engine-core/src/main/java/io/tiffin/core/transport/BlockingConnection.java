@@ -55,8 +55,10 @@ public final class BlockingConnection implements AutoCloseable {
     private final TransportSettings settings;
     private final ByteBuffer header = ByteBuffer.allocateDirect(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE);
     private ByteBuffer control = ByteBuffer.allocateDirect(4096);
-    /** Padding bytes: zeros to send, scratch to receive (their content is not checked). */
-    private final ByteBuffer pad = ByteBuffer.allocateDirect(FrameCodec.ALIGNMENT);
+    /** Zero padding to send; never written to. */
+    private final ByteBuffer zeros = ByteBuffer.allocateDirect(FrameCodec.ALIGNMENT);
+    /** Scratch for padding received after a bulk part (its content is not checked). */
+    private final ByteBuffer padIn = ByteBuffer.allocateDirect(FrameCodec.ALIGNMENT);
     private ByteBuffer staging;
     private long nextRequestId = 1;
     /** Deadline of the call in progress ({@link System#nanoTime()}), or 0 when idle. */
@@ -300,7 +302,7 @@ public final class BlockingConnection implements AutoCloseable {
             writeFully(out);
             return;
         }
-        ByteBuffer tail = padding(FrameCodec.padding(bulkLength));
+        ByteBuffer tail = zeros.clear().limit(FrameCodec.padding(bulkLength));
         if (bulkOut.isNative()) {
             ByteBuffer bulk = bulkOut.asByteBuffer();
             ByteBuffer[] all = {out, bulk, tail};
@@ -318,11 +320,6 @@ public final class BlockingConnection implements AutoCloseable {
             writeFully(stage);
         }
         writeFully(tail);
-    }
-
-    /** {@code n} (0 to 63) bytes of the zero padding buffer, positioned for reading or writing. */
-    private ByteBuffer padding(int n) {
-        return pad.clear().limit(n);
     }
 
     /** The fields of an answer's header. */
@@ -403,7 +400,7 @@ public final class BlockingConnection implements AutoCloseable {
                         + " were expected; closed the connection");
             }
             readBulk(bulkIn, bulkLength);
-            readFully(padding(FrameCodec.padding(bulkLength)));
+            readFully(padIn.clear().limit(FrameCodec.padding(bulkLength)));
         }
         if (parser == null) {
             return null;
