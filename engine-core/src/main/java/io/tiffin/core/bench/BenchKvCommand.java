@@ -41,7 +41,10 @@ import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisProtocol;
 
 /**
  * {@code tiffin bench kv}: put, get and batch get end to end through a cluster on loopback, and in the
@@ -502,7 +505,7 @@ public final class BenchKvCommand implements Callable<Integer> {
         int keys = keyCount(size);
         byte[][] names = new byte[keys][];
         String prefix = "tiffin-bench-" + Long.toHexString(System.nanoTime()) + "-" + size + "-";
-        try (Jedis j = new Jedis(hp[0], Integer.parseInt(hp[1]))) {
+        try (Jedis j = redisConnection(hp)) {
             for (int k = 0; k < keys; k++) {
                 names[k] = (prefix + k).getBytes(StandardCharsets.UTF_8);
                 j.set(names[k], value);
@@ -541,7 +544,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             });
         } finally {
             open.forEach(Jedis::close);
-            try (Jedis j = new Jedis(hp[0], Integer.parseInt(hp[1]))) {
+            try (Jedis j = redisConnection(hp)) {
                 j.del(names);
                 for (int t = 0; t < clients; t++) {
                     for (int k = 0; k < 4; k++) {
@@ -552,8 +555,14 @@ public final class BenchKvCommand implements Callable<Integer> {
         }
     }
 
+    /** A Redis connection speaking RESP2 (no protocol negotiation, so Jedis logs no warning per connection). */
+    private static Jedis redisConnection(String[] hp) {
+        return new Jedis(new HostAndPort(hp[0], Integer.parseInt(hp[1])),
+                DefaultJedisClientConfig.builder().protocol(RedisProtocol.RESP2).timeoutMillis(30_000).build());
+    }
+
     private static Jedis connectRedis(String[] hp, List<Jedis> open) {
-        Jedis j = new Jedis(hp[0], Integer.parseInt(hp[1]), 30_000);
+        Jedis j = redisConnection(hp);
         synchronized (open) {
             open.add(j);
         }
