@@ -12,6 +12,8 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.TiffinVersion;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.client.hotcache.LocalHotCache;
+import io.tiffin.core.master.InProcessMasters;
+import io.tiffin.core.master.MasterRpcService;
 import io.tiffin.core.node.LocalSegment;
 import io.tiffin.core.node.LocalSegmentDirectory;
 import io.tiffin.core.transport.Frame;
@@ -218,11 +220,26 @@ public final class TiffinClient implements KvStore {
         }
     }
 
-    /** A master call on a pooled blocking connection, driven by the calling thread. */
+    /**
+     * A master call on a pooled blocking connection, driven by the calling thread; with same-JVM
+     * shortcuts on ({@code localMemcpy}) and the master running in this JVM, a direct call instead
+     * ({@link InProcessMasters}).
+     */
     private <T extends com.google.protobuf.MessageLite> T rpc(Opcode op, com.google.protobuf.MessageLite req,
                                                               com.google.protobuf.Parser<T> parser) {
         checkOpen();
-        return direct.call(options.masterAddress(), op, req, parser);
+        MasterRpcService local = options.localMemcpy() ? InProcessMasters.find(options.masterAddress()) : null;
+        if (local == null) {
+            return direct.call(options.masterAddress(), op, req, parser);
+        }
+        com.google.protobuf.MessageLite reply = local.call(op, req);
+        try {
+            // through bytes, as over the wire: the reply's type is the parser's, whatever the handler built
+            return parser.parseFrom(reply == null ? com.google.protobuf.ByteString.EMPTY : reply.toByteString());
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "cannot decode the in-process master's "
+                    + op + " reply: " + e.getMessage(), e);
+        }
     }
 
     // ------------------------------------------------------------------ put

@@ -42,6 +42,7 @@ import io.tiffin.core.transport.proto.StatsReply;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
@@ -78,22 +79,63 @@ public final class MasterRpcService {
         MessageLite apply(Frame request) throws Exception;
     }
 
+    /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
+    private final Map<Opcode, Call> calls = new ConcurrentHashMap<>();
+
     private void bind(TransportServer server, Executor executor, Opcode op, Call call) {
+        calls.put(op, call);
         server.register(op, (request, responder) -> {
-            long start = System.nanoTime();
-            boolean ok = false;
+            MessageLite reply;
             try {
-                metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
-                MessageLite reply = call.apply(request);
-                responder.ok(reply);
-                metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
-                ok = true;
+                reply = invoke(op, call, request);
             } catch (TiffinException e) {
                 responder.fail(e.code(), e.getMessage());
-            } finally {
-                metrics.recordRequest(op, System.nanoTime() - start, ok);
+                return;
             }
+            responder.ok(reply);
         }, executor);
+    }
+
+    /** Runs {@code call} on {@code request} with the request metrics; the reply may be null (empty). */
+    private MessageLite invoke(Opcode op, Call call, Frame request) throws Exception {
+        long start = System.nanoTime();
+        boolean ok = false;
+        try {
+            metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
+            MessageLite reply = call.apply(request);
+            metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
+            ok = true;
+            return reply;
+        } finally {
+            metrics.recordRequest(op, System.nanoTime() - start, ok);
+        }
+    }
+
+    /**
+     * The master call {@code op} made from this JVM without the network (see {@link InProcessMasters}):
+     * the same handler, validation and metrics as over a connection; the reply comes back as an object
+     * (null = empty control part) and a failure as the {@link TiffinException} the connection would have
+     * carried. Runs on the caller's thread, like the handlers the server runs on its workers.
+     *
+     * @throws TiffinException the handler's failure; {@code INTERNAL_ERROR} for an unexpected exception
+     *     or an opcode this service does not serve
+     */
+    public MessageLite call(Opcode op, MessageLite request) {
+        Call call = calls.get(op);
+        if (call == null) {
+            throw new TiffinException(ErrorCode.INTERNAL_ERROR, "the master does not serve " + op);
+        }
+        Frame frame = Frame.request(op, 0, request, null);
+        try {
+            return invoke(op, call, frame);
+        } catch (TiffinException e) {
+            throw e.code().isOk() ? new TiffinException(ErrorCode.INTERNAL_ERROR, e.getMessage(), e) : e;
+        } catch (Exception e) {
+            throw new TiffinException(ErrorCode.INTERNAL_ERROR, "the " + op + " handler of the in-process master"
+                    + " failed: " + e + "; check the log", e);
+        } finally {
+            frame.release();
+        }
     }
 
     /**

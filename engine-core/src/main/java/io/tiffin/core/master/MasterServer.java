@@ -10,6 +10,8 @@ import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.util.Ticker;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -97,6 +99,7 @@ public final class MasterServer implements AutoCloseable {
 
     public static MasterServer start(Options options, Ticker ticker) {
         MasterServer m = new MasterServer(options, ticker);
+        InProcessMasters.register(m.inProcessAddresses(), m.rpc);
         LOG.info("Tiffin master listening on {} (admin HTTP {})", m.address(),
                 m.admin == null ? "off" : m.admin.address());
         return m;
@@ -140,6 +143,21 @@ public final class MasterServer implements AutoCloseable {
         return server.localAddress();
     }
 
+    /**
+     * The {@code host:port} forms clients may use for this master: the bound address, and for a
+     * loopback or wildcard bind also {@code 127.0.0.1} and {@code localhost}.
+     */
+    private List<String> inProcessAddresses() {
+        InetSocketAddress a = server.localAddress();
+        List<String> out = new ArrayList<>();
+        out.add(a.getHostString() + ":" + a.getPort());
+        if (a.getAddress() != null && (a.getAddress().isLoopbackAddress() || a.getAddress().isAnyLocalAddress())) {
+            out.add("127.0.0.1:" + a.getPort());
+            out.add("localhost:" + a.getPort());
+        }
+        return out;
+    }
+
     /** Admin HTTP address, or null when disabled. */
     public InetSocketAddress adminAddress() {
         return admin == null ? null : admin.address();
@@ -150,6 +168,7 @@ public final class MasterServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        InProcessMasters.unregister(inProcessAddresses(), rpc);
         background.shutdownNow();
         if (admin != null) {
             admin.close();

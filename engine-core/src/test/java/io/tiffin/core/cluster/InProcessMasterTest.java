@@ -1,0 +1,72 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.master.InProcessMasters;
+import io.tiffin.core.master.MasterRpcService;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.ExistReply;
+import io.tiffin.core.transport.proto.KeyRequest;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A client whose master runs in its JVM calls it directly ({@link InProcessMasters}) when same-JVM
+ * shortcuts are on, with the same answers and failures as over the network.
+ */
+class InProcessMasterTest {
+
+    @Test
+    void theInProcessMasterAnswersLikeTheNetworkOne() {
+        String address;
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
+            address = cluster.masterAddress();
+            int port = cluster.master.address().getPort();
+            MasterRpcService rpc = InProcessMasters.find(address);
+            assertThat(rpc).isNotNull();
+            assertThat(InProcessMasters.find("localhost:" + port)).isSameAs(rpc);
+            assertThat(InProcessMasters.find("127.0.0.1:" + (port == 65535 ? 1 : port + 1))).isNull();
+
+            TiffinClient direct = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
+                    16L << 20, true));
+            TiffinClient remote = cluster.remoteClient();
+            try {
+                byte[] a = "written through the in-process master".getBytes(StandardCharsets.UTF_8);
+                byte[] b = "written over the network".getBytes(StandardCharsets.UTF_8);
+                direct.put("a", a, PutOptions.DEFAULT);
+                remote.put("b", b, PutOptions.DEFAULT);
+                assertThat(remote.get("a")).isEqualTo(a);
+                assertThat(direct.get("b")).isEqualTo(b);
+                assertThat(direct.batchExists(List.of("a", "missing", "b"))).extracting(KeyResult::value)
+                        .containsExactly(true, false, true);
+
+                TiffinException viaCall = catchThrowableOfType(TiffinException.class, () -> direct.get("missing"));
+                TiffinException viaNetwork = catchThrowableOfType(TiffinException.class, () -> remote.get("missing"));
+                assertThat(viaCall.code()).isEqualTo(viaNetwork.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                assertThat(viaCall.getMessage()).isEqualTo(viaNetwork.getMessage());
+                direct.remove("b", true);
+                assertThat(remote.exists("b")).isFalse();
+
+                // the service itself: a reply object, a failure, an opcode the master does not serve
+                ExistReply exists = (ExistReply) rpc.call(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey("a").build());
+                assertThat(exists.getExists()).isTrue();
+                assertThat(catchThrowableOfType(TiffinException.class, () -> rpc.call(Opcode.GET_REPLICA_LIST,
+                        KeyRequest.newBuilder().setKey("missing").build())).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                assertThat(catchThrowableOfType(TiffinException.class, () -> rpc.call(Opcode.DATA_READ,
+                        KeyRequest.getDefaultInstance())).code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+            } finally {
+                direct.close();
+            }
+        }
+        assertThat(InProcessMasters.find(address)).as("unregistered when the master closes").isNull();
+    }
+}
