@@ -86,7 +86,8 @@ public final class TiffinClient implements KvStore {
      *
      * @param masterAddress {@code host:port} of the master
      * @param sliceSize largest data-plane transfer, bytes
-     * @param localMemcpy copy same-JVM replicas directly
+     * @param localMemcpy same-JVM shortcuts: copy same-JVM replicas directly and call a master of this JVM
+     *     directly ({@link InProcessMasters})
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
                           HotCacheSettings hotCache) {

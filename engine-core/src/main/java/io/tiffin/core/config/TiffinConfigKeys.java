@@ -85,7 +85,8 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Long> CLIENT_TRANSFER_SLICE_SIZE = ConfigKey.size("client.transfer-slice-size",
             "16MiB", Sizes.KIB, 64 * Sizes.MIB, "Objects are moved in slices of at most this size.");
     public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
-            "Copy directly in memory when a replica lives in this process instead of going through the network.");
+            "Same-process shortcuts: copy directly in memory when a replica lives in this process, and call a"
+                    + " master running in this process directly, instead of going through the network.");
 
     // --------------------------------------------------------------------------------- transport
     public static final ConfigKey<Long> TRANSPORT_MAX_FRAME_SIZE = ConfigKey.size("transport.max-frame-size", "64MiB",
