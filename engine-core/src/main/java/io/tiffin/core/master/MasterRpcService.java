@@ -44,6 +44,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * Binds the {@link MasterService} to the wire: one handler per master opcode, decoding the request's
@@ -61,9 +63,12 @@ import java.util.concurrent.Executor;
  * wait for a shard lock is one shard's share of such a scan (1/{@value MetadataShard#COUNT} of the
  * keys).
  *
- * <p>Thread-safe: stateless apart from the service and metrics it calls.
+ * <p>Thread-safe: stateless apart from the service and metrics it calls and the table of bound calls
+ * (a concurrent map filled at registration, read by {@link #call}).
  */
 public final class MasterRpcService {
+    private static final Logger LOG = LogManager.getLogger(MasterRpcService.class);
+
     private final MasterService master;
     private final MasterMetrics metrics;
     private final ClientReports clientReports;
@@ -131,6 +136,7 @@ public final class MasterRpcService {
         } catch (TiffinException e) {
             throw e.code().isOk() ? new TiffinException(ErrorCode.INTERNAL_ERROR, e.getMessage(), e) : e;
         } catch (Exception e) {
+            LOG.error("The {} handler failed on an in-process call", op, e);
             throw new TiffinException(ErrorCode.INTERNAL_ERROR, "the " + op + " handler of the in-process master"
                     + " failed: " + e + "; check the log", e);
         } finally {
