@@ -78,8 +78,7 @@ public final class Tiffin implements AutoCloseable {
             NodeServer.Options n = injector.getInstance(NodeServer.Options.class);
             node = NodeServer.start(n.withMasterAddress(address));
             TiffinClient.Options c = injector.getInstance(TiffinClient.Options.class);
-            TiffinClient client = TiffinClient.connect(new TiffinClient.Options(address, c.transport(), c.sliceSize(),
-                    c.localMemcpy(), c.hotCache()));
+            TiffinClient client = TiffinClient.connect(c.withMasterAddress(address));
             return new Tiffin(plugins, master, node, client);
         } catch (RuntimeException e) {
             if (node != null) {

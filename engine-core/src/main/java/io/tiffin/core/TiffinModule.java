@@ -108,6 +108,10 @@ public final class TiffinModule extends AbstractModule {
         NodeServer.Options options = new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST),
                 config.get(NODE_PORT), config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)));
+        String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
+        if (!sharedDir.isEmpty()) {
+            options = options.withSharedMemoryDir(java.nio.file.Path.of(sharedDir));
+        }
         String backend = config.get(NODE_STORAGE_BACKEND);
         if (backend.isEmpty()) {
             return options;
@@ -134,6 +138,7 @@ public final class TiffinModule extends AbstractModule {
         }
         return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
-                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache);
+                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache,
+                config.get(CLIENT_SHARED_MEMORY));
     }
 }

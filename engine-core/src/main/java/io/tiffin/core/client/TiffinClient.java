@@ -42,6 +42,8 @@ import io.tiffin.core.transport.proto.ObjectLocationMsg;
 import io.tiffin.core.transport.proto.PutStartReply;
 import io.tiffin.core.transport.proto.PutStartRequest;
 import io.tiffin.core.transport.proto.PutStartResult;
+import io.tiffin.core.transport.proto.SegmentInfoReply;
+import io.tiffin.core.transport.proto.SegmentInfoRequest;
 import io.tiffin.core.transport.proto.RegexRequest;
 import io.tiffin.core.transport.proto.RemoveAllRequest;
 import io.tiffin.core.transport.proto.ServiceReadyReply;
@@ -88,9 +90,11 @@ public final class TiffinClient implements KvStore {
      * @param sliceSize largest data-plane transfer, bytes
      * @param localMemcpy same-JVM shortcuts: copy same-JVM replicas directly and call a master of this JVM
      *     directly ({@link InProcessMasters})
+     * @param sharedMemory same-host shortcut: map the segments that nodes on this host keep in shared
+     *     memory ({@link SharedSegments}) and copy directly
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
-                          HotCacheSettings hotCache) {
+                          HotCacheSettings hotCache, boolean sharedMemory) {
         public Options {
             Objects.requireNonNull(masterAddress, "masterAddress");
             if (sliceSize < 1024) {
@@ -98,13 +102,27 @@ public final class TiffinClient implements KvStore {
             }
         }
 
-        /** Without a hot cache. */
+        /** The same-host shortcut follows {@code localMemcpy}. */
+        public Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
+                       HotCacheSettings hotCache) {
+            this(masterAddress, transport, sliceSize, localMemcpy, hotCache, localMemcpy);
+        }
+
+        /** Without a hot cache; the same-host shortcut follows {@code localMemcpy}. */
         public Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy) {
-            this(masterAddress, transport, sliceSize, localMemcpy, null);
+            this(masterAddress, transport, sliceSize, localMemcpy, null, localMemcpy);
         }
 
         public Options withHotCache(HotCacheSettings settings) {
-            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings);
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings, sharedMemory);
+        }
+
+        public Options withSharedMemory(boolean enabled) {
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, enabled);
+        }
+
+        public Options withMasterAddress(String address) {
+            return new Options(address, transport, sliceSize, localMemcpy, hotCache, sharedMemory);
         }
 
         public static Options defaults(String masterAddress) {
@@ -119,6 +137,8 @@ public final class TiffinClient implements KvStore {
     private final BlockingConnectionPool direct;
     /** Null when disabled. */
     private final LocalHotCache hotCache;
+    /** Mappings of same-host nodes' shared-memory segments; null when disabled. */
+    private final SharedSegments shared;
     private volatile boolean closed;
 
     private final java.util.concurrent.ScheduledExecutorService reporter;
@@ -128,6 +148,9 @@ public final class TiffinClient implements KvStore {
         this.hotCache = createHotCache(options.hotCache());
         this.pool = new TransportClientPool("client", options.transport(), clientId);
         this.direct = new BlockingConnectionPool("client", options.transport(), clientId);
+        this.shared = options.sharedMemory() ? new SharedSegments((endpoint, segment) -> pool.get(endpoint).callSync(
+                Opcode.SEGMENT_INFO, SegmentInfoRequest.newBuilder().setSegment(segment).build(),
+                SegmentInfoReply.parser())) : null;
         if (hotCache != null) {
             reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "tiffin-client-report");
@@ -327,10 +350,16 @@ public final class TiffinClient implements KvStore {
             }
             MemorySegment src = srcs.get(k);
             for (ReplicaDescriptor d : replicas) {
-                LocalSegment local = options.localMemcpy() ? LocalSegmentDirectory.find(d.segment()) : null;
+                MemorySegment local;
+                try {
+                    local = directSlice(d);
+                } catch (RuntimeException e) {
+                    failed[k] = failed[k] != null ? failed[k] : transferFailure("local write", e);
+                    continue;
+                }
                 if (local != null) {
                     try {
-                        MemorySegment.copy(src, 0, local.slice(d.offset(), d.size()), 0, d.size());
+                        MemorySegment.copy(src, 0, local, 0, d.size());
                     } catch (RuntimeException e) {
                         failed[k] = failed[k] != null ? failed[k] : transferFailure("local write", e);
                     }
@@ -614,7 +643,7 @@ public final class TiffinClient implements KvStore {
         List<ReplicaDescriptor> remote = new ArrayList<>();
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
-                if (options.localMemcpy() && LocalSegmentDirectory.find(d.segment()) != null) {
+                if (isDirect(d)) {
                     return null;
                 }
                 remote.add(d);
@@ -898,13 +927,19 @@ public final class TiffinClient implements KvStore {
         List<ReplicaDescriptor> memory = new ArrayList<>();
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
-                LocalSegment local = options.localMemcpy() ? LocalSegmentDirectory.find(d.segment()) : null;
+                MemorySegment local;
+                try {
+                    local = directSlice(d);
+                } catch (RuntimeException e) {
+                    local = null;
+                }
                 if (local != null) {
                     try {
-                        MemorySegment.copy(local.slice(d.offset(), d.size()), 0, dst, 0, d.size());
+                        MemorySegment.copy(local, 0, dst, 0, d.size());
                         return CompletableFuture.completedFuture(null);
                     } catch (RuntimeException e) {
-                        LOG.debug("local read of {} failed, trying remote replicas", loc.key(), e);
+                        LOG.debug("local read of {} failed, trying the socket", loc.key(), e);
+                        memory.add(d);
                     }
                 } else {
                     memory.add(d);
@@ -1208,8 +1243,39 @@ public final class TiffinClient implements KvStore {
         closed = true;
         direct.close();
         pool.close();
+        if (shared != null) {
+            shared.close();
+        }
         if (hotCache != null) {
             hotCache.close();
         }
+    }
+
+    /**
+     * The replica's bytes in this process's address space, or null: a segment of this JVM (same-JVM
+     * shortcut) or a same-host node's shared-memory segment mapped here (same-host shortcut). A copy
+     * from or to the returned slice may throw IllegalStateException if the segment closes meanwhile.
+     */
+    private MemorySegment directSlice(ReplicaDescriptor d) {
+        if (options.localMemcpy()) {
+            LocalSegment local = LocalSegmentDirectory.find(d.segment());
+            if (local != null) {
+                return local.slice(d.offset(), d.size());
+            }
+        }
+        return shared == null ? null : shared.slice(d.endpoint(), d.segment(), d.offset(), d.size());
+    }
+
+    private boolean isDirect(ReplicaDescriptor d) {
+        try {
+            return directSlice(d) != null;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Number of same-host shared-memory segments this client has mapped now; for tests and diagnostics. */
+    public int sharedSegmentsMapped() {
+        return shared == null ? 0 : shared.mappedCount();
     }
 }

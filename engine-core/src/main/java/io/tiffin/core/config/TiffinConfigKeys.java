@@ -76,6 +76,10 @@ public final class TiffinConfigKeys {
             Long.MAX_VALUE, "Memory this node contributes to the store, mounted as one segment.");
     public static final ConfigKey<Duration> NODE_PING_INTERVAL = ConfigKey.duration("node.ping-interval", "1s", MILLIS,
             "How often a node pings the master to stay alive.");
+    public static final ConfigKey<String> NODE_SHARED_MEMORY_DIR = ConfigKey.string("node.shared-memory-dir", "",
+            "Directory on a tmpfs (e.g. /dev/shm) for the node's segment as a shared-memory file, which clients on"
+                    + " the same host map and copy directly instead of using the socket; needs room for"
+                    + " node.segment-size (reserved at start-up). Empty = anonymous memory, socket only.");
 
     // ------------------------------------------------------------------------------------ client
     public static final ConfigKey<Duration> CLIENT_RPC_TIMEOUT = ConfigKey.duration("client.rpc-timeout", "30s",
@@ -87,6 +91,9 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
             "Same-process shortcuts: copy directly in memory when a replica lives in this process, and call a"
                     + " master running in this process directly, instead of going through the network.");
+    public static final ConfigKey<Boolean> CLIENT_SHARED_MEMORY = ConfigKey.bool("client.shared-memory", true,
+            "Same-host shortcut: map the segment of a node on this host that keeps it in shared memory"
+                    + " (node.shared-memory-dir) and copy directly, instead of going through the socket.");
 
     // --------------------------------------------------------------------------------- transport
     public static final ConfigKey<Long> TRANSPORT_MAX_FRAME_SIZE = ConfigKey.size("transport.max-frame-size", "64MiB",
@@ -247,8 +254,8 @@ public final class TiffinConfigKeys {
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
                 MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, ALLOCATION_STRATEGY, NODE_ID, NODE_HOST, NODE_PORT,
-                NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
-                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
+                NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_SHARED_MEMORY_DIR, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
                 HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE, OFFLOAD_MODE,
                 OFFLOAD_QUEUE_LIMIT, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,

@@ -98,9 +98,29 @@ public final class MasterService {
 
     // ------------------------------------------------------------------ segments and nodes
 
-    /** Mounts a segment of a node; idempotent. The node counts as alive from now on. */
+    /** Mounts a segment of a node of unknown incarnation; see {@link #mountSegment(String, String, String, long, long)}. */
     public void mountSegment(String name, String nodeId, String endpoint, long capacity) {
-        segments.mount(name, nodeId, endpoint, capacity, ticker.millis() + settings.nodeTtl().toMillis());
+        mountSegment(name, nodeId, endpoint, capacity, 0);
+    }
+
+    /**
+     * Mounts a segment of a node; idempotent. The node counts as alive from now on. When the node's
+     * mounted segments carry another {@code incarnation}, the node restarted (a crash and a quick restart
+     * under the same {@code node.id}, before its TTL passed): its old segments are unmounted first and
+     * the objects that lived only there are erased, since their bytes died with the old process.
+     */
+    public void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation) {
+        List<String> previous = segments.segmentsOfOtherIncarnations(nodeId, incarnation);
+        if (!previous.isEmpty()) {
+            for (String old : previous) {
+                segments.unmount(old);
+            }
+            LOG.warn("Node {} restarted (new incarnation); unmounted the segments of its previous run {} "
+                    + "and erase the objects that lived only there", nodeId, previous);
+            sweepDeadReplicas(java.util.Set.of());
+        }
+        segments.mount(name, nodeId, endpoint, capacity, incarnation,
+                ticker.millis() + settings.nodeTtl().toMillis());
     }
 
     /**

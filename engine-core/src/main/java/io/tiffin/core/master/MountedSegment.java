@@ -18,14 +18,16 @@ final class MountedSegment implements SegmentView {
     private final String nodeId;
     private final String endpoint;
     private final long capacity;
+    private final long incarnation;
     private final OffsetAllocator allocator;
 
     private volatile SegmentStatus status = SegmentStatus.OK;
     private volatile long used;
     private volatile long largestFree;
 
-    MountedSegment(String name, String nodeId, String endpoint, long capacity) {
+    MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation) {
         this.name = name;
+        this.incarnation = incarnation;
         this.nodeId = nodeId;
         this.endpoint = endpoint;
         this.capacity = capacity;
@@ -45,6 +47,11 @@ final class MountedSegment implements SegmentView {
 
     String endpoint() {
         return endpoint;
+    }
+
+    /** The run of the node that mounted it (random per process; 0 = unknown). */
+    long incarnation() {
+        return incarnation;
     }
 
     @Override

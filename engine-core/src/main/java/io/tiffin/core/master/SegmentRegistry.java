@@ -36,7 +36,8 @@ final class SegmentRegistry {
      *
      * @return true if the segment is new
      */
-    synchronized boolean mount(String name, String nodeId, String endpoint, long capacity, long nodeDeadline) {
+    synchronized boolean mount(String name, String nodeId, String endpoint, long capacity, long incarnation,
+                               long nodeDeadline) {
         if (name.isEmpty() || nodeId.isEmpty() || endpoint.isEmpty()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS,
                     "mount: segment name, node id and endpoint must be non-empty");
@@ -54,7 +55,7 @@ final class SegmentRegistry {
             }
             return false;
         }
-        byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity));
+        byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity, incarnation));
         republish();
         return true;
     }
@@ -93,6 +94,17 @@ final class SegmentRegistry {
 
     synchronized void forgetNode(String nodeId) {
         nodeDeadlines.remove(nodeId);
+    }
+
+    /** Names of the node's mounted segments whose incarnation is not {@code incarnation}. */
+    synchronized List<String> segmentsOfOtherIncarnations(String nodeId, long incarnation) {
+        List<String> names = new ArrayList<>();
+        for (MountedSegment s : byName.values()) {
+            if (s.nodeId().equals(nodeId) && s.incarnation() != incarnation) {
+                names.add(s.name());
+            }
+        }
+        return names;
     }
 
     synchronized List<String> segmentNamesOf(String nodeId) {

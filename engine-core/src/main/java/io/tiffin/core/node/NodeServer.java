@@ -16,6 +16,8 @@ import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.PingRequest;
 import io.tiffin.core.transport.proto.ReMountSegmentRequest;
 import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.transport.proto.SegmentInfoReply;
+import io.tiffin.core.transport.proto.SegmentInfoRequest;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -54,23 +56,33 @@ public final class NodeServer implements AutoCloseable {
      * @param segmentSize bytes of memory to contribute
      * @param masterAddress {@code host:port} of the master
      * @param pingInterval heartbeat period
+     * @param sharedMemoryDir directory (a tmpfs) for the segment's file, shared with same-host clients;
+     *     null for anonymous memory
      */
     public record Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
                           Duration pingInterval, TransportSettings transport, Storage storage,
-                          Duration taskPollInterval) {
+                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir) {
         /** A node without an SSD tier. */
         public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
                        Duration pingInterval, TransportSettings transport) {
-            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50));
+            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50),
+                    null);
         }
 
         public Options withMasterAddress(String address) {
             return new Options(nodeId, host, port, segmentSize, address, pingInterval, transport, storage,
-                    taskPollInterval);
+                    taskPollInterval, sharedMemoryDir);
         }
 
         public Options withStorage(Storage s, Duration pollInterval) {
-            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval);
+            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval,
+                    sharedMemoryDir);
+        }
+
+        /** The segment in a file of {@code dir} (a tmpfs such as /dev/shm) that same-host clients map; null: anonymous memory. */
+        public Options withSharedMemoryDir(java.nio.file.Path dir) {
+            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+                    taskPollInterval, dir);
         }
     }
 
@@ -90,6 +102,7 @@ public final class NodeServer implements AutoCloseable {
     }
 
     private final String nodeId;
+    private final long incarnation;
     private final LocalSegment segment;
     private final TransportServer server;
     private final TransportClientPool masterPool;
@@ -108,7 +121,18 @@ public final class NodeServer implements AutoCloseable {
         this.nodeId = o.nodeId() == null || o.nodeId().isEmpty()
                 ? "node-" + UUID.randomUUID().toString().substring(0, 8) : o.nodeId();
         this.masterAddress = o.masterAddress();
-        this.segment = new LocalSegment(nodeId + "-seg0", o.segmentSize());
+        // A new incarnation per run: a restart under the same node.id gets a new segment name, and the
+        // master drops the previous run's segment with the objects whose bytes died with it.
+        long run = 0;
+        while (run == 0) {
+            run = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        }
+        this.incarnation = run;
+        if (o.sharedMemoryDir() != null) {
+            SharedMemoryFiles.removeOrphans(o.sharedMemoryDir());
+        }
+        this.segment = new LocalSegment(nodeId + "-seg0-" + String.format("%08x", (int) (run >>> 32)), o.segmentSize(),
+                o.sharedMemoryDir());
         this.server = new TransportServer("node-" + nodeId, o.transport());
         server.register(Opcode.DATA_WRITE, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
@@ -127,6 +151,21 @@ public final class NodeServer implements AutoCloseable {
             checkSegment(req);
             MemorySegment src = segment.slice(req.getOffset(), req.getLength());
             responder.ok(Empty.getDefaultInstance(), Unpooled.wrappedBuffer(src.asByteBuffer()));
+        }, null);
+        server.register(Opcode.SEGMENT_INFO, (request, responder) -> {
+            SegmentInfoRequest req = request.parseControl(SegmentInfoRequest.parser());
+            if (!req.getSegment().equals(segment.name())) {
+                throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "this node serves segment " + segment.name()
+                        + ", not " + req.getSegment());
+            }
+            SegmentInfoReply.Builder info = SegmentInfoReply.newBuilder().setSegment(segment.name())
+                    .setSize(segment.size());
+            long[] id = segment.sharedFileIdentity();
+            if (id != null && !SharedMemoryFiles.hostId().isEmpty()) {
+                info.setSharedMemoryPath(segment.sharedFile().toAbsolutePath().toString())
+                        .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1]);
+            }
+            responder.ok(info.build());
         }, null);
         this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -245,14 +284,15 @@ public final class NodeServer implements AutoCloseable {
      */
     public static NodeServer start(Options options) {
         NodeServer n = new NodeServer(options);
-        LOG.info("Tiffin node {} serving segment {} ({} bytes) on {}, master {}", n.nodeId, n.segment.name(),
-                n.segment.size(), n.endpoint, n.masterAddress);
+        LOG.info("Tiffin node {} serving segment {} ({} bytes{}) on {}, master {}", n.nodeId, n.segment.name(),
+                n.segment.size(), n.segment.sharedFile() == null ? "" : " in shared memory " + n.segment.sharedFile(),
+                n.endpoint, n.masterAddress);
         return n;
     }
 
     private Segment segmentMsg() {
         return Segment.newBuilder().setName(segment.name()).setNodeId(nodeId).setEndpoint(endpoint)
-                .setCapacity(segment.size()).build();
+                .setCapacity(segment.size()).setIncarnation(incarnation).build();
     }
 
     private TransportClient master() {

@@ -46,7 +46,8 @@ public enum Opcode {
 
     DATA_READ(100),
     DATA_WRITE(101),
-    DATA_READ_SSD(102);
+    DATA_READ_SSD(102),
+    SEGMENT_INFO(103);
 
     private static final Opcode[] BY_CODE = new Opcode[256];
 

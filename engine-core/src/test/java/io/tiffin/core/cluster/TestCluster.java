@@ -39,16 +39,29 @@ final class TestCluster implements AutoCloseable {
     }
 
     NodeServer addNode(String id, long segmentSize) {
+        return addNode(id, segmentSize, null);
+    }
+
+    /** A node whose segment is a shared-memory file in {@code sharedDir} (null: anonymous memory). */
+    NodeServer addNode(String id, long segmentSize, java.nio.file.Path sharedDir) {
         NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segmentSize, masterAddress(),
-                Duration.ofMillis(200), TransportSettings.defaults()));
+                Duration.ofMillis(200), TransportSettings.defaults()).withSharedMemoryDir(sharedDir));
         nodes.add(n);
         return n;
+    }
+
+    /** A client that maps same-host shared-memory segments and uses the network for everything else. */
+    TiffinClient sharedMemoryClient() {
+        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
+                16L << 20, false).withSharedMemory(true));
+        clients.add(c);
+        return c;
     }
 
     /** A client that reads and writes every replica over the network. */
     TiffinClient remoteClient() {
         TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
-                16L << 20, false));
+                16L << 20, false).withSharedMemory(false));
         clients.add(c);
         return c;
     }

@@ -1,0 +1,121 @@
+package io.tiffin.core.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.core.node.SharedMemoryFiles;
+import io.tiffin.core.transport.proto.SegmentInfoReply;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * When a client maps a node's shared-memory segment and when it refuses to (and uses the socket): other
+ * host, another file at the path, a range outside the file, a node that cannot answer; and that a
+ * mapping whose file is gone is unmapped.
+ */
+class SharedSegmentsTest {
+    @TempDir
+    Path dir;
+    private Path file;
+    private long[] id;
+
+    @BeforeEach
+    void createFile() throws IOException {
+        file = dir.resolve("tiffin-1-seg.seg");
+        byte[] bytes = new byte[8192];
+        bytes[100] = 42;
+        Files.write(file, bytes);
+        id = SharedMemoryFiles.identity(file);
+    }
+
+    private SegmentInfoReply.Builder info() {
+        return SegmentInfoReply.newBuilder().setSegment("seg").setSize(8192).setSharedMemoryPath(file.toString())
+                .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1]);
+    }
+
+    @Test
+    void mapsTheAdvertisedFileOnceAndReadsAndWritesIt() throws IOException {
+        AtomicInteger asked = new AtomicInteger();
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> {
+            asked.incrementAndGet();
+            return info().build();
+        })) {
+            MemorySegment s = shared.slice("node:1", "seg", 100, 10);
+            assertThat(s).isNotNull();
+            assertThat(s.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 42);
+            s.set(ValueLayout.JAVA_BYTE, 1, (byte) 7);
+            assertThat(shared.slice("node:1", "seg", 0, 8192)).isNotNull();
+            assertThat(shared.slice("node:1", "seg", 8000, 193)).as("range beyond the file").isNull();
+            assertThat(asked).hasValue(1);
+            assertThat(shared.mappedCount()).isEqualTo(1);
+        }
+        assertThat(Files.readAllBytes(file)[101]).isEqualTo((byte) 7);
+    }
+
+    @Test
+    void refusesAnotherHostAnotherFileOrNoSharedMemoryAndRemembersIt() {
+        AtomicInteger asked = new AtomicInteger();
+        SegmentInfoReply[] answers = {
+            info().setHostId("another-boot-id").build(),
+            info().setInode(id[1] + 1).build(),
+            info().setSize(4096).build(),
+            info().clearSharedMemoryPath().build(),
+            info().setSharedMemoryPath(dir.resolve("missing.seg").toString()).build(),
+        };
+        for (SegmentInfoReply answer : answers) {
+            asked.set(0);
+            try (SharedSegments shared = new SharedSegments((endpoint, segment) -> {
+                asked.incrementAndGet();
+                return answer;
+            })) {
+                assertThat(shared.slice("node:1", "seg", 0, 10)).as(answer.toString()).isNull();
+                assertThat(shared.slice("node:1", "seg", 0, 10)).isNull();
+                assertThat(asked).as("the refusal is remembered").hasValue(1);
+                assertThat(shared.mappedCount()).isZero();
+            }
+        }
+    }
+
+    @Test
+    void aNodeThatCannotAnswerIsAskedAgainLater() {
+        AtomicInteger asked = new AtomicInteger();
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> {
+            if (asked.incrementAndGet() == 1) {
+                throw new IllegalStateException("connection refused");
+            }
+            return info().build();
+        })) {
+            assertThat(shared.slice("node:1", "seg", 0, 10)).isNull();
+            assertThat(shared.slice("node:1", "seg", 0, 10)).isNotNull();
+            assertThat(asked).hasValue(2);
+        }
+    }
+
+    @Test
+    void aMappingWhoseFileIsGoneIsUnmapped() throws IOException {
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().build())) {
+            MemorySegment s = shared.slice("node:1", "seg", 0, 10);
+            assertThat(shared.sweep()).isZero();
+            Files.delete(file);
+            assertThat(shared.sweep()).isEqualTo(1);
+            assertThat(shared.mappedCount()).isZero();
+            assertThatThrownBy(() -> s.get(ValueLayout.JAVA_BYTE, 0)).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void afterCloseNothingIsMapped() {
+        SharedSegments shared = new SharedSegments((endpoint, segment) -> info().build());
+        MemorySegment s = shared.slice("node:1", "seg", 0, 10);
+        shared.close();
+        assertThatThrownBy(() -> s.get(ValueLayout.JAVA_BYTE, 0)).isInstanceOf(IllegalStateException.class);
+        assertThat(shared.slice("node:1", "seg", 0, 10)).isNull();
+    }
+}

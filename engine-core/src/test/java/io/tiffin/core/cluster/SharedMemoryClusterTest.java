@@ -1,0 +1,152 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.transport.TransportSettings;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Nodes that keep their segment in a shared-memory file ({@code node.shared-memory-dir}) and clients on
+ * the same host that map it: the bytes are the same whichever path wrote or reads them, files are
+ * private to the owner, deleted at stop, orphans of dead processes are cleaned up, and a directory
+ * without room is a clear start-up error. Also: a node restarted under the same id gets a new segment,
+ * and the master drops the objects of the previous run instead of serving their dead bytes.
+ */
+class SharedMemoryClusterTest {
+    @TempDir
+    Path dir;
+
+    private static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private List<Path> segmentFiles() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.getFileName().toString().endsWith(".seg")).toList();
+        }
+    }
+
+    @Test
+    void sameHostClientsMapTheSegmentAndSeeTheSameBytesAsTheSocketPath() throws IOException {
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
+            cluster.addNode("shm-0", 32L << 20, dir);
+            cluster.addNode("shm-1", 32L << 20, dir);
+            List<Path> files = segmentFiles();
+            assertThat(files).hasSize(2);
+            for (Path f : files) {
+                assertThat(f.getFileName().toString()).startsWith("tiffin-" + ProcessHandle.current().pid() + "-shm-");
+                assertThat(Files.size(f)).isEqualTo(32L << 20);
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).isEqualTo("rw-------");
+            }
+            TiffinClient shm = cluster.sharedMemoryClient();
+            TiffinClient socket = cluster.remoteClient();
+            int[] sizes = {1, 4096, 100_000, 3 << 20};
+            for (int i = 0; i < sizes.length; i++) {
+                byte[] a = random(sizes[i], i);
+                byte[] b = random(sizes[i], 100 + i);
+                shm.put("shm-" + i, a, PutOptions.replicas(2));
+                socket.put("socket-" + i, b, PutOptions.DEFAULT);
+                assertThat(socket.get("shm-" + i)).as("written through the mapping, read over the socket").isEqualTo(a);
+                assertThat(shm.get("socket-" + i)).as("written over the socket, read through the mapping").isEqualTo(b);
+                assertThat(shm.get("shm-" + i)).isEqualTo(a);
+            }
+            assertThat(shm.sharedSegmentsMapped()).isEqualTo(2);
+            assertThat(socket.sharedSegmentsMapped()).isZero();
+            Map<String, byte[]> batch = Map.of("x", random(70_000, 7), "y", random(5, 8));
+            shm.batchPut(batch, PutOptions.DEFAULT);
+            assertThat(shm.batchGet(List.of("x", "y", "missing"))).satisfiesExactly(
+                    r -> assertThat(r.value()).isEqualTo(batch.get("x")),
+                    r -> assertThat(r.value()).isEqualTo(batch.get("y")),
+                    r -> assertThat(r.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+            shm.remove("x", true);
+            assertThat(catchThrowableOfType(TiffinException.class, () -> shm.get("x")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        }
+        assertThat(segmentFiles()).as("each node deletes its file when it stops").isEmpty();
+    }
+
+    @Test
+    void aClientIgnoresNodesWithoutSharedMemory() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16L << 20)) {
+            TiffinClient shm = cluster.sharedMemoryClient();
+            byte[] v = random(50_000, 3);
+            shm.put("k", v, PutOptions.DEFAULT);
+            assertThat(shm.get("k")).isEqualTo(v);
+            assertThat(shm.sharedSegmentsMapped()).isZero();
+        }
+    }
+
+    @Test
+    void filesOfDeadNodeProcessesAreRemovedAtStartAndLiveOnesKept() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        p.waitFor();
+        long deadPid = p.pid();
+        Path orphan = dir.resolve("tiffin-" + deadPid + "-gone-seg0-0000abcd.seg");
+        Path live = dir.resolve("tiffin-" + ProcessHandle.current().pid() + "-other-seg0-0000abcd.seg");
+        Path unrelated = dir.resolve("notes.seg");
+        Files.write(orphan, new byte[4096]);
+        Files.write(live, new byte[16]);
+        Files.write(unrelated, new byte[16]);
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
+            cluster.addNode("cleaner", 8L << 20, dir);
+            assertThat(orphan).doesNotExist();
+            assertThat(live).exists();
+            assertThat(unrelated).exists();
+        }
+    }
+
+    @Test
+    void aDirectoryWithoutRoomOrMissingIsAClearStartUpError() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
+            TiffinException tooBig = catchThrowableOfType(TiffinException.class,
+                    () -> cluster.addNode("huge", 1L << 50, dir));
+            assertThat(tooBig.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+            assertThat(tooBig.getMessage()).contains("node.shared-memory-dir", "has room for", "node.segment-size");
+            assertThatThrownBy(() -> cluster.addNode("nowhere", 8L << 20, dir.resolve("missing")))
+                    .isInstanceOf(TiffinException.class).hasMessageContaining("not a directory");
+            assertThat(dir.toFile().list()).as("nothing left behind").isEmpty();
+            assertThat(cluster.master.service().liveNodes()).isEmpty();
+        }
+    }
+
+    @Test
+    void aNodeRestartedUnderTheSameIdDropsThePreviousRunsObjects() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
+            NodeServer first = cluster.addNode("steady", 16L << 20);
+            TiffinClient c = cluster.remoteClient();
+            c.put("before", random(10_000, 1), PutOptions.DEFAULT);
+            first.crash(); // its memory is gone; the master has not noticed (TTL not passed)
+            NodeServer second = NodeServer.start(new NodeServer.Options("steady", "127.0.0.1", 0, 16L << 20,
+                    cluster.masterAddress(), Duration.ofMillis(200), TransportSettings.defaults()));
+            cluster.nodes.add(second);
+            assertThat(second.segmentName()).isNotEqualTo(first.segmentName()).startsWith("steady-seg0-");
+            assertThat(cluster.master.service().segmentViews()).extracting(s -> s.name())
+                    .containsExactly(second.segmentName());
+            assertThat(catchThrowableOfType(TiffinException.class, () -> c.get("before")).code())
+                    .as("the previous run's bytes are gone: not found, never garbage")
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            byte[] after = random(10_000, 2);
+            c.put("after", after, PutOptions.DEFAULT);
+            assertThat(c.get("after")).isEqualTo(after);
+        }
+    }
+}
