@@ -68,9 +68,12 @@ echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
 
 # ---------------------------------------------------------------------------------- start
 # With the SSD tier on (the bucket backend is loaded from plugins/bucket-storage, RocksDB included):
-# every completed put is also written to SSD.
+# every completed put is also written to SSD. The segment is a shared-memory file (in the work
+# directory here, /dev/shm in production) that the client commands below map.
+mkdir -p "$work/shm"
 "$tiffin" standalone --port "$port" --admin-port "$admin" --segment-size 64MiB \
   -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
+  -D node.shared-memory-dir="$work/shm" \
   >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 for _ in $(seq 1 300); do
@@ -87,6 +90,11 @@ else
   echo "smoke: $passed passed, $failed failed"
   exit 1
 fi
+
+shm_file=$(ls "$work/shm" 2>/dev/null)
+if [ -n "$shm_file" ] && [ "$(stat -c '%a %s' "$work/shm/$shm_file")" = "600 67108864" ]; then
+  pass "the segment is a private shared-memory file ($shm_file)"
+else fail "shared-memory segment file" "$(ls -l "$work/shm" 2>&1)"; fi
 
 # ---------------------------------------------------------------------------------- put / get
 head -c 200000 /dev/urandom >"$work/data.bin"
@@ -111,7 +119,7 @@ if [ $rc -eq 0 ] && [ "$out" = "$expected" ]; then pass "ls PREFIX"
 else fail "ls PREFIX (exit $rc)" "$out"; fi
 
 out=$("$tiffin" stat --master "$master" 2>&1); rc=$?
-if [ $rc -eq 0 ] && echo "$out" | grep -q '^Keys: *2$' && echo "$out" | grep -q -- '-seg0 .*64.0 MiB'; then
+if [ $rc -eq 0 ] && echo "$out" | grep -q '^Keys: *2$' && echo "$out" | grep -q -- '-seg0-[0-9a-f]* .*64.0 MiB'; then
   pass "stat shows the segment and 2 keys"
 else fail "stat (exit $rc)" "$out"; fi
 
@@ -162,8 +170,8 @@ for _ in $(seq 1 150); do
 done
 if kill -0 "$server_pid" 2>/dev/null; then
   fail "standalone still running 15 s after SIGTERM" "$(tail -n 20 "$work/server.err")"
-elif [ "$(tail -n 1 "$work/server.out")" = "Stopped." ]; then
-  pass "SIGTERM stops the standalone, which prints Stopped."
+elif [ "$(tail -n 1 "$work/server.out")" = "Stopped." ] && [ -z "$(ls "$work/shm")" ]; then
+  pass "SIGTERM stops the standalone, which prints Stopped. and deletes its shared-memory file"
 else
   fail "standalone did not print Stopped." "$(cat "$work/server.out"; tail -n 20 "$work/server.err")"
 fi

@@ -53,7 +53,9 @@ import redis.clients.jedis.RedisProtocol;
  *
  * <p>The cluster is a master in this JVM plus {@code --nodes} node processes started with this JVM's
  * {@code java} and class path ({@link BenchNodeMain}), or the running cluster at {@code --master}.
- * Remote clients never copy in memory ({@code localMemcpy=false}). Each measurement runs
+ * Remote clients never copy in memory ({@code localMemcpy=false}, no shared memory); with
+ * {@code --shared-memory-dir} the nodes keep their segments in shared memory and target
+ * {@code tiffin-shm} is a client (of this process, on the nodes' host) that maps them. Each measurement runs
  * {@code --clients} threads, each with one request at a time, for {@code --duration} seconds after
  * {@code --warmup} seconds; latency percentiles come from HdrHistogram (for batch get, of one batch
  * call). Puts overwrite a small ring of keys per thread (upsert) so long runs do not fill the pool.
@@ -110,6 +112,12 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " the replica the master named, located once before the case; no lookup per get), to split"
                     + " a remote get's cost between the master lookup and the transfer")
     boolean dataPlane;
+
+    @Option(names = "--shared-memory-dir",
+            description = "start the node processes with node.shared-memory-dir = this directory (a tmpfs such as"
+                    + " /dev/shm) and also measure target tiffin-shm: a client of another process on the same host"
+                    + " that maps the nodes' segments (client.shared-memory); tiffin-remote still uses the socket")
+    Path sharedMemoryDir;
 
     @Option(names = "--cluster-warmup", defaultValue = "6",
             description = "seconds of unmeasured puts and gets of every size from every client thread before the"
@@ -181,13 +189,22 @@ public final class BenchKvCommand implements Callable<Integer> {
                     address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
                     clients, duration, warmup);
             try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
-                         TransportSettings.defaults(), 16L << 20, false));
+                         TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false));
+                 TiffinClient shm = sharedMemoryDir == null ? null : TiffinClient.connect(new TiffinClient.Options(
+                         address, TransportSettings.defaults(), 16L << 20, false).withSharedMemory(true));
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
                     benchTiffin("tiffin-remote", remote, value, size, arena, true);
+                    if (shm != null) {
+                        benchTiffin("tiffin-shm", shm, value, size, arena, true);
+                        if (shm.sharedSegmentsMapped() == 0) {
+                            throw new IllegalStateException("tiffin-shm: the client mapped no segment of the nodes;"
+                                    + " is " + sharedMemoryDir + " on this host and readable?");
+                        }
+                    }
                     benchSocket(socket, size, arena);
                     benchMemcpy(value, size, arena);
                 }
@@ -220,7 +237,8 @@ public final class BenchKvCommand implements Callable<Integer> {
             ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
                     "--sun-misc-unsafe-memory-access=allow", "-Dguice_bytecode_gen_option=DISABLED", "-Xmx512m",
                     "-cp", System.getProperty("java.class.path"), BenchNodeMain.class.getName(), masterAddress,
-                    "bench-node-" + i, segmentSize, Integer.toString(nodeIoThreads));
+                    "bench-node-" + i, segmentSize, Integer.toString(nodeIoThreads),
+                    sharedMemoryDir == null ? "" : sharedMemoryDir.toString());
             pb.redirectError(ProcessBuilder.Redirect.INHERIT);
             Process p = pb.start();
             processes.add(p);
@@ -663,7 +681,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
                 continue;
             }
-            boolean remote = !r.target().equals("tiffin-local");
+            boolean remote = !r.target().equals("tiffin-local") && !r.target().equals("tiffin-shm");
             String base = remote ? "socket" : "memcpy";
             Result b = byKey.get(base + "/get/" + r.valueSize());
             Result rd = byKey.get("redis/get/" + r.valueSize());
@@ -673,7 +691,11 @@ public final class BenchKvCommand implements Callable<Integer> {
             if (spreadBase != null && remote) {
                 line.append(String.format(Locale.ROOT, ", %.2fx socket-spread", r.gbPerSec() / spreadBase.gbPerSec()));
             }
-            if (rd != null && r.target().equals("tiffin-remote")) {
+            Result socketBase = byKey.get("socket/get/" + r.valueSize());
+            if (r.target().equals("tiffin-shm") && socketBase != null) {
+                line.append(String.format(Locale.ROOT, ", %.2fx socket", r.gbPerSec() / socketBase.gbPerSec()));
+            }
+            if (rd != null && !r.target().equals("tiffin-local")) {
                 line.append(String.format(Locale.ROOT, ", %.2fx redis", r.gbPerSec() / rd.gbPerSec()));
             }
             System.out.println(line);

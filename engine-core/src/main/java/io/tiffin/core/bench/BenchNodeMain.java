@@ -18,14 +18,16 @@ public final class BenchNodeMain {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length < 3 || args.length > 4) {
+        if (args.length < 3 || args.length > 5) {
             System.err.println("usage: BenchNodeMain <master host:port> <node id> <segment size, e.g. 2GiB>"
-                    + " [event-loop threads, 0 = default]");
+                    + " [event-loop threads, 0 = default] [shared-memory directory, empty = none]");
             System.exit(2);
         }
-        int ioThreads = args.length == 4 ? Integer.parseInt(args[3]) : 0;
+        int ioThreads = args.length >= 4 ? Integer.parseInt(args[3]) : 0;
+        java.nio.file.Path sharedDir = args.length == 5 && !args[4].isEmpty() ? java.nio.file.Path.of(args[4]) : null;
         NodeServer node = NodeServer.start(new NodeServer.Options(args[1], "127.0.0.1", 0, Sizes.parse(args[2]),
-                args[0], Duration.ofSeconds(1), TransportSettings.defaults().withIoThreads(ioThreads)));
+                args[0], Duration.ofSeconds(1), TransportSettings.defaults().withIoThreads(ioThreads))
+                .withSharedMemoryDir(sharedDir));
         System.out.println("READY " + node.endpoint());
         System.out.flush();
         while (System.in.read() >= 0) {
