@@ -94,14 +94,24 @@ final class MountedSegment implements SegmentView {
     }
 
     /**
-     * Allocates {@code size} bytes; returns the allocator handle, or -1 when the segment has no room
-     * or is not accepting allocations.
+     * Every allocation is rounded up to a multiple of this many bytes, so every object starts on a
+     * 64-byte boundary of its segment (segments are page-aligned): the wire protocol puts a value's
+     * bytes on a 64-byte boundary of the stream, and the kernel copies a socket's data at about half
+     * speed when source and destination are mutually misaligned (docs/BENCHMARKS.md). A small object
+     * therefore does not shift every later object off the boundary. Costs at most 63 bytes per object.
+     */
+    static final long ALIGNMENT = 64;
+
+    /**
+     * Allocates {@code size} bytes (rounded up to {@link #ALIGNMENT}); returns the allocator handle, or
+     * -1 when the segment has no room or is not accepting allocations.
      */
     synchronized long allocate(long size) {
-        if (status != SegmentStatus.OK || size > largestFree) {
+        long aligned = (size + ALIGNMENT - 1) & -ALIGNMENT;
+        if (status != SegmentStatus.OK || aligned > largestFree) {
             return -1;
         }
-        long handle = allocator.allocate(size);
+        long handle = allocator.allocate(aligned);
         if (handle >= 0) {
             refreshStats();
         }
