@@ -25,9 +25,14 @@ import org.apache.logging.log4j.Logger;
  * to its node; the answer (mapped, or "not shareable") is remembered per segment name, which is unique
  * per node run, so a restarted node is never read through the previous run's mapping.
  *
- * <p>A segment is mapped only when the node reports the same host (boot id) as this process and the
- * file opened here is the one the node created (device and inode). Otherwise, and on any failure, the
- * client uses the socket as before.
+ * <p>A segment is mapped only when the node reports the same host (boot id) and pid namespace as this
+ * process, its process runs, and the file opened here is the one the node created (device and inode).
+ * Otherwise, and on any failure, the client uses the socket as before.
+ *
+ * <p>Writes go through a mapping only while the node's process is alive (checked before each write,
+ * pid and start time): a write into the memory of a node that crashed would "succeed" where the
+ * socket fails, and the put would be acknowledged although its bytes die with the master's expiry of
+ * that node. Reads need no such check: a replica the master lists holds its object's bytes.
  *
  * <p>The same rules as for the socket path keep reads correct: bytes are copied only under the lease
  * the master granted with the replica list, so the region cannot be freed and reused meanwhile.
@@ -42,14 +47,20 @@ import org.apache.logging.log4j.Logger;
 final class SharedSegments implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(SharedSegments.class);
     static final long SWEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** After a node could not answer SEGMENT_INFO, its segment is not asked about again for this long. */
+    static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     /** A mapped segment; {@code memory == null} marks a segment that is not shareable with this process. */
-    private record Mapping(Path path, long device, long inode, Arena arena, MemorySegment memory) {
-        static final Mapping NONE = new Mapping(null, 0, 0, null, null);
+    private record Mapping(Path path, long device, long inode, ProcessHandle owner, Arena arena,
+                           MemorySegment memory) {
+        static final Mapping NONE = new Mapping(null, 0, 0, null, null, null);
     }
 
     private final BiFunction<String, String, SegmentInfoReply> segmentInfo;
+    private final long retryNanos;
     private final ConcurrentHashMap<String, Mapping> bySegment = new ConcurrentHashMap<>();
+    /** Segments whose node could not answer, with the System.nanoTime after which to ask again. */
+    private final ConcurrentHashMap<String, Long> retryAt = new ConcurrentHashMap<>();
     private final String hostId = SharedMemoryFiles.hostId();
     private volatile long lastSweep = System.nanoTime();
     private volatile boolean closed;
@@ -59,25 +70,40 @@ final class SharedSegments implements AutoCloseable {
      *     throws when the node cannot answer
      */
     SharedSegments(BiFunction<String, String, SegmentInfoReply> segmentInfo) {
+        this(segmentInfo, RETRY_NANOS);
+    }
+
+    /** With {@code retryNanos} between two SEGMENT_INFO requests for a node that could not answer. */
+    SharedSegments(BiFunction<String, String, SegmentInfoReply> segmentInfo, long retryNanos) {
         this.segmentInfo = segmentInfo;
+        this.retryNanos = retryNanos;
     }
 
     /**
      * The bytes [offset, offset + length) of {@code segment} on the node at {@code endpoint}, mapped
      * into this process, or null when that segment is not shared with this process (then use the
-     * socket). Valid until the mapping is closed (see the class comment).
+     * socket). With {@code forWrite}, also null when the node's process no longer runs. Valid until
+     * the mapping is closed (see the class comment).
      */
-    MemorySegment slice(String endpoint, String segment, long offset, long length) {
+    MemorySegment slice(String endpoint, String segment, long offset, long length, boolean forWrite) {
         if (closed || hostId.isEmpty()) {
             return null;
         }
         maybeSweep();
         Mapping m = bySegment.get(segment);
         if (m == null) {
+            Long retry = retryAt.get(segment);
+            if (retry != null && System.nanoTime() - retry < 0) {
+                return null; // its node could not answer a moment ago: do not wait on it again yet
+            }
             m = map(endpoint, segment);
             if (m == null) {
-                return null; // the node could not answer: not remembered, asked again next time
+                // Not remembered for good (the node may come back), but not asked on every read meanwhile:
+                // a node that does not answer would otherwise cost a timeout before each socket attempt.
+                retryAt.put(segment, System.nanoTime() + retryNanos);
+                return null;
             }
+            retryAt.remove(segment);
             Mapping raced = bySegment.putIfAbsent(segment, m);
             if (raced != null) {
                 if (m.arena() != null) {
@@ -92,6 +118,9 @@ final class SharedSegments implements AutoCloseable {
         MemorySegment memory = m.memory();
         if (memory == null || offset < 0 || length < 0 || offset > memory.byteSize() - length) {
             return null;
+        }
+        if (forWrite && !m.owner().isAlive()) {
+            return null; // a crashed node: the socket fails the write instead of acknowledging it
         }
         return memory.asSlice(offset, length);
     }
@@ -115,7 +144,13 @@ final class SharedSegments implements AutoCloseable {
             LOG.debug("segment info of {} from {} failed: {}", segment, endpoint, e.toString());
             return null;
         }
-        if (info.getSharedMemoryPath().isEmpty() || !hostId.equals(info.getHostId())) {
+        if (info.getSharedMemoryPath().isEmpty() || !hostId.equals(info.getHostId())
+                || SharedMemoryFiles.pidNamespace().isEmpty()
+                || !SharedMemoryFiles.pidNamespace().equals(info.getPidNamespace())) {
+            return Mapping.NONE;
+        }
+        ProcessHandle owner = ProcessHandle.of(info.getPid()).orElse(null);
+        if (owner == null || !owner.isAlive()) {
             return Mapping.NONE;
         }
         Path path = Path.of(info.getSharedMemoryPath());
@@ -130,7 +165,7 @@ final class SharedSegments implements AutoCloseable {
             }
             MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, info.getSize(), arena);
             LOG.debug("mapped segment {} of {} from {}", segment, endpoint, path);
-            return new Mapping(path, id[0], id[1], arena, memory);
+            return new Mapping(path, id[0], id[1], owner, arena, memory);
         } catch (IOException | RuntimeException e) {
             arena.close();
             LOG.debug("cannot map segment {} from {} ({}); using the socket", segment, path, e.toString());
@@ -138,7 +173,7 @@ final class SharedSegments implements AutoCloseable {
         }
     }
 
-    /** Unmaps the segments whose file is gone or replaced (their node stopped), at most every SWEEP_NANOS. */
+    /** Unmaps the segments whose file is gone or replaced or whose node died, at most every SWEEP_NANOS. */
     private void maybeSweep() {
         long now = System.nanoTime();
         if (now - lastSweep < SWEEP_NANOS) {
@@ -148,7 +183,7 @@ final class SharedSegments implements AutoCloseable {
         sweep();
     }
 
-    /** Unmaps the segments whose file is gone or replaced; returns how many. */
+    /** Unmaps the segments whose file is gone or replaced or whose node's process died; returns how many. */
     int sweep() {
         List<Map.Entry<String, Mapping>> gone = new ArrayList<>();
         for (Map.Entry<String, Mapping> e : bySegment.entrySet()) {
@@ -159,7 +194,7 @@ final class SharedSegments implements AutoCloseable {
             boolean live;
             try {
                 long[] id = Files.exists(m.path()) ? SharedMemoryFiles.identity(m.path()) : null;
-                live = id != null && id[0] == m.device() && id[1] == m.inode();
+                live = id != null && id[0] == m.device() && id[1] == m.inode() && m.owner().isAlive();
             } catch (IOException | RuntimeException ex) {
                 live = false;
             }

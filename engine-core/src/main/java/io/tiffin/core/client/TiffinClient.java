@@ -352,7 +352,7 @@ public final class TiffinClient implements KvStore {
             for (ReplicaDescriptor d : replicas) {
                 MemorySegment local;
                 try {
-                    local = directSlice(d);
+                    local = directSlice(d, true);
                 } catch (RuntimeException e) {
                     failed[k] = failed[k] != null ? failed[k] : transferFailure("local write", e);
                     continue;
@@ -929,7 +929,7 @@ public final class TiffinClient implements KvStore {
             if (d.type() == ReplicaType.MEMORY) {
                 MemorySegment local;
                 try {
-                    local = directSlice(d);
+                    local = directSlice(d, false);
                 } catch (RuntimeException e) {
                     local = null;
                 }
@@ -1256,19 +1256,19 @@ public final class TiffinClient implements KvStore {
      * shortcut) or a same-host node's shared-memory segment mapped here (same-host shortcut). A copy
      * from or to the returned slice may throw IllegalStateException if the segment closes meanwhile.
      */
-    private MemorySegment directSlice(ReplicaDescriptor d) {
+    private MemorySegment directSlice(ReplicaDescriptor d, boolean forWrite) {
         if (options.localMemcpy()) {
             LocalSegment local = LocalSegmentDirectory.find(d.segment());
             if (local != null) {
                 return local.slice(d.offset(), d.size());
             }
         }
-        return shared == null ? null : shared.slice(d.endpoint(), d.segment(), d.offset(), d.size());
+        return shared == null ? null : shared.slice(d.endpoint(), d.segment(), d.offset(), d.size(), forWrite);
     }
 
     private boolean isDirect(ReplicaDescriptor d) {
         try {
-            return directSlice(d) != null;
+            return directSlice(d, false) != null;
         } catch (RuntimeException e) {
             return false;
         }

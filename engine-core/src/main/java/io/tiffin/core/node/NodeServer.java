@@ -163,7 +163,8 @@ public final class NodeServer implements AutoCloseable {
             long[] id = segment.sharedFileIdentity();
             if (id != null && !SharedMemoryFiles.hostId().isEmpty()) {
                 info.setSharedMemoryPath(segment.sharedFile().toAbsolutePath().toString())
-                        .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1]);
+                        .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1])
+                        .setPid(ProcessHandle.current().pid()).setPidNamespace(SharedMemoryFiles.pidNamespace());
             }
             responder.ok(info.build());
         }, null);

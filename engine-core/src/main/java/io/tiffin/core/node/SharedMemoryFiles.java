@@ -55,7 +55,25 @@ public final class SharedMemoryFiles {
         return HostId.VALUE;
     }
 
+    /**
+     * This process's pid namespace (the target of {@code /proc/self/ns/pid}, e.g. {@code pid:[4026531836]}),
+     * or empty when unknown; a pid names the same process only for processes of one namespace.
+     */
+    public static String pidNamespace() {
+        return HostId.PID_NAMESPACE;
+    }
+
     private static final class HostId {
+        static final String PID_NAMESPACE = readPidNamespace();
+
+        private static String readPidNamespace() {
+            try {
+                return Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+            } catch (IOException | RuntimeException e) {
+                return "";
+            }
+        }
+
         static final String VALUE = read();
 
         private static String read() {

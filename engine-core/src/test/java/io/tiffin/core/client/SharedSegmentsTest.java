@@ -37,7 +37,8 @@ class SharedSegmentsTest {
 
     private SegmentInfoReply.Builder info() {
         return SegmentInfoReply.newBuilder().setSegment("seg").setSize(8192).setSharedMemoryPath(file.toString())
-                .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1]);
+                .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1])
+                .setPid(ProcessHandle.current().pid()).setPidNamespace(SharedMemoryFiles.pidNamespace());
     }
 
     @Test
@@ -47,12 +48,12 @@ class SharedSegmentsTest {
             asked.incrementAndGet();
             return info().build();
         })) {
-            MemorySegment s = shared.slice("node:1", "seg", 100, 10);
+            MemorySegment s = shared.slice("node:1", "seg", 100, 10, false);
             assertThat(s).isNotNull();
             assertThat(s.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 42);
             s.set(ValueLayout.JAVA_BYTE, 1, (byte) 7);
-            assertThat(shared.slice("node:1", "seg", 0, 8192)).isNotNull();
-            assertThat(shared.slice("node:1", "seg", 8000, 193)).as("range beyond the file").isNull();
+            assertThat(shared.slice("node:1", "seg", 0, 8192, false)).isNotNull();
+            assertThat(shared.slice("node:1", "seg", 8000, 193, false)).as("range beyond the file").isNull();
             assertThat(asked).hasValue(1);
             assertThat(shared.mappedCount()).isEqualTo(1);
         }
@@ -68,6 +69,8 @@ class SharedSegmentsTest {
             info().setSize(4096).build(),
             info().clearSharedMemoryPath().build(),
             info().setSharedMemoryPath(dir.resolve("missing.seg").toString()).build(),
+            info().setPidNamespace("pid:[1]").build(),
+            info().setPid(deadPid()).build(),
         };
         for (SegmentInfoReply answer : answers) {
             asked.set(0);
@@ -75,25 +78,54 @@ class SharedSegmentsTest {
                 asked.incrementAndGet();
                 return answer;
             })) {
-                assertThat(shared.slice("node:1", "seg", 0, 10)).as(answer.toString()).isNull();
-                assertThat(shared.slice("node:1", "seg", 0, 10)).isNull();
+                assertThat(shared.slice("node:1", "seg", 0, 10, false)).as(answer.toString()).isNull();
+                assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNull();
                 assertThat(asked).as("the refusal is remembered").hasValue(1);
                 assertThat(shared.mappedCount()).isZero();
             }
         }
     }
 
+    private static long deadPid() {
+        try {
+            Process p = new ProcessBuilder("true").start();
+            p.waitFor();
+            return p.pid();
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Test
-    void aNodeThatCannotAnswerIsAskedAgainLater() {
+    void writesStopWhenTheNodeProcessDiesReadsGoOnUntilTheSweep() throws Exception {
+        Process node = new ProcessBuilder("sleep", "60").start();
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().setPid(node.pid()).build())) {
+            assertThat(shared.slice("node:1", "seg", 0, 10, true)).isNotNull();
+            node.destroyForcibly().waitFor();
+            assertThat(shared.slice("node:1", "seg", 0, 10, true))
+                    .as("no write into a dead node's memory: the socket fails it instead").isNull();
+            assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("its bytes are still readable").isNotNull();
+            assertThat(shared.sweep()).isEqualTo(1);
+            assertThat(shared.mappedCount()).isZero();
+        } finally {
+            node.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aNodeThatCannotAnswerIsAskedAgainAfterThePause() throws InterruptedException {
         AtomicInteger asked = new AtomicInteger();
         try (SharedSegments shared = new SharedSegments((endpoint, segment) -> {
             if (asked.incrementAndGet() == 1) {
                 throw new IllegalStateException("connection refused");
             }
             return info().build();
-        })) {
-            assertThat(shared.slice("node:1", "seg", 0, 10)).isNull();
-            assertThat(shared.slice("node:1", "seg", 0, 10)).isNotNull();
+        }, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200))) {
+            assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNull();
+            assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("within the pause: not asked").isNull();
+            assertThat(asked).hasValue(1);
+            Thread.sleep(250);
+            assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNotNull();
             assertThat(asked).hasValue(2);
         }
     }
@@ -101,7 +133,7 @@ class SharedSegmentsTest {
     @Test
     void aMappingWhoseFileIsGoneIsUnmapped() throws IOException {
         try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().build())) {
-            MemorySegment s = shared.slice("node:1", "seg", 0, 10);
+            MemorySegment s = shared.slice("node:1", "seg", 0, 10, false);
             assertThat(shared.sweep()).isZero();
             Files.delete(file);
             assertThat(shared.sweep()).isEqualTo(1);
@@ -113,9 +145,9 @@ class SharedSegmentsTest {
     @Test
     void afterCloseNothingIsMapped() {
         SharedSegments shared = new SharedSegments((endpoint, segment) -> info().build());
-        MemorySegment s = shared.slice("node:1", "seg", 0, 10);
+        MemorySegment s = shared.slice("node:1", "seg", 0, 10, false);
         shared.close();
         assertThatThrownBy(() -> s.get(ValueLayout.JAVA_BYTE, 0)).isInstanceOf(IllegalStateException.class);
-        assertThat(shared.slice("node:1", "seg", 0, 10)).isNull();
+        assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNull();
     }
 }
