@@ -148,7 +148,8 @@ public final class TiffinClient implements KvStore {
         this.hotCache = createHotCache(options.hotCache());
         this.pool = new TransportClientPool("client", options.transport(), clientId);
         this.direct = new BlockingConnectionPool("client", options.transport(), clientId);
-        this.shared = options.sharedMemory() ? new SharedSegments((endpoint, segment) -> pool.get(endpoint).callSync(
+        // SEGMENT_INFO over the data-plane connections the reads use anyway (no extra connection per node).
+        this.shared = options.sharedMemory() ? new SharedSegments((endpoint, segment) -> direct.call(endpoint,
                 Opcode.SEGMENT_INFO, SegmentInfoRequest.newBuilder().setSegment(segment).build(),
                 SegmentInfoReply.parser())) : null;
         if (hotCache != null) {
