@@ -43,6 +43,8 @@ public final class SharedMemoryFiles {
     private static final int O_RDWR = 2;
     private static final int ENOSPC = 28;
     private static final int EOPNOTSUPP = 95;
+    /** File systems whose files live in memory (no write-back to a disk). */
+    private static final java.util.Set<String> MEMORY_FILE_SYSTEMS = java.util.Set.of("tmpfs", "ramfs", "hugetlbfs");
 
     private SharedMemoryFiles() {
     }
@@ -103,7 +105,12 @@ public final class SharedMemoryFiles {
                     + ": not a directory (expected a tmpfs such as /dev/shm)");
         }
         try {
-            long usable = Files.getFileStore(dir).getUsableSpace();
+            java.nio.file.FileStore store = Files.getFileStore(dir);
+            if (!MEMORY_FILE_SYSTEMS.contains(store.type())) {
+                LOG.warn("node.shared-memory-dir = {} is on a {} file system, not tmpfs: the kernel will write the"
+                        + " segment's bytes back to that disk; use a tmpfs such as /dev/shm", dir, store.type());
+            }
+            long usable = store.getUsableSpace();
             if (usable < size) {
                 throw noRoom(dir, size, usable, null);
             }
