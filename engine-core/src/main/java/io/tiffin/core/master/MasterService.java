@@ -116,7 +116,8 @@ public final class MasterService {
                 segments.unmount(old);
             }
             LOG.warn("Node {} restarted (new incarnation); unmounted the segments of its previous run {} "
-                    + "and erase the objects that lived only there", nodeId, previous);
+                    + "and erase the objects that lived only there. If it did not restart, two running nodes"
+                    + " share node.id {}: give each its own", nodeId, previous, nodeId);
             sweepDeadReplicas(java.util.Set.of());
         }
         segments.mount(name, nodeId, endpoint, capacity, incarnation,
