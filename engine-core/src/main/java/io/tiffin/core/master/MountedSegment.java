@@ -107,8 +107,11 @@ final class MountedSegment implements SegmentView {
      * -1 when the segment has no room or is not accepting allocations.
      */
     synchronized long allocate(long size) {
+        if (status != SegmentStatus.OK || size > largestFree) {
+            return -1; // also keeps the rounding below from overflowing
+        }
         long aligned = (size + ALIGNMENT - 1) & -ALIGNMENT;
-        if (status != SegmentStatus.OK || aligned > largestFree) {
+        if (aligned > largestFree) {
             return -1;
         }
         long handle = allocator.allocate(aligned);

@@ -9,6 +9,10 @@ import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.proto.SegmentInfoReply;
+import io.tiffin.core.transport.proto.SegmentInfoRequest;
 import io.tiffin.core.transport.TransportSettings;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -82,6 +86,28 @@ class SharedMemoryClusterTest {
                     .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
         }
         assertThat(segmentFiles()).as("each node deletes its file when it stops").isEmpty();
+    }
+
+    @Test
+    void segmentInfoAnswersForTheNodesOwnSegmentOnly() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0);
+             BlockingConnectionPool pool = new BlockingConnectionPool("t", TransportSettings.defaults(), "t")) {
+            NodeServer shared = cluster.addNode("info-shm", 8L << 20, dir);
+            NodeServer plain = cluster.addNode("info-plain", 8L << 20);
+            SegmentInfoReply info = pool.call(shared.endpoint(), Opcode.SEGMENT_INFO,
+                    SegmentInfoRequest.newBuilder().setSegment(shared.segmentName()).build(), SegmentInfoReply.parser());
+            assertThat(info.getSize()).isEqualTo(8L << 20);
+            assertThat(Path.of(info.getSharedMemoryPath()).getParent()).isEqualTo(dir.toAbsolutePath());
+            assertThat(info.getPid()).isEqualTo(ProcessHandle.current().pid());
+            SegmentInfoReply none = pool.call(plain.endpoint(), Opcode.SEGMENT_INFO,
+                    SegmentInfoRequest.newBuilder().setSegment(plain.segmentName()).build(), SegmentInfoReply.parser());
+            assertThat(none.getSharedMemoryPath()).as("anonymous memory: nothing to map").isEmpty();
+            TiffinException wrong = catchThrowableOfType(TiffinException.class, () -> pool.call(shared.endpoint(),
+                    Opcode.SEGMENT_INFO, SegmentInfoRequest.newBuilder().setSegment(plain.segmentName()).build(),
+                    SegmentInfoReply.parser()));
+            assertThat(wrong.code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND);
+            assertThat(wrong.getMessage()).contains(shared.segmentName(), plain.segmentName());
+        }
     }
 
     @Test
