@@ -29,8 +29,8 @@ import org.apache.logging.log4j.Logger;
  * process, its process runs, and the file opened here is the one the node created (device and inode).
  * Otherwise, and on any failure, the client uses the socket as before.
  *
- * <p>Writes go through a mapping only while the node's process is alive (checked before each write,
- * pid and start time): a write into the memory of a node that crashed would "succeed" where the
+ * <p>Writes go through a mapping only while the node's process is alive (pid and start time, checked
+ * at most every 20 ms): a write into the memory of a node that crashed would "succeed" where the
  * socket fails, and the put would be acknowledged although its bytes die with the master's expiry of
  * that node. Reads need no such check: a replica the master lists holds its object's bytes.
  *
@@ -49,11 +49,49 @@ final class SharedSegments implements AutoCloseable {
     static final long SWEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** After a node could not answer SEGMENT_INFO, its segment is not asked about again for this long. */
     static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** How long a node process seen alive counts as alive for writes through its mapping. */
+    static final long LIVENESS_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     /** A mapped segment; {@code memory == null} marks a segment that is not shareable with this process. */
-    private record Mapping(Path path, long device, long inode, ProcessHandle owner, Arena arena,
+    private record Mapping(Path path, long device, long inode, Liveness owner, Arena arena,
                            MemorySegment memory) {
         static final Mapping NONE = new Mapping(null, 0, 0, null, null, null);
+    }
+
+    /**
+     * Whether the node's process runs, asked of the OS at most every {@link #LIVENESS_NANOS}: the check
+     * (pid and start time, through /proc) costs about 9 µs here, as much as a 64 KiB copy. A write in
+     * the moments after a crash may still land and be acknowledged; the socket path has the same window
+     * (a node may die just after acknowledging), and either way the master drops that node's objects
+     * when it expires.
+     */
+    private static final class Liveness {
+        private final ProcessHandle process;
+        private volatile long checkedAt = System.nanoTime();
+        private volatile boolean alive = true;
+
+        Liveness(ProcessHandle process) {
+            this.process = process;
+        }
+
+        boolean isAlive() {
+            long now = System.nanoTime();
+            if (alive && now - checkedAt < LIVENESS_NANOS) {
+                return true;
+            }
+            boolean result = process.isAlive();
+            alive = result; // once dead, always asked again (and dead)
+            checkedAt = now;
+            return result;
+        }
+
+        /** Asks the OS now. */
+        boolean isAliveNow() {
+            boolean result = process.isAlive();
+            alive = result;
+            checkedAt = System.nanoTime();
+            return result;
+        }
     }
 
     private final BiFunction<String, String, SegmentInfoReply> segmentInfo;
@@ -165,7 +203,7 @@ final class SharedSegments implements AutoCloseable {
             }
             MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, info.getSize(), arena);
             LOG.debug("mapped segment {} of {} from {}", segment, endpoint, path);
-            return new Mapping(path, id[0], id[1], owner, arena, memory);
+            return new Mapping(path, id[0], id[1], new Liveness(owner), arena, memory);
         } catch (IOException | RuntimeException e) {
             arena.close();
             LOG.debug("cannot map segment {} from {} ({}); using the socket", segment, path, e.toString());
@@ -194,7 +232,7 @@ final class SharedSegments implements AutoCloseable {
             boolean live;
             try {
                 long[] id = Files.exists(m.path()) ? SharedMemoryFiles.identity(m.path()) : null;
-                live = id != null && id[0] == m.device() && id[1] == m.inode() && m.owner().isAlive();
+                live = id != null && id[0] == m.device() && id[1] == m.inode() && m.owner().isAliveNow();
             } catch (IOException | RuntimeException ex) {
                 live = false;
             }

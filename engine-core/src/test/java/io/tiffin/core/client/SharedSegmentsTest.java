@@ -102,6 +102,7 @@ class SharedSegmentsTest {
         try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().setPid(node.pid()).build())) {
             assertThat(shared.slice("node:1", "seg", 0, 10, true)).isNotNull();
             node.destroyForcibly().waitFor();
+            Thread.sleep(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(SharedSegments.LIVENESS_NANOS) + 10);
             assertThat(shared.slice("node:1", "seg", 0, 10, true))
                     .as("no write into a dead node's memory: the socket fails it instead").isNull();
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("its bytes are still readable").isNotNull();
