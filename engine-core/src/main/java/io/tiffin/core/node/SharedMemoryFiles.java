@@ -30,7 +30,10 @@ import org.apache.logging.log4j.Logger;
  * <p>A file is named {@code tiffin-<pid>-<segment>.seg}: the pid of the node process that owns it. A
  * node that crashed leaves its file behind (tmpfs memory that nobody frees); every node that starts
  * with shared memory deletes the files of processes that no longer run ({@link #removeOrphans}). A
- * recycled pid only delays that cleanup, it never deletes a live node's file.
+ * recycled pid only delays that cleanup, it never deletes a live node's file. Pids are looked up in
+ * this process's pid namespace: nodes in different pid namespaces (containers) must not share one
+ * directory, or one may delete the other's file (its node and current mappings keep working; new
+ * clients then use the socket).
  *
  * <p>The file's memory is reserved at creation with {@code posix_fallocate}, so a full tmpfs is a
  * clear error at start-up instead of a SIGBUS on first touch later.
