@@ -4,6 +4,7 @@ import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_SHARED_MEMORY_DIR;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_BACKEND;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_PATH;
 
@@ -43,6 +44,11 @@ final class NodeCommand extends ServerCommand {
                     + "node.storage-backend defaults to bucket). Default: no SSD tier.")
     String storagePath;
 
+    @Option(names = "--shared-memory-dir", paramLabel = "DIR",
+            description = "Keep the segment in a file of this tmpfs (e.g. /dev/shm) that clients on this host map"
+                    + " and copy directly (node.shared-memory-dir). Default: anonymous memory, socket only.")
+    String sharedMemoryDir;
+
     @Option(names = "--storage-backend", paramLabel = "NAME",
             description = "Storage backend plugin of the SSD tier (node.storage-backend), e.g. bucket.")
     String storageBackend;
@@ -55,6 +61,7 @@ final class NodeCommand extends ServerCommand {
         f.put(NODE_PORT.name(), new Flag("--port", port));
         f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
         f.put(NODE_STORAGE_PATH.name(), new Flag("--storage-path", storagePath));
+        f.put(NODE_SHARED_MEMORY_DIR.name(), new Flag("--shared-memory-dir", sharedMemoryDir));
         f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-backend",
                 storageBackend == null && storagePath != null ? "bucket" : storageBackend));
         return config(f);
@@ -65,6 +72,6 @@ final class NodeCommand extends ServerCommand {
         NodeServer.Options options = component(config, NodeServer.Options.class);
         NodeServer node = NodeServer.start(options);
         started.push(node);
-        out().println(nodeLine(node.nodeId(), node.segmentName(), options.segmentSize(), node.endpoint()));
+        out().println(nodeLine(node, options.segmentSize()));
     }
 }

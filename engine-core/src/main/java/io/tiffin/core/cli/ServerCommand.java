@@ -88,8 +88,9 @@ abstract class ServerCommand extends TiffinCommand {
                 + (admin == null ? "HTTP off" : "http://" + endpoint(host, admin) + "/metrics") + ")";
     }
 
-    /** The line announcing a node and its segment. */
-    static String nodeLine(String nodeId, String segment, long size, String endpoint) {
-        return "Tiffin node " + nodeId + " segment " + segment + " (" + Human.bytes(size) + ") on " + endpoint;
+    /** The line announcing a node and its segment (and the segment's shared-memory file, if any). */
+    static String nodeLine(io.tiffin.core.node.NodeServer node, long size) {
+        return "Tiffin node " + node.nodeId() + " segment " + node.segmentName() + " (" + Human.bytes(size) + ") on "
+                + node.endpoint() + (node.sharedMemoryFile() == null ? "" : ", shared memory " + node.sharedMemoryFile());
     }
 }

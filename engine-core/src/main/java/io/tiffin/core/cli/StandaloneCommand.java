@@ -53,8 +53,7 @@ final class StandaloneCommand extends ServerCommand {
         started.push(tiffin);
         String masterHost = config.get(MASTER_HOST);
         out().println(masterLine(masterHost, tiffin.master().address(), tiffin.master().adminAddress()));
-        out().println(nodeLine(tiffin.node().nodeId(), tiffin.node().segmentName(), config.get(NODE_SEGMENT_SIZE),
-                tiffin.node().endpoint()));
+        out().println(nodeLine(tiffin.node(), config.get(NODE_SEGMENT_SIZE)));
         String reachable = isWildcard(masterHost) ? "127.0.0.1" : masterHost;
         out().println("Ready. Try: tiffin put --master " + endpoint(reachable, tiffin.master().address())
                 + " hello -  (from another shell)");

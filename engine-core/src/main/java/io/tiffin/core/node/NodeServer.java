@@ -371,6 +371,11 @@ public final class NodeServer implements AutoCloseable {
         return segment.name();
     }
 
+    /** The shared-memory file holding the segment ({@code node.shared-memory-dir}), or null. */
+    public java.nio.file.Path sharedMemoryFile() {
+        return segment.sharedFile();
+    }
+
     /** How many times the node re-mounted after the master forgot it. */
     public long remounts() {
         return remounts.get();

@@ -298,6 +298,34 @@ class CliTest {
     }
 
     @Test
+    void nodeCommandWithASharedMemoryDirKeepsItsSegmentThereAndSaysSo() throws Exception {
+        Path shm = Files.createDirectory(dir.resolve("shm"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        AtomicInteger exit = new AtomicInteger(-1);
+        Thread t = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of(), "node", "--master", master, "--segment-size", "16MiB", "--shared-memory-dir", shm.toString())));
+        t.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!out.toString(StandardCharsets.UTF_8).contains("Tiffin node") && System.nanoTime() < deadline
+                && t.isAlive()) {
+            Thread.sleep(20);
+        }
+        String printed = out.toString(StandardCharsets.UTF_8);
+        assertThat(printed).as(err.toString(StandardCharsets.UTF_8)).contains("Tiffin node", ", shared memory " + shm);
+        try (var files = Files.list(shm)) {
+            assertThat(files.toList()).singleElement().satisfies(f -> assertThat(Files.size(f)).isEqualTo(16L << 20));
+        }
+        t.interrupt();
+        t.join(10_000);
+        assertThat(exit.get()).isZero();
+        try (var files = Files.list(shm)) {
+            assertThat(files.toList()).as("deleted when the node stops").isEmpty();
+        }
+    }
+
+    @Test
     void nodeCommandWithAnUnreachableMasterFails() throws IOException {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
