@@ -61,6 +61,41 @@ class CliTest {
         return tiffin(InputStream.nullInputStream(), args);
     }
 
+    /** A long-running command (master, node) on its own thread, stopped by interrupting it. */
+    private static final class Running {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final AtomicInteger exit = new AtomicInteger(-1);
+        final Thread thread;
+
+        /** Starts {@code args} and waits up to 20 s until its output contains {@code marker}. */
+        Running(String marker, String... args) throws InterruptedException {
+            thread = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
+                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                    Map.of(), args)));
+            thread.start();
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (!out().contains(marker) && System.nanoTime() < deadline && thread.isAlive()) {
+                Thread.sleep(20);
+            }
+        }
+
+        String out() {
+            return out.toString(StandardCharsets.UTF_8);
+        }
+
+        String err() {
+            return err.toString(StandardCharsets.UTF_8);
+        }
+
+        /** Interrupts the command and returns its exit code. */
+        int stop() throws InterruptedException {
+            thread.interrupt();
+            thread.join(10_000);
+            return exit.get();
+        }
+    }
+
     @Test
     void putFromFileThenGetToFileGivesTheSameBytes() throws IOException {
         byte[] data = new byte[300_000];
@@ -253,73 +288,34 @@ class CliTest {
 
     @Test
     void masterCommandPrintsItsListenerAndStopsWhenInterrupted() throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        AtomicInteger exit = new AtomicInteger(-1);
-        Thread t = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of(), "master", "--port", "0", "--admin-port", "0")));
-        t.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!out.toString(StandardCharsets.UTF_8).contains("listening") && System.nanoTime() < deadline
-                && t.isAlive()) {
-            Thread.sleep(20);
-        }
-        assertThat(out.toString(StandardCharsets.UTF_8)).as(err.toString(StandardCharsets.UTF_8))
+        Running master = new Running("listening", "master", "--port", "0", "--admin-port", "0");
+        assertThat(master.out()).as(master.err())
                 .matches("(?s)Tiffin master listening on 127\\.0\\.0\\.1:\\d+ \\(admin http://127\\.0\\.0\\.1:\\d+/metrics\\)\n");
-        t.interrupt();
-        t.join(10_000);
-        assertThat(exit.get()).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).endsWith("Stopped.\n");
+        assertThat(master.stop()).isZero();
+        assertThat(master.out()).endsWith("Stopped.\n");
     }
 
     @Test
     void nodeCommandWithAStoragePathJoinsWithAnSsdTier() throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        AtomicInteger exit = new AtomicInteger(-1);
         long before = tiffin.master().service().ssdCapacityBytes();
-        Thread t = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of(), "node", "--master", master, "--segment-size", "16MiB", "--storage-path",
-                dir.resolve("ssd").toString())));
-        t.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!out.toString(StandardCharsets.UTF_8).contains("Tiffin node") && System.nanoTime() < deadline
-                && t.isAlive()) {
-            Thread.sleep(20);
-        }
-        assertThat(out.toString(StandardCharsets.UTF_8)).as(err.toString(StandardCharsets.UTF_8)).contains("Tiffin node");
+        Running node = new Running("Tiffin node", "node", "--master", master, "--segment-size", "16MiB",
+                "--storage-path", dir.resolve("ssd").toString());
+        assertThat(node.out()).as(node.err()).contains("Tiffin node");
         assertThat(tiffin.master().service().ssdCapacityBytes()).isGreaterThan(before);
         assertThat(dir.resolve("ssd")).isDirectory();
-        t.interrupt();
-        t.join(10_000);
-        assertThat(exit.get()).isZero();
+        assertThat(node.stop()).isZero();
     }
 
     @Test
     void nodeCommandWithASharedMemoryDirKeepsItsSegmentThereAndSaysSo() throws Exception {
         Path shm = Files.createDirectory(dir.resolve("shm"));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        AtomicInteger exit = new AtomicInteger(-1);
-        Thread t = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of(), "node", "--master", master, "--segment-size", "16MiB", "--shared-memory-dir", shm.toString())));
-        t.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!out.toString(StandardCharsets.UTF_8).contains("Tiffin node") && System.nanoTime() < deadline
-                && t.isAlive()) {
-            Thread.sleep(20);
-        }
-        String printed = out.toString(StandardCharsets.UTF_8);
-        assertThat(printed).as(err.toString(StandardCharsets.UTF_8)).contains("Tiffin node", ", shared memory " + shm);
+        Running node = new Running("Tiffin node", "node", "--master", master, "--segment-size", "16MiB",
+                "--shared-memory-dir", shm.toString());
+        assertThat(node.out()).as(node.err()).contains("Tiffin node", ", shared memory " + shm);
         try (var files = Files.list(shm)) {
             assertThat(files.toList()).singleElement().satisfies(f -> assertThat(Files.size(f)).isEqualTo(16L << 20));
         }
-        t.interrupt();
-        t.join(10_000);
-        assertThat(exit.get()).isZero();
+        assertThat(node.stop()).isZero();
         try (var files = Files.list(shm)) {
             assertThat(files.toList()).as("deleted when the node stops").isEmpty();
         }
