@@ -163,6 +163,11 @@ final class SharedSegments implements AutoCloseable {
         return memory.asSlice(offset, length);
     }
 
+    /** Number of segments whose node is in its retry pause; for tests. */
+    int pausedCount() {
+        return retryAt.size();
+    }
+
     /** Number of segments mapped now; for tests and stats. */
     int mappedCount() {
         int n = 0;
@@ -221,8 +226,14 @@ final class SharedSegments implements AutoCloseable {
         sweep();
     }
 
-    /** Unmaps the segments whose file is gone or replaced or whose node's process died; returns how many. */
+    /**
+     * Unmaps the segments whose file is gone or replaced or whose node's process died, and forgets
+     * expired retry pauses (of nodes that never answered, so the map does not grow with every dead
+     * segment); returns how many segments were unmapped.
+     */
     int sweep() {
+        long now = System.nanoTime();
+        retryAt.values().removeIf(at -> now - at >= 0);
         List<Map.Entry<String, Mapping>> gone = new ArrayList<>();
         for (Map.Entry<String, Mapping> e : bySegment.entrySet()) {
             Mapping m = e.getValue();

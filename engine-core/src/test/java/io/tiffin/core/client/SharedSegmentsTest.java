@@ -128,7 +128,10 @@ class SharedSegmentsTest {
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNull();
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("within the pause: not asked").isNull();
             assertThat(asked).hasValue(1);
+            assertThat(shared.pausedCount()).isEqualTo(1);
             Thread.sleep(250);
+            shared.sweep();
+            assertThat(shared.pausedCount()).as("an expired pause is forgotten").isZero();
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNotNull();
             assertThat(asked).hasValue(2);
         }
