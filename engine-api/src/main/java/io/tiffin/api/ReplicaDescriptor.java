@@ -14,11 +14,21 @@ import java.util.Objects;
  * @param endpoint {@code host:port} of that node's data plane
  * @param offset byte offset inside the segment (memory replicas only)
  * @param size object size in bytes
+ * @param mountEpoch for a memory replica, the mount of its segment under which the master issued this
+ *     descriptor (chosen by the node at every mount); the node refuses data-plane requests of another
+ *     mount with {@link ErrorCode#REPLICA_IS_GONE}, so a descriptor that outlived the master's knowledge
+ *     of the segment (a master restart, the node's TTL passing) never reaches newer bytes. 0 = unchecked
  *
  * <p>Thread-safe (immutable).
  */
 public record ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
-                                String nodeId, String endpoint, long offset, long size) {
+                                String nodeId, String endpoint, long offset, long size, long mountEpoch) {
+    /** A descriptor whose mount epoch is unknown (0: the node does not check it). */
+    public ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
+                             String nodeId, String endpoint, long offset, long size) {
+        this(replicaId, type, status, segment, nodeId, endpoint, offset, size, 0);
+    }
+
     public ReplicaDescriptor {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(status, "status");

@@ -7,6 +7,7 @@ import com.google.inject.Provides;
 import com.google.inject.Singleton;
 import io.tiffin.api.spi.PluginContext;
 import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.HostPort;
@@ -139,6 +140,7 @@ public final class TiffinModule extends AbstractModule {
         return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
                 config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache,
-                config.get(CLIENT_SHARED_MEMORY));
+                config.get(CLIENT_SHARED_MEMORY), new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),
+                config.get(CLIENT_LOCATION_CACHE_SIZE)));
     }
 }

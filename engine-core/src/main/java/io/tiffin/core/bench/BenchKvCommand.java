@@ -6,6 +6,7 @@ import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaType;
 import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.config.TiffinConfig;
@@ -119,6 +120,11 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " that maps the nodes' segments (client.shared-memory); tiffin-remote still uses the socket")
     Path sharedMemoryDir;
 
+    @Option(names = "--location-cache-ttl", defaultValue = "0",
+            description = "also measure target tiffin-cached: a remote client (socket data plane, like tiffin-remote)"
+                    + " with client.location-cache-ttl = this duration, e.g. 1s; its get and batch get cases (0 = off)")
+    String locationCacheTtl;
+
     @Option(names = "--cluster-warmup", defaultValue = "6",
             description = "seconds of unmeasured puts and gets of every size from every client thread before the"
                     + " first case (default ${DEFAULT-VALUE})")
@@ -177,6 +183,8 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
         long[] valueSizes = sizes.stream().mapToLong(Sizes::parse).toArray();
+        java.time.Duration cacheTtl = io.tiffin.core.config.Durations.parse(locationCacheTtl,
+                java.time.temporal.ChronoUnit.MILLIS);
         MasterServer localMaster = null;
         try (Arena arena = Arena.ofShared()) {
             String address = master;
@@ -192,12 +200,22 @@ public final class BenchKvCommand implements Callable<Integer> {
                          TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false));
                  TiffinClient shm = sharedMemoryDir == null ? null : TiffinClient.connect(new TiffinClient.Options(
                          address, TransportSettings.defaults(), 16L << 20, false).withSharedMemory(true));
+                 TiffinClient cached = cacheTtl.isZero() ? null : TiffinClient.connect(new TiffinClient.Options(
+                         address, TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false)
+                         .withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
                     benchTiffin("tiffin-remote", remote, value, size, arena, true);
+                    if (cached != null) {
+                        benchTiffin("tiffin-cached", cached, value, size, arena, false);
+                        LocationCache.Stats s = cached.locationCacheStats().orElseThrow();
+                        if (s.hits() == 0) {
+                            throw new IllegalStateException("tiffin-cached: the location cache answered no lookup: " + s);
+                        }
+                    }
                     if (shm != null) {
                         benchTiffin("tiffin-shm", shm, value, size, arena, true);
                         if (shm.sharedSegmentsMapped() == 0) {
@@ -378,7 +396,7 @@ public final class BenchKvCommand implements Callable<Integer> {
                 SplittableRandom r = new SplittableRandom(t);
                 return i -> {
                     ReplicaDescriptor d = replicas.get(r.nextInt(replicas.size()));
-                    pool.call(d.endpoint(), Opcode.DATA_READ, DataRequest.newBuilder().setSegment(d.segment())
+                    pool.call(d.endpoint(), Opcode.DATA_READ, DataRequest.newBuilder().setSegment(d.segment()).setMountEpoch(d.mountEpoch())
                             .setOffset(d.offset()).setLength(d.size()).build(), null, Empty.parser(), dst);
                 };
             });

@@ -92,14 +92,22 @@ public final class TiffinClient implements KvStore {
      *     directly ({@link InProcessMasters})
      * @param sharedMemory same-host shortcut: map the segments that nodes on this host keep in shared
      *     memory ({@link SharedSegments}) and copy directly
+     * @param locationCache reuse of lookups within their read lease ({@link LocationCache}); null = off
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
-                          HotCacheSettings hotCache, boolean sharedMemory) {
+                          HotCacheSettings hotCache, boolean sharedMemory, LocationCache.Settings locationCache) {
         public Options {
             Objects.requireNonNull(masterAddress, "masterAddress");
+            locationCache = locationCache == null ? LocationCache.Settings.DISABLED : locationCache;
             if (sliceSize < 1024) {
                 throw new IllegalArgumentException("client.transfer-slice-size = " + sliceSize + " (expected: >= 1KiB)");
             }
+        }
+
+        /** Without a location cache. */
+        public Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
+                       HotCacheSettings hotCache, boolean sharedMemory) {
+            this(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory, null);
         }
 
         /** The same-host shortcut follows {@code localMemcpy}. */
@@ -114,15 +122,19 @@ public final class TiffinClient implements KvStore {
         }
 
         public Options withHotCache(HotCacheSettings settings) {
-            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings, sharedMemory);
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings, sharedMemory, locationCache);
         }
 
         public Options withSharedMemory(boolean enabled) {
-            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, enabled);
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, enabled, locationCache);
         }
 
         public Options withMasterAddress(String address) {
-            return new Options(address, transport, sliceSize, localMemcpy, hotCache, sharedMemory);
+            return new Options(address, transport, sliceSize, localMemcpy, hotCache, sharedMemory, locationCache);
+        }
+
+        public Options withLocationCache(LocationCache.Settings settings) {
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory, settings);
         }
 
         public static Options defaults(String masterAddress) {
@@ -139,6 +151,8 @@ public final class TiffinClient implements KvStore {
     private final LocalHotCache hotCache;
     /** Mappings of same-host nodes' shared-memory segments; null when disabled. */
     private final SharedSegments shared;
+    /** Lookups reused within their lease; null when disabled. */
+    private final LocationCache locations;
     private volatile boolean closed;
 
     private final java.util.concurrent.ScheduledExecutorService reporter;
@@ -146,6 +160,7 @@ public final class TiffinClient implements KvStore {
     private TiffinClient(Options options) {
         this.options = options;
         this.hotCache = createHotCache(options.hotCache());
+        this.locations = options.locationCache().enabled() ? new LocationCache(options.locationCache()) : null;
         this.pool = new TransportClientPool("client", options.transport(), clientId);
         this.direct = new BlockingConnectionPool("client", options.transport(), clientId);
         // SEGMENT_INFO over the data-plane connections the reads use anyway (no extra connection per node).
@@ -209,6 +224,62 @@ public final class TiffinClient implements KvStore {
         if (hotCache != null) {
             hotCache.invalidate(key);
         }
+        if (locations != null) {
+            locations.invalidate(key);
+        }
+    }
+
+    /** The location cache's counters, or empty when it is disabled. */
+    public Optional<LocationCache.Stats> locationCacheStats() {
+        return locations == null ? Optional.empty() : Optional.of(locations.stats());
+    }
+
+    /**
+     * The location of {@code key} for a read: the location cache's when it holds a usable one (then
+     * {@code cached[0]} is set), else the master's (granting a lease), remembered when it may be reused.
+     */
+    private ObjectLocation locateForRead(String key, boolean useCache, boolean[] cached) {
+        if (useCache && locations != null) {
+            ObjectLocation hit = locations.get(key, System.nanoTime());
+            if (hit != null) {
+                cached[0] = true;
+                return hit;
+            }
+        }
+        long sent = System.nanoTime();
+        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
+                ObjectLocationMsg.parser()));
+        remember(loc, sent);
+        return loc;
+    }
+
+    private void remember(ObjectLocation loc, long sentNanos) {
+        if (locations != null && isReusable(loc)) {
+            locations.put(loc, sentNanos);
+        }
+    }
+
+    /**
+     * Whether a location may be reused: it has memory replicas, each read through its node's data plane
+     * (which checks the mount epoch it carries). Replicas copied through a same-JVM or shared-memory
+     * mapping bypass that check, so their objects are looked up every time.
+     */
+    private boolean isReusable(ObjectLocation loc) {
+        boolean memory = false;
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.type() == ReplicaType.MEMORY) {
+                if (d.mountEpoch() == 0 || isDirect(d)) {
+                    return false;
+                }
+                memory = true;
+            }
+        }
+        return memory;
+    }
+
+    /** Whether a failed read through a cached location should be retried with a fresh lookup. */
+    private static boolean retryFresh(ErrorCode code) {
+        return code != ErrorCode.BUFFER_OVERFLOW && code != ErrorCode.INVALID_PARAMS && code != ErrorCode.INVALID_KEY;
     }
 
     /**
@@ -370,7 +441,7 @@ public final class TiffinClient implements KvStore {
                 for (long off = 0; off < d.size(); off += options.sliceSize()) {
                     long len = Math.min(options.sliceSize(), d.size() - off);
                     batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                            .setLength(len).build(), src.asSlice(off, len));
+                            .setLength(len).setMountEpoch(d.mountEpoch()).build(), src.asSlice(off, len));
                 }
             }
         }
@@ -493,9 +564,22 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public byte[] get(String key) {
+        boolean[] cached = new boolean[1];
+        try {
+            return get(key, true, cached);
+        } catch (TiffinException e) {
+            if (!cached[0] || !retryFresh(e.code())) {
+                throw e;
+            }
+            locations.refused(key);
+            return get(key, false, cached);
+        }
+    }
+
+    /** {@code cached[0]} tells the caller whether the location came from the location cache. */
+    private byte[] get(String key, boolean useCache, boolean[] cached) {
         long start = System.nanoTime();
-        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST,
-                KeyRequest.newBuilder().setKey(key).build(), ObjectLocationMsg.parser()));
+        ObjectLocation loc = locateForRead(key, useCache, cached);
         if (loc.size() > Integer.MAX_VALUE - 16) {
             throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size()
                     + " bytes, too large for a byte[]; use getInto with a MemorySegment");
@@ -507,9 +591,21 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public long getInto(String key, MemorySegment destination) {
+        boolean[] cached = new boolean[1];
+        try {
+            return getInto(key, destination, true, cached);
+        } catch (TiffinException e) {
+            if (!cached[0] || !retryFresh(e.code())) {
+                throw e;
+            }
+            locations.refused(key);
+            return getInto(key, destination, false, cached);
+        }
+    }
+
+    private long getInto(String key, MemorySegment destination, boolean useCache, boolean[] cached) {
         long start = System.nanoTime();
-        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST,
-                KeyRequest.newBuilder().setKey(key).build(), ObjectLocationMsg.parser()));
+        ObjectLocation loc = locateForRead(key, useCache, cached);
         if (destination.byteSize() < loc.size()) {
             throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size() + " bytes but the destination holds "
                     + destination.byteSize());
@@ -536,9 +632,21 @@ public final class TiffinClient implements KvStore {
      * @throws TiffinException as {@link #getInto}
      */
     public PinnedValue getPinned(String key) {
+        boolean[] cached = new boolean[1];
+        try {
+            return getPinned(key, true, cached);
+        } catch (TiffinException e) {
+            if (!cached[0] || !retryFresh(e.code())) {
+                throw e;
+            }
+            locations.refused(key);
+            return getPinned(key, false, cached);
+        }
+    }
+
+    private PinnedValue getPinned(String key, boolean useCache, boolean[] cached) {
         long start = System.nanoTime();
-        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
-                ObjectLocationMsg.parser()));
+        ObjectLocation loc = locateForRead(key, useCache, cached);
         return pinnedReads(List.of(key), List.of(KeyResult.ok(key, loc)), start, true).getFirst().value();
     }
 
@@ -547,8 +655,50 @@ public final class TiffinClient implements KvStore {
      * read together (pipelined per node). One result per key, in order; close every value returned.
      */
     public List<KeyResult<PinnedValue>> batchGetPinned(List<String> keys) {
+        boolean[] cached = new boolean[keys.size()];
         long start = System.nanoTime();
-        return pinnedReads(keys, batchLocate(keys), start, false);
+        List<KeyResult<PinnedValue>> out = pinnedReads(keys, batchLocate(keys, cached), start, false);
+        int[] again = refusedCached(out, cached);
+        if (again.length > 0) {
+            List<String> retry = pick(keys, again);
+            long restart = System.nanoTime();
+            splice(out, again, pinnedReads(retry, batchLocate(retry, null), restart, false));
+        }
+        return out;
+    }
+
+    /**
+     * Positions of failed results whose location came from the location cache; their entries are
+     * dropped, so the caller reads them again after a fresh lookup.
+     */
+    private int[] refusedCached(List<? extends KeyResult<?>> results, boolean[] cached) {
+        int n = 0;
+        int[] at = new int[0];
+        for (int i = 0; i < results.size(); i++) {
+            KeyResult<?> r = results.get(i);
+            if (cached[i] && !r.isOk() && retryFresh(r.code())) {
+                locations.refused(r.key());
+                if (n == at.length) {
+                    at = java.util.Arrays.copyOf(at, Math.max(4, n * 2));
+                }
+                at[n++] = i;
+            }
+        }
+        return java.util.Arrays.copyOf(at, n);
+    }
+
+    private static <T> List<T> pick(List<T> all, int[] at) {
+        List<T> out = new ArrayList<>(at.length);
+        for (int i : at) {
+            out.add(all.get(i));
+        }
+        return out;
+    }
+
+    private static <T> void splice(List<T> into, int[] at, List<T> values) {
+        for (int j = 0; j < at.length; j++) {
+            into.set(at[j], values.get(j));
+        }
     }
 
     /** Pinned reads of located keys; with {@code rethrow} a failed read throws instead of being reported. */
@@ -666,7 +816,7 @@ public final class TiffinClient implements KvStore {
             for (MemorySegment piece : targets.get(k)) {
                 for (long off = 0; off < piece.byteSize(); off += options.sliceSize()) {
                     long len = Math.min(options.sliceSize(), piece.byteSize() - off);
-                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment())
+                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setMountEpoch(d.mountEpoch())
                             .setOffset(d.offset() + objectOffset + off).setLength(len).build(), piece.asSlice(off, len));
                 }
                 objectOffset += piece.byteSize();
@@ -992,7 +1142,7 @@ public final class TiffinClient implements KvStore {
                 MemorySegment target = dst.asSlice(off, len);
                 int slice = i;
                 DataRequest req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                        .setLength(len).build();
+                        .setLength(len).setMountEpoch(d.mountEpoch()).build();
                 parts.add(node.call(Opcode.DATA_READ, req, null).thenAccept(frame -> {
                     try {
                         ByteBuf bulk = frame.bulk();
@@ -1035,8 +1185,19 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<byte[]>> batchGet(List<String> keys) {
+        boolean[] cached = new boolean[keys.size()];
+        List<KeyResult<byte[]>> out = batchGet(keys, cached);
+        int[] again = refusedCached(out, cached);
+        if (again.length > 0) {
+            splice(out, again, batchGet(pick(keys, again), null));
+        }
+        return out;
+    }
+
+    /** {@code cached}: null = ask the master for every key, else set where the location cache answered. */
+    private List<KeyResult<byte[]>> batchGet(List<String> keys, boolean[] cached) {
         long start = System.nanoTime();
-        List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
+        List<KeyResult<ObjectLocation>> locs = batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         byte[][] bufs = new byte[keys.size()][];
         ReadBatch ssd = new ReadBatch();
@@ -1075,8 +1236,20 @@ public final class TiffinClient implements KvStore {
             }
             return results;
         }
+        boolean[] cached = new boolean[keys.size()];
+        List<KeyResult<Long>> out = batchGetIntoLocated(keys, destinations, cached);
+        int[] again = refusedCached(out, cached);
+        if (again.length > 0) {
+            splice(out, again, batchGetIntoLocated(pick(keys, again), pick(destinations, again), null));
+        }
+        return out;
+    }
+
+    /** {@code cached}: null = ask the master for every key, else set where the location cache answered. */
+    private List<KeyResult<Long>> batchGetIntoLocated(List<String> keys, List<MemorySegment> destinations,
+                                                      boolean[] cached) {
         long start = System.nanoTime();
-        List<KeyResult<ObjectLocation>> locs = batchLocate(keys);
+        List<KeyResult<ObjectLocation>> locs = batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         ReadBatch ssd = new ReadBatch();
         ErrorCode[] early = new ErrorCode[keys.size()];
@@ -1122,15 +1295,49 @@ public final class TiffinClient implements KvStore {
         }
     }
 
-    private List<KeyResult<ObjectLocation>> batchLocate(List<String> keys) {
+    /**
+     * The keys' locations, one per key in order: with {@code cached} non-null, those the location cache
+     * holds come from it (marked in {@code cached}) and only the others are asked of the master, in one
+     * batch; with null, all are asked. Locations from the master are remembered when reusable.
+     */
+    private List<KeyResult<ObjectLocation>> batchLocate(List<String> keys, boolean[] cached) {
+        int n = keys.size();
+        List<KeyResult<ObjectLocation>> out = new ArrayList<>(java.util.Collections.nCopies(n, null));
+        List<String> ask = keys;
+        int[] askAt = null;
+        if (cached != null && locations != null) {
+            long now = System.nanoTime();
+            ask = new ArrayList<>();
+            askAt = new int[n];
+            for (int i = 0; i < n; i++) {
+                String key = keys.get(i);
+                ObjectLocation hit = key == null ? null : locations.get(key, now);
+                if (hit != null) {
+                    cached[i] = true;
+                    out.set(i, KeyResult.ok(key, hit));
+                } else {
+                    askAt[ask.size()] = i;
+                    ask.add(key);
+                }
+            }
+            if (ask.isEmpty()) {
+                return out;
+            }
+        }
+        long sent = System.nanoTime();
         BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST,
-                BatchKeysRequest.newBuilder().addAllKeys(keys).build(), BatchLocationsReply.parser());
-        List<KeyResult<ObjectLocation>> out = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
-            LocationResult lr = reply.getResults(i);
+                BatchKeysRequest.newBuilder().addAllKeys(ask).build(), BatchLocationsReply.parser());
+        for (int j = 0; j < ask.size(); j++) {
+            int i = askAt == null ? j : askAt[j];
+            LocationResult lr = reply.getResults(j);
             ErrorCode code = ErrorCode.fromValue(lr.getCode());
-            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), Messages.fromMsg(lr.getLocation()))
-                    : KeyResult.failed(keys.get(i), code));
+            if (code == ErrorCode.OK) {
+                ObjectLocation loc = Messages.fromMsg(lr.getLocation());
+                remember(loc, sent);
+                out.set(i, KeyResult.ok(keys.get(i), loc));
+            } else {
+                out.set(i, KeyResult.failed(keys.get(i), code));
+            }
         }
         return out;
     }
@@ -1139,17 +1346,36 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public boolean exists(String key) {
+        if (locations != null && key != null && locations.get(key, System.nanoTime()) != null) {
+            return true; // leased by this client's earlier lookup: it cannot have been removed (but by force)
+        }
         return rpc(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(), ExistReply.parser()).getExists();
     }
 
     @Override
     public List<KeyResult<Boolean>> batchExists(List<String> keys) {
-        BatchExistReply reply = rpc(Opcode.BATCH_EXIST_KEY, BatchKeysRequest.newBuilder().addAllKeys(keys).build(),
-                BatchExistReply.parser());
-        List<KeyResult<Boolean>> out = new ArrayList<>(keys.size());
+        List<KeyResult<Boolean>> out = new ArrayList<>(java.util.Collections.nCopies(keys.size(), null));
+        List<String> ask = new ArrayList<>(keys.size());
+        int[] askAt = new int[keys.size()];
+        long now = System.nanoTime();
         for (int i = 0; i < keys.size(); i++) {
-            ErrorCode code = ErrorCode.fromValue(reply.getCodes(i));
-            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), reply.getExists(i)) : KeyResult.failed(keys.get(i), code));
+            String key = keys.get(i);
+            if (locations != null && key != null && locations.get(key, now) != null) {
+                out.set(i, KeyResult.ok(key, true));
+            } else {
+                askAt[ask.size()] = i;
+                ask.add(key);
+            }
+        }
+        if (ask.isEmpty()) {
+            return out;
+        }
+        BatchExistReply reply = rpc(Opcode.BATCH_EXIST_KEY, BatchKeysRequest.newBuilder().addAllKeys(ask).build(),
+                BatchExistReply.parser());
+        for (int j = 0; j < ask.size(); j++) {
+            ErrorCode code = ErrorCode.fromValue(reply.getCodes(j));
+            out.set(askAt[j], code == ErrorCode.OK ? KeyResult.ok(ask.get(j), reply.getExists(j))
+                    : KeyResult.failed(ask.get(j), code));
         }
         return out;
     }
@@ -1179,6 +1405,10 @@ public final class TiffinClient implements KvStore {
             io.tiffin.core.master.KeyQuery q = io.tiffin.core.master.KeyQuery.compile(regex);
             hotCache.invalidateMatching(q::matches);
         }
+        if (locations != null) {
+            io.tiffin.core.master.KeyQuery q = io.tiffin.core.master.KeyQuery.compile(regex);
+            locations.invalidateMatching(q::matches);
+        }
         return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
                 CountReply.parser()).getCount();
     }
@@ -1187,6 +1417,9 @@ public final class TiffinClient implements KvStore {
     public long removeAll(boolean force) {
         if (hotCache != null) {
             hotCache.invalidateMatching(k -> true);
+        }
+        if (locations != null) {
+            locations.invalidateMatching(k -> true);
         }
         return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser()).getCount();
     }

@@ -142,6 +142,24 @@ public final class ConfigKey<T> {
     }
 
     /**
+     * A duration &gt;= 0 where 0 turns a feature off, written as described in {@link Durations}; a plain
+     * number is read in {@code plainUnit}.
+     */
+    public static ConfigKey<Duration> durationOrZero(String name, String defaultValue, ChronoUnit plainUnit,
+            String description) {
+        String suffix = Durations.suffix(plainUnit);
+        return new ConfigKey<>(name, "duration", Duration.class, defaultValue, suffix, ">= 0",
+                "a duration >= 0, 0 = off (units: ms, s, m, h, d; a plain number is in " + suffix + ")", description,
+                s -> {
+                    Duration d = Durations.parse(s, plainUnit);
+                    if (d.isNegative()) {
+                        throw new IllegalArgumentException(s);
+                    }
+                    return d;
+                });
+    }
+
+    /**
      * A duration &gt; 0, written as described in {@link Durations}; a plain number is read in
      * {@code plainUnit}.
      */

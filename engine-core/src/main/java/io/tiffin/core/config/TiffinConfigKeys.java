@@ -94,6 +94,13 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Boolean> CLIENT_SHARED_MEMORY = ConfigKey.bool("client.shared-memory", true,
             "Same-host shortcut: map the segment of a node on this host that keeps it in shared memory"
                     + " (node.shared-memory-dir) and copy directly, instead of going through the socket.");
+    public static final ConfigKey<Duration> CLIENT_LOCATION_CACHE_TTL = ConfigKey.durationOrZero(
+            "client.location-cache-ttl", "0", MILLIS,
+            "Reuse a key's looked-up location for later gets and exists of this client for up to this long (at most"
+                    + " half of master.lease-ttl, within the read lease of the lookup), saving the master round"
+                    + " trip. A get may then return an object another client force-removed that long ago. 0 = off.");
+    public static final ConfigKey<Long> CLIENT_LOCATION_CACHE_SIZE = ConfigKey.longInteger("client.location-cache-size",
+            100_000, 1, 100_000_000, "locations", "Most locations the location cache keeps (client.location-cache-ttl).");
 
     // --------------------------------------------------------------------------------- transport
     public static final ConfigKey<Long> TRANSPORT_MAX_FRAME_SIZE = ConfigKey.size("transport.max-frame-size", "64MiB",
@@ -255,7 +262,8 @@ public final class TiffinConfigKeys {
                 MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, ALLOCATION_STRATEGY, NODE_ID, NODE_HOST, NODE_PORT,
                 NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_SHARED_MEMORY_DIR, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
-                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
+                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
+                CLIENT_LOCATION_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
                 HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE, OFFLOAD_MODE,
                 OFFLOAD_QUEUE_LIMIT, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,

@@ -159,7 +159,8 @@ public final class MasterRpcService {
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
-            master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation());
+            master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
+                        s.getMountEpoch());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
@@ -169,7 +170,8 @@ public final class MasterRpcService {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "remount: segment " + s.getName()
                             + " names node " + s.getNodeId() + " but the request comes from " + req.getNodeId());
                 }
-                master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation());
+                master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
+                        s.getMountEpoch());
             }
             return Empty.getDefaultInstance();
         });

@@ -110,6 +110,17 @@ public final class MasterService {
      * the objects that lived only there are erased, since their bytes died with the old process.
      */
     public void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation) {
+        mountSegment(name, nodeId, endpoint, capacity, incarnation, 0);
+    }
+
+    /**
+     * As {@link #mountSegment(String, String, String, long, long)}, recording the node's {@code mountEpoch}
+     * for this mount (0 = unknown): every descriptor of the segment carries it, and the node refuses
+     * data-plane requests of other epochs. A repeated mount with a new epoch (the node re-mounting a
+     * segment the master still knows) moves later descriptors to the new epoch.
+     */
+    public void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
+                             long mountEpoch) {
         List<String> previous = segments.segmentsOfOtherIncarnations(nodeId, incarnation);
         if (!previous.isEmpty()) {
             for (String old : previous) {
@@ -120,7 +131,7 @@ public final class MasterService {
                     + " share node.id {}: give each its own", nodeId, previous, nodeId);
             sweepDeadReplicas(java.util.Set.of());
         }
-        segments.mount(name, nodeId, endpoint, capacity, incarnation,
+        segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch,
                 ticker.millis() + settings.nodeTtl().toMillis());
     }
 

@@ -21,12 +21,15 @@ final class MountedSegment implements SegmentView {
     private final long incarnation;
     private final OffsetAllocator allocator;
 
+    /** The node's current mount of this segment; see {@link #mountEpoch()}. */
+    private volatile long mountEpoch;
     private volatile SegmentStatus status = SegmentStatus.OK;
     private volatile long used;
     private volatile long largestFree;
 
-    MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation) {
+    MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation, long mountEpoch) {
         this.name = name;
+        this.mountEpoch = mountEpoch;
         this.incarnation = incarnation;
         this.nodeId = nodeId;
         this.endpoint = endpoint;
@@ -52,6 +55,21 @@ final class MountedSegment implements SegmentView {
     /** The run of the node that mounted it (random per process; 0 = unknown). */
     long incarnation() {
         return incarnation;
+    }
+
+    /**
+     * The epoch the node chose for its latest mount of this segment (0 = unknown), stamped on every
+     * descriptor handed out; the node refuses data-plane requests of other epochs.
+     */
+    long mountEpoch() {
+        return mountEpoch;
+    }
+
+    /** A repeated mount of a segment the master still knows: later descriptors carry the new epoch. */
+    void mountedAgain(long epoch) {
+        if (epoch != 0) {
+            mountEpoch = epoch;
+        }
     }
 
     @Override

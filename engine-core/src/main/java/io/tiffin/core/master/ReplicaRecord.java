@@ -46,6 +46,6 @@ final class ReplicaRecord {
 
     ReplicaDescriptor toDescriptor() {
         return new ReplicaDescriptor(id, ReplicaType.MEMORY, status, segment.name(), segment.nodeId(),
-                segment.endpoint(), offset, size);
+                segment.endpoint(), offset, size, segment.mountEpoch());
     }
 }

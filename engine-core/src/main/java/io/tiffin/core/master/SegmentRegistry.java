@@ -37,7 +37,7 @@ final class SegmentRegistry {
      * @return true if the segment is new
      */
     synchronized boolean mount(String name, String nodeId, String endpoint, long capacity, long incarnation,
-                               long nodeDeadline) {
+                               long mountEpoch, long nodeDeadline) {
         if (name.isEmpty() || nodeId.isEmpty() || endpoint.isEmpty()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS,
                     "mount: segment name, node id and endpoint must be non-empty");
@@ -53,9 +53,10 @@ final class SegmentRegistry {
                 throw new TiffinException(ErrorCode.INVALID_PARAMS, "mount: segment " + name
                         + " is already mounted by node " + existing.nodeId() + "; segment names must be unique");
             }
+            existing.mountedAgain(mountEpoch);
             return false;
         }
-        byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity, incarnation));
+        byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch));
         republish();
         return true;
     }

@@ -116,6 +116,13 @@ public final class NodeServer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong consecutivePingFailures = new AtomicLong();
     private final AtomicLong remounts = new AtomicLong();
+    /**
+     * This node's current mount of its segment: 1 at the first mount, one more before every re-mount
+     * (written by the heartbeat thread only, read by the event loops). Descriptors of an earlier mount
+     * are refused, since the master that issued them has forgotten the segment and may place new
+     * objects where theirs were.
+     */
+    private final AtomicLong mountEpoch = new AtomicLong(1);
 
     private NodeServer(Options o) {
         this.nodeId = o.nodeId() == null || o.nodeId().isEmpty()
@@ -277,6 +284,17 @@ public final class NodeServer implements AutoCloseable {
             throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "this node serves segment " + segment.name()
                     + ", not " + req.getSegment());
         }
+        long epoch = mountEpoch.get();
+        if (req.getMountEpoch() != 0 && req.getMountEpoch() != epoch) {
+            throw new TiffinException(ErrorCode.REPLICA_IS_GONE, "segment " + segment.name() + " was re-mounted"
+                    + " (mount " + epoch + ") after the master handed out this replica (mount " + req.getMountEpoch()
+                    + "); the master forgot its objects meanwhile, look the key up again");
+        }
+    }
+
+    /** The current mount epoch of the segment; for tests. */
+    public long mountEpoch() {
+        return mountEpoch.get();
     }
 
     /**
@@ -293,7 +311,7 @@ public final class NodeServer implements AutoCloseable {
 
     private Segment segmentMsg() {
         return Segment.newBuilder().setName(segment.name()).setNodeId(nodeId).setEndpoint(endpoint)
-                .setCapacity(segment.size()).setIncarnation(incarnation).build();
+                .setCapacity(segment.size()).setIncarnation(incarnation).setMountEpoch(mountEpoch.get()).build();
     }
 
     private TransportClient master() {
@@ -348,6 +366,7 @@ public final class NodeServer implements AutoCloseable {
     }
 
     private void remount() {
+        mountEpoch.incrementAndGet(); // before the master can hand out a descriptor of the new mount
         master().callSync(Opcode.REMOUNT_SEGMENT, ReMountSegmentRequest.newBuilder().setNodeId(nodeId)
                 .addSegments(segmentMsg()).build(), Empty.parser());
         remounts.incrementAndGet();

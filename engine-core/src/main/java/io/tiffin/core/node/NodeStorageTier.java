@@ -353,7 +353,8 @@ final class NodeStorageTier implements AutoCloseable {
             }
             ByteBuf bulk = Unpooled.copiedBuffer(tmp.asByteBuffer());
             Frame f = peers.get(target.endpoint()).call(Opcode.DATA_WRITE, DataRequest.newBuilder()
-                    .setSegment(target.segment()).setOffset(target.offset()).setLength(target.size()).build(), bulk)
+                    .setSegment(target.segment()).setOffset(target.offset()).setLength(target.size())
+                    .setMountEpoch(target.mountEpoch()).build(), bulk)
                     .get(30, TimeUnit.SECONDS);
             f.release();
             return true;

@@ -47,13 +47,14 @@ public final class Messages {
                 .setEndpoint(d.endpoint())
                 .setOffset(d.offset())
                 .setSize(d.size())
+                .setMountEpoch(d.mountEpoch())
                 .build();
     }
 
     public static ReplicaDescriptor fromMsg(Replica r) {
         return new ReplicaDescriptor(r.getReplicaId(), ReplicaType.fromValue(r.getType()),
                 ReplicaStatus.fromValue(r.getStatus()), r.getSegment(), r.getNodeId(), r.getEndpoint(),
-                r.getOffset(), r.getSize());
+                r.getOffset(), r.getSize(), r.getMountEpoch());
     }
 
     public static List<Replica> toMsgs(List<ReplicaDescriptor> ds) {

@@ -58,6 +58,15 @@ final class TestCluster implements AutoCloseable {
         return c;
     }
 
+    /** A remote client (as {@link #remoteClient()}) that reuses lookups for up to {@code ttl}. */
+    TiffinClient locationCachingClient(Duration ttl) {
+        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
+                16L << 20, false).withSharedMemory(false)
+                .withLocationCache(new io.tiffin.core.client.LocationCache.Settings(ttl, 10_000)));
+        clients.add(c);
+        return c;
+    }
+
     /** A client that reads and writes every replica over the network. */
     TiffinClient remoteClient() {
         TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),

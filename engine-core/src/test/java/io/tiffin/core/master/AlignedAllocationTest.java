@@ -15,7 +15,7 @@ class AlignedAllocationTest {
 
     @Test
     void mixedSizesAllStartOn64ByteBoundariesWithoutOverlap() {
-        MountedSegment segment = new MountedSegment("s", "n", "h:1", 64L << 20, 1);
+        MountedSegment segment = new MountedSegment("s", "n", "h:1", 64L << 20, 1, 0);
         SplittableRandom random = new SplittableRandom(7);
         List<long[]> live = new ArrayList<>(); // {handle, offset, size}
         for (int i = 0; i < 5_000; i++) {
@@ -44,7 +44,7 @@ class AlignedAllocationTest {
 
     @Test
     void smallObjectsTakeWholeUnits() {
-        MountedSegment segment = new MountedSegment("s", "n", "h:1", 128, 1);
+        MountedSegment segment = new MountedSegment("s", "n", "h:1", 128, 1, 0);
         assertThat(segment.allocate(10)).as("10 bytes take one 64-byte unit").isNotNegative();
         assertThat(segment.used()).isEqualTo(64);
         assertThat(segment.allocate(60)).isNotNegative();

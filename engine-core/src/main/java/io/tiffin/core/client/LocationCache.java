@@ -1,0 +1,141 @@
+package io.tiffin.core.client;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.tiffin.api.ObjectLocation;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Predicate;
+
+/**
+ * Object locations this client looked up, reused for later reads of the same key while the read lease
+ * of the lookup still protects them, so a repeated get or exists costs no master round trip.
+ *
+ * <p><b>Why a reuse is safe.</b> A lookup grants a read lease ({@code master.lease-ttl}); until it ends the
+ * master neither evicts the object nor lets an ordinary remove or an upsert replace it, and a forced
+ * remove or an offload keeps the replica's memory out of reach of new puts until the lease ends. So the
+ * bytes a cached location names stay the object's bytes for the whole lease. An entry is used only
+ * within {@code min(client.location-cache-ttl, lease / 2)} of the moment its lookup was <em>sent</em> (the
+ * master started the lease later), and a read through it must end within the lease, as for any get.
+ * What the master forgets without asking — a master restart, a node that missed its heartbeats and
+ * re-mounted — is caught by the node: every descriptor carries the segment's mount epoch and the node
+ * refuses a stale one, after which the client drops the entry and looks the key up again.
+ *
+ * <p><b>What it changes.</b> Reads through a cached location are not seen by the master: they renew no
+ * lease and do not move the object in the eviction order until the entry expires and the next lookup
+ * does. A get may return an object that another client force-removed (or force-removed and put again)
+ * up to the entry's lifetime ago; this client's own removes and puts drop its entries at once. Hence off
+ * by default ({@code client.location-cache-ttl = 0}); for content-addressed keys (prefix hashes of KV
+ * blocks) a key's bytes never change and the reuse is invisible.
+ *
+ * <p>Only locations whose memory replicas are all read through nodes' data planes (whose mount epoch the
+ * node checks) and carry a mount epoch are kept; replicas read through same-JVM or shared-memory
+ * mappings are looked up every time.
+ *
+ * <p>Thread-safe (a Caffeine cache; counters are {@link LongAdder}s). Holds no off-heap memory.
+ */
+public final class LocationCache {
+
+    /**
+     * @param ttl longest reuse of one lookup; {@link Duration#ZERO} disables the cache
+     * @param maxEntries most locations kept (least recently used ones go first)
+     */
+    public record Settings(Duration ttl, long maxEntries) {
+        public static final Settings DISABLED = new Settings(Duration.ZERO, 0);
+
+        public Settings {
+            if (ttl == null || ttl.isNegative()) {
+                throw new IllegalArgumentException("client.location-cache-ttl = " + ttl + " (expected: >= 0, 0 = off)");
+            }
+            if (maxEntries < 0) {
+                throw new IllegalArgumentException("client.location-cache-size = " + maxEntries + " (expected: >= 0)");
+            }
+        }
+
+        public boolean enabled() {
+            return !ttl.isZero() && maxEntries > 0;
+        }
+    }
+
+    /** Counters since the client started. */
+    public record Stats(long hits, long misses, long refused, long size) {
+    }
+
+    /**
+     * @param location as the master answered
+     * @param lookupNanos {@link System#nanoTime()} just before the lookup was sent
+     * @param usableUntilNanos last moment the entry may be used
+     */
+    private record Entry(ObjectLocation location, long lookupNanos, long usableUntilNanos) {
+    }
+
+    private final long ttlNanos;
+    private final Cache<String, Entry> entries;
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder refused = new LongAdder();
+
+    public LocationCache(Settings settings) {
+        if (!settings.enabled()) {
+            throw new IllegalArgumentException("the location cache is disabled by " + settings);
+        }
+        this.ttlNanos = settings.ttl().toNanos();
+        this.entries = Caffeine.newBuilder().maximumSize(settings.maxEntries())
+                .expireAfterWrite(settings.ttl().toNanos(), TimeUnit.NANOSECONDS)
+                .executor(Runnable::run) // maintenance on the calling thread: no pool threads of its own
+                .build();
+    }
+
+    /**
+     * The cached location of {@code key} to read now, or null. Its {@link ObjectLocation#leaseTtlMillis()}
+     * is what is left of the lease at {@code nowNanos}, so the caller's usual check ("the read must end
+     * within the lease, counted from the call's start") keeps holding.
+     */
+    public ObjectLocation get(String key, long nowNanos) {
+        Entry e = entries.getIfPresent(key);
+        if (e == null || nowNanos - e.usableUntilNanos() > 0) {
+            misses.increment();
+            return null;
+        }
+        long leftMillis = e.location().leaseTtlMillis() - TimeUnit.NANOSECONDS.toMillis(nowNanos - e.lookupNanos());
+        if (leftMillis <= 0) {
+            misses.increment();
+            return null;
+        }
+        hits.increment();
+        ObjectLocation l = e.location();
+        return new ObjectLocation(l.key(), l.size(), l.version(), leftMillis, l.replicas());
+    }
+
+    /** Keeps a location the master just answered; {@code lookupNanos} is when the lookup was sent. */
+    public void put(ObjectLocation location, long lookupNanos) {
+        long leaseNanos = TimeUnit.MILLISECONDS.toNanos(location.leaseTtlMillis());
+        long usable = Math.min(ttlNanos, leaseNanos / 2);
+        if (usable <= 0) {
+            return;
+        }
+        entries.put(location.key(), new Entry(location, lookupNanos, lookupNanos + usable));
+    }
+
+    /** Drops the key's entry (this client removed or wrote it). */
+    public void invalidate(String key) {
+        entries.invalidate(key);
+    }
+
+    /** Drops the key's entry after a read through it failed (a node refused it or was unreachable). */
+    public void refused(String key) {
+        refused.increment();
+        entries.invalidate(key);
+    }
+
+    /** Drops the entries of matching keys. */
+    public void invalidateMatching(Predicate<String> keys) {
+        entries.asMap().keySet().removeIf(keys);
+    }
+
+    public Stats stats() {
+        entries.cleanUp(); // pending evictions first, so the size is current
+        return new Stats(hits.sum(), misses.sum(), refused.sum(), entries.estimatedSize());
+    }
+}

@@ -1,0 +1,268 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.LocationCache;
+import io.tiffin.core.client.PinnedValue;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.node.SharedMemoryFiles;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The client's location cache ({@code client.location-cache-ttl}) against a real cluster, and the mount
+ * epochs that keep it — and any descriptor that outlives the master's knowledge of a segment — from
+ * reaching bytes the master has since given to another object.
+ */
+class LocationCacheClusterTest {
+    private static final long MiB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private static LocationCache.Stats stats(TiffinClient c) {
+        return c.locationCacheStats().orElseThrow();
+    }
+
+    /** Makes the master forget the node (as a master restart would) and waits for the node's re-mount. */
+    private static void forgetAndAwaitRemount(TestCluster cluster, NodeServer node) throws InterruptedException {
+        long before = node.remounts();
+        cluster.master.service().forgetNode(node.nodeId());
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (node.remounts() == before && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(node.remounts()).as("the node re-mounted").isGreaterThan(before);
+    }
+
+    @Test
+    void repeatedReadsReuseTheLookupAndReturnTheSameBytes() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 32 * MiB); Arena arena = Arena.ofShared()) {
+            TiffinClient c = cluster.locationCachingClient(Duration.ofSeconds(5));
+            TiffinClient plain = cluster.remoteClient();
+            byte[] v = random(300_000, 1);
+            byte[] w = random(5_000, 2);
+            c.put("k", v);
+            plain.put("w", w);
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).isZero();
+            for (int i = 0; i < 5; i++) {
+                assertThat(c.get("k")).isEqualTo(v);
+            }
+            MemorySegment dst = arena.allocate(v.length);
+            assertThat(c.getInto("k", dst)).isEqualTo(v.length);
+            assertThat(dst.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(v);
+            try (PinnedValue p = c.getPinned("k")) {
+                MemorySegment copy = arena.allocate(v.length);
+                p.copyTo(copy);
+                assertThat(copy.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(v);
+            }
+            assertThat(c.exists("k")).isTrue();
+            assertThat(stats(c).hits()).as("get x5, getInto, getPinned, exists").isEqualTo(8);
+            // a batch mixes cached keys and keys the master is asked for
+            assertThat(c.batchGet(List.of("k", "w", "missing"))).satisfiesExactly(
+                    r -> assertThat(r.value()).isEqualTo(v),
+                    r -> assertThat(r.value()).isEqualTo(w),
+                    r -> assertThat(r.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+            assertThat(c.batchExists(List.of("k", "w", "missing"))).extracting(KeyResult::value)
+                    .containsExactly(true, true, false);
+            assertThat(stats(c).hits()).isEqualTo(8 + 1 + 2);
+            assertThat(plain.locationCacheStats()).as("off by default").isEmpty();
+        }
+    }
+
+    @Test
+    void aLocationFromBeforeTheMasterForgotTheSegmentIsRefusedAndLookedUpAgain() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB); Arena arena = Arena.ofShared()) {
+            NodeServer node = cluster.nodes.getFirst();
+            TiffinClient cached = cluster.locationCachingClient(Duration.ofSeconds(30));
+            TiffinClient other = cluster.remoteClient();
+            byte[] old = random(1 << 20, 3);
+            byte[] fresh = random(1 << 20, 4);
+            cached.put("old", old);
+            assertThat(cached.get("old")).isEqualTo(old); // now cached
+            ReplicaDescriptor before = other.locate("old").orElseThrow().replicas().getFirst();
+            long epoch = node.mountEpoch();
+            assertThat(before.mountEpoch()).isEqualTo(epoch);
+
+            forgetAndAwaitRemount(cluster, node);
+            assertThat(node.mountEpoch()).isEqualTo(epoch + 1);
+            // Another object takes the old one's place in the empty, re-mounted segment.
+            other.put("fresh", fresh);
+            ReplicaDescriptor now = other.locate("fresh").orElseThrow().replicas().getFirst();
+            assertThat(now.offset()).as("the new object reuses the old one's bytes").isEqualTo(before.offset());
+            assertThat(now.mountEpoch()).isEqualTo(epoch + 1);
+
+            // The cached location still names those bytes; the node refuses it, the master says "gone".
+            TiffinException e = catchThrowableOfType(TiffinException.class, () -> cached.get("old"));
+            assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(stats(cached).refused()).isEqualTo(1);
+            assertThat(cached.get("fresh")).isEqualTo(fresh);
+
+            // The same through the batch path: cache "fresh", forget again, put a third object there.
+            assertThat(cached.get("fresh")).isEqualTo(fresh);
+            forgetAndAwaitRemount(cluster, node);
+            byte[] third = random(1 << 20, 5);
+            other.put("third", third);
+            MemorySegment d1 = arena.allocate(1 << 20);
+            MemorySegment d2 = arena.allocate(1 << 20);
+            assertThat(cached.batchGetInto(List.of("fresh", "third"), List.of(d1, d2))).satisfiesExactly(
+                    r -> assertThat(r.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND),
+                    r -> assertThat(r.value()).isEqualTo(third.length));
+            assertThat(d2.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(third);
+            assertThat(d1.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).as("never the third object's bytes")
+                    .isNotEqualTo(third);
+            assertThat(stats(cached).refused()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void theNodeRefusesDataRequestsOfAnotherMount() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB);
+             BlockingConnectionPool pool = new BlockingConnectionPool("t", TransportSettings.defaults(), "t");
+             Arena arena = Arena.ofShared()) {
+            NodeServer node = cluster.nodes.getFirst();
+            TiffinClient c = cluster.remoteClient();
+            byte[] v = random(4096, 6);
+            c.put("k", v);
+            ReplicaDescriptor d = c.locate("k").orElseThrow().replicas().getFirst();
+            MemorySegment dst = arena.allocate(4096);
+            DataRequest.Builder read = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset())
+                    .setLength(4096);
+            pool.call(node.endpoint(), Opcode.DATA_READ, read.setMountEpoch(d.mountEpoch()).build(), null,
+                    Empty.parser(), dst);
+            assertThat(dst.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(v);
+            pool.call(node.endpoint(), Opcode.DATA_READ, read.setMountEpoch(0).build(), null, Empty.parser(), dst);
+
+            TiffinException stale = catchThrowableOfType(TiffinException.class, () -> pool.call(node.endpoint(),
+                    Opcode.DATA_READ, read.setMountEpoch(d.mountEpoch() + 1).build(), null, Empty.parser(), dst));
+            assertThat(stale.code()).isEqualTo(ErrorCode.REPLICA_IS_GONE);
+            assertThat(stale.getMessage()).contains(d.segment(), "look the key up again");
+            MemorySegment src = arena.allocate(4096);
+            TiffinException write = catchThrowableOfType(TiffinException.class, () -> pool.call(node.endpoint(),
+                    Opcode.DATA_WRITE, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset())
+                            .setLength(4096).setMountEpoch(d.mountEpoch() + 1).build(), src, Empty.parser(), null));
+            assertThat(write.code()).as("a late write of a forgotten put must not land").isEqualTo(ErrorCode.REPLICA_IS_GONE);
+            assertThat(c.get("k")).as("the refused write left the bytes alone").isEqualTo(v);
+        }
+    }
+
+    @Test
+    void thisClientsRemovesAndPutsDropItsEntries() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient c = cluster.locationCachingClient(Duration.ofSeconds(30));
+            byte[] v1 = random(10_000, 7);
+            byte[] v2 = random(12_000, 8);
+            c.put("k", v1);
+            assertThat(c.get("k")).isEqualTo(v1);
+            c.remove("k", true);
+            assertThat(c.exists("k")).isFalse();
+            assertThat(catchThrowableOfType(TiffinException.class, () -> c.get("k")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            c.put("k", v2);
+            assertThat(c.get("k")).isEqualTo(v2);
+            assertThat(c.get("k")).isEqualTo(v2);
+            c.removeByRegex("^k$", true);
+            assertThat(catchThrowableOfType(TiffinException.class, () -> c.get("k")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            c.put("k", v1);
+            assertThat(c.get("k")).isEqualTo(v1);
+            c.removeAll(true);
+            assertThat(c.batchGet(List.of("k"))).singleElement()
+                    .satisfies(r -> assertThat(r.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+        }
+    }
+
+    @Test
+    void anotherClientsForcedRemoveIsSeenOnceTheEntryExpires() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient reader = cluster.locationCachingClient(Duration.ofMillis(300));
+            TiffinClient writer = cluster.remoteClient();
+            byte[] v = random(20_000, 9);
+            writer.put("k", v);
+            assertThat(reader.get("k")).isEqualTo(v);
+            long cachedAt = System.nanoTime();
+            writer.remove("k", true);
+            // Documented: within the entry's lifetime the reader may still return the removed object —
+            // its own bytes, which the master keeps out of reach of new puts until the lease ends.
+            if (System.nanoTime() - cachedAt < Duration.ofMillis(250).toNanos()) {
+                assertThat(reader.get("k")).isEqualTo(v);
+            }
+            Thread.sleep(350);
+            assertThat(catchThrowableOfType(TiffinException.class, () -> reader.get("k")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        }
+    }
+
+    @Test
+    void anOrdinaryRemoveOfAKeyBeingReadStillMeetsTheLease() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient reader = cluster.locationCachingClient(Duration.ofSeconds(5));
+            TiffinClient writer = cluster.remoteClient();
+            writer.put("k", random(1000, 10));
+            reader.get("k");
+            assertThat(catchThrowableOfType(TiffinException.class, () -> writer.remove("k", false)).code())
+                    .isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            assertThat(catchThrowableOfType(TiffinException.class,
+                    () -> writer.put("k", random(1000, 11), PutOptions.DEFAULT.withUpsert(true))).code())
+                    .isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+        }
+    }
+
+    @Test
+    void replicasReadThroughASharedMemoryMappingAreNotCached() {
+        Assumptions.assumeFalse(SharedMemoryFiles.hostId().isEmpty() || SharedMemoryFiles.pidNamespace().isEmpty(),
+                "needs /proc/sys/kernel/random/boot_id and /proc/self/ns/pid (Linux)");
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
+            cluster.addNode("shm-0", 8 * MiB, dir);
+            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
+                    TransportSettings.defaults(), 16 * MiB, false).withSharedMemory(true)
+                    .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(5), 100)));
+            cluster.clients.add(c);
+            byte[] v = random(3000, 12);
+            c.put("k", v);
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(c.sharedSegmentsMapped()).isEqualTo(1);
+            assertThat(stats(c).hits()).as("the node cannot check a mapped read's mount epoch").isZero();
+            assertThat(stats(c).size()).isZero();
+        }
+    }
+
+    @Test
+    void theMasterHandsOutTheEpochOfTheLatestMount() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 16 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            c.put("k", random(100, 13), PutOptions.replicas(2));
+            ObjectLocation loc = c.locate("k").orElseThrow();
+            assertThat(loc.replicas()).hasSize(2).allSatisfy(d -> assertThat(d.mountEpoch()).isEqualTo(1));
+        }
+    }
+}
