@@ -92,7 +92,8 @@ else
 fi
 
 shm_file=$(ls "$work/shm" 2>/dev/null)
-if [ -n "$shm_file" ] && [ "$(stat -c '%a %s' "$work/shm/$shm_file")" = "600 67108864" ]; then
+# 64 MiB of segment, then one page holding the segment's mount epoch
+if [ -n "$shm_file" ] && [ "$(stat -c '%a %s' "$work/shm/$shm_file")" = "600 67112960" ]; then
   pass "the segment is a private shared-memory file ($shm_file)"
 else fail "shared-memory segment file" "$(ls -l "$work/shm" 2>&1)"; fi
 

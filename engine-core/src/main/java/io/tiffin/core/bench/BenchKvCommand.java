@@ -56,7 +56,9 @@ import redis.clients.jedis.RedisProtocol;
  * {@code java} and class path ({@link BenchNodeMain}), or the running cluster at {@code --master}.
  * Remote clients never copy in memory ({@code localMemcpy=false}, no shared memory); with
  * {@code --shared-memory-dir} the nodes keep their segments in shared memory and target
- * {@code tiffin-shm} is a client (of this process, on the nodes' host) that maps them. Each measurement runs
+ * {@code tiffin-shm} is a client (of this process, on the nodes' host) that maps them. With
+ * {@code --location-cache-ttl} targets {@code tiffin-cached} (and {@code tiffin-shm-cached}) are the same
+ * clients with a location cache, measured for get and batch get. Each measurement runs
  * {@code --clients} threads, each with one request at a time, for {@code --duration} seconds after
  * {@code --warmup} seconds; latency percentiles come from HdrHistogram (for batch get, of one batch
  * call). Puts overwrite a small ring of keys per thread (upsert) so long runs do not fill the pool.
@@ -122,7 +124,8 @@ public final class BenchKvCommand implements Callable<Integer> {
 
     @Option(names = "--location-cache-ttl", defaultValue = "0",
             description = "also measure target tiffin-cached: a remote client (socket data plane, like tiffin-remote)"
-                    + " with client.location-cache-ttl = this duration, e.g. 1s; its get and batch get cases (0 = off)")
+                    + " with client.location-cache-ttl = this duration, e.g. 1s, and with --shared-memory-dir target"
+                    + " tiffin-shm-cached (tiffin-shm with it); their get and batch get cases (0 = off)")
     String locationCacheTtl;
 
     @Option(names = "--cluster-warmup", defaultValue = "6",
@@ -183,8 +186,16 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
         long[] valueSizes = sizes.stream().mapToLong(Sizes::parse).toArray();
-        java.time.Duration cacheTtl = io.tiffin.core.config.Durations.parse(locationCacheTtl,
-                java.time.temporal.ChronoUnit.MILLIS);
+        java.time.Duration cacheTtl;
+        try {
+            cacheTtl = io.tiffin.core.config.Durations.parse(locationCacheTtl, java.time.temporal.ChronoUnit.MILLIS);
+        } catch (RuntimeException e) {
+            cacheTtl = null;
+        }
+        if (cacheTtl == null || cacheTtl.isNegative()) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--location-cache-ttl = " + locationCacheTtl
+                    + " (expected: a duration >= 0 such as 1s or 500ms; 0 = off)");
+        }
         MasterServer localMaster = null;
         try (Arena arena = Arena.ofShared()) {
             String address = master;
@@ -203,6 +214,9 @@ public final class BenchKvCommand implements Callable<Integer> {
                  TiffinClient cached = cacheTtl.isZero() ? null : TiffinClient.connect(new TiffinClient.Options(
                          address, TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false)
                          .withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
+                 TiffinClient shmCached = cacheTtl.isZero() || sharedMemoryDir == null ? null : TiffinClient.connect(
+                         new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false)
+                                 .withSharedMemory(true).withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
@@ -210,17 +224,16 @@ public final class BenchKvCommand implements Callable<Integer> {
                     MemorySegment value = randomValue(arena, size);
                     benchTiffin("tiffin-remote", remote, value, size, arena, true);
                     if (cached != null) {
-                        benchTiffin("tiffin-cached", cached, value, size, arena, false);
-                        LocationCache.Stats s = cached.locationCacheStats().orElseThrow();
-                        if (s.hits() == 0) {
-                            throw new IllegalStateException("tiffin-cached: the location cache answered no lookup: " + s);
-                        }
+                        benchCached("tiffin-cached", cached, value, size, arena);
                     }
                     if (shm != null) {
                         benchTiffin("tiffin-shm", shm, value, size, arena, true);
                         if (shm.sharedSegmentsMapped() == 0) {
                             throw new IllegalStateException("tiffin-shm: the client mapped no segment of the nodes;"
                                     + " is " + sharedMemoryDir + " on this host and readable?");
+                        }
+                        if (shmCached != null) {
+                            benchCached("tiffin-shm-cached", shmCached, value, size, arena);
                         }
                     }
                     benchSocket(socket, size, arena);
@@ -297,6 +310,17 @@ public final class BenchKvCommand implements Callable<Integer> {
     }
 
     // ------------------------------------------------------------------ targets
+
+    /** Gets and batch gets of a client with a location cache; fails when the cache answered nothing. */
+    private void benchCached(String target, TiffinClient client, MemorySegment value, long size, Arena arena)
+            throws Exception {
+        long before = client.locationCacheStats().orElseThrow().hits();
+        benchTiffin(target, client, value, size, arena, false);
+        LocationCache.Stats s = client.locationCacheStats().orElseThrow();
+        if (s.hits() == before) {
+            throw new IllegalStateException(target + ": the location cache answered no lookup: " + s);
+        }
+    }
 
     private static long maxOf(long[] sizes) {
         return Arrays.stream(sizes).max().orElse(1);
@@ -699,7 +723,8 @@ public final class BenchKvCommand implements Callable<Integer> {
             if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
                 continue;
             }
-            boolean remote = !r.target().equals("tiffin-local") && !r.target().equals("tiffin-shm");
+            boolean mapped = r.target().equals("tiffin-shm") || r.target().equals("tiffin-shm-cached");
+            boolean remote = !r.target().equals("tiffin-local") && !mapped;
             String base = remote ? "socket" : "memcpy";
             Result b = byKey.get(base + "/get/" + r.valueSize());
             Result rd = byKey.get("redis/get/" + r.valueSize());
@@ -710,7 +735,7 @@ public final class BenchKvCommand implements Callable<Integer> {
                 line.append(String.format(Locale.ROOT, ", %.2fx socket-spread", r.gbPerSec() / spreadBase.gbPerSec()));
             }
             Result socketBase = byKey.get("socket/get/" + r.valueSize());
-            if (r.target().equals("tiffin-shm") && socketBase != null) {
+            if (mapped && socketBase != null) {
                 line.append(String.format(Locale.ROOT, ", %.2fx socket", r.gbPerSec() / socketBase.gbPerSec()));
             }
             if (rd != null && !r.target().equals("tiffin-local")) {

@@ -35,7 +35,10 @@ import org.apache.logging.log4j.Logger;
  * that node. Reads need no such check: a replica the master lists holds its object's bytes.
  *
  * <p>The same rules as for the socket path keep reads correct: bytes are copied only under the lease
- * the master granted with the replica list, so the region cannot be freed and reused meanwhile.
+ * the master granted with the replica list, so the region cannot be freed and reused meanwhile. What
+ * the node would check on a socket read — that the descriptor belongs to the segment's current mount —
+ * the client checks itself through the mount epoch word the node keeps in the file
+ * ({@link #mountEpoch}), after the copy.
  *
  * <p><b>Ownership</b>: every mapping has its own shared {@link Arena}, owned by this object and closed
  * exactly once: when its file is gone (the node stopped; checked at most every {@link #SWEEP_NANOS})
@@ -54,9 +57,11 @@ final class SharedSegments implements AutoCloseable {
 
     /** A mapped segment; {@code memory == null} marks a segment that is not shareable with this process. */
     private record Mapping(Path path, long device, long inode, Liveness owner, Arena arena,
-                           MemorySegment memory) {
-        static final Mapping NONE = new Mapping(null, 0, 0, null, null, null);
+                           MemorySegment memory, MemorySegment epochWord) {
+        static final Mapping NONE = new Mapping(null, 0, 0, null, null, null, null);
     }
+
+    private static final java.lang.invoke.VarHandle LONG = java.lang.foreign.ValueLayout.JAVA_LONG.varHandle();
 
     /**
      * Whether the node's process runs, asked of the OS at most every {@link #LIVENESS_NANOS}: the check
@@ -163,6 +168,25 @@ final class SharedSegments implements AutoCloseable {
         return memory.asSlice(offset, length);
     }
 
+    /**
+     * The node's current mount epoch of a segment mapped here, read from its file (acquire), or -1 when
+     * the segment is not mapped or its node publishes no epoch. Read it after copying through
+     * {@link #slice}: when it still equals the descriptor's epoch, the copy saw only that mount's bytes
+     * (the node moves the word before the master can place anything new in the segment).
+     */
+    long mountEpoch(String segment) {
+        Mapping m = bySegment.get(segment);
+        if (m == null || m.epochWord() == null) {
+            return -1;
+        }
+        try {
+            java.lang.invoke.VarHandle.loadLoadFence(); // the copy's loads before this one
+            return (long) LONG.getAcquire(m.epochWord(), 0L);
+        } catch (IllegalStateException unmapped) {
+            return -1;
+        }
+    }
+
     /** Number of segments whose node is in its retry pause; for tests. */
     int pausedCount() {
         return retryAt.size();
@@ -200,15 +224,20 @@ final class SharedSegments implements AutoCloseable {
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long[] id = SharedMemoryFiles.identity(path);
-            if (id[0] != info.getDevice() || id[1] != info.getInode() || ch.size() != info.getSize()) {
+            long fileSize = info.getFileSize() == 0 ? info.getSize() : info.getFileSize();
+            long epochAt = info.getMountEpochOffset();
+            if (id[0] != info.getDevice() || id[1] != info.getInode() || ch.size() != fileSize
+                    || fileSize < info.getSize() || (epochAt != 0 && (epochAt < info.getSize()
+                    || epochAt > fileSize - Long.BYTES || epochAt % Long.BYTES != 0))) {
                 arena.close();
                 LOG.debug("{} is not the file of segment {} (other device, inode or size); using the socket", path,
                         segment);
                 return Mapping.NONE;
             }
-            MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, info.getSize(), arena);
+            MemorySegment whole = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize, arena);
             LOG.debug("mapped segment {} of {} from {}", segment, endpoint, path);
-            return new Mapping(path, id[0], id[1], new Liveness(owner), arena, memory);
+            return new Mapping(path, id[0], id[1], new Liveness(owner), arena, whole.asSlice(0, info.getSize()),
+                    epochAt == 0 ? null : whole.asSlice(epochAt, Long.BYTES));
         } catch (IOException | RuntimeException e) {
             arena.close();
             LOG.debug("cannot map segment {} from {} ({}); using the socket", segment, path, e.toString());

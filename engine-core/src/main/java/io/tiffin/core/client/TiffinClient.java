@@ -260,15 +260,15 @@ public final class TiffinClient implements KvStore {
     }
 
     /**
-     * Whether a location may be reused: it has memory replicas, each read through its node's data plane
-     * (which checks the mount epoch it carries). Replicas copied through a same-JVM or shared-memory
-     * mapping bypass that check, so their objects are looked up every time.
+     * Whether a location may be reused: it has memory replicas, each carrying a mount epoch that the read
+     * checks — the node on its data plane, this client after a copy through a mapping whose node publishes
+     * its epoch. Objects with a replica read through a mapping without one are looked up every time.
      */
     private boolean isReusable(ObjectLocation loc) {
         boolean memory = false;
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
-                if (d.mountEpoch() == 0 || isDirect(d)) {
+                if (d.mountEpoch() == 0 || (isDirect(d) && directMountEpoch(d) < 0)) {
                     return false;
                 }
                 memory = true;
@@ -428,6 +428,9 @@ public final class TiffinClient implements KvStore {
                 } catch (RuntimeException e) {
                     failed[k] = failed[k] != null ? failed[k] : transferFailure("local write", e);
                     continue;
+                }
+                if (local != null && directEpochMoved(d)) {
+                    local = null; // re-mounted since PutStart: the node refuses the write over the socket
                 }
                 if (local != null) {
                     try {
@@ -1087,6 +1090,11 @@ public final class TiffinClient implements KvStore {
                 if (local != null) {
                     try {
                         MemorySegment.copy(local, 0, dst, 0, d.size());
+                        if (directEpochMoved(d)) {
+                            // Re-mounted since the master named it: leave it to the node, which refuses it.
+                            memory.add(d);
+                            continue;
+                        }
                         return CompletableFuture.completedFuture(null);
                     } catch (RuntimeException e) {
                         LOG.debug("local read of {} failed, trying the socket", loc.key(), e);
@@ -1498,6 +1506,33 @@ public final class TiffinClient implements KvStore {
             }
         }
         return shared == null ? null : shared.slice(d.endpoint(), d.segment(), d.offset(), d.size(), forWrite);
+    }
+
+    /**
+     * The current mount epoch of the segment a direct replica is copied from (a segment of this JVM, or
+     * a same-host segment mapped here), or -1 when it is not known.
+     */
+    private long directMountEpoch(ReplicaDescriptor d) {
+        if (options.localMemcpy()) {
+            LocalSegment local = LocalSegmentDirectory.find(d.segment());
+            if (local != null) {
+                return local.mountEpoch();
+            }
+        }
+        return shared == null ? -1 : shared.mountEpoch(d.segment());
+    }
+
+    /**
+     * Whether a direct copy of {@code d} may have met another mount's bytes: the segment's current mount
+     * epoch, read after the copy (or before a write), is not the descriptor's. The node makes the same
+     * check on the socket path.
+     */
+    private boolean directEpochMoved(ReplicaDescriptor d) {
+        if (d.mountEpoch() == 0) {
+            return false;
+        }
+        long now = directMountEpoch(d);
+        return now >= 0 && now != d.mountEpoch();
     }
 
     private boolean isDirect(ReplicaDescriptor d) {

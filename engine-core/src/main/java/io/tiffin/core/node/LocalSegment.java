@@ -26,14 +26,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link IllegalStateException} from the closed arena, which callers map to TRANSFER_FAIL; it never
  * reads freed memory.
  *
+ * <p><b>Mount epoch</b>: next to the bytes the segment holds one 8-byte word, the node's current mount
+ * epoch (see {@code NodeServer}). In a shared-memory file it lies in a page after the segment's bytes
+ * ({@link #mountEpochOffset()}), so same-host clients read it through their mapping and can tell that a
+ * descriptor belongs to an earlier mount without asking the node.
+ *
  * <p>Thread-safe: slices may be read and written concurrently (the master guarantees that live
- * allocations do not overlap).
+ * allocations do not overlap); the mount epoch is written with release and read with acquire semantics.
  */
 public final class LocalSegment implements AutoCloseable {
     private final String name;
     private final long size;
     private final Arena arena;
     private final MemorySegment memory;
+    /** The mount epoch word (8 bytes). */
+    private final MemorySegment epochWord;
     private final Path file;
     private final long[] fileIdentity;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -61,9 +68,12 @@ public final class LocalSegment implements AutoCloseable {
         if (sharedDir != null) {
             this.file = SharedMemoryFiles.fileFor(sharedDir, name);
             try {
-                SharedMemoryFiles.create(file, size);
+                long epochAt = mountEpochOffset(size);
+                SharedMemoryFiles.create(file, epochAt + PAGE);
                 try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    this.memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+                    MemorySegment whole = ch.map(FileChannel.MapMode.READ_WRITE, 0, epochAt + PAGE, arena);
+                    this.memory = whole.asSlice(0, size);
+                    this.epochWord = whole.asSlice(epochAt, Long.BYTES);
                 }
                 this.fileIdentity = SharedMemoryFiles.identity(file);
             } catch (IOException | RuntimeException e) {
@@ -81,11 +91,40 @@ public final class LocalSegment implements AutoCloseable {
         this.fileIdentity = null;
         try {
             this.memory = arena.allocate(size, 4096);
+            this.epochWord = arena.allocate(Long.BYTES, Long.BYTES);
         } catch (OutOfMemoryError | IllegalArgumentException e) {
             arena.close();
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.segment-size = " + size
                     + ": cannot reserve that much off-heap memory (" + e.getMessage() + "); lower it", e);
         }
+    }
+
+    private static final long PAGE = 4096;
+    private static final java.lang.invoke.VarHandle LONG = java.lang.foreign.ValueLayout.JAVA_LONG.varHandle();
+
+    /** Where a shared-memory file of a segment of {@code size} bytes keeps the mount epoch: the next page. */
+    static long mountEpochOffset(long size) {
+        return (size + PAGE - 1) / PAGE * PAGE;
+    }
+
+    /** Offset of the mount epoch word in {@link #sharedFile()}; 0 for anonymous memory. */
+    public long mountEpochOffset() {
+        return file == null ? 0 : mountEpochOffset(size);
+    }
+
+    /** Length of {@link #sharedFile()}: the segment's bytes and the page holding the mount epoch; 0 without a file. */
+    public long sharedFileSize() {
+        return file == null ? 0 : mountEpochOffset(size) + PAGE;
+    }
+
+    /** The node's current mount epoch of this segment (0 before the first mount). */
+    public long mountEpoch() {
+        return (long) LONG.getAcquire(epochWord, 0L);
+    }
+
+    /** Sets the mount epoch; called by the owning node only, before it sends the (re-)mount. */
+    public void setMountEpoch(long epoch) {
+        LONG.setRelease(epochWord, 0L, epoch);
     }
 
     public String name() {

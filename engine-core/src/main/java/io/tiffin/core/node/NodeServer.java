@@ -116,13 +116,7 @@ public final class NodeServer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong consecutivePingFailures = new AtomicLong();
     private final AtomicLong remounts = new AtomicLong();
-    /**
-     * This node's current mount of its segment: 1 at the first mount, one more before every re-mount
-     * (written by the heartbeat thread only, read by the event loops). Descriptors of an earlier mount
-     * are refused, since the master that issued them has forgotten the segment and may place new
-     * objects where theirs were.
-     */
-    private final AtomicLong mountEpoch = new AtomicLong(1);
+
 
     private NodeServer(Options o) {
         this.nodeId = o.nodeId() == null || o.nodeId().isEmpty()
@@ -140,6 +134,10 @@ public final class NodeServer implements AutoCloseable {
         }
         this.segment = new LocalSegment(nodeId + "-seg0-" + String.format("%08x", (int) (run >>> 32)), o.segmentSize(),
                 o.sharedMemoryDir());
+        // The segment's mount epoch: 1 at the first mount, one more before every re-mount (written by the
+        // heartbeat thread only). Data-plane requests of another epoch are refused (checkSegment): the
+        // master that issued them has forgotten the segment and may place new objects where theirs were.
+        segment.setMountEpoch(1);
         this.server = new TransportServer("node-" + nodeId, o.transport());
         server.register(Opcode.DATA_WRITE, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
@@ -171,7 +169,8 @@ public final class NodeServer implements AutoCloseable {
             if (id != null && !SharedMemoryFiles.hostId().isEmpty()) {
                 info.setSharedMemoryPath(segment.sharedFile().toAbsolutePath().toString())
                         .setHostId(SharedMemoryFiles.hostId()).setDevice(id[0]).setInode(id[1])
-                        .setPid(ProcessHandle.current().pid()).setPidNamespace(SharedMemoryFiles.pidNamespace());
+                        .setPid(ProcessHandle.current().pid()).setPidNamespace(SharedMemoryFiles.pidNamespace())
+                        .setFileSize(segment.sharedFileSize()).setMountEpochOffset(segment.mountEpochOffset());
             }
             responder.ok(info.build());
         }, null);
@@ -284,7 +283,7 @@ public final class NodeServer implements AutoCloseable {
             throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "this node serves segment " + segment.name()
                     + ", not " + req.getSegment());
         }
-        long epoch = mountEpoch.get();
+        long epoch = segment.mountEpoch();
         if (req.getMountEpoch() != 0 && req.getMountEpoch() != epoch) {
             throw new TiffinException(ErrorCode.REPLICA_IS_GONE, "segment " + segment.name() + " was re-mounted"
                     + " (mount " + epoch + ") after the master handed out this replica (mount " + req.getMountEpoch()
@@ -294,7 +293,7 @@ public final class NodeServer implements AutoCloseable {
 
     /** The current mount epoch of the segment; for tests. */
     public long mountEpoch() {
-        return mountEpoch.get();
+        return segment.mountEpoch();
     }
 
     /**
@@ -311,7 +310,7 @@ public final class NodeServer implements AutoCloseable {
 
     private Segment segmentMsg() {
         return Segment.newBuilder().setName(segment.name()).setNodeId(nodeId).setEndpoint(endpoint)
-                .setCapacity(segment.size()).setIncarnation(incarnation).setMountEpoch(mountEpoch.get()).build();
+                .setCapacity(segment.size()).setIncarnation(incarnation).setMountEpoch(segment.mountEpoch()).build();
     }
 
     private TransportClient master() {
@@ -366,7 +365,8 @@ public final class NodeServer implements AutoCloseable {
     }
 
     private void remount() {
-        mountEpoch.incrementAndGet(); // before the master can hand out a descriptor of the new mount
+        // Before the master can hand out a descriptor of the new mount (written by this heartbeat thread only).
+        segment.setMountEpoch(segment.mountEpoch() + 1);
         master().callSync(Opcode.REMOUNT_SEGMENT, ReMountSegmentRequest.newBuilder().setNodeId(nodeId)
                 .addSegments(segmentMsg()).build(), Empty.parser());
         remounts.incrementAndGet();

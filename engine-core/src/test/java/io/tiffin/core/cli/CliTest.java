@@ -313,7 +313,8 @@ class CliTest {
                 "--shared-memory-dir", shm.toString());
         assertThat(node.out()).as(node.err()).contains("Tiffin node", ", shared memory " + shm);
         try (var files = Files.list(shm)) {
-            assertThat(files.toList()).singleElement().satisfies(f -> assertThat(Files.size(f)).isEqualTo(16L << 20));
+            assertThat(files.toList()).singleElement().satisfies(f -> assertThat(Files.size(f))
+                    .as("the segment and its mount epoch page").isEqualTo((16L << 20) + 4096));
         }
         assertThat(node.stop()).isZero();
         try (var files = Files.list(shm)) {

@@ -64,6 +64,38 @@ class SharedSegmentsTest {
     }
 
     @Test
+    void readsTheMountEpochWordTheNodePublishesInTheFile() throws IOException {
+        // The segment's first 4096 bytes, then the page holding the epoch (as LocalSegment lays it out).
+        Files.write(file, new byte[8192]);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder()).putLong(0, 5), 4096);
+        }
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().setSize(4096).setFileSize(8192)
+                .setMountEpochOffset(4096).build())) {
+            assertThat(shared.mountEpoch("seg")).as("not mapped yet").isEqualTo(-1);
+            assertThat(shared.slice("node:1", "seg", 0, 4096, false)).isNotNull();
+            assertThat(shared.slice("node:1", "seg", 4090, 8, false)).as("the epoch page is not segment memory").isNull();
+            assertThat(shared.mountEpoch("seg")).isEqualTo(5);
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder()).putLong(0, 6), 4096);
+            }
+            assertThat(shared.mountEpoch("seg")).as("the node's re-mount is seen through the mapping").isEqualTo(6);
+        }
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().build())) {
+            assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNotNull();
+            assertThat(shared.mountEpoch("seg")).as("a node that publishes no epoch").isEqualTo(-1);
+        }
+        for (long badOffset : new long[] {100, 8190, 4100}) {
+            try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().setSize(4096).setFileSize(8192)
+                    .setMountEpochOffset(badOffset).build())) {
+                assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("epoch offset " + badOffset).isNull();
+            }
+        }
+    }
+
+    @Test
     void refusesAnotherHostAnotherFileOrNoSharedMemoryAndRemembersIt() {
         AtomicInteger asked = new AtomicInteger();
         SegmentInfoReply[] answers = {

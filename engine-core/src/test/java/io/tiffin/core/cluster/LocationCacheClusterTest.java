@@ -237,22 +237,33 @@ class LocationCacheClusterTest {
     }
 
     @Test
-    void replicasReadThroughASharedMemoryMappingAreNotCached() {
+    void throughASharedMemoryMappingTheClientChecksTheEpochItself() throws Exception {
         Assumptions.assumeFalse(SharedMemoryFiles.hostId().isEmpty() || SharedMemoryFiles.pidNamespace().isEmpty(),
                 "needs /proc/sys/kernel/random/boot_id and /proc/self/ns/pid (Linux)");
         try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
-            cluster.addNode("shm-0", 8 * MiB, dir);
+            NodeServer node = cluster.addNode("shm-0", 8 * MiB, dir);
             TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
                     TransportSettings.defaults(), 16 * MiB, false).withSharedMemory(true)
-                    .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(5), 100)));
+                    .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(30), 100)));
             cluster.clients.add(c);
+            TiffinClient other = cluster.remoteClient();
             byte[] v = random(3000, 12);
             c.put("k", v);
             assertThat(c.get("k")).isEqualTo(v);
             assertThat(c.get("k")).isEqualTo(v);
             assertThat(c.sharedSegmentsMapped()).isEqualTo(1);
-            assertThat(stats(c).hits()).as("the node cannot check a mapped read's mount epoch").isZero();
-            assertThat(stats(c).size()).isZero();
+            assertThat(stats(c).hits()).as("the mapped segment publishes its epoch: reusable").isEqualTo(1);
+            long offset = other.locate("k").orElseThrow().replicas().getFirst().offset();
+
+            forgetAndAwaitRemount(cluster, node);
+            byte[] w = random(3000, 13);
+            other.put("w", w);
+            assertThat(other.locate("w").orElseThrow().replicas().getFirst().offset()).isEqualTo(offset);
+            // The copy through the mapping sees w's bytes, then the epoch word: moved, so not returned.
+            assertThat(catchThrowableOfType(TiffinException.class, () -> c.get("k")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(stats(c).refused()).isEqualTo(1);
+            assertThat(c.get("w")).isEqualTo(w);
         }
     }
 
