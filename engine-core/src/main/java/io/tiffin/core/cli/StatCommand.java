@@ -69,6 +69,14 @@ final class StatCommand extends ClientCommand {
                     .append(", evictions ").append(t.getEvictions()).append(", stale copies rejected ")
                     .append(t.getStaleRejected()).append("\n");
         }
+        if (hc.getLocationCacheClients() > 0) {
+            var t = hc.getTotals();
+            long lookups = t.getLocationHits() + t.getLocationMisses();
+            sb.append("Location cache: ").append(hc.getLocationCacheClients()).append(" clients; hits ")
+                    .append(t.getLocationHits()).append(", misses ").append(t.getLocationMisses()).append(" (")
+                    .append(Human.percent(t.getLocationHits(), lookups)).append(" hit), refused ")
+                    .append(t.getLocationRefused()).append("\n");
+        }
         return sb.toString();
     }
 }

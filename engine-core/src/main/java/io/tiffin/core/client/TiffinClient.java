@@ -167,32 +167,43 @@ public final class TiffinClient implements KvStore {
         this.shared = options.sharedMemory() ? new SharedSegments((endpoint, segment) -> direct.call(endpoint,
                 Opcode.SEGMENT_INFO, SegmentInfoRequest.newBuilder().setSegment(segment).build(),
                 SegmentInfoReply.parser())) : null;
-        if (hotCache != null) {
+        if (hotCache != null || locations != null) {
             reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "tiffin-client-report");
                 t.setDaemon(true);
                 return t;
             });
-            reporter.scheduleWithFixedDelay(this::reportHotCache, 1, 2, TimeUnit.SECONDS);
+            reporter.scheduleWithFixedDelay(this::reportCaches, 1, 2, TimeUnit.SECONDS);
         } else {
             reporter = null;
         }
     }
 
-    /** Sends this client's hot-cache counters to the master (for /metrics and tiffin stat). */
-    public void reportHotCache() {
-        if (hotCache == null || closed) {
+    /**
+     * Sends this client's hot-cache and location-cache counters to the master (for /metrics and tiffin
+     * stat); every 2 s on its own thread when either cache is on.
+     */
+    public void reportCaches() {
+        if ((hotCache == null && locations == null) || closed) {
             return;
         }
-        LocalHotCache.Stats s = hotCache.stats();
-        try {
-            rpc(Opcode.CLIENT_REPORT, io.tiffin.core.transport.proto.ClientReport.newBuilder().setClientId(clientId)
-                    .setHits(s.hits()).setMisses(s.misses()).setFills(s.fills()).setDroppedFills(s.droppedFills())
+        var report = io.tiffin.core.transport.proto.ClientReport.newBuilder().setClientId(clientId);
+        if (hotCache != null) {
+            LocalHotCache.Stats s = hotCache.stats();
+            report.setHits(s.hits()).setMisses(s.misses()).setFills(s.fills()).setDroppedFills(s.droppedFills())
                     .setRejectedFills(s.rejectedFills()).setEvictions(s.evictions()).setStaleRejected(s.staleRejected())
                     .setInvalidations(s.invalidations()).setBytesCached(s.bytesCached())
-                    .setCapacityBytes(s.capacityBytes()).build(), Empty.parser());
+                    .setCapacityBytes(s.capacityBytes());
+        }
+        if (locations != null) {
+            LocationCache.Stats s = locations.stats();
+            report.setLocationCache(true).setLocationHits(s.hits()).setLocationMisses(s.misses())
+                    .setLocationRefused(s.refused());
+        }
+        try {
+            rpc(Opcode.CLIENT_REPORT, report.build(), Empty.parser());
         } catch (RuntimeException e) {
-            LOG.debug("hot cache report failed", e);
+            LOG.debug("cache report failed", e);
         }
     }
 

@@ -6,7 +6,7 @@ import io.tiffin.core.util.Ticker;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The latest hot-cache counters each client reported, summed for metrics and STATS. A client that has
+ * The latest cache counters (hot cache, location cache) each client reported, summed for metrics and STATS. A client that has
  * not reported for {@code expiryMillis} is dropped from the sums.
  *
  * <p>Thread-safe.
@@ -34,9 +34,18 @@ public final class ClientReports {
         reports.values().removeIf(e -> e.receivedMillis() + expiryMillis < now);
         ClientReport.Builder sum = ClientReport.newBuilder();
         int n = 0;
+        int withLocations = 0;
         for (Entry e : reports.values()) {
             ClientReport r = e.report();
-            n++;
+            if (r.getCapacityBytes() > 0) {
+                n++;
+            }
+            if (r.getLocationCache()) {
+                withLocations++;
+            }
+            sum.setLocationHits(sum.getLocationHits() + r.getLocationHits())
+                    .setLocationMisses(sum.getLocationMisses() + r.getLocationMisses())
+                    .setLocationRefused(sum.getLocationRefused() + r.getLocationRefused());
             sum.setHits(sum.getHits() + r.getHits())
                     .setMisses(sum.getMisses() + r.getMisses())
                     .setFills(sum.getFills() + r.getFills())
@@ -48,6 +57,7 @@ public final class ClientReports {
                     .setBytesCached(sum.getBytesCached() + r.getBytesCached())
                     .setCapacityBytes(sum.getCapacityBytes() + r.getCapacityBytes());
         }
-        return HotCacheTotals.newBuilder().setReportingClients(n).setTotals(sum).build();
+        return HotCacheTotals.newBuilder().setReportingClients(n).setLocationCacheClients(withLocations)
+                .setTotals(sum).build();
     }
 }

@@ -109,6 +109,22 @@ public final class MasterMetrics {
         GaugeWithCallback.builder().name("tiffin_client_hotcache_reporting_clients")
                 .help("Clients with a hot cache that reported in the last minute")
                 .callback(cb -> cb.call(clients.totals().getReportingClients())).register(registry);
+        locationCacheCounter("hits", "Reads and exists answered from client location caches", clients,
+                r -> r.getLocationHits());
+        locationCacheCounter("misses", "Lookups client location caches could not answer", clients,
+                r -> r.getLocationMisses());
+        locationCacheCounter("refused", "Reads through a cached location that failed (re-mounted segment, dead"
+                + " node) and were looked up again", clients, r -> r.getLocationRefused());
+        GaugeWithCallback.builder().name("tiffin_client_location_cache_reporting_clients")
+                .help("Clients with a location cache that reported in the last minute")
+                .callback(cb -> cb.call(clients.totals().getLocationCacheClients())).register(registry);
+    }
+
+    private void locationCacheCounter(String name, String help, ClientReports clients,
+                                      java.util.function.ToLongFunction<io.tiffin.core.transport.proto.ClientReport> f) {
+        CounterWithCallback.builder().name("tiffin_client_location_cache_" + name + "_total")
+                .help(help + " (sum of the latest reports of live clients)")
+                .callback(cb -> cb.call(f.applyAsLong(clients.totals().getTotals()))).register(registry);
     }
 
     private void hotCacheCounter(String name, String help, ClientReports clients,

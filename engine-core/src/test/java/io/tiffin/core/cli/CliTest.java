@@ -189,6 +189,20 @@ class CliTest {
     }
 
     @Test
+    void statSummarisesTheClientsCaches() {
+        var none = io.tiffin.core.transport.proto.StatsReply.newBuilder().build();
+        assertThat(StatCommand.format("m:1", none)).contains("Hot cache: no client with a hot cache")
+                .doesNotContain("Location cache");
+        var report = io.tiffin.core.transport.proto.ClientReport.newBuilder().setLocationCache(true)
+                .setLocationHits(30).setLocationMisses(10).setLocationRefused(2);
+        var both = io.tiffin.core.transport.proto.StatsReply.newBuilder().setHotCache(
+                io.tiffin.core.transport.proto.HotCacheTotals.newBuilder().setLocationCacheClients(2)
+                        .setTotals(report)).build();
+        assertThat(StatCommand.format("m:1", both))
+                .contains("Location cache: 2 clients; hits 30, misses 10 (75.0% hit), refused 2");
+    }
+
+    @Test
     void statShowsTheSegmentAndTotals() {
         Result stat = tiffin("stat", "--master", master);
         assertThat(stat.exit()).as(stat.err()).isZero();

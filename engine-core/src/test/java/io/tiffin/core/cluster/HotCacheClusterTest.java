@@ -58,7 +58,7 @@ class HotCacheClusterTest {
             assertThat(reader.hotCacheStats().orElseThrow().hits()).isGreaterThanOrEqualTo(4);
 
             // The counters reach the master: STATS (tiffin stat) and /metrics.
-            reader.reportHotCache();
+            reader.reportCaches();
             var totals = writer.stats().getHotCache();
             assertThat(totals.getReportingClients()).isEqualTo(1);
             assertThat(totals.getTotals().getHits()).isGreaterThanOrEqualTo(4);

@@ -95,6 +95,16 @@ class LocationCacheClusterTest {
                     .containsExactly(true, true, false);
             assertThat(stats(c).hits()).isEqualTo(8 + 1 + 2);
             assertThat(plain.locationCacheStats()).as("off by default").isEmpty();
+
+            // The counters reach the master: STATS (tiffin stat) and /metrics.
+            c.reportCaches();
+            var totals = plain.stats().getHotCache();
+            assertThat(totals.getLocationCacheClients()).isEqualTo(1);
+            assertThat(totals.getReportingClients()).as("no client has a hot cache").isZero();
+            assertThat(totals.getTotals().getLocationHits()).isEqualTo(11);
+            assertThat(totals.getTotals().getLocationMisses()).isEqualTo(stats(c).misses());
+            assertThat(cluster.master.metrics().scrape()).contains("tiffin_client_location_cache_hits_total 11.0")
+                    .contains("tiffin_client_location_cache_reporting_clients 1.0");
         }
     }
 
