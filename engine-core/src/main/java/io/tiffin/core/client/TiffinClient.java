@@ -578,15 +578,30 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public byte[] get(String key) {
+        return withLocationRetry(key, (useCache, cached) -> get(key, useCache, cached));
+    }
+
+    /** One single-key read: told whether it may use the location cache, it sets {@code cached[0]} if it did. */
+    @FunctionalInterface
+    private interface LocatedRead<T> {
+        T run(boolean useCache, boolean[] cached);
+    }
+
+    /**
+     * Runs {@code read} with the location cache; when it fails after using a cached location (a node
+     * refused a re-mounted segment's descriptor, or was unreachable), drops the entry and runs it once
+     * more with a fresh lookup, so the caller gets the master's current answer.
+     */
+    private <T> T withLocationRetry(String key, LocatedRead<T> read) {
         boolean[] cached = new boolean[1];
         try {
-            return get(key, true, cached);
+            return read.run(true, cached);
         } catch (TiffinException e) {
             if (!cached[0] || !retryFresh(e.code())) {
                 throw e;
             }
             locations.refused(key);
-            return get(key, false, cached);
+            return read.run(false, cached);
         }
     }
 
@@ -605,16 +620,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public long getInto(String key, MemorySegment destination) {
-        boolean[] cached = new boolean[1];
-        try {
-            return getInto(key, destination, true, cached);
-        } catch (TiffinException e) {
-            if (!cached[0] || !retryFresh(e.code())) {
-                throw e;
-            }
-            locations.refused(key);
-            return getInto(key, destination, false, cached);
-        }
+        return withLocationRetry(key, (useCache, cached) -> getInto(key, destination, useCache, cached));
     }
 
     private long getInto(String key, MemorySegment destination, boolean useCache, boolean[] cached) {
@@ -646,16 +652,7 @@ public final class TiffinClient implements KvStore {
      * @throws TiffinException as {@link #getInto}
      */
     public PinnedValue getPinned(String key) {
-        boolean[] cached = new boolean[1];
-        try {
-            return getPinned(key, true, cached);
-        } catch (TiffinException e) {
-            if (!cached[0] || !retryFresh(e.code())) {
-                throw e;
-            }
-            locations.refused(key);
-            return getPinned(key, false, cached);
-        }
+        return withLocationRetry(key, (useCache, cached) -> getPinned(key, useCache, cached));
     }
 
     private PinnedValue getPinned(String key, boolean useCache, boolean[] cached) {
@@ -1315,6 +1312,31 @@ public final class TiffinClient implements KvStore {
     }
 
     /**
+     * Keys split by the location cache: {@code hits[i]} is key i's usable cached location or null, and
+     * {@code ask} lists the keys it could not answer (all of them without a cache), each at position
+     * {@code askAt[j]} of the request.
+     */
+    private record CacheSplit(ObjectLocation[] hits, List<String> ask, int[] askAt) {
+    }
+
+    private CacheSplit splitByLocationCache(List<String> keys) {
+        int n = keys.size();
+        ObjectLocation[] hits = new ObjectLocation[n];
+        List<String> ask = new ArrayList<>(n);
+        int[] askAt = new int[n];
+        long now = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            String key = keys.get(i);
+            hits[i] = locations == null || key == null ? null : locations.get(key, now);
+            if (hits[i] == null) {
+                askAt[ask.size()] = i;
+                ask.add(key);
+            }
+        }
+        return new CacheSplit(hits, ask, askAt);
+    }
+
+    /**
      * The keys' locations, one per key in order: with {@code cached} non-null, those the location cache
      * holds come from it (marked in {@code cached}) and only the others are asked of the master, in one
      * batch; with null, all are asked. Locations from the master are remembered when reusable.
@@ -1325,23 +1347,18 @@ public final class TiffinClient implements KvStore {
         List<String> ask = keys;
         int[] askAt = null;
         if (cached != null && locations != null) {
-            long now = System.nanoTime();
-            ask = new ArrayList<>();
-            askAt = new int[n];
+            CacheSplit split = splitByLocationCache(keys);
             for (int i = 0; i < n; i++) {
-                String key = keys.get(i);
-                ObjectLocation hit = key == null ? null : locations.get(key, now);
-                if (hit != null) {
+                if (split.hits()[i] != null) {
                     cached[i] = true;
-                    out.set(i, KeyResult.ok(key, hit));
-                } else {
-                    askAt[ask.size()] = i;
-                    ask.add(key);
+                    out.set(i, KeyResult.ok(keys.get(i), split.hits()[i]));
                 }
             }
-            if (ask.isEmpty()) {
+            if (split.ask().isEmpty()) {
                 return out;
             }
+            ask = split.ask();
+            askAt = split.askAt();
         }
         long sent = System.nanoTime();
         BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST,
@@ -1374,18 +1391,14 @@ public final class TiffinClient implements KvStore {
     @Override
     public List<KeyResult<Boolean>> batchExists(List<String> keys) {
         List<KeyResult<Boolean>> out = new ArrayList<>(java.util.Collections.nCopies(keys.size(), null));
-        List<String> ask = new ArrayList<>(keys.size());
-        int[] askAt = new int[keys.size()];
-        long now = System.nanoTime();
+        CacheSplit split = splitByLocationCache(keys);
         for (int i = 0; i < keys.size(); i++) {
-            String key = keys.get(i);
-            if (locations != null && key != null && locations.get(key, now) != null) {
-                out.set(i, KeyResult.ok(key, true));
-            } else {
-                askAt[ask.size()] = i;
-                ask.add(key);
+            if (split.hits()[i] != null) {
+                out.set(i, KeyResult.ok(keys.get(i), true));
             }
         }
+        List<String> ask = split.ask();
+        int[] askAt = split.askAt();
         if (ask.isEmpty()) {
             return out;
         }

@@ -25,7 +25,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,9 +41,7 @@ class LocationCacheClusterTest {
     Path dir;
 
     private static byte[] random(int size, long seed) {
-        byte[] b = new byte[size];
-        new Random(seed).nextBytes(b);
-        return b;
+        return TestCluster.randomBytes(size, seed);
     }
 
     private static LocationCache.Stats stats(TiffinClient c) {

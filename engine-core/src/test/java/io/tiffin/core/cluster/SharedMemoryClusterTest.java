@@ -22,7 +22,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -40,9 +39,7 @@ class SharedMemoryClusterTest {
     Path dir;
 
     private static byte[] random(int size, long seed) {
-        byte[] b = new byte[size];
-        new Random(seed).nextBytes(b);
-        return b;
+        return TestCluster.randomBytes(size, seed);
     }
 
     private List<Path> segmentFiles() throws IOException {

@@ -34,6 +34,13 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
+    /** {@code size} bytes from a seeded generator: the same seed gives the same bytes. */
+    static byte[] randomBytes(int size, long seed) {
+        byte[] b = new byte[size];
+        new java.util.Random(seed).nextBytes(b);
+        return b;
+    }
+
     String masterAddress() {
         return "127.0.0.1:" + master.address().getPort();
     }
