@@ -253,6 +253,14 @@ class ConfigTest {
         e = configError(TiffinConfig.builder().set("master.lease-ttl", "-1s"));
         assertThat(e.problems()).singleElement().asString().startsWith("master.lease-ttl = -1s (expected: a duration > 0");
 
+        e = configError(TiffinConfig.builder().set("client.location-cache-ttl", "-1s"));
+        assertThat(e.problems()).singleElement().asString()
+                .startsWith("client.location-cache-ttl = -1s (expected: a duration >= 0, 0 = off");
+        assertThat(TiffinConfig.builder().set("client.location-cache-ttl", "0").build()
+                .get(TiffinConfigKeys.CLIENT_LOCATION_CACHE_TTL)).isZero();
+        assertThat(TiffinConfig.builder().set("client.location-cache-ttl", "750").build()
+                .get(TiffinConfigKeys.CLIENT_LOCATION_CACHE_TTL)).as("plain number: ms").hasMillis(750);
+
         e = configError(TiffinConfig.builder().set("node.segment-size", "512KiB"));
         assertThat(e.problems()).singleElement().asString().startsWith("node.segment-size = 512KiB (expected");
 
