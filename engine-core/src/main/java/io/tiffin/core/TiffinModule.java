@@ -108,7 +108,8 @@ public final class TiffinModule extends AbstractModule {
         HostPort master = config.get(MASTER_ADDRESS);
         NodeServer.Options options = new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST),
                 config.get(NODE_PORT), config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
-                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)));
+                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT))
+                        .withIoThreads(config.get(NODE_IO_THREADS)));
         String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
         if (!sharedDir.isEmpty()) {
             options = options.withSharedMemoryDir(java.nio.file.Path.of(sharedDir));

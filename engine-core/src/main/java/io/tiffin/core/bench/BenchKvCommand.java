@@ -80,7 +80,8 @@ public final class BenchKvCommand implements Callable<Integer> {
     String segmentSize;
 
     @Option(names = "--node-io-threads", defaultValue = "0",
-            description = "event-loop threads of each node process (0 = the node's default, transport.io-threads)")
+            description = "event-loop threads of each node process (0 = the node's default, node.io-threads:"
+                    + " one per processor)")
     int nodeIoThreads;
 
     @Option(names = "--clients", defaultValue = "4", description = "client threads (default ${DEFAULT-VALUE})")

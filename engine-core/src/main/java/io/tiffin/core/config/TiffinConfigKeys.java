@@ -76,6 +76,10 @@ public final class TiffinConfigKeys {
             Long.MAX_VALUE, "Memory this node contributes to the store, mounted as one segment.");
     public static final ConfigKey<Duration> NODE_PING_INTERVAL = ConfigKey.duration("node.ping-interval", "1s", MILLIS,
             "How often a node pings the master to stay alive.");
+    public static final ConfigKey<Integer> NODE_IO_THREADS = ConfigKey.integer("node.io-threads", 0, 0, 1024, "threads",
+            "Event-loop threads of a node's data plane; 0 = one per available processor. Each sends one value at a"
+                    + " time (the kernel's copy into the socket), so fewer loops than cores leave cores idle on reads"
+                    + " of large values.");
     public static final ConfigKey<String> NODE_SHARED_MEMORY_DIR = ConfigKey.string("node.shared-memory-dir", "",
             "Directory on a tmpfs (e.g. /dev/shm) for the node's segment as a shared-memory file, which clients on"
                     + " the same host map and copy directly instead of using the socket; needs room for"
@@ -109,7 +113,8 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<String> TRANSPORT_AUTH_TOKEN = ConfigKey.string("transport.auth-token", "",
             "Shared secret every connection must present in its handshake; empty = no authentication.");
     public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
-            "threads", "Network I/O threads; 0 = half the available processors, at least 1.");
+            "threads", "Network I/O threads of the master and of clients; 0 = half the available processors, at"
+                    + " least 1 (a node's data plane has node.io-threads).");
     public static final ConfigKey<Duration> TRANSPORT_HANDSHAKE_TIMEOUT = ConfigKey.duration(
             "transport.handshake-timeout", "5s", MILLIS, "A connection must complete its handshake within this time.");
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,
@@ -261,7 +266,7 @@ public final class TiffinConfigKeys {
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
                 MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, ALLOCATION_STRATEGY, NODE_ID, NODE_HOST, NODE_PORT,
-                NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_SHARED_MEMORY_DIR, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.transport.EventLoops;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportClient;
 import io.tiffin.core.transport.TransportClientPool;
@@ -138,7 +139,9 @@ public final class NodeServer implements AutoCloseable {
         // heartbeat thread only). Data-plane requests of another epoch are refused (checkSegment): the
         // master that issued them has forgotten the segment and may place new objects where theirs were.
         segment.setMountEpoch(1);
-        this.server = new TransportServer("node-" + nodeId, o.transport());
+        // The data plane's own default (one loop per processor), not the master's and clients' (half).
+        this.server = new TransportServer("node-" + nodeId, o.transport().ioThreads() == 0
+                ? o.transport().withIoThreads(EventLoops.dataPlaneThreads()) : o.transport());
         server.register(Opcode.DATA_WRITE, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             ByteBuf bulk = request.bulk();
@@ -289,6 +292,11 @@ public final class NodeServer implements AutoCloseable {
                     + " (mount " + epoch + ") after the master handed out this replica (mount " + req.getMountEpoch()
                     + "); the master forgot its objects meanwhile, look the key up again");
         }
+    }
+
+    /** Event-loop threads of the data plane. */
+    public int ioThreads() {
+        return server.ioThreads();
     }
 
     /** The current mount epoch of the segment; for tests. */

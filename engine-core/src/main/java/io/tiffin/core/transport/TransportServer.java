@@ -144,6 +144,11 @@ public final class TransportServer implements AutoCloseable {
     }
 
     /** The bound address, with the real port when started with port 0. */
+    /** Event-loop threads serving connections, as resolved at construction (0 stays 0: half the processors). */
+    public int ioThreads() {
+        return settings.ioThreads() == 0 ? EventLoops.defaultThreads() : settings.ioThreads();
+    }
+
     public InetSocketAddress localAddress() {
         Channel ch = serverChannel;
         if (ch == null) {

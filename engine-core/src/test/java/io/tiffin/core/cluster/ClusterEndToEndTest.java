@@ -116,6 +116,22 @@ class ClusterEndToEndTest {
     }
 
     @Test
+    void aNodesDataPlaneHasOneEventLoopPerProcessorUnlessConfigured() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 8 * MiB)) {
+            assertThat(cluster.nodes.getFirst().ioThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
+            NodeServer three = NodeServer.start(new NodeServer.Options("three-loops", "127.0.0.1", 0, 8 * MiB,
+                    cluster.masterAddress(), Duration.ofMillis(200),
+                    io.tiffin.core.transport.TransportSettings.defaults().withIoThreads(3)));
+            cluster.nodes.add(three);
+            assertThat(three.ioThreads()).isEqualTo(3);
+        }
+        NodeServer.Options configured = io.tiffin.core.Tiffin.injector(io.tiffin.core.config.TiffinConfig.builder()
+                .set("node.io-threads", "5").set("transport.io-threads", "2").build())
+                .getInstance(NodeServer.Options.class);
+        assertThat(configured.transport().ioThreads()).as("node.io-threads, not transport.io-threads").isEqualTo(5);
+    }
+
+    @Test
     void nodeRemountsWhenARestartedMasterDoesNotKnowIt() throws Exception {
         TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
         try (cluster) {
