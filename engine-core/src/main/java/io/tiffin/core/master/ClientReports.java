@@ -6,8 +6,8 @@ import io.tiffin.core.util.Ticker;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The latest cache counters (hot cache, location cache) each client reported, summed for metrics and STATS. A client that has
- * not reported for {@code expiryMillis} is dropped from the sums.
+ * The latest cache counters (hot cache, location cache) each client reported, summed for metrics and
+ * STATS. A client that has not reported for {@code expiryMillis} is dropped from the sums.
  *
  * <p>Thread-safe.
  */
