@@ -274,6 +274,36 @@ class LocationCacheClusterTest {
         }
     }
 
+    /** GET_REPLICA_LIST requests the master has handled, from its metrics. */
+    private static double lookups(TestCluster cluster) {
+        return cluster.master.metrics().scrape().lines()
+                .filter(l -> l.startsWith("tiffin_master_requests_total{") && l.contains("op=\"get_replica_list\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    @Test
+    void withAHotCacheARepeatedGetNeedsNoRequestAtAll() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
+             io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
+                    TransportSettings.defaults(), 16 * MiB, false, new io.tiffin.core.client.hotcache.HotCacheSettings(
+                            16 * MiB, MiB, 0.5, 1024, plugins.hotCachePolicy("lru")), false)
+                    .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(30), 100)));
+            cluster.clients.add(c);
+            TiffinClient writer = cluster.remoteClient();
+            byte[] v = random(2 * (1 << 20) + 5, 14);
+            writer.put("k", v);
+            assertThat(c.get("k")).isEqualTo(v);
+            c.hotCache().freeBlocksWhenQuiet(); // let the asynchronous fill land
+            double lookups = lookups(cluster);
+            assertThat(lookups).as("the first get looked up").isPositive();
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).isEqualTo(1);
+            assertThat(c.hotCacheStats().orElseThrow().hits()).as("served from the hot cache").isEqualTo(1);
+            assertThat(lookups(cluster)).as("no lookup reached the master").isEqualTo(lookups);
+        }
+    }
+
     @Test
     void theMasterHandsOutTheEpochOfTheLatestMount() {
         try (TestCluster cluster = new TestCluster(Map.of(), 2, 16 * MiB)) {
