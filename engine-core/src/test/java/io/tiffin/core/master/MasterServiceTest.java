@@ -504,6 +504,21 @@ class MasterServiceTest {
         }
 
         @Test
+        void descriptorsCarryTheEpochOfTheSegmentsLatestMount() {
+            master.mountSegment("e1", "node-e1", "h:1", 64 * MiB, 7, 1);
+            put("k", 100);
+            assertThat(master.getReplicaList("k").value().replicas()).singleElement()
+                    .satisfies(d -> assertThat(d.mountEpoch()).isEqualTo(1));
+            // A repeated mount of a segment the master still knows keeps its objects, under the new epoch.
+            master.mountSegment("e1", "node-e1", "h:1", 64 * MiB, 7, 2);
+            assertThat(master.getReplicaList("k").value().replicas()).singleElement()
+                    .satisfies(d -> assertThat(d.mountEpoch()).isEqualTo(2));
+            master.mountSegment("e1", "node-e1", "h:1", 64 * MiB, 7, 0);
+            assertThat(master.getReplicaList("k").value().replicas()).singleElement()
+                    .as("0 (unknown) does not move the epoch").satisfies(d -> assertThat(d.mountEpoch()).isEqualTo(2));
+        }
+
+        @Test
         void mountIsIdempotentAndNamesAreOwned() {
             mount("s1", 64 * MiB);
             mount("s1", 64 * MiB);
