@@ -744,6 +744,16 @@ public final class BenchKvCommand implements Callable<Integer> {
             }
             System.out.println(line);
         }
+        for (Result r : results) {
+            Result rd = byKey.get("redis/get/" + r.valueSize());
+            if (rd == null || !r.operation().equals("get")
+                    || !(r.target().equals("socket") || r.target().equals("socket-spread"))) {
+                continue;
+            }
+            // What a get over loopback TCP can reach against Redis: the plain socket moving the same bytes.
+            System.out.println(String.format(Locale.ROOT, "  %-14s get %8s: %.2fx redis (bound for a get over TCP)",
+                    r.target(), Sizes.format(r.valueSize()), r.gbPerSec() / rd.gbPerSec()));
+        }
     }
 
     /**
