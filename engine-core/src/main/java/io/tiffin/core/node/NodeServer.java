@@ -290,7 +290,7 @@ public final class NodeServer implements AutoCloseable {
         if (req.getMountEpoch() != 0 && req.getMountEpoch() != epoch) {
             throw new TiffinException(ErrorCode.REPLICA_IS_GONE, "segment " + segment.name() + " was re-mounted"
                     + " (mount " + epoch + ") after the master handed out this replica (mount " + req.getMountEpoch()
-                    + "); the master forgot its objects meanwhile, look the key up again");
+                    + "); the master forgot its objects meanwhile: look the key up again, or repeat the put");
         }
     }
 

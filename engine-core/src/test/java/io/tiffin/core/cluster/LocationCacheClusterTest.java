@@ -12,6 +12,8 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.node.LocalSegment;
+import io.tiffin.core.node.LocalSegmentDirectory;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.node.SharedMemoryFiles;
 import io.tiffin.core.transport.BlockingConnectionPool;
@@ -23,6 +25,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
@@ -271,6 +274,38 @@ class LocationCacheClusterTest {
                     .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
             assertThat(stats(c).refused()).isEqualTo(1);
             assertThat(c.get("w")).isEqualTo(w);
+        }
+    }
+
+    @Test
+    void aMappedWriteIntoASegmentOfAnotherMountIsNotMade() throws Exception {
+        Assumptions.assumeFalse(SharedMemoryFiles.hostId().isEmpty() || SharedMemoryFiles.pidNamespace().isEmpty(),
+                "needs /proc/sys/kernel/random/boot_id and /proc/self/ns/pid (Linux)");
+        try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
+            cluster.addNode("shm-0", 8 * MiB, dir);
+            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
+                    TransportSettings.defaults(), 16 * MiB, false).withSharedMemory(true));
+            cluster.clients.add(c);
+            c.put("k", random(3000, 21));
+            assertThat(c.sharedSegmentsMapped()).as("writes go through the mapping").isEqualTo(1);
+            ReplicaDescriptor d = c.locate("k").orElseThrow().replicas().getFirst();
+            LocalSegment segment = LocalSegmentDirectory.find(d.segment());
+            // The node has begun a new mount that the master has not heard of: descriptors the master hands
+            // out still carry the old epoch, and a write through them may land on another mount's object.
+            segment.setMountEpoch(d.mountEpoch() + 1);
+            byte[] v = new byte[3000];
+            Arrays.fill(v, (byte) 0x5A);
+            TiffinException e = catchThrowableOfType(TiffinException.class, () -> c.put("p", v));
+            assertThat(e).as("the put fails instead of writing through the mapping").isNotNull();
+            assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.REPLICA_IS_GONE);
+            assertThat(e.getMessage()).contains(d.segment(), "repeat the put");
+            assertThat(c.exists("p")).isFalse();
+            MemorySegment bytes = segment.slice(0, segment.size());
+            MemorySegment written = MemorySegment.ofArray(v);
+            for (long off = 0; off + v.length <= bytes.byteSize(); off += 64) {
+                assertThat(bytes.asSlice(off, v.length).mismatch(written)).as("no copy of the put at %d", off)
+                        .isNotEqualTo(-1L);
+            }
         }
     }
 
