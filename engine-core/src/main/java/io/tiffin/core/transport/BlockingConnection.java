@@ -39,9 +39,15 @@ import java.util.Objects;
  * it: its stream position is unknown.
  *
  * <p>Thread-safety: not thread-safe. One thread uses a connection at a time (the pool lends it out);
- * only {@link #expireIfOverdue} and {@link #close} may be called from another thread. Holds two direct
- * buffers (header and control part, a staging buffer for heap memory) owned by the connection and freed
- * by the garbage collector; it never holds the caller's memory beyond a call.
+ * only {@link #expireIfOverdue} and {@link #close} may be called from another thread. Holds direct
+ * buffers (header, control part and outgoing frames, a 64 KiB receive buffer, a staging buffer for heap
+ * memory) owned by the connection and freed by the garbage collector; it never holds the caller's memory
+ * beyond a call.
+ *
+ * <p><b>System calls.</b> Requests without bulk bytes are gathered and written together (a batch of
+ * reads is one {@code write}); answers are read through the receive buffer, so one {@code read} takes in
+ * as many small answers as have arrived, while bulk parts of {@value #DIRECT_READ_MIN} bytes or more go
+ * from the socket straight into the caller's destination.
  */
 public final class BlockingConnection implements AutoCloseable {
 
@@ -49,12 +55,22 @@ public final class BlockingConnection implements AutoCloseable {
     private static final int STAGING_SIZE = 256 * 1024;
     /** Control buffers above this size are not kept after the call that needed them. */
     private static final int KEEP_BUFFER_LIMIT = 1 << 20;
+    /** Receive buffer: one read takes in the headers, control parts and small bulk parts of many answers. */
+    private static final int RECEIVE_BUFFER_SIZE = 64 * 1024;
+    /**
+     * Reads of at least this many bytes go from the socket straight into their destination (after what
+     * the receive buffer already holds); smaller ones go through the receive buffer.
+     */
+    private static final int DIRECT_READ_MIN = 16 * 1024;
 
     private final SocketChannel channel;
     private final String endpoint;
     private final TransportSettings settings;
     private final ByteBuffer header = ByteBuffer.allocateDirect(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE);
+    /** Outgoing frames not yet written (write mode), and the control part of the answer being read. */
     private ByteBuffer control = ByteBuffer.allocateDirect(4096);
+    /** Bytes received and not yet consumed: read mode, from position to limit. */
+    private final ByteBuffer received = ByteBuffer.allocateDirect(RECEIVE_BUFFER_SIZE).limit(0);
     /** Zero padding to send; never written to. */
     private final ByteBuffer zeros = ByteBuffer.allocateDirect(FrameCodec.ALIGNMENT);
     /** Scratch for padding received after a bulk part (its content is not checked). */
@@ -65,6 +81,13 @@ public final class BlockingConnection implements AutoCloseable {
     private volatile long deadlineNanos;
     private volatile boolean expired;
     private volatile boolean closed;
+    /**
+     * Whether the answer being read (from its header on; before that, the previous one) carries a bulk
+     * part of {@link #DIRECT_READ_MIN} bytes or more: then small reads take only what they need, so the
+     * next answer's bulk (likely large too) goes straight into its destination instead of through the
+     * receive buffer.
+     */
+    private boolean largeAnswer;
     /** Whether any byte of the current call's answer has arrived. */
     private boolean answerStarted;
     private int calls;
@@ -176,13 +199,14 @@ public final class BlockingConnection implements AutoCloseable {
         deadlineNanos = deadline(timeoutNanos);
         try {
             long id = nextRequestId++;
+            control.clear();
             writeRequest(opcode, id, request, bulkOut);
+            writePending();
             return readAnswer(opcode, id, parser, bulkIn);
         } catch (IOException e) {
             throw ioFailure(opcode, e);
         } finally {
-            deadlineNanos = 0;
-            shrinkControl();
+            endCall();
         }
     }
 
@@ -202,9 +226,11 @@ public final class BlockingConnection implements AutoCloseable {
         long first = nextRequestId;
         nextRequestId += requests.size();
         try {
+            control.clear();
             for (int i = 0; i < requests.size(); i++) {
                 writeRequest(opcode, first + i, requests.get(i), bulksOut == null ? null : bulksOut.get(i));
             }
+            writePending();
         } catch (IOException e) {
             deadlineNanos = 0;
             throw ioFailure(opcode, e);
@@ -260,14 +286,32 @@ public final class BlockingConnection implements AutoCloseable {
                 }
             }
         } finally {
-            deadlineNanos = 0;
-            shrinkControl();
+            endCall();
         }
         return outcome;
     }
 
+    /**
+     * Ends a call. Bytes left in the receive buffer answer nothing that was asked (every answer of the call
+     * has been read): the server broke the protocol, so the connection is closed rather than lent out
+     * with a stream that the next call would misread.
+     */
+    private void endCall() {
+        deadlineNanos = 0;
+        shrinkControl();
+        if (received.hasRemaining()) {
+            received.limit(0);
+            close();
+        }
+    }
+
     // ------------------------------------------------------------------ frames
 
+    /**
+     * Appends the request's frame to the pending output ({@link #control}, write mode). A frame without
+     * bulk bytes stays pending for {@link #writePending}; one with bulk bytes is written at once, after
+     * whatever was pending, in one gathering write when the bulk is native memory.
+     */
     private void writeRequest(Opcode opcode, long requestId, MessageLite request, MemorySegment bulkOut)
             throws IOException {
         int controlLength = request == null ? 0 : request.getSerializedSize();
@@ -280,7 +324,8 @@ public final class BlockingConnection implements AutoCloseable {
         // without bulk, the head is the whole frame (control and tail padding); with bulk, up to the bulk
         int head = (int) (bulkLength == 0 ? length + FrameCodec.LENGTH_FIELD_SIZE
                 : FrameCodec.bulkOffset(controlLength, bulkLength));
-        ByteBuffer out = controlBuffer(head);
+        ByteBuffer out = reserve(head);
+        int frameStart = out.position();
         out.putInt((int) length)
                 .put((byte) TiffinVersion.PROTOCOL_VERSION)
                 .put((byte) Frame.Kind.REQUEST.code())
@@ -294,24 +339,25 @@ public final class BlockingConnection implements AutoCloseable {
             request.writeTo(cos);
             cos.flush();
         }
-        while (out.position() < head) {
+        while (out.position() < frameStart + head) {
             out.put((byte) 0);
         }
-        out.flip();
         if (bulkLength == 0) {
-            writeFully(out);
             return;
         }
+        out.flip();
         ByteBuffer tail = zeros.clear().limit(FrameCodec.padding(bulkLength));
         if (bulkOut.isNative()) {
             ByteBuffer bulk = bulkOut.asByteBuffer();
             ByteBuffer[] all = {out, bulk, tail};
-            while (tail.hasRemaining() || bulk.hasRemaining()) {
+            while (out.hasRemaining() || bulk.hasRemaining() || tail.hasRemaining()) {
                 channel.write(all);
             }
+            out.clear();
             return;
         }
         writeFully(out);
+        out.clear();
         ByteBuffer stage = staging();
         for (long off = 0; off < bulkLength; off += STAGING_SIZE) {
             int len = (int) Math.min(STAGING_SIZE, bulkLength - off);
@@ -367,6 +413,7 @@ public final class BlockingConnection implements AutoCloseable {
             throw malformed(opcode, "frame length " + length + " does not match control length " + controlLength
                     + " and bulk length " + bulkLength + " with " + FrameCodec.ALIGNMENT + "-byte padding");
         }
+        largeAnswer = bulkLength >= DIRECT_READ_MIN;
         return new Header(header.getLong(8), length, header.getInt(16), controlLength, bulkLength);
     }
 
@@ -435,12 +482,50 @@ public final class BlockingConnection implements AutoCloseable {
         }
     }
 
+    /** Writes the frames gathered by {@link #writeRequest} that are still pending, and empties the buffer. */
+    private void writePending() throws IOException {
+        if (control.position() > 0) {
+            control.flip();
+            writeFully(control);
+        }
+        control.clear();
+    }
+
+    /**
+     * Fills {@code b}: first from the receive buffer, then, for {@value #DIRECT_READ_MIN} bytes or more,
+     * from the socket straight into {@code b}, else through the receive buffer (taking in whatever else
+     * has arrived, unless the answers are large: {@link #largeAnswer}).
+     */
     private void readFully(ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            if (channel.read(b) < 0) {
-                throw new EOFException("the server closed the connection");
+            if (!received.hasRemaining()) {
+                if (b.remaining() >= DIRECT_READ_MIN) {
+                    if (channel.read(b) < 0) {
+                        throw new EOFException("the server closed the connection");
+                    }
+                    answerStarted = true;
+                    continue;
+                }
+                received.clear();
+                if (largeAnswer) {
+                    received.limit(b.remaining()); // do not pull the next large bulk through the buffer
+                }
+                int n;
+                try {
+                    n = channel.read(received);
+                } finally {
+                    received.flip();
+                }
+                if (n < 0) {
+                    throw new EOFException("the server closed the connection");
+                }
+                answerStarted = true;
             }
-            answerStarted = true;
+            int n = Math.min(received.remaining(), b.remaining());
+            int limit = received.limit();
+            received.limit(received.position() + n);
+            b.put(received);
+            received.limit(limit);
         }
     }
 
@@ -448,6 +533,17 @@ public final class BlockingConnection implements AutoCloseable {
         while (b.hasRemaining()) {
             channel.write(b);
         }
+    }
+
+    /** The pending output with room for {@code more} bytes after what it holds. */
+    private ByteBuffer reserve(int more) {
+        if (control.remaining() < more) {
+            ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(control.position() + more, control.capacity() * 2));
+            control.flip();
+            bigger.put(control);
+            control = bigger;
+        }
+        return control;
     }
 
     private ByteBuffer controlBuffer(int capacity) {

@@ -12,6 +12,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -124,7 +125,11 @@ public final class TransportServer implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
+                        // Answers written while the loop handles a read (inline handlers, e.g. a batch of
+                        // DATA_READs) are flushed together when the read completes: one write for all.
                         ch.pipeline()
+                                .addLast("flush-consolidation", new FlushConsolidationHandler(
+                                        FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, false))
                                 .addLast("frame-codec", new FrameCodec(settings.maxFrameSize()))
                                 .addLast("server", new Connection());
                     }

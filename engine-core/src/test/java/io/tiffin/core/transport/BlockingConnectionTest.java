@@ -267,6 +267,17 @@ class BlockingConnectionTest {
     }
 
     @Test
+    void bytesAfterTheLastAnswerCloseTheConnectionInsteadOfReachingTheNextCall() throws Exception {
+        int v = io.tiffin.core.TiffinVersion.PROTOCOL_VERSION;
+        // a proper answer and, in the same write, 64 bytes nobody asked for
+        String address = rawServer(id -> java.nio.ByteBuffer.allocate(128).put(frame(60, v, 1, Opcode.PING, id))
+                .put(frame(60, v, 1, Opcode.PING, id + 1)).flip());
+        BlockingConnectionPool pool = pool(settings());
+        assertThat(pool.call(address, Opcode.PING, ping("a"), PingReply.parser())).isNotNull();
+        assertThat(pool.idleCount(address)).as("the connection is not lent out again").isZero();
+    }
+
+    @Test
     void malformedAnswersFailTheCallAndCloseTheConnection() throws Exception {
         int v = io.tiffin.core.TiffinVersion.PROTOCOL_VERSION;
         Map<String, java.util.function.LongFunction<java.nio.ByteBuffer>> cases = new java.util.LinkedHashMap<>();
@@ -359,6 +370,77 @@ class BlockingConnectionTest {
         }
         assertThat(out[1]).containsOnlyNulls();
         assertThat(dstB.get(1).mismatch(storeB.asSlice(1 << 20, 1 << 20))).isEqualTo(-1);
+    }
+
+    /**
+     * Answers of mixed sizes in one exchange: tiny and small ones arrive several per read through the
+     * connection's receive buffer, an answer's bulk may start inside the buffer and end in a direct read,
+     * and failure statuses sit between them.
+     */
+    @Test
+    void pipelinedAnswersOfMixedSizesArriveIntactThroughTheReceiveBuffer() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        SplittableRandom r = new SplittableRandom(11);
+        for (int round = 0; round < 6; round++) {
+            List<DataRequest> requests = new ArrayList<>();
+            List<MemorySegment> dsts = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                int len = switch (r.nextInt(4)) {
+                    case 0 -> r.nextInt(1, 64);
+                    case 1 -> r.nextInt(64, 20_000);
+                    case 2 -> r.nextInt(16_000, 70_000);
+                    default -> r.nextInt(100_000, 1 << 20);
+                };
+                long offset = r.nextLong(STORE_SIZE - len);
+                requests.add(range(r.nextInt(10) == 0 ? "missing" : "s", offset, len));
+                dsts.add(r.nextBoolean() ? arena.allocate(len) : MemorySegment.ofArray(new byte[len]));
+            }
+            TiffinException[][] out = pool.exchange(Opcode.DATA_READ,
+                    List.of(new BlockingConnectionPool.Batch(address(server), requests, null, dsts)));
+            for (int i = 0; i < requests.size(); i++) {
+                DataRequest q = requests.get(i);
+                if (q.getSegment().equals("missing")) {
+                    assertThat(out[0][i].code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND);
+                } else {
+                    assertThat(out[0][i]).as("request %d", i).isNull();
+                    assertThat(dsts.get(i).mismatch(store.asSlice(q.getOffset(), q.getLength())))
+                            .as("bytes of request %d (%d bytes)", i, q.getLength()).isEqualTo(-1);
+                }
+            }
+            // nothing of the exchange is left over for the next call on the same connection
+            assertThat(pool.call(address(server), Opcode.PING, ping("abc"), PingReply.parser()).getViewVersion())
+                    .isEqualTo(3);
+        }
+        assertThat(pool.idleCount(address(server))).isEqualTo(1);
+    }
+
+    @Test
+    void pipelinedWritesOfMixedSizesLandWhereTheyWereSent() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        SplittableRandom r = new SplittableRandom(12);
+        List<DataRequest> requests = new ArrayList<>();
+        List<MemorySegment> srcs = new ArrayList<>();
+        long offset = 0;
+        for (int i = 0; i < 30; i++) {
+            int len = r.nextBoolean() ? r.nextInt(1, 5000) : r.nextInt(5000, 200_000);
+            byte[] bytes = new byte[len];
+            r.nextBytes(bytes);
+            MemorySegment src = r.nextBoolean() ? arena.allocate(len).copyFrom(MemorySegment.ofArray(bytes))
+                    : MemorySegment.ofArray(bytes);
+            requests.add(range("s", offset, len));
+            srcs.add(src);
+            offset += len;
+        }
+        TiffinException[][] out = pool.exchange(Opcode.DATA_WRITE,
+                List.of(new BlockingConnectionPool.Batch(address(server), requests, srcs, null)));
+        assertThat(out[0]).containsOnlyNulls();
+        for (int i = 0; i < requests.size(); i++) {
+            DataRequest q = requests.get(i);
+            assertThat(store.asSlice(q.getOffset(), q.getLength()).mismatch(srcs.get(i))).as("write %d", i)
+                    .isEqualTo(-1);
+        }
     }
 
     @Test
