@@ -138,7 +138,8 @@ public final class BenchKvCommand implements Callable<Integer> {
     String redis;
 
     @Option(names = "--operations", defaultValue = "put,get,batch_get", split = ",",
-            description = "operations to measure on the Tiffin targets (default ${DEFAULT-VALUE})")
+            description = "operations to measure on the Tiffin targets, of put, get, batch_get and batch_put"
+                    + " (default ${DEFAULT-VALUE}); with --redis, batch_put adds Redis MSET")
     List<String> operations;
 
     @Option(names = "--no-local", description = "skip the tiffin-local target")
@@ -181,6 +182,12 @@ public final class BenchKvCommand implements Callable<Integer> {
         if (nodeIoThreads < 0 || socketPrefix < 0 || socketPrefix > 4096) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--node-io-threads must be >= 0 and"
                     + " --socket-prefix between 0 and 4096");
+        }
+        for (String op : operations) {
+            if (!List.of("put", "get", "batch_get", "batch_put").contains(op)) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--operations: unknown operation '"
+                        + op + "' (expected put, get, batch_get or batch_put, separated by commas)");
+            }
         }
         if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0 || clusterWarmup < 0) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--nodes, --clients and --batch-size"
@@ -364,6 +371,24 @@ public final class BenchKvCommand implements Callable<Integer> {
             PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
             measure(target, "put", size, 1, t -> i -> client.putFrom(prefix + "put-" + t + "-" + (i & 3), value, upsert));
         }
+        if (withPut && operations.contains("batch_put")) {
+            int batch = batchOf(size, keys);
+            PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+            measure(target, "batch_put", size, batch, t -> {
+                List<String> batchKeys = new ArrayList<>(batch);
+                for (int b = 0; b < batch; b++) {
+                    batchKeys.add(prefix + "batch-put-" + t + "-" + b);
+                }
+                List<MemorySegment> values = java.util.Collections.nCopies(batch, value);
+                return i -> {
+                    for (KeyResult<Void> res : client.batchPutFrom(batchKeys, values, upsert)) {
+                        if (!res.isOk()) {
+                            throw new IllegalStateException("batch put of " + res.key() + " failed: " + res.code());
+                        }
+                    }
+                };
+            });
+        }
         if (operations.contains("get")) {
             measure(target, "get", size, 1, t -> {
                 MemorySegment dst = arena.allocate(size, 64);
@@ -397,7 +422,8 @@ public final class BenchKvCommand implements Callable<Integer> {
                 };
             });
         }
-        client.batchRemove(names, true);
+        // the case's keys, its puts' and batch puts' included (the prefix holds no regex metacharacter)
+        client.removeByRegex("^" + prefix, true);
     }
 
     /**
@@ -603,6 +629,17 @@ public final class BenchKvCommand implements Callable<Integer> {
                     j.mget(chosen);
                 };
             });
+            if (operations.contains("batch_put")) {
+                measure("redis", "batch_put", size, batch, t -> {
+                    Jedis j = connectRedis(hp, open);
+                    byte[][] keysAndValues = new byte[2 * batch][];
+                    for (int b = 0; b < batch; b++) {
+                        keysAndValues[2 * b] = (prefix + "batch-put-" + t + "-" + b).getBytes(StandardCharsets.UTF_8);
+                        keysAndValues[2 * b + 1] = value;
+                    }
+                    return i -> j.mset(keysAndValues);
+                });
+            }
         } finally {
             open.forEach(Jedis::close);
             try (Jedis j = redisConnection(hp)) {
@@ -610,6 +647,9 @@ public final class BenchKvCommand implements Callable<Integer> {
                 for (int t = 0; t < clients; t++) {
                     for (int k = 0; k < 4; k++) {
                         j.del((prefix + "put-" + t + "-" + k).getBytes(StandardCharsets.UTF_8));
+                    }
+                    for (int b = 0; b < batchOf(size, keys); b++) {
+                        j.del((prefix + "batch-put-" + t + "-" + b).getBytes(StandardCharsets.UTF_8));
                     }
                 }
             }

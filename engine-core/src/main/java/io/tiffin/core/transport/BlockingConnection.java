@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -44,8 +45,8 @@ import java.util.Objects;
  * memory) owned by the connection and freed by the garbage collector; it never holds the caller's memory
  * beyond a call.
  *
- * <p><b>System calls.</b> Requests without bulk bytes are gathered and written together (a batch of
- * reads is one {@code write}); answers are read through the receive buffer, so one {@code read} takes in
+ * <p><b>System calls.</b> The requests of a call are gathered and written together, bulk bytes in native
+ * memory included (a batch of reads or writes to one server is one gathering {@code write}); answers are read through the receive buffer, so one {@code read} takes in
  * as many small answers as have arrived, while bulk parts of {@value #DIRECT_READ_MIN} bytes or more go
  * from the socket straight into the caller's destination.
  */
@@ -69,6 +70,14 @@ public final class BlockingConnection implements AutoCloseable {
     private final ByteBuffer header = ByteBuffer.allocateDirect(FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE);
     /** Outgoing frames not yet written (write mode), and the control part of the answer being read. */
     private ByteBuffer control = ByteBuffer.allocateDirect(4096);
+    /**
+     * Frames gathered for one write, in order: slices of {@link #control} (headers and control parts)
+     * and the callers' native bulk bytes with their padding. Holds the callers' memory only until the
+     * call writes it.
+     */
+    private final List<ByteBuffer> gathered = new ArrayList<>();
+    /** Start of the bytes in {@link #control} that are not yet in {@link #gathered}. */
+    private int uncut;
     /** Bytes received and not yet consumed: read mode, from position to limit. */
     private final ByteBuffer received = ByteBuffer.allocateDirect(RECEIVE_BUFFER_SIZE).limit(0);
     /** Zero padding to send; never written to. */
@@ -199,7 +208,7 @@ public final class BlockingConnection implements AutoCloseable {
         deadlineNanos = deadline(timeoutNanos);
         try {
             long id = nextRequestId++;
-            control.clear();
+            startFrames();
             writeRequest(opcode, id, request, bulkOut);
             writePending();
             return readAnswer(opcode, id, parser, bulkIn);
@@ -226,7 +235,7 @@ public final class BlockingConnection implements AutoCloseable {
         long first = nextRequestId;
         nextRequestId += requests.size();
         try {
-            control.clear();
+            startFrames();
             for (int i = 0; i < requests.size(); i++) {
                 writeRequest(opcode, first + i, requests.get(i), bulksOut == null ? null : bulksOut.get(i));
             }
@@ -308,9 +317,9 @@ public final class BlockingConnection implements AutoCloseable {
     // ------------------------------------------------------------------ frames
 
     /**
-     * Appends the request's frame to the pending output ({@link #control}, write mode). A frame without
-     * bulk bytes stays pending for {@link #writePending}; one with bulk bytes is written at once, after
-     * whatever was pending, in one gathering write when the bulk is native memory.
+     * Appends the request's frame to the pending output (its head in {@link #control}, its native bulk
+     * bytes in {@link #gathered}) for {@link #writePending}. Bulk bytes in heap memory are staged
+     * instead: everything pending is written first, then the staged pieces.
      */
     private void writeRequest(Opcode opcode, long requestId, MessageLite request, MemorySegment bulkOut)
             throws IOException {
@@ -345,19 +354,16 @@ public final class BlockingConnection implements AutoCloseable {
         if (bulkLength == 0) {
             return;
         }
-        out.flip();
-        ByteBuffer tail = zeros.clear().limit(FrameCodec.padding(bulkLength));
+        int padding = FrameCodec.padding(bulkLength);
         if (bulkOut.isNative()) {
-            ByteBuffer bulk = bulkOut.asByteBuffer();
-            ByteBuffer[] all = {out, bulk, tail};
-            while (out.hasRemaining() || bulk.hasRemaining() || tail.hasRemaining()) {
-                channel.write(all);
+            cut();
+            gathered.add(bulkOut.asByteBuffer());
+            if (padding > 0) {
+                gathered.add(zeros.duplicate().clear().limit(padding));
             }
-            out.clear();
             return;
         }
-        writeFully(out);
-        out.clear();
+        writePending();
         ByteBuffer stage = staging();
         for (long off = 0; off < bulkLength; off += STAGING_SIZE) {
             int len = (int) Math.min(STAGING_SIZE, bulkLength - off);
@@ -365,7 +371,7 @@ public final class BlockingConnection implements AutoCloseable {
             MemorySegment.copy(bulkOut, off, MemorySegment.ofBuffer(stage), 0, len);
             writeFully(stage);
         }
-        writeFully(tail);
+        writeFully(zeros.duplicate().clear().limit(padding));
     }
 
     /** The fields of an answer's header. */
@@ -482,13 +488,32 @@ public final class BlockingConnection implements AutoCloseable {
         }
     }
 
-    /** Writes the frames gathered by {@link #writeRequest} that are still pending, and empties the buffer. */
-    private void writePending() throws IOException {
-        if (control.position() > 0) {
-            control.flip();
-            writeFully(control);
-        }
+    /** Starts gathering the frames of a call: nothing pending. */
+    private void startFrames() {
         control.clear();
+        gathered.clear();
+        uncut = 0;
+    }
+
+    /** Moves the bytes written to {@link #control} since the last cut to the end of {@link #gathered}. */
+    private void cut() {
+        if (control.position() > uncut) {
+            gathered.add(control.duplicate().limit(control.position()).position(uncut));
+            uncut = control.position();
+        }
+    }
+
+    /** Writes every frame gathered by {@link #writeRequest} that is still pending, in one gathering write. */
+    private void writePending() throws IOException {
+        cut();
+        ByteBuffer[] all = gathered.toArray(ByteBuffer[]::new);
+        startFrames();
+        for (int i = 0; i < all.length; ) {
+            channel.write(all, i, all.length - i);
+            while (i < all.length && !all[i].hasRemaining()) {
+                i++;
+            }
+        }
     }
 
     /**
