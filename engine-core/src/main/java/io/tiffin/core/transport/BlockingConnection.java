@@ -46,9 +46,10 @@ import java.util.Objects;
  * beyond a call.
  *
  * <p><b>System calls.</b> The requests of a call are gathered and written together, bulk bytes in native
- * memory included (a batch of reads or writes to one server is one gathering {@code write}); answers are read through the receive buffer, so one {@code read} takes in
- * as many small answers as have arrived, while bulk parts of {@value #DIRECT_READ_MIN} bytes or more go
- * from the socket straight into the caller's destination.
+ * memory included (a batch of reads or writes to one server is one gathering {@code write}); answers
+ * are read through the receive buffer, so one {@code read} takes in as many small answers as have
+ * arrived, while bulk parts of {@value #DIRECT_READ_MIN} bytes or more go from the socket straight into
+ * the caller's destination.
  */
 public final class BlockingConnection implements AutoCloseable {
 
@@ -242,9 +243,11 @@ public final class BlockingConnection implements AutoCloseable {
             writePending();
         } catch (IOException e) {
             deadlineNanos = 0;
+            startFrames(); // drop the callers' buffers not written
             throw ioFailure(opcode, e);
         } catch (RuntimeException e) {
             deadlineNanos = 0;
+            startFrames();
             close(); // some requests may have been written: the stream no longer matches the ids
             throw e;
         }

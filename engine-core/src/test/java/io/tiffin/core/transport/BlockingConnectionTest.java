@@ -444,6 +444,26 @@ class BlockingConnectionTest {
     }
 
     @Test
+    void aBatchWithARequestOverTheFrameLimitSendsNothingAndSaysWhy() {
+        TransportSettings settings = settings().withMaxFrameSize(1 << 20);
+        TransportServer server = server(settings);
+        BlockingConnectionPool pool = pool(settings);
+        MemorySegment before = arena.allocate(STORE_SIZE).copyFrom(store);
+        List<DataRequest> requests = List.of(range("s", 0, 4096), range("s", 8192, 4096), range("s", 1 << 21, 2 << 20));
+        List<MemorySegment> srcs = List.of(arena.allocate(4096).fill((byte) 1), arena.allocate(4096).fill((byte) 2),
+                arena.allocate(2 << 20).fill((byte) 3));
+        TiffinException[][] out = pool.exchange(Opcode.DATA_WRITE,
+                List.of(new BlockingConnectionPool.Batch(address(server), requests, srcs, null)));
+        assertThat(out[0]).allSatisfy(e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+            assertThat(e.getMessage()).contains("exceeds the transport frame limit");
+        });
+        // the two small writes gathered before it were dropped with it, not sent
+        assertThat(store.mismatch(before)).isEqualTo(-1);
+        assertThat(pool.call(address(server), Opcode.PING, ping("ab"), PingReply.parser()).getViewVersion()).isEqualTo(2);
+    }
+
+    @Test
     void exchangeWithADeadServerFailsOnlyItsRequests() {
         TransportServer live = server(settings());
         TransportServer dead = server(settings());
