@@ -785,6 +785,15 @@ public final class BenchKvCommand implements Callable<Integer> {
             System.out.println(line);
         }
         for (Result r : results) {
+            // batches against Redis's MGET / MSET of the same keys per call
+            Result rd = byKey.get("redis/" + r.operation() + "/" + r.valueSize());
+            if (rd != null && r.target().startsWith("tiffin") && !r.target().equals("tiffin-local")
+                    && (r.operation().equals("batch_get") || r.operation().equals("batch_put"))) {
+                System.out.println(String.format(Locale.ROOT, "  %-14s %-9s %8s: %.2fx redis", r.target(),
+                        r.operation(), Sizes.format(r.valueSize()), r.gbPerSec() / rd.gbPerSec()));
+            }
+        }
+        for (Result r : results) {
             Result rd = byKey.get("redis/get/" + r.valueSize());
             if (rd == null || !r.operation().equals("get")
                     || !(r.target().equals("socket") || r.target().equals("socket-spread"))) {
