@@ -348,6 +348,16 @@ public final class BenchKvCommand implements Callable<Integer> {
         return v;
     }
 
+    /** Key of client thread {@code thread}'s put case, one of 4 slots it upserts in turn. */
+    private static String putKey(String prefix, int thread, long slot) {
+        return prefix + "put-" + thread + "-" + slot;
+    }
+
+    /** Key {@code b} of client thread {@code thread}'s batch-put case (the same keys every call). */
+    private static String batchPutKey(String prefix, int thread, int b) {
+        return prefix + "batch-put-" + thread + "-" + b;
+    }
+
     /** Keys stored per size: about 128 MiB worth, between 8 and 1024. */
     private static int keyCount(long size) {
         return (int) Math.max(8, Math.min(1024, (128L << 20) / size));
@@ -369,7 +379,7 @@ public final class BenchKvCommand implements Callable<Integer> {
         verify(client, names.getFirst(), value, arena);
         if (withPut && operations.contains("put")) {
             PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
-            measure(target, "put", size, 1, t -> i -> client.putFrom(prefix + "put-" + t + "-" + (i & 3), value, upsert));
+            measure(target, "put", size, 1, t -> i -> client.putFrom(putKey(prefix, t, i & 3), value, upsert));
         }
         if (withPut && operations.contains("batch_put")) {
             int batch = batchOf(size, keys);
@@ -377,7 +387,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             measure(target, "batch_put", size, batch, t -> {
                 List<String> batchKeys = new ArrayList<>(batch);
                 for (int b = 0; b < batch; b++) {
-                    batchKeys.add(prefix + "batch-put-" + t + "-" + b);
+                    batchKeys.add(batchPutKey(prefix, t, b));
                 }
                 List<MemorySegment> values = java.util.Collections.nCopies(batch, value);
                 return i -> {
@@ -605,7 +615,7 @@ public final class BenchKvCommand implements Callable<Integer> {
         try {
             measure("redis", "put", size, 1, t -> {
                 Jedis j = connectRedis(hp, open);
-                return i -> j.set((prefix + "put-" + t + "-" + (i & 3)).getBytes(StandardCharsets.UTF_8), value);
+                return i -> j.set(putKey(prefix, t, i & 3).getBytes(StandardCharsets.UTF_8), value);
             });
             measure("redis", "get", size, 1, t -> {
                 Jedis j = connectRedis(hp, open);
@@ -634,7 +644,7 @@ public final class BenchKvCommand implements Callable<Integer> {
                     Jedis j = connectRedis(hp, open);
                     byte[][] keysAndValues = new byte[2 * batch][];
                     for (int b = 0; b < batch; b++) {
-                        keysAndValues[2 * b] = (prefix + "batch-put-" + t + "-" + b).getBytes(StandardCharsets.UTF_8);
+                        keysAndValues[2 * b] = batchPutKey(prefix, t, b).getBytes(StandardCharsets.UTF_8);
                         keysAndValues[2 * b + 1] = value;
                     }
                     return i -> j.mset(keysAndValues);
@@ -646,10 +656,10 @@ public final class BenchKvCommand implements Callable<Integer> {
                 j.del(names);
                 for (int t = 0; t < clients; t++) {
                     for (int k = 0; k < 4; k++) {
-                        j.del((prefix + "put-" + t + "-" + k).getBytes(StandardCharsets.UTF_8));
+                        j.del(putKey(prefix, t, k).getBytes(StandardCharsets.UTF_8));
                     }
                     for (int b = 0; b < batchOf(size, keys); b++) {
-                        j.del((prefix + "batch-put-" + t + "-" + b).getBytes(StandardCharsets.UTF_8));
+                        j.del(batchPutKey(prefix, t, b).getBytes(StandardCharsets.UTF_8));
                     }
                 }
             }

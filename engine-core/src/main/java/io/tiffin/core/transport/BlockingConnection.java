@@ -574,11 +574,10 @@ public final class BlockingConnection implements AutoCloseable {
         return control;
     }
 
+    /** {@link #control}, emptied, with room for {@code capacity} bytes. */
     private ByteBuffer controlBuffer(int capacity) {
-        if (control.capacity() < capacity) {
-            control = ByteBuffer.allocateDirect(Math.max(capacity, control.capacity() * 2));
-        }
-        return control.clear();
+        control.clear();
+        return reserve(capacity);
     }
 
     private void shrinkControl() {
