@@ -30,6 +30,10 @@ import picocli.CommandLine.Option;
 @Command(name = "cache-sim", mixinStandardHelpOptions = true,
         description = "Replays a Mooncake trace through every hot-cache policy and Belady's optimal.")
 public final class BenchCacheSimCommand implements Callable<Integer> {
+    /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     /** The name of Belady's optimal policy in the output. */
     public static final String OPTIMAL = "optimal";
 
@@ -98,7 +102,7 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
     public Integer call() {
         for (double pct : sizes) {
             if (!(pct > 0 && pct <= 100)) {
-                throw new CommandLine.ParameterException(new CommandLine(this),
+                throw new CommandLine.ParameterException(spec.commandLine(),
                         "--sizes contains " + pct + " (expected: a share of the distinct blocks in %, > 0 and <= 100)");
             }
         }

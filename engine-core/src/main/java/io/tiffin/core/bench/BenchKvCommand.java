@@ -45,7 +45,6 @@ import picocli.CommandLine.Option;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.RedisProtocol;
 
 /**
  * {@code tiffin bench kv}: put, get and batch get end to end through a cluster on loopback, and in the
@@ -69,6 +68,10 @@ import redis.clients.jedis.RedisProtocol;
 @Command(name = "kv", mixinStandardHelpOptions = true,
         description = "End-to-end put/get/batch get against socket, memcpy, local-replica and Redis baselines.")
 public final class BenchKvCommand implements Callable<Integer> {
+    /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
 
     @Option(names = "--master", description = "host:port of a running cluster; default: master here + node processes")
     String master;
@@ -180,17 +183,17 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (nodeIoThreads < 0 || socketPrefix < 0 || socketPrefix > 4096) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--node-io-threads must be >= 0 and"
+            throw new CommandLine.ParameterException(spec.commandLine(), "--node-io-threads must be >= 0 and"
                     + " --socket-prefix between 0 and 4096");
         }
         for (String op : operations) {
             if (!List.of("put", "get", "batch_get", "batch_put").contains(op)) {
-                throw new CommandLine.ParameterException(new CommandLine(this), "--operations: unknown operation '"
+                throw new CommandLine.ParameterException(spec.commandLine(), "--operations: unknown operation '"
                         + op + "' (expected put, get, batch_get or batch_put, separated by commas)");
             }
         }
         if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0 || clusterWarmup < 0) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--nodes, --clients and --batch-size"
+            throw new CommandLine.ParameterException(spec.commandLine(), "--nodes, --clients and --batch-size"
                     + " must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
         long[] valueSizes = sizes.stream().mapToLong(Sizes::parse).toArray();
@@ -201,8 +204,11 @@ public final class BenchKvCommand implements Callable<Integer> {
             cacheTtl = null;
         }
         if (cacheTtl == null || cacheTtl.isNegative()) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--location-cache-ttl = " + locationCacheTtl
+            throw new CommandLine.ParameterException(spec.commandLine(), "--location-cache-ttl = " + locationCacheTtl
                     + " (expected: a duration >= 0 such as 1s or 500ms; 0 = off)");
+        }
+        if (redis != null) {
+            checkRedis();
         }
         MasterServer localMaster = null;
         try (Arena arena = Arena.ofShared()) {
@@ -666,10 +672,35 @@ public final class BenchKvCommand implements Callable<Integer> {
         }
     }
 
-    /** A Redis connection speaking RESP2 (no protocol negotiation, so Jedis logs no warning per connection). */
+    /**
+     * Fails before any case runs (they take minutes) when {@code --redis} names no Redis server: not host:port,
+     * or nothing there answers PING.
+     */
+    private void checkRedis() {
+        String[] hp;
+        try {
+            hp = BenchSupport.hostPort(redis);
+            Integer.parseInt(hp[1]);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--redis " + redis + ": expected host:port"
+                    + " of a Redis server, e.g. 127.0.0.1:6379");
+        }
+        try (Jedis j = redisConnection(hp)) {
+            j.ping();
+        } catch (RuntimeException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--redis " + redis + ": no Redis server"
+                    + " answers there (" + e.getMessage() + "); start one (redis-server --port " + hp[1]
+                    + " --save \"\" --appendonly no) or leave --redis out");
+        }
+    }
+
+    /**
+     * A Redis connection in the server's default protocol (RESP2 for Redis): no HELLO is sent, so Jedis logs
+     * no negotiation warning per connection and servers without HELLO answer too.
+     */
     private static Jedis redisConnection(String[] hp) {
         return new Jedis(new HostAndPort(hp[0], Integer.parseInt(hp[1])),
-                DefaultJedisClientConfig.builder().protocol(RedisProtocol.RESP2).timeoutMillis(30_000).build());
+                DefaultJedisClientConfig.builder().serverDefaultProtocol().timeoutMillis(30_000).build());
     }
 
     private static Jedis connectRedis(String[] hp, List<Jedis> open) {

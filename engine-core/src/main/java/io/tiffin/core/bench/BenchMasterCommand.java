@@ -64,6 +64,10 @@ import picocli.CommandLine.Option;
 @Command(name = "master", mixinStandardHelpOptions = true,
         description = "Mooncake's master_bench: metadata operations per second against a master over loopback.")
 public final class BenchMasterCommand implements Callable<Integer> {
+    /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
 
     /** The benchmarked operation. */
     public enum Operation { Put, Get, BatchPut, BatchGet }
@@ -183,7 +187,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
     private void validate() {
         if (numSegments < 1 || numClients < 1 || numThreads < 1 || numKeys < 1 || batchSize < 1 || duration < 1
                 || valueSize < 1 || warmup < 0 || ioThreads < 0) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--num-segments, --num-clients,"
+            throw new CommandLine.ParameterException(spec.commandLine(), "--num-segments, --num-clients,"
                     + " --num-threads, --num-keys, --batch-size, --value-size and --duration must be >= 1,"
                     + " --warmup and --io-threads >= 0");
         }

@@ -33,6 +33,10 @@ import picocli.CommandLine.Option;
 @Command(name = "prefix", mixinStandardHelpOptions = true,
         description = "Prefix query: full regex scan versus the master's ordered key index, in process.")
 public final class BenchPrefixCommand implements Callable<Integer> {
+    /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
 
     @Option(names = "--num-keys", defaultValue = "50000", description = "objects to write (default ${DEFAULT-VALUE})")
     int numKeys;
@@ -60,7 +64,7 @@ public final class BenchPrefixCommand implements Callable<Integer> {
     public Integer call() {
         if (numKeys < 1 || numPrefixGroups < 1 || queryIterations < 1 || targetPrefixId < 0
                 || targetPrefixId >= numPrefixGroups) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--num-keys, --num-prefix-groups and"
+            throw new CommandLine.ParameterException(spec.commandLine(), "--num-keys, --num-prefix-groups and"
                     + " --query-iterations must be >= 1 and --target-prefix-id in [0, num-prefix-groups)");
         }
         Injector injector = Tiffin.injector(TiffinConfig.defaults());

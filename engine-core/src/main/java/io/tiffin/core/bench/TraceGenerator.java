@@ -31,6 +31,10 @@ import picocli.CommandLine.Option;
 @Command(name = "trace-gen", mixinStandardHelpOptions = true,
         description = "Writes a synthetic Mooncake-format trace where block frequency matters.")
 public final class TraceGenerator implements Callable<Integer> {
+    /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--out", required = true, description = "The trace file to write.")
     Path out;
 
@@ -153,7 +157,7 @@ public final class TraceGenerator implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (requests < 1) {
-            throw new CommandLine.ParameterException(new CommandLine(this),
+            throw new CommandLine.ParameterException(spec.commandLine(),
                     "--requests = " + requests + " (expected: >= 1)");
         }
         try (BufferedWriter writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {

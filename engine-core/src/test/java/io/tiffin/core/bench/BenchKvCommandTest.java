@@ -2,12 +2,20 @@ package io.tiffin.core.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.github.fppt.jedismock.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+import redis.clients.jedis.Jedis;
 
 /**
  * A tiny end-to-end run of {@code bench kv}: a node process (with its event-loop count set), every Tiffin
@@ -40,6 +48,65 @@ class BenchKvCommandTest {
             assertThat(f[2]).isEqualTo("4096");
             assertThat(Double.parseDouble(f[4])).as(row).isPositive();
         }
+    }
+
+    /**
+     * The Redis side against a Redis server in this JVM (jedis-mock): every operation gets its row, the
+     * ratios to Redis are printed, and the bench leaves none of its keys behind.
+     */
+    @Test
+    void theRedisSideMeasuresEveryOperationAndRemovesItsKeys() throws Exception {
+        RedisServer redis = RedisServer.newRedisServer().start();
+        PrintStream out = System.out;
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        try {
+            try (Jedis j = new Jedis("127.0.0.1", redis.getBindPort())) {
+                j.set("someone-elses-key", "kept");
+            }
+            Path csv = tempDir.resolve("redis.csv");
+            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+            StringWriter err = new StringWriter();
+            int code = new CommandLine(new BenchKvCommand()).setErr(new PrintWriter(err, true)).execute("--sizes", "4KiB", "--nodes", "1",
+                    "--segment-size", "64MiB", "--duration", "0.3", "--warmup", "0", "--cluster-warmup", "0.3",
+                    "--clients", "2", "--batch-size", "4", "--no-local", "--operations", "put,get,batch_get,batch_put",
+                    "--redis", "127.0.0.1:" + redis.getBindPort(), "--csv", csv.toString());
+            System.setOut(out);
+            assertThat(code).as(err + "\n" + printed.toString(StandardCharsets.UTF_8)).isZero();
+            List<String> redisRows = Files.readAllLines(csv).stream().filter(l -> l.startsWith("redis,")).toList();
+            assertThat(redisRows).extracting(l -> l.split(",")[1]).containsExactly("put", "get", "batch_get", "batch_put");
+            for (String row : redisRows) {
+                assertThat(Double.parseDouble(row.split(",")[4])).as(row).isPositive();
+            }
+            assertThat(printed.toString(StandardCharsets.UTF_8))
+                    .containsPattern("tiffin-remote +get +4KiB: [0-9.]+x socket, [0-9.]+x redis")
+                    .containsPattern("tiffin-remote +batch_get +4KiB: [0-9.]+x redis")
+                    .containsPattern("tiffin-remote +batch_put +4KiB: [0-9.]+x redis")
+                    .contains("bound for a get over TCP");
+            try (Jedis j = new Jedis("127.0.0.1", redis.getBindPort())) {
+                assertThat(j.keys("*")).containsExactly("someone-elses-key");
+            }
+        } finally {
+            System.setOut(out);
+            redis.stop();
+        }
+    }
+
+    @Test
+    void aRedisAddressWithNoServerFailsBeforeAnyCaseRuns() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new BenchKvCommand()).setErr(new PrintWriter(err, true));
+        long start = System.nanoTime();
+        assertThat(cli.execute("--redis", "127.0.0.1:" + port, "--sizes", "4KiB")).isEqualTo(2);
+        assertThat(err.toString()).contains("--redis 127.0.0.1:" + port + ": no Redis server answers there")
+                .contains("leave --redis out");
+        assertThat(cli.execute("--redis", "localhost")).isEqualTo(2);
+        assertThat(err.toString()).contains("--redis localhost: expected host:port");
+        // refused before the cluster's node processes were started (that alone takes seconds)
+        assertThat(System.nanoTime() - start).isLessThan(java.util.concurrent.TimeUnit.SECONDS.toNanos(20));
     }
 
     @Test
