@@ -1054,11 +1054,14 @@ public final class TiffinClient implements KvStore {
                 try {
                     var reply = frame.parseControl(io.tiffin.core.transport.proto.SsdReadReply.parser());
                     ByteBuf bulk = frame.bulk();
+                    checkSsdReply(endpoint, chunk.size(), reply.getSizesList(), bulk.readableBytes());
                     int at = bulk.readerIndex();
                     for (int i = 0; i < chunk.size(); i++) {
                         Pending p = chunk.get(i);
                         long size = reply.getSizes(i);
                         if (size != p.loc().size()) {
+                            // the node's copy has another size: not this version; its bytes are skipped
+                            at += (int) Math.max(0, size);
                             p.done().completeExceptionally(new TiffinException(ErrorCode.OBJECT_NOT_FOUND,
                                     p.loc().key() + ": its SSD copy on " + endpoint + " is gone or corrupt"));
                             continue;
@@ -1077,6 +1080,25 @@ public final class TiffinClient implements KvStore {
                     frame.release();
                 }
             });
+        }
+    }
+
+    /**
+     * Checks a {@code DATA_READ_SSD} answer before any of its bytes is used: one size per key asked for
+     * (-1 = not read, taking no room) and the bulk exactly the sum of the others, so every key's bytes are
+     * where the sizes say.
+     *
+     * @throws TiffinException {@code TRANSFER_FAIL} naming the node, when the answer does not add up
+     */
+    static void checkSsdReply(String endpoint, int keys, List<Long> sizes, long bulkBytes) {
+        long sum = 0;
+        for (long size : sizes) {
+            sum += Math.max(0, size);
+        }
+        if (sizes.size() != keys || sum != bulkBytes) {
+            throw new TiffinException(ErrorCode.TRANSFER_FAIL, "node " + endpoint + " answered an SSD read of " + keys
+                    + " keys with " + sizes.size() + " sizes adding up to " + sum + " bytes and " + bulkBytes
+                    + " bytes of data; is it running the same Tiffin version?");
         }
     }
 

@@ -388,21 +388,41 @@ final class NodeStorageTier implements AutoCloseable {
                 try {
                     List<String> present = new ArrayList<>();
                     List<MemorySegment> dsts = new ArrayList<>();
+                    MemorySegment whole = MemorySegment.ofBuffer(out.nioBuffer(0, (int) total));
                     int off = 0;
                     for (int i = 0; i < keys.size(); i++) {
                         if (sizes[i] > 0) {
                             present.add(keys.get(i));
-                            dsts.add(MemorySegment.ofBuffer(out.nioBuffer(off, (int) sizes[i])));
+                            dsts.add(whole.asSlice(off, sizes[i]));
                             off += (int) sizes[i];
                         }
                     }
                     long[] read = backend.readBatch(present, dsts);
+                    // Only what was read goes out, back to back. A key whose read failed (a bad checksum, a
+                    // file cut short, removed or replaced since its size was taken) answers -1 and takes no
+                    // room: the keys after it stay where the client looks for them, and no byte of `out`
+                    // that nothing wrote (native memory, not zeroed) is sent.
+                    int end = 0;
                     int p = 0;
                     for (int i = 0; i < keys.size(); i++) {
-                        long r = sizes[i] > 0 ? read[p++] : -1;
-                        reply.addSizes(r == sizes[i] ? r : -1);
+                        if (sizes[i] <= 0) {
+                            reply.addSizes(sizes[i]);
+                            continue;
+                        }
+                        MemorySegment slot = dsts.get(p);
+                        long r = read[p++];
+                        if (r != sizes[i]) {
+                            reply.addSizes(-1);
+                            continue;
+                        }
+                        long at = slot.address() - whole.address();
+                        if (at != end) {
+                            MemorySegment.copy(whole, at, whole, end, r);  // overlap-safe
+                        }
+                        end += (int) r;
+                        reply.addSizes(r);
                     }
-                    out.writerIndex(off);
+                    out.writerIndex(end);
                 } catch (RuntimeException e) {
                     out.release();
                     throw e;

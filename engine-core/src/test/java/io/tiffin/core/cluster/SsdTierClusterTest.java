@@ -188,6 +188,63 @@ class SsdTierClusterTest {
         }
     }
 
+    /**
+     * One corrupt SSD copy in a batch read from SSD fails that key alone: the keys after it still get
+     * their own bytes (the node used to leave the corrupt key's room in its answer, so the client read
+     * the next key's bytes from the wrong place — native memory nothing had written — and said OK).
+     */
+    @Test
+    void aCorruptSsdCopyInABatchFailsItsKeyAloneAndTheOthersGetTheirOwnBytes() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "1s",
+                "master.node-check-interval", "100ms"));
+        NodeServer node = startNode("rot-node", 32 * MiB, "rot", Map.of());
+        TiffinClient c = client();
+        List<String> keys = List.of("rot-a", "rot-b", "rot-c");
+        List<byte[]> values = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            values.add(ClusterEndToEndTest.bytes(200 + i, 50_000));
+            c.put(keys.get(i), values.get(i));
+        }
+        for (String key : keys) {
+            await("SSD copy of " + key, () -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+        }
+        node.crash();
+        open.remove(node);
+        await("the master forgets the dead node", () -> c.locate("rot-a").isEmpty());
+        assertThat(flipAByteOf(dir.resolve("rot"), values.get(1))).as("rot-b found in a bucket file").isTrue();
+        startNode("rot-node", 32 * MiB, "rot", Map.of());
+        await("the SSD copies are listed again", () -> keys.stream().allMatch(k -> c.locate(k).isPresent()));
+        for (String key : keys) {
+            assertThat(c.locate(key).orElseThrow().replicas()).as(key).allMatch(r -> r.type() == ReplicaType.LOCAL_DISK);
+        }
+
+        List<io.tiffin.api.KeyResult<byte[]>> got = c.batchGet(keys);
+
+        assertThat(got.get(0).isOk()).as("rot-a: %s", got.get(0).code()).isTrue();
+        assertThat(got.get(0).value()).isEqualTo(values.get(0));
+        assertThat(got.get(1).isOk()).as("the corrupt rot-b").isFalse();
+        assertThat(got.get(2).isOk()).as("rot-c: %s", got.get(2).code()).isTrue();
+        assertThat(got.get(2).value()).as("rot-c's own bytes").isEqualTo(values.get(2));
+    }
+
+    /** Flips one byte inside {@code value}'s bytes in whichever bucket file under {@code storage} holds them. */
+    private static boolean flipAByteOf(Path storage, byte[] value) throws java.io.IOException {
+        byte[] head = java.util.Arrays.copyOf(value, 64);
+        try (var files = java.nio.file.Files.walk(storage)) {
+            for (Path f : files.filter(java.nio.file.Files::isRegularFile).toList()) {
+                byte[] content = java.nio.file.Files.readAllBytes(f);
+                for (int at = 0; at + value.length <= content.length; at++) {
+                    if (java.util.Arrays.equals(content, at, at + head.length, head, 0, head.length)) {
+                        content[at + 100] ^= (byte) 0xFF;
+                        java.nio.file.Files.write(f, content);
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
     @Test
     void removedOrReplacedObjectsDoNotComeBackFromSsdAfterARestart() throws Exception {
         startMaster(Map.of("offload.mode", "write-through"));
