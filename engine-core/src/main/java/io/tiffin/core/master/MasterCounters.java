@@ -22,8 +22,14 @@ public final class MasterCounters {
     final LongAdder promotionFailures = new LongAdder();
     final LongAdder diskEvictions = new LongAdder();
     final LongAdder staleDiskCopies = new LongAdder();
+    /** Offloads and promotions given up because their node never reported. */
+    final LongAdder abandonedTasks = new LongAdder();
 
     /** SSD copies a node reported that the master did not ask for (deleted instead of served). */
+    public long abandonedTasks() {
+        return abandonedTasks.sum();
+    }
+
     public long staleDiskCopies() {
         return staleDiskCopies.sum();
     }

@@ -129,6 +129,10 @@ public final class MasterService {
             LOG.warn("Node {} restarted (new incarnation); unmounted the segments of its previous run {} "
                     + "and erase the objects that lived only there. If it did not restart, two running nodes"
                     + " share node.id {}: give each its own", nodeId, previous, nodeId);
+            // Its offloads and promotions died with the old process (it registers its SSD tier again,
+            // whose copies survive the restart and stay listed).
+            tier.unregister(nodeId);
+            abandonTasksOf(nodeId);
             sweepDeadReplicas(java.util.Set.of());
         }
         segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch,
@@ -169,21 +173,17 @@ public final class MasterService {
      * without replicas. Returns the ids of the expired nodes.
      */
     public List<String> expireNodes() {
-        List<String> expired = segments.expireNodes(ticker.millis());
+        java.util.Map<String, List<String>> expired = segments.expireNodesAndUnmount(ticker.millis());
         if (expired.isEmpty()) {
-            return expired;
+            return List.of();
         }
-        for (String node : expired) {
-            List<String> names = segments.segmentNamesOf(node);
-            for (String name : names) {
-                segments.unmount(name);
-            }
+        expired.forEach((node, names) -> {
             LOG.warn("Node {} missed its heartbeats for {}; unmounted its segments {}", node,
                     settings.nodeTtl(), names);
             tier.unregister(node);
-        }
-        sweepDeadReplicas(java.util.Set.copyOf(expired));
-        return expired;
+        });
+        sweepDeadReplicas(expired.keySet());
+        return List.copyOf(expired.keySet());
     }
 
     /**
@@ -220,9 +220,7 @@ public final class MasterService {
                         m.diskReplicas.removeIf(d -> deadNodes.contains(d.nodeId()));
                         dropped += before - m.diskReplicas.size();
                         if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
-                            m.offloadPending = false;
-                            m.promotionQueued = false;
-                            m.taskNode = null;
+                            dropped += abandonTask(m, false);
                         }
                     }
                     if (dropped > 0 && m.isEmpty()) {
@@ -284,8 +282,15 @@ public final class MasterService {
             existing.dropDeadReplicas();
             boolean complete = existing.hasReadableReplica();
             if (complete && options.upsert() && !existing.processing) {
+                // As for a remove: the replaced object's buffers must be nobody's destination or source.
                 if (existing.isLeased(now)) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
+                }
+                if (!existing.allComplete()) {
+                    return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // a promotion writes one
+                }
+                if (existing.offloadPending) {
+                    return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
                 }
                 erase(shard, existing);
             } else if (complete || existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
@@ -681,9 +686,86 @@ public final class MasterService {
     }
 
     private void erase(MetadataShard shard, ObjectMetadata m) {
+        if (!m.processing) {
+            // a promotion's replica (a put's own are the revoking writer's, or preemptStuckPut's, concern)
+            quarantineProcessing(m);
+        }
         m.freeAll();
         dropDiskCopies(m);
         forget(shard, m.key);
+    }
+
+    /**
+     * Moves replicas still being written (a promotion's, whose node may be copying into it right now) out
+     * of the object into quarantine until the release timeout, so no new put is placed where the writer
+     * still writes. Returns how many. Caller holds the shard lock.
+     */
+    private int quarantineProcessing(ObjectMetadata m) {
+        List<ReplicaRecord> writing = null;
+        for (ReplicaRecord r : m.replicas) {
+            if (r.status == ReplicaStatus.PROCESSING) {
+                if (writing == null) {
+                    writing = new ArrayList<>(1);
+                }
+                writing.add(r);
+            }
+        }
+        if (writing == null) {
+            return 0;
+        }
+        quarantine(writing, ticker.millis() + settings.putStartReleaseTimeout().toMillis());
+        m.replicas.removeAll(writing);
+        return writing.size();
+    }
+
+    /**
+     * Gives up an object's pending offload or promotion (its node died, restarted or never reported): the
+     * offload's slot is freed and a promotion's unfinished replica leaves the object — freed when its
+     * release timeout has passed ({@code writerDone}), quarantined until then otherwise (a node declared
+     * dead may still be copying into it). Returns how many replicas left the object. Caller holds the
+     * shard lock.
+     */
+    private int abandonTask(ObjectMetadata m, boolean writerDone) {
+        if (m.offloadPending) {
+            tier.cancelQueuedOffload(m.taskNode, m.key);
+            tier.offloadFinished(m.taskNode);
+        }
+        int dropped = 0;
+        if (!m.processing) {
+            if (writerDone) {
+                for (java.util.Iterator<ReplicaRecord> it = m.replicas.iterator(); it.hasNext(); ) {
+                    ReplicaRecord r = it.next();
+                    if (r.status == ReplicaStatus.PROCESSING) {
+                        r.free();
+                        it.remove();
+                        dropped++;
+                    }
+                }
+            } else {
+                dropped = quarantineProcessing(m);
+            }
+        }
+        m.clearTask();
+        return dropped;
+    }
+
+    /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}. */
+    private void abandonTasksOf(String nodeId) {
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+                    if (nodeId.equals(m.taskNode)) {
+                        abandonTask(m, false);
+                        if (m.isEmpty()) {
+                            forget(shard, m.key);
+                        }
+                    }
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
     }
 
     /** Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them back). */
@@ -896,7 +978,19 @@ public final class MasterService {
                 for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
                     if (m.processing && m.putStartMillis + releaseMs <= now) {
                         released += m.replicas.size();
+                        m.freeAll(); // the release timeout has passed: the writer is done or gone
                         erase(shard, m);
+                    } else if (m.taskNode != null && m.taskStartMillis + releaseMs <= now) {
+                        // An offload or promotion whose node never reported (a lost answer, a node that
+                        // died after taking the task): without this the object stays pinned forever.
+                        LOG.warn("Abandoning the {} of {} on node {}: no report within {}",
+                                m.offloadPending ? "offload" : "promotion", m.key, m.taskNode,
+                                settings.putStartReleaseTimeout());
+                        counters.abandonedTasks.increment();
+                        abandonTask(m, true);
+                        if (m.isEmpty()) {
+                            forget(shard, m.key);
+                        }
                     }
                 }
             } finally {
@@ -968,6 +1062,11 @@ public final class MasterService {
                 return;
             }
             ObjectMetadata m = shard.objects.get(key);
+            if (m == null && tier.hasPendingDelete(nodeId, key)) {
+                // removed while the node was away: the delete goes out at its next poll
+                counters.staleDiskCopies.increment();
+                return;
+            }
             if (m == null) {
                 m = new ObjectMetadata(key, "ssd:" + nodeId, size, now, false, false, List.of());
                 m.processing = false;
@@ -992,7 +1091,7 @@ public final class MasterService {
             if (m.offloadPending && nodeId.equals(m.taskNode)) {
                 m.offloadPending = false;
                 m.taskNode = null;
-                tier.offloadFinished();
+                tier.offloadFinished(nodeId);
                 counters.offloads.increment();
                 if (settings.tier().offloadMode() == TierSettings.OffloadMode.ON_EVICT) {
                     counters.evictedBytes.add(m.size);
@@ -1015,7 +1114,7 @@ public final class MasterService {
                 m.offloadPending = false;
                 m.offloadFailed = true;
                 m.taskNode = null;
-                tier.offloadFinished();
+                tier.offloadFinished(nodeId);
                 counters.offloadFailures.increment();
             }
         });
@@ -1031,6 +1130,7 @@ public final class MasterService {
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
                     m.offloadPending = true;
                     m.taskNode = r.segment.nodeId();
+                    m.taskStartMillis = ticker.millis();
                     return true;
                 }
                 return false;
@@ -1052,6 +1152,7 @@ public final class MasterService {
         if (tier.queuePromotion(d.nodeId(), m.key, m.size, hits)) {
             m.promotionQueued = true;
             m.taskNode = d.nodeId();
+            m.taskStartMillis = ticker.millis();
             counters.promotionsQueued.increment();
         }
     }
@@ -1098,6 +1199,9 @@ public final class MasterService {
             long handle = sink.handle(0);
             ReplicaRecord r = new ReplicaRecord(replicaIds.incrementAndGet(), seg, handle, seg.offset(handle), m.size);
             m.replicas.add(r);
+            m.promotionQueued = true;
+            m.taskNode = nodeId;
+            m.taskStartMillis = ticker.millis();
             return KeyResult.ok(key, r.toDescriptor());
         } finally {
             shard.lock.unlock();

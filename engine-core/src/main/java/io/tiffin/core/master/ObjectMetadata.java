@@ -35,6 +35,11 @@ final class ObjectMetadata {
     boolean promotionQueued;
     /** The node that owns the pending offload or promotion, or null. */
     String taskNode;
+    /**
+     * When the pending offload was queued or the promotion's memory replica allocated (ms): a task not
+     * reported within {@code master.put-start-release-timeout} is abandoned.
+     */
+    long taskStartMillis;
 
     ObjectMetadata(String key, String writerId, long size, long putStartMillis, boolean hardPinned,
                    boolean softPinRequested, List<ReplicaRecord> replicas) {
@@ -100,6 +105,23 @@ final class ObjectMetadata {
         int before = replicas.size();
         replicas.removeIf(ReplicaRecord::isOnDeadSegment);
         return before - replicas.size();
+    }
+
+    /** Whether a replica is still being written (by a put or a promotion). */
+    boolean hasProcessingReplica() {
+        for (ReplicaRecord r : replicas) {
+            if (r.status == io.tiffin.api.ReplicaStatus.PROCESSING) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Forgets the pending offload or promotion (not its replicas or queue entries). */
+    void clearTask() {
+        offloadPending = false;
+        promotionQueued = false;
+        taskNode = null;
     }
 
     /** Frees every replica buffer (the object is being erased). */

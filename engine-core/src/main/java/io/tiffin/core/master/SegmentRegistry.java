@@ -93,6 +93,23 @@ final class SegmentRegistry {
         return expired;
     }
 
+    /**
+     * Removes nodes whose deadline passed and unmounts their segments, in one step: a node cannot mount
+     * (and have the new segment unmounted as part of its expiry) in between. Returns each expired node's
+     * unmounted segment names.
+     */
+    synchronized Map<String, List<String>> expireNodesAndUnmount(long now) {
+        Map<String, List<String>> expired = new java.util.LinkedHashMap<>();
+        for (String node : expireNodes(now)) {
+            List<String> names = segmentNamesOf(node);
+            for (String name : names) {
+                unmount(name);
+            }
+            expired.put(node, names);
+        }
+        return expired;
+    }
+
     synchronized void forgetNode(String nodeId) {
         nodeDeadlines.remove(nodeId);
     }

@@ -6,6 +6,8 @@ import io.tiffin.core.util.CountMinSketch;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
@@ -31,7 +33,13 @@ final class StorageTier {
     private final TierSettings settings;
     private final Map<String, NodeInfo> nodes = new HashMap<>();
     private final Map<String, ArrayDeque<OffloadTask>> offloads = new HashMap<>();
-    private final Map<String, ArrayDeque<String>> deletes = new HashMap<>();
+    /**
+     * SSD copies each node must delete, kept while the node is away (unregistered, expired, restarting):
+     * a copy of a removed object must not come back when its node reports its scan on return.
+     */
+    private final Map<String, LinkedHashSet<String>> deletes = new HashMap<>();
+    /** Offloads queued for or handed to each node and not yet reported. */
+    private final Map<String, Integer> offloadsInFlightByNode = new HashMap<>();
     private final Map<String, PriorityQueue<Promotion>> promotions = new HashMap<>();
     /** Latest hit count of each queued promotion; heap entries with another count are stale. */
     private final Map<String, Long> queuedPromotionHits = new HashMap<>();
@@ -46,13 +54,19 @@ final class StorageTier {
         nodes.put(nodeId, new NodeInfo(nodeId, endpoint, capacity));
     }
 
-    /** Forgets a node's SSD tier and its queued tasks; returns how many offloads were dropped. */
+    /** Most pending deletes kept per node; beyond it the oldest go (with their node away for long). */
+    static final int MAX_PENDING_DELETES_PER_NODE = 1_000_000;
+
+    /**
+     * Forgets a node's SSD tier and its tasks, queued or handed out (their results will not come); its
+     * pending deletes stay for its return. Returns how many offloads were dropped.
+     */
     synchronized int unregister(String nodeId) {
         nodes.remove(nodeId);
-        deletes.remove(nodeId);
-        ArrayDeque<OffloadTask> q = offloads.remove(nodeId);
-        int dropped = q == null ? 0 : q.size();
-        offloadsInFlight -= dropped;
+        offloads.remove(nodeId);
+        Integer inFlight = offloadsInFlightByNode.remove(nodeId);
+        int dropped = inFlight == null ? 0 : inFlight;
+        offloadsInFlight = Math.max(0, offloadsInFlight - dropped);
         PriorityQueue<Promotion> p = promotions.remove(nodeId);
         if (p != null) {
             for (Promotion pr : p) {
@@ -85,18 +99,55 @@ final class StorageTier {
         }
         offloads.computeIfAbsent(nodeId, n -> new ArrayDeque<>()).add(task);
         offloadsInFlight++;
+        offloadsInFlightByNode.merge(nodeId, 1, Integer::sum);
+        // the new copy replaces the old one on the node: a delete still pending for it would remove the new one
+        LinkedHashSet<String> pending = deletes.get(nodeId);
+        if (pending != null) {
+            pending.remove(task.getKey());
+        }
         return true;
     }
 
-    /** Asks a node to delete its SSD copy of a key that no longer exists (or is stale). */
+    /**
+     * Asks a node to delete its SSD copy of a key that no longer exists (or is stale). Kept until the node
+     * polls, also while it is away.
+     */
     synchronized void queueDelete(String nodeId, String key) {
-        if (nodes.containsKey(nodeId)) {
-            deletes.computeIfAbsent(nodeId, n -> new ArrayDeque<>()).add(key);
+        LinkedHashSet<String> pending = deletes.computeIfAbsent(nodeId, n -> new LinkedHashSet<>());
+        pending.add(key);
+        if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
+            Iterator<String> oldest = pending.iterator();
+            oldest.next();
+            oldest.remove();
         }
     }
 
-    synchronized void offloadFinished() {
+    /** Whether the node has been asked to delete its copy of {@code key} and has not polled the request yet. */
+    synchronized boolean hasPendingDelete(String nodeId, String key) {
+        LinkedHashSet<String> pending = deletes.get(nodeId);
+        return pending != null && pending.contains(key);
+    }
+
+    /** An offload handed to {@code nodeId} ended (reported, failed or abandoned). */
+    synchronized void offloadFinished(String nodeId) {
+        Integer n = offloadsInFlightByNode.get(nodeId);
+        if (n == null) {
+            return; // the node was unregistered since: its offloads were counted out then
+        }
+        if (n <= 1) {
+            offloadsInFlightByNode.remove(nodeId);
+        } else {
+            offloadsInFlightByNode.put(nodeId, n - 1);
+        }
         offloadsInFlight = Math.max(0, offloadsInFlight - 1);
+    }
+
+    /** Drops a still-queued offload of {@code key} for {@code nodeId}, if the node has not taken it yet. */
+    synchronized void cancelQueuedOffload(String nodeId, String key) {
+        ArrayDeque<OffloadTask> q = offloads.get(nodeId);
+        if (q != null) {
+            q.removeIf(t -> t.getKey().equals(key));
+        }
     }
 
     synchronized int offloadsInFlight() {
@@ -152,9 +203,15 @@ final class StorageTier {
             pro.add(PromotionTask.newBuilder().setKey(next.key()).setSize(next.size()).setHits(next.hits()).build());
         }
         List<String> del = new ArrayList<>();
-        ArrayDeque<String> d = deletes.get(nodeId);
-        while (d != null && !d.isEmpty() && del.size() < 1000) {
-            del.add(d.poll());
+        LinkedHashSet<String> d = deletes.get(nodeId);
+        if (d != null) {
+            for (Iterator<String> it = d.iterator(); it.hasNext() && del.size() < 1000; ) {
+                del.add(it.next());
+                it.remove();
+            }
+            if (d.isEmpty()) {
+                deletes.remove(nodeId);
+            }
         }
         return new Tasks(off, pro, del);
     }

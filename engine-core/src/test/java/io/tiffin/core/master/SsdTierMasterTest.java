@@ -1,0 +1,242 @@
+package io.tiffin.core.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaType;
+import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.api.spi.allocation.SegmentStatus;
+import io.tiffin.core.util.ManualTicker;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The master's side of the SSD tier when things go wrong: offloads and promotions whose node never
+ * reports, dies or restarts, upserts and reads racing a task, and deletes owed to a node that was away.
+ * Each case is a sequence of the RPCs a node and a client would send, driven on a manual clock.
+ */
+class SsdTierMasterTest {
+    private static final long MiB = 1L << 20;
+    /** Preferred segments first, then the others in order: deterministic placement. */
+    private static final AllocationStrategy IN_ORDER = (request, segments, sink) -> {
+        for (String preferred : request.preferredSegments()) {
+            for (var s : segments) {
+                if (sink.remaining() > 0 && s.name().equals(preferred) && s.status() == SegmentStatus.OK) {
+                    sink.tryPlace(s);
+                }
+            }
+        }
+        for (var s : segments) {
+            if (sink.remaining() > 0 && s.status() == SegmentStatus.OK) {
+                sink.tryPlace(s);
+            }
+        }
+    };
+
+    private final ManualTicker ticker = new ManualTicker();
+    private final Duration release = MasterSettings.defaults().putStartReleaseTimeout();
+
+    private MasterService master(TierSettings.OffloadMode mode, int offloadLimit) {
+        return new MasterService(MasterSettings.defaults().withTier(new TierSettings(mode, 2, 50_000, offloadLimit)),
+                IN_ORDER, ticker, null);
+    }
+
+    private static void put(MasterService m, String key, long size, PutOptions options) {
+        assertThat(m.putStart("writer", key, size, options).code()).isEqualTo(ErrorCode.OK);
+        assertThat(m.putEnd("writer", key)).isEqualTo(ErrorCode.OK);
+    }
+
+    private static boolean onSsd(MasterService m, String key) {
+        KeyResult<io.tiffin.api.ObjectLocation> loc = m.getReplicaList(key);
+        return loc.isOk() && loc.value().replicas().stream().anyMatch(r -> r.type() == ReplicaType.LOCAL_DISK);
+    }
+
+    @Test
+    void anUpsertIsRefusedWhileANodeOffloadsTheObject() {
+        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
+        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
+        m.registerStorage("n1", 1L << 30);
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1); // the node now reads the memory replica
+
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
+        assertThat(m.putStart("other", "k", 4096, PutOptions.DEFAULT.withUpsert(true)).code())
+                .as("an upsert would hand the buffer the node reads to a new writer")
+                .isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
+
+        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.offloadsInFlight()).isZero();
+        put(m, "k", 4096, PutOptions.DEFAULT.withUpsert(true));
+        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
+        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.offloadsInFlight()).isZero();
+        assertThat(onSsd(m, "k")).isTrue();
+    }
+
+    @Test
+    void anOffloadWhoseNodeNeverReportsIsAbandonedAfterTheReleaseTimeout() {
+        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
+        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
+        m.registerStorage("n1", 1L << 30);
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1); // and the node's report is lost
+
+        ticker.advance(release.minusSeconds(1));
+        m.releaseStuckPuts();
+        assertThat(m.remove("k", true)).as("still within the timeout").isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
+
+        ticker.advance(Duration.ofSeconds(2));
+        m.releaseStuckPuts();
+        assertThat(m.counters().abandonedTasks()).isEqualTo(1);
+        assertThat(m.offloadsInFlight()).isZero();
+        // a report that comes after all is a copy the master no longer expects: deleted, not listed
+        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(onSsd(m, "k")).isFalse();
+        assertThat(m.pollTasks("n1", 10, 0).deletes()).containsExactly("k");
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+    }
+
+    @Test
+    void aNodeThatDiesAfterTakingOffloadsGivesTheirSlotsBack() {
+        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 1);
+        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
+        m.registerStorage("n1", 1L << 30);
+        put(m, "a", 4096, PutOptions.DEFAULT);
+        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
+
+        m.forgetNode("n1");
+
+        assertThat(m.offloadsInFlight()).isZero();
+        m.mountSegment("s2", "n2", "ep2", 64 * MiB);
+        m.registerStorage("n2", 1L << 30);
+        put(m, "b", 4096, PutOptions.DEFAULT);
+        assertThat(m.pollTasks("n2", 10, 0).offloads()).as("the only slot is free again").hasSize(1);
+    }
+
+    @Test
+    void aRestartedNodesOffloadsAreGivenUp() {
+        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
+        m.mountSegment("sM", "nM", "epM", 64 * MiB, 1);
+        m.mountSegment("sN-1", "nN", "epN", 64 * MiB, 1);
+        m.registerStorage("nN", 1L << 30);
+        put(m, "k", 4096, PutOptions.DEFAULT.withReplicas(2));
+        assertThat(m.pollTasks("nN", 10, 0).offloads()).hasSize(1);
+
+        m.mountSegment("sN-2", "nN", "epN", 64 * MiB, 2); // crashed and restarted within its TTL
+        m.registerStorage("nN", 1L << 30);
+
+        assertThat(m.offloadsInFlight()).isZero();
+        assertThat(m.getReplicaList("k").isOk()).as("the replica on nM").isTrue();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+    }
+
+    @Test
+    void aPromotionThatNeverEndsIsReapedAfterTheReleaseTimeout() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("sA", "nA", "epA", 64 * MiB);
+        m.registerStorage("nA", 1L << 30);
+        m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
+        assertThat(m.promotionStart("nA", "k").code()).isEqualTo(ErrorCode.OK); // PROMOTION_END never comes
+        assertThat(m.usedBytes()).isPositive();
+
+        ticker.advance(release.plusSeconds(1));
+        m.releaseStuckPuts();
+
+        assertThat(m.counters().abandonedTasks()).isEqualTo(1);
+        assertThat(m.usedBytes()).as("the promotion's buffer").isZero();
+        assertThat(m.getReplicaList("k").isOk()).as("still readable from SSD").isTrue();
+        assertThat(m.promotionStart("nA", "k").code()).as("may be promoted again").isEqualTo(ErrorCode.OK);
+        m.releaseStuckPuts();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY); // the new promotion writes
+    }
+
+    @Test
+    void aPromotersDeathLeavesItsBufferOnAnotherNodeInQuarantine() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("sA", "nA", "epA", MiB);
+        m.mountSegment("sB", "nB", "epB", 64 * MiB);
+        m.registerStorage("nA", 1L << 30);
+        m.reportDiskObjects("nA", List.of("k"), List.of(2 * MiB)); // does not fit in nA's own segment
+        ReplicaDescriptor target = m.promotionStart("nA", "k").value();
+        assertThat(target.segment()).isEqualTo("sB");
+
+        m.forgetNode("nA");
+
+        assertThat(m.keyCount()).as("nothing of k is left").isZero();
+        assertThat(m.usedBytes()).as("nA may still be copying into sB").isGreaterThanOrEqualTo(2 * MiB);
+        ticker.advance(release.plusSeconds(1));
+        m.releaseStuckPuts();
+        assertThat(m.usedBytes()).isZero();
+    }
+
+    @Test
+    void aReadThatFindsNothingKeepsAPromotionsBufferFromNewPuts() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("sA", "nA", "epA", 64 * MiB);
+        m.registerStorage("nA", 1L << 30);
+        m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
+        ReplicaDescriptor target = m.promotionStart("nA", "k").value(); // nA copies SSD -> target
+        m.evictDiskReplicas("nA", List.of("k"));                         // its backend drops the file meanwhile
+
+        assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        KeyResult<List<ReplicaDescriptor>> other = m.putStart("writer", "other", 4096, PutOptions.DEFAULT);
+
+        assertThat(other.value().getFirst().offset()).as("the promotion may still write there")
+                .isNotEqualTo(target.offset());
+    }
+
+    @Test
+    void anUpsertIsRefusedWhileAPromotionWritesTheObject() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("sA", "nA", "epA", 64 * MiB);
+        m.registerStorage("nA", 1L << 30);
+        m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
+        ReplicaDescriptor target = m.promotionStart("nA", "k").value();
+
+        assertThat(m.putStart("writer", "k", 4096, PutOptions.DEFAULT.withUpsert(true)).code())
+                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+
+        assertThat(m.promotionEnd("nA", "k", target.replicaId(), true)).isEqualTo(ErrorCode.OK);
+        put(m, "k", 4096, PutOptions.DEFAULT.withUpsert(true));
+    }
+
+    @Test
+    void aKeyRemovedWhileItsSsdNodeWasAwayDoesNotComeBack() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("sN", "nN", "epN", 64 * MiB);
+        m.registerStorage("nN", 1L << 30);
+        m.reportDiskObjects("nN", List.of("k"), List.of(4096L));
+        assertThat(m.remove("k", false)).isEqualTo(ErrorCode.OK); // the delete waits for nN's next poll
+        ticker.advance(MasterSettings.defaults().nodeTtl().plusSeconds(1));
+        assertThat(m.expireNodes()).containsExactly("nN");         // before it polled
+
+        m.mountSegment("sN2", "nN", "epN", 64 * MiB);              // back: mount, register, report its scan
+        m.registerStorage("nN", 1L << 30);
+        m.reportDiskObjects("nN", List.of("k"), List.of(4096L));
+
+        assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(m.pollTasks("nN", 10, 0).deletes()).containsExactly("k");
+        assertThat(m.putStart("writer", "k", 4096, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OK);
+    }
+
+    @Test
+    void aNewCopyOffloadedBeforeTheNodePolledAnOldDeleteIsKept() {
+        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
+        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
+        m.registerStorage("n1", 1L << 30);
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
+        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.remove("k", false)).isEqualTo(ErrorCode.OK); // delete of k queued for n1
+
+        put(m, "k", 4096, PutOptions.DEFAULT);                     // new k, offloaded to n1 again
+
+        StorageTier.Tasks tasks = m.pollTasks("n1", 10, 0);
+        assertThat(tasks.offloads()).extracting(t -> t.getKey()).containsExactly("k");
+        assertThat(tasks.deletes()).as("it would delete the new copy").doesNotContain("k");
+    }
+}
