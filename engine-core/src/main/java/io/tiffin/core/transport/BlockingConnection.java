@@ -89,6 +89,8 @@ public final class BlockingConnection implements AutoCloseable {
     private long nextRequestId = 1;
     /** Deadline of the call in progress ({@link System#nanoTime()}), or 0 when idle. */
     private volatile long deadlineNanos;
+    /** The running call's timeout: the longest wait for an answer, or for a write to make progress. */
+    private long callTimeoutNanos;
     private volatile boolean expired;
     private volatile boolean closed;
     /**
@@ -141,6 +143,7 @@ public final class BlockingConnection implements AutoCloseable {
         try {
             c.handshake(peerId);
         } catch (RuntimeException e) {
+            watchdog.unregister(c);
             c.close();
             throw e;
         }
@@ -206,6 +209,7 @@ public final class BlockingConnection implements AutoCloseable {
         checkOpen(opcode);
         calls++;
         answerStarted = false;
+        callTimeoutNanos = timeoutNanos;
         deadlineNanos = deadline(timeoutNanos);
         try {
             long id = nextRequestId++;
@@ -223,8 +227,9 @@ public final class BlockingConnection implements AutoCloseable {
     /**
      * Pipelined calls, first half: writes every request of {@code requests}, with the bulk bytes of
      * {@code bulksOut} (null, or null entries = none), without waiting for answers; returns the id of
-     * the first request. The deadline of the whole exchange starts now; collect the answers with {@link
-     * #receive}. Writing to several servers before receiving from any lets them work in parallel.
+     * the first request. The RPC timeout bounds the writes (each wait for the socket to take more
+     * bytes); collect the answers with {@link #receive}. Writing to several servers before receiving from
+     * any lets them work in parallel.
      *
      * @throws TiffinException {@code RPC_FAIL} if the connection fails (it is then closed)
      */
@@ -232,7 +237,8 @@ public final class BlockingConnection implements AutoCloseable {
         checkOpen(opcode);
         calls++;
         answerStarted = false;
-        deadlineNanos = deadline(settings.rpcTimeout().toNanos());
+        callTimeoutNanos = settings.rpcTimeout().toNanos();
+        deadlineNanos = deadline(callTimeoutNanos);
         long first = nextRequestId;
         nextRequestId += requests.size();
         try {
@@ -241,6 +247,7 @@ public final class BlockingConnection implements AutoCloseable {
                 writeRequest(opcode, first + i, requests.get(i), bulksOut == null ? null : bulksOut.get(i));
             }
             writePending();
+            deadlineNanos = 0; // nothing waits on this connection until receive starts its clock
         } catch (IOException e) {
             deadlineNanos = 0;
             startFrames(); // drop the callers' buffers not written
@@ -258,16 +265,21 @@ public final class BlockingConnection implements AutoCloseable {
      * Pipelined calls, second half: reads the answers to the {@code count} requests sent by {@link #send}
      * from id {@code first} on, in whatever order they come, putting each answer's bulk bytes into its
      * entry of {@code bulksIn} (null, or null entries = none expected). The RPC timeout applies to the
-     * wait for each answer (the first counted from {@link #send}). Returns per request null on
-     * success or the exception it failed with: a failure status fails that request only; a connection
-     * failure fails every request not yet answered and closes the connection.
+     * wait for each answer, the first counted from this call (a caller receiving from several servers in
+     * turn does not charge one server for the time spent reading another's answers). Returns per request
+     * null on success or the exception it failed with: a failure status fails that request only; a
+     * connection failure, or a destination that cannot take the bytes, fails every request not yet
+     * answered and closes the connection.
      */
     public TiffinException[] receive(Opcode opcode, long first, int count, List<MemorySegment> bulksIn) {
         TiffinException[] outcome = new TiffinException[count];
         boolean[] answered = new boolean[count];
         int remaining = count;
+        int reading = -1;
         try {
+            deadlineNanos = deadline(settings.rpcTimeout().toNanos());
             while (remaining > 0) {
+                reading = -1;
                 Header h = readHeader(opcode);
                 long index = h.requestId - first;
                 if (index < 0 || index >= count || answered[(int) index]) {
@@ -278,6 +290,7 @@ public final class BlockingConnection implements AutoCloseable {
                 int i = (int) index;
                 answered[i] = true;
                 remaining--;
+                reading = i;
                 try {
                     readBody(opcode, h, null, bulksIn == null ? null : bulksIn.get(i));
                     // each answer restarts the clock: the timeout bounds the wait for one answer, as
@@ -290,10 +303,20 @@ public final class BlockingConnection implements AutoCloseable {
                     }
                 }
             }
-        } catch (IOException | TiffinException e) {
-            TiffinException failure = e instanceof IOException io ? ioFailure(opcode, io) : (TiffinException) e;
+        } catch (IOException | RuntimeException e) {
+            TiffinException failure;
+            if (e instanceof IOException io) {
+                failure = ioFailure(opcode, io);
+            } else if (e instanceof TiffinException te) {
+                failure = te;
+            } else {
+                // e.g. a read-only or closed destination: the rest of the answer is still in the stream
+                close();
+                failure = new TiffinException(ErrorCode.TRANSFER_FAIL, "receiving " + opcode + " answers from "
+                        + endpoint + " failed: " + e + "; check the destination buffers", e);
+            }
             for (int i = 0; i < count; i++) {
-                if (!answered[i]) {
+                if (!answered[i] || (i == reading && outcome[i] == null)) {
                     outcome[i] = failure;
                 }
             }
@@ -512,10 +535,22 @@ public final class BlockingConnection implements AutoCloseable {
         ByteBuffer[] all = gathered.toArray(ByteBuffer[]::new);
         startFrames();
         for (int i = 0; i < all.length; ) {
-            channel.write(all, i, all.length - i);
+            if (channel.write(all, i, all.length - i) > 0) {
+                progressed();
+            }
             while (i < all.length && !all[i].hasRemaining()) {
                 i++;
             }
+        }
+    }
+
+    /**
+     * A write made progress: the timeout bounds a wait, not a transfer, so a large batch of writes to a
+     * healthy server is not cut off after one timeout's worth of bytes.
+     */
+    private void progressed() {
+        if (deadlineNanos != 0) {
+            deadlineNanos = deadline(callTimeoutNanos);
         }
     }
 
@@ -559,7 +594,9 @@ public final class BlockingConnection implements AutoCloseable {
 
     private void writeFully(ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            channel.write(b);
+            if (channel.write(b) > 0) {
+                progressed();
+            }
         }
     }
 

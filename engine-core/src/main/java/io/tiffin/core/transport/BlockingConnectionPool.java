@@ -242,6 +242,11 @@ public final class BlockingConnectionPool implements AutoCloseable {
         return settings;
     }
 
+    /** Connections the watchdog holds (open ones with or without a deadline); for tests. */
+    int watchedCount() {
+        return watchdog.connections.size();
+    }
+
     /** Idle connections kept for {@code hostPort}; for tests. */
     int idleCount(String hostPort) {
         Idle slot = idle.get(hostPort);
@@ -302,8 +307,8 @@ public final class BlockingConnectionPool implements AutoCloseable {
             while (!stopped) {
                 long now = System.nanoTime();
                 for (BlockingConnection c : connections) {
-                    if (c.expireIfOverdue(now)) {
-                        connections.remove(c);
+                    if (!c.isOpen() || c.expireIfOverdue(now)) {
+                        connections.remove(c); // closed by its owner or expired now: nothing left to watch
                     }
                 }
                 try {

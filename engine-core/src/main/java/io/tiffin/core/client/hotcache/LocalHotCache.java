@@ -196,9 +196,19 @@ public final class LocalHotCache implements AutoCloseable {
         return blockCount;
     }
 
-    /** Largest object the cache takes, in bytes. */
+    /**
+     * Largest object any cache takes: a fill arrives in Netty buffers, which hold less than 2 GiB, so a
+     * larger object is read straight into the caller's memory and never cached.
+     */
+    public static final long MAX_ENTRY_BYTES = Integer.MAX_VALUE - 64;
+
+    /** Largest object the cache takes, in bytes (at most {@link #MAX_ENTRY_BYTES}). */
     public long maxEntryBytes() {
-        return maxEntryBlocks * blockSize;
+        return maxEntryBytes(maxEntryBlocks, blockSize);
+    }
+
+    static long maxEntryBytes(long entryBlocks, long blockSize) {
+        return Math.min(MAX_ENTRY_BYTES, entryBlocks * blockSize);
     }
 
     static long hash(String key) {

@@ -91,6 +91,14 @@ class LocalHotCacheTest {
         }
     }
 
+    @Test
+    void noCacheTakesAnObjectOf2GiBOrMore() {
+        // a 4 GiB cache at share 0.5 would otherwise take 2 GiB objects, which no fill buffer can hold
+        assertThat(LocalHotCache.maxEntryBytes(2, 1L << 30)).isEqualTo(LocalHotCache.MAX_ENTRY_BYTES);
+        assertThat(LocalHotCache.MAX_ENTRY_BYTES).isLessThan(Integer.MAX_VALUE);
+        assertThat(LocalHotCache.maxEntryBytes(4, BLOCK)).isEqualTo(4 * BLOCK);
+    }
+
     private static byte[] bytesOf(List<MemorySegment> segments) {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         for (MemorySegment s : segments) {
