@@ -671,12 +671,25 @@ public final class BlockingConnection implements AutoCloseable {
      */
     boolean expireIfOverdue(long nowNanos) {
         long d = deadlineNanos;
-        if (d != 0 && nowNanos - d > 0) {
+        // Only the deadline read here is expired: a call that ended meanwhile (and the next call on this
+        // connection, with a deadline of its own) must not be cut off by a late decision.
+        if (d != 0 && nowNanos - d > 0 && DEADLINE.compareAndSet(this, d, 0L)) {
             expired = true;
             close();
             return true;
         }
         return false;
+    }
+
+    private static final java.lang.invoke.VarHandle DEADLINE;
+
+    static {
+        try {
+            DEADLINE = java.lang.invoke.MethodHandles.lookup().findVarHandle(BlockingConnection.class, "deadlineNanos",
+                    long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     /** Closes the socket; a call blocked on it fails. Idempotent, thread-safe. */
