@@ -261,6 +261,7 @@ public final class NodeServer implements AutoCloseable {
                 LOG.warn("Node {} could not re-mount at {}: {}", nodeId, masterAddress, e.getMessage());
             }
         } else {
+            tier.queueNoticeDelivery(); // first: queued notices go ahead of the offloads this poll brings
             try {
                 tier.pollTasks();
             } catch (RuntimeException e) {

@@ -47,6 +47,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -66,6 +67,23 @@ import org.apache.logging.log4j.Logger;
  * this I/O, so a backlog never delays a heartbeat. Reads of SSD-only objects ({@code DATA_READ_SSD}) run
  * on a small I/O pool, never on a Netty event loop.
  *
+ * <p><b>Eviction notices</b>: copies the backend evicts or finds corrupt ({@link StorageListener}) must
+ * leave the master's listing. The listener runs on the backend's writer or reader thread (the bucket
+ * backend evicts under its write lock), so it only records the keys, coalesced (each key queued at most
+ * once, none ever dropped). The offload worker sends them ({@code EVICT_DISK_REPLICA}, up to
+ * {@value #NOTICE_BATCH} keys a call) right after each write batch and whenever the heartbeat ring's
+ * POLL tick asks ({@link #queueNoticeDelivery}); a failed send puts its keys back and is retried with a
+ * back-off of {@value #NOTICE_RETRY_MIN_MILLIS} ms doubling to {@value #NOTICE_RETRY_MAX_MILLIS} ms until
+ * the master takes them, or until {@link #close()}. The master ignores keys it no longer knows.
+ *
+ * <p><b>Order of what the master hears about the SSD</b>: the master knows a copy only by node and key,
+ * so a notice that arrives after a newer copy of the key was reported would drop the new copy from its
+ * listing. Hence: write batches with their reports, notice sends and {@link #register} scans with their
+ * reports run one at a time ({@code diskReports}), each message answered before the next is sent; a
+ * write of a key drops the notices queued for it (they were about copies the write replaced: backends
+ * evict before they write); a notice of a <i>lost</i> copy (sent by the backend after the drop) whose
+ * key the backend holds again when it is sent is dropped too (a newer copy came after the loss).
+ *
  * <p>Thread-safe. Owns the backend, the rings and the I/O pool; {@link #close()} stops the rings, then
  * closes the backend, once.
  */
@@ -73,11 +91,15 @@ final class NodeStorageTier implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeStorageTier.class);
     static final int OFFLOAD_BATCH = 32;
     private static final int RING_SIZE = 1024;
+    static final int NOTICE_BATCH = 1000;
+    static final long NOTICE_RETRY_MIN_MILLIS = 100;
+    static final long NOTICE_RETRY_MAX_MILLIS = 5_000;
 
-    /** A reusable ring slot. */
+    /** A reusable ring slot: an offload, a promotion, or (offload ring) "send the eviction notices". */
     private static final class TaskEvent {
         OffloadTask offload;
         PromotionTask promotion;
+        boolean deliverNotices;
     }
 
     private final String nodeId;
@@ -95,6 +117,20 @@ final class NodeStorageTier implements AutoCloseable {
     private final AtomicInteger promotionsInRing = new AtomicInteger();
     private final AtomicBoolean pollInFlight = new AtomicBoolean();
     private final List<OffloadTask> offloadBatch = new ArrayList<>();
+    /**
+     * Keys whose SSD copies went and the master has not taken yet, in queue order; the value is true when
+     * every notice of the key was a loss (sent by the backend after the copy was dropped). Guarded by itself.
+     */
+    private final LinkedHashMap<String, Boolean> notices = new LinkedHashMap<>();
+    /** Whether a "send the notices" event is in the offload ring. */
+    private final AtomicBoolean noticeDeliveryQueued = new AtomicBoolean();
+    /** Serialises what the node tells the master about its SSD copies (see the class comment). */
+    private final ReentrantLock diskReports = new ReentrantLock();
+    /** System.nanoTime() before which no notice is sent (back-off after a failure); written by the offload worker. */
+    private volatile long noticeRetryAtNanos = System.nanoTime();
+    /** Offload worker only: the current back-off and how many sends failed in a row. */
+    private long noticeBackoffMillis = NOTICE_RETRY_MIN_MILLIS;
+    private long noticeFailures;
 
     final LongAdder offloaded = new LongAdder();
     final LongAdder offloadFailures = new LongAdder();
@@ -117,14 +153,13 @@ final class NodeStorageTier implements AutoCloseable {
         backend.listener(new StorageListener() {
             @Override
             public void evicting(List<String> keys) {
-                // The master must stop handing out these copies before the files go.
-                master.get().callSync(Opcode.EVICT_DISK_REPLICA,
-                        DiskEvicted.newBuilder().setNodeId(nodeId).addAllKeys(keys).build(), Empty.parser());
+                // Called under the backend's write lock: only queue; the offload worker tells the master.
+                queueNotices(keys, false);
             }
 
             @Override
             public void lost(List<String> keys) {
-                evicting(keys);
+                queueNotices(keys, true);
             }
         });
     }
@@ -167,20 +202,26 @@ final class NodeStorageTier implements AutoCloseable {
 
     /** Registers the tier with the master and reports every object the backend holds (after a restart too). */
     void register() {
-        master.get().callSync(Opcode.REGISTER_STORAGE, StorageRegistration.newBuilder().setNodeId(nodeId)
-                .setCapacity(backend.capacityBytes()).build(), Empty.parser());
-        List<DiskObject> batch = new ArrayList<>();
         int[] total = new int[1];
-        backend.scan((key, size) -> {
-            batch.add(DiskObject.newBuilder().setKey(key).setSize(size).build());
-            if (batch.size() == 1000) {
-                report(batch);
-                total[0] += batch.size();
-                batch.clear();
-            }
-        });
-        report(batch);
-        total[0] += batch.size();
+        // Not while a write may evict what the scan has seen: its notice would reach the master first.
+        diskReports.lock();
+        try {
+            master.get().callSync(Opcode.REGISTER_STORAGE, StorageRegistration.newBuilder().setNodeId(nodeId)
+                    .setCapacity(backend.capacityBytes()).build(), Empty.parser());
+            List<DiskObject> batch = new ArrayList<>();
+            backend.scan((key, size) -> {
+                batch.add(DiskObject.newBuilder().setKey(key).setSize(size).build());
+                if (batch.size() == 1000) {
+                    report(batch);
+                    total[0] += batch.size();
+                    batch.clear();
+                }
+            });
+            report(batch);
+            total[0] += batch.size();
+        } finally {
+            diskReports.unlock();
+        }
         if (total[0] > 0) {
             LOG.info("Node {} re-registered {} objects from its SSD tier with the master", nodeId, total[0]);
         }
@@ -245,6 +286,7 @@ final class NodeStorageTier implements AutoCloseable {
             if (!offloadRing.tryPublishEvent((ev, seq, task) -> {
                 ev.offload = task;
                 ev.promotion = null;
+                ev.deliverNotices = false;
             }, t)) {
                 offloadsInRing.decrementAndGet();
                 LOG.warn("Node {} offload ring full; dropped the offload of {}", nodeId, t.getKey());
@@ -255,6 +297,7 @@ final class NodeStorageTier implements AutoCloseable {
             if (!promotionRing.tryPublishEvent((ev, seq, task) -> {
                 ev.promotion = task;
                 ev.offload = null;
+                ev.deliverNotices = false;
             }, t)) {
                 promotionsInRing.decrementAndGet();
                 LOG.warn("Node {} promotion ring full; dropped the promotion of {}", nodeId, t.getKey());
@@ -265,11 +308,25 @@ final class NodeStorageTier implements AutoCloseable {
     // ------------------------------------------------------------------ offload worker
 
     private void onOffload(TaskEvent ev, boolean endOfBatch) {
+        if (ev.deliverNotices) {
+            ev.deliverNotices = false;
+            noticeDeliveryQueued.set(false);
+            writeCollected(); // offloads taken before this event go first
+            deliverNotices();
+            return;
+        }
         OffloadTask task = ev.offload;
         ev.offload = null;
         offloadsInRing.decrementAndGet();
         offloadBatch.add(task);
         if (endOfBatch || offloadBatch.size() >= OFFLOAD_BATCH) {
+            writeCollected();
+            deliverNotices(); // the write may have evicted: tell the master now, not at the next tick
+        }
+    }
+
+    private void writeCollected() {
+        if (!offloadBatch.isEmpty()) {
             List<OffloadTask> batch = List.copyOf(offloadBatch);
             offloadBatch.clear();
             writeBatch(batch);
@@ -277,6 +334,15 @@ final class NodeStorageTier implements AutoCloseable {
     }
 
     private void writeBatch(List<OffloadTask> batch) {
+        diskReports.lock();
+        try {
+            writeAndReport(batch);
+        } finally {
+            diskReports.unlock();
+        }
+    }
+
+    private void writeAndReport(List<OffloadTask> batch) {
         Map<String, MemorySegment> objects = new LinkedHashMap<>();
         List<String> failed = new ArrayList<>();
         for (OffloadTask t : batch) {
@@ -290,6 +356,10 @@ final class NodeStorageTier implements AutoCloseable {
         try {
             if (!objects.isEmpty()) {
                 backend.writeBatch(objects);
+                // The backend now holds these keys: notices queued for them were about the copies this
+                // write replaced (evicted or lost before it), and must not reach the master after the
+                // report of the new copies below.
+                forgetNotices(objects.keySet());
                 for (OffloadTask t : batch) {
                     if (objects.containsKey(t.getKey())) {
                         written.add(DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize()).build());
@@ -307,6 +377,134 @@ final class NodeStorageTier implements AutoCloseable {
         if (!failed.isEmpty()) {
             master.get().callSync(Opcode.OFFLOAD_DONE, OffloadResult.newBuilder().setNodeId(nodeId)
                     .addAllFailed(failed).build(), Empty.parser());
+        }
+    }
+
+    // ------------------------------------------------------------------ eviction notices
+
+    /** The listener's side: records the keys and returns; never blocks on I/O. */
+    private void queueNotices(List<String> keys, boolean lost) {
+        synchronized (notices) {
+            for (String key : keys) {
+                notices.merge(key, lost, Boolean::logicalAnd);
+            }
+        }
+    }
+
+    /** Forgets queued notices of keys the node has just written; offload worker, under {@code diskReports}. */
+    private void forgetNotices(java.util.Collection<String> keys) {
+        synchronized (notices) {
+            if (!notices.isEmpty()) {
+                notices.keySet().removeAll(keys);
+            }
+        }
+    }
+
+    /** How many keys wait for the master to take their eviction notice. */
+    int pendingNotices() {
+        synchronized (notices) {
+            return notices.size();
+        }
+    }
+
+    /**
+     * Called by the heartbeat ring's POLL tick: if notices wait and no back-off runs, asks the offload
+     * worker to send them. Never blocks and never throws.
+     */
+    void queueNoticeDelivery() {
+        if (closed.get() || System.nanoTime() - noticeRetryAtNanos < 0 || pendingNotices() == 0
+                || !noticeDeliveryQueued.compareAndSet(false, true)) {
+            return;
+        }
+        if (!offloadRing.tryPublishEvent((ev, seq) -> {
+            ev.deliverNotices = true;
+            ev.offload = null;
+            ev.promotion = null;
+        })) {
+            noticeDeliveryQueued.set(false); // the ring is full; the next tick asks again
+        }
+    }
+
+    /** Sends the queued notices until none is left or a send fails; offload worker only. */
+    private void deliverNotices() {
+        if (closed.get() || System.nanoTime() - noticeRetryAtNanos < 0 || pendingNotices() == 0) {
+            return;
+        }
+        diskReports.lock();
+        try {
+            while (!closed.get()) {
+                Map<String, Boolean> taken = takeNotices();
+                if (taken.isEmpty()) {
+                    return;
+                }
+                List<String> keys = new ArrayList<>(taken.size());
+                taken.forEach((key, lost) -> {
+                    if (!lost || !heldByBackend(key)) {
+                        keys.add(key);
+                    }
+                });
+                if (keys.isEmpty()) {
+                    continue;
+                }
+                try {
+                    master.get().callSync(Opcode.EVICT_DISK_REPLICA,
+                            DiskEvicted.newBuilder().setNodeId(nodeId).addAllKeys(keys).build(), Empty.parser());
+                } catch (RuntimeException e) {
+                    synchronized (notices) {
+                        // Back in the queue (a notice queued meanwhile for a key merges with it).
+                        taken.forEach((key, lost) -> notices.merge(key, lost, Boolean::logicalAnd));
+                    }
+                    noticeFailed(e);
+                    return;
+                }
+                if (noticeFailures > 0) {
+                    LOG.info("Node {} told the master about {} gone SSD copies after {} failed attempts", nodeId,
+                            keys.size(), noticeFailures);
+                }
+                noticeFailures = 0;
+                noticeBackoffMillis = NOTICE_RETRY_MIN_MILLIS;
+            }
+        } finally {
+            diskReports.unlock();
+        }
+    }
+
+    /** Removes up to {@value #NOTICE_BATCH} queued notices, in queue order. */
+    private Map<String, Boolean> takeNotices() {
+        Map<String, Boolean> taken = new LinkedHashMap<>();
+        synchronized (notices) {
+            var it = notices.entrySet().iterator();
+            while (it.hasNext() && taken.size() < NOTICE_BATCH) {
+                var e = it.next();
+                taken.put(e.getKey(), e.getValue());
+                it.remove();
+            }
+        }
+        return taken;
+    }
+
+    /**
+     * Whether the backend holds {@code key}. A lost copy is dropped before its notice is queued, so a
+     * held key is a newer copy written since. If the backend cannot answer, the notice goes out.
+     */
+    private boolean heldByBackend(String key) {
+        try {
+            return backend.size(key).isPresent();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private void noticeFailed(RuntimeException e) {
+        noticeFailures++;
+        noticeBackoffMillis = noticeFailures == 1 ? NOTICE_RETRY_MIN_MILLIS
+                : Math.min(NOTICE_RETRY_MAX_MILLIS, noticeBackoffMillis * 2);
+        noticeRetryAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(noticeBackoffMillis);
+        if (noticeFailures == 1 || noticeFailures % 20 == 0) {
+            LOG.warn("Node {} could not tell the master that {} SSD copies are gone ({} attempts failed, last: {});"
+                    + " it keeps the notices and retries, at most {} ms apart. Until the master hears, it lists"
+                    + " these copies and reads of them fail: check that the master is reachable", nodeId,
+                    pendingNotices(), noticeFailures, e.getMessage(), NOTICE_RETRY_MAX_MILLIS);
         }
     }
 
@@ -455,6 +653,12 @@ final class NodeStorageTier implements AutoCloseable {
             io.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        int untold = pendingNotices();
+        if (untold > 0) {
+            LOG.warn("Node {} stops with {} gone SSD copies the master was not told about. A clean stop unmounts"
+                    + " the node and the master forgets all its SSD copies; after a crash the master lists them"
+                    + " until the node expires (master.node-ttl), and reads of them fail meanwhile", nodeId, untold);
         }
         backend.close();
     }

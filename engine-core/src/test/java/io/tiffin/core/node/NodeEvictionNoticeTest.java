@@ -1,0 +1,224 @@
+package io.tiffin.core.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.spi.PluginContext;
+import io.tiffin.api.spi.storage.StorageBackend;
+import io.tiffin.api.spi.storage.StorageBackendFactory;
+import io.tiffin.api.spi.storage.StorageListener;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportServer;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.DiskEvicted;
+import io.tiffin.core.transport.proto.DiskObjectsReport;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.OffloadTask;
+import io.tiffin.core.transport.proto.PingReply;
+import io.tiffin.core.transport.proto.TaskPollReply;
+import io.tiffin.core.transport.proto.TaskPollRequest;
+import io.tiffin.plugins.testkit.storage.InMemoryStorageBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a node tells the master about SSD copies its backend dropped ({@code EVICT_DISK_REPLICA}): later,
+ * from its own thread, retried until the master takes them, and never after a newer copy of the same key
+ * was reported (the master knows a copy only by node and key, so such a notice would drop the new copy).
+ *
+ * <p>The master is a scripted {@link TransportServer} that logs what the node tells it and can refuse the
+ * notices; the backend is the testkit's in-memory one, whose listener the test calls as a backend would.
+ */
+class NodeEvictionNoticeTest {
+    private static final long MiB = 1L << 20;
+
+    private final InMemoryStorageBackend backend = new InMemoryStorageBackend(new ConcurrentHashMap<>(), 64 * MiB);
+    /** What the node told the master, in order: "report k", "evict k". */
+    private final List<String> told = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<Integer> noticeSizes = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final ConcurrentLinkedQueue<OffloadTask> offloads = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean refuseNotices = new AtomicBoolean();
+    private final AtomicInteger refusedNotices = new AtomicInteger();
+    private TransportServer master;
+    private NodeServer node;
+
+    @BeforeEach
+    void setUp() {
+        master = new TransportServer("scripted-master", TransportSettings.defaults());
+        Empty empty = Empty.getDefaultInstance();
+        master.register(Opcode.MOUNT_SEGMENT, (r, out) -> out.ok(empty), null);
+        master.register(Opcode.UNMOUNT_SEGMENT, (r, out) -> out.ok(empty), null);
+        master.register(Opcode.REGISTER_STORAGE, (r, out) -> out.ok(empty), null);
+        master.register(Opcode.OFFLOAD_DONE, (r, out) -> out.ok(empty), null);
+        master.register(Opcode.PING, (r, out) -> out.ok(PingReply.getDefaultInstance()), null);
+        master.register(Opcode.POLL_TASKS, (r, out) -> {
+            int max = r.parseControl(TaskPollRequest.parser()).getMaxOffloads();
+            TaskPollReply.Builder reply = TaskPollReply.newBuilder();
+            for (OffloadTask t; reply.getOffloadsCount() < max && (t = offloads.poll()) != null; ) {
+                reply.addOffloads(t);
+            }
+            out.ok(reply.build());
+        }, null);
+        master.register(Opcode.REPORT_DISK_OBJECTS, (r, out) -> {
+            r.parseControl(DiskObjectsReport.parser()).getObjectsList().forEach(o -> told.add("report " + o.getKey()));
+            out.ok(empty);
+        }, null);
+        master.register(Opcode.EVICT_DISK_REPLICA, (r, out) -> {
+            if (refuseNotices.get()) {
+                refusedNotices.incrementAndGet();
+                out.fail(ErrorCode.RPC_FAIL, "the test's master does not take notices now");
+                return;
+            }
+            List<String> keys = r.parseControl(DiskEvicted.parser()).getKeysList();
+            noticeSizes.add(keys.size());
+            keys.forEach(k -> told.add("evict " + k));
+            out.ok(empty);
+        }, null);
+        master.start("127.0.0.1", 0);
+        StorageBackendFactory factory = new StorageBackendFactory() {
+            @Override
+            public String name() {
+                return "in-memory";
+            }
+
+            @Override
+            public StorageBackend create(PluginContext context) {
+                return backend;
+            }
+        };
+        node = NodeServer.start(new NodeServer.Options("scripted-node", "127.0.0.1", 0, MiB,
+                "127.0.0.1:" + master.localAddress().getPort(), Duration.ofMillis(200), TransportSettings.defaults())
+                .withStorage(new NodeServer.Storage(factory, new PluginContext(Map.of(), "scripted-node")),
+                        Duration.ofMillis(20)));
+    }
+
+    @AfterEach
+    void tearDown() {
+        node.close();
+        master.close();
+    }
+
+    /** As a backend evicts: tells the listener first (ignoring its failures), then drops the keys. */
+    private void evict(String... keys) {
+        try {
+            backend.listener().evicting(List.of(keys));
+        } catch (RuntimeException e) {
+            // A backend logs it and evicts anyway.
+        }
+        backend.removeAll(List.of(keys));
+    }
+
+    /** As a backend reports a corrupt copy: drops it, then tells the listener (ignoring its failures). */
+    private void lose(String key) {
+        backend.remove(key);
+        tellLost(key);
+    }
+
+    private void tellLost(String key) {
+        try {
+            backend.listener().lost(List.of(key));
+        } catch (RuntimeException e) {
+            // A backend logs it and goes on.
+        }
+    }
+
+    /** Has the master hand the node an offload of {@code key} (100 bytes of its segment) and waits for the report. */
+    private void offload(String key) throws InterruptedException {
+        long before = reports(key);
+        offloads.add(OffloadTask.newBuilder().setKey(key).setSize(100).setSegment(node.segmentName()).setOffset(0)
+                .setVersion(1).build());
+        await("the report of " + key, () -> reports(key) > before);
+    }
+
+    private long reports(String key) {
+        return toldNow().stream().filter(("report " + key)::equals).count();
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private List<String> toldNow() {
+        synchronized (told) {
+            return List.copyOf(told);
+        }
+    }
+
+    @Test
+    void aKeyTheNodeWritesAgainIsNotReportedGoneAfterItsNewCopy() throws Exception {
+        offload("k");
+        refuseNotices.set(true);
+        evict("k", "other");
+        await("a refused notice", () -> refusedNotices.get() > 0);
+
+        offload("k"); // a new copy, written and reported while the old one's notice waits
+        refuseNotices.set(false);
+
+        await("the notice of the other key", () -> toldNow().contains("evict other"));
+        Thread.sleep(200); // a few more ticks: nothing about k may follow
+        List<String> log = toldNow();
+        assertThat(log).as("what the master heard").doesNotContain("evict k");
+        assertThat(log.lastIndexOf("report k")).isGreaterThan(log.indexOf("report k"));
+        assertThat(backend.size("k")).isPresent();
+    }
+
+    @Test
+    void aLossToldAfterTheKeyWasWrittenAgainIsNotSent() throws Exception {
+        offload("k");
+        offload("gone");
+        // A reader dropped the old copy of k, then the node wrote k again, then the reader's news arrives.
+        tellLost("k");
+        lose("gone");
+
+        await("the notice of the lost key", () -> toldNow().contains("evict gone"));
+        Thread.sleep(200);
+        assertThat(toldNow()).doesNotContain("evict k");
+    }
+
+    @Test
+    void everyNoticeArrivesInBatchesTheMasterCanTake() throws Exception {
+        String[] keys = IntStream.range(0, 2 * NodeStorageTier.NOTICE_BATCH + 500).mapToObj(i -> "key-" + i)
+                .toArray(String[]::new);
+
+        refuseNotices.set(true);
+        evict(keys);
+        evict("key-7"); // told twice while the master refuses: sent once
+        await("a refused notice", () -> refusedNotices.get() > 0);
+        refuseNotices.set(false);
+
+        await("every notice", () -> toldNow().stream().filter(s -> s.startsWith("evict ")).count() >= keys.length);
+        Thread.sleep(200);
+        assertThat(toldNow()).hasSize(keys.length).doesNotHaveDuplicates();
+        assertThat(noticeSizes).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(NodeStorageTier.NOTICE_BATCH));
+    }
+
+    @Test
+    void closingTheNodeStopsTheRetries() throws Exception {
+        refuseNotices.set(true);
+        evict("x");
+        await("two refused notices (a retry)", () -> refusedNotices.get() >= 2);
+
+        node.close();
+        int attempts = refusedNotices.get();
+        Thread.sleep(2 * NodeStorageTier.NOTICE_RETRY_MIN_MILLIS * 4);
+
+        assertThat(refusedNotices.get()).isEqualTo(attempts);
+    }
+}
