@@ -572,10 +572,23 @@ final class NodeStorageTier implements AutoCloseable {
                 List<String> keys = req.getKeysList();
                 long[] sizes = new long[keys.size()];
                 long total = 0;
+                List<String> missing = null;
                 for (int i = 0; i < keys.size(); i++) {
                     OptionalLong s = backend.size(keys.get(i));
                     sizes[i] = s.isPresent() ? s.getAsLong() : -1;
                     total += Math.max(0, sizes[i]);
+                    if (s.isEmpty()) {
+                        if (missing == null) {
+                            missing = new ArrayList<>();
+                        }
+                        missing.add(keys.get(i));
+                    }
+                }
+                if (missing != null) {
+                    // The master sent a client here for copies this node does not hold: a notice it never
+                    // got (a crash before it went out) or one still on its way. Tell it (again), as a loss:
+                    // skipped if the key is written again before it goes.
+                    queueNotices(missing, true);
                 }
                 if (total > Integer.MAX_VALUE - 1024) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "SSD read of " + total

@@ -179,6 +179,26 @@ class NodeEvictionNoticeTest {
         assertThat(backend.size("k")).isPresent();
     }
 
+    /**
+     * A read of a copy the node does not hold (the master still lists it: a notice lost in a crash)
+     * makes the node tell the master, so the listing does not stay wrong until the node expires.
+     */
+    @Test
+    void aReadOfACopyTheNodeDoesNotHoldTellsTheMaster() throws Exception {
+        offload("held");
+        try (io.tiffin.core.transport.BlockingConnectionPool pool = new io.tiffin.core.transport.BlockingConnectionPool(
+                "reader", TransportSettings.defaults(), "reader");
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            io.tiffin.core.transport.proto.SsdReadReply reply = pool.call(node.endpoint(), Opcode.DATA_READ_SSD,
+                    io.tiffin.core.transport.proto.SsdReadRequest.newBuilder().addKeys("never-here").addKeys("held")
+                            .build(), null, io.tiffin.core.transport.proto.SsdReadReply.parser(), arena.allocate(100));
+            assertThat(reply.getSizesList()).containsExactly(-1L, 100L);
+        }
+
+        await("the notice of the missing copy", () -> toldNow().contains("evict never-here"));
+        assertThat(toldNow()).doesNotContain("evict held");
+    }
+
     @Test
     void aLossToldAfterTheKeyWasWrittenAgainIsNotSent() throws Exception {
         offload("k");
