@@ -1242,10 +1242,9 @@ public final class MasterService {
     public void evictDiskReplicas(String nodeId, List<String> keys) {
         forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m == null) {
-                return;
+            if (m == null || !m.diskReplicas.removeIf(d -> d.nodeId().equals(nodeId))) {
+                return; // a repeated or late notice: nothing listed to drop
             }
-            m.diskReplicas.removeIf(d -> d.nodeId().equals(nodeId));
             if (m.isEmpty() && !m.processing) {
                 forget(shard, m.key);
             }

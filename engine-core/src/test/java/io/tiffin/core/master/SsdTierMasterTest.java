@@ -224,6 +224,21 @@ class SsdTierMasterTest {
     }
 
     @Test
+    void aRepeatedEvictionNoticeDropsAndCountsOnce() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
+        m.registerStorage("n1", 1L << 30);
+        m.reportDiskObjects("n1", List.of("k", "j"), List.of(4096L, 4096L));
+
+        m.evictDiskReplicas("n1", List.of("k"));
+        m.evictDiskReplicas("n1", List.of("k", "unknown")); // retried, and a key the master never had
+
+        assertThat(m.counters().diskEvictions()).isEqualTo(1);
+        assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(onSsd(m, "j")).isTrue();
+    }
+
+    @Test
     void aNewCopyOffloadedBeforeTheNodePolledAnOldDeleteIsKept() {
         MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
         m.mountSegment("s1", "n1", "ep1", 64 * MiB);
