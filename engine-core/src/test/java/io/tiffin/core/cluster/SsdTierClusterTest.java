@@ -170,18 +170,13 @@ class SsdTierClusterTest {
                 "master.node-check-interval", "100ms"));
         NodeServer node = startNode("restart-node", 32 * MiB, "persist", Map.of());
         TiffinClient c = client();
+        List<String> keys = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
+            keys.add("r-" + i);
             values.add(ClusterEndToEndTest.bytes(100 + i, 50_000 + i));
-            c.put("r-" + i, values.get(i));
         }
-        for (int i = 0; i < 10; i++) {
-            String key = "r-" + i;
-            await("SSD copy of " + key, () -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
-        }
-        node.crash();
-        open.remove(node);
-        await("the master forgets the dead node", () -> c.locate("r-0").isEmpty());
+        putOffloadAndCrash(c, node, keys, values);
         startNode("restart-node", 32 * MiB, "persist", Map.of());
         for (int i = 0; i < 10; i++) {
             assertThat(c.get("r-" + i)).as("r-%d after restart", i).isEqualTo(values.get(i));
@@ -203,14 +198,8 @@ class SsdTierClusterTest {
         List<byte[]> values = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
             values.add(ClusterEndToEndTest.bytes(200 + i, 50_000));
-            c.put(keys.get(i), values.get(i));
         }
-        for (String key : keys) {
-            await("SSD copy of " + key, () -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
-        }
-        node.crash();
-        open.remove(node);
-        await("the master forgets the dead node", () -> c.locate("rot-a").isEmpty());
+        putOffloadAndCrash(c, node, keys, values);
         assertThat(flipAByteOf(dir.resolve("rot"), values.get(1))).as("rot-b found in a bucket file").isTrue();
         startNode("rot-node", 32 * MiB, "rot", Map.of());
         await("the SSD copies are listed again", () -> keys.stream().allMatch(k -> c.locate(k).isPresent()));
@@ -225,6 +214,23 @@ class SsdTierClusterTest {
         assertThat(got.get(1).isOk()).as("the corrupt rot-b").isFalse();
         assertThat(got.get(2).isOk()).as("rot-c: %s", got.get(2).code()).isTrue();
         assertThat(got.get(2).value()).as("rot-c's own bytes").isEqualTo(values.get(2));
+    }
+
+    /**
+     * Puts {@code values} under {@code keys} (write-through), waits for their SSD copies, crashes the
+     * node and waits until the master has forgotten it (and with it the copies' listing).
+     */
+    private void putOffloadAndCrash(TiffinClient c, NodeServer node, List<String> keys, List<byte[]> values)
+            throws InterruptedException {
+        for (int i = 0; i < keys.size(); i++) {
+            c.put(keys.get(i), values.get(i));
+        }
+        for (String key : keys) {
+            await("SSD copy of " + key, () -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+        }
+        node.crash();
+        open.remove(node);
+        await("the master forgets the dead node", () -> c.locate(keys.getFirst()).isEmpty());
     }
 
     /** Flips one byte inside {@code value}'s bytes in whichever bucket file under {@code storage} holds them. */

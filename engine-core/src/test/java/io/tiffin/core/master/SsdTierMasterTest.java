@@ -45,6 +45,14 @@ class SsdTierMasterTest {
                 IN_ORDER, ticker, null);
     }
 
+    /** A master with one node {@code nodeId} (segment {@code "s-" + nodeId}, 64 MiB) that has an SSD tier. */
+    private MasterService withSsdNode(TierSettings.OffloadMode mode, int offloadLimit, String nodeId) {
+        MasterService m = master(mode, offloadLimit);
+        m.mountSegment("s-" + nodeId, nodeId, "ep-" + nodeId, 64 * MiB);
+        m.registerStorage(nodeId, 1L << 30);
+        return m;
+    }
+
     private static void put(MasterService m, String key, long size, PutOptions options) {
         assertThat(m.putStart("writer", key, size, options).code()).isEqualTo(ErrorCode.OK);
         assertThat(m.putEnd("writer", key)).isEqualTo(ErrorCode.OK);
@@ -57,9 +65,7 @@ class SsdTierMasterTest {
 
     @Test
     void anUpsertIsRefusedWhileANodeOffloadsTheObject() {
-        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
-        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
-        m.registerStorage("n1", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
         put(m, "k", 4096, PutOptions.DEFAULT);
         assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1); // the node now reads the memory replica
 
@@ -79,9 +85,7 @@ class SsdTierMasterTest {
 
     @Test
     void anOffloadWhoseNodeNeverReportsIsAbandonedAfterTheReleaseTimeout() {
-        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
-        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
-        m.registerStorage("n1", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
         put(m, "k", 4096, PutOptions.DEFAULT);
         assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1); // and the node's report is lost
 
@@ -102,9 +106,7 @@ class SsdTierMasterTest {
 
     @Test
     void aNodeThatDiesAfterTakingOffloadsGivesTheirSlotsBack() {
-        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 1);
-        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
-        m.registerStorage("n1", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 1, "n1");
         put(m, "a", 4096, PutOptions.DEFAULT);
         assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
 
@@ -136,9 +138,7 @@ class SsdTierMasterTest {
 
     @Test
     void aPromotionThatNeverEndsIsReapedAfterTheReleaseTimeout() {
-        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
-        m.mountSegment("sA", "nA", "epA", 64 * MiB);
-        m.registerStorage("nA", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
         m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
         assertThat(m.promotionStart("nA", "k").code()).isEqualTo(ErrorCode.OK); // PROMOTION_END never comes
         assertThat(m.usedBytes()).isPositive();
@@ -175,9 +175,7 @@ class SsdTierMasterTest {
 
     @Test
     void aReadThatFindsNothingKeepsAPromotionsBufferFromNewPuts() {
-        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
-        m.mountSegment("sA", "nA", "epA", 64 * MiB);
-        m.registerStorage("nA", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
         m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
         ReplicaDescriptor target = m.promotionStart("nA", "k").value(); // nA copies SSD -> target
         m.evictDiskReplicas("nA", List.of("k"));                         // its backend drops the file meanwhile
@@ -191,9 +189,7 @@ class SsdTierMasterTest {
 
     @Test
     void anUpsertIsRefusedWhileAPromotionWritesTheObject() {
-        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
-        m.mountSegment("sA", "nA", "epA", 64 * MiB);
-        m.registerStorage("nA", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
         m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
         ReplicaDescriptor target = m.promotionStart("nA", "k").value();
 
@@ -206,9 +202,7 @@ class SsdTierMasterTest {
 
     @Test
     void aKeyRemovedWhileItsSsdNodeWasAwayDoesNotComeBack() {
-        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
-        m.mountSegment("sN", "nN", "epN", 64 * MiB);
-        m.registerStorage("nN", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nN");
         m.reportDiskObjects("nN", List.of("k"), List.of(4096L));
         assertThat(m.remove("k", false)).isEqualTo(ErrorCode.OK); // the delete waits for nN's next poll
         ticker.advance(MasterSettings.defaults().nodeTtl().plusSeconds(1));
@@ -225,9 +219,7 @@ class SsdTierMasterTest {
 
     @Test
     void aRepeatedEvictionNoticeDropsAndCountsOnce() {
-        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
-        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
-        m.registerStorage("n1", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "n1");
         m.reportDiskObjects("n1", List.of("k", "j"), List.of(4096L, 4096L));
 
         m.evictDiskReplicas("n1", List.of("k"));
@@ -240,9 +232,7 @@ class SsdTierMasterTest {
 
     @Test
     void aNewCopyOffloadedBeforeTheNodePolledAnOldDeleteIsKept() {
-        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
-        m.mountSegment("s1", "n1", "ep1", 64 * MiB);
-        m.registerStorage("n1", 1L << 30);
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
         put(m, "k", 4096, PutOptions.DEFAULT);
         assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
         m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
