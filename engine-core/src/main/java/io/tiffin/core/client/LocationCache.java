@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.tiffin.api.ObjectLocation;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 
@@ -70,7 +71,16 @@ public final class LocationCache {
     private record Entry(ObjectLocation location, long lookupNanos, long usableUntilNanos) {
     }
 
+    /** Stripes of invalidation stamps: a key's stamp changes whenever its entry is dropped. */
+    private static final int STRIPES = 256;
+
     private final long ttlNanos;
+    /**
+     * Per stripe of keys, how many invalidations it has seen. A lookup reads its key's stamp before it is
+     * sent; its answer is kept only if the stamp has not moved since, so a lookup that overlapped this
+     * client's own remove of the key cannot put back what the remove dropped.
+     */
+    private final AtomicLongArray stamps = new AtomicLongArray(STRIPES);
     private final Cache<String, Entry> entries;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
@@ -108,29 +118,51 @@ public final class LocationCache {
         return new ObjectLocation(l.key(), l.size(), l.version(), leftMillis, l.replicas());
     }
 
-    /** Keeps a location the master just answered; {@code lookupNanos} is when the lookup was sent. */
-    public void put(ObjectLocation location, long lookupNanos) {
+    private static int stripe(String key) {
+        return (key.hashCode() * 0x9E3779B9) >>> 24;
+    }
+
+    /** The key's invalidation stamp; read it before sending a lookup and pass it to {@link #put}. */
+    public long stamp(String key) {
+        return stamps.get(stripe(key));
+    }
+
+    /**
+     * Keeps a location the master just answered; {@code lookupNanos} is when the lookup was sent and
+     * {@code stamp} the key's {@link #stamp} read before that. Not kept if the key's entry was dropped
+     * since (the answer may predate a remove).
+     */
+    public void put(ObjectLocation location, long lookupNanos, long stamp) {
         long leaseNanos = TimeUnit.MILLISECONDS.toNanos(location.leaseTtlMillis());
         long usable = Math.min(ttlNanos, leaseNanos / 2);
-        if (usable <= 0) {
+        String key = location.key();
+        if (usable <= 0 || stamp(key) != stamp) {
             return;
         }
-        entries.put(location.key(), new Entry(location, lookupNanos, lookupNanos + usable));
+        Entry entry = new Entry(location, lookupNanos, lookupNanos + usable);
+        entries.put(key, entry);
+        if (stamp(key) != stamp) {
+            entries.asMap().remove(key, entry); // an invalidation ran between the check and the put
+        }
     }
 
     /** Drops the key's entry (this client removed or wrote it). */
     public void invalidate(String key) {
+        stamps.incrementAndGet(stripe(key));
         entries.invalidate(key);
     }
 
     /** Drops the key's entry after a read through it failed (a node refused it or was unreachable). */
     public void refused(String key) {
         refused.increment();
-        entries.invalidate(key);
+        invalidate(key);
     }
 
     /** Drops the entries of matching keys. */
     public void invalidateMatching(Predicate<String> keys) {
+        for (int i = 0; i < STRIPES; i++) {
+            stamps.incrementAndGet(i);
+        }
         entries.asMap().keySet().removeIf(keys);
     }
 

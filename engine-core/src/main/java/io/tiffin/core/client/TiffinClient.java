@@ -257,16 +257,17 @@ public final class TiffinClient implements KvStore {
                 return hit;
             }
         }
+        long stamp = locations == null ? 0 : locations.stamp(key);
         long sent = System.nanoTime();
         ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
                 ObjectLocationMsg.parser()));
-        remember(loc, sent);
+        remember(loc, sent, stamp);
         return loc;
     }
 
-    private void remember(ObjectLocation loc, long sentNanos) {
+    private void remember(ObjectLocation loc, long sentNanos, long stamp) {
         if (locations != null && isReusable(loc)) {
-            locations.put(loc, sentNanos);
+            locations.put(loc, sentNanos, stamp);
         }
     }
 
@@ -673,7 +674,18 @@ public final class TiffinClient implements KvStore {
         if (again.length > 0) {
             List<String> retry = pick(keys, again);
             long restart = System.nanoTime();
-            splice(out, again, pinnedReads(retry, batchLocate(retry, null), restart, false));
+            try {
+                splice(out, again, pinnedReads(retry, batchLocate(retry, null), restart, false));
+            } catch (RuntimeException e) {
+                // the caller gets no values to close: close those already opened (pinned cache blocks,
+                // owned buffers), or they would be held for good
+                for (KeyResult<PinnedValue> r : out) {
+                    if (r != null && r.isOk()) {
+                        r.value().close();
+                    }
+                }
+                throw e;
+            }
         }
         return out;
     }
@@ -755,7 +767,7 @@ public final class TiffinClient implements KvStore {
             for (int j = 0; j < viaCache.size(); j++) {
                 int i = viaCache.get(j);
                 ObjectLocation loc = locs.get(i).value();
-                if (failed[j] == null && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis())) {
+                if (failed[j] == null && withinLease(loc, start)) {
                     LocalHotCache.Pinned pinned = reserved[i].commit();
                     out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), false, pinned)));
                 } else {
@@ -768,7 +780,7 @@ public final class TiffinClient implements KvStore {
             Arena[] arenas = new Arena[n];
             MemorySegment[] buffers = new MemorySegment[n];
             List<CompletableFuture<Void>> reads = new ArrayList<>(java.util.Collections.nCopies(n, null));
-            ReadBatch batch = new ReadBatch();
+            ReadBatch batch = new ReadBatch(start);
             for (int i : owned) {
                 ObjectLocation loc = locs.get(i).value();
                 arenas[i] = Arena.ofShared();
@@ -887,11 +899,16 @@ public final class TiffinClient implements KvStore {
 
     private void readAndCheckLease(ObjectLocation loc, MemorySegment dst, long startNanos) {
         try {
-            read(loc, dst).join();
+            read(loc, dst, startNanos).join();
         } catch (CompletionException e) {
             throw transferFailure("get " + loc.key(), e.getCause());
         }
         checkLease(loc, startNanos);
+    }
+
+    /** Whether a read of {@code loc} that began at {@code startNanos} (before its lookup) is still within the lease. */
+    private static boolean withinLease(ObjectLocation loc, long startNanos) {
+        return System.nanoTime() - startNanos < TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis());
     }
 
     private static void checkLease(ObjectLocation loc, long startNanos) {
@@ -903,8 +920,8 @@ public final class TiffinClient implements KvStore {
     }
 
     /** Reads the object into {@code dst}: a local replica first, then remote ones in order. */
-    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst) {
-        ReadBatch ssd = new ReadBatch();
+    private CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, long startNanos) {
+        ReadBatch ssd = new ReadBatch(startNanos);
         CompletableFuture<Void> f = read(loc, dst, ssd);
         ssd.flush();
         return f;
@@ -938,6 +955,22 @@ public final class TiffinClient implements KvStore {
 
         private final Map<String, List<Pending>> byEndpoint = new LinkedHashMap<>();
         private final List<MemoryRead> memoryReads = new ArrayList<>();
+        /** When the call began, before its lookups: the leases they granted started later. */
+        private final long startNanos;
+
+        ReadBatch(long startNanos) {
+            this.startNanos = startNanos;
+        }
+
+        /**
+         * Whether bytes just received for {@code loc} were read under its lease and may be cached. After
+         * the lease the master may have freed the replica and given its memory to another object, whose
+         * bytes the read may have received: such a read fails ({@code LEASE_EXPIRED}) and must not leave
+         * them in the cache under this object's version.
+         */
+        boolean withinLease(ObjectLocation loc) {
+            return TiffinClient.withinLease(loc, startNanos);
+        }
 
         CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst) {
             CompletableFuture<Void> done = new CompletableFuture<>();
@@ -975,7 +1008,7 @@ public final class TiffinClient implements KvStore {
                             failed[k] = transferFailure("read", e);
                         }
                     }
-                    if (failed[k] == null) {
+                    if (failed[k] == null && withinLease(r.fill())) {
                         hotCache.offerFill(r.fill().key(), r.fill().version(), r.fill().size(),
                                 List.of(r.staging().writerIndex((int) r.fill().size())));
                     } else {
@@ -986,7 +1019,7 @@ public final class TiffinClient implements KvStore {
                     r.done().complete(null);
                 } else if (r.replicas().size() > 1) {
                     LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
-                    readRemote(r.replicas(), 1, r.dst(), r.fill()).whenComplete((v, err) -> {
+                    readRemote(r.replicas(), 1, r.dst(), r.fill(), startNanos).whenComplete((v, err) -> {
                         if (err == null) {
                             r.done().complete(null);
                         } else {
@@ -1067,7 +1100,7 @@ public final class TiffinClient implements KvStore {
                             continue;
                         }
                         bulk.getBytes(at, p.dst().asByteBuffer());
-                        if (hotCache != null && hotCache.accepts(size)) {
+                        if (hotCache != null && hotCache.accepts(size) && withinLease(p.loc())) {
                             hotCache.offerFill(p.loc().key(), p.loc().version(), size,
                                     List.of(bulk.retainedSlice(at, (int) size)));
                         }
@@ -1166,7 +1199,7 @@ public final class TiffinClient implements KvStore {
      * handed to the hot cache once the whole object has arrived.
      */
     private CompletableFuture<Void> readRemote(List<ReplicaDescriptor> replicas, int index, MemorySegment dst,
-                                               ObjectLocation fillFor) {
+                                               ObjectLocation fillFor, long startNanos) {
         ReplicaDescriptor d = replicas.get(index);
         CompletableFuture<Void> attempt;
         int slices = (int) ((d.size() + options.sliceSize() - 1) / options.sliceSize());
@@ -1203,7 +1236,7 @@ public final class TiffinClient implements KvStore {
         }
         if (kept != null) {
             attempt = attempt.whenComplete((v, err) -> {
-                if (err == null) {
+                if (err == null && withinLease(fillFor, startNanos)) {
                     hotCache.offerFill(fillFor.key(), fillFor.version(), fillFor.size(), java.util.Arrays.asList(kept));
                 } else {
                     for (ByteBuf b : kept) {
@@ -1218,7 +1251,7 @@ public final class TiffinClient implements KvStore {
             return attempt;
         }
         return attempt.handle((v, err) -> err == null ? CompletableFuture.<Void>completedFuture(null)
-                : readRemote(replicas, index + 1, dst, fillFor)).thenCompose(f -> f);
+                : readRemote(replicas, index + 1, dst, fillFor, startNanos)).thenCompose(f -> f);
     }
 
     @Override
@@ -1238,7 +1271,7 @@ public final class TiffinClient implements KvStore {
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         byte[][] bufs = new byte[keys.size()][];
-        ReadBatch ssd = new ReadBatch();
+        ReadBatch ssd = new ReadBatch(start);
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
             if (r.isOk() && r.value().size() <= Integer.MAX_VALUE - 16) {
@@ -1289,7 +1322,7 @@ public final class TiffinClient implements KvStore {
         long start = System.nanoTime();
         List<KeyResult<ObjectLocation>> locs = batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
-        ReadBatch ssd = new ReadBatch();
+        ReadBatch ssd = new ReadBatch(start);
         ErrorCode[] early = new ErrorCode[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
@@ -1382,6 +1415,10 @@ public final class TiffinClient implements KvStore {
             ask = split.ask();
             askAt = split.askAt();
         }
+        long[] stamps = new long[ask.size()];
+        for (int j = 0; locations != null && j < ask.size(); j++) {
+            stamps[j] = ask.get(j) == null ? 0 : locations.stamp(ask.get(j));
+        }
         long sent = System.nanoTime();
         BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST,
                 BatchKeysRequest.newBuilder().addAllKeys(ask).build(), BatchLocationsReply.parser());
@@ -1391,7 +1428,7 @@ public final class TiffinClient implements KvStore {
             ErrorCode code = ErrorCode.fromValue(lr.getCode());
             if (code == ErrorCode.OK) {
                 ObjectLocation loc = Messages.fromMsg(lr.getLocation());
-                remember(loc, sent);
+                remember(loc, sent, stamps[j]);
                 out.set(i, KeyResult.ok(keys.get(i), loc));
             } else {
                 out.set(i, KeyResult.failed(keys.get(i), code));
@@ -1436,15 +1473,26 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void remove(String key, boolean force) {
+        // Dropped before and after: a lookup of another thread answered meanwhile (with a lease that a
+        // forced remove does not wait for) must not leave the removed object in the location cache.
         invalidate(key);
-        rpc(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).build(), Empty.parser());
+        try {
+            rpc(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).build(), Empty.parser());
+        } finally {
+            invalidate(key);
+        }
     }
 
     @Override
     public List<KeyResult<Void>> batchRemove(List<String> keys, boolean force) {
         keys.forEach(this::invalidate);
-        BatchCodesReply reply = rpc(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force).build(),
-                BatchCodesReply.parser());
+        BatchCodesReply reply;
+        try {
+            reply = rpc(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force).build(),
+                    BatchCodesReply.parser());
+        } finally {
+            keys.forEach(this::invalidate); // as in remove
+        }
         List<KeyResult<Void>> out = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             ErrorCode code = ErrorCode.fromValue(reply.getCodes(i));
@@ -1459,12 +1507,18 @@ public final class TiffinClient implements KvStore {
             io.tiffin.core.master.KeyQuery q = io.tiffin.core.master.KeyQuery.compile(regex);
             hotCache.invalidateMatching(q::matches);
         }
-        if (locations != null) {
-            io.tiffin.core.master.KeyQuery q = io.tiffin.core.master.KeyQuery.compile(regex);
+        io.tiffin.core.master.KeyQuery q = locations == null ? null : io.tiffin.core.master.KeyQuery.compile(regex);
+        if (q != null) {
             locations.invalidateMatching(q::matches);
         }
-        return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
-                CountReply.parser()).getCount();
+        try {
+            return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
+                    CountReply.parser()).getCount();
+        } finally {
+            if (q != null) {
+                locations.invalidateMatching(q::matches); // as in remove
+            }
+        }
     }
 
     @Override
@@ -1475,7 +1529,14 @@ public final class TiffinClient implements KvStore {
         if (locations != null) {
             locations.invalidateMatching(k -> true);
         }
-        return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser()).getCount();
+        try {
+            return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser())
+                    .getCount();
+        } finally {
+            if (locations != null) {
+                locations.invalidateMatching(k -> true); // as in remove
+            }
+        }
     }
 
     @Override

@@ -15,6 +15,22 @@ import org.junit.jupiter.api.Test;
 class LocationCacheTest {
     private static final long MS = 1_000_000L;
 
+    @Test
+    void aLookupAnsweredAcrossAnInvalidationIsNotKept() {
+        LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofSeconds(5), 100));
+        long before = cache.stamp("k");    // read before the lookup is sent
+        cache.invalidate("k");             // this client removes k meanwhile
+        cache.put(location("k", 10_000), System.nanoTime(), before);
+        assertThat(cache.get("k", System.nanoTime())).as("the answer may predate the remove").isNull();
+
+        cache.put(location("k", 10_000), System.nanoTime(), cache.stamp("k"));
+        assertThat(cache.get("k", System.nanoTime())).isNotNull();
+        long stamp = cache.stamp("k");
+        cache.invalidateMatching(key -> key.startsWith("x")); // matches nothing, but moves every stamp
+        cache.put(location("k", 10_000), System.nanoTime(), stamp);
+        assertThat(cache.get("k", System.nanoTime())).as("the earlier entry stays").isNotNull();
+    }
+
     private static ObjectLocation location(String key, long leaseMillis) {
         return new ObjectLocation(key, 100, 7, leaseMillis, List.of(new ReplicaDescriptor(1, ReplicaType.MEMORY,
                 ReplicaStatus.COMPLETE, "seg", "node", "127.0.0.1:1", 0, 100, 3)));
@@ -24,7 +40,7 @@ class LocationCacheTest {
     void anEntryIsUsedForItsTtlAndHandsOutWhatIsLeftOfTheLease() {
         LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofMillis(1000), 10));
         long t0 = 5_000 * MS;
-        cache.put(location("k", 10_000), t0);
+        cache.put(location("k", 10_000), t0, cache.stamp("k"));
         ObjectLocation hit = cache.get("k", t0 + 400 * MS);
         assertThat(hit).isNotNull();
         assertThat(hit.leaseTtlMillis()).isEqualTo(9_600); // counted from the moment the lookup was sent
@@ -40,7 +56,7 @@ class LocationCacheTest {
     void aShortLeaseBoundsTheEntryToHalfOfIt() {
         LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofSeconds(60), 10));
         long t0 = 1_000 * MS;
-        cache.put(location("k", 400), t0);
+        cache.put(location("k", 400), t0, cache.stamp("k"));
         assertThat(cache.get("k", t0 + 200 * MS)).isNotNull();
         assertThat(cache.get("k", t0 + 201 * MS)).isNull();
     }
@@ -48,7 +64,7 @@ class LocationCacheTest {
     @Test
     void aLeaseTooShortToShareIsNotKept() {
         LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofSeconds(1), 10));
-        cache.put(location("k", 0), 0);
+        cache.put(location("k", 0), 0, cache.stamp("k"));
         assertThat(cache.get("k", 0)).isNull();
         assertThat(cache.stats().size()).isZero();
     }
@@ -57,7 +73,7 @@ class LocationCacheTest {
     void invalidationDropsEntries() {
         LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofSeconds(1), 10));
         for (String k : List.of("a/1", "a/2", "b/1")) {
-            cache.put(location(k, 10_000), 0);
+            cache.put(location(k, 10_000), 0, cache.stamp(k));
         }
         cache.invalidate("a/1");
         assertThat(cache.get("a/1", MS)).isNull();
@@ -72,7 +88,7 @@ class LocationCacheTest {
     void theSizeIsBounded() {
         LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofSeconds(10), 100));
         for (int i = 0; i < 1000; i++) {
-            cache.put(location("k" + i, 10_000), 0);
+            cache.put(location("k" + i, 10_000), 0, cache.stamp("k" + i));
         }
         assertThat(cache.stats().size()).isLessThanOrEqualTo(100);
     }

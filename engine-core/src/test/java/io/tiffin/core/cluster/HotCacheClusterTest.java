@@ -32,6 +32,67 @@ class HotCacheClusterTest {
         return c;
     }
 
+    /**
+     * A read that outlives its lease fails ({@code LEASE_EXPIRED}) and leaves nothing in the cache: after
+     * the lease the master may have freed the replica and given its memory to another object, whose bytes
+     * the read may have received; cached under this object's version they would be served to every later
+     * read of it (its version does not change when it moves to SSD).
+     */
+    @Test
+    void aReadThatOutlivesItsLeaseFillsNothing() {
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "3ms"), 1, 256 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient writer = cluster.remoteClient();
+            writer.put("k", ClusterEndToEndTest.bytes(7, (int) (64 * MiB))); // far more than 3 ms to read
+            TiffinClient reader = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
+                    TransportSettings.defaults(), 16 * MiB, false,
+                    new HotCacheSettings(256 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))));
+            cluster.clients.add(reader);
+
+            for (Runnable read : List.<Runnable>of(() -> reader.get("k"), () -> reader.getPinned("k").close())) {
+                assertThatThrownBy(read::run).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.LEASE_EXPIRED));
+            }
+            assertThat(reader.batchGet(List.of("k")).getFirst().code()).isEqualTo(io.tiffin.api.ErrorCode.LEASE_EXPIRED);
+
+            reader.hotCache().freeBlocksWhenQuiet();
+            assertThat(reader.hotCacheStats().orElseThrow().fills()).as("fills of lease-expired reads").isZero();
+        }
+    }
+
+    /**
+     * A zero-copy batch get whose retry fails (a cached location refused, then the master unreachable)
+     * throws, and closes what it had already opened: the pinned cache block comes back.
+     */
+    @Test
+    void aBatchGetPinnedThatFailsOnItsRetryClosesTheValuesItOpened() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
+                    TransportSettings.defaults(), 16 * MiB, false,
+                    new HotCacheSettings(8 * MiB, MiB, 0.25, 1024, plugins.hotCachePolicy("lru")))
+                    .withSharedMemory(false).withLocationCache(
+                            new io.tiffin.core.client.LocationCache.Settings(java.time.Duration.ofSeconds(5), 100)));
+            cluster.clients.add(reader);
+            writer.put("y", TestCluster.randomBytes((int) MiB, 1));       // cached (one block)
+            writer.put("x", TestCluster.randomBytes((int) (3 * MiB), 2)); // too large for the cache
+            reader.get("y");
+            reader.get("x");
+            reader.hotCache().freeBlocksWhenQuiet();
+            int blocks = reader.hotCache().blockCount();
+            cluster.nodes.getFirst().close(); // x's read through its cached location fails...
+            cluster.nodes.clear();
+            cluster.master.close();           // ...and its fresh lookup finds no master
+
+            assertThatThrownBy(() -> reader.batchGetPinned(List.of("y", "x")))
+                    .isInstanceOf(io.tiffin.api.TiffinException.class);
+
+            reader.hotCache().invalidate("y");
+            assertThat(reader.hotCache().freeBlocksWhenQuiet()).as("y's block, pinned for the batch").isEqualTo(blocks);
+        }
+    }
+
     @Test
     void repeatedRemoteReadsAreServedFromTheCacheForGetBatchGetAndGetInto() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 128 * MiB);
