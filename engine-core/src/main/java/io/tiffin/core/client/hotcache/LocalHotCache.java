@@ -553,8 +553,8 @@ public final class LocalHotCache implements AutoCloseable {
     private void onEvent(Event ev, long sequence, boolean endOfBatch) {
         try {
             switch (ev.kind) {
-                case HIT -> policy.onHit(ev.keyHash);
-                case MISS -> policy.onMiss(ev.keyHash);
+                case HIT -> policyCall("onHit", () -> policy.onHit(ev.keyHash));
+                case MISS -> policyCall("onMiss", () -> policy.onMiss(ev.keyHash));
                 case INVALIDATE -> dropFromPolicy(ev.keyHash, ev.key);
                 case FILL -> fill(ev);
                 case RESERVE -> {
@@ -588,10 +588,34 @@ public final class LocalHotCache implements AutoCloseable {
         CacheEntry e = byHash.get(keyHash);
         if (e != null && e.key.equals(key) && entries.get(key) != e) {
             byHash.remove(keyHash);
-            policy.onRemove(keyHash);
             retire(e);
+            policyCall("onRemove", () -> policy.onRemove(keyHash));
         }
     }
+
+    /**
+     * Runs a call of the policy, which is plugin code. The cache's own bookkeeping is done before every
+     * such call, so a failure leaves it whole: it is logged (the first, then every 1000th) and the
+     * maintenance goes on.
+     */
+    private void policyCall(String what, Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            policyFailed(what, e);
+        }
+    }
+
+    private void policyFailed(String what, RuntimeException e) {
+        long n = ++policyFailures;
+        if (n == 1 || n % 1000 == 0) {
+            LOG.warn("Hot cache policy {} failed in {} ({} failures so far); the cache goes on without that call",
+                    policy.getClass().getName(), what, n, e);
+        }
+    }
+
+    /** Policy calls that failed (maintenance thread only). */
+    private long policyFailures;
 
     private void retire(CacheEntry e) {
         bytesCached.add(-e.size);
@@ -612,7 +636,12 @@ public final class LocalHotCache implements AutoCloseable {
         if (blocks == null) {
             return;
         }
-        copyInto(blocks, ev.parts, ev.size);
+        try {
+            copyInto(blocks, ev.parts, ev.size);
+        } catch (RuntimeException e) {
+            giveBack(blocks); // a short fill: the blocks were never anyone's
+            throw e;
+        }
         install(new CacheEntry(ev.key, ev.keyHash, ev.version, ev.size, blocks, this));
     }
 
@@ -631,30 +660,48 @@ public final class LocalHotCache implements AutoCloseable {
             rejectedFills.increment(); // 64-bit hash collision: keep the resident one
             return null;
         }
+        if (sameHash != null && sameHash.version > ev.version) {
+            rejectedFills.increment(); // a slow reader's older version: the newer copy stays
+            return null;
+        }
         if (sameHash != null) {
             // An older version of this key: it goes first.
             entries.remove(ev.key, sameHash);
             byHash.remove(ev.keyHash);
-            policy.onRemove(ev.keyHash);
             retire(sameHash);
+            policyCall("onRemove", () -> policy.onRemove(ev.keyHash));
         }
-        if (!policy.admit(ev.keyHash, weight)) {
+        boolean admitted;
+        try {
+            admitted = policy.admit(ev.keyHash, weight);
+        } catch (RuntimeException e) {
+            policyFailed("admit", e);
+            admitted = false;
+        }
+        if (!admitted) {
             rejectedFills.increment();
             return null;
         }
         drainReclaimed();
         while (freeBlocks.size() < weight) {
-            long victim = policy.victim();
+            long victim;
+            try {
+                victim = policy.victim();
+            } catch (RuntimeException e) {
+                policyFailed("victim", e);
+                victim = -1;
+            }
             if (victim == -1) {
                 break;
             }
             CacheEntry v = byHash.remove(victim);
-            policy.onRemove(victim);
             if (v != null) {
                 entries.remove(v.key, v);
                 retire(v);
                 evictions.increment();
             }
+            long gone = victim;
+            policyCall("onRemove", () -> policy.onRemove(gone));
             drainReclaimed();
         }
         if (freeBlocks.size() < weight) {
@@ -679,12 +726,17 @@ public final class LocalHotCache implements AutoCloseable {
         if (sameHash != null) {
             entries.remove(e.key, sameHash);
             byHash.remove(e.keyHash);
-            policy.onRemove(e.keyHash);
             retire(sameHash);
+            policyCall("onRemove", () -> policy.onRemove(e.keyHash));
         }
-        int weight = e.blocks.length;
+        try {
+            policy.onInsert(e.keyHash, e.blocks.length);
+        } catch (RuntimeException ex) {
+            policyFailed("onInsert", ex);
+            e.retire(); // a copy the policy does not know could never be evicted: not kept
+            return;
+        }
         byHash.put(e.keyHash, e);
-        policy.onInsert(e.keyHash, weight);
         bytesCached.add(e.size);
         entries.put(e.key, e);
         fills.increment();

@@ -91,6 +91,68 @@ class LocalHotCacheTest {
         }
     }
 
+    /** An LRU policy whose every call throws once armed for it: a plugin with a bug. */
+    private static final class FlakyPolicy implements HotCachePolicy {
+        private final HotCachePolicy lru;
+        final java.util.Set<String> failing = ConcurrentHashMap.newKeySet();
+
+        FlakyPolicy(long blocks) {
+            lru = policy("lru", blocks);
+        }
+
+        private void maybeFail(String call) {
+            if (failing.remove(call)) {
+                throw new IllegalStateException("a bug in the policy's " + call);
+            }
+        }
+
+        @Override public String name() { return "flaky"; }
+        @Override public long capacityBlocks() { return lru.capacityBlocks(); }
+        @Override public void onHit(long k) { lru.onHit(k); maybeFail("onHit"); }
+        @Override public void onMiss(long k) { lru.onMiss(k); maybeFail("onMiss"); }
+        @Override public boolean admit(long k, int w) { maybeFail("admit"); return lru.admit(k, w); }
+        @Override public void onInsert(long k, int w) { maybeFail("onInsert"); lru.onInsert(k, w); }
+        @Override public void onRemove(long k) { lru.onRemove(k); maybeFail("onRemove"); }
+        @Override public long victim() { maybeFail("victim"); return lru.victim(); }
+        @Override public long residentBlocks() { return lru.residentBlocks(); }
+    }
+
+    /** A failing policy call costs at most that call's effect: no block is lost and the cache goes on. */
+    @Test
+    void aPolicyThatThrowsLosesNoBlocks() {
+        FlakyPolicy flaky = new FlakyPolicy(4);
+        try (LocalHotCache cache = new LocalHotCache(4 * BLOCK, BLOCK, 1.0, flaky, 64)) {
+            for (String call : List.of("onRemove", "victim", "admit", "onInsert", "onHit")) {
+                cache.offerFill("a", 1, 4 * BLOCK, parts(content("a", 1, (int) (4 * BLOCK)), 4096));
+                cache.freeBlocksWhenQuiet();
+                flaky.failing.add(call);
+                // b needs a's blocks: evicting a calls victim and onRemove; b's fill calls admit and onInsert
+                cache.offerFill("b", 1, BLOCK, parts(content("b", 1, (int) BLOCK), 4096));
+                cache.freeBlocksWhenQuiet();
+                try (Arena arena = Arena.ofConfined()) {
+                    cache.tryRead("b", 1, BLOCK, arena.allocate(BLOCK));
+                }
+                cache.invalidate("a");
+                cache.invalidate("b");
+                assertThat(cache.freeBlocksWhenQuiet()).as("after a failing %s", call).isEqualTo(4);
+                flaky.failing.clear();
+            }
+        }
+    }
+
+    /** A slow reader's fill of an older version leaves the newer cached copy alone. */
+    @Test
+    void aLateFillOfAnOlderVersionKeepsTheNewerCopy() {
+        try (LocalHotCache cache = new LocalHotCache(16 * BLOCK, BLOCK, 1.0, policy("lru", 16), 64);
+             Arena arena = Arena.ofConfined()) {
+            cache.offerFill("k", 2, 100, parts(content("k", 2, 100), 4096));
+            cache.freeBlocksWhenQuiet();
+            cache.offerFill("k", 1, 100, parts(content("k", 1, 100), 4096));
+            cache.freeBlocksWhenQuiet();
+            assertThat(cache.tryRead("k", 2, 100, arena.allocate(100))).as("v2 still cached").isTrue();
+        }
+    }
+
     @Test
     void noCacheTakesAnObjectOf2GiBOrMore() {
         // a 4 GiB cache at share 0.5 would otherwise take 2 GiB objects, which no fill buffer can hold
