@@ -38,6 +38,10 @@ final class GetCommand extends ClientCommand {
         if (file.equals("-")) {
             out().write(bytes, 0, bytes.length);
             out().flush();
+            if (out().checkError()) { // a PrintStream keeps its write errors to itself
+                throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "standard output did not take the " + bytes.length
+                        + " bytes of " + key + " (a full disk, a closed pipe?); the output is incomplete");
+            }
             return 0;
         }
         Path path = Path.of(file);

@@ -55,10 +55,12 @@ public final class Durations {
         if (whole.compareTo(nanos) != 0) {
             throw new IllegalArgumentException("\"" + text + "\" is finer than a nanosecond");
         }
-        BigDecimal seconds = whole.divide(BigDecimal.valueOf(1_000_000_000L), 0, RoundingMode.DOWN);
-        if (seconds.compareTo(BigDecimal.valueOf(Long.MAX_VALUE / 2)) > 0) {
-            throw new IllegalArgumentException("\"" + text + "\" is too long");
+        // Whatever uses a duration may take it in nanoseconds (Duration.toNanos, System.nanoTime deadlines)
+        if (whole.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+            throw new IllegalArgumentException("\"" + text + "\" is too long (expected: at most 106751d,"
+                    + " about 292 years)");
         }
+        BigDecimal seconds = whole.divide(BigDecimal.valueOf(1_000_000_000L), 0, RoundingMode.DOWN);
         long secs = seconds.longValueExact();
         long rest = whole.subtract(seconds.multiply(BigDecimal.valueOf(1_000_000_000L))).longValueExact();
         return Duration.ofSeconds(secs, rest);

@@ -136,6 +136,28 @@ class CliTest {
         assertThat(tiffin("get", "--master", master, "kept").outBytes()).containsExactly(1, 2, 3);
     }
 
+    /** A stdout that cannot take the bytes (a full disk behind a redirect): a failure, not exit 0. */
+    @Test
+    void getToAStandardOutputThatFailsExitsWithFileWriteFail() {
+        assertThat(tiffin(new java.io.ByteArrayInputStream(new byte[5000]), "put", "--master", master, "big-out", "-")
+                .exit()).isZero();
+        java.io.OutputStream full = new java.io.OutputStream() {
+            private int room = 1000;
+
+            @Override
+            public void write(int b) throws IOException {
+                if (room-- <= 0) {
+                    throw new IOException("No space left on device");
+                }
+            }
+        };
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = TiffinCli.run(InputStream.nullInputStream(), new PrintStream(full, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), "get", "--master", master, "big-out");
+        assertThat(exit).isNotZero();
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("FILE_WRITE_FAIL").contains("output is incomplete");
+    }
+
     @Test
     void getOfAMissingKeyFailsWithObjectNotFoundAndAHint() {
         Result r = tiffin("get", "--master", master, "no-such-key");

@@ -71,6 +71,10 @@ class ConfigValuesTest {
         assertThatThrownBy(() -> Durations.parse("10 parsecs", ChronoUnit.MILLIS))
                 .hasMessageContaining("unknown duration unit");
         assertThatThrownBy(() -> Durations.parse("s", ChronoUnit.MILLIS)).isInstanceOf(IllegalArgumentException.class);
+        // longer than nanosecond arithmetic can hold: refused here, not an overflow where it is used
+        assertThatThrownBy(() -> Durations.parse("100000000d", ChronoUnit.MILLIS)).hasMessageContaining("too long");
+        assertThatThrownBy(() -> Durations.parse("106752d", ChronoUnit.MILLIS)).hasMessageContaining("too long");
+        assertThat(Durations.parse("106751d", ChronoUnit.MILLIS).toNanos()).isPositive();
     }
 
     @Test
