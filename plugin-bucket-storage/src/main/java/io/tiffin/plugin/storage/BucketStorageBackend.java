@@ -118,7 +118,16 @@ public final class BucketStorageBackend implements StorageBackend {
             Files.createDirectories(bucketsDir);
             Files.createDirectories(config.path().resolve("index"));
             var store = Files.getFileStore(bucketsDir);
-            capacity = config.capacityBytes() > 0 ? config.capacityBytes() : store.getTotalSpace();
+            // What the bucket files may grow to: the disk's free space plus what they already take (other
+            // files on the disk are not ours to count on).
+            long available = store.getUsableSpace() + bucketFileBytes(bucketsDir);
+            capacity = config.capacityBytes() > 0 ? config.capacityBytes() : available;
+            if (config.capacityBytes() > available) {
+                LOG.log(Level.WARNING, "storage capacity {0} bytes for {1} exceeds what its disk can take ({2} bytes"
+                        + " free plus the bucket files): writes past that fail with FILE_WRITE_FAIL and those offloads"
+                        + " are lost; lower storage.bucket.capacity or free disk space", config.capacityBytes(),
+                        config.path(), available);
+            }
             alignment = blockSize(store);
         } catch (IOException e) {
             throw new TiffinException(ErrorCode.FILE_OPEN_FAIL, "cannot use storage path " + config.path() + " ("
@@ -207,6 +216,19 @@ public final class BucketStorageBackend implements StorageBackend {
         nextBucketId = files.keySet().stream().mapToLong(Long::longValue).max().orElse(0) + 1;
         LOG.log(Level.INFO, "Opened bucket storage {0}: {1} objects in {2} buckets, {3} of {4} bytes used",
                 config.path(), locations.size(), buckets.size(), diskBytes.get(), capacityBytes);
+    }
+
+    /** Bytes of the bucket files already in {@code bucketsDir}. */
+    private static long bucketFileBytes(Path bucketsDir) throws IOException {
+        long total = 0;
+        try (var files = Files.list(bucketsDir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (Files.isRegularFile(f)) {
+                    total += Files.size(f);
+                }
+            }
+        }
+        return total;
     }
 
     // ---------------------------------------------------------------- writes

@@ -19,8 +19,9 @@ import java.util.TreeSet;
  *   <tr><th>key</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>{@code path}</td><td>(required)</td><td>directory of the bucket files and the index; created
  *       if missing</td></tr>
- *   <tr><td>{@code capacity}</td><td>0</td><td>bytes the bucket files may take; 0 = the size of the file
- *       system holding {@code path}</td></tr>
+ *   <tr><td>{@code capacity}</td><td>0</td><td>bytes the bucket files may take; 0 = the free space of the
+ *       file system holding {@code path} when the backend opens, plus the bucket files already there (a
+ *       larger value is accepted with a warning)</td></tr>
  *   <tr><td>{@code high-watermark}</td><td>0.90</td><td>fraction of the capacity above which a write first
  *       evicts buckets</td></tr>
  *   <tr><td>{@code low-watermark}</td><td>0.80</td><td>fraction of the capacity eviction brings usage
@@ -36,7 +37,7 @@ import java.util.TreeSet;
  * Sizes take a plain number of bytes or a 1024-based unit: {@code 64KiB}, {@code 256MiB}, {@code 2GiB}.
  *
  * @param path directory of the backend
- * @param capacityBytes 0 = the file system's size
+ * @param capacityBytes 0 = the file system's free space at open plus the bucket files there
  * @param highWatermark in (0, 1]
  * @param lowWatermark in (0, highWatermark)
  * @param eviction bucket eviction order

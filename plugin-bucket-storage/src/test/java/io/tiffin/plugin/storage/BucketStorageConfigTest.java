@@ -74,4 +74,19 @@ class BucketStorageConfigTest {
             assertThat(backend.size("k")).hasValue(3);
         }
     }
+
+    /** Without a capacity the files may take the disk's free space (not its size: others use it too). */
+    @Test
+    void theDefaultCapacityIsTheFreeSpacePlusTheBucketFiles() throws Exception {
+        var store = java.nio.file.Files.getFileStore(tempDir);
+        long usedByOthers = store.getTotalSpace() - store.getUsableSpace();
+        try (BucketStorageBackend backend = BucketStorageBackend.open(BucketStorageConfig.from(
+                Map.of("path", tempDir.toString())))) {
+            long free = store.getUsableSpace();
+            assertThat(backend.capacityBytes()).isBetween(free - (64L << 20), free + (64L << 20));
+            if (usedByOthers > (256L << 20)) {
+                assertThat(backend.capacityBytes()).isLessThan(store.getTotalSpace());
+            }
+        }
+    }
 }
