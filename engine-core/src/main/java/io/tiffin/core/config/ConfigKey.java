@@ -69,6 +69,29 @@ public final class ConfigKey<T> {
     }
 
     /**
+     * A host name or IP address: not empty, no blanks. With {@code advertised}, also not a wildcard
+     * ({@code 0.0.0.0}, {@code ::}): the value is given to other machines to connect to, and a wildcard
+     * would send them to themselves.
+     */
+    public static ConfigKey<String> host(String name, String defaultValue, boolean advertised, String description) {
+        String expected = advertised ? "a host name or address other machines can reach (not 0.0.0.0 or ::)"
+                : "a host name or address (0.0.0.0 = every interface)";
+        return new ConfigKey<>(name, "host", String.class, defaultValue, "", "", expected, description, s -> {
+            String v = s.strip();
+            if (v.isEmpty() || v.chars().anyMatch(Character::isWhitespace)) {
+                throw new IllegalArgumentException(s);
+            }
+            if (advertised && WILDCARDS.contains(v)) {
+                throw new IllegalArgumentException(s);
+            }
+            return v;
+        });
+    }
+
+    private static final java.util.Set<String> WILDCARDS = java.util.Set.of("0.0.0.0", "::", "[::]", "*",
+            "0:0:0:0:0:0:0:0");
+
+    /**
      * The name of a plugin factory (lower-case words joined by '-', e.g. {@code random}). Only the
      * form is checked here; whether such a factory is installed is checked when plugins are loaded.
      */

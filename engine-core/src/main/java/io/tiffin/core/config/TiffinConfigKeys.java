@@ -22,7 +22,7 @@ import java.util.Optional;
  */
 public final class TiffinConfigKeys {
     // ------------------------------------------------------------------------------------ master
-    public static final ConfigKey<String> MASTER_HOST = ConfigKey.string("master.host", "127.0.0.1",
+    public static final ConfigKey<String> MASTER_HOST = ConfigKey.host("master.host", "127.0.0.1", false,
             "Interface the master's RPC and admin servers bind to.");
     public static final ConfigKey<Integer> MASTER_PORT = ConfigKey.port("master.port", 50051,
             "Port of the master's RPC server.");
@@ -68,8 +68,8 @@ public final class TiffinConfigKeys {
     // -------------------------------------------------------------------------------------- node
     public static final ConfigKey<String> NODE_ID = ConfigKey.string("node.id", "",
             "Unique id of this node; empty = generated at start-up.");
-    public static final ConfigKey<String> NODE_HOST = ConfigKey.string("node.host", "127.0.0.1",
-            "Host name or address this node binds to and advertises to the master.");
+    public static final ConfigKey<String> NODE_HOST = ConfigKey.host("node.host", "127.0.0.1", true,
+            "Host name or address this node binds to and advertises to the master (clients connect to it).");
     public static final ConfigKey<Integer> NODE_PORT = ConfigKey.port("node.port", 0,
             "Port of the node's transfer server; 0 = any free port.");
     public static final ConfigKey<Long> NODE_SEGMENT_SIZE = ConfigKey.size("node.segment-size", "1GiB", Sizes.MIB,

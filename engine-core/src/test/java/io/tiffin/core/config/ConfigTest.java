@@ -266,6 +266,15 @@ class ConfigTest {
 
         e = configError(TiffinConfig.builder().set("master.port", ""));
         assertThat(e.problems()).singleElement().asString().startsWith("master.port = \"\" (expected");
+
+        // a node advertises its host to clients: a wildcard would send them to themselves
+        e = configError(TiffinConfig.builder().set("node.host", "0.0.0.0"));
+        assertThat(e.problems()).singleElement().asString()
+                .startsWith("node.host = 0.0.0.0 (expected: a host name or address other machines can reach");
+        e = configError(TiffinConfig.builder().set("node.host", ""));
+        assertThat(e.problems()).singleElement().asString().startsWith("node.host = \"\" (expected");
+        assertThat(TiffinConfig.builder().set("master.host", "0.0.0.0").build().get(TiffinConfigKeys.MASTER_HOST))
+                .as("a master may bind every interface").isEqualTo("0.0.0.0");
     }
 
     @Test
