@@ -43,8 +43,18 @@ public final class Tiffin implements AutoCloseable {
      * user sees the message that says what to fix.
      */
     public static Injector injector(TiffinConfig config) {
+        return unwrapped(() -> Guice.createInjector(Stage.PRODUCTION, new TiffinModule(config)));
+    }
+
+    /**
+     * Runs Guice wiring ({@code createInjector}, {@code getInstance}) and rethrows what went wrong inside
+     * it without Guice's wrapping: a {@link io.tiffin.api.TiffinException} as is; an {@link
+     * IllegalArgumentException} (a plugin refusing its settings, e.g. a storage backend without a path)
+     * as {@code INVALID_PARAMS} with its message — what the user has to fix, not a page of stack.
+     */
+    public static <T> T unwrapped(java.util.function.Supplier<T> wiring) {
         try {
-            return Guice.createInjector(Stage.PRODUCTION, new TiffinModule(config));
+            return wiring.get();
         } catch (com.google.inject.CreationException e) {
             throw unwrap(e, e.getErrorMessages());
         } catch (com.google.inject.ProvisionException e) {
@@ -57,6 +67,13 @@ public final class Tiffin implements AutoCloseable {
             for (Throwable t = m.getCause(); t != null; t = t.getCause()) {
                 if (t instanceof io.tiffin.api.TiffinException te) {
                     return te;
+                }
+            }
+        }
+        for (com.google.inject.spi.Message m : messages) {
+            for (Throwable t = m.getCause(); t != null; t = t.getCause()) {
+                if (t instanceof IllegalArgumentException iae && iae.getMessage() != null) {
+                    return new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, iae.getMessage(), iae);
                 }
             }
         }

@@ -57,7 +57,8 @@ abstract class TiffinCommand implements Callable<Integer> {
      * client or a node).
      */
     static <T> T component(TiffinConfig config, Class<T> type) {
-        return Guice.createInjector(Stage.DEVELOPMENT, new TiffinModule(config)).getInstance(type);
+        return io.tiffin.core.Tiffin.unwrapped(
+                () -> Guice.createInjector(Stage.DEVELOPMENT, new TiffinModule(config)).getInstance(type));
     }
 
     /** An empty, ordered flag map for {@link #config(Map)}. */

@@ -21,7 +21,7 @@ public final class ExtensionPoint<F extends NamedFactory> {
             "allocation.strategy", "allocation strategy", AllocationStrategyFactory.class,
             TiffinPlugin::allocationStrategies);
     public static final ExtensionPoint<StorageBackendFactory> STORAGE_BACKEND = new ExtensionPoint<>(
-            "storage.backend", "storage backend", StorageBackendFactory.class, TiffinPlugin::storageBackends);
+            "node.storage-backend", "storage backend", StorageBackendFactory.class, TiffinPlugin::storageBackends);
     public static final ExtensionPoint<HotCachePolicyFactory> HOT_CACHE_POLICY = new ExtensionPoint<>(
             "hotcache.policy", "hot cache policy", HotCachePolicyFactory.class, TiffinPlugin::hotCachePolicies);
 

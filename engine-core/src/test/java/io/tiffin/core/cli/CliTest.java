@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -156,6 +157,23 @@ class CliTest {
                 new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), "get", "--master", master, "big-out");
         assertThat(exit).isNotZero();
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("FILE_WRITE_FAIL").contains("output is incomplete");
+    }
+
+    /** Plugin settings a plugin refuses are reported as what to fix, not as a page of Guice wiring errors. */
+    @Test
+    void pluginSettingsThatDoNotWorkAreReportedWithoutAStackTrace() {
+        Result noPath = tiffin("node", "--master", master, "--segment-size", "16MiB", "--storage-backend", "bucket");
+        Result noSuchBackend = tiffin("node", "--master", master, "--segment-size", "16MiB", "--storage-backend", "nosuch",
+                "--storage-path", dir.toString());
+        Result noSuchPolicy = tiffin("get", "--master", master, "-D", "hotcache.size=64MiB", "-D", "hotcache.policy=nosuch",
+                "some-key");
+        for (Result r : List.of(noPath, noSuchBackend, noSuchPolicy)) {
+            assertThat(r.exit()).as(r.err()).isNotZero();
+            assertThat(r.err()).doesNotContain("com.google.inject").doesNotContain("\tat ");
+        }
+        assertThat(noPath.err()).contains("INVALID_PARAMS").contains("path");
+        assertThat(noSuchBackend.err()).contains("node.storage-backend = nosuch: no such storage backend");
+        assertThat(noSuchPolicy.err()).contains("hotcache.policy = nosuch");
     }
 
     @Test

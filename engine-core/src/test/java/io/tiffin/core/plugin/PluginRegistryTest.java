@@ -144,7 +144,7 @@ class PluginRegistryTest {
                     .extracting(e -> ((TiffinException) e).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
             if (r.names(ExtensionPoint.STORAGE_BACKEND).isEmpty()) {
                 assertThatThrownBy(() -> r.storageBackend("bucket"))
-                        .hasMessage("storage.backend = bucket: no such storage backend (installed: none)");
+                        .hasMessage("node.storage-backend = bucket: no such storage backend (installed: none)");
             }
         }
     }
