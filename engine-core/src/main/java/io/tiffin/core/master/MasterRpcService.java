@@ -154,13 +154,14 @@ public final class MasterRpcService {
                 .setVersion(TiffinVersion.VERSION).build());
         bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
-            boolean known = master.ping(req.getNodeId());
-            return PingReply.newBuilder().setNeedRemount(!known).build();
+            MasterService.PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
+            return PingReply.newBuilder().setNeedRemount(outcome == MasterService.PingOutcome.UNKNOWN)
+                    .setSuperseded(outcome == MasterService.PingOutcome.SUPERSEDED).build();
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
             master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
-                        s.getMountEpoch());
+                        s.getMountEpoch(), s.getPingIntervalMs());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
@@ -171,7 +172,7 @@ public final class MasterRpcService {
                             + " names node " + s.getNodeId() + " but the request comes from " + req.getNodeId());
                 }
                 master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
-                        s.getMountEpoch());
+                        s.getMountEpoch(), s.getPingIntervalMs());
             }
             return Empty.getDefaultInstance();
         });

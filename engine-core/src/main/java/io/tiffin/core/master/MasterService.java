@@ -121,7 +121,31 @@ public final class MasterService {
      */
     public void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
                              long mountEpoch) {
+        mountSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch, 0);
+    }
+
+    /**
+     * As {@link #mountSegment(String, String, String, long, long, long)}, for a node that pings every
+     * {@code pingIntervalMillis} (0 = unknown): a mount of another incarnation is refused while the mounted
+     * one was heard from within three such periods — two running processes share the node.id, and the
+     * mount would erase the objects of the other.
+     *
+     * @throws TiffinException {@code SEGMENT_ALREADY_EXISTS} saying so
+     */
+    public synchronized void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
+                                          long mountEpoch, long pingIntervalMillis) {
         List<String> previous = segments.segmentsOfOtherIncarnations(nodeId, incarnation);
+        long now = ticker.millis();
+        if (!previous.isEmpty() && pingIntervalMillis > 0) {
+            long quiet = now - segments.lastHeard(nodeId);
+            long needed = Math.max(1000, 3 * pingIntervalMillis);
+            if (quiet < needed) {
+                throw new TiffinException(ErrorCode.SEGMENT_ALREADY_EXISTS, "node.id " + nodeId + " belongs to"
+                        + " another running node process (segments " + previous + ", heard from " + quiet
+                        + " ms ago); give every node its own node.id. If that process has just stopped, this one"
+                        + " can mount once it has been silent for " + needed + " ms");
+            }
+        }
         if (!previous.isEmpty()) {
             for (String old : previous) {
                 segments.unmount(old);
@@ -135,8 +159,8 @@ public final class MasterService {
             abandonTasksOf(nodeId);
             sweepDeadReplicas(java.util.Set.of());
         }
-        segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch,
-                ticker.millis() + settings.nodeTtl().toMillis());
+        segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, now + settings.nodeTtl().toMillis());
+        segments.heard(nodeId, now);
     }
 
     /**
@@ -165,7 +189,33 @@ public final class MasterService {
 
     /** Heartbeat. Returns false when the node is unknown (it must re-mount its segments). */
     public boolean ping(String nodeId) {
-        return segments.touch(nodeId, ticker.millis() + settings.nodeTtl().toMillis());
+        return ping(nodeId, 0) == PingOutcome.OK;
+    }
+
+    /** What a heartbeat learns. */
+    public enum PingOutcome {
+        /** The node is known; its TTL starts again. */
+        OK,
+        /** The master does not know the node: it must re-mount its segments. */
+        UNKNOWN,
+        /** Another process of this node.id has mounted since: the pinging one is out of the cluster. */
+        SUPERSEDED
+    }
+
+    /** Heartbeat of a node process of {@code incarnation} (0 = unknown: any). */
+    public PingOutcome ping(String nodeId, long incarnation) {
+        long now = ticker.millis();
+        if (incarnation != 0) {
+            long mounted = segments.incarnationOf(nodeId);
+            if (mounted != 0 && mounted != incarnation) {
+                return PingOutcome.SUPERSEDED; // does not keep the other process's node alive
+            }
+        }
+        if (!segments.touch(nodeId, now + settings.nodeTtl().toMillis())) {
+            return PingOutcome.UNKNOWN;
+        }
+        segments.heard(nodeId, now);
+        return PingOutcome.OK;
     }
 
     /**

@@ -19,6 +19,8 @@ import java.util.TreeSet;
 final class SegmentRegistry {
     private final Map<String, MountedSegment> byName = new HashMap<>();
     private final Map<String, Long> nodeDeadlines = new HashMap<>();
+    /** When each node's mounted incarnation last pinged or mounted (ms). */
+    private final Map<String, Long> lastHeard = new HashMap<>();
     private volatile List<MountedSegment> snapshot = List.of();
 
     /** The mounted segments, in mount order. Immutable. */
@@ -78,6 +80,26 @@ final class SegmentRegistry {
         }
         nodeDeadlines.put(nodeId, newDeadline);
         return true;
+    }
+
+    /** Records that the node's mounted incarnation was heard from at {@code nowMillis}. */
+    synchronized void heard(String nodeId, long nowMillis) {
+        lastHeard.put(nodeId, nowMillis);
+    }
+
+    /** When the node's mounted incarnation was last heard from (ms), or {@link Long#MIN_VALUE}. */
+    synchronized long lastHeard(String nodeId) {
+        return lastHeard.getOrDefault(nodeId, Long.MIN_VALUE);
+    }
+
+    /** The incarnation of the node's mounted segments, 0 when none (or unknown). */
+    synchronized long incarnationOf(String nodeId) {
+        for (MountedSegment s : byName.values()) {
+            if (s.nodeId().equals(nodeId) && s.incarnation() != 0) {
+                return s.incarnation();
+            }
+        }
+        return 0;
     }
 
     /** Removes nodes whose deadline passed and returns their ids. */

@@ -115,6 +115,9 @@ public final class NodeServer implements AutoCloseable {
     private final java.util.ArrayDeque<Long> pingTimes = new java.util.ArrayDeque<>();
     private final String endpoint;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Another process of this node.id mounted at the master: no more heartbeats from this one. */
+    private final AtomicBoolean superseded = new AtomicBoolean();
+    private final Duration pingInterval;
     private final AtomicLong consecutivePingFailures = new AtomicLong();
     private final AtomicLong remounts = new AtomicLong();
 
@@ -123,6 +126,7 @@ public final class NodeServer implements AutoCloseable {
         this.nodeId = o.nodeId() == null || o.nodeId().isEmpty()
                 ? "node-" + UUID.randomUUID().toString().substring(0, 8) : o.nodeId();
         this.masterAddress = o.masterAddress();
+        this.pingInterval = o.pingInterval();
         // A new incarnation per run: a restart under the same node.id gets a new segment name, and the
         // master drops the previous run's segment with the objects whose bytes died with it.
         long run = 0;
@@ -319,16 +323,39 @@ public final class NodeServer implements AutoCloseable {
 
     private Segment segmentMsg() {
         return Segment.newBuilder().setName(segment.name()).setNodeId(nodeId).setEndpoint(endpoint)
-                .setCapacity(segment.size()).setIncarnation(incarnation).setMountEpoch(segment.mountEpoch()).build();
+                .setCapacity(segment.size()).setIncarnation(incarnation).setMountEpoch(segment.mountEpoch())
+                .setPingIntervalMs(pingInterval.toMillis()).build();
     }
 
     private TransportClient master() {
         return masterPool.get(masterAddress);
     }
 
+    /**
+     * Mounts the segment. While the master refuses because another process of this node.id was heard from
+     * lately (SEGMENT_ALREADY_EXISTS), retries for as long as it takes a stopped process's heartbeats to
+     * fall silent (a crash and a quick restart), then gives up with the master's explanation.
+     */
     private void mount() {
-        master().callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(segmentMsg()).build(),
-                Empty.parser());
+        long giveUpAt = System.nanoTime() + pingInterval.multipliedBy(4).plusSeconds(2).toNanos();
+        while (true) {
+            try {
+                master().callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(segmentMsg())
+                        .build(), Empty.parser());
+                return;
+            } catch (TiffinException e) {
+                if (e.code() != ErrorCode.SEGMENT_ALREADY_EXISTS || System.nanoTime() - giveUpAt > 0) {
+                    throw e;
+                }
+                LOG.info("Node {}: the master refused the mount for now ({}); retrying", nodeId, e.getMessage());
+                try {
+                    Thread.sleep(Math.max(50, pingInterval.toMillis() / 2));
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     /**
@@ -336,12 +363,13 @@ public final class NodeServer implements AutoCloseable {
      * answer asking to re-mount schedules a REMOUNT on the heartbeat ring.
      */
     private void ping() {
-        if (closed.get()) {
+        if (closed.get() || superseded.get()) {
             return;
         }
         java.util.concurrent.CompletableFuture<io.tiffin.core.transport.Frame> call;
         try {
-            call = master().call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).build(), null);
+            call = master().call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).setIncarnation(incarnation)
+                    .build(), null);
         } catch (RuntimeException e) {
             pingFailed(e);
             return;
@@ -356,7 +384,13 @@ public final class NodeServer implements AutoCloseable {
                 if (consecutivePingFailures.getAndSet(0) >= 3) {
                     LOG.info("Node {} reached the master {} again", nodeId, masterAddress);
                 }
-                if (reply.getNeedRemount()) {
+                if (reply.getSuperseded()) {
+                    if (superseded.compareAndSet(false, true)) {
+                        LOG.error("Node {}: another node process with the same node.id has joined the master {};"
+                                + " this one is no longer part of the cluster and stops its heartbeats. Stop it,"
+                                + " or give every node its own node.id", nodeId, masterAddress);
+                    }
+                } else if (reply.getNeedRemount()) {
                     publishTick(Tick.REMOUNT);
                 }
             } finally {
@@ -405,6 +439,11 @@ public final class NodeServer implements AutoCloseable {
     }
 
     /** How many times the node re-mounted after the master forgot it. */
+    /** Whether another process of this node.id has joined the master since (this one stopped its heartbeats). */
+    public boolean superseded() {
+        return superseded.get();
+    }
+
     public long remounts() {
         return remounts.get();
     }

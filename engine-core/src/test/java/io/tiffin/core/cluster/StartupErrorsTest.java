@@ -48,6 +48,36 @@ class StartupErrorsTest {
         }
     }
 
+    /**
+     * Two running node processes under one node.id: the second is refused with a message saying so, and
+     * the first keeps its objects (the master used to take the second for a restart of the first and
+     * erase them). After the first crashes, a process with that id gets in.
+     */
+    @Test
+    void aSecondNodeWithTheIdOfARunningOneIsRefusedAndTheFirstKeepsItsObjects() {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "16MiB").build();
+        try (Tiffin running = Tiffin.embedded(config)) {
+            String master = "127.0.0.1:" + running.master().address().getPort();
+            java.util.function.Supplier<io.tiffin.core.node.NodeServer> twin = () -> io.tiffin.core.node.NodeServer.start(
+                    new io.tiffin.core.node.NodeServer.Options("twin", "127.0.0.1", 0, 16L << 20, master,
+                            java.time.Duration.ofMillis(200), io.tiffin.core.transport.TransportSettings.defaults()));
+            io.tiffin.core.node.NodeServer first = twin.get();
+            running.client().put("k", new byte[] {4, 5, 6}, io.tiffin.api.PutOptions.DEFAULT.withPreferredSegment(
+                    first.segmentName()));
+
+            assertThatThrownBy(twin::get).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_ALREADY_EXISTS))
+                    .hasMessageContaining("node.id twin belongs to another running node process");
+
+            assertThat(running.client().get("k")).containsExactly(4, 5, 6);
+            first.crash();
+            try (io.tiffin.core.node.NodeServer restarted = twin.get()) {
+                assertThat(restarted.segmentName()).isNotEqualTo(first.segmentName());
+            }
+        }
+    }
+
     @Test
     void aSegmentTooLargeForTheMachineIsRefused() {
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
