@@ -22,9 +22,9 @@ final class ConfigOptions {
     static final String DEFAULT_FILE_NAME = "tiffin.properties";
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "Properties file with configuration keys (default: $TIFFIN_CONF_DIR/tiffin.properties "
-                    + "or <tiffin home>/conf/tiffin.properties, if it exists).")
-    Path file;
+            description = "Properties file with configuration keys; repeatable, a later file wins (default: "
+                    + "$TIFFIN_CONF_DIR/tiffin.properties or <tiffin home>/conf/tiffin.properties, if it exists).")
+    java.util.List<Path> files = new java.util.ArrayList<>();
 
     @Option(names = {"-D", "--set"}, paramLabel = "KEY=VALUE",
             description = "Sets any configuration key, e.g. -D master.lease-ttl=5s; repeatable.")
@@ -36,7 +36,11 @@ final class ConfigOptions {
      */
     TiffinConfig.Builder builder(Map<String, String> env) {
         TiffinConfig.Builder b = TiffinConfig.builder();
-        Optional.ofNullable(file).or(() -> defaultFile(env)).ifPresent(b::fromFile);
+        if (files.isEmpty()) {
+            defaultFile(env).ifPresent(b::fromFile);
+        } else {
+            files.forEach(b::fromFile);
+        }
         b.fromEnvironment(env);
         settings.forEach((k, v) -> b.set(k, v, "option -D " + k));
         return b;

@@ -243,8 +243,15 @@ public final class TiffinConfig {
             } catch (NoSuchFileException e) {
                 problems.add("file " + file + " does not exist (expected: a readable properties file)");
                 return Map.of();
+            } catch (java.nio.file.AccessDeniedException e) {
+                problems.add("file " + file + " cannot be read: permission denied (expected: a file this user may read)");
+                return Map.of();
+            } catch (java.nio.charset.CharacterCodingException e) {
+                problems.add("file " + file + " is not UTF-8 text (expected: a properties file in UTF-8)");
+                return Map.of();
             } catch (IOException | IllegalArgumentException e) {
-                problems.add("file " + file + " cannot be read: " + e.getMessage());
+                problems.add("file " + file + " cannot be read: " + (Files.isDirectory(file) ? "it is a directory"
+                        : e.toString()) + " (expected: a readable properties file)");
                 return Map.of();
             }
             Map<String, String> m = new TreeMap<>();

@@ -177,6 +177,17 @@ class CliTest {
     }
 
     @Test
+    void severalConfigFilesAreReadInOrderAndTheLaterWins() throws IOException {
+        Path first = dir.resolve("first.properties");
+        Path second = dir.resolve("second.properties");
+        Files.writeString(first, "master.address = 127.0.0.1:1\n");
+        Files.writeString(second, "master.address = " + master + "\n");
+        assertThat(tiffin("ls", "--config", first.toString(), "--config", second.toString()).exit()).isZero();
+        Result wrong = tiffin("ls", "--config", second.toString(), "--config", first.toString());
+        assertThat(wrong.exit()).as("the first file's unreachable master wins now").isNotZero();
+    }
+
+    @Test
     void getOfAMissingKeyFailsWithObjectNotFoundAndAHint() {
         Result r = tiffin("get", "--master", master, "no-such-key");
         assertThat(r.exit()).isEqualTo(1);

@@ -151,6 +151,16 @@ class ConfigTest {
     }
 
     @Test
+    void aFileThatCannotBeReadSaysWhy() throws IOException {
+        Path latin1 = dir.resolve("latin1.properties");
+        Files.write(latin1, new byte[] {'n', 'o', 'd', 'e', '.', 'i', 'd', '=', (byte) 0xE9});
+        assertThat(configError(TiffinConfig.builder().fromFile(latin1)).getMessage())
+                .contains(latin1.toString()).contains("is not UTF-8 text");
+        assertThat(configError(TiffinConfig.builder().fromFile(dir)).getMessage())
+                .contains(dir.toString()).contains("it is a directory");
+    }
+
+    @Test
     void unknownKeyInFileSuggestsTheNearestKey() throws IOException {
         Path f = file("master.lease-tt=5s");
         ConfigException e = configError(TiffinConfig.builder().fromFile(f));
