@@ -47,7 +47,7 @@ public final class TiffinModule extends AbstractModule {
      * configured directory is used, so the default {@code plugins} never picks up an unrelated folder of
      * the working directory; plugins on the class path are found either way. Null means none.
      */
-    static Path pluginsDir(TiffinConfig config) {
+    public static Path pluginsDir(TiffinConfig config) {
         Path dir = Path.of(config.get(PLUGINS_DIR));
         if (dir.isAbsolute()) {
             return dir;
@@ -62,7 +62,23 @@ public final class TiffinModule extends AbstractModule {
     @Provides
     @Singleton
     PluginRegistry plugins(TiffinConfig config) {
+        return pluginRegistry(config);
+    }
+
+    /**
+     * The plugins of {@link #pluginsDir} plus those on the class path. A folder set explicitly that does
+     * not exist is an error (a plugin named in the configuration would otherwise be reported as not
+     * installed); the default folder may be missing. The caller owns the registry.
+     *
+     * @throws io.tiffin.api.TiffinException {@code INVALID_PARAMS} for a configured folder that is missing
+     */
+    public static PluginRegistry pluginRegistry(TiffinConfig config) {
         Path dir = pluginsDir(config);
+        if (dir != null && !Files.isDirectory(dir) && !"default".equals(config.source(PLUGINS_DIR))) {
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "plugins.dir = "
+                    + config.get(PLUGINS_DIR) + ": " + dir.toAbsolutePath() + " is not a directory [" + config.source(
+                    PLUGINS_DIR) + "] (expected: a folder whose sub-folders each hold one plugin's jars)");
+        }
         return dir != null && Files.isDirectory(dir) ? PluginRegistry.load(dir) : PluginRegistry.classPathOnly();
     }
 

@@ -142,7 +142,8 @@ public final class TiffinConfigKeys {
 
     // ----------------------------------------------------------------------------------- plugins
     public static final ConfigKey<String> PLUGINS_DIR = ConfigKey.string("plugins.dir", "plugins",
-            "Directory whose sub-folders each hold one plugin's jars; relative to the working directory.");
+            "Directory whose sub-folders each hold one plugin's jars; a relative path is resolved against the"
+                    + " Tiffin home (the unpacked tarball) when the launcher sets it.");
 
     // ---------------------------------------------------------------------------------- hotcache
     public static final ConfigKey<Long> HOTCACHE_SIZE = ConfigKey.size("hotcache.size", "0", 0, Long.MAX_VALUE,

@@ -188,6 +188,19 @@ class CliTest {
     }
 
     @Test
+    void pluginsListsWhatIsInstalledAndAMissingFolderIsAnError() {
+        Result r = tiffin("plugins");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).contains("Allocation strategies (allocation.strategy):").contains("  random  from ")
+                .contains("Storage backends (node.storage-backend):").contains("  bucket  from ")
+                .contains("Hot cache policies (hotcache.policy):").contains("  lru  from ");
+
+        Result missing = tiffin("plugins", "-D", "plugins.dir=" + dir.resolve("no-such-folder"));
+        assertThat(missing.exit()).isNotZero();
+        assertThat(missing.err()).contains("plugins.dir = ").contains("is not a directory");
+    }
+
+    @Test
     void getOfAMissingKeyFailsWithObjectNotFoundAndAHint() {
         Result r = tiffin("get", "--master", master, "no-such-key");
         assertThat(r.exit()).isEqualTo(1);
