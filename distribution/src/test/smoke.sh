@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end smoke test of the Tiffin distribution: unpacks tiffin-*.tar.gz into a temporary directory,
-# starts `bin/tiffin standalone` on free ports, drives it with the client commands, checks the admin
-# HTTP endpoints and stops it. Prints one line per check and a final `smoke: N passed, M failed`;
-# exits non-zero if any check failed.
+# checks how the launcher finds Java, its logging configuration and log directory, starts
+# `bin/tiffin standalone` on free ports, drives it with the client commands, checks the admin HTTP
+# endpoints and stops it (SIGTERM), then runs `bin/tiffin master` with an unwritable log directory and
+# stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
+# non-zero if any check failed.
 #
 # Usage: smoke.sh [TARGET_DIR]   (default: the distribution module's target/, next to src/)
 # Run by `./mvnw verify` in the integration-test phase of the distribution module (skipped with -DskipTests).
@@ -19,10 +21,12 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tiffin-smoke.XXXXXX")
 server_pid=""
+master_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -KILL "$server_pid" 2>/dev/null
-  fi
+  local p
+  for p in "$server_pid" "$master_pid"; do
+    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null; fi
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,6 +62,38 @@ http_get() {
   fi
 }
 
+# The Java feature version of a java binary (e.g. 25), empty if it does not run.
+java_major() {
+  local v
+  v=$("$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  echo "${v%%.*}"
+}
+
+# True if $1 is exactly the one line `tiffin --version` prints.
+is_version() { [[ "$1" =~ ^Tiffin\ [^[:space:]]+$ ]]; }
+
+# Waits up to 30 s until file $2 has a line matching $3 or process $1 has ended.
+wait_for_line() {
+  for _ in $(seq 1 300); do
+    grep -q "$3" "$2" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q "$3" "$2" 2>/dev/null
+}
+
+# Sends signal $2 to process $1 (a child of this shell) and waits up to 15 s for it to end; sets
+# stop_rc to its exit code (empty if it still runs).
+stop_and_wait() {
+  kill "-$2" "$1"
+  for _ in $(seq 1 150); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  stop_rc=""
+  if ! kill -0 "$1" 2>/dev/null; then wait "$1"; stop_rc=$?; fi
+}
+
 tar -xzf "$tarball" -C "$work"
 home=$(ls -d "$work"/tiffin-*/ | head -n 1)
 tiffin="${home%/}/bin/tiffin"
@@ -65,6 +101,73 @@ port=$(free_port) || exit 1
 admin=$(free_port) || exit 1
 master="127.0.0.1:$port"
 echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
+
+# ---------------------------------------------------------------------------------- finding java
+# A JDK 25 to put on the PATH: the one running this test (JAVA_HOME or PATH), else one in /usr/lib/jvm.
+jdk25=""
+for j in "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java || true)" /usr/lib/jvm/*25*/bin/java; do
+  if [ -n "$j" ] && [ -x "$j" ] && [ "$(java_major "$j")" -ge 25 ] 2>/dev/null; then jdk25=$(readlink -f "$j"); break; fi
+done
+if [ -n "$jdk25" ]; then
+  mkdir -p "$work/java25-bin" && ln -s "$jdk25" "$work/java25-bin/java"
+  out=$(JAVA_HOME="$work/nonexistent" PATH="$work/java25-bin:$PATH" "$tiffin" --version 2>"$work/err"); rc=$?
+  if [ $rc -eq 0 ] && is_version "$out" && [ "$(wc -l <"$work/err")" -eq 1 ] \
+      && grep -q "JAVA_HOME=$work/nonexistent" "$work/err"; then
+    pass "an invalid JAVA_HOME is reported in one line and java on the PATH is used"
+  else fail "invalid JAVA_HOME with a JDK 25 on the PATH (exit $rc)" "$out$(cat "$work/err")"; fi
+else
+  echo "smoke: SKIP invalid JAVA_HOME with a JDK 25 on the PATH (no JDK 25 found to put on the PATH)"
+fi
+
+# No java on the PATH at all (a copy of the PATH's commands without java), no JAVA_HOME: the launcher
+# must find the JDK 25 in /usr/lib/jvm, if there is one.
+usr_lib_jdk25=""
+for d in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*25*; do
+  if [ -x "$d/bin/java" ] && [ "$(java_major "$d/bin/java")" -ge 25 ] 2>/dev/null; then usr_lib_jdk25=$d; break; fi
+done
+if [ -n "$usr_lib_jdk25" ]; then
+  mkdir -p "$work/nojava-bin"
+  IFS=: read -ra path_dirs <<<"$PATH"
+  for d in "${path_dirs[@]}"; do
+    if [ -n "$d" ] && [ -d "$d" ]; then ln -s "$d"/* "$work/nojava-bin/" 2>/dev/null; fi
+  done
+  rm -f "$work/nojava-bin/java"
+  out=$(env -u JAVA_HOME PATH="$work/nojava-bin" "$tiffin" --version 2>&1); rc=$?
+  out2=$(JAVA_HOME=/nonexistent PATH="$work/nojava-bin" "$tiffin" --version 2>"$work/err"); rc2=$?
+  if [ $rc -eq 0 ] && is_version "$out" && [ $rc2 -eq 0 ] && is_version "$out2" \
+      && [ "$(wc -l <"$work/err")" -eq 1 ]; then
+    pass "without java on the PATH (JAVA_HOME unset or invalid) the launcher finds $usr_lib_jdk25"
+  else fail "no java on the PATH (exit $rc, $rc2)" "$out
+$out2
+$(cat "$work/err")"; fi
+else
+  echo "smoke: SKIP no java on the PATH (no JDK 25 in /usr/lib/jvm for the launcher to find)"
+fi
+
+# ---------------------------------------------------------------------------------- logging
+# A conf dir holding only tiffin.properties: the launcher falls back to the shipped conf/log4j2.xml.
+mkdir -p "$work/myconf" && cp "${home%/}/conf/tiffin.properties" "$work/myconf/"
+out=$(TIFFIN_CONF_DIR="$work/myconf" "$tiffin" --version 2>"$work/err"); rc=$?
+if [ $rc -eq 0 ] && is_version "$out" && [ ! -s "$work/err" ]; then
+  pass "TIFFIN_CONF_DIR without log4j2.xml: the shipped log4j2.xml is used (no log4j error)"
+else fail "TIFFIN_CONF_DIR without log4j2.xml (exit $rc)" "$out$(head -n 5 "$work/err")"; fi
+
+# A log directory that cannot be created (under a regular file, so even root cannot): CLI commands do
+# not need it.
+touch "$work/not-a-dir"
+out=$(TIFFIN_LOG_DIR="$work/not-a-dir/logs" "$tiffin" --version 2>"$work/err"); rc=$?
+if [ $rc -eq 0 ] && is_version "$out" && [ ! -s "$work/err" ]; then
+  pass "--version with an unwritable log directory prints only the version"
+else fail "--version with an unwritable log directory (exit $rc)" "$out$(head -n 5 "$work/err")"; fi
+
+# A server command when no fallback log directory is writable either: one line, then stderr only.
+out=$(TIFFIN_LOG_DIR="$work/not-a-dir/logs" XDG_STATE_HOME="$work/not-a-dir/state" TMPDIR="$work/not-a-dir/tmp" \
+  "$tiffin" master --port abc 2>&1); rc=$?
+if [ $rc -eq 2 ] && [ "$(echo "$out" | head -n 1)" = \
+    "tiffin: log directory $work/not-a-dir/logs is not writable; logging to stderr only" ] \
+    && echo "$out" | grep -q '^error: INVALID_PARAMS' && ! echo "$out" | grep -q 'FileNotFoundException'; then
+  pass "a server command without a writable log directory says so in one line and logs to stderr only"
+else fail "server command without any writable log directory (exit $rc)" "$(echo "$out" | head -n 10)"; fi
 
 # ---------------------------------------------------------------------------------- start
 # With the SSD tier on (the bucket backend is loaded from plugins/bucket-storage, RocksDB included):
@@ -124,6 +227,13 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q '^Keys: *2$' && echo "$out" | grep -q 
   pass "stat shows the segment and 2 keys"
 else fail "stat (exit $rc)" "$out"; fi
 
+# Servers write logs/tiffin.log; client commands only log to stderr and create no log file.
+out=$(TIFFIN_LOG_DIR="$work/client-logs" "$tiffin" ls --master "$master" smoke/ 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -q "Tiffin master listening on .*$port" "${home%/}/logs/tiffin.log" 2>/dev/null \
+    && [ ! -e "$work/client-logs/tiffin.log" ]; then
+  pass "the standalone logs to logs/tiffin.log, client commands create no log file"
+else fail "log files (ls exit $rc)" "$out$(ls -l "${home%/}/logs" "$work/client-logs" 2>&1)"; fi
+
 # ---------------------------------------------------------------------------------- errors, rm
 out=$("$tiffin" get --master "$master" smoke/missing 2>&1 >/dev/null); rc=$?
 if [ $rc -eq 1 ] && echo "$out" | grep -q '^error: OBJECT_NOT_FOUND: ' && echo "$out" | grep -q '^hint: '; then
@@ -164,19 +274,58 @@ if [ -n "$offloads" ] && [ "${offloads%%.*}" -ge 1 ] 2>/dev/null && [ -d "$work/
 else fail "SSD tier offload (offloads_total '$offloads')" "$(ls -R "$work/ssd" 2>&1 | head; tail -n 20 "$work/server.err")"; fi
 
 # ---------------------------------------------------------------------------------- stop
-kill -TERM "$server_pid"
-for _ in $(seq 1 150); do
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$server_pid" 2>/dev/null; then
+stop_and_wait "$server_pid" TERM; rc=$stop_rc
+if [ -z "$rc" ]; then
   fail "standalone still running 15 s after SIGTERM" "$(tail -n 20 "$work/server.err")"
-elif [ "$(tail -n 1 "$work/server.out")" = "Stopped." ] && [ -z "$(ls "$work/shm")" ]; then
-  pass "SIGTERM stops the standalone, which prints Stopped. and deletes its shared-memory file"
+elif [ "$(tail -n 1 "$work/server.out")" = "Stopped." ] && [ -z "$(ls "$work/shm")" ] && [ "$rc" -eq 0 ]; then
+  pass "SIGTERM stops the standalone, which prints Stopped., deletes its shared-memory file and exits 0"
 else
-  fail "standalone did not print Stopped." "$(cat "$work/server.out"; tail -n 20 "$work/server.err")"
+  fail "standalone did not stop in order with exit 0 (exit $rc)" \
+    "$(cat "$work/server.out"; tail -n 20 "$work/server.err")"
 fi
 server_pid=""
+
+# ---------------------------------------------------------------------------------- master, SIGINT
+# A conf dir with only tiffin.properties and a log directory that cannot be created: the master logs
+# through the shipped log4j2.xml to a per-user directory (XDG_STATE_HOME) and says so in one line.
+# SIGINT (Ctrl-C) stops it with exit 0. The subshell undoes bash's SIG_IGN of SIGINT for background jobs.
+mport=$(free_port) || exit 1
+madmin=$(free_port) || exit 1
+(trap - INT; TIFFIN_CONF_DIR="$work/myconf" TIFFIN_LOG_DIR="$work/not-a-dir/logs" XDG_STATE_HOME="$work/state" \
+  exec "$tiffin" master --port "$mport" --admin-port "$madmin" >"$work/master.out" 2>"$work/master.err") &
+master_pid=$!
+if wait_for_line "$master_pid" "$work/master.out" "^Tiffin master listening on 127.0.0.1:$mport"; then
+  pass "master started: $(head -n 1 "$work/master.out")"
+else
+  fail "master did not print its listener within 30 s" "$(cat "$work/master.out"; head -n 20 "$work/master.err")"
+fi
+
+mlog="$work/state/tiffin/logs/tiffin.log"
+if [ "$(head -n 1 "$work/master.err")" = "tiffin: log directory $work/not-a-dir/logs is not writable; logging to $mlog" ] \
+    && wait_for_line "$master_pid" "$mlog" "Tiffin master listening on .*$mport" \
+    && ! grep -q 'FileNotFoundException' "$work/master.err"; then
+  pass "unwritable TIFFIN_LOG_DIR: the master says in one line where it logs and logs there"
+else fail "master log directory fallback" "$(head -n 10 "$work/master.err"; ls -lR "$work/state" 2>&1 | head)"; fi
+
+if wait_for_line "$master_pid" "$work/master.err" ' INFO .*MasterServer - Tiffin master listening' \
+    && ! grep -q 'No configuration found' "$work/master.err"; then
+  pass "the master with a conf dir holding only tiffin.properties logs through the shipped log4j2.xml"
+else fail "master logging with TIFFIN_CONF_DIR without log4j2.xml" "$(head -n 10 "$work/master.err")"; fi
+
+# SIGINT, unless this test runs with SIGINT ignored (then the JVM keeps ignoring it): SIGTERM again.
+sig=INT
+ignored=$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$master_pid/status" 2>/dev/null)
+if [ -n "$ignored" ] && (( 16#$ignored & 2 )); then
+  echo "smoke: SIGINT is ignored in this environment; stopping the master with SIGTERM instead"
+  sig=TERM
+fi
+stop_and_wait "$master_pid" "$sig"; rc=$stop_rc
+if [ -z "$rc" ]; then
+  fail "master still running 15 s after SIG$sig" "$(tail -n 20 "$work/master.err")"
+elif [ "$rc" -eq 0 ] && [ "$(tail -n 1 "$work/master.out")" = "Stopped." ]; then
+  pass "SIG$sig stops the master, which prints Stopped. and exits 0"
+else fail "master stop by SIG$sig (exit $rc)" "$(cat "$work/master.out"; tail -n 20 "$work/master.err")"; fi
+master_pid=""
 
 echo "smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

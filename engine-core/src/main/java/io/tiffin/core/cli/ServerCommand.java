@@ -162,7 +162,7 @@ abstract class ServerCommand extends TiffinCommand {
          * command has stopped (unregisters it).
          */
         synchronized Runnable register(Runnable requestStop) {
-            if (running.isEmpty() && installHandlers && false) {
+            if (running.isEmpty() && installHandlers) {
                 install();
             }
             running.add(requestStop);
