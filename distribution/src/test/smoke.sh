@@ -102,6 +102,11 @@ admin=$(free_port) || exit 1
 master="127.0.0.1:$port"
 echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
 
+# Error hints name docs/CONFIGURATION.md: it ships with the tarball.
+if [ -f "${home%/}/docs/CONFIGURATION.md" ] && [ -f "${home%/}/docs/PLUGINS.md" ] && [ -f "${home%/}/README.md" ]; then
+  pass "the tarball carries README.md and docs/ (CONFIGURATION.md, PLUGINS.md)"
+else fail "the tarball lacks README.md or docs/" "$(ls "$home" "$home/docs" 2>&1)"; fi
+
 # ---------------------------------------------------------------------------------- finding java
 # A JDK 25 to put on the PATH: the one running this test (JAVA_HOME or PATH), else one in /usr/lib/jvm.
 jdk25=""
