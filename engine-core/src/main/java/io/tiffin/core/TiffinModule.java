@@ -85,8 +85,10 @@ public final class TiffinModule extends AbstractModule {
     @Provides
     @Singleton
     AllocationStrategy allocationStrategy(TiffinConfig config, PluginRegistry plugins) {
-        return plugins.allocationStrategy(config.get(ALLOCATION_STRATEGY))
-                .create(new PluginContext(config.withPrefix("plugin."), "master"));
+        String name = config.get(ALLOCATION_STRATEGY);
+        var factory = plugins.allocationStrategy(name);
+        return PluginRegistry.create("allocation.strategy " + name,
+                () -> factory.create(new PluginContext(config.withPrefix("plugin."), "master")));
     }
 
     @Provides

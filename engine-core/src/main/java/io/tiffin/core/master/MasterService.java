@@ -353,7 +353,10 @@ public final class MasterService {
         }
         List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
         SegmentReplicaSink sink = new SegmentReplicaSink(size, options.replicas(), random);
-        strategy.place(new AllocationRequest(size, options.replicas(), preferred, clientId), segments.segments(), sink);
+        // clients are not nodes: the writer's node is unknown to a put (a promotion names its node)
+        if (!place(new AllocationRequest(size, options.replicas(), preferred, ""), sink)) {
+            return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
+        }
         if (sink.placed() == 0) {
             counters.allocationFailures.increment();
             if (segments.segments().size() >= 1) {
@@ -377,6 +380,28 @@ public final class MasterService {
         insert(shard, m);
         return KeyResult.ok(key, descriptors);
     }
+
+    /**
+     * Runs the allocation strategy (plugin code). Returns false if it threw: what it placed so far is
+     * freed — nothing else would ever free it — the failure is logged (the first, then every 1000th) and
+     * the caller fails the key with {@code INTERNAL_ERROR} (other keys of a batch go on).
+     */
+    private boolean place(AllocationRequest request, SegmentReplicaSink sink) {
+        try {
+            strategy.place(request, segments.segments(), sink);
+            return true;
+        } catch (RuntimeException e) {
+            sink.rollback();
+            long n = strategyFailures.incrementAndGet();
+            if (n == 1 || n % 1000 == 0) {
+                LOG.warn("Allocation strategy {} failed ({} failures so far); its puts fail with INTERNAL_ERROR:"
+                        + " fix the plugin or choose another allocation.strategy", strategy.getClass().getName(), n, e);
+            }
+            return false;
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong strategyFailures = new java.util.concurrent.atomic.AtomicLong();
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
         long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
@@ -1237,7 +1262,11 @@ public final class MasterService {
                 }
             }
             SegmentReplicaSink sink = new SegmentReplicaSink(m.size, 1, random);
-            strategy.place(new AllocationRequest(m.size, 1, preferred, nodeId), segments.segments(), sink);
+            if (!place(new AllocationRequest(m.size, 1, preferred, nodeId), sink)) {
+                m.promotionQueued = false;
+                m.taskNode = null;
+                return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
+            }
             if (sink.placed() == 0) {
                 allocationFailed.set(true);
                 m.promotionQueued = false;

@@ -212,7 +212,10 @@ public final class NodeServer implements AutoCloseable {
         NodeStorageTier storageTier = null;
         try {
             if (o.storage() != null) {
-                storageTier = new NodeStorageTier(nodeId, o.storage().factory().create(o.storage().context()), segment,
+                io.tiffin.api.spi.storage.StorageBackend backend = io.tiffin.core.plugin.PluginRegistry.create(
+                        "node.storage-backend " + o.storage().factory().name(),
+                        () -> o.storage().factory().create(o.storage().context()));
+                storageTier = new NodeStorageTier(nodeId, backend, segment,
                         this::master, masterPool);
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);

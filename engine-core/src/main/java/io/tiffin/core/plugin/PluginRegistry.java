@@ -105,7 +105,7 @@ public final class PluginRegistry implements AutoCloseable {
                     problems.add("a plugin on the class path failed to load: " + describe(e));
                 }
             });
-        } catch (ServiceConfigurationError e) {
+        } catch (ServiceConfigurationError | LinkageError e) {
             problems.add("the class path's plugin list cannot be read: " + describe(e));
         }
 
@@ -182,7 +182,8 @@ public final class PluginRegistry implements AutoCloseable {
                     problems.add("plugin in " + source + " failed to load: " + describe(e));
                 }
             }
-        } catch (ServiceConfigurationError e) {
+        } catch (ServiceConfigurationError | LinkageError e) {
+            // e.g. a class compiled for a newer Java, or one whose superclass is in a jar not shipped
             found = Math.max(found, 1);
             problems.add("plugin in " + source + " failed to load: " + describe(e));
         }
@@ -224,7 +225,14 @@ public final class PluginRegistry implements AutoCloseable {
             }
             Map<String, Registration> byName = factories.get(point);
             for (NamedFactory f : contributed) {
-                String name = f == null ? null : f.name();
+                String name;
+                try {
+                    name = f == null ? null : f.name();
+                } catch (RuntimeException | LinkageError e) {
+                    problems.add("plugin " + info + " offers a " + point.description() + " whose name() failed: "
+                            + describe(e));
+                    continue;
+                }
                 if (name == null || !FACTORY_NAME.matcher(name).matches()) {
                     problems.add("plugin " + info + " offers a " + point.description() + " named " + name
                             + " (expected: lower-case letters, digits and '-', e.g. random)");
@@ -322,6 +330,24 @@ public final class PluginRegistry implements AutoCloseable {
     private static String location(Class<?> type) {
         CodeSource cs = type.getProtectionDomain().getCodeSource();
         return cs == null || cs.getLocation() == null ? "unknown location" : cs.getLocation().toString();
+    }
+
+    /**
+     * Runs a plugin factory's {@code create}: what it throws (plugin code refusing its settings, or
+     * failing) becomes {@code INVALID_PARAMS} naming the factory, so the user learns which plugin and
+     * setting to look at instead of reading a provisioning stack trace.
+     *
+     * @param what e.g. {@code "allocation.strategy random"}
+     */
+    public static <T> T create(String what, java.util.function.Supplier<T> creation) {
+        try {
+            return Objects.requireNonNull(creation.get(), () -> what + " created nothing (null)");
+        } catch (TiffinException e) {
+            throw e;
+        } catch (RuntimeException | LinkageError e) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, what + " could not be created: " + describe(e)
+                    + " (check the plugin's settings, or choose another)", e);
+        }
     }
 
     private static String describe(Throwable e) {

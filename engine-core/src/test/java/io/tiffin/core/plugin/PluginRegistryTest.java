@@ -291,6 +291,38 @@ class PluginRegistryTest {
     }
 
     @Test
+    void aFactoryThatFailsToCreateIsReportedAsItsSetting() {
+        assertThatThrownBy(() -> PluginRegistry.create("allocation.strategy remote-first", () -> {
+            throw new IllegalStateException("plugin.remote-first.url is required");
+        })).isInstanceOfSatisfying(TiffinException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+            assertThat(e.getMessage()).startsWith("allocation.strategy remote-first could not be created: ")
+                    .contains("plugin.remote-first.url is required");
+        });
+        assertThatThrownBy(() -> PluginRegistry.create("hotcache.policy nil", () -> null))
+                .hasMessageContaining("hotcache.policy nil created nothing");
+    }
+
+    /** A class the JVM cannot link (here: compiled for a newer Java) is a load error, not a crash. */
+    @Test
+    void aPluginCompiledForANewerJavaIsAnErrorNamingTheFolder() throws IOException {
+        Path plugins = pluginsDir();
+        Path classes = TestPluginJars.compile(work, Map.of("test.newer.NewerPlugin",
+                TestPluginJars.allocationPluginSource("test.newer.NewerPlugin", "newer")));
+        Path type = classes.resolve("test/newer/NewerPlugin.class");
+        byte[] bytes = Files.readAllBytes(type);
+        bytes[6] = 0;
+        bytes[7] = 99; // class file major version 99: a Java far newer than this one
+        Files.write(type, bytes);
+        TestPluginJars.jar(plugins.resolve("newer").resolve("newer.jar"), classes, "test.newer.NewerPlugin");
+
+        TiffinException e = loadError(plugins);
+
+        assertThat(e.getMessage()).contains("plugin in folder " + plugins.resolve("newer") + " failed to load")
+                .contains("UnsupportedClassVersionError");
+    }
+
+    @Test
     void aLooseJarInThePluginsDirectoryIsAnError() throws IOException {
         Path plugins = pluginsDir();
         Path classes = TestPluginJars.compile(work, Map.of("test.none.Nothing", "package test.none; class Nothing {}"));

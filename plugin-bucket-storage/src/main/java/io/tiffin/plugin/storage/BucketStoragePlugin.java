@@ -11,7 +11,7 @@ import java.util.List;
  * thread-safe; holds no resources (each backend it creates is owned and closed by the caller).
  */
 public final class BucketStoragePlugin implements TiffinPlugin {
-    /** The name configuration selects the backend by: {@code storage.backend=bucket}. */
+    /** The name configuration selects the backend by: {@code node.storage-backend=bucket}. */
     public static final String BACKEND_NAME = "bucket";
 
     @Override

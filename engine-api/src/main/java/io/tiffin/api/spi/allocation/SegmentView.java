@@ -1,9 +1,10 @@
 package io.tiffin.api.spi.allocation;
 
 /**
- * A read-only view of one mounted memory segment, as an {@link AllocationStrategy} sees it. Values are
- * a snapshot taken by the core under its own lock for the duration of one placement call; they do not
- * change while the strategy runs.
+ * A read-only view of one mounted memory segment, as an {@link AllocationStrategy} sees it. The values
+ * are live: other placements and frees run at the same time, so usage and free sizes may change while
+ * the strategy runs (read each once per decision); {@link ReplicaSink#tryPlace} is the authority on
+ * whether a replica fits.
  *
  * <p>Sizes are in bytes. "Bins" are the offset allocator's size classes (256 of them: a 3-bit-mantissa
  * floating-point size class); {@link #binSize(int)} gives each bin's lower size bound.
