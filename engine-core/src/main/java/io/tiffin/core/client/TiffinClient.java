@@ -227,6 +227,72 @@ public final class TiffinClient implements KvStore {
         return hotCache == null ? Optional.empty() : Optional.of(hotCache.stats());
     }
 
+    /**
+     * Refuses a key that cannot travel as the text it is: null, empty, or not valid Unicode (an unpaired
+     * surrogate, which UTF-8 cannot encode: the wire would turn it into '?', and distinct keys would name
+     * one object). Length and the master's other rules are checked by the master.
+     *
+     * @throws TiffinException {@code INVALID_KEY} saying what is wrong
+     */
+    static void checkKey(String key) {
+        String problem = keyProblem(key);
+        if (problem != null) {
+            throw new TiffinException(ErrorCode.INVALID_KEY, problem);
+        }
+    }
+
+    /**
+     * For a batch: a null key or one that is not valid Unicode refuses the whole batch (naming its index),
+     * since it cannot be sent; an empty key goes to the master, which answers it {@code INVALID_KEY} on its
+     * own, like every other per-key rule.
+     */
+    static void checkKeys(List<String> keys) {
+        if (keys == null) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "the list of keys is null");
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            String problem = key != null && key.isEmpty() ? null : keyProblem(key);
+            if (problem != null) {
+                throw new TiffinException(ErrorCode.INVALID_KEY, "key " + i + " of the batch: " + problem);
+            }
+        }
+    }
+
+    private static String keyProblem(String key) {
+        if (key == null) {
+            return "the key is null";
+        }
+        if (key.isEmpty()) {
+            return "the key is empty";
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return "the key has an unpaired surrogate (\\u" + String.format("%04X", (int) c) + ") at index " + i
+                        + ": it is not valid Unicode text and cannot be sent as UTF-8";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Refuses, before any request, a segment the call cannot use: null, from a closed arena, or (as a
+     * destination) read-only — the caller's mistake, not a transfer failure worth retrying.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} naming {@code what}
+     */
+    static void checkSegment(MemorySegment segment, boolean destination, String what) {
+        String problem = segment == null ? "is null"
+                : !segment.scope().isAlive() ? "belongs to an arena that is closed"
+                : destination && segment.isReadOnly() ? "is read-only" : null;
+        if (problem != null) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, what + " " + problem);
+        }
+    }
+
     /** The hot cache itself, for tests and benchmarks; null when disabled. */
     public LocalHotCache hotCache() {
         return hotCache;
@@ -360,6 +426,8 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void putFrom(String key, MemorySegment value, PutOptions putOptions) {
+        checkKey(key);
+        checkSegment(value, false, "the value of " + key);
         value = shareable(value);
         invalidate(key);
         long size = value.byteSize();
@@ -503,6 +571,10 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<Void>> batchPutFrom(List<String> keys, List<MemorySegment> values, PutOptions putOptions) {
+        checkKeys(keys);
+        for (int i = 0; values != null && i < values.size(); i++) {
+            checkSegment(values.get(i), false, "value " + i + " of the batch");
+        }
         if (keys.size() != values.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put: " + keys.size() + " keys but "
                     + values.size() + " values");
@@ -580,6 +652,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public byte[] get(String key) {
+        checkKey(key);
         return withLocationRetry(key, (useCache, cached) -> get(key, useCache, cached));
     }
 
@@ -622,6 +695,8 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public long getInto(String key, MemorySegment destination) {
+        checkKey(key);
+        checkSegment(destination, true, "the destination of " + key);
         return withLocationRetry(key, (useCache, cached) -> getInto(key, destination, useCache, cached));
     }
 
@@ -654,6 +729,7 @@ public final class TiffinClient implements KvStore {
      * @throws TiffinException as {@link #getInto}
      */
     public PinnedValue getPinned(String key) {
+        checkKey(key);
         return withLocationRetry(key, (useCache, cached) -> getPinned(key, useCache, cached));
     }
 
@@ -668,6 +744,7 @@ public final class TiffinClient implements KvStore {
      * read together (pipelined per node). One result per key, in order; close every value returned.
      */
     public List<KeyResult<PinnedValue>> batchGetPinned(List<String> keys) {
+        checkKeys(keys);
         boolean[] cached = new boolean[keys.size()];
         long start = System.nanoTime();
         List<KeyResult<PinnedValue>> out = pinnedReads(keys, batchLocate(keys, cached), start, false);
@@ -1257,6 +1334,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<byte[]>> batchGet(List<String> keys) {
+        checkKeys(keys);
         boolean[] cached = new boolean[keys.size()];
         List<KeyResult<byte[]>> out = batchGet(keys, cached);
         int[] again = refusedCached(out, cached);
@@ -1293,6 +1371,10 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<Long>> batchGetInto(List<String> keys, List<MemorySegment> destinations) {
+        checkKeys(keys);
+        for (int i = 0; destinations != null && i < destinations.size(); i++) {
+            checkSegment(destinations.get(i), true, "destination " + i + " of the batch");
+        }
         if (keys.size() != destinations.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch get: " + keys.size() + " keys but "
                     + destinations.size() + " destinations");
@@ -1442,6 +1524,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public boolean exists(String key) {
+        checkKey(key);
         if (locations != null && key != null && locations.get(key, System.nanoTime()) != null) {
             return true; // leased by this client's earlier lookup: it cannot have been removed (but by force)
         }
@@ -1450,6 +1533,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<Boolean>> batchExists(List<String> keys) {
+        checkKeys(keys);
         List<KeyResult<Boolean>> out = new ArrayList<>(java.util.Collections.nCopies(keys.size(), null));
         CacheSplit split = splitByLocationCache(keys);
         for (int i = 0; i < keys.size(); i++) {
@@ -1474,6 +1558,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void remove(String key, boolean force) {
+        checkKey(key);
         // Dropped before and after: a lookup of another thread answered meanwhile (with a lease that a
         // forced remove does not wait for) must not leave the removed object in the location cache.
         invalidate(key);
@@ -1486,6 +1571,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<Void>> batchRemove(List<String> keys, boolean force) {
+        checkKeys(keys);
         keys.forEach(this::invalidate);
         BatchCodesReply reply;
         try {
@@ -1542,6 +1628,7 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public Optional<ObjectLocation> locate(String key) {
+        checkKey(key);
         try {
             return Optional.of(Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
                     ObjectLocationMsg.parser())));

@@ -356,6 +356,12 @@ public final class BlockingConnection implements AutoCloseable {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "a " + opcode + " request of " + length
                     + " bytes exceeds the transport frame limit of " + settings.maxFrameSize() + " bytes");
         }
+        if (controlLength > FrameCodec.maxControlSize(settings.maxFrameSize())) {
+            // the server would drop the connection (a misbehaving peer to it): say what is wrong instead
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "a " + opcode + " request's keys and metadata take "
+                    + controlLength + " bytes, over the limit of " + FrameCodec.maxControlSize(settings.maxFrameSize())
+                    + " bytes per request; split the batch");
+        }
         // without bulk, the head is the whole frame (control and tail padding); with bulk, up to the bulk
         int head = (int) (bulkLength == 0 ? length + FrameCodec.LENGTH_FIELD_SIZE
                 : FrameCodec.bulkOffset(controlLength, bulkLength));

@@ -63,6 +63,22 @@ class ClusterEndToEndTest {
         }
     }
 
+    /** Keys that UTF-8 cannot carry are refused, so two of them never name one object. */
+    @Test
+    void keysThatAreNotValidUnicodeAreRefusedAndNeverShareAnObject() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            c.put("s?", new byte[] {1});
+            for (Runnable call : List.<Runnable>of(() -> c.put("s\uD800", new byte[] {2}), () -> c.get("s\uDBFF"),
+                    () -> c.remove("s\uD800", true), () -> c.batchGet(List.of("ok", "s\uDBFF")))) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(call::run)
+                        .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                                e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_KEY));
+            }
+            assertThat(c.get("s?")).containsExactly(1);
+        }
+    }
+
     @Test
     void objectSurvivesTheDeathOfOneReplicaNodeAndTheDeadNodeIsDroppedAfterTheTtl() throws Exception {
         try (TestCluster cluster = new TestCluster(Map.of("master.node-ttl", "2s",

@@ -463,6 +463,20 @@ class BlockingConnectionTest {
         assertThat(pool.call(address(server), Opcode.PING, ping("ab"), PingReply.parser()).getViewVersion()).isEqualTo(2);
     }
 
+    /** A request whose control part is over the servers' limit (though the frame fits) is refused here, not by a reset. */
+    @Test
+    void aRequestWithTooMuchMetadataIsRefusedBeforeItIsSent() {
+        TransportServer server = server(settings());
+        BlockingConnectionPool pool = pool(settings());
+        String huge = "k".repeat(17 << 20);
+        assertThatThrownBy(() -> pool.call(address(server), Opcode.PING, ping(huge), PingReply.parser()))
+                .isInstanceOfSatisfying(TiffinException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+                    assertThat(e.getMessage()).contains("over the limit of").contains("split the batch");
+                });
+        assertThat(pool.call(address(server), Opcode.PING, ping("ab"), PingReply.parser()).getViewVersion()).isEqualTo(2);
+    }
+
     @Test
     void exchangeWithADeadServerFailsOnlyItsRequests() {
         TransportServer live = server(settings());
