@@ -5,9 +5,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * What the host passes to a factory when it creates a plugin instance: the plugin's own configuration
- * keys (those under the extension point's prefix, for example {@code storage.bucket.*}, with the prefix
- * removed) and a few helpers.
+ * What the host passes to a factory when it creates a plugin instance: configuration keys with their
+ * prefix removed, and a few helpers. Which keys: a storage backend gets {@code storage.<its name>.*}
+ * (plus {@code path} = {@code node.storage-path}); an allocation strategy gets all of {@code plugin.*}
+ * (by convention its own keys are {@code plugin.<its name>.*}); a hot-cache policy gets none. Keys are
+ * not validated by the host: a plugin should reject keys it does not know.
  *
  * <p>Thread-safe (immutable).
  *

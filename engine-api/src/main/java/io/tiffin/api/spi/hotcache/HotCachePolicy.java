@@ -28,6 +28,15 @@ package io.tiffin.api.spi.hotcache;
  *
  * <p><b>Determinism</b>: for a given sequence of calls a policy makes the same decisions (no wall
  * clock, no unseeded randomness), so simulations and tests are repeatable.
+ *
+ * <p><b>Scan resistance</b>: KV-cache reads mix a small hot set (shared prefixes) with long runs of
+ * blocks read once. A policy must keep the hot set resident through such runs: the test kit's
+ * {@code HotCachePolicyContract} requires more than 90% hits on 20 hot keys in a 100-block cache when
+ * half of the reads are of keys never seen again. Plain FIFO or LRU admission without a filter fail it.
+ *
+ * <p><b>Failures</b>: an exception from any method is logged by the cache and that call's effect is
+ * skipped; the cache's own bookkeeping stays whole (a policy that keeps throwing degrades hit ratio,
+ * never correctness).
  */
 public interface HotCachePolicy {
 

@@ -22,13 +22,14 @@ import org.junit.jupiter.api.Test;
  * <p>Not thread-safe: JUnit runs each test on one thread with a fresh policy.
  */
 public abstract class HotCachePolicyContract {
-    private static final long SEED = Long.getLong("tiffin.test.seed", System.nanoTime());
+    /** {@code -Dtiffin.seed=N} replays a run, as in the other suites ({@code tiffin.test.seed} still works). */
+    private static final long SEED = Long.getLong("tiffin.seed", Long.getLong("tiffin.test.seed", System.nanoTime()));
 
     /** A new, empty policy for a cache of {@code capacityBlocks} blocks. */
     protected abstract HotCachePolicy create(long capacityBlocks);
 
     private static SplittableRandom random(String test) {
-        System.out.println(test + " seed = " + SEED + " (replay with -Dtiffin.test.seed=" + SEED + ")");
+        System.out.println(test + " seed = " + SEED + " (replay with -Dtiffin.seed=" + SEED + ")");
         return new SplittableRandom(SEED);
     }
 
