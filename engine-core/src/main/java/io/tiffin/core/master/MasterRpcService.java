@@ -148,6 +148,12 @@ public final class MasterRpcService {
      * Registers every master opcode on {@code server}: per-key operations inline on the event loop,
      * scans and segment changes on {@code executor} (see the class comment).
      */
+    /**
+     * Most bytes of locations one GET_REPLICA_LIST_BY_REGEX answer carries: below the 16 MiB control-part
+     * limit every peer enforces, with room for the frame's other fields.
+     */
+    static final int REGEX_ANSWER_LIMIT = io.tiffin.core.transport.FrameCodec.MAX_CONTROL_SIZE - 64 * 1024;
+
     public void registerOn(TransportServer server, Executor executor) {
         Executor inline = null; // TransportServer runs handlers registered without executor on the event loop
         bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
@@ -243,8 +249,17 @@ public final class MasterRpcService {
         bind(server, executor, Opcode.GET_REPLICA_LIST_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
             LocationsByRegexReply.Builder b = LocationsByRegexReply.newBuilder();
-            for (ObjectLocation loc : master.getReplicaListByRegex(req.getRegex())) {
-                b.addLocations(Messages.toMsg(loc));
+            List<ObjectLocation> matches = master.getReplicaListByRegex(req.getRegex());
+            long bytes = 0;
+            for (ObjectLocation loc : matches) {
+                var msg = Messages.toMsg(loc);
+                bytes += msg.getSerializedSize() + 8L; // the field's tag and length (at most 6 bytes)
+                if (bytes > REGEX_ANSWER_LIMIT) {
+                    throw new TiffinException(ErrorCode.INVALID_PARAMS, matches.size() + " keys match " + req.getRegex()
+                            + ": their locations take more than the " + REGEX_ANSWER_LIMIT + " bytes one answer can"
+                            + " carry; narrow the pattern (their read leases end after master.lease-ttl)");
+                }
+                b.addLocations(msg);
             }
             return b.build();
         });

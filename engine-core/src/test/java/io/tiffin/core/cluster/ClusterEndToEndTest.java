@@ -63,6 +63,28 @@ class ClusterEndToEndTest {
         }
     }
 
+    /** A regex lookup whose answer would not fit one frame says so (it was a "malformed answer" RPC_FAIL). */
+    @Test
+    void aRegexLookupWithMoreMatchesThanOneAnswerCarriesAsksToNarrowThePattern() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            String pad = "x".repeat(4000);
+            for (int batch = 0; batch < 5; batch++) {
+                java.util.Map<String, byte[]> values = new java.util.LinkedHashMap<>();
+                for (int i = 0; i < 1000; i++) {
+                    values.put("wide/" + batch + "/" + i + "/" + pad, new byte[] {1});
+                }
+                assertThat(c.batchPut(values, PutOptions.DEFAULT)).allMatch(r -> r.isOk());
+            }
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.locateByRegex("^wide/"))
+                    .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class, e -> {
+                        assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_PARAMS);
+                        assertThat(e.getMessage()).contains("5000 keys match").contains("narrow the pattern");
+                    });
+            assertThat(c.locateByRegex("^wide/3/")).hasSize(1000);
+        }
+    }
+
     /** Keys that UTF-8 cannot carry are refused, so two of them never name one object. */
     @Test
     void keysThatAreNotValidUnicodeAreRefusedAndNeverShareAnObject() {
