@@ -282,14 +282,15 @@ public final class TiffinClient implements KvStore {
      * Refuses, before any request, a segment the call cannot use: null, from a closed arena, or (as a
      * destination) read-only — the caller's mistake, not a transfer failure worth retrying.
      *
-     * @throws TiffinException {@code INVALID_PARAMS} naming {@code what}
+     * @throws TiffinException {@code INVALID_PARAMS} naming {@code what} and {@code which} (the message is
+     *     built only then)
      */
-    static void checkSegment(MemorySegment segment, boolean destination, String what) {
+    static void checkSegment(MemorySegment segment, boolean destination, String what, Object which) {
         String problem = segment == null ? "is null"
                 : !segment.scope().isAlive() ? "belongs to an arena that is closed"
                 : destination && segment.isReadOnly() ? "is read-only" : null;
         if (problem != null) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, what + " " + problem);
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, what + which + " " + problem);
         }
     }
 
@@ -427,7 +428,7 @@ public final class TiffinClient implements KvStore {
     @Override
     public void putFrom(String key, MemorySegment value, PutOptions putOptions) {
         checkKey(key);
-        checkSegment(value, false, "the value of " + key);
+        checkSegment(value, false, "the value of ", key);
         value = shareable(value);
         invalidate(key);
         long size = value.byteSize();
@@ -573,7 +574,7 @@ public final class TiffinClient implements KvStore {
     public List<KeyResult<Void>> batchPutFrom(List<String> keys, List<MemorySegment> values, PutOptions putOptions) {
         checkKeys(keys);
         for (int i = 0; values != null && i < values.size(); i++) {
-            checkSegment(values.get(i), false, "value " + i + " of the batch");
+            checkSegment(values.get(i), false, "value of key ", i);
         }
         if (keys.size() != values.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put: " + keys.size() + " keys but "
@@ -696,7 +697,7 @@ public final class TiffinClient implements KvStore {
     @Override
     public long getInto(String key, MemorySegment destination) {
         checkKey(key);
-        checkSegment(destination, true, "the destination of " + key);
+        checkSegment(destination, true, "the destination of ", key);
         return withLocationRetry(key, (useCache, cached) -> getInto(key, destination, useCache, cached));
     }
 
@@ -1373,7 +1374,7 @@ public final class TiffinClient implements KvStore {
     public List<KeyResult<Long>> batchGetInto(List<String> keys, List<MemorySegment> destinations) {
         checkKeys(keys);
         for (int i = 0; destinations != null && i < destinations.size(); i++) {
-            checkSegment(destinations.get(i), true, "destination " + i + " of the batch");
+            checkSegment(destinations.get(i), true, "destination of key ", i);
         }
         if (keys.size() != destinations.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch get: " + keys.size() + " keys but "

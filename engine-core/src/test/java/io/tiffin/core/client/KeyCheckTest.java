@@ -50,13 +50,13 @@ class KeyCheckTest {
         java.lang.foreign.MemorySegment gone = closed.allocate(16);
         closed.close();
         java.lang.foreign.MemorySegment readOnly = java.lang.foreign.MemorySegment.ofArray(new byte[16]).asReadOnly();
-        assertThatThrownBy(() -> TiffinClient.checkSegment(gone, false, "the value of k"))
+        assertThatThrownBy(() -> TiffinClient.checkSegment(gone, false, "the value of ", "k"))
                 .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
                 .hasMessage("the value of k belongs to an arena that is closed");
-        assertThatThrownBy(() -> TiffinClient.checkSegment(readOnly, true, "the destination of k"))
+        assertThatThrownBy(() -> TiffinClient.checkSegment(readOnly, true, "the destination of ", "k"))
                 .hasMessage("the destination of k is read-only");
-        TiffinClient.checkSegment(readOnly, false, "a value may be read-only");
-        assertThatThrownBy(() -> TiffinClient.checkSegment(null, true, "destination 3 of the batch"))
-                .hasMessage("destination 3 of the batch is null");
+        TiffinClient.checkSegment(readOnly, false, "a value may be read-only", "");
+        assertThatThrownBy(() -> TiffinClient.checkSegment(null, true, "destination of key ", 3))
+                .hasMessage("destination of key 3 is null");
     }
 }
