@@ -1665,12 +1665,30 @@ public final class TiffinClient implements KvStore {
 
     // ------------------------------------------------------------------ helpers
 
-    private static TiffinException transferFailure(String what, Throwable cause) {
+    private TiffinException transferFailure(String what, Throwable cause) {
+        if (closed) {
+            return new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, what + ": the client was closed during"
+                    + " the call", cause);
+        }
+        if (Thread.currentThread().isInterrupted() || causedBy(cause, java.nio.channels.ClosedByInterruptException.class)
+                || causedBy(cause, InterruptedException.class)) {
+            return new TiffinException(ErrorCode.TRANSFER_FAIL, what + ": the calling thread was interrupted and the"
+                    + " transfer abandoned (not a network failure; the thread's interrupt flag is kept)", cause);
+        }
         if (cause instanceof TiffinException t && t.code() != ErrorCode.RPC_FAIL && t.code() != ErrorCode.INTERNAL_ERROR) {
             return t;
         }
         return new TiffinException(ErrorCode.TRANSFER_FAIL, what + ": moving bytes to or from a node failed ("
                 + (cause == null ? "unknown" : cause.getMessage()) + "); check that the nodes are reachable and retry", cause);
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -136,6 +136,10 @@ public final class BlockingConnection implements AutoCloseable {
                     (int) Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE));
         } catch (IOException e) {
             c.close();
+            if (e instanceof ClosedByInterruptException) {
+                throw new TiffinException(ErrorCode.RPC_FAIL, "interrupted while connecting to " + endpoint
+                        + " (the calling thread's interrupt flag is set; not a network failure)", e);
+            }
             throw new TiffinException(ErrorCode.RPC_FAIL, "cannot connect to " + endpoint + " (" + e
                     + "); check the address and that the server is running", e);
         }

@@ -85,6 +85,26 @@ class ClusterEndToEndTest {
         }
     }
 
+    /** A call on an interrupted thread fails saying so, not as a network failure, and keeps the flag. */
+    @Test
+    void aGetOnAnInterruptedThreadSaysItWasInterrupted() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            c.put("k", new byte[] {7});
+            Thread.currentThread().interrupt();
+            try {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.get("k"))
+                        .isInstanceOf(io.tiffin.api.TiffinException.class).hasMessageContaining("interrupted")
+                        .hasMessageNotContaining("check that the server is running")
+                        .hasMessageNotContaining("check the address");
+                assertThat(Thread.currentThread().isInterrupted()).isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(c.get("k")).containsExactly(7);
+        }
+    }
+
     /** Keys that UTF-8 cannot carry are refused, so two of them never name one object. */
     @Test
     void keysThatAreNotValidUnicodeAreRefusedAndNeverShareAnObject() {
