@@ -62,7 +62,13 @@ public interface KvStore extends AutoCloseable {
     /** Stores several objects in one round trip per phase; one result per key, in order. */
     List<KeyResult<Void>> batchPut(Map<String, byte[]> values, PutOptions options);
 
-    /** Zero-copy batch put: {@code keys.get(i)} takes the bytes of {@code values.get(i)}. */
+    /**
+     * Zero-copy batch put: {@code keys.get(i)} takes the bytes of {@code values.get(i)}. A key that
+     * appears twice is put once, with its first value; the later occurrence reports OK as a put of an
+     * existing key does (with upsert it reports {@link ErrorCode#OBJECT_ALREADY_EXISTS}: the first is
+     * still being written). A null key, or one that is not valid Unicode, refuses the whole batch with
+     * {@link ErrorCode#INVALID_KEY}; other per-key problems fail that key only.
+     */
     List<KeyResult<Void>> batchPutFrom(List<String> keys, List<MemorySegment> values, PutOptions options);
 
     /** Reads several objects; one result per key, in order. */
