@@ -161,8 +161,7 @@ public final class PluginRegistry implements AutoCloseable {
             }
         }
         String source = "folder " + folder;
-        URLClassLoader loader = new URLClassLoader("tiffin-plugin-" + folder.getFileName(), urls,
-                new ApiOnlyClassLoader());
+        URLClassLoader loader = new PluginClassLoader("tiffin-plugin-" + folder.getFileName(), urls);
         int found = 0;
         int used = 0;
         try {

@@ -183,14 +183,15 @@ class PluginRegistryTest {
 
             // (2) its class loader is its own, not the core's.
             ClassLoader loader = f.getClass().getClassLoader();
-            assertThat(loader).isNotSameAs(PluginRegistry.class.getClassLoader()).isInstanceOf(URLClassLoader.class);
+            assertThat(loader).isNotSameAs(PluginRegistry.class.getClassLoader()).isInstanceOf(PluginClassLoader.class);
             assertThat(loader.getParent()).isInstanceOf(ApiOnlyClassLoader.class);
             assertThat(loader.loadClass("test.firstfit.FirstFitPlugin").getInterfaces())
                     .containsExactly(TiffinPlugin.class);
 
             // (3) it sees engine-api (the very same classes) and the JDK, nothing else of the host.
             assertThatThrownBy(() -> loader.loadClass("io.tiffin.core.plugin.PluginRegistry"))
-                    .isInstanceOf(ClassNotFoundException.class);
+                    .isInstanceOf(ClassNotFoundException.class)
+                    .hasMessageContaining("is part of the Tiffin engine, which plugins cannot use");
             assertThatThrownBy(() -> loader.loadClass("com.google.inject.Guice"))
                     .isInstanceOf(ClassNotFoundException.class);
             assertThatThrownBy(() -> loader.loadClass("io.tiffin.plugin.allocation.AllocationPlugin"))
