@@ -24,7 +24,20 @@ import java.util.Optional;
  *
  * <p><b>Errors</b>: single-key calls throw {@link TiffinException}; batch calls return one
  * {@link KeyResult} per key, in request order, and throw only when the whole call failed (for example
- * the master is unreachable). A missing key is {@link ErrorCode#OBJECT_NOT_FOUND}.
+ * the master is unreachable). A missing key is {@link ErrorCode#OBJECT_NOT_FOUND}. Every call may also
+ * fail with:
+ * <ul>
+ *   <li>{@link ErrorCode#INVALID_KEY}: a null or empty key, one longer than {@code master.max-key-length}
+ *       bytes of UTF-8, or one that is not valid Unicode (an unpaired surrogate);</li>
+ *   <li>{@link ErrorCode#INVALID_PARAMS}: other arguments the call cannot use (a closed or, as a
+ *       destination, read-only segment; a value of 0 bytes or over {@code master.max-object-size}; a
+ *       request over the transport's limits);</li>
+ *   <li>{@link ErrorCode#RPC_FAIL}, {@link ErrorCode#RPC_TIMEOUT}: the master could not be reached or did
+ *       not answer in time (the client reconnects by itself on the next call);
+ *       {@link ErrorCode#TRANSFER_FAIL}: moving bytes to or from a node failed (every replica tried), or
+ *       the calling thread was interrupted (the message says which);</li>
+ *   <li>{@link ErrorCode#UNAVAILABLE_IN_CURRENT_STATUS}: the client is closed.</li>
+ * </ul>
  *
  * <p><b>Threads</b>: implementations are thread-safe; one instance serves many threads and should be
  * shared. {@link #close()} releases connections and any memory the client owns; calls after close
@@ -44,13 +57,28 @@ public interface KvStore extends AutoCloseable {
         put(key, value, PutOptions.DEFAULT);
     }
 
-    /** Stores {@code value} under {@code key}. A put of an existing complete key is a no-op. */
+    /**
+     * Stores {@code value} under {@code key}. A put of an existing complete key is a no-op.
+     *
+     * @throws TiffinException {@link ErrorCode#NO_AVAILABLE_HANDLE} when no segment has room (after
+     *     eviction was given a moment); with upsert, {@link ErrorCode#OBJECT_HAS_LEASE} while the old
+     *     object is being read (any get, exists or locate of it in the last lease period),
+     *     {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} while a node copies it to SSD,
+     *     {@link ErrorCode#REPLICA_IS_NOT_READY} while it is being written; see also the class comment
+     */
     void put(String key, byte[] value, PutOptions options);
 
     /** Stores the bytes of {@code value} (its whole length) under {@code key}, without a heap copy. */
     void putFrom(String key, MemorySegment value, PutOptions options);
 
-    /** Returns the object's bytes; throws {@link ErrorCode#OBJECT_NOT_FOUND} when absent. */
+    /**
+     * Returns the object's bytes.
+     *
+     * @throws TiffinException {@link ErrorCode#OBJECT_NOT_FOUND} when absent,
+     *     {@link ErrorCode#REPLICA_IS_NOT_READY} while it is being written, {@link ErrorCode#LEASE_EXPIRED}
+     *     when the read outlived its lease, {@link ErrorCode#BUFFER_OVERFLOW} for an object too large for
+     *     a {@code byte[]} (use {@link #getInto}); see also the class comment
+     */
     byte[] get(String key);
 
     /**
@@ -88,7 +116,13 @@ public interface KvStore extends AutoCloseable {
         remove(key, false);
     }
 
-    /** Removes the object; {@code force} ignores read leases. */
+    /**
+     * Removes the object; {@code force} ignores read leases.
+     *
+     * @throws TiffinException {@link ErrorCode#OBJECT_NOT_FOUND}, {@link ErrorCode#OBJECT_HAS_LEASE}
+     *     (without force), {@link ErrorCode#REPLICA_IS_NOT_READY} while it is being written,
+     *     {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} while a node copies it to SSD
+     */
     void remove(String key, boolean force);
 
     /** Removes several objects; one result per key, in order. */
@@ -107,7 +141,12 @@ public interface KvStore extends AutoCloseable {
     /** The replicas of the key, with a read lease; empty when the key is absent. */
     Optional<ObjectLocation> locate(String key);
 
-    /** The replicas of every key matching {@code regex} (RE2 syntax), with read leases. */
+    /**
+     * The replicas of every key matching {@code regex} (RE2 syntax), with read leases.
+     *
+     * @throws TiffinException {@link ErrorCode#INVALID_PARAMS} for an invalid pattern, or when the
+     *     matches' locations do not fit one answer (about 16 MiB): narrow the pattern
+     */
     Map<String, ObjectLocation> locateByRegex(String regex);
 
     /** Releases connections and owned memory. Idempotent. */
