@@ -43,7 +43,9 @@ fail() {
 free_port() {
   local p
   for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
+    # below the kernel's ephemeral range (32768+ by default), where outgoing connections take their local
+    # ports: a port seen free there can be taken by a client socket before the server binds it
+    p=$((20000 + RANDOM % 12000))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
   done
   echo "smoke: no free port found" >&2; return 1

@@ -21,6 +21,8 @@ final class SegmentRegistry {
     private final Map<String, Long> nodeDeadlines = new HashMap<>();
     /** When each node's mounted incarnation last pinged or mounted (ms). */
     private final Map<String, Long> lastHeard = new HashMap<>();
+    /** The incarnation of each node's mounted segments (nodes that mounted with a known one). */
+    private final Map<String, Long> incarnations = new HashMap<>();
     private volatile List<MountedSegment> snapshot = List.of();
 
     /** The mounted segments, in mount order. Immutable. */
@@ -59,6 +61,9 @@ final class SegmentRegistry {
             return false;
         }
         byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch));
+        if (incarnation != 0) {
+            incarnations.put(nodeId, incarnation);
+        }
         republish();
         return true;
     }
@@ -69,6 +74,10 @@ final class SegmentRegistry {
         if (s != null) {
             s.markUnmounted();
             republish();
+            if (byName.values().stream().noneMatch(o -> o.nodeId().equals(s.nodeId())
+                    && o.incarnation() == s.incarnation())) {
+                incarnations.remove(s.nodeId(), s.incarnation());
+            }
         }
         return s;
     }
@@ -92,14 +101,9 @@ final class SegmentRegistry {
         return lastHeard.getOrDefault(nodeId, Long.MIN_VALUE);
     }
 
-    /** The incarnation of the node's mounted segments, 0 when none (or unknown). */
+    /** The incarnation of the node's mounted segments, 0 when none (or unknown). O(1): called by every ping. */
     synchronized long incarnationOf(String nodeId) {
-        for (MountedSegment s : byName.values()) {
-            if (s.nodeId().equals(nodeId) && s.incarnation() != 0) {
-                return s.incarnation();
-            }
-        }
-        return 0;
+        return incarnations.getOrDefault(nodeId, 0L);
     }
 
     /** Removes nodes whose deadline passed and returns their ids. */
