@@ -78,6 +78,34 @@ class StartupErrorsTest {
         }
     }
 
+    /**
+     * A node process whose node.id another process has taken over (it was stalled long enough for the
+     * master to let the newcomer in) learns it from its next ping and stops pinging, so it no longer keeps
+     * the id alive for the master.
+     */
+    @Test
+    void aSupersededNodeStopsItsHeartbeats() throws Exception {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "16MiB").build();
+        try (Tiffin running = Tiffin.embedded(config)) {
+            String master = "127.0.0.1:" + running.master().address().getPort();
+            try (io.tiffin.core.node.NodeServer old = io.tiffin.core.node.NodeServer.start(
+                    new io.tiffin.core.node.NodeServer.Options("taken", "127.0.0.1", 0, 16L << 20, master,
+                            java.time.Duration.ofMillis(100), io.tiffin.core.transport.TransportSettings.defaults()))) {
+                // another process of "taken" mounts (as one that found the old one silent would)
+                running.master().service().mountSegment("taken-seg0-newcomer", "taken", "127.0.0.1:1", 16L << 20, 42, 1, 0);
+
+                long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+                while (!old.superseded() && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(old.superseded()).isTrue();
+                assertThat(running.master().service().ping("taken", 42))
+                        .isEqualTo(io.tiffin.core.master.MasterService.PingOutcome.OK);
+            }
+        }
+    }
+
     @Test
     void aSegmentTooLargeForTheMachineIsRefused() {
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")

@@ -140,6 +140,17 @@ class LocalHotCacheTest {
         }
     }
 
+    /** A fill whose buffers carry fewer bytes than announced is dropped and its blocks come back. */
+    @Test
+    void aShortFillGivesItsBlocksBack() {
+        try (LocalHotCache cache = new LocalHotCache(8 * BLOCK, BLOCK, 1.0, policy("lru", 8), 64);
+             Arena arena = Arena.ofConfined()) {
+            cache.offerFill("short", 1, 3 * BLOCK, parts(content("short", 1, (int) (2 * BLOCK)), 4096));
+            assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(8);
+            assertThat(cache.tryRead("short", 1, 3 * BLOCK, arena.allocate(3 * BLOCK))).isFalse();
+        }
+    }
+
     /** A slow reader's fill of an older version leaves the newer cached copy alone. */
     @Test
     void aLateFillOfAnOlderVersionKeepsTheNewerCopy() {
