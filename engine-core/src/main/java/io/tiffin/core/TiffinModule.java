@@ -141,10 +141,37 @@ public final class TiffinModule extends AbstractModule {
             throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "node.storage-backend = "
                     + backend + " needs node.storage-path (expected: the directory of the node's SSD tier)");
         }
+        warnAboutOtherBackendsKeys(config, backend, plugins);
         java.util.Map<String, String> props = new java.util.HashMap<>(config.withPrefix("storage." + backend + "."));
         props.put("path", path);
         return options.withStorage(new NodeServer.Storage(plugins.storageBackend(backend),
                 new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID))), config.get(NODE_TASK_POLL_INTERVAL));
+    }
+
+    /**
+     * Keys under {@code storage.<other>.*} reach no backend: a misspelled backend name (or a config file
+     * shared with nodes of another backend). Said once at start-up, naming the keys and the backend that
+     * is used, since the backend never sees them to reject them.
+     */
+    private static void warnAboutOtherBackendsKeys(TiffinConfig config, String backend, PluginRegistry plugins) {
+        java.util.Set<String> unused = keysNoBackendReads(config, backend);
+        if (!unused.isEmpty()) {
+            org.apache.logging.log4j.LogManager.getLogger(TiffinModule.class).warn("Configuration keys {} are not"
+                    + " read: node.storage-backend = {} reads storage.{}.* only (installed backends: {}); check the"
+                    + " spelling of the backend in those keys", unused, backend, backend,
+                    plugins.names(io.tiffin.core.plugin.ExtensionPoint.STORAGE_BACKEND));
+        }
+    }
+
+    /** The {@code storage.*} keys that the selected {@code backend} does not read, sorted. */
+    static java.util.Set<String> keysNoBackendReads(TiffinConfig config, String backend) {
+        java.util.Set<String> unused = new java.util.TreeSet<>();
+        for (String key : config.withPrefix("storage.").keySet()) {
+            if (!key.startsWith(backend + ".")) {
+                unused.add("storage." + key);
+            }
+        }
+        return unused;
     }
 
     @Provides
