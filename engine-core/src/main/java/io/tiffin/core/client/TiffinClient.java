@@ -87,11 +87,13 @@ public final class TiffinClient implements KvStore {
      * How to connect.
      *
      * @param masterAddress {@code host:port} of the master
+     * @param transport connection settings (frame limit, auth token, timeouts, event loops)
      * @param sliceSize largest data-plane transfer, bytes
      * @param localMemcpy same-JVM shortcuts: copy same-JVM replicas directly and call a master of this JVM
      *     directly ({@link InProcessMasters})
      * @param sharedMemory same-host shortcut: map the segments that nodes on this host keep in shared
      *     memory ({@link SharedSegments}) and copy directly
+     * @param hotCache settings of the local hot cache of objects read from other nodes; null = none
      * @param locationCache reuse of lookups within their read lease ({@link LocationCache}); null = off
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
