@@ -26,10 +26,16 @@ public record PluginContext(Map<String, String> properties, String nodeId) {
         return new PluginContext(Map.of(), "local");
     }
 
+    /** The raw value of {@code key} (prefix removed), if set. */
     public Optional<String> get(String key) {
         return Optional.ofNullable(properties.get(key));
     }
 
+    /**
+     * {@code key} as an integer, or {@code defaultValue} when unset.
+     *
+     * @throws IllegalArgumentException naming the key and value when it is not an integer
+     */
     public long getLong(String key, long defaultValue) {
         String v = properties.get(key);
         if (v == null) {
@@ -42,6 +48,11 @@ public record PluginContext(Map<String, String> properties, String nodeId) {
         }
     }
 
+    /**
+     * {@code key} as a decimal number, or {@code defaultValue} when unset.
+     *
+     * @throws IllegalArgumentException naming the key and value when it is not a number
+     */
     public double getDouble(String key, double defaultValue) {
         String v = properties.get(key);
         if (v == null) {
@@ -54,8 +65,40 @@ public record PluginContext(Map<String, String> properties, String nodeId) {
         }
     }
 
+    /**
+     * {@code key} as a duration, or {@code defaultValue} when unset: a number with a unit ({@code ns},
+     * {@code us}, {@code ms}, {@code s}, {@code m}, {@code h}, {@code d}; decimals allowed, e.g.
+     * {@code 1.5s}) as in Tiffin's own configuration, or a plain number of milliseconds.
+     *
+     * @throws IllegalArgumentException naming the key and value when it is not a duration &gt;= 0
+     */
     public Duration getDuration(String key, Duration defaultValue) {
         String v = properties.get(key);
-        return v == null ? defaultValue : Duration.ofMillis(getLong(key, 0));
+        if (v == null) {
+            return defaultValue;
+        }
+        java.util.regex.Matcher m = DURATION.matcher(v.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException(key + " = " + v + " (expected: a duration such as 500ms, 10s or 5m;"
+                    + " a plain number is milliseconds)");
+        }
+        long nanosPerUnit = switch (m.group(2).toLowerCase(java.util.Locale.ROOT)) {
+            case "ns" -> 1L;
+            case "us" -> 1_000L;
+            case "", "ms" -> 1_000_000L;
+            case "s" -> 1_000_000_000L;
+            case "m", "min" -> 60_000_000_000L;
+            case "h" -> 3_600_000_000_000L;
+            default -> 86_400_000_000_000L; // d
+        };
+        try {
+            return Duration.ofNanos(new java.math.BigDecimal(m.group(1)).multiply(java.math.BigDecimal.valueOf(nanosPerUnit))
+                    .setScale(0, java.math.RoundingMode.HALF_UP).longValueExact());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(key + " = " + v + " (expected: a duration of at most 106751d)", e);
+        }
     }
+
+    private static final java.util.regex.Pattern DURATION = java.util.regex.Pattern.compile(
+            "(\\d+(?:\\.\\d+)?)\\s*(ns|us|ms|s|m|min|h|d|)", java.util.regex.Pattern.CASE_INSENSITIVE);
 }

@@ -212,9 +212,13 @@ public final class NodeServer implements AutoCloseable {
         NodeStorageTier storageTier = null;
         try {
             if (o.storage() != null) {
+                // the backend learns this node's id, also when it was generated here (node.id unset)
+                io.tiffin.api.spi.PluginContext context = o.storage().context().nodeId().isEmpty()
+                        ? new io.tiffin.api.spi.PluginContext(o.storage().context().properties(), nodeId)
+                        : o.storage().context();
                 io.tiffin.api.spi.storage.StorageBackend backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
-                        () -> o.storage().factory().create(o.storage().context()));
+                        () -> o.storage().factory().create(context));
                 storageTier = new NodeStorageTier(nodeId, backend, segment,
                         this::master, masterPool);
                 NodeStorageTier t = storageTier;
