@@ -233,6 +233,30 @@ class SsdTierClusterTest {
         await("the master forgets the dead node", () -> c.locate(keys.getFirst()).isEmpty());
     }
 
+    @Test
+    void aStorageBackendLearnsTheNodesGeneratedId() {
+        startMaster(Map.of());
+        java.util.concurrent.atomic.AtomicReference<String> seen = new java.util.concurrent.atomic.AtomicReference<>();
+        io.tiffin.api.spi.storage.StorageBackendFactory bucket = plugins.storageBackend("bucket");
+        io.tiffin.api.spi.storage.StorageBackendFactory capturing = new io.tiffin.api.spi.storage.StorageBackendFactory() {
+            @Override
+            public String name() {
+                return "capturing";
+            }
+
+            @Override
+            public io.tiffin.api.spi.storage.StorageBackend create(PluginContext context) {
+                seen.set(context.nodeId());
+                return bucket.create(context);
+            }
+        };
+        NodeServer n = NodeServer.start(new NodeServer.Options("", "127.0.0.1", 0, 16 * MiB, address(),
+                Duration.ofMillis(200), TransportSettings.defaults()).withStorage(new NodeServer.Storage(capturing,
+                new PluginContext(Map.of("path", dir.resolve("generated").toString()), "")), Duration.ofMillis(20)));
+        open.add(n);
+        assertThat(seen.get()).isEqualTo(n.nodeId()).startsWith("node-");
+    }
+
     /** Flips one byte inside {@code value}'s bytes in whichever bucket file under {@code storage} holds them. */
     private static boolean flipAByteOf(Path storage, byte[] value) throws java.io.IOException {
         byte[] head = java.util.Arrays.copyOf(value, 64);
