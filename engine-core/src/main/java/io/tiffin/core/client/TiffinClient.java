@@ -535,7 +535,7 @@ public final class TiffinClient implements KvStore {
         if (byNode.isEmpty()) {
             return failed;
         }
-        TiffinException[] sent = exchange(Opcode.DATA_WRITE, byNode.values(), n);
+        TiffinException[] sent = exchange(Opcode.DATA_WRITE, byNode.values(), n, 0);
         for (int k = 0; k < n; k++) {
             if (failed[k] == null) {
                 failed[k] = sent[k];
@@ -844,7 +844,11 @@ public final class TiffinClient implements KvStore {
                 first.add(remoteMemoryReplicas(locs.get(i).value()).getFirst());
                 targets.add(reserved[i].segments());
             }
-            TiffinException[] failed = readScattered(first, targets);
+            long leaseEnd = Long.MAX_VALUE;
+            for (int i : viaCache) {
+                leaseEnd = Math.min(leaseEnd, TimeUnit.MILLISECONDS.toNanos(locs.get(i).value().leaseTtlMillis()));
+            }
+            TiffinException[] failed = readScattered(first, targets, start + leaseEnd);
             for (int j = 0; j < viaCache.size(); j++) {
                 int i = viaCache.get(j);
                 ObjectLocation loc = locs.get(i).value();
@@ -911,7 +915,12 @@ public final class TiffinClient implements KvStore {
      * Reads object k from {@code replicas.get(k)} into the pieces {@code targets.get(k)} (in order,
      * together the object's size), pipelined per node. Returns per object null or its failure.
      */
-    private TiffinException[] readScattered(List<ReplicaDescriptor> replicas, List<List<MemorySegment>> targets) {
+    /**
+     * Reads each object's first replica into its targets; waits for answers until {@code leaseEndNanos}
+     * at most (the end of the reads' leases; after it the bytes may be another object's anyway).
+     */
+    private TiffinException[] readScattered(List<ReplicaDescriptor> replicas, List<List<MemorySegment>> targets,
+                                            long leaseEndNanos) {
         Map<String, DirectBatch> byNode = new LinkedHashMap<>();
         for (int k = 0; k < replicas.size(); k++) {
             ReplicaDescriptor d = replicas.get(k);
@@ -926,7 +935,7 @@ public final class TiffinClient implements KvStore {
                 objectOffset += piece.byteSize();
             }
         }
-        return exchange(Opcode.DATA_READ, byNode.values(), replicas.size());
+        return exchange(Opcode.DATA_READ, byNode.values(), replicas.size(), leaseEndNanos == 0 ? 1 : leaseEndNanos);
     }
 
     /**
@@ -935,13 +944,14 @@ public final class TiffinClient implements KvStore {
      * each answer into it. Returns per object (the requests' owners, 0 to {@code objects} - 1) null or
      * its first failure.
      */
-    private TiffinException[] exchange(Opcode opcode, java.util.Collection<DirectBatch> batches, int objects) {
+    private TiffinException[] exchange(Opcode opcode, java.util.Collection<DirectBatch> batches, int objects,
+                                       long endNanos) {
         TiffinException[] failed = new TiffinException[objects];
         List<DirectBatch> list = new ArrayList<>(batches);
         boolean write = opcode == Opcode.DATA_WRITE;
         try {
             TiffinException[][] outcome = direct.exchange(opcode, list.stream().map(b -> new BlockingConnectionPool.Batch(
-                    b.endpoint, b.requests, write ? b.bulks : null, write ? null : b.bulks)).toList());
+                    b.endpoint, b.requests, write ? b.bulks : null, write ? null : b.bulks)).toList(), endNanos);
             for (int b = 0; b < list.size(); b++) {
                 for (int i = 0; i < outcome[b].length; i++) {
                     int k = list.get(b).owners.get(i);
@@ -1039,8 +1049,16 @@ public final class TiffinClient implements KvStore {
         /** When the call began, before its lookups: the leases they granted started later. */
         private final long startNanos;
 
+        /** The shortest lease of the memory reads added (ns); their answers are awaited no longer. */
+        private long leaseNanos = Long.MAX_VALUE / 4;
+
         ReadBatch(long startNanos) {
             this.startNanos = startNanos;
+        }
+
+        /** A memory read of {@code loc} is about to be added: its lease bounds the batch's wait. */
+        void noteLease(ObjectLocation loc) {
+            leaseNanos = Math.min(leaseNanos, TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
         }
 
         /**
@@ -1078,7 +1096,7 @@ public final class TiffinClient implements KvStore {
                 first.add(r.replicas().getFirst());
                 targets.add(List.of(r.target()));
             }
-            TiffinException[] failed = readScattered(first, targets);
+            TiffinException[] failed = readScattered(first, targets, startNanos + leaseNanos);
             for (int k = 0; k < failed.length; k++) {
                 MemoryRead r = memoryReads.get(k);
                 if (r.staging() != null) {
@@ -1268,6 +1286,7 @@ public final class TiffinClient implements KvStore {
             return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
                     loc.key() + ": no readable replica"));
         }
+        ssd.noteLease(loc);
         if (hotCache != null && hotCache.accepts(loc.size())) {
             return ssd.addMemoryFill(memory, dst, loc);
         }

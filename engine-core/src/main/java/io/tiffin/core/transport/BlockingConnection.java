@@ -91,6 +91,8 @@ public final class BlockingConnection implements AutoCloseable {
     private volatile long deadlineNanos;
     /** The running call's timeout: the longest wait for an answer, or for a write to make progress. */
     private long callTimeoutNanos;
+    /** Latest moment the running receive waits for answers (0 = none); set by the calling thread only. */
+    private long answerEndNanos;
     private volatile boolean expired;
     private volatile boolean closed;
     /**
@@ -276,12 +278,37 @@ public final class BlockingConnection implements AutoCloseable {
      * answered and closes the connection.
      */
     public TiffinException[] receive(Opcode opcode, long first, int count, List<MemorySegment> bulksIn) {
+        return receive(opcode, first, count, bulksIn, 0);
+    }
+
+    /**
+     * As {@link #receive(Opcode, long, int, List)}, waiting no later than {@code endNanos} ({@link
+     * System#nanoTime()}; 0 = only the RPC timeout) — the end of the read leases the answers are read
+     * under, after which waiting on is pointless. Requests not answered by then fail with {@code
+     * LEASE_EXPIRED} and the connection is closed.
+     */
+    public TiffinException[] receive(Opcode opcode, long first, int count, List<MemorySegment> bulksIn, long endNanos) {
+        answerEndNanos = endNanos;
+        try {
+            return receiveAnswers(opcode, first, count, bulksIn);
+        } finally {
+            answerEndNanos = 0;
+        }
+    }
+
+    /** The wait of the next answer: the RPC timeout from now, or {@link #answerEndNanos} if sooner. */
+    private long answerDeadline() {
+        long d = deadline(settings.rpcTimeout().toNanos());
+        return answerEndNanos != 0 && answerEndNanos - d < 0 ? answerEndNanos : d;
+    }
+
+    private TiffinException[] receiveAnswers(Opcode opcode, long first, int count, List<MemorySegment> bulksIn) {
         TiffinException[] outcome = new TiffinException[count];
         boolean[] answered = new boolean[count];
         int remaining = count;
         int reading = -1;
         try {
-            deadlineNanos = deadline(settings.rpcTimeout().toNanos());
+            deadlineNanos = answerDeadline();
             while (remaining > 0) {
                 reading = -1;
                 Header h = readHeader(opcode);
@@ -299,7 +326,7 @@ public final class BlockingConnection implements AutoCloseable {
                     readBody(opcode, h, null, bulksIn == null ? null : bulksIn.get(i));
                     // each answer restarts the clock: the timeout bounds the wait for one answer, as
                     // for single calls, not the whole batch
-                    deadlineNanos = deadline(settings.rpcTimeout().toNanos());
+                    deadlineNanos = answerDeadline();
                 } catch (TiffinException e) {
                     outcome[i] = e; // the server's failure status for this request only, unless it closed
                     if (!isOpen()) {
@@ -662,6 +689,11 @@ public final class BlockingConnection implements AutoCloseable {
 
     private TiffinException ioFailure(Opcode opcode, IOException e) {
         close();
+        if (expired && answerEndNanos != 0 && System.nanoTime() - answerEndNanos >= 0) {
+            return new TiffinException(ErrorCode.LEASE_EXPIRED, "no answer to " + opcode + " from " + endpoint
+                    + " before the read lease ended; the node may be stalled: retry (a fresh lookup may name"
+                    + " another replica)", e);
+        }
         if (expired) {
             return new TiffinException(ErrorCode.RPC_TIMEOUT, "no answer to " + opcode + " from " + endpoint
                     + " within " + (opcode == Opcode.HELLO ? settings.handshakeTimeout() : settings.rpcTimeout())

@@ -119,6 +119,15 @@ public final class BlockingConnectionPool implements AutoCloseable {
      * request, null on success or the exception that request failed with.
      */
     public TiffinException[][] exchange(Opcode opcode, List<Batch> batches) {
+        return exchange(opcode, batches, 0);
+    }
+
+    /**
+     * As {@link #exchange(Opcode, List)}, waiting for answers no later than {@code endNanos} ({@link
+     * System#nanoTime()}, 0 = only the RPC timeout); see {@link BlockingConnection#receive(Opcode, long,
+     * int, List, long)}.
+     */
+    public TiffinException[][] exchange(Opcode opcode, List<Batch> batches, long endNanos) {
         int n = batches.size();
         TiffinException[][] out = new TiffinException[n][];
         BlockingConnection[] conns = new BlockingConnection[n];
@@ -150,7 +159,8 @@ public final class BlockingConnectionPool implements AutoCloseable {
                 BlockingConnection c = conns[b];
                 conns[b] = null;
                 if (sent[b]) {
-                    out[b] = c.receive(opcode, first[b], batches.get(b).requests().size(), batches.get(b).bulksIn());
+                    out[b] = c.receive(opcode, first[b], batches.get(b).requests().size(), batches.get(b).bulksIn(),
+                            endNanos);
                 }
                 toSend[b] = attempt == 0 && reused[b] && !c.isOpen() && c.failedBeforeAnswer()
                         && hasCode(out[b], ErrorCode.RPC_FAIL);

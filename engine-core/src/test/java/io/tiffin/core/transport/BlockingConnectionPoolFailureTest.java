@@ -107,6 +107,35 @@ class BlockingConnectionPoolFailureTest {
         assertThat(out[1]).as("the fast server answered at once").containsOnlyNulls();
     }
 
+    /**
+     * Reads wait no longer than their leases: a stalled server's answers are given up at the lease's end
+     * ({@code LEASE_EXPIRED}), not after the much longer RPC timeout, and the pool goes on working.
+     */
+    @Test
+    void answersAreAwaitedUntilTheLeaseEndsNotTheWholeRpcTimeout() throws Exception {
+        ScheduledExecutorService delay = Executors.newSingleThreadScheduledExecutor();
+        open.add(delay::shutdownNow);
+        TransportServer stalled = server("stalled", settings());
+        stalled.register(Opcode.DATA_READ, (r, resp) -> delay.schedule(() -> resp.ok(Empty.getDefaultInstance(),
+                Unpooled.wrappedBuffer(new byte[8])), 3, TimeUnit.SECONDS), null);
+        stalled.start("127.0.0.1", 0);
+        BlockingConnectionPool pool = new BlockingConnectionPool("t", settings().withRpcTimeout(Duration.ofSeconds(20)), "p");
+        open.add(pool);
+        Arena arena = Arena.ofShared();
+        open.add(arena);
+
+        long start = System.nanoTime();
+        TiffinException[][] out = pool.exchange(Opcode.DATA_READ, List.of(new BlockingConnectionPool.Batch(
+                endpoint(stalled), List.of(DataRequest.newBuilder().setLength(8).build()), null,
+                List.of(arena.allocate(8)))), start + TimeUnit.MILLISECONDS.toNanos(300));
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+        assertThat(out[0][0]).isNotNull();
+        assertThat(out[0][0].code()).isEqualTo(ErrorCode.LEASE_EXPIRED);
+        assertThat(out[0][0].getMessage()).contains("before the read lease ended");
+        assertThat(tookMs).as("given up at the lease's end, not after the server's 3 s").isLessThan(2500);
+    }
+
     @Test
     void aDestinationThatCannotTakeTheBytesFailsTheBatchAndClosesItsConnection() {
         TransportServer server = server("srv", settings());
