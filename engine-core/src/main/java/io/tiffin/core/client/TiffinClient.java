@@ -1116,7 +1116,8 @@ public final class TiffinClient implements KvStore {
                 }
                 if (failed[k] == null) {
                     r.done().complete(null);
-                } else if (r.replicas().size() > 1) {
+                } else if (r.replicas().size() > 1 && failed[k].code() != ErrorCode.LEASE_EXPIRED) {
+                    // (after the lease, no replica's bytes can be trusted: the read fails as it is)
                     LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
                     readRemote(r.replicas(), 1, r.dst(), r.fill(), startNanos).whenComplete((v, err) -> {
                         if (err == null) {
