@@ -187,6 +187,6 @@ public final class TiffinModule extends AbstractModule {
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
                 config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache,
                 config.get(CLIENT_SHARED_MEMORY), new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),
-                config.get(CLIENT_LOCATION_CACHE_SIZE)));
+                config.get(CLIENT_LOCATION_CACHE_SIZE)), config.get(CLIENT_READ_HINT_CACHE_SIZE));
     }
 }

@@ -132,6 +132,16 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " tiffin-shm-cached (tiffin-shm with it); their get and batch get cases (0 = off)")
     String locationCacheTtl;
 
+    @Option(names = "--read-hint-cache-size", defaultValue = "100000",
+            description = "client.read-hint-cache-size of the Tiffin clients: keys whose last known replica a get reads"
+                    + " while looking the key up (default ${DEFAULT-VALUE}, the client's default; 0 = off)")
+    long readHints;
+
+    @Option(names = "--unhinted-baseline",
+            description = "also measure target tiffin-unhinted: tiffin-remote with client.read-hint-cache-size = 0,"
+                    + " every get waiting for its lookup before it reads; its get case, right after tiffin-remote's")
+    boolean unhintedBaseline;
+
     @Option(names = "--cluster-warmup", defaultValue = "20",
             description = "seconds of unmeasured puts and gets of every size from every client thread before the"
                     + " first case, in all (default ${DEFAULT-VALUE}; 6 left a run's first case measurably colder)")
@@ -221,22 +231,25 @@ public final class BenchKvCommand implements Callable<Integer> {
             System.out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
                     address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
                     clients, duration, warmup);
-            try (TiffinClient remote = TiffinClient.connect(new TiffinClient.Options(address,
-                         TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false));
-                 TiffinClient shm = sharedMemoryDir == null ? null : TiffinClient.connect(new TiffinClient.Options(
-                         address, TransportSettings.defaults(), 16L << 20, false).withSharedMemory(true));
-                 TiffinClient cached = cacheTtl.isZero() ? null : TiffinClient.connect(new TiffinClient.Options(
-                         address, TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false)
+            TiffinClient.Options base = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false)
+                    .withReadHints(readHints);
+            try (TiffinClient remote = TiffinClient.connect(base.withSharedMemory(false));
+                 TiffinClient unhinted = unhintedBaseline ? TiffinClient.connect(base.withSharedMemory(false)
+                         .withReadHints(0)) : null;
+                 TiffinClient shm = sharedMemoryDir == null ? null : TiffinClient.connect(base.withSharedMemory(true));
+                 TiffinClient cached = cacheTtl.isZero() ? null : TiffinClient.connect(base.withSharedMemory(false)
                          .withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
                  TiffinClient shmCached = cacheTtl.isZero() || sharedMemoryDir == null ? null : TiffinClient.connect(
-                         new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false)
-                                 .withSharedMemory(true).withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
+                         base.withSharedMemory(true).withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
                     benchTiffin("tiffin-remote", remote, value, size, arena, true);
+                    if (unhinted != null && operations.contains("get")) {
+                        benchUnhinted(unhinted, value, size, arena);
+                    }
                     if (cached != null) {
                         benchCached("tiffin-cached", cached, value, size, arena);
                     }
@@ -326,6 +339,17 @@ public final class BenchKvCommand implements Callable<Integer> {
     // ------------------------------------------------------------------ targets
 
     /** Gets and batch gets of a client with a location cache; fails when the cache answered nothing. */
+    /** Target {@code tiffin-unhinted}: the get case of a remote client without read hints. */
+    private void benchUnhinted(TiffinClient client, MemorySegment value, long size, Arena arena) throws Exception {
+        List<String> all = operations;
+        operations = List.of("get");
+        try {
+            benchTiffin("tiffin-unhinted", client, value, size, arena, false);
+        } finally {
+            operations = all;
+        }
+    }
+
     private void benchCached(String target, TiffinClient client, MemorySegment value, long size, Arena arena)
             throws Exception {
         long before = client.locationCacheStats().orElseThrow().hits();
@@ -406,11 +430,17 @@ public final class BenchKvCommand implements Callable<Integer> {
             });
         }
         if (operations.contains("get")) {
+            var hintsBefore = client.readHintStats();
             measure(target, "get", size, 1, t -> {
                 MemorySegment dst = arena.allocate(size, 64);
                 SplittableRandom r = new SplittableRandom(t);
                 return i -> client.getInto(names.get(r.nextInt(keys)), dst);
             });
+            if (hintsBefore.isPresent()) {
+                var after = client.readHintStats().orElseThrow();
+                System.out.printf(Locale.ROOT, "    (read hints: %d gets read while looked up, %d hints refuted)%n",
+                        after.confirmed() - hintsBefore.get().confirmed(), after.refuted() - hintsBefore.get().refuted());
+            }
             if (dataPlane && target.equals("tiffin-remote")) {
                 benchDataPlane(client, names, size, arena);
             }
@@ -822,6 +852,10 @@ public final class BenchKvCommand implements Callable<Integer> {
             }
             if (rd != null && !r.target().equals("tiffin-local")) {
                 line.append(String.format(Locale.ROOT, ", %.2fx redis", r.gbPerSec() / rd.gbPerSec()));
+            }
+            Result unhinted = byKey.get("tiffin-unhinted/get/" + r.valueSize());
+            if (unhinted != null && r.target().equals("tiffin-remote")) {
+                line.append(String.format(Locale.ROOT, ", %.2fx tiffin-unhinted", r.gbPerSec() / unhinted.gbPerSec()));
             }
             System.out.println(line);
         }

@@ -17,6 +17,7 @@ import io.tiffin.core.master.MasterRpcService;
 import io.tiffin.core.node.LocalSegment;
 import io.tiffin.core.node.LocalSegmentDirectory;
 import io.tiffin.core.transport.Frame;
+import io.tiffin.core.transport.BlockingConnection;
 import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
@@ -76,7 +77,9 @@ import org.apache.logging.log4j.Logger;
  * <p>Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and
  * {@link ErrorCode#TRANSFER_FAIL}. Reads: GetReplicaList (a lease) → local memory replica first, then
  * remote ones in the master's order (the next replica is tried if one fails) → {@link
- * ErrorCode#LEASE_EXPIRED} if the lease ran out before the read ended.
+ * ErrorCode#LEASE_EXPIRED} if the lease ran out before the read ended. A get of a key whose replica this
+ * client saw before reads that replica while the lookup is under way and keeps the bytes only if the
+ * lookup names that very replica ({@link ReadHints}).
  *
  * <p>Thread-safe: share one instance. Owns its connections; {@link #close()} releases them.
  */
@@ -95,15 +98,28 @@ public final class TiffinClient implements KvStore {
      *     memory ({@link SharedSegments}) and copy directly
      * @param hotCache settings of the local hot cache of objects read from other nodes; null = none
      * @param locationCache reuse of lookups within their read lease ({@link LocationCache}); null = off
+     * @param readHints most keys whose last known replica a get reads while looking the key up ({@link
+     *     ReadHints}); 0 = off
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
-                          HotCacheSettings hotCache, boolean sharedMemory, LocationCache.Settings locationCache) {
+                          HotCacheSettings hotCache, boolean sharedMemory, LocationCache.Settings locationCache,
+                          long readHints) {
         public Options {
             Objects.requireNonNull(masterAddress, "masterAddress");
             locationCache = locationCache == null ? LocationCache.Settings.DISABLED : locationCache;
             if (sliceSize < 1024) {
                 throw new IllegalArgumentException("client.transfer-slice-size = " + sliceSize + " (expected: >= 1KiB)");
             }
+            if (readHints < 0) {
+                throw new IllegalArgumentException("client.read-hint-cache-size = " + readHints + " (expected: >= 0, 0 = off)");
+            }
+        }
+
+        /** With {@link ReadHints#DEFAULT_SIZE} read hints. */
+        public Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
+                       HotCacheSettings hotCache, boolean sharedMemory, LocationCache.Settings locationCache) {
+            this(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory, locationCache,
+                    ReadHints.DEFAULT_SIZE);
         }
 
         /** Without a location cache. */
@@ -124,19 +140,29 @@ public final class TiffinClient implements KvStore {
         }
 
         public Options withHotCache(HotCacheSettings settings) {
-            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings, sharedMemory, locationCache);
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, settings, sharedMemory, locationCache,
+                    readHints);
         }
 
         public Options withSharedMemory(boolean enabled) {
-            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, enabled, locationCache);
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, enabled, locationCache,
+                    readHints);
         }
 
         public Options withMasterAddress(String address) {
-            return new Options(address, transport, sliceSize, localMemcpy, hotCache, sharedMemory, locationCache);
+            return new Options(address, transport, sliceSize, localMemcpy, hotCache, sharedMemory, locationCache,
+                    readHints);
         }
 
         public Options withLocationCache(LocationCache.Settings settings) {
-            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory, settings);
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory, settings,
+                    readHints);
+        }
+
+        /** {@code entries} read hints ({@link ReadHints}; 0 = none: every get waits for its lookup). */
+        public Options withReadHints(long entries) {
+            return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory, locationCache,
+                    entries);
         }
 
         public static Options defaults(String masterAddress) {
@@ -155,6 +181,8 @@ public final class TiffinClient implements KvStore {
     private final SharedSegments shared;
     /** Lookups reused within their lease; null when disabled. */
     private final LocationCache locations;
+    /** Replicas read while their keys are looked up; null when disabled. */
+    private final ReadHints hints;
     private volatile boolean closed;
 
     private final java.util.concurrent.ScheduledExecutorService reporter;
@@ -163,6 +191,7 @@ public final class TiffinClient implements KvStore {
         this.options = options;
         this.hotCache = createHotCache(options.hotCache());
         this.locations = options.locationCache().enabled() ? new LocationCache(options.locationCache()) : null;
+        this.hints = options.readHints() > 0 ? new ReadHints(options.readHints()) : null;
         this.pool = new TransportClientPool("client", options.transport(), clientId);
         this.direct = new BlockingConnectionPool("client", options.transport(), clientId);
         // SEGMENT_INFO over the data-plane connections the reads use anyway (no extra connection per node).
@@ -308,6 +337,14 @@ public final class TiffinClient implements KvStore {
         if (locations != null) {
             locations.invalidate(key);
         }
+        if (hints != null) {
+            hints.invalidate(key);
+        }
+    }
+
+    /** The read hints' counters, or empty when they are disabled. */
+    public Optional<ReadHints.Stats> readHintStats() {
+        return hints == null ? Optional.empty() : Optional.of(hints.stats());
     }
 
     /** The location cache's counters, or empty when it is disabled. */
@@ -320,18 +357,32 @@ public final class TiffinClient implements KvStore {
      * {@code cached[0]} is set), else the master's (granting a lease), remembered when it may be reused.
      */
     private ObjectLocation locateForRead(String key, boolean useCache, boolean[] cached) {
-        if (useCache && locations != null) {
-            ObjectLocation hit = locations.get(key, System.nanoTime());
-            if (hit != null) {
-                cached[0] = true;
-                return hit;
-            }
+        ObjectLocation hit = useCache ? cachedLocation(key, System.nanoTime(), cached) : null;
+        return hit != null ? hit : lookUp(key);
+    }
+
+    /** The location cache's usable location of {@code key} (then {@code cached[0]} is set), or null. */
+    private ObjectLocation cachedLocation(String key, long nowNanos, boolean[] cached) {
+        if (locations == null) {
+            return null;
         }
+        ObjectLocation hit = locations.get(key, nowNanos);
+        if (hit != null) {
+            cached[0] = true;
+        }
+        return hit;
+    }
+
+    /** Asks the master (granting a lease); remembers the answer for reuse and as a read hint. */
+    private ObjectLocation lookUp(String key) {
         long stamp = locations == null ? 0 : locations.stamp(key);
         long sent = System.nanoTime();
         ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
                 ObjectLocationMsg.parser()));
         remember(loc, sent, stamp);
+        if (hints != null) {
+            hints.remember(key, loc.replicas(), this::isDirect);
+        }
         return loc;
     }
 
@@ -468,6 +519,9 @@ public final class TiffinClient implements KvStore {
             throw transferFailure("put " + key, failed);
         }
         rpc(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+        if (hints != null) {
+            hints.remember(key, replicas, this::isDirect);
+        }
     }
 
     /** Retries of a PutStart that found no room, while eviction (or offload to SSD) frees some. */
@@ -641,7 +695,11 @@ public final class TiffinClient implements KvStore {
             BatchCodesReply ended = rpc(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder().setClientId(clientId)
                     .addAllKeys(toEnd).build(), BatchCodesReply.parser());
             for (int j = 0; j < toEnd.size(); j++) {
-                codes[endIdx.get(j)] = ErrorCode.fromValue(ended.getCodes(j));
+                int i = endIdx.get(j);
+                codes[i] = ErrorCode.fromValue(ended.getCodes(j));
+                if (codes[i] == ErrorCode.OK && hints != null) {
+                    hints.remember(keys.get(i), toWrite.get(i), this::isDirect);
+                }
             }
         }
         List<KeyResult<Void>> out = new ArrayList<>(n);
@@ -686,14 +744,109 @@ public final class TiffinClient implements KvStore {
     /** {@code cached[0]} tells the caller whether the location came from the location cache. */
     private byte[] get(String key, boolean useCache, boolean[] cached) {
         long start = System.nanoTime();
-        ObjectLocation loc = locateForRead(key, useCache, cached);
+        ObjectLocation loc = useCache ? cachedLocation(key, start, cached) : null;
+        byte[] out = null;
+        if (loc == null) {
+            ReplicaDescriptor hint = hintFor(key);
+            if (hint != null && hint.size() <= Integer.MAX_VALUE - 16) {
+                out = new byte[(int) hint.size()];
+                loc = lookupWhileReading(key, hint, MemorySegment.ofArray(out), start);
+                if (loc == null) {
+                    return out; // read under a confirmed hint, within the lookup's lease
+                }
+            } else {
+                loc = lookUp(key);
+            }
+        }
         if (loc.size() > Integer.MAX_VALUE - 16) {
             throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size()
                     + " bytes, too large for a byte[]; use getInto with a MemorySegment");
         }
-        byte[] out = new byte[(int) loc.size()];
+        if (out == null || out.length != loc.size()) {
+            out = new byte[(int) loc.size()];
+        }
         readAndCheckLease(loc, MemorySegment.ofArray(out), start);
         return out;
+    }
+
+    /**
+     * The replica to read {@code key} from while it is looked up, or null: none is known, or the read
+     * should wait for the lookup (the hot cache may hold or keep the object).
+     */
+    private ReplicaDescriptor hintFor(String key) {
+        if (hints == null) {
+            return null;
+        }
+        ReplicaDescriptor hint = hints.get(key);
+        if (hint == null || (hotCache != null && hotCache.accepts(hint.size()))) {
+            return null;
+        }
+        return hint;
+    }
+
+    /**
+     * A get's lookup with the speculative read of {@code hint} ({@link ReadHints}): sends the read of the
+     * hinted replica into {@code dst} on an idle connection to its node, then looks the key up, then,
+     * when the master's answer names that very replica, receives the bytes within the answer's lease.
+     * Returns null when {@code dst} holds the object (size {@code hint.size()}), else the location to
+     * read the usual way (the hinted read, if any, was dropped with its connection and {@code dst} holds
+     * nothing defined).
+     *
+     * @throws TiffinException what the lookup fails with (OBJECT_NOT_FOUND, ...), or LEASE_EXPIRED when
+     *     the confirmed bytes came after the lease ended
+     */
+    private ObjectLocation lookupWhileReading(String key, ReplicaDescriptor hint, MemorySegment dst, long start) {
+        List<DataRequest> requests = new ArrayList<>();
+        List<MemorySegment> bulks = new ArrayList<>();
+        for (long off = 0; off < hint.size(); off += options.sliceSize()) {
+            long len = Math.min(options.sliceSize(), hint.size() - off);
+            requests.add(DataRequest.newBuilder().setSegment(hint.segment()).setMountEpoch(hint.mountEpoch())
+                    .setOffset(hint.offset() + off).setLength(len).build());
+            bulks.add(dst.asSlice(off, len));
+        }
+        BlockingConnection c = direct.acquireIdle(hint.endpoint());
+        long first = 0;
+        if (c != null) {
+            try {
+                first = c.send(Opcode.DATA_READ, requests, null);
+            } catch (TiffinException e) {
+                direct.release(c); // closed by the failed send
+                c = null;
+            }
+        }
+        ObjectLocation loc;
+        try {
+            loc = lookUp(key);
+        } catch (RuntimeException | Error e) {
+            drop(c);
+            throw e;
+        }
+        if (c == null) {
+            return loc;
+        }
+        if (!hints.confirms(loc, hint)) {
+            drop(c); // no wait for bytes that are not the object's (or for a node that may be gone)
+            return loc;
+        }
+        TiffinException[] outcome = c.receive(Opcode.DATA_READ, first, requests.size(), bulks,
+                start + TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
+        direct.release(c);
+        for (TiffinException e : outcome) {
+            if (e != null) {
+                LOG.debug("speculative read of {} failed ({}); reading it again", key, e.getMessage());
+                return loc;
+            }
+        }
+        checkLease(loc, start);
+        return null;
+    }
+
+    /** Closes a lent connection whose answers will not be read, and gives it back (null: nothing). */
+    private void drop(BlockingConnection c) {
+        if (c != null) {
+            c.close();
+            direct.release(c);
+        }
     }
 
     @Override
@@ -705,7 +858,18 @@ public final class TiffinClient implements KvStore {
 
     private long getInto(String key, MemorySegment destination, boolean useCache, boolean[] cached) {
         long start = System.nanoTime();
-        ObjectLocation loc = locateForRead(key, useCache, cached);
+        ObjectLocation loc = useCache ? cachedLocation(key, start, cached) : null;
+        if (loc == null) {
+            ReplicaDescriptor hint = hintFor(key);
+            if (hint != null && destination.byteSize() >= hint.size() && !isThreadConfined(destination)) {
+                loc = lookupWhileReading(key, hint, destination.asSlice(0, hint.size()), start);
+                if (loc == null) {
+                    return hint.size(); // read under a confirmed hint, within the lookup's lease
+                }
+            } else {
+                loc = lookUp(key);
+            }
+        }
         if (destination.byteSize() < loc.size()) {
             throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size() + " bytes but the destination holds "
                     + destination.byteSize());
@@ -1621,6 +1785,10 @@ public final class TiffinClient implements KvStore {
         if (q != null) {
             locations.invalidateMatching(q::matches);
         }
+        if (hints != null) {
+            // not needed for correctness (a hint is only used once the lookup confirms it): saves wasted reads
+            hints.invalidateMatching(io.tiffin.core.master.KeyQuery.compile(regex)::matches);
+        }
         try {
             return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
                     CountReply.parser()).getCount();
@@ -1638,6 +1806,9 @@ public final class TiffinClient implements KvStore {
         }
         if (locations != null) {
             locations.invalidateMatching(k -> true);
+        }
+        if (hints != null) {
+            hints.invalidateMatching(k -> true);
         }
         try {
             return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser())

@@ -83,6 +83,8 @@ public final class MasterService {
         this.tier = new StorageTier(settings.tier());
         // Versions survive a master restart: start above anything a previous run can have handed out.
         this.versions.set(ticker.millis() << 12);
+        // So do replica ids: a client's read hint from a previous run never matches a replica of this one.
+        this.replicaIds.set(ticker.millis() << 12);
         for (int i = 0; i < shards.length; i++) {
             shards[i] = new MetadataShard();
         }

@@ -78,6 +78,29 @@ public final class BlockingConnectionPool implements AutoCloseable {
     }
 
     /**
+     * An idle open connection to {@code hostPort} for the calling thread, or null when none is kept (this
+     * never connects, so it never waits for a server that may be gone). Give it back with {@link #release}.
+     */
+    public BlockingConnection acquireIdle(String hostPort) {
+        if (closed) {
+            return null;
+        }
+        Idle slot = idle.get(hostPort);
+        if (slot == null) {
+            return null;
+        }
+        BlockingConnection c;
+        while ((c = slot.stack.pollFirst()) != null) {
+            slot.size.decrementAndGet();
+            if (c.isOpen()) {
+                return c;
+            }
+            watchdog.unregister(c);
+        }
+        return null;
+    }
+
+    /**
      * A new connection to {@code hostPort}, after closing the idle ones kept for it (used when a kept
      * connection turned out dead: the others were most likely cut by the same server restart).
      */
