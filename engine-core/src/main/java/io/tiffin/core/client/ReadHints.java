@@ -25,16 +25,15 @@ import java.util.function.Predicate;
  * lookup granted covers the read, exactly as for a get that waits for its lookup (the read must end
  * within that lease). The node checks the mount epoch as for any read, so a hint from before a master
  * restart or a re-mount never reaches the segment's new bytes. A read the lookup does not confirm — the
- * key was removed, evicted, re-put or moved — is dropped without waiting for its answer (its connection
- * is closed), and the get reads the replica the lookup named, as usual.
+ * key was removed, evicted, re-put or moved — is not received into the caller's memory: its answer is
+ * read and thrown away (or its connection closed), and the get reads the replica the lookup named.
  *
  * <p><b>What it costs.</b> A stale hint costs a wasted node read; the master sees the same lookups as
- * without hints (leases, eviction order and metrics do not change). Gets whose destination the caller's
- * thread confines, gets of objects the hot cache may keep, and zero-copy or batch gets do not speculate.
- * Speculation only uses a connection to the hinted node that is already open and idle: a hint never makes
- * a get wait for a connect to a node that may be gone.
+ * without hints (leases, eviction order and metrics do not change). About 150 bytes of heap per key
+ * besides the key itself (the replica's segment and endpoint are shared between keys). Objects with a
+ * replica this client reads through a memory mapping (same JVM, same-host shared memory) get no hint.
  *
- * <p>Thread-safe (a Caffeine cache; counters are {@link LongAdder}s). Holds no off-heap memory.
+ * <p>Thread-safe (Caffeine caches; counters are {@link LongAdder}s). Holds no off-heap memory.
  */
 public final class ReadHints {
     /** Default of {@code client.read-hint-cache-size}. */
@@ -44,7 +43,33 @@ public final class ReadHints {
     public record Stats(long confirmed, long refuted, long size) {
     }
 
-    private final Cache<String, ReplicaDescriptor> hints;
+    /** A segment on a node, shared by the hints of all keys with a replica there. */
+    public record Place(String segment, String endpoint) {
+    }
+
+    /**
+     * A remembered memory replica: where it is ({@code place}, {@code offset}, {@code size}) and what
+     * identifies it ({@code replicaId}, {@code mountEpoch}).
+     */
+    public record Hint(Place place, long replicaId, long offset, long size, long mountEpoch) {
+        public String segment() {
+            return place.segment();
+        }
+
+        public String endpoint() {
+            return place.endpoint();
+        }
+
+        boolean is(ReplicaDescriptor d) {
+            return d.type() == ReplicaType.MEMORY && d.replicaId() == replicaId && d.mountEpoch() == mountEpoch
+                    && d.offset() == offset && d.size() == size && d.segment().equals(place.segment())
+                    && d.endpoint().equals(place.endpoint());
+        }
+    }
+
+    private final Cache<String, Hint> hints;
+    /** Segment name → its place; bounded, since node restarts bring new segment names. */
+    private final Cache<String, Place> places = Caffeine.newBuilder().maximumSize(4096).executor(Runnable::run).build();
     private final LongAdder confirmed = new LongAdder();
     private final LongAdder refuted = new LongAdder();
 
@@ -59,38 +84,53 @@ public final class ReadHints {
     }
 
     /** The replica to read {@code key} from while it is looked up, or null. */
-    public ReplicaDescriptor get(String key) {
+    public Hint get(String key) {
         return hints.getIfPresent(key);
     }
 
     /**
      * Remembers the first memory replica of {@code replicas} (a lookup's answer, or the replicas of a put
-     * that just ended) as {@code key}'s hint; forgets the key's hint when that replica cannot be read
-     * speculatively: read through a memory mapping ({@code direct}), or without a mount epoch the node
-     * would check.
+     * that just ended) as {@code key}'s hint. Forgets the key's hint instead when the object has a memory
+     * replica read through a mapping ({@code direct}: the usual read copies it from memory, no socket), or
+     * when the first one carries no mount epoch for the node to check.
      */
     public void remember(String key, List<ReplicaDescriptor> replicas, Predicate<ReplicaDescriptor> direct) {
+        ReplicaDescriptor first = null;
         for (ReplicaDescriptor d : replicas) {
             if (d.type() == ReplicaType.MEMORY) {
-                if (d.mountEpoch() != 0 && !direct.test(d)) {
-                    hints.put(key, d);
-                } else {
+                if (direct.test(d)) {
                     hints.invalidate(key);
+                    return;
                 }
-                return;
+                if (first == null) {
+                    first = d;
+                }
             }
         }
-        hints.invalidate(key);
+        if (first == null || first.mountEpoch() == 0) {
+            hints.invalidate(key);
+            return;
+        }
+        hints.put(key, new Hint(placeOf(first), first.replicaId(), first.offset(), first.size(), first.mountEpoch()));
+    }
+
+    private Place placeOf(ReplicaDescriptor d) {
+        Place p = places.getIfPresent(d.segment());
+        if (p == null || !p.endpoint().equals(d.endpoint())) {
+            p = new Place(d.segment(), d.endpoint());
+            places.put(d.segment(), p);
+        }
+        return p;
     }
 
     /**
      * Whether {@code loc}, the master's answer to the lookup sent with a read of {@code hint}, names that
      * very replica (see the class comment); counts the outcome.
      */
-    public boolean confirms(ObjectLocation loc, ReplicaDescriptor hint) {
+    public boolean confirms(ObjectLocation loc, Hint hint) {
         if (loc.size() == hint.size()) {
             for (ReplicaDescriptor d : loc.replicas()) {
-                if (sameReplica(d, hint)) {
+                if (hint.is(d)) {
                     confirmed.increment();
                     return true;
                 }
@@ -100,13 +140,7 @@ public final class ReadHints {
         return false;
     }
 
-    static boolean sameReplica(ReplicaDescriptor a, ReplicaDescriptor b) {
-        return a.type() == ReplicaType.MEMORY && b.type() == ReplicaType.MEMORY && a.replicaId() == b.replicaId()
-                && a.mountEpoch() == b.mountEpoch() && a.offset() == b.offset() && a.size() == b.size()
-                && a.segment().equals(b.segment()) && a.endpoint().equals(b.endpoint());
-    }
-
-    /** Forgets {@code key}'s hint (this client removed or wrote it). */
+    /** Forgets {@code key}'s hint (this client removed or wrote it, or its lookup failed). */
     public void invalidate(String key) {
         hints.invalidate(key);
     }

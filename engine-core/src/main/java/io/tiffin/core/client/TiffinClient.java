@@ -342,6 +342,14 @@ public final class TiffinClient implements KvStore {
         }
     }
 
+    /**
+     * Blocking connections (to the master and to nodes) this client has opened so far, each a TCP connect
+     * and a handshake; for diagnostics (a steady rise means connections are being closed and reopened).
+     */
+    public long connectionsOpened() {
+        return direct.connectionsOpened();
+    }
+
     /** The read hints' counters, or empty when they are disabled. */
     public Optional<ReadHints.Stats> readHintStats() {
         return hints == null ? Optional.empty() : Optional.of(hints.stats());
@@ -745,14 +753,16 @@ public final class TiffinClient implements KvStore {
     private byte[] get(String key, boolean useCache, boolean[] cached) {
         long start = System.nanoTime();
         ObjectLocation loc = useCache ? cachedLocation(key, start, cached) : null;
-        byte[] out = null;
         if (loc == null) {
-            ReplicaDescriptor hint = hintFor(key);
+            ReadHints.Hint hint = hintFor(key);
             if (hint != null && hint.size() <= Integer.MAX_VALUE - 16) {
-                out = new byte[(int) hint.size()];
-                loc = lookupWhileReading(key, hint, MemorySegment.ofArray(out), start);
-                if (loc == null) {
-                    return out; // read under a confirmed hint, within the lookup's lease
+                Speculation s = speculate(key, hint);
+                loc = s.location;
+                if (s.confirmed) {
+                    byte[] out = new byte[(int) hint.size()];
+                    if (s.receiveInto(MemorySegment.ofArray(out), start)) {
+                        return out;
+                    }
                 }
             } else {
                 loc = lookUp(key);
@@ -762,9 +772,7 @@ public final class TiffinClient implements KvStore {
             throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, key + " is " + loc.size()
                     + " bytes, too large for a byte[]; use getInto with a MemorySegment");
         }
-        if (out == null || out.length != loc.size()) {
-            out = new byte[(int) loc.size()];
-        }
+        byte[] out = new byte[(int) loc.size()];
         readAndCheckLease(loc, MemorySegment.ofArray(out), start);
         return out;
     }
@@ -773,79 +781,141 @@ public final class TiffinClient implements KvStore {
      * The replica to read {@code key} from while it is looked up, or null: none is known, or the read
      * should wait for the lookup (the hot cache may hold or keep the object).
      */
-    private ReplicaDescriptor hintFor(String key) {
+    private ReadHints.Hint hintFor(String key) {
         if (hints == null) {
             return null;
         }
-        ReplicaDescriptor hint = hints.get(key);
+        ReadHints.Hint hint = hints.get(key);
         if (hint == null || (hotCache != null && hotCache.accepts(hint.size()))) {
             return null;
         }
         return hint;
     }
 
+    /** Largest hinted read whose unwanted answer is read and thrown away rather than its connection closed. */
+    private static final long DISCARD_MAX_BYTES = 1L << 20;
+    /** Longest wait for an unwanted answer before its connection is closed instead. */
+    private static final long DISCARD_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
     /**
-     * A get's lookup with the speculative read of {@code hint} ({@link ReadHints}): sends the read of the
-     * hinted replica into {@code dst} on an idle connection to its node, then looks the key up, then,
-     * when the master's answer names that very replica, receives the bytes within the answer's lease.
-     * Returns null when {@code dst} holds the object (size {@code hint.size()}), else the location to
-     * read the usual way (the hinted read, if any, was dropped with its connection and {@code dst} holds
-     * nothing defined).
+     * Sends the read of {@code hint} on an idle pooled connection to its node (if there is one: a hint
+     * never waits for a connect), then looks {@code key} up. When the answer names the hinted replica
+     * ({@link ReadHints#confirms}) the bytes stay in the socket for {@link Speculation#receiveInto}; else
+     * the read's answer is thrown away (or its connection closed, for large reads or a node the answer
+     * no longer names) and the caller reads the location the usual way.
      *
-     * @throws TiffinException what the lookup fails with (OBJECT_NOT_FOUND, ...), or LEASE_EXPIRED when
-     *     the confirmed bytes came after the lease ended
+     * @throws TiffinException what the lookup fails with (OBJECT_NOT_FOUND, ...); the key's hint is dropped
      */
-    private ObjectLocation lookupWhileReading(String key, ReplicaDescriptor hint, MemorySegment dst, long start) {
-        List<DataRequest> requests = new ArrayList<>();
-        List<MemorySegment> bulks = new ArrayList<>();
-        for (long off = 0; off < hint.size(); off += options.sliceSize()) {
-            long len = Math.min(options.sliceSize(), hint.size() - off);
-            requests.add(DataRequest.newBuilder().setSegment(hint.segment()).setMountEpoch(hint.mountEpoch())
-                    .setOffset(hint.offset() + off).setLength(len).build());
-            bulks.add(dst.asSlice(off, len));
-        }
+    private Speculation speculate(String key, ReadHints.Hint hint) {
+        Speculation s = new Speculation(hint);
         BlockingConnection c = direct.acquireIdle(hint.endpoint());
-        long first = 0;
         if (c != null) {
             try {
-                first = c.send(Opcode.DATA_READ, requests, null);
+                s.first = c.send(Opcode.DATA_READ, s.requests, null);
+                s.connection = c;
             } catch (TiffinException e) {
                 direct.release(c); // closed by the failed send
-                c = null;
             }
         }
-        ObjectLocation loc;
         try {
-            loc = lookUp(key);
+            s.location = lookUp(key);
         } catch (RuntimeException | Error e) {
-            drop(c);
+            hints.invalidate(key);
+            // a key that is gone (evicted, removed) is common; its node is most likely fine
+            s.abandon(e instanceof TiffinException t && t.code() == ErrorCode.OBJECT_NOT_FOUND);
             throw e;
         }
-        if (c == null) {
-            return loc;
-        }
-        if (!hints.confirms(loc, hint)) {
-            drop(c); // no wait for bytes that are not the object's (or for a node that may be gone)
-            return loc;
-        }
-        TiffinException[] outcome = c.receive(Opcode.DATA_READ, first, requests.size(), bulks,
-                start + TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
-        direct.release(c);
-        for (TiffinException e : outcome) {
-            if (e != null) {
-                LOG.debug("speculative read of {} failed ({}); reading it again", key, e.getMessage());
-                return loc;
+        if (s.connection != null) {
+            s.confirmed = hints.confirms(s.location, hint);
+            if (!s.confirmed) {
+                s.abandon(namesEndpoint(s.location, hint.endpoint()));
             }
         }
-        checkLease(loc, start);
-        return null;
+        return s;
     }
 
-    /** Closes a lent connection whose answers will not be read, and gives it back (null: nothing). */
-    private void drop(BlockingConnection c) {
-        if (c != null) {
-            c.close();
+    private static boolean namesEndpoint(ObjectLocation loc, String endpoint) {
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.endpoint().equals(endpoint)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * One get's speculative read ({@link #speculate}): the lookup's answer and, while the read's answer
+     * has not been received, the lent connection it will arrive on.
+     *
+     * <p>Not thread-safe: used by the calling thread only.
+     */
+    private final class Speculation {
+        final ReadHints.Hint hint;
+        final List<DataRequest> requests = new ArrayList<>();
+        ObjectLocation location;
+        boolean confirmed;
+        BlockingConnection connection;
+        long first;
+
+        Speculation(ReadHints.Hint hint) {
+            this.hint = hint;
+            for (long off = 0; off < hint.size(); off += options.sliceSize()) {
+                requests.add(DataRequest.newBuilder().setSegment(hint.segment()).setMountEpoch(hint.mountEpoch())
+                        .setOffset(hint.offset() + off).setLength(Math.min(options.sliceSize(), hint.size() - off))
+                        .build());
+            }
+        }
+
+        /**
+         * Gives the connection back without the read's answer: read and thrown away when it is small and
+         * its node is alive ({@code nodeAlive}: the master still names it), else the connection is closed.
+         */
+        void abandon(boolean nodeAlive) {
+            BlockingConnection c = connection;
+            connection = null;
+            if (c == null) {
+                return;
+            }
+            if (nodeAlive && hint.size() <= DISCARD_MAX_BYTES) {
+                c.discardAnswers(Opcode.DATA_READ, first, requests.size(), System.nanoTime() + DISCARD_WAIT_NANOS);
+            } else {
+                c.close();
+            }
             direct.release(c);
+        }
+
+        /**
+         * Receives the confirmed read into {@code dst} (size {@code hint.size()}) within the lookup's lease,
+         * counted from {@code startNanos}. Returns whether {@code dst} holds the object; false when the
+         * read failed otherwise (the caller reads the location the usual way).
+         *
+         * @throws TiffinException LEASE_EXPIRED when the node did not answer within the lease (as any read)
+         */
+        boolean receiveInto(MemorySegment dst, long startNanos) {
+            BlockingConnection c = connection;
+            connection = null;
+            List<MemorySegment> bulks = new ArrayList<>(requests.size());
+            for (DataRequest r : requests) {
+                bulks.add(dst.asSlice(r.getOffset() - hint.offset(), r.getLength()));
+            }
+            TiffinException[] outcome;
+            try {
+                outcome = c.receive(Opcode.DATA_READ, first, requests.size(), bulks,
+                        startNanos + TimeUnit.MILLISECONDS.toNanos(location.leaseTtlMillis()));
+            } finally {
+                direct.release(c);
+            }
+            for (TiffinException e : outcome) {
+                if (e != null) {
+                    if (e.code() == ErrorCode.LEASE_EXPIRED) {
+                        throw e; // the node may be stalled; after the lease no replica's bytes can be trusted
+                    }
+                    LOG.debug("speculative read of {} failed ({}); reading it again", location.key(), e.getMessage());
+                    return false;
+                }
+            }
+            checkLease(location, startNanos);
+            return true;
         }
     }
 
@@ -860,11 +930,12 @@ public final class TiffinClient implements KvStore {
         long start = System.nanoTime();
         ObjectLocation loc = useCache ? cachedLocation(key, start, cached) : null;
         if (loc == null) {
-            ReplicaDescriptor hint = hintFor(key);
+            ReadHints.Hint hint = hintFor(key);
             if (hint != null && destination.byteSize() >= hint.size() && !isThreadConfined(destination)) {
-                loc = lookupWhileReading(key, hint, destination.asSlice(0, hint.size()), start);
-                if (loc == null) {
-                    return hint.size(); // read under a confirmed hint, within the lookup's lease
+                Speculation s = speculate(key, hint);
+                loc = s.location;
+                if (s.confirmed && s.receiveInto(destination.asSlice(0, hint.size()), start)) {
+                    return hint.size();
                 }
             } else {
                 loc = lookUp(key);

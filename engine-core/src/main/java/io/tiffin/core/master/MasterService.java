@@ -361,9 +361,7 @@ public final class MasterService {
         }
         if (sink.placed() == 0) {
             counters.allocationFailures.increment();
-            if (segments.segments().size() >= 1) {
-                allocationFailed.set(true);
-            }
+            noteAllocationFailure(size);
             return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
         }
         if (sink.placed() < options.replicas()) {
@@ -941,6 +939,19 @@ public final class MasterService {
     // ------------------------------------------------------------------ eviction and stuck puts
 
     /**
+     * An allocation of {@code size} bytes found no room: asks the next eviction pass to free some, unless
+     * no mounted segment could hold the object even empty (evicting would cost objects and gain nothing).
+     */
+    private void noteAllocationFailure(long size) {
+        for (MountedSegment seg : segments.segments()) {
+            if (seg.capacity() >= size) {
+                allocationFailed.set(true);
+                return;
+            }
+        }
+    }
+
+    /**
      * One eviction pass, Mooncake's BatchEvict: runs when used/capacity exceeds the high watermark or
      * an allocation failed since the last run. Frees {@code target} of the evictable objects, oldest
      * lease first: leased and hard-pinned objects never, soft-pinned ones only in a second pass when
@@ -1270,7 +1281,7 @@ public final class MasterService {
                 return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
             }
             if (sink.placed() == 0) {
-                allocationFailed.set(true);
+                noteAllocationFailure(m.size);
                 m.promotionQueued = false;
                 m.taskNode = null;
                 counters.promotionFailures.increment();

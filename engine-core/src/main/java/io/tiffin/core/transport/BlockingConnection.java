@@ -93,6 +93,8 @@ public final class BlockingConnection implements AutoCloseable {
     private long callTimeoutNanos;
     /** Latest moment the running receive waits for answers (0 = none); set by the calling thread only. */
     private long answerEndNanos;
+    /** Set during {@link #discardAnswers}: answers' bulk bytes are skipped; by the calling thread only. */
+    private boolean discarding;
     private volatile boolean expired;
     private volatile boolean closed;
     /**
@@ -294,6 +296,25 @@ public final class BlockingConnection implements AutoCloseable {
         } finally {
             answerEndNanos = 0;
         }
+    }
+
+    /**
+     * Reads and throws away the answers to the {@code count} requests sent by {@link #send} from id
+     * {@code first} on (their bulk bytes skipped, failure statuses ignored), waiting no later than
+     * {@code endNanos}; cheaper than closing the connection and opening another when the answers are
+     * small and no longer wanted. Returns whether the connection is still open, ready for another call
+     * (a connection failure or the deadline closes it).
+     */
+    public boolean discardAnswers(Opcode opcode, long first, int count, long endNanos) {
+        answerEndNanos = endNanos;
+        discarding = true;
+        try {
+            receiveAnswers(opcode, first, count, null);
+        } finally {
+            discarding = false;
+            answerEndNanos = 0;
+        }
+        return isOpen();
     }
 
     /** The wait of the next answer: the RPC timeout from now, or {@link #answerEndNanos} if sooner. */
@@ -508,7 +529,9 @@ public final class BlockingConnection implements AutoCloseable {
             skip(bulkLength > 0 ? bulkLength + FrameCodec.padding(bulkLength) : 0);
             throw new TiffinException(status, message.isEmpty() ? status.name() + ": " + status.hint() : message);
         }
-        if (bulkLength > 0) {
+        if (bulkLength > 0 && discarding) {
+            skip(bulkLength + FrameCodec.padding(bulkLength));
+        } else if (bulkLength > 0) {
             if (bulkIn == null || bulkLength > bulkIn.byteSize()) {
                 close();
                 throw new TiffinException(ErrorCode.TRANSFER_FAIL, endpoint + " answered " + opcode + " with "

@@ -41,6 +41,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
     private final Watchdog watchdog;
     private final Function<String, Idle> newIdle = k -> new Idle();
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.LongAdder connectionsOpened = new java.util.concurrent.atomic.LongAdder();
 
     /** The idle connections of one endpoint. */
     private static final class Idle {
@@ -74,7 +75,9 @@ public final class BlockingConnectionPool implements AutoCloseable {
             watchdog.unregister(c);
         }
         Endpoint e = Endpoint.parse(hostPort);
-        return BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+        connectionsOpened.increment();
+        return opened;
     }
 
     /**
@@ -115,7 +118,9 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
         }
         Endpoint e = Endpoint.parse(hostPort);
-        return BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+        connectionsOpened.increment();
+        return opened;
     }
 
     /**
@@ -290,6 +295,11 @@ public final class BlockingConnectionPool implements AutoCloseable {
         if (closed) {
             throw new TiffinException(ErrorCode.RPC_FAIL, "the blocking connection pool is closed; create a new one");
         }
+    }
+
+    /** Connections this pool has opened so far (each a TCP connect and a handshake); for diagnostics. */
+    public long connectionsOpened() {
+        return connectionsOpened.sum();
     }
 
     /** Closes the idle connections and stops the watchdog; lent connections close when given back. Idempotent. */

@@ -377,6 +377,28 @@ class MasterServiceTest {
         }
 
         @Test
+        void aPutLargerThanEverySegmentEvictsNothing() {
+            MasterService m = evicting(0.9, 0.05);
+            m.mountSegment("s", "n", "h:1", 16 * MiB);
+            m.mountSegment("t", "n2", "h:2", 32 * MiB);
+            m.putStart("c", "small", 9, PutOptions.DEFAULT);
+            m.putEnd("c", "small");
+            ticker.advance(Duration.ofSeconds(11));
+            // no eviction can make room for it: it must not cost the cluster its objects
+            assertThat(m.putStart("c", "huge", 33 * MiB, PutOptions.DEFAULT).code())
+                    .isEqualTo(ErrorCode.NO_AVAILABLE_HANDLE);
+            assertThat(m.runEvictionOnce()).isZero();
+            assertThat(m.getReplicaList("small").isOk()).isTrue();
+            // one that fits a segment once others leave does trigger a pass
+            m.putStart("c", "fill", 31 * MiB, PutOptions.DEFAULT);
+            m.putEnd("c", "fill");
+            ticker.advance(Duration.ofSeconds(11));
+            assertThat(m.putStart("c", "big", 20 * MiB, PutOptions.DEFAULT).code())
+                    .isEqualTo(ErrorCode.NO_AVAILABLE_HANDLE);
+            assertThat(m.runEvictionOnce()).isPositive();
+        }
+
+        @Test
         void evictsTheOldestLeasesFirstAboveTheWatermark() {
             MasterService m = evicting(0.5, 0.2);
             m.mountSegment("s", "n", "h:1", 16 * MiB);
