@@ -33,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -56,8 +57,8 @@ import redis.clients.jedis.Jedis;
  * Remote clients never copy in memory ({@code localMemcpy=false}, no shared memory); with
  * {@code --shared-memory-dir} the nodes keep their segments in shared memory and target
  * {@code tiffin-shm} is a client (of this process, on the nodes' host) that maps them. With
- * {@code --location-cache-ttl} targets {@code tiffin-cached} (and {@code tiffin-shm-cached}) are the same
- * clients with a location cache, measured for get and batch get. Each measurement runs
+ * {@code --location-cache-ttl} (default 2 s, the client's default) the Tiffin clients reuse lookups;
+ * {@code --uncached-baseline} adds {@code tiffin-uncached}, tiffin-remote without that reuse. Each measurement runs
  * {@code --clients} threads, each with one request at a time, for {@code --duration} seconds after
  * {@code --warmup} seconds; latency percentiles come from HdrHistogram (for batch get, of one batch
  * call). Puts overwrite a small ring of keys per thread (upsert) so long runs do not fill the pool.
@@ -126,11 +127,15 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " that maps the nodes' segments (client.shared-memory); tiffin-remote still uses the socket")
     Path sharedMemoryDir;
 
-    @Option(names = "--location-cache-ttl", defaultValue = "0",
-            description = "also measure target tiffin-cached: a remote client (socket data plane, like tiffin-remote)"
-                    + " with client.location-cache-ttl = this duration, e.g. 1s, and with --shared-memory-dir target"
-                    + " tiffin-shm-cached (tiffin-shm with it); their get and batch get cases (0 = off)")
+    @Option(names = "--location-cache-ttl", defaultValue = "2s",
+            description = "client.location-cache-ttl of the Tiffin clients: how long a get reuses a lookup (default"
+                    + " ${DEFAULT-VALUE}, the client's default; 0 = off, every get asks the master)")
     String locationCacheTtl;
+
+    @Option(names = "--uncached-baseline",
+            description = "also measure target tiffin-uncached: tiffin-remote with client.location-cache-ttl = 0,"
+                    + " every get and batch get asking the master first; right after tiffin-remote's")
+    boolean uncachedBaseline;
 
     @Option(names = "--read-hint-cache-size", defaultValue = "100000",
             description = "client.read-hint-cache-size of the Tiffin clients: keys whose last known replica a get reads"
@@ -231,36 +236,33 @@ public final class BenchKvCommand implements Callable<Integer> {
             System.out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
                     address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
                     clients, duration, warmup);
-            TiffinClient.Options base = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false)
-                    .withReadHints(readHints);
+            TiffinClient.Options uncachedBase = new TiffinClient.Options(address, TransportSettings.defaults(),
+                    16L << 20, false).withReadHints(readHints);
+            TiffinClient.Options base = cacheTtl.isZero() ? uncachedBase
+                    : uncachedBase.withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000));
             try (TiffinClient remote = TiffinClient.connect(base.withSharedMemory(false));
                  TiffinClient unhinted = unhintedBaseline ? TiffinClient.connect(base.withSharedMemory(false)
                          .withReadHints(0)) : null;
                  TiffinClient shm = sharedMemoryDir == null ? null : TiffinClient.connect(base.withSharedMemory(true));
-                 TiffinClient cached = cacheTtl.isZero() ? null : TiffinClient.connect(base.withSharedMemory(false)
-                         .withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
-                 TiffinClient shmCached = cacheTtl.isZero() || sharedMemoryDir == null ? null : TiffinClient.connect(
-                         base.withSharedMemory(true).withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000)));
+                 TiffinClient uncached = uncachedBaseline ? TiffinClient.connect(uncachedBase.withSharedMemory(false))
+                         : null;
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
                 for (long size : valueSizes) {
                     MemorySegment value = randomValue(arena, size);
-                    benchTiffin("tiffin-remote", remote, value, size, arena, true);
+                    benchCached("tiffin-remote", remote, value, size, arena, true);
                     if (unhinted != null && operations.contains("get")) {
                         benchUnhinted(unhinted, value, size, arena);
                     }
-                    if (cached != null) {
-                        benchCached("tiffin-cached", cached, value, size, arena);
+                    if (uncached != null) {
+                        benchTiffin("tiffin-uncached", uncached, value, size, arena, false);
                     }
                     if (shm != null) {
-                        benchTiffin("tiffin-shm", shm, value, size, arena, true);
+                        benchCached("tiffin-shm", shm, value, size, arena, true);
                         if (shm.sharedSegmentsMapped() == 0) {
                             throw new IllegalStateException("tiffin-shm: the client mapped no segment of the nodes;"
                                     + " is " + sharedMemoryDir + " on this host and readable?");
-                        }
-                        if (shmCached != null) {
-                            benchCached("tiffin-shm-cached", shmCached, value, size, arena);
                         }
                     }
                     benchSocket(socket, size, arena);
@@ -350,13 +352,19 @@ public final class BenchKvCommand implements Callable<Integer> {
         }
     }
 
-    private void benchCached(String target, TiffinClient client, MemorySegment value, long size, Arena arena)
-            throws Exception {
-        long before = client.locationCacheStats().orElseThrow().hits();
-        benchTiffin(target, client, value, size, arena, false);
-        LocationCache.Stats s = client.locationCacheStats().orElseThrow();
-        if (s.hits() == before) {
-            throw new IllegalStateException(target + ": the location cache answered no lookup: " + s);
+    /** {@link #benchTiffin}; with a location cache, prints how many reads it answered and fails if none. */
+    private void benchCached(String target, TiffinClient client, MemorySegment value, long size, Arena arena,
+                             boolean withPut) throws Exception {
+        Optional<LocationCache.Stats> before = client.locationCacheStats();
+        benchTiffin(target, client, value, size, arena, withPut);
+        if (before.isPresent() && (operations.contains("get") || operations.contains("batch_get"))) {
+            LocationCache.Stats s = client.locationCacheStats().orElseThrow();
+            long hits = s.hits() - before.get().hits();
+            long misses = s.misses() - before.get().misses();
+            System.out.printf("  (%s location cache: %d reads without a lookup, %d looked up)%n", target, hits, misses);
+            if (hits == 0) {
+                throw new IllegalStateException(target + ": the location cache answered no lookup: " + s);
+            }
         }
     }
 
@@ -835,7 +843,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
                 continue;
             }
-            boolean mapped = r.target().equals("tiffin-shm") || r.target().equals("tiffin-shm-cached");
+            boolean mapped = r.target().equals("tiffin-shm");
             boolean remote = !r.target().equals("tiffin-local") && !mapped;
             String base = remote ? "socket" : "memcpy";
             Result b = byKey.get(base + "/get/" + r.valueSize());
@@ -852,6 +860,10 @@ public final class BenchKvCommand implements Callable<Integer> {
             }
             if (rd != null && !r.target().equals("tiffin-local")) {
                 line.append(String.format(Locale.ROOT, ", %.2fx redis", r.gbPerSec() / rd.gbPerSec()));
+            }
+            Result uncached = byKey.get("tiffin-uncached/get/" + r.valueSize());
+            if (uncached != null && r.target().equals("tiffin-remote")) {
+                line.append(String.format(Locale.ROOT, ", %.2fx tiffin-uncached", r.gbPerSec() / uncached.gbPerSec()));
             }
             Result unhinted = byKey.get("tiffin-unhinted/get/" + r.valueSize());
             if (unhinted != null && r.target().equals("tiffin-remote")) {

@@ -23,12 +23,16 @@ import java.util.function.Predicate;
  * re-mounted — is caught by the node: every descriptor carries the segment's mount epoch and the node
  * refuses a stale one, after which the client drops the entry and looks the key up again.
  *
+ * A forced remove ignores leases, so every lookup tells the master how long this cache may reuse its answer
+ * ({@link #cacheForMillis}); the master reports a forced removal of the object only once that has passed
+ * and refuses puts of the key until then, so a get that starts after a remove returned never finds the
+ * object, cached or not. This client's own removes and puts drop its entries at once.
+ *
  * <p><b>What it changes.</b> Reads through a cached location are not seen by the master: they renew no
  * lease and do not move the object in the eviction order until the entry expires and the next lookup
- * does. A get may return an object that another client force-removed (or force-removed and put again)
- * up to the entry's lifetime ago; this client's own removes and puts drop its entries at once. Hence off
- * by default ({@code client.location-cache-ttl = 0}); for content-addressed keys (prefix hashes of KV
- * blocks) a key's bytes never change and the reuse is invisible.
+ * does. A forced remove of an object some client has cached returns only after that client's reuse ends
+ * (at most the TTL and a quarter); while it waits, the key is gone for lookups but a client holding the
+ * location may still read the object.
  *
  * <p>Only locations whose memory replicas are all read through nodes' data planes (whose mount epoch the
  * node checks) and carry a mount epoch are kept; replicas read through same-JVM or shared-memory
@@ -44,6 +48,8 @@ public final class LocationCache {
      */
     public record Settings(Duration ttl, long maxEntries) {
         public static final Settings DISABLED = new Settings(Duration.ZERO, 0);
+        /** The defaults of {@code client.location-cache-ttl} and {@code client.location-cache-size}. */
+        public static final Settings DEFAULT = new Settings(Duration.ofSeconds(2), 100_000);
 
         public Settings {
             if (ttl == null || ttl.isNegative()) {
@@ -120,6 +126,14 @@ public final class LocationCache {
 
     private static int stripe(String key) {
         return (key.hashCode() * 0x9E3779B9) >>> 24;
+    }
+
+    /**
+     * What a lookup tells the master ({@code cache_for_ms}): the longest this cache reuses its answer, in
+     * whole milliseconds rounded up. The master reports a forced removal of the object only after that.
+     */
+    public int cacheForMillis() {
+        return (int) Math.min(Integer.MAX_VALUE, (ttlNanos + 999_999) / 1_000_000);
     }
 
     /** The key's invalidation stamp; read it before sending a lookup and pass it to {@link #put}. */

@@ -166,7 +166,8 @@ public final class TiffinClient implements KvStore {
         }
 
         public static Options defaults(String masterAddress) {
-            return new Options(masterAddress, TransportSettings.defaults(), 16L << 20, true);
+            return new Options(masterAddress, TransportSettings.defaults(), 16L << 20, true)
+                    .withLocationCache(LocationCache.Settings.DEFAULT);
         }
     }
 
@@ -385,8 +386,11 @@ public final class TiffinClient implements KvStore {
     private ObjectLocation lookUp(String key) {
         long stamp = locations == null ? 0 : locations.stamp(key);
         long sent = System.nanoTime();
-        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey(key).build(),
-                ObjectLocationMsg.parser()));
+        KeyRequest.Builder req = KeyRequest.newBuilder().setKey(key);
+        if (locations != null) {
+            req.setCacheForMs(locations.cacheForMillis()); // the master holds forced removals until it ends
+        }
+        ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, req.build(), ObjectLocationMsg.parser()));
         remember(loc, sent, stamp);
         if (hints != null) {
             hints.remember(key, loc.replicas(), this::isDirect);
@@ -1761,8 +1765,11 @@ public final class TiffinClient implements KvStore {
             stamps[j] = ask.get(j) == null ? 0 : locations.stamp(ask.get(j));
         }
         long sent = System.nanoTime();
-        BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST,
-                BatchKeysRequest.newBuilder().addAllKeys(ask).build(), BatchLocationsReply.parser());
+        BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder().addAllKeys(ask);
+        if (locations != null) {
+            req.setCacheForMs(locations.cacheForMillis());
+        }
+        BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST, req.build(), BatchLocationsReply.parser());
         for (int j = 0; j < ask.size(); j++) {
             int i = askAt == null ? j : askAt[j];
             LocationResult lr = reply.getResults(j);
@@ -1784,7 +1791,7 @@ public final class TiffinClient implements KvStore {
     public boolean exists(String key) {
         checkKey(key);
         if (locations != null && key != null && locations.get(key, System.nanoTime()) != null) {
-            return true; // leased by this client's earlier lookup: it cannot have been removed (but by force)
+            return true; // leased by this client's earlier lookup: not removed (a forced removal waits for it)
         }
         return rpc(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(), ExistReply.parser()).getExists();
     }

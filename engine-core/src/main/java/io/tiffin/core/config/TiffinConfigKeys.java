@@ -99,10 +99,11 @@ public final class TiffinConfigKeys {
             "Same-host shortcut: map the segment of a node on this host that keeps it in shared memory"
                     + " (node.shared-memory-dir) and copy directly, instead of going through the socket.");
     public static final ConfigKey<Duration> CLIENT_LOCATION_CACHE_TTL = ConfigKey.durationOrZero(
-            "client.location-cache-ttl", "0", MILLIS,
+            "client.location-cache-ttl", "2s", MILLIS,
             "Reuse a key's looked-up location for later gets and exists of this client for up to this long (at most"
                     + " half of master.lease-ttl, within the read lease of the lookup), saving the master round"
-                    + " trip. A get may then return an object another client force-removed that long ago. 0 = off.");
+                    + " trip. A forced remove of an object a client has cached returns once that client's reuse has"
+                    + " ended (up to this and a quarter more). 0 = off.");
     public static final ConfigKey<Long> CLIENT_LOCATION_CACHE_SIZE = ConfigKey.longInteger("client.location-cache-size",
             100_000, 1, 100_000_000, "locations", "Most locations the location cache keeps (client.location-cache-ttl).");
     public static final ConfigKey<Long> CLIENT_READ_HINT_CACHE_SIZE = ConfigKey.longInteger(

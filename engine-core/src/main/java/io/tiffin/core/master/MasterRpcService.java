@@ -44,6 +44,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -62,6 +65,10 @@ import org.apache.logging.log4j.Logger;
  * executor (the master's worker pool), so it never stalls an event loop. The longest an event loop can
  * wait for a shard lock is one shard's share of such a scan (1/{@value MetadataShard#COUNT} of the
  * keys).
+ *
+ * <p><b>Held replies.</b> A forced removal of an object that a client may still read through its location
+ * cache is answered only once that reuse has ended ({@link MasterService.CacheHold}): the reply is
+ * scheduled on the master's background executor, so no event loop or worker waits for it.
  *
  * <p>Thread-safe: stateless apart from the service and metrics it calls and the table of bound calls
  * (a concurrent map filled at registration, read by {@link #call}).
@@ -103,17 +110,75 @@ public final class MasterRpcService {
 
     /** Runs {@code call} on {@code request} with the request metrics; the reply may be null (empty). */
     private MessageLite invoke(Opcode op, Call call, Frame request) throws Exception {
+        return invokeHeld(op, r -> new Held(call.apply(r), 0), request).reply();
+    }
+
+    /** A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once). */
+    private record Held(MessageLite reply, long untilMillis) {
+    }
+
+    /** A call whose reply may have to wait: the forced removals ({@link MasterService.CacheHold}). */
+    @FunctionalInterface
+    private interface HeldCall {
+        Held apply(Frame request) throws Exception;
+    }
+
+    private Held invokeHeld(Opcode op, HeldCall call, Frame request) throws Exception {
         long start = System.nanoTime();
         boolean ok = false;
         try {
             metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
-            MessageLite reply = call.apply(request);
+            Held held = call.apply(request);
+            MessageLite reply = held.reply();
             metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
             ok = true;
-            return reply;
+            return held;
         } finally {
             metrics.recordRequest(op, System.nanoTime() - start, ok);
         }
+    }
+
+    /**
+     * Binds a removal: its reply goes out when the master's clock reaches the hold the call noted,
+     * scheduled on {@code delays} (the event loop or worker never waits); an in-process caller's own
+     * thread waits for it.
+     */
+    private void bindHeld(TransportServer server, Executor executor, ScheduledExecutorService delays, Opcode op,
+                          HeldCall call) {
+        calls.put(op, request -> {
+            Held held = call.apply(request);
+            long wait = master.millisUntil(held.untilMillis());
+            if (wait > 0) {
+                try {
+                    Thread.sleep(wait);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " was done, but interrupted while it"
+                            + " waited " + wait + " ms for clients' cached locations of the removed objects to end");
+                }
+            }
+            return held.reply();
+        });
+        server.register(op, (request, responder) -> {
+            Held held;
+            try {
+                held = invokeHeld(op, call, request);
+            } catch (TiffinException e) {
+                responder.fail(e.code(), e.getMessage());
+                return;
+            }
+            long wait = master.millisUntil(held.untilMillis());
+            if (wait == 0) {
+                responder.ok(held.reply());
+                return;
+            }
+            try {
+                delays.schedule(() -> responder.ok(held.reply()), wait, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                responder.fail(ErrorCode.INTERNAL_ERROR, op + " was done, but the master is shutting down before"
+                        + " clients' cached locations of the removed objects end (in " + wait + " ms)");
+            }
+        }, executor);
     }
 
     /**
@@ -154,7 +219,10 @@ public final class MasterRpcService {
      */
     static final int REGEX_ANSWER_LIMIT = io.tiffin.core.transport.FrameCodec.MAX_CONTROL_SIZE - 64 * 1024;
 
-    public void registerOn(TransportServer server, Executor executor) {
+    /**
+     * @param delays runs the replies of forced removals that wait for clients' cached locations to end
+     */
+    public void registerOn(TransportServer server, Executor executor, ScheduledExecutorService delays) {
         Executor inline = null; // TransportServer runs handlers registered without executor on the event loop
         bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
                 .setVersion(TiffinVersion.VERSION).build());
@@ -230,14 +298,15 @@ public final class MasterRpcService {
 
         bind(server, inline, Opcode.GET_REPLICA_LIST, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            KeyResult<ObjectLocation> res = master.getReplicaList(req.getKey());
+            KeyResult<ObjectLocation> res = master.getReplicaList(req.getKey(), Integer.toUnsignedLong(req.getCacheForMs()));
             throwIfFailed(res.code(), req.getKey());
             return Messages.toMsg(res.value());
         });
         bind(server, inline, Opcode.BATCH_GET_REPLICA_LIST, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
-            for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList())) {
+            for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList(),
+                    Integer.toUnsignedLong(req.getCacheForMs()))) {
                 LocationResult.Builder lr = LocationResult.newBuilder().setCode(res.code().value());
                 if (res.isOk()) {
                     lr.setLocation(Messages.toMsg(res.value()));
@@ -278,22 +347,29 @@ public final class MasterRpcService {
             return b.build();
         });
 
-        bind(server, inline, Opcode.REMOVE, r -> {
+        // Forced removals answer once no client can read a removed object through a cached location.
+        bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.remove(req.getKey(), req.getForce()), req.getKey());
-            return Empty.getDefaultInstance();
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            throwIfFailed(master.remove(req.getKey(), req.getForce(), hold), req.getKey());
+            return new Held(Empty.getDefaultInstance(), hold.untilMillis());
         });
-        bind(server, inline, Opcode.BATCH_REMOVE, r -> {
+        bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
-            return codes(master.batchRemove(req.getKeysList(), req.getForce()));
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
         });
-        bind(server, executor, Opcode.REMOVE_BY_REGEX, r -> {
+        bindHeld(server, executor, delays, Opcode.REMOVE_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
-            return CountReply.newBuilder().setCount(master.removeByRegex(req.getRegex(), req.getForce())).build();
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            long n = master.removeByRegex(req.getRegex(), req.getForce(), hold);
+            return new Held(CountReply.newBuilder().setCount(n).build(), hold.untilMillis());
         });
-        bind(server, executor, Opcode.REMOVE_ALL, r -> {
+        bindHeld(server, executor, delays, Opcode.REMOVE_ALL, r -> {
             RemoveAllRequest req = r.parseControl(RemoveAllRequest.parser());
-            return CountReply.newBuilder().setCount(master.removeAll(req.getForce())).build();
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            return new Held(CountReply.newBuilder().setCount(master.removeAll(req.getForce(), hold)).build(),
+                    hold.untilMillis());
         });
 
         bind(server, executor, Opcode.LIST_KEYS, r -> {

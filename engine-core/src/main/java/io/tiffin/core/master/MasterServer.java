@@ -62,7 +62,7 @@ public final class MasterServer implements AutoCloseable {
         workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
         background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));
         server = new TransportServer("master", options.transport());
-        rpc.registerOn(server, workers);
+        rpc.registerOn(server, workers, background);
         AdminHttpServer adminServer = null;
         try {
             server.start(options.host(), options.port());

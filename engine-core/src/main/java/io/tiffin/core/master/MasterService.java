@@ -330,9 +330,16 @@ public final class MasterService {
     private KeyResult<List<ReplicaDescriptor>> putStartLocked(MetadataShard shard, String clientId, String key,
                                                               long size, PutOptions options, long now) {
         ObjectMetadata existing = shard.objects.get(key);
+        if (existing == null && shard.heldUntil(key, now) != 0) {
+            // forced out (or lost with its node) while clients may still read it through cached locations
+            return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
+        }
         if (existing != null) {
             existing.dropDeadReplicas();
             boolean complete = existing.hasReadableReplica();
+            if (!complete && existing.cachedUntilMillis > now) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE); // as above: its readers may still read it
+            }
             if (complete && options.upsert() && !existing.processing) {
                 // As for a remove: the replaced object's buffers must be nobody's destination or source.
                 if (existing.isLeased(now)) {
@@ -514,13 +521,22 @@ public final class MasterService {
      * REPLICA_IS_NOT_READY (being written).
      */
     public KeyResult<ObjectLocation> getReplicaList(String key) {
+        return getReplicaList(key, 0);
+    }
+
+    /**
+     * As {@link #getReplicaList(String)}, for a client that will reuse the answer from its location cache
+     * for up to {@code cacheForMillis} (at most half the lease; 0 = it will not): a forced removal of the
+     * object is then reported only once that reuse has ended ({@link CacheHold}).
+     */
+    public KeyResult<ObjectLocation> getReplicaList(String key, long cacheForMillis) {
         if (validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        return inShard(key, shard -> locateLocked(shard, key, ticker.millis()));
+        return inShard(key, shard -> locateLocked(shard, key, ticker.millis(), cacheForMillis));
     }
 
-    private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now) {
+    private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now, long cacheForMillis) {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
@@ -552,10 +568,18 @@ public final class MasterService {
         }
         long ttl = settings.leaseTtl().toMillis();
         m.grantLease(now, ttl);
+        if (cacheForMillis > 0) {
+            m.noteCachedLookup(now, ttl, cacheForMillis);
+        }
         return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, ttl, readable));
     }
 
     public List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys) {
+        return batchGetReplicaList(keys, 0);
+    }
+
+    /** As {@link #batchGetReplicaList(List)} for a client with a location cache (see {@link #getReplicaList(String, long)}). */
+    public List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys, long cacheForMillis) {
         @SuppressWarnings("unchecked")
         KeyResult<ObjectLocation>[] out = new KeyResult[keys.size()];
         long now = ticker.millis();
@@ -563,7 +587,7 @@ public final class MasterService {
             String key = keys.get(i);
             out[i] = validateKey(key) != ErrorCode.OK
                     ? KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY)
-                    : locateLocked(shard, key, now);
+                    : locateLocked(shard, key, now, cacheForMillis);
         });
         return Arrays.asList(out);
     }
@@ -616,7 +640,7 @@ public final class MasterService {
         long now = ticker.millis();
         List<ObjectLocation> out = new ArrayList<>();
         boolean inKeyOrder = forEachMatch(q, fastPath, (shard, key) -> {
-            KeyResult<ObjectLocation> r = locateLocked(shard, key, now);
+            KeyResult<ObjectLocation> r = locateLocked(shard, key, now, 0);
             if (r.isOk()) {
                 out.add(r.value());
             }
@@ -673,15 +697,45 @@ public final class MasterService {
 
     // ------------------------------------------------------------------ remove
 
+    /**
+     * Collects, over one removal call, the latest instant (master ms) until which a client may still read
+     * a force-removed object through a location it cached ({@link ObjectMetadata#cachedUntilMillis}). The
+     * caller reports the removal only after it ({@link #millisUntil}), so a get that starts after the
+     * removal returned finds nothing, cached or not; until then puts of the key are refused with
+     * OBJECT_HAS_LEASE. Thread-safe.
+     */
+    public static final class CacheHold {
+        private final java.util.concurrent.atomic.AtomicLong untilMillis = new java.util.concurrent.atomic.AtomicLong();
+
+        void cover(long until) {
+            untilMillis.accumulateAndGet(until, Math::max);
+        }
+
+        /** The instant (master ms) to wait for; 0 = none. */
+        public long untilMillis() {
+            return untilMillis.get();
+        }
+    }
+
+    /** Milliseconds from now (the master's clock) until {@code instantMillis}; 0 if it has passed. */
+    public long millisUntil(long instantMillis) {
+        return Math.max(0, instantMillis - ticker.millis());
+    }
+
     /** Codes: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE (unless force), REPLICA_IS_NOT_READY (being written). */
     public ErrorCode remove(String key, boolean force) {
+        return remove(key, force, null);
+    }
+
+    /** As {@link #remove(String, boolean)}; a forced removal notes in {@code hold} (if not null) what to wait for. */
+    public ErrorCode remove(String key, boolean force, CacheHold hold) {
         if (validateKey(key) != ErrorCode.OK) {
             return ErrorCode.INVALID_KEY;
         }
-        return inShard(key, shard -> removeLocked(shard, key, force, ticker.millis()));
+        return inShard(key, shard -> removeLocked(shard, key, force, ticker.millis(), hold));
     }
 
-    private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now) {
+    private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now, CacheHold hold) {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
@@ -694,6 +748,9 @@ public final class MasterService {
         }
         if (m.offloadPending) {
             return ErrorCode.OBJECT_HAS_REPLICATION_TASK;
+        }
+        if (hold != null && m.cachedUntilMillis > now) {
+            hold.cover(m.cachedUntilMillis);
         }
         if (m.isLeased(now)) {
             // Forced removal of an object being read: the key goes now, but its buffers stay out of
@@ -730,30 +787,45 @@ public final class MasterService {
     }
 
     public List<ErrorCode> batchRemove(List<String> keys, boolean force) {
+        return batchRemove(keys, force, null);
+    }
+
+    /** As {@link #batchRemove(List, boolean)}, noting in {@code hold} (if not null) what to wait for. */
+    public List<ErrorCode> batchRemove(List<String> keys, boolean force, CacheHold hold) {
         ErrorCode[] out = new ErrorCode[keys.size()];
         long now = ticker.millis();
         forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
-            out[i] = validateKey(key) != ErrorCode.OK ? ErrorCode.INVALID_KEY : removeLocked(shard, key, force, now);
+            out[i] = validateKey(key) != ErrorCode.OK ? ErrorCode.INVALID_KEY : removeLocked(shard, key, force, now, hold);
         });
         return Arrays.asList(out);
     }
 
     /** Removes matching objects that pass the remove checks; returns how many. */
     public long removeByRegex(String regex, boolean force) {
-        return removeMatching(KeyQuery.compile(regex), force);
+        return removeByRegex(regex, force, null);
+    }
+
+    /** As {@link #removeByRegex(String, boolean)}, noting in {@code hold} (if not null) what to wait for. */
+    public long removeByRegex(String regex, boolean force, CacheHold hold) {
+        return removeMatching(KeyQuery.compile(regex), force, hold);
     }
 
     /** Removes every object that passes the remove checks; returns how many. */
     public long removeAll(boolean force) {
-        return removeMatching(KeyQuery.compile("^"), force);
+        return removeAll(force, null);
     }
 
-    private long removeMatching(KeyQuery q, boolean force) {
+    /** As {@link #removeAll(boolean)}, noting in {@code hold} (if not null) what to wait for. */
+    public long removeAll(boolean force, CacheHold hold) {
+        return removeMatching(KeyQuery.compile("^"), force, hold);
+    }
+
+    private long removeMatching(KeyQuery q, boolean force, CacheHold hold) {
         long now = ticker.millis();
         long[] removed = new long[1];
         forEachMatch(q, true, (shard, key) -> {
-            if (removeLocked(shard, key, force, now) == ErrorCode.OK) {
+            if (removeLocked(shard, key, force, now, hold) == ErrorCode.OK) {
                 removed[0]++;
             }
         });
@@ -866,11 +938,18 @@ public final class MasterService {
         keyCount.incrementAndGet();
     }
 
-    /** Removes a key from its shard and the key index (buffers are the caller's concern). */
+    /**
+     * Removes a key from its shard and the key index (buffers are the caller's concern). If clients may
+     * still read the object through cached locations, puts of the key are refused until they cannot.
+     */
     private void forget(MetadataShard shard, String key) {
-        if (shard.objects.remove(key) != null) {
+        ObjectMetadata gone = shard.objects.remove(key);
+        if (gone != null) {
             keyIndex.remove(key);
             keyCount.decrementAndGet();
+            if (gone.cachedUntilMillis != 0 && gone.cachedUntilMillis > ticker.millis()) {
+                shard.hold(key, gone.cachedUntilMillis);
+            }
         }
     }
 
@@ -1054,7 +1133,8 @@ public final class MasterService {
 
     /**
      * Frees the buffers of puts that never finished: pre-empted puts whose release time passed, and
-     * puts still in progress after the release timeout. Returns the number of buffers freed.
+     * puts still in progress after the release timeout; drops passed holds of forgotten keys
+     * ({@link MetadataShard#hold}). Returns the number of buffers freed.
      */
     public int releaseStuckPuts() {
         long now = ticker.millis();
@@ -1063,6 +1143,7 @@ public final class MasterService {
         for (MetadataShard shard : shards) {
             shard.lock.lock();
             try {
+                shard.purgeHeld(now);
                 for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
                     if (m.processing && m.putStartMillis + releaseMs <= now) {
                         released += m.replicas.size();

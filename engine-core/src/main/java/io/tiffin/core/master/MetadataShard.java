@@ -16,6 +16,49 @@ final class MetadataShard {
 
     final ReentrantLock lock = new ReentrantLock();
     final Map<String, ObjectMetadata> objects = new HashMap<>();
+    /**
+     * Keys the master forgot while clients may still read their last object through cached locations
+     * ({@link ObjectMetadata#cachedUntilMillis}): key → until when (ms) a put of the key is refused. Null
+     * until the first; entries go at that instant's first put or {@link #purgeHeld} after it.
+     */
+    private Map<String, Long> held;
+
+    /** Refuses puts of {@code key} until {@code untilMillis}. Caller holds the lock. */
+    void hold(String key, long untilMillis) {
+        if (held == null) {
+            held = new HashMap<>();
+        }
+        held.merge(key, untilMillis, Math::max);
+    }
+
+    /** Until when (ms) puts of {@code key} are refused, or 0; drops a passed entry. Caller holds the lock. */
+    long heldUntil(String key, long now) {
+        if (held == null) {
+            return 0;
+        }
+        Long until = held.get(key);
+        if (until == null) {
+            return 0;
+        }
+        if (until <= now) {
+            held.remove(key);
+            return 0;
+        }
+        return until;
+    }
+
+    /** Drops the holds that have passed; returns how many are left. Caller holds the lock. */
+    int purgeHeld(long now) {
+        if (held == null) {
+            return 0;
+        }
+        held.values().removeIf(until -> until <= now);
+        if (held.isEmpty()) {
+            held = null;
+            return 0;
+        }
+        return held.size();
+    }
 
     /**
      * The shard of {@code key}: the top bits of a multiplicative (Fibonacci) hash. The shard must not

@@ -19,6 +19,12 @@ final class ObjectMetadata {
 
     /** Read lease: the object may not be removed or evicted before this instant (ms). */
     long leaseTimeoutMillis;
+    /**
+     * Until this instant (ms; 0 = never) a client with a location cache may read this object through a
+     * location it looked up without asking the master again: a forced removal is reported only after it,
+     * and the key cannot be put again before it ({@link MetadataShard#hold}). Always within the lease.
+     */
+    long cachedUntilMillis;
     /** Soft pin protects the object from the first eviction pass until this instant (ms); 0 = none. */
     long softPinDeadlineMillis;
     /** Assigned at PutEnd; 0 while the put is in progress. */
@@ -98,6 +104,20 @@ final class ObjectMetadata {
 
     void grantLease(long now, long ttlMillis) {
         leaseTimeoutMillis = Math.max(leaseTimeoutMillis, now + ttlMillis);
+    }
+
+    /**
+     * A lookup (at {@code now}, with lease {@code ttlMillis}) came from a client that will reuse the answer
+     * for up to {@code cacheForMillis} from when it sent the lookup, at most half the lease. Records that
+     * window and a quarter more (the client's clock counts the window, not the master's), never past the
+     * lease.
+     */
+    void noteCachedLookup(long now, long ttlMillis, long cacheForMillis) {
+        long window = Math.min(cacheForMillis, ttlMillis / 2);
+        if (window > 0) {
+            long until = Math.min(now + window + window / 4 + 1, now + ttlMillis);
+            cachedUntilMillis = Math.max(cachedUntilMillis, until);
+        }
     }
 
     /** Drops replicas whose segment is gone; returns how many were dropped. */

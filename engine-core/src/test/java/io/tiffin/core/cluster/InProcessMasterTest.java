@@ -69,4 +69,21 @@ class InProcessMasterTest {
         }
         assertThat(InProcessMasters.find(address)).as("unregistered when the master closes").isNull();
     }
+
+    @Test
+    void anInProcessForcedRemoveWaitsForCachedEntriesLikeTheNetworkOne() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
+            java.time.Duration ttl = java.time.Duration.ofMillis(500);
+            TiffinClient reader = cluster.locationCachingClient(ttl);
+            MasterRpcService rpc = InProcessMasters.find(cluster.masterAddress());
+            reader.put("k", new byte[1000]);
+            long t = System.nanoTime();
+            assertThat(reader.get("k")).hasSize(1000);
+            rpc.call(Opcode.REMOVE, KeyRequest.newBuilder().setKey("k").setForce(true).build());
+            assertThat(System.nanoTime() - t).as("the caller's thread waited for the reader's entry")
+                    .isGreaterThanOrEqualTo(ttl.toNanos());
+            assertThat(catchThrowableOfType(TiffinException.class, () -> reader.get("k")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        }
+    }
 }

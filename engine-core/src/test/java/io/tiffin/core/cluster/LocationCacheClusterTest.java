@@ -28,6 +28,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -211,22 +213,70 @@ class LocationCacheClusterTest {
     }
 
     @Test
-    void anotherClientsForcedRemoveIsSeenOnceTheEntryExpires() throws Exception {
+    void anotherClientsForcedRemoveReturnsOnlyOnceTheReaderCanNoLongerUseItsEntry() throws Exception {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
-            TiffinClient reader = cluster.locationCachingClient(Duration.ofMillis(300));
+            Duration ttl = Duration.ofMillis(800);
+            TiffinClient reader = cluster.locationCachingClient(ttl);
             TiffinClient writer = cluster.remoteClient();
+            TiffinClient other = cluster.remoteClient();
             byte[] v = random(20_000, 9);
+            byte[] w = random(30_000, 10);
             writer.put("k", v);
+            long lookedUp = System.nanoTime();
             assertThat(reader.get("k")).isEqualTo(v);
-            long cachedAt = System.nanoTime();
-            writer.remove("k", true);
-            // Documented: within the entry's lifetime the reader may still return the removed object —
-            // its own bytes, which the master keeps out of reach of new puts until the lease ends.
-            if (System.nanoTime() - cachedAt < Duration.ofMillis(250).toNanos()) {
-                assertThat(reader.get("k")).isEqualTo(v);
+            assertThat(reader.get("k")).isEqualTo(v);
+            assertThat(stats(reader).hits()).as("the second get used the entry").isEqualTo(1);
+
+            CompletableFuture<Void> removal = CompletableFuture.runAsync(() -> writer.remove("k", true));
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (other.exists("k") && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the key goes at once for lookups; only the answer waits
             }
-            Thread.sleep(350);
+            assertThat(other.exists("k")).isFalse();
+            TiffinException refused = catchThrowableOfType(TiffinException.class, () -> other.put("k", w));
+            assertThat(removal).as("the removal still waits for the reader's entry").isNotDone();
+            assertThat(refused.code()).as("no new object while the old one may still be read")
+                    .isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+
+            removal.get(5, TimeUnit.SECONDS);
+            assertThat(System.nanoTime() - lookedUp).as("the remove returned after the entry's lifetime")
+                    .isGreaterThanOrEqualTo(ttl.toNanos());
             assertThat(catchThrowableOfType(TiffinException.class, () -> reader.get("k")).code())
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(reader.exists("k")).isFalse();
+            other.put("k", w);
+            assertThat(reader.get("k")).isEqualTo(w);
+        }
+    }
+
+    @Test
+    void forcedBatchRegexAndRemoveAllWaitForCachedEntriesToo() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            Duration ttl = Duration.ofMillis(600);
+            TiffinClient reader = cluster.locationCachingClient(ttl);
+            TiffinClient writer = cluster.remoteClient();
+            for (String k : List.of("a/1", "a/2", "b/1", "c/1")) {
+                writer.put(k, random(4_000, k.hashCode()));
+            }
+            long t = System.nanoTime();
+            assertThat(reader.batchGet(List.of("a/1", "b/1"))).allSatisfy(r -> assertThat(r.isOk()).isTrue());
+            writer.batchRemove(List.of("a/1", "a/2"), true);
+            assertThat(System.nanoTime() - t).as("batch remove").isGreaterThanOrEqualTo(ttl.toNanos());
+            assertThat(reader.batchGet(List.of("a/1"))).singleElement()
+                    .satisfies(r -> assertThat(r.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+
+            t = System.nanoTime();
+            assertThat(reader.get("c/1")).hasSize(4_000);
+            assertThat(reader.get("b/1")).hasSize(4_000);
+            assertThat(writer.removeByRegex("^b/", true)).isEqualTo(1);
+            assertThat(System.nanoTime() - t).as("remove by regex").isGreaterThanOrEqualTo(ttl.toNanos());
+            assertThat(reader.exists("b/1")).isFalse();
+
+            t = System.nanoTime();
+            assertThat(reader.get("c/1")).hasSize(4_000);
+            assertThat(writer.removeAll(true)).isEqualTo(1);
+            assertThat(System.nanoTime() - t).as("remove all").isGreaterThanOrEqualTo(ttl.toNanos());
+            assertThat(catchThrowableOfType(TiffinException.class, () -> reader.get("c/1")).code())
                     .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
         }
     }

@@ -270,6 +270,11 @@ class ConfigTest {
                 .get(TiffinConfigKeys.CLIENT_LOCATION_CACHE_TTL)).isZero();
         assertThat(TiffinConfig.builder().set("client.location-cache-ttl", "750").build()
                 .get(TiffinConfigKeys.CLIENT_LOCATION_CACHE_TTL)).as("plain number: ms").hasMillis(750);
+        TiffinConfig defaults = TiffinConfig.builder().build();
+        assertThat(new io.tiffin.core.client.LocationCache.Settings(defaults.get(TiffinConfigKeys.CLIENT_LOCATION_CACHE_TTL),
+                defaults.get(TiffinConfigKeys.CLIENT_LOCATION_CACHE_SIZE)))
+                .as("the Java API's default location cache is the configuration's")
+                .isEqualTo(io.tiffin.core.client.LocationCache.Settings.DEFAULT);
 
         e = configError(TiffinConfig.builder().set("node.segment-size", "512KiB"));
         assertThat(e.problems()).singleElement().asString().startsWith("node.segment-size = 512KiB (expected");

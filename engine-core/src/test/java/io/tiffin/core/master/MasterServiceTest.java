@@ -273,6 +273,120 @@ class MasterServiceTest {
         }
     }
 
+    /**
+     * Lookups of clients with a location cache ({@code cache_for_ms}): a forced removal is reported only
+     * once their reuse has ended, and the key is not put again before that.
+     */
+    @Nested
+    class CachedLocations {
+        @Test
+        void aForcedRemovalOfACachedObjectWaitsForTheCacheWindowAndAQuarterMore() {
+            mount("s1", 64 * MiB);
+            put("k", 100);
+            long start = ticker.millis();
+            assertThat(master.getReplicaList("k", 2_000).isOk()).isTrue();
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            assertThat(master.remove("k", true, hold)).isEqualTo(ErrorCode.OK);
+            assertThat(hold.untilMillis()).isEqualTo(start + 2_000 + 500 + 1);
+            assertThat(master.millisUntil(hold.untilMillis())).isEqualTo(2_501);
+            assertThat(master.getReplicaList("k").code()).as("gone for lookups at once")
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            ticker.advance(Duration.ofSeconds(1));
+            assertThat(master.millisUntil(hold.untilMillis())).isEqualTo(1_501);
+            ticker.advance(Duration.ofSeconds(2));
+            assertThat(master.millisUntil(hold.untilMillis())).isZero();
+        }
+
+        @Test
+        void theWindowIsAtMostHalfTheLeaseAndLaterLookupsExtendIt() {
+            mount("s1", 64 * MiB);
+            put("k", 100);
+            long start = ticker.millis();
+            master.getReplicaList("k", 60_000); // the lease is 10 s: at most 5 s of reuse
+            ticker.advance(Duration.ofSeconds(1));
+            master.batchGetReplicaList(List.of("k"), 5_000);
+            ticker.advance(Duration.ofSeconds(1));
+            master.getReplicaList("k", 100); // a shorter window never shortens the recorded one
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            assertThat(master.batchRemove(List.of("k"), true, hold)).containsExactly(ErrorCode.OK);
+            assertThat(hold.untilMillis()).isEqualTo(start + 1_000 + 5_000 + 1_250 + 1);
+        }
+
+        @Test
+        void lookupsWithoutACacheAndUnforcedRemovalsHoldNothing() {
+            mount("s1", 64 * MiB);
+            put("a", 100);
+            put("b", 100);
+            master.getReplicaList("a");
+            master.existKey("a");
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            assertThat(master.remove("a", true, hold)).isEqualTo(ErrorCode.OK);
+            assertThat(hold.untilMillis()).isZero();
+            put("a", 100);
+            master.getReplicaList("b", 2_000);
+            assertThat(master.remove("b", false, hold)).isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            ticker.advance(Duration.ofSeconds(11));
+            assertThat(master.remove("b", false, hold)).isEqualTo(ErrorCode.OK);
+            assertThat(hold.untilMillis()).as("the window ended with the lease").isZero();
+        }
+
+        @Test
+        void theKeyCannotBePutAgainUntilTheWindowEnds() {
+            mount("s1", 64 * MiB);
+            put("k", 100);
+            put("other", 100);
+            master.getReplicaList("k", 2_000);
+            assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OK);
+            assertThat(master.putStart("c1", "k", 100, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            assertThat(master.batchPutStart("c1", List.of("k", "new"), List.of(100L, 100L), PutOptions.DEFAULT))
+                    .extracting(KeyResult::code).containsExactly(ErrorCode.OBJECT_HAS_LEASE, ErrorCode.OK);
+            ticker.advanceMillis(2_400);
+            assertThat(master.putStart("c1", "k", 100, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            ticker.advanceMillis(102);
+            put("k", 100);
+            assertThat(master.getReplicaList("k").isOk()).isTrue();
+        }
+
+        @Test
+        void regexAndRemoveAllHoldForTheLatestWindowOfWhatTheyRemoved() {
+            mount("s1", 64 * MiB);
+            put("t/1", 100);
+            put("t/2", 100);
+            put("u/1", 100);
+            long start = ticker.millis();
+            master.getReplicaList("t/1", 1_000);
+            master.getReplicaList("u/1", 4_000);
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            assertThat(master.removeByRegex("^t/", true, hold)).isEqualTo(2);
+            assertThat(hold.untilMillis()).isEqualTo(start + 1_000 + 250 + 1);
+            MasterService.CacheHold all = new MasterService.CacheHold();
+            assertThat(master.removeAll(true, all)).isEqualTo(1);
+            assertThat(all.untilMillis()).isEqualTo(start + 4_000 + 1_000 + 1);
+        }
+
+        @Test
+        void anObjectLostWithItsNodeIsNotReplacedWhileItMayStillBeReadThroughACache() {
+            mount("s1", 64 * MiB);
+            mount("s2", 64 * MiB);
+            put("k", 100, PutOptions.DEFAULT.withPreferredSegment("s1"));
+            ticker.advance(Duration.ofSeconds(9));
+            master.ping("node-s2");
+            master.getReplicaList("k", 4_000); // cached until 9 s + 5 s + 1 ms
+            ticker.advance(Duration.ofSeconds(2));
+            master.ping("node-s2");
+            assertThat(master.expireNodes()).containsExactly("node-s1");
+            assertThat(master.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            // the silent node may still be serving the old bytes to a client that cached their location
+            assertThat(master.putStart("c1", "k", 100, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            ticker.advanceMillis(3_000);
+            assertThat(master.putStart("c1", "k", 100, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            ticker.advanceMillis(500);
+            master.ping("node-s2");
+            assertThat(master.releaseStuckPuts()).isZero(); // also drops the passed hold
+            put("k", 100);
+        }
+    }
+
     @Nested
     class Remove {
         @Test
