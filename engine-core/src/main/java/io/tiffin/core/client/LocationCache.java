@@ -20,8 +20,9 @@ import java.util.function.Predicate;
  * within {@code min(client.location-cache-ttl, lease / 2)} of the moment its lookup was <em>sent</em> (the
  * master started the lease later), and a read through it must end within the lease, as for any get.
  * What the master forgets without asking — a master restart, a node that missed its heartbeats and
- * re-mounted — is caught by the node: every descriptor carries the segment's mount epoch and the node
- * refuses a stale one, after which the client drops the entry and looks the key up again.
+ * re-mounted — is caught by the node once it has re-mounted: every descriptor carries the segment's mount
+ * epoch and the node refuses a stale one, after which the client drops the entry and looks the key up
+ * again (until then a restarted master holds PutEnd answers, {@code MasterService#restartGuardUntilMillis}).
  *
  * A forced remove ignores leases, so every lookup tells the master how long this cache may reuse its answer
  * ({@link #cacheForMillis}); the master reports a forced removal of the object only once that has passed

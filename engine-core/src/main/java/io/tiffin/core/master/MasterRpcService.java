@@ -67,7 +67,8 @@ import org.apache.logging.log4j.Logger;
  * keys).
  *
  * <p><b>Held replies.</b> A forced removal of an object that a client may still read through its location
- * cache is answered only once that reuse has ended ({@link MasterService.CacheHold}): the reply is
+ * cache is answered only once that reuse has ended ({@link MasterService.CacheHold}), and so is a PutEnd
+ * in the first moments after a restart ({@link MasterService#restartGuardUntilMillis}): the reply is
  * scheduled on the master's background executor, so no event loop or worker waits for it.
  *
  * <p>Thread-safe: stateless apart from the service and metrics it calls and the table of bound calls
@@ -147,7 +148,7 @@ public final class MasterRpcService {
                           HeldCall call) {
         calls.put(op, request -> {
             Held held = call.apply(request);
-            long wait = master.millisUntil(held.untilMillis());
+            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
             if (wait > 0) {
                 try {
                     Thread.sleep(wait);
@@ -167,7 +168,7 @@ public final class MasterRpcService {
                 responder.fail(e.code(), e.getMessage());
                 return;
             }
-            long wait = master.millisUntil(held.untilMillis());
+            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
             if (wait == 0) {
                 responder.ok(held.reply());
                 return;
@@ -263,10 +264,11 @@ public final class MasterRpcService {
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value())).build();
         });
-        bind(server, inline, Opcode.PUT_END, r -> {
+        // Right after a restart, a completed put is reported once the previous run's cached locations end.
+        bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             throwIfFailed(master.putEnd(req.getClientId(), req.getKey()), req.getKey());
-            return Empty.getDefaultInstance();
+            return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
@@ -287,9 +289,10 @@ public final class MasterRpcService {
             }
             return b.build();
         });
-        bind(server, inline, Opcode.BATCH_PUT_END, r -> {
+        bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
-            return codes(master.batchPutEnd(req.getClientId(), req.getKeysList()));
+            return new Held(codes(master.batchPutEnd(req.getClientId(), req.getKeysList())),
+                    master.restartGuardUntilMillis());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());

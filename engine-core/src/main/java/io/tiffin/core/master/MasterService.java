@@ -48,6 +48,16 @@ public final class MasterService {
     private final MasterSettings settings;
     private final AllocationStrategy strategy;
     private final Ticker ticker;
+    /** When this master started (ticker ms). */
+    private final long startMillis;
+    /**
+     * After a restart, puts are reported complete only from this instant (ms; 0 = no restart seen): clients
+     * may still read objects of the previous run through cached locations on nodes that have not
+     * re-mounted yet ({@link #mountSegment}).
+     */
+    private volatile long restartGuardUntilMillis;
+    /** Ids of the nodes that have mounted a segment to this master (a re-mount after a restart is a node's first here). */
+    private final java.util.Set<String> mountedNodes = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final RandomGenerator random;
     private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
     private final SegmentRegistry segments = new SegmentRegistry();
@@ -85,6 +95,7 @@ public final class MasterService {
         this.versions.set(ticker.millis() << 12);
         // So do replica ids: a client's read hint from a previous run never matches a replica of this one.
         this.replicaIds.set(ticker.millis() << 12);
+        this.startMillis = ticker.millis();
         for (int i = 0; i < shards.length; i++) {
             shards[i] = new MetadataShard();
         }
@@ -163,6 +174,32 @@ public final class MasterService {
         }
         segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, now + settings.nodeTtl().toMillis());
         segments.heard(nodeId, now);
+        long guardEnd = startMillis + longestCacheWindowMillis();
+        boolean firstMountHere = mountedNodes.add(nodeId);
+        if (mountEpoch > 1 && firstMountHere && now < guardEnd && restartGuardUntilMillis == 0) {
+            // A node mounted to a previous master: that master's clients may still read its objects through
+            // cached locations on nodes that have not re-mounted yet (their mount epoch has not moved), so a
+            // new object under the same key must wait until every such reuse has ended.
+            restartGuardUntilMillis = guardEnd;
+            LOG.info("Node {} was mounted to a previous master run; puts complete only in {} ms, once locations"
+                    + " cached from that run have expired", nodeId, guardEnd - now);
+        }
+    }
+
+    /**
+     * The instant (ms) before which a PutEnd may not be answered: set when a node that was mounted to a
+     * previous run of the master mounts soon after this one started (0 = none). A put completed before it
+     * could be missed by a client still reading the key's object of the previous run through a location it
+     * cached, from a node that has not re-mounted yet.
+     */
+    public long restartGuardUntilMillis() {
+        return restartGuardUntilMillis;
+    }
+
+    /** The longest a lookup's answer may be reused from a location cache, with its margin ({@link ObjectMetadata#noteCachedLookup}). */
+    private long longestCacheWindowMillis() {
+        long ttl = settings.leaseTtl().toMillis();
+        return Math.min(ttl, ttl / 2 + ttl / 8 + 1);
     }
 
     /**
@@ -738,6 +775,11 @@ public final class MasterService {
     private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now, CacheHold hold) {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
+            if (hold != null) {
+                // already forced out (or lost with its node) and still readable through cached locations:
+                // "not found" may be said only once those reads are over, as the first removal's answer
+                hold.cover(shard.heldUntil(key, now));
+            }
             return ErrorCode.OBJECT_NOT_FOUND;
         }
         if (!force && m.isLeased(now)) {
@@ -829,6 +871,17 @@ public final class MasterService {
                 removed[0]++;
             }
         });
+        if (hold != null) {
+            // matching keys that are already gone but still readable through cached locations (see removeLocked)
+            for (MetadataShard shard : shards) {
+                shard.lock.lock();
+                try {
+                    hold.cover(shard.heldUntilMatching(q::matches, now));
+                } finally {
+                    shard.lock.unlock();
+                }
+            }
+        }
         return removed[0];
     }
 

@@ -47,6 +47,19 @@ final class MetadataShard {
         return until;
     }
 
+    /** The latest hold of a key that {@code matches} accepts, or 0. Caller holds the lock. */
+    long heldUntilMatching(java.util.function.Predicate<String> matches, long now) {
+        long latest = 0;
+        if (held != null) {
+            for (Map.Entry<String, Long> e : held.entrySet()) {
+                if (e.getValue() > now && e.getValue() > latest && matches.test(e.getKey())) {
+                    latest = e.getValue();
+                }
+            }
+        }
+        return latest;
+    }
+
     /** Drops the holds that have passed; returns how many are left. Caller holds the lock. */
     int purgeHeld(long now) {
         if (held == null) {

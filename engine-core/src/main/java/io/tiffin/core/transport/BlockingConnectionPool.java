@@ -65,14 +65,9 @@ public final class BlockingConnectionPool implements AutoCloseable {
      */
     public BlockingConnection acquire(String hostPort) {
         checkOpen();
-        Idle slot = idle.computeIfAbsent(hostPort, newIdle);
-        BlockingConnection c;
-        while ((c = slot.stack.pollFirst()) != null) {
-            slot.size.decrementAndGet();
-            if (c.isOpen()) {
-                return c;
-            }
-            watchdog.unregister(c);
+        BlockingConnection c = pollOpen(idle.computeIfAbsent(hostPort, newIdle));
+        if (c != null) {
+            return c;
         }
         Endpoint e = Endpoint.parse(hostPort);
         BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
@@ -89,9 +84,11 @@ public final class BlockingConnectionPool implements AutoCloseable {
             return null;
         }
         Idle slot = idle.get(hostPort);
-        if (slot == null) {
-            return null;
-        }
+        return slot == null ? null : pollOpen(slot);
+    }
+
+    /** The most recently released open connection of {@code slot}, dropping closed ones; null if none. */
+    private BlockingConnection pollOpen(Idle slot) {
         BlockingConnection c;
         while ((c = slot.stack.pollFirst()) != null) {
             slot.size.decrementAndGet();

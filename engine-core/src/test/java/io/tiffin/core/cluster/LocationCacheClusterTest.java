@@ -281,6 +281,63 @@ class LocationCacheClusterTest {
         }
     }
 
+    /**
+     * After a master restart a node that has not pinged yet still serves the previous run's bytes at its
+     * old mount epoch, and a client may hold their location: a put of the same key (landing on a node that
+     * did re-mount) completes only once such locations have expired, so the reader sees the new object.
+     */
+    @Test
+    void aPutRightAfterAMasterRestartCompletesOnlyOnceLocationsCachedBeforeItHaveExpired() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        io.tiffin.core.config.TiffinConfig config = io.tiffin.core.config.TiffinConfig.builder()
+                .set("master.port", Integer.toString(port)).set("master.admin-port", "0").build();
+        String address = "127.0.0.1:" + port;
+        io.tiffin.core.master.MasterServer master = io.tiffin.core.master.MasterServer.start(
+                io.tiffin.core.Tiffin.injector(config).getInstance(io.tiffin.core.master.MasterServer.Options.class));
+        NodeServer a = NodeServer.start(new NodeServer.Options("node-a", "127.0.0.1", 0, 16 * MiB, address,
+                Duration.ofSeconds(3), TransportSettings.defaults()));
+        NodeServer b = NodeServer.start(new NodeServer.Options("node-b", "127.0.0.1", 0, 16 * MiB, address,
+                Duration.ofMillis(100), TransportSettings.defaults()));
+        TiffinClient reader = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
+                16L << 20, false).withSharedMemory(false)
+                .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(5), 1000)));
+        TiffinClient writer = null;
+        try {
+            byte[] v = random(20_000, 1);
+            byte[] w = random(20_000, 2);
+            reader.put("k", v, PutOptions.DEFAULT.withPreferredSegment(a.segmentName()));
+            assertThat(reader.get("k")).isEqualTo(v); // cached for 5 s (the lease is 10 s)
+
+            master.close();
+            long restarted = System.nanoTime();
+            master = io.tiffin.core.master.MasterServer.start(io.tiffin.core.Tiffin.injector(config)
+                    .getInstance(io.tiffin.core.master.MasterServer.Options.class));
+            long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            while (b.remounts() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(b.remounts()).as("B re-mounted").isPositive();
+            writer = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
+                    16L << 20, false).withSharedMemory(false));
+            writer.put("k", w, PutOptions.DEFAULT.withPreferredSegment(b.segmentName()));
+            assertThat(System.nanoTime() - restarted).as("the put completed after the longest cache window"
+                    + " (lease / 2 and a quarter)").isGreaterThanOrEqualTo(Duration.ofMillis(6_000).toNanos());
+            assertThat(reader.get("k")).as("a get started after the put returned").isEqualTo(w);
+            assertThat(writer.get("k")).isEqualTo(w);
+        } finally {
+            reader.close();
+            if (writer != null) {
+                writer.close();
+            }
+            a.close();
+            b.close();
+            master.close();
+        }
+    }
+
     @Test
     void anOrdinaryRemoveOfAKeyBeingReadStillMeetsTheLease() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {

@@ -365,6 +365,57 @@ class MasterServiceTest {
         }
 
         @Test
+        void aLaterRemovalOfAKeyThatIsGoneButStillCachedWaitsLikeTheFirst() {
+            mount("s1", 64 * MiB);
+            put("k", 100);
+            long start = ticker.millis();
+            master.getReplicaList("k", 2_000);
+            MasterService.CacheHold first = new MasterService.CacheHold();
+            assertThat(master.remove("k", true, first)).isEqualTo(ErrorCode.OK);
+            assertThat(first.untilMillis()).isEqualTo(start + 2_501);
+            ticker.advanceMillis(10);
+            // "not found" only once the reader can no longer read it: as the first removal's answer
+            MasterService.CacheHold second = new MasterService.CacheHold();
+            assertThat(master.remove("k", false, second)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            MasterService.CacheHold batch = new MasterService.CacheHold();
+            assertThat(master.batchRemove(List.of("k", "never"), true, batch))
+                    .containsExactly(ErrorCode.OBJECT_NOT_FOUND, ErrorCode.OBJECT_NOT_FOUND);
+            MasterService.CacheHold all = new MasterService.CacheHold();
+            assertThat(master.removeAll(true, all)).isZero();
+            MasterService.CacheHold regex = new MasterService.CacheHold();
+            assertThat(master.removeByRegex("^k", true, regex)).isZero();
+            MasterService.CacheHold otherKeys = new MasterService.CacheHold();
+            assertThat(master.removeByRegex("^x", true, otherKeys)).isZero();
+            assertThat(List.of(second, batch, all, regex)).extracting(MasterService.CacheHold::untilMillis)
+                    .containsOnly(start + 2_501);
+            assertThat(otherKeys.untilMillis()).isZero();
+            ticker.advanceMillis(2_500);
+            MasterService.CacheHold later = new MasterService.CacheHold();
+            assertThat(master.remove("k", true, later)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(later.untilMillis()).isZero();
+        }
+
+        @Test
+        void aRestartedMasterCompletesPutsOnlyOnceLocationsCachedFromItsPreviousRunHaveExpired() {
+            long start = ticker.millis();
+            master.mountSegment("fresh", "node-fresh", "127.0.0.1:1", 64 * MiB, 1, 1);
+            assertThat(master.restartGuardUntilMillis()).as("a first mount: no previous run").isZero();
+            ticker.advanceMillis(300);
+            master.mountSegment("old", "node-old", "127.0.0.1:2", 64 * MiB, 1, 3); // mounted to a previous run
+            assertThat(master.restartGuardUntilMillis()).isEqualTo(start + 5_000 + 1_250 + 1);
+            MasterService same = new MasterService(MasterSettings.defaults(), IN_ORDER, ticker, null);
+            same.mountSegment("n", "node-n", "127.0.0.1:3", 64 * MiB, 1, 1);
+            same.forgetNode("node-n");
+            same.mountSegment("n", "node-n", "127.0.0.1:3", 64 * MiB, 1, 2); // re-mounts after this master forgot it
+            assertThat(same.restartGuardUntilMillis()).as("not a restart: this master knew the node").isZero();
+
+            MasterService late = new MasterService(MasterSettings.defaults(), IN_ORDER, ticker, null);
+            ticker.advanceMillis(6_252);
+            late.mountSegment("old", "node-old", "127.0.0.1:2", 64 * MiB, 1, 4); // a re-mount long after start
+            assertThat(late.restartGuardUntilMillis()).as("nothing cached can be that old").isZero();
+        }
+
+        @Test
         void anObjectLostWithItsNodeIsNotReplacedWhileItMayStillBeReadThroughACache() {
             mount("s1", 64 * MiB);
             mount("s2", 64 * MiB);
