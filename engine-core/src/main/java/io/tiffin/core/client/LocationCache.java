@@ -17,7 +17,7 @@ import java.util.function.Predicate;
  * master neither evicts the object nor lets an ordinary remove or an upsert replace it, and a forced
  * remove or an offload keeps the replica's memory out of reach of new puts until the lease ends. So the
  * bytes a cached location names stay the object's bytes for the whole lease. An entry is used only
- * within {@code min(client.location-cache-ttl, lease / 2)} of the moment its lookup was <em>sent</em> (the
+ * within {@code min(client.location-cache-ttl, lease / 2, 20 s)} of the moment its lookup was <em>sent</em> (the
  * master started the lease later), and a read through it must end within the lease, as for any get.
  * What the master forgets without asking — a master restart, a node that missed its heartbeats and
  * re-mounted — is caught by the node once it has re-mounted: every descriptor carries the segment's mount
@@ -65,6 +65,13 @@ public final class LocationCache {
             return !ttl.isZero() && maxEntries > 0;
         }
     }
+
+    /**
+     * The longest any lookup's answer is reused, whatever the TTL and lease: the master holds a forced
+     * removal of a cached object up to this and a quarter, which must stay well inside a client's RPC
+     * timeout. The master applies the same bound ({@code ObjectMetadata.noteCachedLookup}).
+     */
+    public static final long MAX_REUSE_MILLIS = 20_000;
 
     /** Counters since the client started. */
     public record Stats(long hits, long misses, long refused, long size) {
@@ -149,7 +156,7 @@ public final class LocationCache {
      */
     public void put(ObjectLocation location, long lookupNanos, long stamp) {
         long leaseNanos = TimeUnit.MILLISECONDS.toNanos(location.leaseTtlMillis());
-        long usable = Math.min(ttlNanos, leaseNanos / 2);
+        long usable = Math.min(Math.min(ttlNanos, leaseNanos / 2), TimeUnit.MILLISECONDS.toNanos(MAX_REUSE_MILLIS));
         String key = location.key();
         if (usable <= 0 || stamp(key) != stamp) {
             return;

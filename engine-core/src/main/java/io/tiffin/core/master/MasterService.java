@@ -199,7 +199,8 @@ public final class MasterService {
     /** The longest a lookup's answer may be reused from a location cache, with its margin ({@link ObjectMetadata#noteCachedLookup}). */
     private long longestCacheWindowMillis() {
         long ttl = settings.leaseTtl().toMillis();
-        return Math.min(ttl, ttl / 2 + ttl / 8 + 1);
+        long window = ObjectMetadata.cacheWindowMillis(Long.MAX_VALUE, ttl);
+        return Math.min(ttl, window + window / 4 + 1);
     }
 
     /**

@@ -106,14 +106,20 @@ final class ObjectMetadata {
         leaseTimeoutMillis = Math.max(leaseTimeoutMillis, now + ttlMillis);
     }
 
+    /** How long a client reuses a lookup it asked to cache for {@code cacheForMillis} under lease {@code ttlMillis}. */
+    static long cacheWindowMillis(long cacheForMillis, long ttlMillis) {
+        return Math.min(Math.min(cacheForMillis, ttlMillis / 2), io.tiffin.core.client.LocationCache.MAX_REUSE_MILLIS);
+    }
+
     /**
      * A lookup (at {@code now}, with lease {@code ttlMillis}) came from a client that will reuse the answer
-     * for up to {@code cacheForMillis} from when it sent the lookup, at most half the lease. Records that
+     * for up to {@code cacheForMillis} from when it sent the lookup, at most half the lease and
+     * {@link io.tiffin.core.client.LocationCache#MAX_REUSE_MILLIS} (as the client bounds it). Records that
      * window and a quarter more (the client's clock counts the window, not the master's), never past the
      * lease.
      */
     void noteCachedLookup(long now, long ttlMillis, long cacheForMillis) {
-        long window = Math.min(cacheForMillis, ttlMillis / 2);
+        long window = cacheWindowMillis(cacheForMillis, ttlMillis);
         if (window > 0) {
             long until = Math.min(now + window + window / 4 + 1, now + ttlMillis);
             cachedUntilMillis = Math.max(cachedUntilMillis, until);

@@ -1,15 +1,15 @@
 package io.tiffin.core.util;
 
 /**
- * A source of wall-clock milliseconds, injected wherever time matters so that tests move a manual
+ * A source of milliseconds (near the wall clock, never stepping back), injected wherever time matters so that tests move a manual
  * clock instead of sleeping.
  *
  * <p>Implementations are thread-safe.
  */
 @FunctionalInterface
 public interface Ticker {
-    /** The system clock. */
-    Ticker SYSTEM = System::currentTimeMillis;
+    /** The wall clock at start, advanced by the monotonic clock ({@link MonotonicWallClock}). */
+    Ticker SYSTEM = new MonotonicWallClock();
 
     long millis();
 }

@@ -53,6 +53,16 @@ class LocationCacheTest {
     }
 
     @Test
+    void noEntryIsUsedLongerThanTheBoundTheMasterHoldsRemovalsFor() {
+        LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofMinutes(10), 10));
+        assertThat(cache.cacheForMillis()).isEqualTo(600_000); // what it asks; the master caps it the same way
+        long t0 = 1_000 * MS;
+        cache.put(location("k", 300_000), t0, cache.stamp("k")); // a 5-minute lease
+        assertThat(cache.get("k", t0 + LocationCache.MAX_REUSE_MILLIS * MS)).isNotNull();
+        assertThat(cache.get("k", t0 + (LocationCache.MAX_REUSE_MILLIS + 1) * MS)).isNull();
+    }
+
+    @Test
     void aShortLeaseBoundsTheEntryToHalfOfIt() {
         LocationCache cache = new LocationCache(new LocationCache.Settings(Duration.ofSeconds(60), 10));
         long t0 = 1_000 * MS;

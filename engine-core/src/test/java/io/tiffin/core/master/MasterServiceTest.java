@@ -313,6 +313,20 @@ class MasterServiceTest {
         }
 
         @Test
+        void noWindowOutlastsTheClientsBoundWhateverTheLease() {
+            master = new MasterService(MasterSettings.defaults().withLeaseTtl(Duration.ofMinutes(5)), IN_ORDER, ticker,
+                    null);
+            mount("s1", 64 * MiB);
+            put("k", 100);
+            long start = ticker.millis();
+            master.getReplicaList("k", 600_000);
+            MasterService.CacheHold hold = new MasterService.CacheHold();
+            assertThat(master.remove("k", true, hold)).isEqualTo(ErrorCode.OK);
+            long bound = io.tiffin.core.client.LocationCache.MAX_REUSE_MILLIS;
+            assertThat(hold.untilMillis()).isEqualTo(start + bound + bound / 4 + 1);
+        }
+
+        @Test
         void lookupsWithoutACacheAndUnforcedRemovalsHoldNothing() {
             mount("s1", 64 * MiB);
             put("a", 100);
