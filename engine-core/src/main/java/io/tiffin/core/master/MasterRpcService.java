@@ -111,7 +111,26 @@ public final class MasterRpcService {
 
     /** Runs {@code call} on {@code request} with the request metrics; the reply may be null (empty). */
     private MessageLite invoke(Opcode op, Call call, Frame request) throws Exception {
-        return invokeHeld(op, r -> new Held(call.apply(r), 0), request).reply();
+        long start = System.nanoTime();
+        boolean ok = false;
+        try {
+            countBytes(request, null);
+            MessageLite reply = call.apply(request);
+            countBytes(null, reply);
+            ok = true;
+            return reply;
+        } finally {
+            metrics.recordRequest(op, System.nanoTime() - start, ok);
+        }
+    }
+
+    /** Adds a request's bytes (if not null) and a reply's (if {@code request} is null) to the traffic metrics. */
+    private void countBytes(Frame request, MessageLite reply) {
+        if (request != null) {
+            metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
+        } else {
+            metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
+        }
     }
 
     /** A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once). */
@@ -128,10 +147,9 @@ public final class MasterRpcService {
         long start = System.nanoTime();
         boolean ok = false;
         try {
-            metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
+            countBytes(request, null);
             Held held = call.apply(request);
-            MessageLite reply = held.reply();
-            metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
+            countBytes(null, held.reply());
             ok = true;
             return held;
         } finally {

@@ -56,7 +56,10 @@ public final class MasterService {
      * re-mounted yet ({@link #mountSegment}).
      */
     private volatile long restartGuardUntilMillis;
-    /** Ids of the nodes that have mounted a segment to this master (a re-mount after a restart is a node's first here). */
+    /**
+     * Ids of the nodes that have mounted a segment to this master within the longest cache window of its start
+     * (a re-mount after a restart is a node's first here); cleared at the first mount after that window.
+     */
     private final java.util.Set<String> mountedNodes = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final RandomGenerator random;
     private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
@@ -172,18 +175,23 @@ public final class MasterService {
             abandonTasksOf(nodeId);
             sweepDeadReplicas(java.util.Set.of());
         }
+        long guardEnd = startMillis + longestCacheWindowMillis();
+        if (now < guardEnd) {
+            // (before the segment takes puts, so no PutEnd answered after it misses the guard)
+            boolean firstMountHere = mountedNodes.add(nodeId);
+            if (mountEpoch > 1 && firstMountHere && restartGuardUntilMillis == 0) {
+                // A node mounted to a previous master: that master's clients may still read its objects through
+                // cached locations on nodes that have not re-mounted yet (their mount epoch has not moved), so
+                // a new object under the same key must wait until every such reuse has ended.
+                restartGuardUntilMillis = guardEnd;
+                LOG.info("Node {} was mounted to a previous master run; puts and removes answer only in {} ms,"
+                        + " once locations cached from that run have expired", nodeId, guardEnd - now);
+            }
+        } else if (!mountedNodes.isEmpty()) {
+            mountedNodes.clear(); // only a mount within the window can reveal a restart
+        }
         segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, now + settings.nodeTtl().toMillis());
         segments.heard(nodeId, now);
-        long guardEnd = startMillis + longestCacheWindowMillis();
-        boolean firstMountHere = mountedNodes.add(nodeId);
-        if (mountEpoch > 1 && firstMountHere && now < guardEnd && restartGuardUntilMillis == 0) {
-            // A node mounted to a previous master: that master's clients may still read its objects through
-            // cached locations on nodes that have not re-mounted yet (their mount epoch has not moved), so a
-            // new object under the same key must wait until every such reuse has ended.
-            restartGuardUntilMillis = guardEnd;
-            LOG.info("Node {} was mounted to a previous master run; puts complete only in {} ms, once locations"
-                    + " cached from that run have expired", nodeId, guardEnd - now);
-        }
     }
 
     /**
@@ -770,7 +778,20 @@ public final class MasterService {
         if (validateKey(key) != ErrorCode.OK) {
             return ErrorCode.INVALID_KEY;
         }
-        return inShard(key, shard -> removeLocked(shard, key, force, ticker.millis(), hold));
+        long now = ticker.millis();
+        coverRestartGuard(hold, now);
+        return inShard(key, shard -> removeLocked(shard, key, force, now, hold));
+    }
+
+    /**
+     * Right after a restart, clients may read any key's object of the previous run through cached locations
+     * ({@link #restartGuardUntilMillis}): a removal, whatever it finds, answers only after that.
+     */
+    private void coverRestartGuard(CacheHold hold, long now) {
+        long guard = restartGuardUntilMillis;
+        if (hold != null && guard > now) {
+            hold.cover(guard);
+        }
     }
 
     private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now, CacheHold hold) {
@@ -837,6 +858,7 @@ public final class MasterService {
     public List<ErrorCode> batchRemove(List<String> keys, boolean force, CacheHold hold) {
         ErrorCode[] out = new ErrorCode[keys.size()];
         long now = ticker.millis();
+        coverRestartGuard(hold, now);
         forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
             out[i] = validateKey(key) != ErrorCode.OK ? ErrorCode.INVALID_KEY : removeLocked(shard, key, force, now, hold);
@@ -866,6 +888,7 @@ public final class MasterService {
 
     private long removeMatching(KeyQuery q, boolean force, CacheHold hold) {
         long now = ticker.millis();
+        coverRestartGuard(hold, now);
         long[] removed = new long[1];
         forEachMatch(q, true, (shard, key) -> {
             if (removeLocked(shard, key, force, now, hold) == ErrorCode.OK) {

@@ -423,6 +423,21 @@ class MasterServiceTest {
             same.mountSegment("n", "node-n", "127.0.0.1:3", 64 * MiB, 1, 2); // re-mounts after this master forgot it
             assertThat(same.restartGuardUntilMillis()).as("not a restart: this master knew the node").isZero();
 
+            // removals answer after it too, whatever they find: the previous run's objects are unknown here
+            long guard = master.restartGuardUntilMillis();
+            put("new", 100);
+            MasterService.CacheHold missing = new MasterService.CacheHold();
+            assertThat(master.remove("old-key", true, missing)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            MasterService.CacheHold found = new MasterService.CacheHold();
+            assertThat(master.batchRemove(List.of("new"), true, found)).containsExactly(ErrorCode.OK);
+            MasterService.CacheHold all = new MasterService.CacheHold();
+            assertThat(master.removeAll(true, all)).isZero();
+            assertThat(List.of(missing, found, all)).extracting(MasterService.CacheHold::untilMillis).containsOnly(guard);
+            ticker.advanceMillis(guard - ticker.millis());
+            MasterService.CacheHold after = new MasterService.CacheHold();
+            assertThat(master.remove("old-key", true, after)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(after.untilMillis()).isZero();
+
             MasterService late = new MasterService(MasterSettings.defaults(), IN_ORDER, ticker, null);
             ticker.advanceMillis(6_252);
             late.mountSegment("old", "node-old", "127.0.0.1:2", 64 * MiB, 1, 4); // a re-mount long after start
