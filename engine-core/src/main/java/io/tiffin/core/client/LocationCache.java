@@ -27,7 +27,8 @@ import java.util.function.Predicate;
  * A forced remove ignores leases, so every lookup tells the master how long this cache may reuse its answer
  * ({@link #cacheForMillis}); the master reports a forced removal of the object only once that has passed
  * and refuses puts of the key until then, so a get that starts after a remove returned never finds the
- * object, cached or not. This client's own removes and puts drop its entries at once.
+ * object, cached or not. This client's own removes and puts drop its entries at once, so the master does
+ * not wait for locations that only this cache asked for (the lookup names the cache: {@code cache_owner}).
  *
  * <p><b>What it changes.</b> Reads through a cached location are not seen by the master: they renew no
  * lease and do not move the object in the eviction order until the entry expires and the next lookup

@@ -172,7 +172,14 @@ public final class TiffinClient implements KvStore {
     }
 
     private final Options options;
-    private final String clientId = "client-" + UUID.randomUUID();
+    private final UUID clientUuid = UUID.randomUUID();
+    private final String clientId = "client-" + clientUuid;
+    /**
+     * This client's location cache as the master knows it ({@code cache_owner}): positive, never 0 (unknown).
+     * A forced removal by this client does not wait for locations only this cache holds.
+     */
+    private final long cacheOwner = ((clientUuid.getLeastSignificantBits() ^ clientUuid.getMostSignificantBits())
+            & Long.MAX_VALUE) | 1;
     private final TransportClientPool pool;
     /** Master RPCs and the memory data plane, driven by the calling thread (no event-loop hand-off). */
     private final BlockingConnectionPool direct;
@@ -388,7 +395,7 @@ public final class TiffinClient implements KvStore {
         long sent = System.nanoTime();
         KeyRequest.Builder req = KeyRequest.newBuilder().setKey(key);
         if (locations != null) {
-            req.setCacheForMs(locations.cacheForMillis()); // the master holds forced removals until it ends
+            req.setCacheForMs(locations.cacheForMillis()).setCacheOwner(cacheOwner); // forced removals wait for it
         }
         ObjectLocation loc = Messages.fromMsg(rpc(Opcode.GET_REPLICA_LIST, req.build(), ObjectLocationMsg.parser()));
         remember(loc, sent, stamp);
@@ -1767,7 +1774,7 @@ public final class TiffinClient implements KvStore {
         long sent = System.nanoTime();
         BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder().addAllKeys(ask);
         if (locations != null) {
-            req.setCacheForMs(locations.cacheForMillis());
+            req.setCacheForMs(locations.cacheForMillis()).setCacheOwner(cacheOwner);
         }
         BatchLocationsReply reply = rpc(Opcode.BATCH_GET_REPLICA_LIST, req.build(), BatchLocationsReply.parser());
         for (int j = 0; j < ask.size(); j++) {
@@ -1828,7 +1835,8 @@ public final class TiffinClient implements KvStore {
         // forced remove does not wait for) must not leave the removed object in the location cache.
         invalidate(key);
         try {
-            rpc(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).build(), Empty.parser());
+            rpc(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build(),
+                    Empty.parser());
         } finally {
             invalidate(key);
         }
@@ -1840,8 +1848,8 @@ public final class TiffinClient implements KvStore {
         keys.forEach(this::invalidate);
         BatchCodesReply reply;
         try {
-            reply = rpc(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force).build(),
-                    BatchCodesReply.parser());
+            reply = rpc(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force)
+                    .setCacheOwner(cacheOwner).build(), BatchCodesReply.parser());
         } finally {
             keys.forEach(this::invalidate); // as in remove
         }
@@ -1868,8 +1876,8 @@ public final class TiffinClient implements KvStore {
             hints.invalidateMatching(io.tiffin.core.master.KeyQuery.compile(regex)::matches);
         }
         try {
-            return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force).build(),
-                    CountReply.parser()).getCount();
+            return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force)
+                    .setCacheOwner(cacheOwner).build(), CountReply.parser()).getCount();
         } finally {
             if (q != null) {
                 locations.invalidateMatching(q::matches); // as in remove
@@ -1889,8 +1897,8 @@ public final class TiffinClient implements KvStore {
             hints.invalidateMatching(k -> true);
         }
         try {
-            return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).build(), CountReply.parser())
-                    .getCount();
+            return rpc(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).setCacheOwner(cacheOwner)
+                    .build(), CountReply.parser()).getCount();
         } finally {
             if (locations != null) {
                 locations.invalidateMatching(k -> true); // as in remove

@@ -102,8 +102,8 @@ public final class TiffinConfigKeys {
             "client.location-cache-ttl", "2s", MILLIS,
             "Reuse a key's looked-up location for later gets and exists of this client for up to this long (at most"
                     + " half of master.lease-ttl, within the read lease of the lookup), saving the master round"
-                    + " trip. A forced remove of an object a client has cached returns once that client's reuse has"
-                    + " ended (up to this and a quarter more). 0 = off.");
+                    + " trip. A forced remove of an object another client has cached returns once that client's"
+                    + " reuse has ended (up to this and a quarter more). 0 = off.");
     public static final ConfigKey<Long> CLIENT_LOCATION_CACHE_SIZE = ConfigKey.longInteger("client.location-cache-size",
             100_000, 1, 100_000_000, "locations", "Most locations the location cache keeps (client.location-cache-ttl).");
     public static final ConfigKey<Long> CLIENT_READ_HINT_CACHE_SIZE = ConfigKey.longInteger(

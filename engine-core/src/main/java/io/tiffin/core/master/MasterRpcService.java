@@ -319,7 +319,8 @@ public final class MasterRpcService {
 
         bind(server, inline, Opcode.GET_REPLICA_LIST, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            KeyResult<ObjectLocation> res = master.getReplicaList(req.getKey(), Integer.toUnsignedLong(req.getCacheForMs()));
+            KeyResult<ObjectLocation> res = master.getReplicaList(req.getKey(), Integer.toUnsignedLong(req.getCacheForMs()),
+                    req.getCacheOwner());
             throwIfFailed(res.code(), req.getKey());
             return Messages.toMsg(res.value());
         });
@@ -327,7 +328,7 @@ public final class MasterRpcService {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
             for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList(),
-                    Integer.toUnsignedLong(req.getCacheForMs()))) {
+                    Integer.toUnsignedLong(req.getCacheForMs()), req.getCacheOwner())) {
                 LocationResult.Builder lr = LocationResult.newBuilder().setCode(res.code().value());
                 if (res.isOk()) {
                     lr.setLocation(Messages.toMsg(res.value()));
@@ -371,24 +372,24 @@ public final class MasterRpcService {
         // Forced removals answer once no client can read a removed object through a cached location.
         bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
             throwIfFailed(master.remove(req.getKey(), req.getForce(), hold), req.getKey());
             return new Held(Empty.getDefaultInstance(), hold.untilMillis());
         });
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
             return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
             long n = master.removeByRegex(req.getRegex(), req.getForce(), hold);
             return new Held(CountReply.newBuilder().setCount(n).build(), hold.untilMillis());
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_ALL, r -> {
             RemoveAllRequest req = r.parseControl(RemoveAllRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
             return new Held(CountReply.newBuilder().setCount(master.removeAll(req.getForce(), hold)).build(),
                     hold.untilMillis());
         });

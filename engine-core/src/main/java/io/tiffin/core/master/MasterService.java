@@ -576,13 +576,19 @@ public final class MasterService {
      * object is then reported only once that reuse has ended ({@link CacheHold}).
      */
     public KeyResult<ObjectLocation> getReplicaList(String key, long cacheForMillis) {
+        return getReplicaList(key, cacheForMillis, 0);
+    }
+
+    /** As {@link #getReplicaList(String, long)}, naming the client's cache ({@code owner} > 0; 0 = unknown). */
+    public KeyResult<ObjectLocation> getReplicaList(String key, long cacheForMillis, long owner) {
         if (validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        return inShard(key, shard -> locateLocked(shard, key, ticker.millis(), cacheForMillis));
+        return inShard(key, shard -> locateLocked(shard, key, ticker.millis(), cacheForMillis, owner));
     }
 
-    private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now, long cacheForMillis) {
+    private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now, long cacheForMillis,
+                                                   long owner) {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
@@ -615,7 +621,7 @@ public final class MasterService {
         long ttl = settings.leaseTtl().toMillis();
         m.grantLease(now, ttl);
         if (cacheForMillis > 0) {
-            m.noteCachedLookup(now, ttl, cacheForMillis);
+            m.noteCachedLookup(now, ttl, cacheForMillis, owner);
         }
         return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, ttl, readable));
     }
@@ -626,6 +632,11 @@ public final class MasterService {
 
     /** As {@link #batchGetReplicaList(List)} for a client with a location cache (see {@link #getReplicaList(String, long)}). */
     public List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys, long cacheForMillis) {
+        return batchGetReplicaList(keys, cacheForMillis, 0);
+    }
+
+    /** As {@link #batchGetReplicaList(List, long)}, naming the client's cache ({@code owner} > 0; 0 = unknown). */
+    public List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys, long cacheForMillis, long owner) {
         @SuppressWarnings("unchecked")
         KeyResult<ObjectLocation>[] out = new KeyResult[keys.size()];
         long now = ticker.millis();
@@ -633,7 +644,7 @@ public final class MasterService {
             String key = keys.get(i);
             out[i] = validateKey(key) != ErrorCode.OK
                     ? KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY)
-                    : locateLocked(shard, key, now, cacheForMillis);
+                    : locateLocked(shard, key, now, cacheForMillis, owner);
         });
         return Arrays.asList(out);
     }
@@ -686,7 +697,7 @@ public final class MasterService {
         long now = ticker.millis();
         List<ObjectLocation> out = new ArrayList<>();
         boolean inKeyOrder = forEachMatch(q, fastPath, (shard, key) -> {
-            KeyResult<ObjectLocation> r = locateLocked(shard, key, now, 0);
+            KeyResult<ObjectLocation> r = locateLocked(shard, key, now, 0, 0);
             if (r.isOk()) {
                 out.add(r.value());
             }
@@ -752,6 +763,20 @@ public final class MasterService {
      */
     public static final class CacheHold {
         private final java.util.concurrent.atomic.AtomicLong untilMillis = new java.util.concurrent.atomic.AtomicLong();
+        private final long owner;
+
+        /** For a removal by an unknown client: every cache's locations are waited for. */
+        public CacheHold() {
+            this(0);
+        }
+
+        /**
+         * For a removal by the client whose location cache is {@code owner} (> 0; 0 = unknown): objects only
+         * that cache holds are not waited for, since the client drops its own entries around the removal.
+         */
+        public CacheHold(long owner) {
+            this.owner = owner;
+        }
 
         void cover(long until) {
             untilMillis.accumulateAndGet(until, Math::max);
@@ -814,7 +839,11 @@ public final class MasterService {
             return ErrorCode.OBJECT_HAS_REPLICATION_TASK;
         }
         if (hold != null && m.cachedUntilMillis > now) {
-            hold.cover(m.cachedUntilMillis);
+            if (hold.owner > 0 && m.cachedByOwner == hold.owner) {
+                m.cachedUntilMillis = 0; // only the remover's cache holds it: nothing to wait for, no hold on puts
+            } else {
+                hold.cover(m.cachedUntilMillis);
+            }
         }
         if (m.isLeased(now)) {
             // Forced removal of an object being read: the key goes now, but its buffers stay out of

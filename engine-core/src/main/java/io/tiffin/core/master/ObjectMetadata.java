@@ -25,6 +25,12 @@ final class ObjectMetadata {
      * and the key cannot be put again before it ({@link MetadataShard#hold}). Always within the lease.
      */
     long cachedUntilMillis;
+    /**
+     * The one location cache ({@code cache_owner}) that may hold this object until {@link #cachedUntilMillis},
+     * or {@link #SEVERAL_CACHES}: a removal by that cache's own client need not wait (it drops its entries).
+     */
+    long cachedByOwner;
+    static final long SEVERAL_CACHES = -1;
     /** Soft pin protects the object from the first eviction pass until this instant (ms); 0 = none. */
     long softPinDeadlineMillis;
     /** Assigned at PutEnd; 0 while the put is in progress. */
@@ -116,11 +122,16 @@ final class ObjectMetadata {
      * for up to {@code cacheForMillis} from when it sent the lookup, at most half the lease and
      * {@link io.tiffin.core.client.LocationCache#MAX_REUSE_MILLIS} (as the client bounds it). Records that
      * window and a quarter more (the client's clock counts the window, not the master's), never past the
-     * lease.
+     * lease, and whether {@code owner} (the client's cache, 0 = unknown) is the only cache holding it.
      */
-    void noteCachedLookup(long now, long ttlMillis, long cacheForMillis) {
+    void noteCachedLookup(long now, long ttlMillis, long cacheForMillis, long owner) {
         long window = cacheWindowMillis(cacheForMillis, ttlMillis);
         if (window > 0) {
+            if (cachedUntilMillis <= now) {
+                cachedByOwner = owner > 0 ? owner : SEVERAL_CACHES; // the earlier windows are over
+            } else if (cachedByOwner != owner) {
+                cachedByOwner = SEVERAL_CACHES;
+            }
             long until = Math.min(now + window + window / 4 + 1, now + ttlMillis);
             cachedUntilMillis = Math.max(cachedUntilMillis, until);
         }

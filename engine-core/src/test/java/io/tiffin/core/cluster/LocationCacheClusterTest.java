@@ -250,6 +250,29 @@ class LocationCacheClusterTest {
     }
 
     @Test
+    void aClientsForcedRemoveOfWhatOnlyItCachedDoesNotWait() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient c = cluster.locationCachingClient(Duration.ofSeconds(5)); // a hold would be 6.25 s
+            byte[] v = random(10_000, 21);
+            byte[] w = random(11_000, 22);
+            long t = System.nanoTime();
+            for (int i = 0; i < 3; i++) {
+                c.put("k", v);
+                assertThat(c.get("k")).isEqualTo(v);
+                assertThat(c.get("k")).isEqualTo(v);
+                c.remove("k", true);
+                assertThat(catchThrowableOfType(TiffinException.class, () -> c.get("k")).code())
+                        .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            }
+            c.put("k", w);
+            assertThat(c.batchGet(List.of("k"))).singleElement().satisfies(r -> assertThat(r.isOk()).isTrue());
+            assertThat(c.removeAll(true)).isEqualTo(1);
+            assertThat(System.nanoTime() - t).as("no removal waited for this client's own cached locations")
+                    .isLessThan(Duration.ofSeconds(5).toNanos());
+        }
+    }
+
+    @Test
     void forcedBatchRegexAndRemoveAllWaitForCachedEntriesToo() throws Exception {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
             Duration ttl = Duration.ofMillis(600);

@@ -327,6 +327,40 @@ class MasterServiceTest {
         }
 
         @Test
+        void aRemovalByTheOnlyClientThatCachedTheObjectNeedNotWait() {
+            mount("s1", 64 * MiB);
+            put("k", 100);
+            put("j", 100);
+            put("x", 100);
+            long start = ticker.millis();
+            master.getReplicaList("k", 2_000, 7);
+            master.batchGetReplicaList(List.of("k"), 2_000, 7);
+            MasterService.CacheHold own = new MasterService.CacheHold(7);
+            assertThat(master.remove("k", true, own)).isEqualTo(ErrorCode.OK);
+            assertThat(own.untilMillis()).as("the remover drops its own entries").isZero();
+            put("k", 100); // and no hold on puts either
+
+            master.getReplicaList("j", 2_000, 7);
+            master.batchGetReplicaList(List.of("j"), 2_000, 8);
+            MasterService.CacheHold shared = new MasterService.CacheHold(7);
+            assertThat(master.batchRemove(List.of("j"), true, shared)).containsExactly(ErrorCode.OK);
+            assertThat(shared.untilMillis()).as("another cache holds it too").isEqualTo(start + 2_501);
+
+            master.getReplicaList("x", 2_000, 0);
+            MasterService.CacheHold unknown = new MasterService.CacheHold(0);
+            assertThat(master.remove("x", true, unknown)).isEqualTo(ErrorCode.OK);
+            assertThat(unknown.untilMillis()).as("0 names no cache").isEqualTo(start + 2_501);
+
+            put("y", 100);
+            master.getReplicaList("y", 2_000, 8);
+            ticker.advanceMillis(2_600); // that window is over: the next one is 7's alone
+            master.getReplicaList("y", 2_000, 7);
+            MasterService.CacheHold later = new MasterService.CacheHold(7);
+            assertThat(master.remove("y", true, later)).isEqualTo(ErrorCode.OK);
+            assertThat(later.untilMillis()).isZero();
+        }
+
+        @Test
         void lookupsWithoutACacheAndUnforcedRemovalsHoldNothing() {
             mount("s1", 64 * MiB);
             put("a", 100);
