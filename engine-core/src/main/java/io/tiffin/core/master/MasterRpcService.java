@@ -173,7 +173,7 @@ public final class MasterRpcService {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " was done, but interrupted while it"
-                            + " waited " + wait + " ms for clients' cached locations of the removed objects to end");
+                            + " waited " + wait + " ms for locations clients cached before it to expire");
                 }
             }
             return held.reply();
@@ -195,7 +195,7 @@ public final class MasterRpcService {
                 delays.schedule(() -> responder.ok(held.reply()), wait, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException e) {
                 responder.fail(ErrorCode.INTERNAL_ERROR, op + " was done, but the master is shutting down before"
-                        + " clients' cached locations of the removed objects end (in " + wait + " ms)");
+                        + " the locations clients cached before it expire (in " + wait + " ms)");
             }
         }, executor);
     }
