@@ -51,7 +51,7 @@ public final class MasterService {
     /** When this master started (ticker ms). */
     private final long startMillis;
     /**
-     * After a restart, puts are reported complete only from this instant (ms; 0 = no restart seen): clients
+     * After a restart, puts and removals are reported only from this instant (ms; 0 = no restart seen): clients
      * may still read objects of the previous run through cached locations on nodes that have not
      * re-mounted yet ({@link #mountSegment}).
      */
@@ -195,7 +195,7 @@ public final class MasterService {
     }
 
     /**
-     * The instant (ms) before which a PutEnd may not be answered: set when a node that was mounted to a
+     * The instant (ms) before which a PutEnd or a removal may not be answered: set when a node that was mounted to a
      * previous run of the master mounts soon after this one started (0 = none). A put completed before it
      * could be missed by a client still reading the key's object of the previous run through a location it
      * cached, from a node that has not re-mounted yet.
