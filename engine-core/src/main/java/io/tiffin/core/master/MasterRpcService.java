@@ -114,9 +114,9 @@ public final class MasterRpcService {
         long start = System.nanoTime();
         boolean ok = false;
         try {
-            countBytes(request, null);
+            countIn(request);
             MessageLite reply = call.apply(request);
-            countBytes(null, reply);
+            countOut(reply);
             ok = true;
             return reply;
         } finally {
@@ -124,20 +124,22 @@ public final class MasterRpcService {
         }
     }
 
-    /** Adds a request's bytes (if not null) and a reply's (if {@code request} is null) to the traffic metrics. */
-    private void countBytes(Frame request, MessageLite reply) {
-        if (request != null) {
-            metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
-        } else {
-            metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
-        }
+    private void countIn(Frame request) {
+        metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
+    }
+
+    private void countOut(MessageLite reply) {
+        metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
     }
 
     /** A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once). */
     private record Held(MessageLite reply, long untilMillis) {
     }
 
-    /** A call whose reply may have to wait: the forced removals ({@link MasterService.CacheHold}). */
+    /**
+     * A call whose reply may have to wait: removals ({@link MasterService.CacheHold}) and, right after a
+     * restart, PutEnds ({@link MasterService#restartGuardUntilMillis}).
+     */
     @FunctionalInterface
     private interface HeldCall {
         Held apply(Frame request) throws Exception;
@@ -147,9 +149,9 @@ public final class MasterRpcService {
         long start = System.nanoTime();
         boolean ok = false;
         try {
-            countBytes(request, null);
+            countIn(request);
             Held held = call.apply(request);
-            countBytes(null, held.reply());
+            countOut(held.reply());
             ok = true;
             return held;
         } finally {
@@ -158,7 +160,7 @@ public final class MasterRpcService {
     }
 
     /**
-     * Binds a removal: its reply goes out when the master's clock reaches the hold the call noted,
+     * Binds a held call: its reply goes out when the master's clock reaches the hold the call noted,
      * scheduled on {@code delays} (the event loop or worker never waits); an in-process caller's own
      * thread waits for it.
      */
@@ -172,8 +174,9 @@ public final class MasterRpcService {
                     Thread.sleep(wait);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " was done, but interrupted while it"
-                            + " waited " + wait + " ms for locations clients cached before it to expire");
+                    throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
+                            + " interrupted while it waited " + wait + " ms for locations clients cached before it to"
+                            + " expire; nothing needs redoing, though other clients may read the old object until then");
                 }
             }
             return held.reply();
@@ -194,8 +197,9 @@ public final class MasterRpcService {
             try {
                 delays.schedule(() -> responder.ok(held.reply()), wait, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException e) {
-                responder.fail(ErrorCode.INTERNAL_ERROR, op + " was done, but the master is shutting down before"
-                        + " the locations clients cached before it expire (in " + wait + " ms)");
+                responder.fail(ErrorCode.INTERNAL_ERROR, op + " took effect, but the master is shutting down before"
+                        + " the locations clients cached before it expire (in " + wait + " ms); nothing needs redoing"
+                        + " once a master is back");
             }
         }, executor);
     }
@@ -239,7 +243,8 @@ public final class MasterRpcService {
     static final int REGEX_ANSWER_LIMIT = io.tiffin.core.transport.FrameCodec.MAX_CONTROL_SIZE - 64 * 1024;
 
     /**
-     * @param delays runs the replies of forced removals that wait for clients' cached locations to end
+     * @param delays runs the replies that wait for clients' cached locations to end (removals; PutEnds
+     *     right after a restart)
      */
     public void registerOn(TransportServer server, Executor executor, ScheduledExecutorService delays) {
         Executor inline = null; // TransportServer runs handlers registered without executor on the event loop

@@ -86,4 +86,33 @@ class InProcessMasterTest {
                     .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
         }
     }
+
+    @Test
+    void anInProcessCallerInterruptedWhileItsRemovalIsHeldIsToldTheRemovalTookEffect() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
+            TiffinClient reader = cluster.locationCachingClient(java.time.Duration.ofSeconds(5));
+            MasterRpcService rpc = InProcessMasters.find(cluster.masterAddress());
+            reader.put("k", new byte[1000]);
+            assertThat(reader.get("k")).hasSize(1000);
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread remover = new Thread(() -> {
+                try {
+                    rpc.call(Opcode.REMOVE, KeyRequest.newBuilder().setKey("k").setForce(true).build());
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+            });
+            remover.start();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (remover.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            remover.interrupt();
+            remover.join(5_000);
+            assertThat(thrown.get()).isInstanceOf(TiffinException.class);
+            assertThat(((TiffinException) thrown.get()).code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+            assertThat(thrown.get().getMessage()).contains("REMOVE took effect").contains("nothing needs redoing");
+            assertThat(cluster.remoteClient().exists("k")).as("the key is gone for lookups").isFalse();
+        }
+    }
 }
