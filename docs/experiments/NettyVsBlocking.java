@@ -24,20 +24,25 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Experiment behind docs/BENCHMARKS.md "Event-loop sends against blocking sends": how much of the gap
- * between a Tiffin node's 1 MiB read and the plain socket baseline comes from serving the read on a Netty
- * epoll event loop (non-blocking writes, several connections per loop) rather than a blocking thread per
- * connection? Same values, same client, same request; only the server differs. Not part of the build; run
- * it with the JDK's source launcher and the bench classpath (Netty):
+ * Experiment behind docs/BENCHMARKS.md "Event-loop sends against blocking sends" and "Where a get's CPU
+ * goes": how much of the gap between a Tiffin node's 1 MiB read and the plain socket baseline comes from
+ * serving the read on a Netty epoll event loop (non-blocking writes, several connections per loop)
+ * rather than a blocking thread per connection, and how much from the server being another process?
+ * Same values, same client, same request; only the server differs. Not part of the build; run it with
+ * the JDK's source launcher and the bench classpath (Netty):
  *
  * <pre>
- *   java -cp "$CP" docs/experiments/NettyVsBlocking.java blocking 0 6
+ *   java -cp "$CP" docs/experiments/NettyVsBlocking.java blocking 0 6     # server and clients in one JVM
  *   java -cp "$CP" docs/experiments/NettyVsBlocking.java netty 2 6
+ *   java -cp "$CP" docs/experiments/NettyVsBlocking.java netty 2          # a server alone: prints PORT p
+ *   java -cp "$CP" docs/experiments/NettyVsBlocking.java client 6 p1,p2   # clients of such servers
  * </pre>
  *
- * Arguments: server kind, event loops (netty only), measured seconds. 128 distinct 1 MiB values (more than
- * the last-level cache), 4 client threads, each asking for a random value over its own connection and
- * reading it into a direct buffer; prints GB/s after 2 s of warm-up.
+ * Arguments: server kind, event loops (netty only), measured seconds (none: serve until killed), or
+ * {@code client}, seconds and the servers' ports (each get picks one at random, as a Tiffin client picks
+ * the node holding the key). 128 distinct 1 MiB values (more than the last-level cache), 4 client threads,
+ * each asking for a random value over its own connection to each server and reading it into a direct
+ * buffer; prints GB/s after 2 s of warm-up.
  *
  * <p>Thread-safety: a program, not a library; the values are written before any thread reads them. The
  * arena holding them belongs to the process and is never closed before it exits.
@@ -49,8 +54,13 @@ public final class NettyVsBlocking {
 
     public static void main(String[] args) throws Exception {
         String mode = args[0];
+        if (mode.equals("client")) {
+            int seconds = Integer.parseInt(args[1]);
+            String[] ports = args[2].split(",");
+            runClients(ports, seconds);
+            return;
+        }
         int loops = Integer.parseInt(args[1]);
-        int seconds = Integer.parseInt(args[2]);
         MemorySegment values = Arena.global().allocate((long) SIZE * VALUES, 4096);
         SplittableRandom fill = new SplittableRandom(1);
         for (long i = 0; i < values.byteSize(); i += 8) {
@@ -59,16 +69,25 @@ public final class NettyVsBlocking {
         int port = switch (mode) {
             case "blocking" -> blockingServer(values);
             case "netty" -> nettyServer(values, loops);
-            default -> throw new IllegalArgumentException("mode blocking|netty");
+            default -> throw new IllegalArgumentException("mode blocking|netty|client");
         };
+        if (args.length > 2) {
+            int seconds = Integer.parseInt(args[2]);
+            runClients(new String[] {String.valueOf(port)}, seconds);
+            return;
+        }
+        System.out.println("PORT " + port);
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    static void runClients(String[] ports, int seconds) throws Exception {
         AtomicLong bytes = new AtomicLong();
-        List<Thread> clients = new ArrayList<>();
         for (int c = 0; c < CLIENTS; c++) {
             int seed = c;
-            Thread t = new Thread(() -> client(port, bytes, seed));
+            int[] ps = java.util.Arrays.stream(ports).mapToInt(Integer::parseInt).toArray();
+            Thread t = new Thread(() -> client(ps, bytes, seed));
             t.setDaemon(true);
             t.start();
-            clients.add(t);
         }
         Thread.sleep(2000);
         long before = bytes.get();
@@ -76,17 +95,22 @@ public final class NettyVsBlocking {
         Thread.sleep(seconds * 1000L);
         long moved = bytes.get() - before;
         double s = (System.nanoTime() - start) / 1e9;
-        System.out.printf("%s loops=%d: %.3f GB/s%n", mode, loops, moved / s / 1e9);
+        System.out.printf("%.3f GB/s%n", moved / s / 1e9);
         System.exit(0);
     }
 
-    private static void client(int port, AtomicLong bytes, int seed) {
-        try (SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port))) {
-            ch.socket().setTcpNoDelay(true);
+    private static void client(int[] ports, AtomicLong bytes, int seed) {
+        try {
+            SocketChannel[] chs = new SocketChannel[ports.length];
+            for (int i = 0; i < ports.length; i++) {
+                chs[i] = SocketChannel.open(new InetSocketAddress("127.0.0.1", ports[i]));
+                chs[i].socket().setTcpNoDelay(true);
+            }
             ByteBuffer request = ByteBuffer.allocateDirect(16);
             ByteBuffer dst = ByteBuffer.allocateDirect(SIZE);
             SplittableRandom r = new SplittableRandom(seed);
             while (true) {
+                SocketChannel ch = chs[r.nextInt(chs.length)];
                 request.clear().putLong(0, SIZE).putLong(8, (long) r.nextInt(VALUES) * SIZE);
                 while (request.hasRemaining()) {
                     ch.write(request);

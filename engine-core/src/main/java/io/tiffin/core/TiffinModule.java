@@ -16,6 +16,7 @@ import io.tiffin.core.master.MasterServer;
 import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.master.TierSettings;
 import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.plugin.ExtensionPoint;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.TransportSettings;
 import java.nio.file.Files;
@@ -87,8 +88,11 @@ public final class TiffinModule extends AbstractModule {
     AllocationStrategy allocationStrategy(TiffinConfig config, PluginRegistry plugins) {
         String name = config.get(ALLOCATION_STRATEGY);
         var factory = plugins.allocationStrategy(name);
+        // a strategy that declares its keys gets plugin.<name>.* (checked); one that does not, all of plugin.*
+        java.util.Map<String, String> settings = plugins.declaresSettings(ExtensionPoint.ALLOCATION_STRATEGY, name)
+                ? plugins.settings(ExtensionPoint.ALLOCATION_STRATEGY, name, config) : config.withPrefix("plugin.");
         return PluginRegistry.create("allocation.strategy " + name,
-                () -> factory.create(new PluginContext(config.withPrefix("plugin."), "master")));
+                () -> factory.create(new PluginContext(settings, "master")));
     }
 
     @Provides
@@ -141,34 +145,35 @@ public final class TiffinModule extends AbstractModule {
             throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "node.storage-backend = "
                     + backend + " needs node.storage-path (expected: the directory of the node's SSD tier)");
         }
-        warnAboutOtherBackendsKeys(config, backend, plugins);
-        java.util.Map<String, String> props = new java.util.HashMap<>(config.withPrefix("storage." + backend + "."));
+        warnAboutOthersKeys(config, ExtensionPoint.STORAGE_BACKEND, "storage.", backend, plugins);
+        java.util.Map<String, String> props = new java.util.HashMap<>(
+                plugins.settings(ExtensionPoint.STORAGE_BACKEND, backend, config));
         props.put("path", path);
         return options.withStorage(new NodeServer.Storage(plugins.storageBackend(backend),
                 new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID))), config.get(NODE_TASK_POLL_INTERVAL));
     }
 
     /**
-     * Keys under {@code storage.<other>.*} reach no backend: a misspelled backend name (or a config file
-     * shared with nodes of another backend). Said once at start-up, naming the keys and the backend that
-     * is used, since the backend never sees them to reject them.
+     * Keys under {@code storage.<other>.*} (or {@code hotcache.policy.<other>.*}) reach no plugin: a
+     * misspelled name (or a config file shared with processes that use another one). Said once at
+     * start-up, naming the keys and the plugin that is used, since no plugin sees them to reject them.
      */
-    private static void warnAboutOtherBackendsKeys(TiffinConfig config, String backend, PluginRegistry plugins) {
-        java.util.Set<String> unused = keysNoBackendReads(config, backend);
+    private static void warnAboutOthersKeys(TiffinConfig config, ExtensionPoint<?> point, String root, String name,
+                                            PluginRegistry plugins) {
+        java.util.Set<String> unused = keysOthersRead(config, root, name);
         if (!unused.isEmpty()) {
             org.apache.logging.log4j.LogManager.getLogger(TiffinModule.class).warn("Configuration keys {} are not"
-                    + " read: node.storage-backend = {} reads storage.{}.* only (installed backends: {}); check the"
-                    + " spelling of the backend in those keys", unused, backend, backend,
-                    plugins.names(io.tiffin.core.plugin.ExtensionPoint.STORAGE_BACKEND));
+                    + " read: {} = {} reads {}{}.* only (installed: {}); check the spelling of the name in those"
+                    + " keys", unused, point.configKey(), name, root, name, plugins.names(point));
         }
     }
 
-    /** The {@code storage.*} keys that the selected {@code backend} does not read, sorted. */
-    static java.util.Set<String> keysNoBackendReads(TiffinConfig config, String backend) {
+    /** The keys under {@code root} (an open prefix) that are not under {@code root + name + "."}, sorted. */
+    static java.util.Set<String> keysOthersRead(TiffinConfig config, String root, String name) {
         java.util.Set<String> unused = new java.util.TreeSet<>();
-        for (String key : config.withPrefix("storage.").keySet()) {
-            if (!key.startsWith(backend + ".")) {
-                unused.add("storage." + key);
+        for (String key : config.withPrefix(root).keySet()) {
+            if (!key.startsWith(name + ".")) {
+                unused.add(root + key);
             }
         }
         return unused;
@@ -179,9 +184,11 @@ public final class TiffinModule extends AbstractModule {
     TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
         HotCacheSettings hotCache = null;
         if (config.get(HOTCACHE_SIZE) > 0) {
+            String policy = config.get(HOTCACHE_POLICY);
+            warnAboutOthersKeys(config, ExtensionPoint.HOT_CACHE_POLICY, "hotcache.policy.", policy, plugins);
             hotCache = new HotCacheSettings(config.get(HOTCACHE_SIZE), config.get(HOTCACHE_BLOCK_SIZE),
                     config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
-                    plugins.hotCachePolicy(config.get(HOTCACHE_POLICY)));
+                    plugins.hotCachePolicy(policy), plugins.settings(ExtensionPoint.HOT_CACHE_POLICY, policy, config));
         }
         return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),

@@ -14,9 +14,9 @@ class StorageKeysTest {
                 .set("storage.bucket.capacity", "1GiB").set("storage.buckte.capacity", "2GiB")
                 .set("storage.mem-store.size", "5").build();
 
-        assertThat(TiffinModule.keysNoBackendReads(config, "bucket"))
+        assertThat(TiffinModule.keysOthersRead(config, "storage.", "bucket"))
                 .containsExactly("storage.buckte.capacity", "storage.mem-store.size");
-        assertThat(TiffinModule.keysNoBackendReads(config, "mem-store"))
+        assertThat(TiffinModule.keysOthersRead(config, "storage.", "mem-store"))
                 .containsExactly("storage.bucket.capacity", "storage.buckte.capacity");
     }
 }

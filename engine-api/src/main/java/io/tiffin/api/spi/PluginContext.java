@@ -8,13 +8,15 @@ import java.util.Optional;
  * What the host passes to a factory when it creates a plugin instance: configuration keys with their
  * prefix removed, and a few helpers. Which keys: a storage backend gets {@code storage.<its name>.*}
  * (plus {@code path} = {@code node.storage-path}); an allocation strategy gets all of {@code plugin.*}
- * (by convention its own keys are {@code plugin.<its name>.*}); a hot-cache policy gets none. Keys are
- * not validated by the host: a plugin should reject keys it does not know.
+ * (by convention its own keys are {@code plugin.<its name>.*}); a hot-cache policy gets
+ * {@code hotcache.policy.<its name>.*}. A factory that declares its keys
+ * ({@link NamedFactory#configKeys()}) gets only declared ones under its own prefix: the host refuses to
+ * start on any other. A factory that declares none gets them unchecked and should reject keys it does not
+ * know.
  *
  * <p>Thread-safe (immutable).
  *
- * @param properties the plugin's configuration, prefix removed; unknown keys are the plugin's to
- *     reject
+ * @param properties the plugin's configuration, prefix removed
  * @param nodeId id of the process creating the instance
  */
 public record PluginContext(Map<String, String> properties, String nodeId) {

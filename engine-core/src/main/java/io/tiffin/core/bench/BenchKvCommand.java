@@ -101,7 +101,9 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "3", description = "measured seconds per case (default ${DEFAULT-VALUE})")
     double duration;
 
-    @Option(names = "--warmup", defaultValue = "1", description = "warm-up seconds per case (default ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", defaultValue = "5",
+            description = "unmeasured seconds before each case, the same workload (default ${DEFAULT-VALUE}; after 1 s"
+                    + " the JIT compilers still took up to a fifth of the CPU in a case's first measured seconds)")
     double warmup;
 
     @Option(names = "--spread-baseline",

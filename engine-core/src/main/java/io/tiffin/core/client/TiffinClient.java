@@ -258,7 +258,8 @@ public final class TiffinClient implements KvStore {
         long blocks = s.size() / s.blockSize();
         return new LocalHotCache(s.size(), s.blockSize(), s.maxEntryShare(),
                 io.tiffin.core.plugin.PluginRegistry.create("hotcache.policy " + s.policy().name(),
-                        () -> s.policy().create(blocks)), s.ringSize());
+                        () -> s.policy().create(blocks, new io.tiffin.api.spi.PluginContext(s.policySettings(),
+                                "client"))), s.ringSize());
     }
 
     /** The hot cache's counters, or empty when it is disabled. */

@@ -39,8 +39,14 @@ public final class ConfigDocs {
                     .append(" |\n");
         }
         sb.append("\nKeys under ");
-        sb.append(TiffinConfigKeys.OPEN_PREFIXES.stream().map(p -> code(p + "*")).collect(Collectors.joining(" and ")));
-        sb.append(" are passed to plugins unvalidated.\n");
+        sb.append(TiffinConfigKeys.OPEN_PREFIXES.stream().map(p -> code(p + "*")).collect(Collectors.joining(", ")));
+        sb.append(" are passed to plugins: ").append(code("storage.<backend>.*")).append(" to the storage backend")
+                .append(" (").append(code("path")).append(" comes from ").append(code("node.storage-path"))
+                .append("), ").append(code("hotcache.policy.<policy>.*")).append(" to the hot-cache policy, ")
+                .append(code("plugin.*")).append(" to the allocation strategy (its own keys are ")
+                .append(code("plugin.<strategy>.*")).append("). A plugin that declares its keys has the rest")
+                .append(" under its prefix refused at start-up, as unknown keys are; the built-in ones do.")
+                .append(" The built-in plugins' keys are listed in docs/PLUGINS.md.\n");
         return sb.toString();
     }
 

@@ -105,6 +105,15 @@ public final class TiffinConfig {
     }
 
     /**
+     * Where the open-prefix entry {@code key} (full name) was set, e.g. {@code file conf/tiffin.properties},
+     * or empty if it is not set.
+     */
+    public Optional<String> openSource(String key) {
+        Setting s = open.get(key);
+        return s == null ? Optional.empty() : Optional.of(s.source());
+    }
+
+    /**
      * Every key with its raw value, known keys in definition order followed by open-prefix entries
      * in key order; for showing the effective configuration. Values of
      * {@link TiffinConfigKeys#TRANSPORT_AUTH_TOKEN} are masked.
@@ -329,7 +338,7 @@ public final class TiffinConfig {
     }
 
     /** The candidate closest to {@code s} by edit distance, or null if none is close. */
-    static String nearest(String s, Iterable<String> candidates) {
+    public static String nearest(String s, Iterable<String> candidates) {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
         for (String c : candidates) {

@@ -164,10 +164,12 @@ public final class TiffinConfigKeys {
             1 << 20, "slots", "Slots of the hot cache's fill ring (a power of two); a full ring drops fills.");
 
     /**
-     * Prefixes under which any key is accepted and passed to plugins unvalidated (see
-     * {@link TiffinConfig#withPrefix(String)}); the plugin checks its own keys.
+     * Prefixes under which any key is accepted here and passed to plugins (see
+     * {@link TiffinConfig#withPrefix(String)}): {@code storage.<backend>.}, {@code plugin.<strategy>.} and
+     * {@code hotcache.policy.<policy>.}. The host checks them against the keys a plugin declares
+     * ({@link io.tiffin.api.spi.NamedFactory#configKeys()}); a plugin that declares none checks its own.
      */
-    public static final List<String> OPEN_PREFIXES = List.of("storage.", "plugin.");
+    public static final List<String> OPEN_PREFIXES = List.of("storage.", "plugin.", "hotcache.policy.");
 
     /**
      * Environment variables from Mooncake Store that set a Tiffin key, alias to key. The

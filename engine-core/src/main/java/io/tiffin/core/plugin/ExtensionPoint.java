@@ -18,25 +18,29 @@ import java.util.function.Function;
  */
 public final class ExtensionPoint<F extends NamedFactory> {
     public static final ExtensionPoint<AllocationStrategyFactory> ALLOCATION_STRATEGY = new ExtensionPoint<>(
-            "allocation.strategy", "allocation strategy", AllocationStrategyFactory.class,
+            "allocation.strategy", "allocation strategy", "plugin.", AllocationStrategyFactory.class,
             TiffinPlugin::allocationStrategies);
     public static final ExtensionPoint<StorageBackendFactory> STORAGE_BACKEND = new ExtensionPoint<>(
-            "node.storage-backend", "storage backend", StorageBackendFactory.class, TiffinPlugin::storageBackends);
+            "node.storage-backend", "storage backend", "storage.", StorageBackendFactory.class,
+            TiffinPlugin::storageBackends);
     public static final ExtensionPoint<HotCachePolicyFactory> HOT_CACHE_POLICY = new ExtensionPoint<>(
-            "hotcache.policy", "hot cache policy", HotCachePolicyFactory.class, TiffinPlugin::hotCachePolicies);
+            "hotcache.policy", "hot cache policy", "hotcache.policy.", HotCachePolicyFactory.class,
+            TiffinPlugin::hotCachePolicies);
 
     private static final List<ExtensionPoint<?>> ALL = List.of(ALLOCATION_STRATEGY, STORAGE_BACKEND,
             HOT_CACHE_POLICY);
 
     private final String configKey;
     private final String description;
+    private final String settingsRoot;
     private final Class<F> factoryType;
     private final Function<TiffinPlugin, List<F>> contributions;
 
-    private ExtensionPoint(String configKey, String description, Class<F> factoryType,
+    private ExtensionPoint(String configKey, String description, String settingsRoot, Class<F> factoryType,
             Function<TiffinPlugin, List<F>> contributions) {
         this.configKey = configKey;
         this.description = description;
+        this.settingsRoot = settingsRoot;
         this.factoryType = factoryType;
         this.contributions = contributions;
     }
@@ -54,6 +58,14 @@ public final class ExtensionPoint<F extends NamedFactory> {
     /** What one factory's product is called in messages, e.g. {@code allocation strategy}. */
     public String description() {
         return description;
+    }
+
+    /**
+     * The prefix of the settings of the factory {@code name}: {@code plugin.<name>.},
+     * {@code storage.<name>.} or {@code hotcache.policy.<name>.}.
+     */
+    public String settingsPrefix(String name) {
+        return settingsRoot + name + ".";
     }
 
     /** The factory interface. */

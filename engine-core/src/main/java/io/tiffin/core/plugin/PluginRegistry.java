@@ -7,6 +7,7 @@ import io.tiffin.api.spi.TiffinPlugin;
 import io.tiffin.api.spi.allocation.AllocationStrategyFactory;
 import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
 import io.tiffin.api.spi.storage.StorageBackendFactory;
+import io.tiffin.core.config.TiffinConfig;
 import java.io.IOException;
 import java.net.MalformedURLException;
 import java.net.URL;
@@ -21,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.Set;
@@ -279,6 +281,65 @@ public final class PluginRegistry implements AutoCloseable {
     /** The hot cache policy factory named {@code name}; see {@link #factory}. */
     public HotCachePolicyFactory hotCachePolicy(String name) {
         return factory(ExtensionPoint.HOT_CACHE_POLICY, name);
+    }
+
+    /**
+     * The settings of the {@code point} factory named {@code name}: the entries of {@code config} under
+     * {@link ExtensionPoint#settingsPrefix}, prefix removed, checked against the keys the factory declares
+     * ({@link NamedFactory#configKeys()}). A factory that declares none gets them unchecked.
+     *
+     * @throws TiffinException with {@link ErrorCode#INVALID_PARAMS} if there is no such factory, or
+     *     naming every entry the factory does not declare (full key, where it was set, the nearest declared
+     *     key), the factory, its plugin and the keys it reads
+     */
+    public Map<String, String> settings(ExtensionPoint<?> point, String name, TiffinConfig config) {
+        NamedFactory factory = factory(point, name);
+        String prefix = point.settingsPrefix(name);
+        Map<String, String> settings = config.withPrefix(prefix);
+        Optional<Set<String>> declared = declaredKeys(factory, point, name);
+        if (declared.isEmpty()) {
+            return settings;
+        }
+        List<String> problems = new ArrayList<>();
+        for (String key : settings.keySet()) {
+            if (declared.get().contains(key)) {
+                continue;
+            }
+            String where = config.openSource(prefix + key).map(src -> " [" + src + "]").orElse("");
+            String hint;
+            if (point == ExtensionPoint.STORAGE_BACKEND && key.equals("path")) {
+                hint = " (expected: node.storage-path, which the backend gets as its path)";
+            } else {
+                String best = TiffinConfig.nearest(key, declared.get());
+                hint = best == null ? "" : " (did you mean " + prefix + best + "?)";
+            }
+            problems.add(prefix + key + where + hint);
+        }
+        if (!problems.isEmpty()) {
+            String reads = declared.get().isEmpty() ? "none" : String.join(", ",
+                    declared.get().stream().sorted().map(k -> prefix + k).toList());
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "unknown " + (problems.size() == 1 ? "key " : "keys ")
+                    + String.join(", ", problems) + ": the " + point.description() + " " + name + " of plugin "
+                    + factories.get(point).get(name).plugin().name() + " reads " + reads);
+        }
+        return settings;
+    }
+
+    /** Whether the {@code point} factory named {@code name} declares its configuration keys. */
+    public boolean declaresSettings(ExtensionPoint<?> point, String name) {
+        return declaredKeys(factory(point, name), point, name).isPresent();
+    }
+
+    private static Optional<Set<String>> declaredKeys(NamedFactory factory, ExtensionPoint<?> point, String name) {
+        Optional<Set<String>> declared;
+        try {
+            declared = Objects.requireNonNull(factory.configKeys(), "configKeys() returned null");
+            declared.ifPresent(keys -> keys.forEach(k -> Objects.requireNonNull(k, "a declared key is null")));
+        } catch (RuntimeException | LinkageError e) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "the " + point.description() + " " + name
+                    + " could not list its configuration keys: " + describe(e), e);
+        }
+        return declared.map(Set::copyOf);
     }
 
     /** The names of the factories installed for {@code point}, in discovery order (class path first). */

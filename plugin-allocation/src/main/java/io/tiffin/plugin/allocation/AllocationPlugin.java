@@ -5,12 +5,16 @@ import io.tiffin.api.spi.TiffinPlugin;
 import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.api.spi.allocation.AllocationStrategyFactory;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
  * The built-in allocation strategies: {@code random} and {@code free-ratio-first} (Mooncake Store's),
  * {@code size-class-aware} (proposed upstream) and {@code hole-fit} (Tiffin's; see
  * docs/ALLOCATION.md).
+ *
+ * <p>They have no settings: the host refuses any key under {@code plugin.<strategy>.} for them.
  *
  * <p>Thread-safe: stateless; the factories create stateless strategies.
  */
@@ -34,6 +38,11 @@ public final class AllocationPlugin implements TiffinPlugin {
             @Override
             public String name() {
                 return name;
+            }
+
+            @Override
+            public Optional<Set<String>> configKeys() {
+                return Optional.of(Set.of());
             }
 
             @Override

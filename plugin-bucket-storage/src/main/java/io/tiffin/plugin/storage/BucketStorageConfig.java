@@ -53,8 +53,10 @@ public record BucketStorageConfig(Path path, long capacityBytes, double highWate
     public static final double DEFAULT_HIGH_WATERMARK = 0.90;
     public static final double DEFAULT_LOW_WATERMARK = 0.80;
 
-    private static final Set<String> KEYS = Set.of("path", "capacity", "high-watermark", "low-watermark",
-            "eviction", "bucket-max-bytes", "bucket-max-keys", "direct-io");
+    /** The keys a node's configuration sets, as {@code storage.bucket.<key>}; {@code path} comes from the node. */
+    static final Set<String> SETTINGS = Set.of("capacity", "high-watermark", "low-watermark", "eviction",
+            "bucket-max-bytes", "bucket-max-keys", "direct-io");
+    private static final Set<String> KEYS = union(SETTINGS, "path");
 
     public BucketStorageConfig {
         if (path == null) {
@@ -215,5 +217,11 @@ public record BucketStorageConfig(Path path, long capacityBytes, double highWate
             throw new IllegalArgumentException(key + " = " + v + " (expected: a whole number of bytes up to "
                     + Long.MAX_VALUE + ", e.g. 256MiB)", e);
         }
+    }
+
+    private static Set<String> union(Set<String> keys, String key) {
+        Set<String> all = new java.util.HashSet<>(keys);
+        all.add(key);
+        return Set.copyOf(all);
     }
 }

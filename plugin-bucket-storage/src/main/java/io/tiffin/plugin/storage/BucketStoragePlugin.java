@@ -5,6 +5,8 @@ import io.tiffin.api.spi.TiffinPlugin;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageBackendFactory;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * Contributes the {@code bucket} storage backend ({@link BucketStorageBackend}). Stateless, so
@@ -25,6 +27,11 @@ public final class BucketStoragePlugin implements TiffinPlugin {
             @Override
             public String name() {
                 return BACKEND_NAME;
+            }
+
+            @Override
+            public Optional<Set<String>> configKeys() {
+                return Optional.of(BucketStorageConfig.SETTINGS);
             }
 
             @Override

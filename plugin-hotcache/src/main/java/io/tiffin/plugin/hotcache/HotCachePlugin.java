@@ -1,19 +1,30 @@
 package io.tiffin.plugin.hotcache;
 
+import io.tiffin.api.spi.PluginContext;
 import io.tiffin.api.spi.TiffinPlugin;
 import io.tiffin.api.spi.hotcache.HotCachePolicy;
 import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
 import java.util.List;
-import java.util.function.LongFunction;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * The built-in hot-cache policies, selected with {@code hotcache.policy}: {@code lru} (what Mooncake
  * upstream does), {@code sieve}, {@code s3-fifo}, {@code w-tinylfu} (adaptive window, the default
  * recommendation) and {@code w-tinylfu-static} (a fixed 1% window, kept as a baseline).
  *
+ * <p>Settings ({@code hotcache.policy.<name>.<key>}; the host refuses any other key under a policy's
+ * prefix): {@code s3-fifo.small-share}, the small queue's share of the capacity (default 0.1, between 0
+ * and 1 exclusive); {@code w-tinylfu.window-share}, the window's initial share (default 0.01, 0 to 1;
+ * the window then adapts), and {@code w-tinylfu-static.window-share}, its fixed share (default 0.01).
+ * {@code lru} and {@code sieve} have none.
+ *
  * <p>Thread-safe: stateless; every factory call returns a new, independent policy.
  */
 public final class HotCachePlugin implements TiffinPlugin {
+    static final String SMALL_SHARE = "small-share";
+    static final String WINDOW_SHARE = "window-share";
+    static final double DEFAULT_WINDOW_SHARE = 0.01;
 
     @Override
     public String name() {
@@ -23,19 +34,49 @@ public final class HotCachePlugin implements TiffinPlugin {
     @Override
     public List<HotCachePolicyFactory> hotCachePolicies() {
         return List.of(
-                factory("lru", LruPolicy::new),
-                factory("sieve", SievePolicy::new),
-                factory("s3-fifo", S3FifoPolicy::new),
-                factory("w-tinylfu", HotCachePlugin::adaptiveTinyLfu),
-                factory("w-tinylfu-static", capacity -> new WTinyLfuPolicy("w-tinylfu-static", capacity, 0.01,
-                        false)));
+                factory("lru", Set.of(), (capacity, settings) -> new LruPolicy(capacity)),
+                factory("sieve", Set.of(), (capacity, settings) -> new SievePolicy(capacity)),
+                factory("s3-fifo", Set.of(SMALL_SHARE), (capacity, settings) -> new S3FifoPolicy(capacity,
+                        share(settings, "s3-fifo", SMALL_SHARE, S3FifoPolicy.DEFAULT_SMALL_SHARE, false))),
+                factory("w-tinylfu", Set.of(WINDOW_SHARE), (capacity, settings) -> new WTinyLfuPolicy("w-tinylfu",
+                        capacity, share(settings, "w-tinylfu", WINDOW_SHARE, DEFAULT_WINDOW_SHARE, true), true)),
+                factory("w-tinylfu-static", Set.of(WINDOW_SHARE), (capacity, settings) -> new WTinyLfuPolicy(
+                        "w-tinylfu-static", capacity, share(settings, "w-tinylfu-static", WINDOW_SHARE,
+                        DEFAULT_WINDOW_SHARE, true), false)));
     }
 
     static HotCachePolicy adaptiveTinyLfu(long capacityBlocks) {
-        return new WTinyLfuPolicy("w-tinylfu", capacityBlocks, 0.01, true);
+        return new WTinyLfuPolicy("w-tinylfu", capacityBlocks, DEFAULT_WINDOW_SHARE, true);
     }
 
-    private static HotCachePolicyFactory factory(String name, LongFunction<HotCachePolicy> constructor) {
+    /**
+     * The share {@code key} of {@code settings}, or {@code defaultValue}: in [0, 1] with {@code closed},
+     * else in (0, 1).
+     *
+     * @throws IllegalArgumentException naming the full key and the value
+     */
+    static double share(PluginContext settings, String policy, String key, double defaultValue, boolean closed) {
+        String full = "hotcache.policy." + policy + "." + key;
+        double v;
+        try {
+            v = settings.getDouble(key, defaultValue);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(full + " = " + settings.get(key).orElse("") + " (expected: a number)", e);
+        }
+        boolean ok = closed ? v >= 0 && v <= 1 : v > 0 && v < 1;
+        if (!ok) {
+            throw new IllegalArgumentException(full + " = " + settings.get(key).orElse("") + " (expected: a share of"
+                    + " the capacity, " + (closed ? "0 to 1" : "between 0 and 1 exclusive") + ", e.g. "
+                    + defaultValue + ")");
+        }
+        return v;
+    }
+
+    private interface Constructor {
+        HotCachePolicy create(long capacityBlocks, PluginContext settings);
+    }
+
+    private static HotCachePolicyFactory factory(String name, Set<String> keys, Constructor constructor) {
         return new HotCachePolicyFactory() {
             @Override
             public String name() {
@@ -43,8 +84,18 @@ public final class HotCachePlugin implements TiffinPlugin {
             }
 
             @Override
+            public Optional<Set<String>> configKeys() {
+                return Optional.of(keys);
+            }
+
+            @Override
             public HotCachePolicy create(long capacityBlocks) {
-                return constructor.apply(capacityBlocks);
+                return constructor.create(capacityBlocks, PluginContext.empty());
+            }
+
+            @Override
+            public HotCachePolicy create(long capacityBlocks, PluginContext context) {
+                return constructor.create(capacityBlocks, context);
             }
 
             @Override

@@ -2,7 +2,7 @@ package io.tiffin.plugin.hotcache;
 
 /**
  * S3-FIFO (Yang et al., SOSP '23): three FIFO queues. New entries go to a small queue (10% of the
- * capacity); an entry read while there moves to the main queue when it reaches the small queue's end,
+ * capacity by default, {@code hotcache.policy.s3-fifo.small-share}); an entry read while there moves to the main queue when it reaches the small queue's end,
  * the others leave and their keys are remembered in a ghost queue. A new entry whose key is in the ghost
  * queue goes straight to main. Main is a FIFO with reinsertion: an entry read since it last passed the
  * end goes round again (up to three times). One-time reads therefore only ever occupy the small queue.
@@ -13,6 +13,8 @@ final class S3FifoPolicy extends AbstractPolicy {
     private static final int SMALL = 0;
     private static final int MAIN = 1;
     private static final int MAX_ACCESSES = 3;
+    /** The paper's small queue: a tenth of the capacity. */
+    static final double DEFAULT_SMALL_SHARE = 0.1;
 
     private final NodeQueue small = new NodeQueue();
     private final NodeQueue main = new NodeQueue();
@@ -23,9 +25,25 @@ final class S3FifoPolicy extends AbstractPolicy {
     private long smallVictim = -1;
 
     S3FifoPolicy(long capacityBlocks) {
+        this(capacityBlocks, DEFAULT_SMALL_SHARE);
+    }
+
+    /**
+     * @param smallShare the small queue's share of the capacity, in (0, 1); at least one block
+     * @throws IllegalArgumentException for a share outside (0, 1)
+     */
+    S3FifoPolicy(long capacityBlocks, double smallShare) {
         super("s3-fifo", capacityBlocks);
-        this.smallMax = Math.max(1, capacityBlocks / 10);
+        if (!(smallShare > 0 && smallShare < 1)) {
+            throw new IllegalArgumentException("smallShare = " + smallShare + " (expected: between 0 and 1, exclusive)");
+        }
+        this.smallMax = Math.max(1, (long) (capacityBlocks * smallShare));
         this.ghost = new GhostQueue(capacityBlocks - smallMax);
+    }
+
+    /** Most blocks the small queue holds before its oldest entry leaves; for tests. */
+    long smallMaxBlocks() {
+        return smallMax;
     }
 
     @Override

@@ -66,6 +66,11 @@ final class WTinyLfuPolicy extends AbstractPolicy {
         this.windowMax = windowShare * capacityBlocks;
     }
 
+    /** The window's current size bound in blocks; for tests. */
+    double windowMaxBlocks() {
+        return windowMax;
+    }
+
     @Override
     public void onMiss(long keyHash) {
         sketch.increment(keyHash);

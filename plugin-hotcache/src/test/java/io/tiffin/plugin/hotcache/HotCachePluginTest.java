@@ -1,11 +1,16 @@
 package io.tiffin.plugin.hotcache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tiffin.api.spi.PluginContext;
 import io.tiffin.api.spi.TiffinPlugin;
 import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
 import io.tiffin.api.spi.hotcache.PolicySimulator;
+import java.util.Map;
+import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -42,5 +47,60 @@ class HotCachePluginTest {
                         .as(factory.name() + " vs lru " + lru).isGreaterThan(lru * 1.5);
             }
         }
+    }
+
+    private static HotCachePolicyFactory policy(String name) {
+        return new HotCachePlugin().hotCachePolicies().stream().filter(f -> f.name().equals(name)).findFirst()
+                .orElseThrow();
+    }
+
+    private static PluginContext settings(String key, String value) {
+        return new PluginContext(Map.of(key, value), "test");
+    }
+
+    @Test
+    void everyPolicyDeclaresItsKeys() {
+        assertThat(policy("lru").configKeys()).isEqualTo(Optional.of(Set.of()));
+        assertThat(policy("sieve").configKeys()).isEqualTo(Optional.of(Set.of()));
+        assertThat(policy("s3-fifo").configKeys()).isEqualTo(Optional.of(Set.of("small-share")));
+        assertThat(policy("w-tinylfu").configKeys()).isEqualTo(Optional.of(Set.of("window-share")));
+        assertThat(policy("w-tinylfu-static").configKeys()).isEqualTo(Optional.of(Set.of("window-share")));
+    }
+
+    @Test
+    void settingsReachThePolicies() {
+        assertThat(((S3FifoPolicy) policy("s3-fifo").create(1000)).smallMaxBlocks()).isEqualTo(100);
+        assertThat(((S3FifoPolicy) policy("s3-fifo").create(1000, settings("small-share", "0.25"))).smallMaxBlocks())
+                .isEqualTo(250);
+        assertThat(((WTinyLfuPolicy) policy("w-tinylfu").create(1000)).windowMaxBlocks()).isEqualTo(10.0);
+        assertThat(((WTinyLfuPolicy) policy("w-tinylfu").create(1000, settings("window-share", "0.2")))
+                .windowMaxBlocks()).isEqualTo(200.0);
+        assertThat(((WTinyLfuPolicy) policy("w-tinylfu-static").create(1000, settings("window-share", "0")))
+                .windowMaxBlocks()).isEqualTo(0.0);
+    }
+
+    @Test
+    void theSmallQueueShareDecidesWhetherANewKeyOrAnOldMainEntryLeaves() {
+        // 10 blocks: keys 1..10 read twice (all promoted to main as 11 arrives, 1 evicted), 7 read again,
+        // then 12 arrives. With a 10% small queue (1 block) the newcomer 11 is the victim; with 50% the small
+        // queue is under its bound and main's oldest entry (2) leaves instead, so the final read of 11 hits.
+        long[] keys = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 7, 12, 11};
+        PolicySimulator.Result tenth = PolicySimulator.replay(policy("s3-fifo").create(10), keys, null);
+        PolicySimulator.Result half = PolicySimulator.replay(policy("s3-fifo").create(10,
+                settings("small-share", "0.5")), keys, null);
+        assertThat(half.hits()).as("hits with small-share 0.5 against 0.1 (%s)", tenth).isEqualTo(tenth.hits() + 1);
+    }
+
+    @Test
+    void badSettingsNameTheFullKeyAndValue() {
+        assertThatThrownBy(() -> policy("s3-fifo").create(100, settings("small-share", "1")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("hotcache.policy.s3-fifo.small-share = 1 (expected: a share of the capacity,"
+                        + " between 0 and 1 exclusive");
+        assertThatThrownBy(() -> policy("w-tinylfu").create(100, settings("window-share", "-0.1")))
+                .hasMessageContaining("hotcache.policy.w-tinylfu.window-share = -0.1 (expected: a share of the"
+                        + " capacity, 0 to 1");
+        assertThatThrownBy(() -> policy("w-tinylfu-static").create(100, settings("window-share", "half")))
+                .hasMessageContaining("hotcache.policy.w-tinylfu-static.window-share = half (expected: a number)");
     }
 }
