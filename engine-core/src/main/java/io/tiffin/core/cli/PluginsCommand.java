@@ -12,7 +12,8 @@ import picocli.CommandLine.Command;
 /**
  * {@code tiffin plugins}: what is installed — the plugins folder, every plugin found there or on the
  * class path and where it came from, and the names each extension point offers (the values of
- * {@code allocation.strategy}, {@code node.storage-backend} and {@code hotcache.policy}).
+ * {@code allocation.strategy}, {@code node.storage-backend} and {@code hotcache.policy}), each with the
+ * configuration keys it reads.
  *
  * <p>Not thread-safe: one instance runs once.
  */
@@ -51,9 +52,21 @@ final class PluginsCommand extends TiffinCommand {
             sb.append('\n');
             for (String name : plugins.names(point)) {
                 sb.append("  ").append(name).append("  from ").append(plugins.providerOf(point, name).name())
-                        .append('\n');
+                        .append("  settings: ").append(settings(plugins, point, name)).append('\n');
             }
         }
         return sb.toString();
+    }
+
+    /** The keys a factory declares, in full; or what a factory that declares none gets. */
+    private static String settings(PluginRegistry plugins, ExtensionPoint<?> point, String name) {
+        String prefix = point.settingsPrefix(name);
+        try {
+            return plugins.settingKeys(point, name).map(keys -> keys.isEmpty() ? "none"
+                    : String.join(", ", keys.stream().map(k -> prefix + k).toList()))
+                    .orElse(prefix + "* (not declared; checked by the plugin)");
+        } catch (io.tiffin.api.TiffinException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
     }
 }

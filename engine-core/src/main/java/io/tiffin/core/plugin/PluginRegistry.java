@@ -327,7 +327,18 @@ public final class PluginRegistry implements AutoCloseable {
 
     /** Whether the {@code point} factory named {@code name} declares its configuration keys. */
     public boolean declaresSettings(ExtensionPoint<?> point, String name) {
-        return declaredKeys(factory(point, name), point, name).isPresent();
+        return settingKeys(point, name).isPresent();
+    }
+
+    /**
+     * The configuration keys the {@code point} factory named {@code name} declares, without its prefix,
+     * sorted; empty if it declares none.
+     *
+     * @throws TiffinException with {@link ErrorCode#INVALID_PARAMS} if there is no such factory or it
+     *     fails to list its keys
+     */
+    public Optional<java.util.SortedSet<String>> settingKeys(ExtensionPoint<?> point, String name) {
+        return declaredKeys(factory(point, name), point, name).map(java.util.TreeSet::new);
     }
 
     private static Optional<Set<String>> declaredKeys(NamedFactory factory, ExtensionPoint<?> point, String name) {

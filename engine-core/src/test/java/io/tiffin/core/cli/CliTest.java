@@ -194,6 +194,11 @@ class CliTest {
         assertThat(r.out()).contains("Allocation strategies (allocation.strategy):").contains("  random  from ")
                 .contains("Storage backends (node.storage-backend):").contains("  bucket  from ")
                 .contains("Hot cache policies (hotcache.policy):").contains("  lru  from ");
+        assertThat(r.out()).as("each name with the keys it reads")
+                .contains("  random  from allocation  settings: none")
+                .contains("  s3-fifo  from hotcache  settings: hotcache.policy.s3-fifo.small-share")
+                .contains("  bucket  from bucket-storage  settings: storage.bucket.bucket-max-bytes,"
+                        + " storage.bucket.bucket-max-keys, storage.bucket.capacity");
 
         Result missing = tiffin("plugins", "-D", "plugins.dir=" + dir.resolve("no-such-folder"));
         assertThat(missing.exit()).isNotZero();
