@@ -145,7 +145,7 @@ public final class TiffinModule extends AbstractModule {
             throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "node.storage-backend = "
                     + backend + " needs node.storage-path (expected: the directory of the node's SSD tier)");
         }
-        warnAboutOthersKeys(config, ExtensionPoint.STORAGE_BACKEND, "storage.", backend, plugins);
+        warnAboutOthersKeys(config, ExtensionPoint.STORAGE_BACKEND, backend, plugins);
         java.util.Map<String, String> props = new java.util.HashMap<>(
                 plugins.settings(ExtensionPoint.STORAGE_BACKEND, backend, config));
         props.put("path", path);
@@ -158,8 +158,9 @@ public final class TiffinModule extends AbstractModule {
      * misspelled name (or a config file shared with processes that use another one). Said once at
      * start-up, naming the keys and the plugin that is used, since no plugin sees them to reject them.
      */
-    private static void warnAboutOthersKeys(TiffinConfig config, ExtensionPoint<?> point, String root, String name,
+    private static void warnAboutOthersKeys(TiffinConfig config, ExtensionPoint<?> point, String name,
                                             PluginRegistry plugins) {
+        String root = point.settingsRoot();
         java.util.Set<String> unused = keysOthersRead(config, root, name);
         if (!unused.isEmpty()) {
             org.apache.logging.log4j.LogManager.getLogger(TiffinModule.class).warn("Configuration keys {} are not"
@@ -183,12 +184,18 @@ public final class TiffinModule extends AbstractModule {
     @Singleton
     TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
         HotCacheSettings hotCache = null;
+        String policy = config.get(HOTCACHE_POLICY);
+        java.util.Map<String, String> policySettings = java.util.Map.of();
+        if (config.get(HOTCACHE_SIZE) > 0 || !config.withPrefix(ExtensionPoint.HOT_CACHE_POLICY.settingsRoot())
+                .isEmpty()) {
+            // checked whenever there are policy keys, so a typo fails the same with the cache off
+            warnAboutOthersKeys(config, ExtensionPoint.HOT_CACHE_POLICY, policy, plugins);
+            policySettings = plugins.settings(ExtensionPoint.HOT_CACHE_POLICY, policy, config);
+        }
         if (config.get(HOTCACHE_SIZE) > 0) {
-            String policy = config.get(HOTCACHE_POLICY);
-            warnAboutOthersKeys(config, ExtensionPoint.HOT_CACHE_POLICY, "hotcache.policy.", policy, plugins);
             hotCache = new HotCacheSettings(config.get(HOTCACHE_SIZE), config.get(HOTCACHE_BLOCK_SIZE),
                     config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
-                    plugins.hotCachePolicy(policy), plugins.settings(ExtensionPoint.HOT_CACHE_POLICY, policy, config));
+                    plugins.hotCachePolicy(policy), policySettings);
         }
         return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
                 transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),

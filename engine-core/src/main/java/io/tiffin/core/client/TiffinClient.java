@@ -246,7 +246,8 @@ public final class TiffinClient implements KvStore {
         }
     }
 
-    private static LocalHotCache createHotCache(HotCacheSettings s) {
+    /** The hot cache {@code s} describes, its policy created with its settings; null when disabled. */
+    static LocalHotCache createHotCache(HotCacheSettings s) {
         if (s == null || s.size() == 0) {
             return null;
         }

@@ -20,7 +20,8 @@ import java.util.TreeMap;
 /**
  * The resolved configuration of a Tiffin process: every key of {@link TiffinConfigKeys} with a
  * validated, typed value, plus the raw entries under the open prefixes ({@code storage.},
- * {@code plugin.}) that are handed to plugins unvalidated.
+ * {@code plugin.}, {@code hotcache.policy.}) that are handed to plugins, which declare the keys they read
+ * (checked by {@link io.tiffin.core.plugin.PluginRegistry#settings}) or check them themselves.
  *
  * <p>Built by {@link #builder()} from sources in increasing precedence:
  * <ol>
@@ -84,7 +85,7 @@ public final class TiffinConfig {
     /**
      * The raw entries under {@code prefix}, with the prefix removed, sorted by key. {@code prefix}
      * must lie under an open prefix, e.g. {@code storage.} or {@code storage.bucket.}; these entries
-     * are not validated here: the plugin that reads them checks them.
+     * are not validated here (see {@link io.tiffin.core.plugin.PluginRegistry#settings}).
      *
      * @throws IllegalArgumentException if {@code prefix} is not under one of
      *     {@link TiffinConfigKeys#OPEN_PREFIXES}

@@ -60,6 +60,11 @@ public final class ExtensionPoint<F extends NamedFactory> {
         return description;
     }
 
+    /** The open configuration prefix under which this point's factories find their settings, e.g. {@code storage.}. */
+    public String settingsRoot() {
+        return settingsRoot;
+    }
+
     /**
      * The prefix of the settings of the factory {@code name}: {@code plugin.<name>.},
      * {@code storage.<name>.} or {@code hotcache.policy.<name>.}.

@@ -341,16 +341,33 @@ public final class PluginRegistry implements AutoCloseable {
         return declaredKeys(factory(point, name), point, name).map(java.util.TreeSet::new);
     }
 
+    /**
+     * The keys {@code factory} declares, copied. A hot-cache policy that declares none and does not
+     * override {@code create(long, PluginContext)} (one written before policies had settings) reads
+     * none: it is treated as declaring an empty set, so a key under its prefix is refused rather than
+     * dropped unread.
+     */
     private static Optional<Set<String>> declaredKeys(NamedFactory factory, ExtensionPoint<?> point, String name) {
-        Optional<Set<String>> declared;
         try {
-            declared = Objects.requireNonNull(factory.configKeys(), "configKeys() returned null");
-            declared.ifPresent(keys -> keys.forEach(k -> Objects.requireNonNull(k, "a declared key is null")));
+            Optional<Set<String>> declared = Objects.requireNonNull(factory.configKeys(), "configKeys() returned null");
+            if (declared.isEmpty() && factory instanceof HotCachePolicyFactory && !readsSettings(factory)) {
+                return Optional.of(Set.of());
+            }
+            return declared.map(Set::copyOf); // rejects a null key
         } catch (RuntimeException | LinkageError e) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "the " + point.description() + " " + name
                     + " could not list its configuration keys: " + describe(e), e);
         }
-        return declared.map(Set::copyOf);
+    }
+
+    /** Whether a hot-cache policy factory overrides {@code create(long, PluginContext)}. */
+    private static boolean readsSettings(NamedFactory factory) {
+        try {
+            return factory.getClass().getMethod("create", long.class, io.tiffin.api.spi.PluginContext.class)
+                    .getDeclaringClass() != HotCachePolicyFactory.class;
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException("a HotCachePolicyFactory without create(long, PluginContext)", e);
+        }
     }
 
     /** The names of the factories installed for {@code point}, in discovery order (class path first). */

@@ -242,6 +242,25 @@ class ConfigTest {
         ConfigException e = configError(TiffinConfig.builder()
                 .fromEnvironment(Map.of("TIFFIN_STORAGE_BUCKET_PATH", "/data")));
         assertThat(e.getMessage()).contains("TIFFIN_STORAGE_BUCKET_PATH cannot set a key under storage.");
+        ConfigException policy = configError(TiffinConfig.builder()
+                .fromEnvironment(Map.of("TIFFIN_HOTCACHE_POLICY_S3_FIFO_SMALL_SHARE", "0.2")));
+        assertThat(policy.getMessage())
+                .contains("TIFFIN_HOTCACHE_POLICY_S3_FIFO_SMALL_SHARE cannot set a key under hotcache.policy.");
+        // the policy's own variable still selects the policy
+        assertThat(TiffinConfig.builder().fromEnvironment(Map.of("TIFFIN_HOTCACHE_POLICY", "s3-fifo")).build()
+                .get(HOTCACHE_POLICY)).isEqualTo("s3-fifo");
+    }
+
+    @Test
+    void policySettingsAreAnOpenPrefixBesideThePolicyKey() {
+        TiffinConfig c = TiffinConfig.builder().set("hotcache.policy", "s3-fifo")
+                .set("hotcache.policy.s3-fifo.small-share", "0.2").build();
+        assertThat(c.get(HOTCACHE_POLICY)).isEqualTo("s3-fifo");
+        assertThat(c.withPrefix("hotcache.policy.s3-fifo.")).containsExactly(Map.entry("small-share", "0.2"));
+        assertThat(configError(TiffinConfig.builder().set("hotcache.policy.", "x")).getMessage())
+                .contains("unknown key hotcache.policy.");
+        assertThat(configError(TiffinConfig.builder().set("hotcache.polcy.s3-fifo.small-share", "0.2")).getMessage())
+                .contains("unknown key hotcache.polcy.s3-fifo.small-share");
     }
 
     @Test

@@ -94,6 +94,83 @@ class PluginSettingsTest {
     }
 
     @Test
+    void policyKeysAreCheckedWithTheHotCacheOffToo() {
+        TiffinConfig typo = TiffinConfig.builder().set("hotcache.policy", "s3-fifo")
+                .set("hotcache.policy.s3-fifo.small-shar", "0.2").build();
+        assertThatThrownBy(() -> Guice.createInjector(new TiffinModule(typo)).getInstance(TiffinClient.Options.class))
+                .hasMessageContaining("unknown key hotcache.policy.s3-fifo.small-shar");
+        // no policy keys, cache off: the policy need not even be installed
+        TiffinConfig none = TiffinConfig.builder().set("hotcache.policy", "not-installed").build();
+        assertThat(Guice.createInjector(new TiffinModule(none)).getInstance(TiffinClient.Options.class).hotCache())
+                .isNull();
+    }
+
+    @Test
+    void aPolicyWrittenBeforeSettingsReadsNoneAndOneThatReadsThemGetsThemUnchecked() throws IOException {
+        Path plugins = work.resolve("policies");
+        String className = "com.example.policies.PoliciesPlugin";
+        Path classes = TestPluginJars.compile(work, Map.of(className, """
+                package com.example.policies;
+
+                import io.tiffin.api.spi.PluginContext;
+                import io.tiffin.api.spi.TiffinPlugin;
+                import io.tiffin.api.spi.hotcache.HotCachePolicy;
+                import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
+                import java.util.List;
+
+                public final class PoliciesPlugin implements TiffinPlugin {
+                    @Override
+                    public String name() {
+                        return "policies";
+                    }
+
+                    @Override
+                    public List<HotCachePolicyFactory> hotCachePolicies() {
+                        return List.of(new HotCachePolicyFactory() {
+                            @Override
+                            public String name() {
+                                return "old-policy";
+                            }
+
+                            @Override
+                            public HotCachePolicy create(long capacityBlocks) {
+                                throw new UnsupportedOperationException();
+                            }
+                        }, new HotCachePolicyFactory() {
+                            @Override
+                            public String name() {
+                                return "open-policy";
+                            }
+
+                            @Override
+                            public HotCachePolicy create(long capacityBlocks) {
+                                throw new UnsupportedOperationException();
+                            }
+
+                            @Override
+                            public HotCachePolicy create(long capacityBlocks, PluginContext context) {
+                                throw new UnsupportedOperationException();
+                            }
+                        });
+                    }
+                }
+                """));
+        TestPluginJars.jar(plugins.resolve("policies").resolve("policies.jar"), classes, className);
+        try (PluginRegistry registry = PluginRegistry.load(plugins)) {
+            TiffinConfig config = TiffinConfig.builder().set("hotcache.policy.old-policy.size", "1")
+                    .set("hotcache.policy.open-policy.size", "2").build();
+            assertThat(registry.declaresSettings(ExtensionPoint.HOT_CACHE_POLICY, "old-policy"))
+                    .as("create(long) only: it cannot read settings").isTrue();
+            assertThatThrownBy(() -> registry.settings(ExtensionPoint.HOT_CACHE_POLICY, "old-policy", config))
+                    .hasMessageContaining("unknown key hotcache.policy.old-policy.size")
+                    .hasMessageContaining("hot cache policy old-policy of plugin policies reads none");
+            assertThat(registry.declaresSettings(ExtensionPoint.HOT_CACHE_POLICY, "open-policy")).isFalse();
+            assertThat(registry.settings(ExtensionPoint.HOT_CACHE_POLICY, "open-policy", config))
+                    .containsExactly(Map.entry("size", "2"));
+        }
+    }
+
+    @Test
     void aStrategyThatDeclaresItsKeysGetsItsOwnAndOthersAreRefused() throws IOException {
         Path plugins = install();
         TiffinConfig config = TiffinConfig.builder().set("plugins.dir", plugins.toString())

@@ -131,7 +131,7 @@ public record BucketStorageConfig(Path path, long capacityBytes, double highWate
         String pathText = properties.get("path");
         if (pathText == null || pathText.isBlank()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "path is not set (expected: the directory for "
-                    + "bucket files, e.g. storage.bucket.path=/data/tiffin/ssd)");
+                    + "bucket files; on a node, node.storage-path=/data/tiffin/ssd)");
         }
         try {
             Path path;

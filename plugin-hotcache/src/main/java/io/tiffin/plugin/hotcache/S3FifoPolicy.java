@@ -37,7 +37,8 @@ final class S3FifoPolicy extends AbstractPolicy {
         if (!(smallShare > 0 && smallShare < 1)) {
             throw new IllegalArgumentException("smallShare = " + smallShare + " (expected: between 0 and 1, exclusive)");
         }
-        this.smallMax = Math.max(1, (long) (capacityBlocks * smallShare));
+        // at least one block, and (from two blocks up) one block left for the main queue
+        this.smallMax = Math.max(1, Math.min(capacityBlocks - 1, (long) (capacityBlocks * smallShare)));
         this.ghost = new GhostQueue(capacityBlocks - smallMax);
     }
 

@@ -81,9 +81,11 @@ class HotCachePluginTest {
 
     @Test
     void theSmallQueueShareDecidesWhetherANewKeyOrAnOldMainEntryLeaves() {
-        // 10 blocks: keys 1..10 read twice (all promoted to main as 11 arrives, 1 evicted), 7 read again,
-        // then 12 arrives. With a 10% small queue (1 block) the newcomer 11 is the victim; with 50% the small
-        // queue is under its bound and main's oldest entry (2) leaves instead, so the final read of 11 hits.
+        // 10 blocks: keys 1..10 read twice; as 11 arrives the read entries move from the small queue to main
+        // until the small queue is under its bound (all of them with a 1-block bound, 1..6 with a 5-block
+        // bound) and main's oldest, 1, leaves. 7 is read again, then 12 arrives. With a 10% small queue the
+        // newcomer 11 is the victim; with 50% the small queue is at its bound, 7 moves to main and main's
+        // oldest entry (2) leaves instead, so the final read of 11 hits.
         long[] keys = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 7, 12, 11};
         PolicySimulator.Result tenth = PolicySimulator.replay(policy("s3-fifo").create(10), keys, null);
         PolicySimulator.Result half = PolicySimulator.replay(policy("s3-fifo").create(10,
