@@ -1,7 +1,10 @@
 package io.tiffin.core.bench;
 
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.PluginContext;
 import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
 import io.tiffin.api.spi.hotcache.PolicySimulator;
+import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.plugin.ExtensionPoint;
 import io.tiffin.core.plugin.PluginRegistry;
 import java.io.IOException;
@@ -13,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -45,7 +49,9 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
     List<Double> sizes;
 
     @Option(names = "--policies", split = ",",
-            description = "Policies to run (default: every installed one).")
+            description = "Policies to run (default: every installed one), each a name with optional settings:"
+                    + " s3-fifo:small-share=0.2 runs s3-fifo with hotcache.policy.s3-fifo.small-share=0.2; a policy"
+                    + " may be listed several times with different settings.")
     List<String> policies;
 
     @Option(names = "--csv", description = "Also write the results as CSV to this file.")
@@ -75,15 +81,39 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
     public record Row(String policy, double capacityPct, long capacityBlocks, double hitRatio) {
     }
 
-    /** Runs {@code factories} and the optimal policy over {@code trace} at each size in {@code sizesPct}. */
-    public static List<Row> simulate(MooncakeTrace trace, List<HotCachePolicyFactory> factories, List<Double> sizesPct) {
+    /**
+     * A policy to simulate: its factory with its settings ({@code hotcache.policy.<name>.*}, prefix
+     * removed), shown as {@code label}.
+     *
+     * @param label the name in the output, e.g. {@code s3-fifo} or {@code s3-fifo:small-share=0.2}
+     * @param factory the policy factory
+     * @param settings the policy's settings, already checked against the keys it declares
+     */
+    public record PolicyRun(String label, HotCachePolicyFactory factory, Map<String, String> settings) {
+        public PolicyRun {
+            settings = Map.copyOf(settings);
+        }
+
+        /** {@code factory} with its default settings, shown under its name. */
+        public static PolicyRun defaults(HotCachePolicyFactory factory) {
+            return new PolicyRun(factory.name(), factory, Map.of());
+        }
+    }
+
+    /**
+     * Runs {@code runs} and the optimal policy over {@code trace} at each size in {@code sizesPct}.
+     *
+     * @throws IllegalArgumentException from a policy that refuses its settings
+     */
+    public static List<Row> simulate(MooncakeTrace trace, List<PolicyRun> runs, List<Double> sizesPct) {
         long[] blocks = trace.blocks();
         List<Row> rows = new ArrayList<>();
-        for (HotCachePolicyFactory factory : factories) {
+        for (PolicyRun run : runs) {
             for (double pct : sizesPct) {
                 long capacity = capacity(trace, pct);
-                PolicySimulator.Result result = PolicySimulator.replay(factory.create(capacity), blocks, null);
-                rows.add(new Row(factory.name(), pct, capacity, result.hitRatio()));
+                PolicySimulator.Result result = PolicySimulator.replay(run.factory().create(capacity,
+                        new PluginContext(run.settings(), "bench")), blocks, null);
+                rows.add(new Row(run.label(), pct, capacity, result.hitRatio()));
             }
         }
         for (double pct : sizesPct) {
@@ -92,6 +122,33 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
             rows.add(new Row(OPTIMAL, pct, capacity, ratio));
         }
         return rows;
+    }
+
+    /**
+     * {@code name[:key=value]...}: the policy {@code name} with those settings, checked as the client
+     * checks {@code hotcache.policy.<name>.*} keys.
+     */
+    private PolicyRun policyRun(PluginRegistry registry, String text) {
+        String[] parts = text.split(":", -1);
+        String name = parts[0].strip();
+        TiffinConfig.Builder config = TiffinConfig.builder();
+        for (int i = 1; i < parts.length; i++) {
+            int eq = parts[i].indexOf('=');
+            if (eq <= 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--policies contains " + text
+                        + " (expected: a policy name, optionally followed by :key=value settings, e.g."
+                        + " s3-fifo:small-share=0.2)");
+            }
+            config.set(ExtensionPoint.HOT_CACHE_POLICY.settingsPrefix(name) + parts[i].substring(0, eq).strip(),
+                    parts[i].substring(eq + 1).strip(), "--policies " + text);
+        }
+        try {
+            HotCachePolicyFactory factory = registry.hotCachePolicy(name);
+            return new PolicyRun(text.strip(), factory, registry.settings(ExtensionPoint.HOT_CACHE_POLICY, name,
+                    config.build()));
+        } catch (TiffinException e) { // ConfigException included
+            throw new CommandLine.ParameterException(spec.commandLine(), "--policies: " + e.getMessage());
+        }
     }
 
     static long capacity(MooncakeTrace trace, double pct) {
@@ -107,15 +164,20 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
             }
         }
         MooncakeTrace loaded = MooncakeTrace.read(trace);
-        List<HotCachePolicyFactory> factories = new ArrayList<>();
+        List<PolicyRun> runs = new ArrayList<>();
         try (PluginRegistry registry = BenchSupport.plugins()) {
-            List<String> names = policies == null ? registry.names(ExtensionPoint.HOT_CACHE_POLICY) : policies;
-            for (String name : names) {
-                factories.add(registry.hotCachePolicy(name));
+            List<String> specs = policies == null ? registry.names(ExtensionPoint.HOT_CACHE_POLICY) : policies;
+            for (String spec : specs) {
+                runs.add(policyRun(registry, spec));
             }
             out.printf(Locale.ROOT, "trace %s: %d requests, %d block reads, %d distinct blocks%n", trace,
                     loaded.requests(), loaded.length(), loaded.distinctBlocks());
-            List<Row> rows = simulate(loaded, factories, sizes);
+            List<Row> rows;
+            try {
+                rows = simulate(loaded, runs, sizes);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--policies: " + e.getMessage());
+            }
             out.print(table(rows, sizes));
             if (csv != null) {
                 writeCsv(rows, csv);

@@ -59,4 +59,50 @@ class BenchCacheSimCommandTest {
         assertThat(command.execute("--trace", trace.toString())).isNotZero();
         assertThat(err.toString()).contains("bad.jsonl:2:");
     }
+
+    @Test
+    void aPolicyRunsWithItsSettingsBesideItsDefaults(@TempDir Path dir) throws IOException {
+        Path trace = dir.resolve("trace.jsonl");
+        StringWriter text = new StringWriter();
+        TraceGenerator.generate(TraceGenerator.Shape.frequency(1_500), 1, text);
+        Files.writeString(trace, text.toString());
+        Path csv = dir.resolve("out.csv");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        int exit = new CommandLine(new BenchCacheSimCommand(new PrintStream(printed, true, StandardCharsets.UTF_8)))
+                .execute("--trace", trace.toString(), "--csv", csv.toString(), "--sizes", "1,25",
+                        "--policies", "s3-fifo,s3-fifo:small-share=0.5");
+
+        assertThat(exit).isZero();
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("s3-fifo:small-share=0.5");
+        List<String> lines = Files.readAllLines(csv);
+        assertThat(lines).hasSize(1 + 3 * 2);
+        for (String size : List.of("1", "25")) {
+            String plain = lines.stream().filter(l -> l.startsWith("s3-fifo," + size + ",")).findFirst().orElseThrow();
+            String half = lines.stream().filter(l -> l.startsWith("s3-fifo:small-share=0.5," + size + ","))
+                    .findFirst().orElseThrow();
+            assertThat(half.split(",")[2]).as("same capacity").isEqualTo(plain.split(",")[2]);
+        }
+        assertThat(lines.stream().filter(l -> l.startsWith("s3-fifo,")).map(l -> l.split(",")[3]).toList())
+                .as("a half-size small queue changes the hit ratios")
+                .isNotEqualTo(lines.stream().filter(l -> l.startsWith("s3-fifo:small-share=0.5,"))
+                        .map(l -> l.split(",")[3]).toList());
+    }
+
+    @Test
+    void badPolicySettingsAreUsageErrorsNamingTheKey(@TempDir Path dir) throws IOException {
+        Path trace = dir.resolve("trace.jsonl");
+        Files.writeString(trace, "{\"hash_ids\": [1, 2, 3]}\n");
+        for (String[] c : List.of(
+                new String[] {"s3-fifo:smal-share=0.2", "did you mean hotcache.policy.s3-fifo.small-share?"},
+                new String[] {"s3-fifo:small-share=2", "hotcache.policy.s3-fifo.small-share = 2"},
+                new String[] {"lru:size=2", "unknown key hotcache.policy.lru.size"},
+                new String[] {"s3-fifo:oops", "expected: a policy name, optionally followed by :key=value"},
+                new String[] {"arc", "no such hot cache policy"})) {
+            StringWriter err = new StringWriter();
+            CommandLine command = new CommandLine(new BenchCacheSimCommand());
+            command.setErr(new java.io.PrintWriter(err));
+            assertThat(command.execute("--trace", trace.toString(), "--policies", c[0])).as(c[0]).isEqualTo(2);
+            assertThat(err.toString()).as(c[0]).contains(c[1]);
+        }
+    }
 }
