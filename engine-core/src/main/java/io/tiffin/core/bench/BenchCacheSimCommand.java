@@ -193,7 +193,9 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
 
     /** The results as a text table: one row per policy, one column per size, hit ratios in %. */
     static String table(List<Row> rows, List<Double> sizesPct) {
-        StringBuilder text = new StringBuilder(String.format(Locale.ROOT, "%-18s", "policy"));
+        int width = Math.max(18, rows.stream().mapToInt(r -> r.policy().length() + 2).max().orElse(0));
+        String label = "%-" + width + "s";
+        StringBuilder text = new StringBuilder(String.format(Locale.ROOT, label, "policy"));
         for (double pct : sizesPct) {
             text.append(String.format(Locale.ROOT, "%10s", trimmed(pct) + "%"));
         }
@@ -205,7 +207,7 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
                     text.append('\n');
                 }
                 current = row.policy();
-                text.append(String.format(Locale.ROOT, "%-18s", current));
+                text.append(String.format(Locale.ROOT, label, current));
             }
             text.append(String.format(Locale.ROOT, "%9.2f%%", 100 * row.hitRatio()));
         }
