@@ -17,12 +17,18 @@ import picocli.CommandLine;
 
 class BenchCacheSimCommandTest {
 
-    @Test
-    void replaysEveryInstalledPolicyAndOptimalIntoTableCsvAndPlot(@TempDir Path dir) throws IOException {
+    /** A small generated trace (frequency shape, 1,500 requests, seed 1) in {@code dir}. */
+    private static Path generatedTrace(Path dir) throws IOException {
         Path trace = dir.resolve("trace.jsonl");
         StringWriter text = new StringWriter();
         TraceGenerator.generate(TraceGenerator.Shape.frequency(1_500), 1, text);
         Files.writeString(trace, text.toString());
+        return trace;
+    }
+
+    @Test
+    void replaysEveryInstalledPolicyAndOptimalIntoTableCsvAndPlot(@TempDir Path dir) throws IOException {
+        Path trace = generatedTrace(dir);
         Path csv = dir.resolve("out.csv");
         Path png = dir.resolve("out.png");
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
@@ -62,10 +68,7 @@ class BenchCacheSimCommandTest {
 
     @Test
     void aPolicyRunsWithItsSettingsBesideItsDefaults(@TempDir Path dir) throws IOException {
-        Path trace = dir.resolve("trace.jsonl");
-        StringWriter text = new StringWriter();
-        TraceGenerator.generate(TraceGenerator.Shape.frequency(1_500), 1, text);
-        Files.writeString(trace, text.toString());
+        Path trace = generatedTrace(dir);
         Path csv = dir.resolve("out.csv");
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         int exit = new CommandLine(new BenchCacheSimCommand(new PrintStream(printed, true, StandardCharsets.UTF_8)))
