@@ -69,7 +69,8 @@ import org.apache.logging.log4j.Logger;
  * <p><b>Held replies.</b> A forced removal of an object that a client may still read through its location
  * cache is answered only once that reuse has ended ({@link MasterService.CacheHold}), and so is a PutEnd
  * in the first moments after a restart ({@link MasterService#restartGuardUntilMillis}): the reply is
- * scheduled on the master's background executor, so no event loop or worker waits for it.
+ * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
+ * loop or worker waits for it and no eviction pass delays it.
  *
  * <p>Thread-safe: stateless apart from the service and metrics it calls and the table of bound calls
  * (a concurrent map filled at registration, read by {@link #call}).

@@ -50,6 +50,8 @@ public final class MasterServer implements AutoCloseable {
     private final TransportServer server;
     private final ExecutorService workers;
     private final ScheduledExecutorService background;
+    /** Sends held replies (see {@link MasterRpcService}); apart from {@link #background} so a long eviction pass does not delay them. */
+    private final ScheduledExecutorService heldReplies;
     private final AdminHttpServer admin;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -61,8 +63,9 @@ public final class MasterServer implements AutoCloseable {
         int threads = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
         workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
         background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));
+        heldReplies = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-held-replies"));
         server = new TransportServer("master", options.transport());
-        rpc.registerOn(server, workers, background);
+        rpc.registerOn(server, workers, heldReplies);
         AdminHttpServer adminServer = null;
         try {
             server.start(options.host(), options.port());
@@ -79,6 +82,7 @@ public final class MasterServer implements AutoCloseable {
             server.close();
             workers.shutdownNow();
             background.shutdownNow();
+            heldReplies.shutdownNow();
             throw e;
         }
         admin = adminServer;
@@ -170,6 +174,7 @@ public final class MasterServer implements AutoCloseable {
         }
         InProcessMasters.unregister(inProcessAddresses(), rpc);
         background.shutdownNow();
+        heldReplies.shutdownNow();
         if (admin != null) {
             admin.close();
         }
