@@ -101,6 +101,13 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "3", description = "measured seconds per case (default ${DEFAULT-VALUE})")
     double duration;
 
+    @Option(names = "--rounds", defaultValue = "1",
+            description = "run the whole sequence of cases this many times after the one cluster warm-up (every"
+                    + " case once, then every case again, ...) and also report each figure's median over the rounds,"
+                    + " with the ratios of every round and of the medians; with more than 1 the CSV gets a column"
+                    + " round: 1 to N, or median (default ${DEFAULT-VALUE})")
+    int rounds;
+
     @Option(names = "--warmup", defaultValue = "5",
             description = "unmeasured seconds before each case, the same workload (default ${DEFAULT-VALUE}; after 1 s"
                     + " the JIT compilers still took up to a fifth of the CPU in a case's first measured seconds)")
@@ -169,13 +176,46 @@ public final class BenchKvCommand implements Callable<Integer> {
     Path csv;
 
     /** One measured row. */
+    /** One case's figures; {@code round} is 1 to N, or 0 for the medians over the rounds. */
     record Result(String target, String operation, long valueSize, int clients, double opsPerSec, double gbPerSec,
-                  double p50Us, double p99Us) {
+                  double p50Us, double p99Us, int round) {
         String csv() {
             return target + "," + operation + "," + valueSize + "," + clients + "," + BenchSupport.fmt(opsPerSec, 1)
                     + "," + BenchSupport.fmt(gbPerSec, 3) + "," + BenchSupport.fmt(p50Us, 1) + ","
                     + BenchSupport.fmt(p99Us, 1);
         }
+
+        String csvWithRound() {
+            return csv() + "," + (round == 0 ? "median" : Integer.toString(round));
+        }
+
+        String key() {
+            return target + "/" + operation + "/" + valueSize;
+        }
+    }
+
+    /**
+     * Per case (target, operation, size, in the order first measured), the median of each figure over
+     * {@code all}'s rounds; for an even count the mean of the middle two.
+     */
+    static List<Result> medians(List<Result> all) {
+        Map<String, List<Result>> byCase = new LinkedHashMap<>();
+        for (Result r : all) {
+            byCase.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r);
+        }
+        List<Result> out = new ArrayList<>();
+        for (List<Result> runs : byCase.values()) {
+            Result first = runs.getFirst();
+            out.add(new Result(first.target(), first.operation(), first.valueSize(), first.clients(),
+                    median(runs, Result::opsPerSec), median(runs, Result::gbPerSec), median(runs, Result::p50Us),
+                    median(runs, Result::p99Us), 0));
+        }
+        return out;
+    }
+
+    private static double median(List<Result> runs, java.util.function.ToDoubleFunction<Result> figure) {
+        double[] v = runs.stream().mapToDouble(figure).sorted().toArray();
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     /** One thread's operation: {@code run(i)} performs the i-th request of that thread. */
@@ -191,6 +231,8 @@ public final class BenchKvCommand implements Callable<Integer> {
     }
 
     private final List<Result> results = new ArrayList<>();
+    /** The round being measured, 1 to {@link #rounds}. */
+    private int round = 1;
     private final List<Process> processes = new ArrayList<>();
 
     public static void main(String[] args) {
@@ -209,9 +251,10 @@ public final class BenchKvCommand implements Callable<Integer> {
                         + op + "' (expected put, get, batch_get or batch_put, separated by commas)");
             }
         }
-        if (nodes < 1 || clients < 1 || batchSize < 1 || duration <= 0 || warmup < 0 || clusterWarmup < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--nodes, --clients and --batch-size"
-                    + " must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
+        if (nodes < 1 || clients < 1 || batchSize < 1 || rounds < 1 || duration <= 0 || warmup < 0
+                || clusterWarmup < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--nodes, --clients, --batch-size and"
+                    + " --rounds must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
         long[] valueSizes = sizes.stream().mapToLong(Sizes::parse).toArray();
         java.time.Duration cacheTtl;
@@ -251,33 +294,16 @@ public final class BenchKvCommand implements Callable<Integer> {
                  SocketBaseline socket = new SocketBaseline(maxOf(valueSizes), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? maxWorkingSet(valueSizes) : 0)) {
                 warmCluster(remote, arena, valueSizes);
-                for (long size : valueSizes) {
-                    MemorySegment value = randomValue(arena, size);
-                    benchCached("tiffin-remote", remote, value, size, arena, true);
-                    if (unhinted != null && operations.contains("get")) {
-                        benchUnhinted(unhinted, value, size, arena);
+                for (round = 1; round <= rounds; round++) {
+                    if (rounds > 1) {
+                        System.out.printf("Round %d of %d%n", round, rounds);
                     }
-                    if (uncached != null) {
-                        benchTiffin("tiffin-uncached", uncached, value, size, arena, false);
-                    }
-                    if (shm != null) {
-                        benchCached("tiffin-shm", shm, value, size, arena, true);
-                        if (shm.sharedSegmentsMapped() == 0) {
-                            throw new IllegalStateException("tiffin-shm: the client mapped no segment of the nodes;"
-                                    + " is " + sharedMemoryDir + " on this host and readable?");
-                        }
-                    }
-                    benchSocket(socket, size, arena);
-                    benchMemcpy(value, size, arena);
+                    measureRound(valueSizes, arena, remote, unhinted, shm, uncached, socket);
                 }
+                round = rounds; // tiffin-local, measured once, counts as the last round
             }
             if (!noLocal) {
                 benchLocal(valueSizes, arena);
-            }
-            if (redis != null) {
-                for (long size : valueSizes) {
-                    benchRedis(randomValue(arena, size), size);
-                }
             }
         } finally {
             stopNodes();
@@ -285,10 +311,59 @@ public final class BenchKvCommand implements Callable<Integer> {
                 localMaster.close();
             }
         }
-        printRatios();
-        BenchSupport.writeCsv(csv, "target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us",
-                results.stream().map(Result::csv).toList());
+        if (rounds == 1) {
+            printRatios(results, "Ratios (throughput, same run):");
+            BenchSupport.writeCsv(csv, "target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us",
+                    results.stream().map(Result::csv).toList());
+            return 0;
+        }
+        for (int n = 1; n <= rounds; n++) {
+            int current = n;
+            printRatios(results.stream().filter(r -> r.round() == current).toList(), "Ratios of round " + n + ":");
+        }
+        List<Result> medians = medians(results);
+        System.out.println();
+        System.out.println("Medians over " + rounds + " rounds:");
+        for (Result r : medians) {
+            System.out.printf(Locale.ROOT, "%-14s %-9s %8s  %10.0f ops/s  %7.3f GB/s  p50 %9.1f us  p99 %9.1f us%n",
+                    r.target(), r.operation(), Sizes.format(r.valueSize()), r.opsPerSec(), r.gbPerSec(), r.p50Us(),
+                    r.p99Us());
+        }
+        printRatios(medians, "Ratios of the medians over " + rounds + " rounds:");
+        List<String> rows = new ArrayList<>(results.stream().map(Result::csvWithRound).toList());
+        medians.forEach(r -> rows.add(r.csvWithRound()));
+        BenchSupport.writeCsv(csv, "target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,round",
+                rows);
         return 0;
+    }
+
+    /** One round: every size's cases on the open clients, then Redis's. */
+    private void measureRound(long[] valueSizes, Arena arena, TiffinClient remote, TiffinClient unhinted,
+                              TiffinClient shm, TiffinClient uncached, SocketBaseline socket) throws Exception {
+        for (long size : valueSizes) {
+            MemorySegment value = randomValue(arena, size);
+            benchCached("tiffin-remote", remote, value, size, arena, true);
+            if (unhinted != null && operations.contains("get")) {
+                benchUnhinted(unhinted, value, size, arena);
+            }
+            if (uncached != null) {
+                benchTiffin("tiffin-uncached", uncached, value, size, arena, false);
+            }
+            if (shm != null) {
+                benchCached("tiffin-shm", shm, value, size, arena, true);
+                if (shm.sharedSegmentsMapped() == 0) {
+                    throw new IllegalStateException("tiffin-shm: the client mapped no segment of the nodes;"
+                            + " is " + sharedMemoryDir + " on this host and readable?");
+                }
+            }
+            benchSocket(socket, size, arena);
+            benchMemcpy(value, size, arena);
+        }
+        if (redis != null) {
+            for (long size : valueSizes) {
+                benchRedis(randomValue(arena, size), size);
+            }
+        }
     }
 
     // ------------------------------------------------------------------ cluster processes
@@ -775,7 +850,7 @@ public final class BenchKvCommand implements Callable<Integer> {
         double seconds = elapsed / 1e9;
         double opsPerSec = totalCalls * (double) keysPerOp / seconds;
         Result r = new Result(target, operation, size, clients, opsPerSec, opsPerSec * size / 1e9,
-                all.getValueAtPercentile(50) / 1000.0, all.getValueAtPercentile(99) / 1000.0);
+                all.getValueAtPercentile(50) / 1000.0, all.getValueAtPercentile(99) / 1000.0, round);
         results.add(r);
         System.out.printf(Locale.ROOT, "%-14s %-9s %8s  %10.0f ops/s  %7.3f GB/s  p50 %9.1f us  p99 %9.1f us%s%n",
                 target, operation, Sizes.format(size), r.opsPerSec(), r.gbPerSec(), r.p50Us(), r.p99Us(),
@@ -834,13 +909,13 @@ public final class BenchKvCommand implements Callable<Integer> {
         return elapsed;
     }
 
-    private void printRatios() {
+    private static void printRatios(List<Result> results, String title) {
         Map<String, Result> byKey = new LinkedHashMap<>();
         for (Result r : results) {
-            byKey.put(r.target() + "/" + r.operation() + "/" + r.valueSize(), r);
+            byKey.put(r.key(), r);
         }
         System.out.println();
-        System.out.println("Ratios (throughput, same run):");
+        System.out.println(title);
         for (Result r : results) {
             if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
                 continue;

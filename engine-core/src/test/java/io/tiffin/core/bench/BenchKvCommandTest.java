@@ -117,5 +117,41 @@ class BenchKvCommandTest {
         assertThat(new CommandLine(new BenchKvCommand()).execute("--location-cache-ttl", "-1s")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--location-cache-ttl", "soon")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--operations", "get,scan")).isEqualTo(2);
+        assertThat(new CommandLine(new BenchKvCommand()).execute("--rounds", "0")).isEqualTo(2);
+    }
+
+    /** {@code --rounds 3}: every case three times, then a median row per case, with a round column. */
+    @Test
+    void roundsRepeatEveryCaseAndAddTheirMedians() throws Exception {
+        Path csv = tempDir.resolve("rounds.csv");
+        int code = new CommandLine(new BenchKvCommand()).execute("--sizes", "4KiB", "--nodes", "1",
+                "--segment-size", "64MiB", "--duration", "0.2", "--warmup", "0", "--cluster-warmup", "0.2",
+                "--clients", "2", "--operations", "put,get", "--no-local", "--rounds", "3", "--csv", csv.toString());
+        assertThat(code).isZero();
+        List<String> lines = Files.readAllLines(csv);
+        assertThat(lines.getFirst())
+                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,round");
+        List<String> rows = lines.subList(1, lines.size());
+        List<String> cases = List.of("tiffin-remote,put", "tiffin-remote,get", "socket,put", "socket,get", "memcpy,get");
+        for (String c : cases) {
+            List<String[]> mine = rows.stream().filter(l -> l.startsWith(c + ",")).map(l -> l.split(",")).toList();
+            assertThat(mine).as(c).extracting(f -> f[8]).containsExactly("1", "2", "3", "median");
+            double[] ops = mine.subList(0, 3).stream().mapToDouble(f -> Double.parseDouble(f[4])).sorted().toArray();
+            assertThat(Double.parseDouble(mine.get(3)[4])).as(c + " median of " + java.util.Arrays.toString(ops))
+                    .isCloseTo(ops[1], org.assertj.core.data.Offset.offset(0.1));
+        }
+    }
+
+    @Test
+    void theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
+        List<BenchKvCommand.Result> runs = List.of(
+                new BenchKvCommand.Result("socket", "get", 4096, 2, 10, 1.0, 5, 50, 1),
+                new BenchKvCommand.Result("socket", "get", 4096, 2, 40, 4.0, 2, 20, 2),
+                new BenchKvCommand.Result("socket", "get", 4096, 2, 20, 2.0, 3, 30, 3),
+                new BenchKvCommand.Result("socket", "get", 4096, 2, 30, 3.0, 4, 40, 4),
+                new BenchKvCommand.Result("memcpy", "get", 4096, 2, 7, 0.7, 1, 1, 1));
+        assertThat(BenchKvCommand.medians(runs)).containsExactly(
+                new BenchKvCommand.Result("socket", "get", 4096, 2, 25, 2.5, 3.5, 35, 0),
+                new BenchKvCommand.Result("memcpy", "get", 4096, 2, 7, 0.7, 1, 1, 0));
     }
 }
