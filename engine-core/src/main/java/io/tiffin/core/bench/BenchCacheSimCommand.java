@@ -93,11 +93,6 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
         public PolicyRun {
             settings = Map.copyOf(settings);
         }
-
-        /** {@code factory} with its default settings, shown under its name. */
-        public static PolicyRun defaults(HotCachePolicyFactory factory) {
-            return new PolicyRun(factory.name(), factory, Map.of());
-        }
     }
 
     /**
@@ -144,10 +139,14 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
         }
         try {
             HotCachePolicyFactory factory = registry.hotCachePolicy(name);
-            return new PolicyRun(text.strip(), factory, registry.settings(ExtensionPoint.HOT_CACHE_POLICY, name,
-                    config.build()));
-        } catch (TiffinException e) { // ConfigException included
-            throw new CommandLine.ParameterException(spec.commandLine(), "--policies: " + e.getMessage());
+            PolicyRun run = new PolicyRun(text.strip(), factory, registry.settings(ExtensionPoint.HOT_CACHE_POLICY,
+                    name, config.build()));
+            // the values, before a long replay: a policy checks them when it is created
+            factory.create(100, new PluginContext(run.settings(), "bench"));
+            return run;
+        } catch (TiffinException | IllegalArgumentException e) { // ConfigException included
+            throw new CommandLine.ParameterException(spec.commandLine(), "--policies " + text + ": "
+                    + e.getMessage());
         }
     }
 
@@ -167,8 +166,14 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
         List<PolicyRun> runs = new ArrayList<>();
         try (PluginRegistry registry = BenchSupport.plugins()) {
             List<String> specs = policies == null ? registry.names(ExtensionPoint.HOT_CACHE_POLICY) : policies;
-            for (String spec : specs) {
-                runs.add(policyRun(registry, spec));
+            java.util.Set<String> labels = new java.util.HashSet<>();
+            for (String text : specs) {
+                PolicyRun run = policyRun(registry, text);
+                if (!labels.add(run.label())) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "--policies lists " + run.label()
+                            + " twice (expected: each policy, or each policy with given settings, once)");
+                }
+                runs.add(run);
             }
             out.printf(Locale.ROOT, "trace %s: %d requests, %d block reads, %d distinct blocks%n", trace,
                     loaded.requests(), loaded.length(), loaded.distinctBlocks());

@@ -105,7 +105,8 @@ public final class BenchKvCommand implements Callable<Integer> {
             description = "run the whole sequence of cases this many times after the one cluster warm-up (every"
                     + " case once, then every case again, ...) and also report each figure's median over the rounds,"
                     + " with the ratios of every round and of the medians; with more than 1 the CSV gets a column"
-                    + " round: 1 to N, or median (default ${DEFAULT-VALUE})")
+                    + " round: 1 to N, or median. tiffin-local is measured once, after the rounds, and reported"
+                    + " as the last round's (default ${DEFAULT-VALUE})")
     int rounds;
 
     @Option(names = "--warmup", defaultValue = "5",
@@ -298,7 +299,10 @@ public final class BenchKvCommand implements Callable<Integer> {
                     if (rounds > 1) {
                         System.out.printf("Round %d of %d%n", round, rounds);
                     }
-                    measureRound(valueSizes, arena, remote, unhinted, shm, uncached, socket);
+                    // a round's values and buffers die with it (every thread using them has been joined)
+                    try (Arena roundArena = Arena.ofShared()) {
+                        measureRound(valueSizes, roundArena, remote, unhinted, shm, uncached, socket);
+                    }
                 }
                 round = rounds; // tiffin-local, measured once, counts as the last round
             }
@@ -357,6 +361,7 @@ public final class BenchKvCommand implements Callable<Integer> {
                 }
             }
             benchSocket(socket, size, arena);
+            socket.closeConnections(); // each case's connections hold a serving thread and its buffers
             benchMemcpy(value, size, arena);
         }
         if (redis != null) {
@@ -1008,6 +1013,16 @@ public final class BenchKvCommand implements Callable<Integer> {
             acceptor.start();
         }
 
+        /** Closes every connection so far, both ends: their serving threads end and drop their buffers. */
+        void closeConnections() throws IOException {
+            synchronized (channels) {
+                for (SocketChannel ch : channels) {
+                    ch.close();
+                }
+                channels.clear();
+            }
+        }
+
         SocketChannel connect() throws IOException {
             SocketChannel ch = SocketChannel.open(server.getLocalAddress());
             ch.socket().setTcpNoDelay(true);
@@ -1035,34 +1050,46 @@ public final class BenchKvCommand implements Callable<Integer> {
         }
 
         private void serve(SocketChannel ch) {
+            try {
+                serveUntilClosed(ch);
+            } catch (IOException e) {
+                // the client closed the connection
+            } catch (RuntimeException | Error e) {
+                // out of direct memory, say: close, so the client fails instead of waiting for an answer
+                System.err.println("socket baseline: a serving thread failed: " + e);
+                try {
+                    ch.close();
+                } catch (IOException ignored) {
+                    // closing is all that is left to do
+                }
+            }
+        }
+
+        private void serveUntilClosed(SocketChannel ch) throws IOException {
             ByteBuffer header = ByteBuffer.allocateDirect(16);
             ByteBuffer ack = ByteBuffer.allocateDirect(1);
             ByteBuffer mine = data.duplicate();
             ByteBuffer values = spread == null ? null : spread.duplicate();
             ByteBuffer sink = ByteBuffer.allocateDirect(data.capacity());
             ByteBuffer prefix = ByteBuffer.allocateDirect(Math.max(1, prefixBytes));
-            try {
-                while (true) {
-                    readFully(ch, header.clear());
-                    long n = header.getLong(0);
-                    long offset = header.getLong(8);
-                    if (n > 0 && offset >= 0 && (offset & PREFIXED) != 0) {
-                        int at = (int) (offset & ~PREFIXED);
-                        ByteBuffer[] both = {prefix.clear().limit(prefixBytes), values.clear().position(at).limit((int) (at + n))};
-                        while (both[1].hasRemaining()) {
-                            ch.write(both);
-                        }
-                    } else if (n > 0 && offset >= 0 && values != null) {
-                        writeFully(ch, values.clear().position((int) offset).limit((int) (offset + n)));
-                    } else if (n > 0) {
-                        writeFully(ch, mine.clear().limit((int) n));
-                    } else {
-                        readFully(ch, sink.clear().limit((int) -n));
-                        writeFully(ch, ack.clear());
+            while (true) {
+                readFully(ch, header.clear());
+                long n = header.getLong(0);
+                long offset = header.getLong(8);
+                if (n > 0 && offset >= 0 && (offset & PREFIXED) != 0) {
+                    int at = (int) (offset & ~PREFIXED);
+                    ByteBuffer[] both = {prefix.clear().limit(prefixBytes), values.clear().position(at).limit((int) (at + n))};
+                    while (both[1].hasRemaining()) {
+                        ch.write(both);
                     }
+                } else if (n > 0 && offset >= 0 && values != null) {
+                    writeFully(ch, values.clear().position((int) offset).limit((int) (offset + n)));
+                } else if (n > 0) {
+                    writeFully(ch, mine.clear().limit((int) n));
+                } else {
+                    readFully(ch, sink.clear().limit((int) -n));
+                    writeFully(ch, ack.clear());
                 }
-            } catch (IOException e) {
-                // the client closed the connection
             }
         }
 

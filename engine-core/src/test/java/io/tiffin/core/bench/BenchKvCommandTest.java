@@ -84,6 +84,24 @@ class BenchKvCommandTest {
             try (Jedis j = new Jedis("127.0.0.1", redis.getBindPort())) {
                 assertThat(j.keys("*")).containsExactly("someone-elses-key");
             }
+
+            // two rounds: Redis measured in each, its keys removed each time, ratios per round and of the medians
+            Path roundsCsv = tempDir.resolve("redis-rounds.csv");
+            printed.reset();
+            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+            code = new CommandLine(new BenchKvCommand()).setErr(new PrintWriter(err, true)).execute("--sizes", "4KiB",
+                    "--nodes", "1", "--segment-size", "64MiB", "--duration", "0.2", "--warmup", "0", "--cluster-warmup",
+                    "0.2", "--clients", "2", "--no-local", "--operations", "get", "--rounds", "2",
+                    "--redis", "127.0.0.1:" + redis.getBindPort(), "--csv", roundsCsv.toString());
+            System.setOut(out);
+            assertThat(code).as(err + "\n" + printed.toString(StandardCharsets.UTF_8)).isZero();
+            assertThat(Files.readAllLines(roundsCsv).stream().filter(l -> l.startsWith("redis,get,")).toList())
+                    .extracting(l -> l.split(",")[8]).containsExactly("1", "2", "median");
+            assertThat(printed.toString(StandardCharsets.UTF_8)).contains("Ratios of round 1:", "Ratios of round 2:",
+                    "Ratios of the medians over 2 rounds:");
+            try (Jedis j = new Jedis("127.0.0.1", redis.getBindPort())) {
+                assertThat(j.keys("*")).containsExactly("someone-elses-key");
+            }
         } finally {
             System.setOut(out);
             redis.stop();
