@@ -11,6 +11,7 @@ import io.tiffin.core.metrics.MasterMetrics;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.Responder;
 import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.proto.BatchCodesReply;
 import io.tiffin.core.transport.proto.BatchExistReply;
@@ -42,6 +43,7 @@ import io.tiffin.core.transport.proto.StatsReply;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -91,6 +93,39 @@ public final class MasterRpcService {
     @FunctionalInterface
     private interface Call {
         MessageLite apply(Frame request) throws Exception;
+    }
+
+    /** Held replies scheduled and not yet sent; answered once, by their task or by {@link #failHeldReplies}. */
+    private final Set<PendingReply> pending = ConcurrentHashMap.newKeySet();
+
+    /** A held reply waiting for its time: whoever wins {@link #claim()} answers. */
+    private static final class PendingReply {
+        private final Opcode op;
+        private final Responder responder;
+        private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+
+        PendingReply(Opcode op, Responder responder) {
+            this.op = op;
+            this.responder = responder;
+        }
+
+        boolean claim() {
+            return answered.compareAndSet(false, true);
+        }
+    }
+
+    /**
+     * Answers every held reply still waiting with an error saying its operation took effect: for a master
+     * that is closing (its scheduler has stopped), before its connections close, so no caller is left with
+     * a dropped connection for an operation that happened. Thread-safe; idempotent.
+     */
+    public void failHeldReplies() {
+        for (PendingReply p : pending) {
+            if (pending.remove(p) && p.claim()) {
+                p.responder.fail(ErrorCode.INTERNAL_ERROR, p.op + " took effect, but the master closed before the"
+                        + " locations clients cached before it expired; nothing needs redoing once a master is back");
+            }
+        }
     }
 
     /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
@@ -195,12 +230,20 @@ public final class MasterRpcService {
                 responder.ok(held.reply());
                 return;
             }
+            PendingReply reply = new PendingReply(op, responder);
+            pending.add(reply);
             try {
-                delays.schedule(() -> responder.ok(held.reply()), wait, TimeUnit.MILLISECONDS);
+                delays.schedule(() -> {
+                    if (pending.remove(reply) && reply.claim()) {
+                        responder.ok(held.reply());
+                    }
+                }, wait, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException e) {
-                responder.fail(ErrorCode.INTERNAL_ERROR, op + " took effect, but the master is shutting down before"
-                        + " the locations clients cached before it expire (in " + wait + " ms); nothing needs redoing"
-                        + " once a master is back");
+                if (pending.remove(reply) && reply.claim()) {
+                    responder.fail(ErrorCode.INTERNAL_ERROR, op + " took effect, but the master is shutting down"
+                            + " before the locations clients cached before it expire (in " + wait + " ms); nothing needs"
+                            + " redoing once a master is back");
+                }
             }
         }, executor);
     }

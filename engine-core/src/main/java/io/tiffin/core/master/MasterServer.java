@@ -175,6 +175,7 @@ public final class MasterServer implements AutoCloseable {
         InProcessMasters.unregister(inProcessAddresses(), rpc);
         background.shutdownNow();
         heldReplies.shutdownNow();
+        rpc.failHeldReplies(); // before the connections close: their callers learn the operation took effect
         if (admin != null) {
             admin.close();
         }

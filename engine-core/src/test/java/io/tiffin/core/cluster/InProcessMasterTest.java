@@ -115,4 +115,36 @@ class InProcessMasterTest {
             assertThat(cluster.remoteClient().exists("k")).as("the key is gone for lookups").isFalse();
         }
     }
+
+    /**
+     * A forced removal held over the network for another client's cached location, when the master closes
+     * before the hold ends: the remover is told the removal took effect, not just that the connection went.
+     */
+    @Test
+    void aHeldRemovalStillWaitingWhenTheMasterClosesIsToldItTookEffect() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
+            TiffinClient reader = cluster.locationCachingClient(java.time.Duration.ofSeconds(5));
+            TiffinClient remover = cluster.remoteClient();
+            reader.put("k", new byte[1000]);
+            assertThat(reader.get("k")).hasSize(1000);
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread removal = new Thread(() -> {
+                try {
+                    remover.remove("k", true);
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+            });
+            removal.start();
+            Thread.sleep(500); // the reply is held for about 6 s
+            assertThat(removal.isAlive()).as("the removal is held").isTrue();
+            cluster.master.close();
+            removal.join(10_000);
+            assertThat(removal.isAlive()).isFalse();
+            assertThat(thrown.get()).isInstanceOf(TiffinException.class)
+                    .hasMessageContaining("REMOVE took effect, but the master closed before");
+            assertThat(((TiffinException) thrown.get()).code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+            remover.close();
+        }
+    }
 }
