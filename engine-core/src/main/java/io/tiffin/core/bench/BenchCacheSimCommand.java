@@ -1,10 +1,6 @@
 package io.tiffin.core.bench;
 
-import io.tiffin.api.TiffinException;
-import io.tiffin.api.spi.PluginContext;
-import io.tiffin.api.spi.hotcache.HotCachePolicyFactory;
 import io.tiffin.api.spi.hotcache.PolicySimulator;
-import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.plugin.ExtensionPoint;
 import io.tiffin.core.plugin.PluginRegistry;
 import java.io.IOException;
@@ -16,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -82,32 +77,18 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
     }
 
     /**
-     * A policy to simulate: its factory with its settings ({@code hotcache.policy.<name>.*}, prefix
-     * removed), shown as {@code label}.
-     *
-     * @param label the name in the output, e.g. {@code s3-fifo} or {@code s3-fifo:small-share=0.2}
-     * @param factory the policy factory
-     * @param settings the policy's settings, already checked against the keys it declares
-     */
-    public record PolicyRun(String label, HotCachePolicyFactory factory, Map<String, String> settings) {
-        public PolicyRun {
-            settings = Map.copyOf(settings);
-        }
-    }
-
-    /**
      * Runs {@code runs} and the optimal policy over {@code trace} at each size in {@code sizesPct}.
      *
      * @throws IllegalArgumentException from a policy that refuses its settings
      */
-    public static List<Row> simulate(MooncakeTrace trace, List<PolicyRun> runs, List<Double> sizesPct) {
+    public static List<Row> simulate(MooncakeTrace trace, List<BenchSupport.PolicySpec> runs, List<Double> sizesPct) {
         long[] blocks = trace.blocks();
         List<Row> rows = new ArrayList<>();
-        for (PolicyRun run : runs) {
+        for (BenchSupport.PolicySpec run : runs) {
             for (double pct : sizesPct) {
                 long capacity = capacity(trace, pct);
-                PolicySimulator.Result result = PolicySimulator.replay(run.factory().create(capacity,
-                        new PluginContext(run.settings(), "bench")), blocks, null);
+                PolicySimulator.Result result = PolicySimulator.replay(run.factory().create(capacity, run.context()),
+                        blocks, null);
                 rows.add(new Row(run.label(), pct, capacity, result.hitRatio()));
             }
         }
@@ -117,37 +98,6 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
             rows.add(new Row(OPTIMAL, pct, capacity, ratio));
         }
         return rows;
-    }
-
-    /**
-     * {@code name[:key=value]...}: the policy {@code name} with those settings, checked as the client
-     * checks {@code hotcache.policy.<name>.*} keys.
-     */
-    private PolicyRun policyRun(PluginRegistry registry, String text) {
-        String[] parts = text.split(":", -1);
-        String name = parts[0].strip();
-        TiffinConfig.Builder config = TiffinConfig.builder();
-        for (int i = 1; i < parts.length; i++) {
-            int eq = parts[i].indexOf('=');
-            if (eq <= 0) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--policies contains " + text
-                        + " (expected: a policy name, optionally followed by :key=value settings, e.g."
-                        + " s3-fifo:small-share=0.2)");
-            }
-            config.set(ExtensionPoint.HOT_CACHE_POLICY.settingsPrefix(name) + parts[i].substring(0, eq).strip(),
-                    parts[i].substring(eq + 1).strip(), "--policies " + text);
-        }
-        try {
-            HotCachePolicyFactory factory = registry.hotCachePolicy(name);
-            PolicyRun run = new PolicyRun(text.strip(), factory, registry.settings(ExtensionPoint.HOT_CACHE_POLICY,
-                    name, config.build()));
-            // the values, before a long replay: a policy checks them when it is created
-            factory.create(100, new PluginContext(run.settings(), "bench"));
-            return run;
-        } catch (TiffinException | IllegalArgumentException e) { // ConfigException included
-            throw new CommandLine.ParameterException(spec.commandLine(), "--policies " + text + ": "
-                    + e.getMessage());
-        }
     }
 
     static long capacity(MooncakeTrace trace, double pct) {
@@ -163,12 +113,17 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
             }
         }
         MooncakeTrace loaded = MooncakeTrace.read(trace);
-        List<PolicyRun> runs = new ArrayList<>();
+        List<BenchSupport.PolicySpec> runs = new ArrayList<>();
         try (PluginRegistry registry = BenchSupport.plugins()) {
             List<String> specs = policies == null ? registry.names(ExtensionPoint.HOT_CACHE_POLICY) : policies;
             java.util.Set<String> labels = new java.util.HashSet<>();
             for (String text : specs) {
-                PolicyRun run = policyRun(registry, text);
+                BenchSupport.PolicySpec run;
+                try {
+                    run = BenchSupport.policySpec(registry, text);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "--policies " + e.getMessage());
+                }
                 if (!labels.add(run.label())) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "--policies lists " + run.label()
                             + " twice (expected: each policy, or each policy with given settings, once)");

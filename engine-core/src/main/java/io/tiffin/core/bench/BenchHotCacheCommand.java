@@ -69,7 +69,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
             description = "Hot cache block size (default: ${DEFAULT-VALUE}).")
     String blockSize;
 
-    @Option(names = "--policy", defaultValue = "lru", description = "Hot cache policy (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--policy", defaultValue = "lru", description = "Hot cache policy, with optional settings as"
+            + " in hotcache.policy.<name>.*: s3-fifo:small-share=0.2 (default: ${DEFAULT-VALUE}).")
     String policy;
 
     @Option(names = "--api", defaultValue = "into", paramLabel = "into|bytes|view",
@@ -120,6 +121,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         List<Row> rows = new ArrayList<>();
         try (PluginRegistry plugins = BenchSupport.plugins();
              MasterServer master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class))) {
+            BenchSupport.PolicySpec chosen;
+            try {
+                chosen = BenchSupport.policySpec(plugins, policy);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "--policy " + e.getMessage());
+            }
             String address = "127.0.0.1:" + master.address().getPort();
             try (NodeServer nodeA = startNode("bench-node-a", segment, address);
                  NodeServer nodeB = startNode("bench-node-b", 64L << 20, address);
@@ -135,7 +142,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 }
                 out.printf(Locale.ROOT, "Wrote %d objects to %s; reading them from a client beside %s over the data plane%n",
                         keys, nodeA.segmentName(), nodeB.nodeId());
-                HotCacheSettings settings = new HotCacheSettings(cache, block, 1.0, 4096, plugins.hotCachePolicy(policy));
+                HotCacheSettings settings = new HotCacheSettings(cache, block, 1.0, 4096, chosen.factory(),
+                        chosen.settings());
                 for (int pass = 0; pass < warmupPasses; pass++) {
                     for (String method : List.of("get", "batch_get")) {
                         measure(address, null, method, names, value, 0);

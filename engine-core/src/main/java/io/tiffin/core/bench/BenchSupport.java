@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 
 /**
@@ -38,6 +39,56 @@ final class BenchSupport {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> injector.getInstance(PluginRegistry.class).close()));
         return MasterServer.start(new MasterServer.Options(o.host(), 0, -1, o.workerThreads(), o.settings(),
                 o.transport(), o.strategy()));
+    }
+
+    /**
+     * A hot-cache policy with settings, {@code name[:key=value]...}: the factory and its settings
+     * ({@code hotcache.policy.<name>.*}, prefix removed), checked as a client checks them, and their values
+     * tried once by creating the policy.
+     *
+     * @throws IllegalArgumentException naming {@code text} and what is wrong: the form, an unknown policy
+     *     or key, a bad value
+     */
+    static PolicySpec policySpec(PluginRegistry registry, String text) {
+        String[] parts = text.split(":", -1);
+        String name = parts[0].strip();
+        io.tiffin.core.config.TiffinConfig.Builder config = io.tiffin.core.config.TiffinConfig.builder();
+        for (int i = 1; i < parts.length; i++) {
+            int eq = parts[i].indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(text + " (expected: a policy name, optionally followed by"
+                        + " :key=value settings, e.g. s3-fifo:small-share=0.2)");
+            }
+            config.set(io.tiffin.core.plugin.ExtensionPoint.HOT_CACHE_POLICY.settingsPrefix(name)
+                    + parts[i].substring(0, eq).strip(), parts[i].substring(eq + 1).strip(), "policy " + text);
+        }
+        try {
+            io.tiffin.api.spi.hotcache.HotCachePolicyFactory factory = registry.hotCachePolicy(name);
+            PolicySpec spec = new PolicySpec(text.strip(), factory, registry.settings(
+                    io.tiffin.core.plugin.ExtensionPoint.HOT_CACHE_POLICY, name, config.build()));
+            factory.create(100, spec.context()); // the values, before a long run: a policy checks them when created
+            return spec;
+        } catch (io.tiffin.api.TiffinException | IllegalArgumentException e) { // ConfigException included
+            throw new IllegalArgumentException(text + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A hot-cache policy to run: its factory with its settings, shown as {@code label}.
+     *
+     * @param label e.g. {@code s3-fifo} or {@code s3-fifo:small-share=0.2}
+     * @param factory the policy factory
+     * @param settings the policy's settings, prefix removed, already checked
+     */
+    record PolicySpec(String label, io.tiffin.api.spi.hotcache.HotCachePolicyFactory factory,
+                      Map<String, String> settings) {
+        PolicySpec {
+            settings = Map.copyOf(settings);
+        }
+
+        io.tiffin.api.spi.PluginContext context() {
+            return new io.tiffin.api.spi.PluginContext(settings, "bench");
+        }
     }
 
     /**

@@ -23,7 +23,7 @@ class BenchHotCacheCommandTest {
             StringWriter out = new StringWriter();
             int code = new CommandLine(new BenchHotCacheCommand()).setOut(new PrintWriter(out)).execute("--keys", "4",
                     "--value-size", "1MiB", "--block-size", "512KiB", "--rounds", "3", "--batch-size", "2",
-                    "--warmup-passes", "1", "--api", api, "--csv", csv.toString());
+                    "--warmup-passes", "1", "--api", api, "--policy", "s3-fifo:small-share=0.3", "--csv", csv.toString());
             assertThat(code).as(out.toString()).isZero();
             List<String> lines = Files.readAllLines(csv);
             assertThat(lines.getFirst()).isEqualTo("method,cache_size_mb,value_size_mb,keys,rounds,first_round_ms,avg_round_ms");
@@ -39,5 +39,18 @@ class BenchHotCacheCommandTest {
         assertThat(new CommandLine(new BenchHotCacheCommand()).setErr(new PrintWriter(err)).execute("--api", "mmap"))
                 .isEqualTo(2);
         assertThat(err.toString()).contains("--api mmap: expected into, bytes or view");
+    }
+
+    @Test
+    void aPolicyWithABadSettingIsRejectedNamingTheKey() {
+        StringWriter err = new StringWriter();
+        assertThat(new CommandLine(new BenchHotCacheCommand()).setErr(new PrintWriter(err))
+                .execute("--policy", "w-tinylfu:window-share=3")).isEqualTo(2);
+        assertThat(err.toString()).contains("--policy w-tinylfu:window-share=3: ")
+                .contains("hotcache.policy.w-tinylfu.window-share = 3");
+        StringWriter typo = new StringWriter();
+        assertThat(new CommandLine(new BenchHotCacheCommand()).setErr(new PrintWriter(typo))
+                .execute("--policy", "s3-fifo:small=0.2")).isEqualTo(2);
+        assertThat(typo.toString()).contains("unknown key hotcache.policy.s3-fifo.small");
     }
 }
