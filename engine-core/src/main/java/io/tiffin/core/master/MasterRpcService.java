@@ -74,8 +74,9 @@ import org.apache.logging.log4j.Logger;
  * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
  * loop or worker waits for it and no eviction pass delays it.
  *
- * <p>Thread-safe: stateless apart from the service and metrics it calls and the table of bound calls
- * (a concurrent map filled at registration, read by {@link #call}).
+ * <p>Thread-safe: stateless apart from the service and metrics it calls, the table of bound calls
+ * (a concurrent map filled at registration, read by {@link #call}) and the concurrent set of held replies
+ * not yet sent.
  */
 public final class MasterRpcService {
     private static final Logger LOG = LogManager.getLogger(MasterRpcService.class);
@@ -95,23 +96,26 @@ public final class MasterRpcService {
         MessageLite apply(Frame request) throws Exception;
     }
 
-    /** Held replies scheduled and not yet sent; answered once, by their task or by {@link #failHeldReplies}. */
+    /**
+     * Held replies scheduled and not yet sent. Whoever removes one from the set answers it: its task, or
+     * {@link #failHeldReplies}; so each is answered exactly once.
+     */
     private final Set<PendingReply> pending = ConcurrentHashMap.newKeySet();
 
-    /** A held reply waiting for its time: whoever wins {@link #claim()} answers. */
+    /** A held reply waiting for its time. Identity equality: one per request. Thread-safe (immutable). */
     private static final class PendingReply {
         private final Opcode op;
         private final Responder responder;
-        private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
 
         PendingReply(Opcode op, Responder responder) {
             this.op = op;
             this.responder = responder;
         }
+    }
 
-        boolean claim() {
-            return answered.compareAndSet(false, true);
-        }
+    /** The error of a held call that took effect but whose reply cannot wait for the hold: {@code why} it cannot. */
+    private static String tookEffect(Opcode op, String why) {
+        return op + " took effect, but " + why + "; nothing needs redoing once a master is back";
     }
 
     /**
@@ -121,9 +125,9 @@ public final class MasterRpcService {
      */
     public void failHeldReplies() {
         for (PendingReply p : pending) {
-            if (pending.remove(p) && p.claim()) {
-                p.responder.fail(ErrorCode.INTERNAL_ERROR, p.op + " took effect, but the master closed before the"
-                        + " locations clients cached before it expired; nothing needs redoing once a master is back");
+            if (pending.remove(p)) {
+                p.responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(p.op, "the master closed before the locations"
+                        + " clients cached before it expired"));
             }
         }
     }
@@ -234,15 +238,14 @@ public final class MasterRpcService {
             pending.add(reply);
             try {
                 delays.schedule(() -> {
-                    if (pending.remove(reply) && reply.claim()) {
+                    if (pending.remove(reply)) {
                         responder.ok(held.reply());
                     }
                 }, wait, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException e) {
-                if (pending.remove(reply) && reply.claim()) {
-                    responder.fail(ErrorCode.INTERNAL_ERROR, op + " took effect, but the master is shutting down"
-                            + " before the locations clients cached before it expire (in " + wait + " ms); nothing needs"
-                            + " redoing once a master is back");
+                if (pending.remove(reply)) {
+                    responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(op, "the master is shutting down before the"
+                            + " locations clients cached before it expire (in " + wait + " ms)"));
                 }
             }
         }, executor);
