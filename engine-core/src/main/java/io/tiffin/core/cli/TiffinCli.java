@@ -2,7 +2,7 @@ package io.tiffin.core.cli;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.transport.TiffinVersion;
 import io.tiffin.core.config.ConfigException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,6 +14,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.util.Map;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import java.util.Set;
 import org.apache.logging.log4j.LogManager;
 import picocli.CommandLine;
@@ -24,7 +25,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * The {@code tiffin} command line: server commands ({@code standalone}, {@code master}, {@code node}),
- * client commands ({@code put}, {@code get}, {@code rm}, {@code ls}, {@code stat}) and {@code bench}.
+ * client commands ({@code put}, {@code get}, {@code rm}, {@code ls}, {@code stat}, {@code plugins}), and the
+ * commands that jars on the class path add ({@link CliExtension}: {@code bench} from engine-bench).
  *
  * <p>Exit codes: 0 on success, 1 when an operation fails, 2 for usage and configuration errors. Every
  * failure prints {@code error: <CODE>: <message>} and {@code hint: <what to do>} on stderr, without a
@@ -36,8 +38,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "tiffin", mixinStandardHelpOptions = true, versionProvider = TiffinCli.Version.class,
         description = "Tiffin: a distributed KV-cache store.",
         subcommands = {StandaloneCommand.class, MasterCommand.class, NodeCommand.class, PutCommand.class,
-                GetCommand.class, RmCommand.class, LsCommand.class, StatCommand.class, PluginsCommand.class,
-                BenchCommand.class})
+                GetCommand.class, RmCommand.class, LsCommand.class, StatCommand.class, PluginsCommand.class})
 public final class TiffinCli implements Runnable {
     /** Exit code of a failed operation. */
     static final int EXIT_FAILURE = 1;
@@ -85,10 +86,13 @@ public final class TiffinCli implements Runnable {
      * @param env the environment ({@code TIFFIN_*} configuration variables, {@code TIFFIN_CONF_DIR})
      * @param args the arguments after {@code tiffin}
      */
-    static int run(InputStream in, PrintStream out, PrintStream err, Map<String, String> env, String... args) {
+    public static int run(InputStream in, PrintStream out, PrintStream err, Map<String, String> env, String... args) {
         TiffinCli cli = new TiffinCli(Objects.requireNonNull(in, "in"), Objects.requireNonNull(out, "out"),
                 Objects.requireNonNull(err, "err"), Map.copyOf(Objects.requireNonNull(env, "env")));
         CommandLine cmd = new CommandLine(cli);
+        for (CliExtension extension : ServiceLoader.load(CliExtension.class, TiffinCli.class.getClassLoader())) {
+            cmd.addSubcommand(extension.command());
+        }
         cmd.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
         cmd.setParameterExceptionHandler(cli::onUsageError);

@@ -3,6 +3,7 @@ package io.tiffin.core.client;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.tiffin.api.ObjectLocation;
+import io.tiffin.core.transport.LookupReuse;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -68,11 +69,11 @@ public final class LocationCache {
     }
 
     /**
-     * The longest any lookup's answer is reused, whatever the TTL and lease: the master holds a forced
-     * removal of a cached object up to this and a quarter, which must stay well inside a client's RPC
-     * timeout. The master applies the same bound ({@code ObjectMetadata.noteCachedLookup}).
+     * The longest any lookup's answer is reused, whatever the TTL and lease ({@link LookupReuse#MAX_MILLIS}):
+     * the master holds a forced removal of a cached object up to this and a quarter, and applies the same
+     * bound.
      */
-    public static final long MAX_REUSE_MILLIS = 20_000;
+    public static final long MAX_REUSE_MILLIS = LookupReuse.MAX_MILLIS;
 
     /** Counters since the client started. */
     public record Stats(long hits, long misses, long refused, long size) {

@@ -37,7 +37,7 @@ import java.util.function.Predicate;
  */
 public final class ReadHints {
     /** Default of {@code client.read-hint-cache-size}. */
-    public static final long DEFAULT_SIZE = 100_000;
+    public static final long DEFAULT_SIZE = io.tiffin.core.config.TiffinConfigKeys.DEFAULT_READ_HINT_CACHE_SIZE;
 
     /** Counters since the client started: reads the lookup confirmed, reads it did not (dropped). */
     public record Stats(long confirmed, long refuted, long size) {

@@ -1,6 +1,6 @@
 package io.tiffin.core.client;
 
-import io.tiffin.core.node.SharedMemoryFiles;
+import io.tiffin.core.local.SharedMemoryFiles;
 import io.tiffin.core.transport.proto.SegmentInfoReply;
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -9,13 +9,13 @@ import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaType;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.transport.TiffinVersion;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.client.hotcache.LocalHotCache;
-import io.tiffin.core.master.InProcessMasters;
-import io.tiffin.core.master.MasterRpcService;
-import io.tiffin.core.node.LocalSegment;
-import io.tiffin.core.node.LocalSegmentDirectory;
+import io.tiffin.core.local.InProcessMaster;
+import io.tiffin.core.local.InProcessMasters;
+import io.tiffin.core.local.LocalSegment;
+import io.tiffin.core.local.LocalSegmentDirectory;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.BlockingConnection;
 import io.tiffin.core.transport.BlockingConnectionPool;
@@ -478,7 +478,7 @@ public final class TiffinClient implements KvStore {
     private <T extends com.google.protobuf.MessageLite> T rpc(Opcode op, com.google.protobuf.MessageLite req,
                                                               com.google.protobuf.Parser<T> parser) {
         checkOpen();
-        MasterRpcService local = options.localMemcpy() ? InProcessMasters.find(options.masterAddress()) : null;
+        InProcessMaster local = options.localMemcpy() ? InProcessMasters.find(options.masterAddress()) : null;
         if (local == null) {
             return direct.call(options.masterAddress(), op, req, parser);
         }
@@ -1866,16 +1866,16 @@ public final class TiffinClient implements KvStore {
     @Override
     public long removeByRegex(String regex, boolean force) {
         if (hotCache != null) {
-            io.tiffin.core.master.KeyQuery q = io.tiffin.core.master.KeyQuery.compile(regex);
+            io.tiffin.core.keys.KeyQuery q = io.tiffin.core.keys.KeyQuery.compile(regex);
             hotCache.invalidateMatching(q::matches);
         }
-        io.tiffin.core.master.KeyQuery q = locations == null ? null : io.tiffin.core.master.KeyQuery.compile(regex);
+        io.tiffin.core.keys.KeyQuery q = locations == null ? null : io.tiffin.core.keys.KeyQuery.compile(regex);
         if (q != null) {
             locations.invalidateMatching(q::matches);
         }
         if (hints != null) {
             // not needed for correctness (a hint is only used once the lookup confirms it): saves wasted reads
-            hints.invalidateMatching(io.tiffin.core.master.KeyQuery.compile(regex)::matches);
+            hints.invalidateMatching(io.tiffin.core.keys.KeyQuery.compile(regex)::matches);
         }
         try {
             return rpc(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force)

@@ -106,8 +106,10 @@ public final class TiffinConfigKeys {
                     + " reuse has ended (up to this and a quarter more). 0 = off.");
     public static final ConfigKey<Long> CLIENT_LOCATION_CACHE_SIZE = ConfigKey.longInteger("client.location-cache-size",
             100_000, 1, 100_000_000, "locations", "Most locations the location cache keeps (client.location-cache-ttl).");
+    /** Default of {@code client.read-hint-cache-size}. */
+    public static final long DEFAULT_READ_HINT_CACHE_SIZE = 100_000;
     public static final ConfigKey<Long> CLIENT_READ_HINT_CACHE_SIZE = ConfigKey.longInteger(
-            "client.read-hint-cache-size", io.tiffin.core.client.ReadHints.DEFAULT_SIZE, 0, 100_000_000, "keys",
+            "client.read-hint-cache-size", DEFAULT_READ_HINT_CACHE_SIZE, 0, 100_000_000, "keys",
             "Keys whose last known replica (from this client's put or lookup) a get reads while it looks the key up,"
                     + " keeping the bytes only if the master's answer names that very replica (else it reads the"
                     + " replica named): one round trip of waiting instead of two, with the same answers. 0 = off.");

@@ -6,8 +6,9 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
-import io.tiffin.core.metrics.MasterMetrics;
+import io.tiffin.core.transport.TiffinVersion;
+import io.tiffin.core.local.InProcessMaster;
+import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
@@ -78,7 +79,7 @@ import org.apache.logging.log4j.Logger;
  * (a concurrent map filled at registration, read by {@link #call}) and the concurrent set of held replies
  * not yet sent.
  */
-public final class MasterRpcService {
+public final class MasterRpcService implements InProcessMaster {
     private static final Logger LOG = LogManager.getLogger(MasterRpcService.class);
 
     private final MasterService master;
@@ -260,6 +261,7 @@ public final class MasterRpcService {
      * @throws TiffinException the handler's failure; {@code INTERNAL_ERROR} for an unexpected exception
      *     or an opcode this service does not serve
      */
+    @Override
     public MessageLite call(Opcode op, MessageLite request) {
         Call call = calls.get(op);
         if (call == null) {

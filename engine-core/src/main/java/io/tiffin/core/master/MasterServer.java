@@ -3,8 +3,8 @@ package io.tiffin.core.master;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.allocation.AllocationStrategy;
+import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.metrics.AdminHttpServer;
-import io.tiffin.core.metrics.MasterMetrics;
 import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.util.Ticker;
@@ -129,7 +129,7 @@ public final class MasterServer implements AutoCloseable {
     }
 
     private String healthJson() {
-        return "{\"status\":\"ok\",\"role\":\"master\",\"version\":\"" + io.tiffin.core.TiffinVersion.VERSION
+        return "{\"status\":\"ok\",\"role\":\"master\",\"version\":\"" + io.tiffin.core.transport.TiffinVersion.VERSION
                 + "\",\"segments\":" + service.segmentViews().size() + ",\"live_nodes\":" + service.liveNodes().size()
                 + ",\"keys\":" + service.keyCount() + ",\"capacity_bytes\":" + service.capacityBytes()
                 + ",\"used_bytes\":" + service.usedBytes() + "}";

@@ -1,6 +1,7 @@
 package io.tiffin.core.master;
 
 import io.tiffin.api.ErrorCode;
+import io.tiffin.core.keys.KeyQuery;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;

@@ -114,13 +114,13 @@ final class ObjectMetadata {
 
     /** How long a client reuses a lookup it asked to cache for {@code cacheForMillis} under lease {@code ttlMillis}. */
     static long cacheWindowMillis(long cacheForMillis, long ttlMillis) {
-        return Math.min(Math.min(cacheForMillis, ttlMillis / 2), io.tiffin.core.client.LocationCache.MAX_REUSE_MILLIS);
+        return Math.min(Math.min(cacheForMillis, ttlMillis / 2), io.tiffin.core.transport.LookupReuse.MAX_MILLIS);
     }
 
     /**
      * A lookup (at {@code now}, with lease {@code ttlMillis}) came from a client that will reuse the answer
      * for up to {@code cacheForMillis} from when it sent the lookup, at most half the lease and
-     * {@link io.tiffin.core.client.LocationCache#MAX_REUSE_MILLIS} (as the client bounds it). Records that
+     * {@link io.tiffin.core.transport.LookupReuse#MAX_MILLIS} (as the client bounds it). Records that
      * window and a quarter more (the client's clock counts the window, not the master's), never past the
      * lease, and whether {@code owner} (the client's cache, 0 = unknown) is the only cache holding it.
      */

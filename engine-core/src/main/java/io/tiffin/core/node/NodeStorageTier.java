@@ -12,6 +12,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageListener;
+import io.tiffin.core.local.LocalSegment;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;

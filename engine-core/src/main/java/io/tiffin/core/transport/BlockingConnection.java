@@ -6,7 +6,6 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
 import io.tiffin.core.transport.proto.ErrorReply;
 import io.tiffin.core.transport.proto.Hello;
 import io.tiffin.core.transport.proto.HelloReply;

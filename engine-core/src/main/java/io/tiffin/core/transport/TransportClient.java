@@ -15,7 +15,6 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.ReferenceCountUtil;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
 import io.tiffin.core.transport.proto.ErrorReply;
 import io.tiffin.core.transport.proto.Hello;
 import io.tiffin.core.transport.proto.HelloReply;

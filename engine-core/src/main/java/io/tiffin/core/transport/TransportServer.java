@@ -18,7 +18,6 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
 import io.tiffin.core.transport.proto.Hello;
 import io.tiffin.core.transport.proto.HelloReply;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.tiffin.core.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.tiffin.core.node.SharedMemoryFiles;
+import io.tiffin.core.local.SharedMemoryFiles;
 import io.tiffin.core.transport.proto.SegmentInfoReply;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

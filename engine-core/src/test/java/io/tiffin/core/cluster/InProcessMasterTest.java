@@ -8,8 +8,8 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
-import io.tiffin.core.master.InProcessMasters;
-import io.tiffin.core.master.MasterRpcService;
+import io.tiffin.core.local.InProcessMasters;
+import io.tiffin.core.local.InProcessMaster;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.ExistReply;
@@ -31,7 +31,7 @@ class InProcessMasterTest {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
             address = cluster.masterAddress();
             int port = cluster.master.address().getPort();
-            MasterRpcService rpc = InProcessMasters.find(address);
+            InProcessMaster rpc = InProcessMasters.find(address);
             assertThat(rpc).isNotNull();
             assertThat(InProcessMasters.find("localhost:" + port)).isSameAs(rpc);
             assertThat(InProcessMasters.find("127.0.0.1:" + (port == 65535 ? 1 : port + 1))).isNull();
@@ -75,7 +75,7 @@ class InProcessMasterTest {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
             java.time.Duration ttl = java.time.Duration.ofMillis(500);
             TiffinClient reader = cluster.locationCachingClient(ttl);
-            MasterRpcService rpc = InProcessMasters.find(cluster.masterAddress());
+            InProcessMaster rpc = InProcessMasters.find(cluster.masterAddress());
             reader.put("k", new byte[1000]);
             long t = System.nanoTime();
             assertThat(reader.get("k")).hasSize(1000);
@@ -91,7 +91,7 @@ class InProcessMasterTest {
     void anInProcessCallerInterruptedWhileItsRemovalIsHeldIsToldTheRemovalTookEffect() throws Exception {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64L << 20)) {
             TiffinClient reader = cluster.locationCachingClient(java.time.Duration.ofSeconds(5));
-            MasterRpcService rpc = InProcessMasters.find(cluster.masterAddress());
+            InProcessMaster rpc = InProcessMasters.find(cluster.masterAddress());
             reader.put("k", new byte[1000]);
             assertThat(reader.get("k")).hasSize(1000);
             java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();

@@ -6,7 +6,7 @@ import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.node.NodeServer;
-import io.tiffin.core.node.SharedMemoryFiles;
+import io.tiffin.core.local.SharedMemoryFiles;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;

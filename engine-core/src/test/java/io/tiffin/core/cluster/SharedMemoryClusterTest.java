@@ -9,7 +9,7 @@ import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.node.NodeServer;
-import io.tiffin.core.node.SharedMemoryFiles;
+import io.tiffin.core.local.SharedMemoryFiles;
 import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.proto.SegmentInfoReply;

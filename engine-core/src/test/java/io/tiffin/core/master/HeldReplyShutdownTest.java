@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.metrics.MasterMetrics;
 import io.tiffin.core.transport.EventLoops;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportClient;

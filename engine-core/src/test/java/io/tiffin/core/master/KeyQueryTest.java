@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.keys.KeyQuery;
 import io.tiffin.core.util.ManualTicker;
 import java.util.ArrayList;
 import java.util.List;

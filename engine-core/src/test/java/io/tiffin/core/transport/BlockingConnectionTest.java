@@ -238,10 +238,10 @@ class BlockingConnectionTest {
                     java.nio.ByteBuffer out;
                     if (frame == 0) {
                         byte[] hello = io.tiffin.core.transport.proto.HelloReply.newBuilder()
-                                .setProtocolVersion(io.tiffin.core.TiffinVersion.PROTOCOL_VERSION).build().toByteArray();
+                                .setProtocolVersion(io.tiffin.core.transport.TiffinVersion.PROTOCOL_VERSION).build().toByteArray();
                         int size = (int) FrameCodec.frameSize(hello.length, 0);
                         out = java.nio.ByteBuffer.allocate(size).putInt(size - 4)
-                                .put((byte) io.tiffin.core.TiffinVersion.PROTOCOL_VERSION).put((byte) 1)
+                                .put((byte) io.tiffin.core.transport.TiffinVersion.PROTOCOL_VERSION).put((byte) 1)
                                 .putShort((short) Opcode.HELLO.code()).putLong(id).putInt(0).putInt(hello.length)
                                 .putInt(0).put(hello).position(size).flip();
                     } else {
@@ -268,7 +268,7 @@ class BlockingConnectionTest {
 
     @Test
     void bytesAfterTheLastAnswerCloseTheConnectionInsteadOfReachingTheNextCall() throws Exception {
-        int v = io.tiffin.core.TiffinVersion.PROTOCOL_VERSION;
+        int v = io.tiffin.core.transport.TiffinVersion.PROTOCOL_VERSION;
         // a proper answer and, in the same write, 64 bytes nobody asked for
         String address = rawServer(id -> java.nio.ByteBuffer.allocate(128).put(frame(60, v, 1, Opcode.PING, id))
                 .put(frame(60, v, 1, Opcode.PING, id + 1)).flip());
@@ -279,7 +279,7 @@ class BlockingConnectionTest {
 
     @Test
     void malformedAnswersFailTheCallAndCloseTheConnection() throws Exception {
-        int v = io.tiffin.core.TiffinVersion.PROTOCOL_VERSION;
+        int v = io.tiffin.core.transport.TiffinVersion.PROTOCOL_VERSION;
         Map<String, java.util.function.LongFunction<java.nio.ByteBuffer>> cases = new java.util.LinkedHashMap<>();
         cases.put("opcode", id -> frame(60, v, 1, Opcode.DATA_WRITE, id));
         cases.put("request", id -> frame(60, v, 1, Opcode.PING, id + 5));

@@ -10,7 +10,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import io.tiffin.core.TiffinVersion;
+import io.tiffin.core.transport.TiffinVersion;
 import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.ErrorReply;
 import io.tiffin.core.transport.proto.Hello;

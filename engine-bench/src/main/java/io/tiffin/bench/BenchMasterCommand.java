@@ -1,0 +1,364 @@
+package io.tiffin.bench;
+
+import io.netty.channel.EventLoopGroup;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.PutOptions;
+import io.tiffin.core.config.Sizes;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.transport.EventLoops;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClient;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.BatchCodesReply;
+import io.tiffin.core.transport.proto.BatchKeysRequest;
+import io.tiffin.core.transport.proto.BatchLocationsReply;
+import io.tiffin.core.transport.proto.BatchPutStartReply;
+import io.tiffin.core.transport.proto.BatchPutStartRequest;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.LocationResult;
+import io.tiffin.core.transport.proto.MountSegmentRequest;
+import io.tiffin.core.transport.proto.ObjectLocationMsg;
+import io.tiffin.core.transport.proto.PingRequest;
+import io.tiffin.core.transport.proto.PutOptionsMsg;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.transport.proto.PutStartResult;
+import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.transport.proto.UnmountSegmentRequest;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tiffin bench master}: Mooncake Store's {@code master_bench} against a master over loopback. It
+ * mounts fake segments (metadata only, no memory behind them) and then drives one metadata operation
+ * from {@code --num-clients} connections with {@code --num-threads} threads each, every thread issuing
+ * one synchronous raw RPC at a time, as the C++ bench does:
+ *
+ * <ul>
+ *   <li>{@code Put}: PutStart + PutEnd of a new key;</li>
+ *   <li>{@code Get}: GetReplicaList of an existing key ({@code --num-keys} are written first);</li>
+ *   <li>{@code BatchPut}: BatchPutStart + BatchPutEnd of {@code --batch-size} new keys;</li>
+ *   <li>{@code BatchGet}: BatchGetReplicaList of {@code --batch-size} existing keys.</li>
+ * </ul>
+ *
+ * Prints {@code Operations per second: X} (keys per second for batch operations). Without
+ * {@code --master} it starts a master in this JVM on a free port. The fake node is pinged so the master
+ * keeps its segments, and its segments are unmounted at the end (which erases the bench's keys).
+ *
+ * <p>Not thread-safe: one instance runs one benchmark.
+ */
+@Command(name = "master", mixinStandardHelpOptions = true,
+        description = "Mooncake's master_bench: metadata operations per second against a master over loopback.")
+public final class BenchMasterCommand implements Callable<Integer> {
+    /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+
+    /** The benchmarked operation. */
+    public enum Operation { Put, Get, BatchPut, BatchGet }
+
+    @Option(names = "--master", description = "host:port of a running master; default: start one in this JVM")
+    String master;
+
+    @Option(names = "--operation", defaultValue = "BatchPut", description = "Put, Get, BatchPut or BatchGet (default ${DEFAULT-VALUE})")
+    Operation operation;
+
+    @Option(names = "--num-segments", defaultValue = "128", description = "fake segments to mount (default ${DEFAULT-VALUE})")
+    int numSegments;
+
+    @Option(names = "--segment-size", defaultValue = "64GiB", description = "capacity of each fake segment (default ${DEFAULT-VALUE})")
+    String segmentSize;
+
+    @Option(names = "--num-clients", defaultValue = "4", description = "connections to the master (default ${DEFAULT-VALUE})")
+    int numClients;
+
+    @Option(names = "--num-threads", defaultValue = "1", description = "threads per connection (default ${DEFAULT-VALUE})")
+    int numThreads;
+
+    @Option(names = "--num-keys", defaultValue = "10000", description = "keys written before Get/BatchGet (default ${DEFAULT-VALUE})")
+    int numKeys;
+
+    @Option(names = "--batch-size", defaultValue = "128", description = "keys per batch call (default ${DEFAULT-VALUE})")
+    int batchSize;
+
+    @Option(names = "--value-size", defaultValue = "4096", description = "object size announced in PutStart, bytes (default ${DEFAULT-VALUE})")
+    long valueSize;
+
+    @Option(names = "--duration", defaultValue = "60", description = "measured seconds (default ${DEFAULT-VALUE})")
+    int duration;
+
+    @Option(names = "--warmup", defaultValue = "2", description = "seconds of the same load before measuring (default ${DEFAULT-VALUE})")
+    int warmup;
+
+    @Option(names = "--io-threads", defaultValue = "1", description = "client event-loop threads (default ${DEFAULT-VALUE})")
+    int ioThreads;
+
+    @Option(names = "--csv", description = "append a row to this CSV file: operation,clients,batch_size,duration_s,ops_per_sec")
+    Path csv;
+
+    private final String runId = UUID.randomUUID().toString().substring(0, 8);
+    private final String nodeId = "bench-node-" + runId;
+    private final AtomicLong failures = new AtomicLong();
+    private volatile ErrorCode lastFailure;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new BenchMasterCommand()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        validate();
+        MasterServer local = null;
+        String address = master;
+        if (address == null) {
+            local = BenchSupport.startLocalMaster();
+            address = "127.0.0.1:" + local.address().getPort();
+        }
+        String[] hp = BenchSupport.hostPort(address);
+        TransportSettings settings = TransportSettings.defaults();
+        EventLoopGroup group = EventLoops.newGroup("bench-master", ioThreads, true);
+        ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "bench-master-ping");
+            t.setDaemon(true);
+            return t;
+        });
+        List<TransportClient> clients = new ArrayList<>();
+        try {
+            for (int c = 0; c < numClients; c++) {
+                clients.add(TransportClient.connect(hp[0], Integer.parseInt(hp[1]), settings, "bench-client-" + c, group));
+            }
+            TransportClient admin = clients.getFirst();
+            mountFakeSegments(admin, address);
+            pinger.scheduleWithFixedDelay(() -> {
+                try {
+                    admin.callSync(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).build(),
+                            io.tiffin.core.transport.proto.PingReply.parser());
+                } catch (RuntimeException e) {
+                    System.err.println("ping failed: " + e.getMessage());
+                }
+            }, 1, 1, TimeUnit.SECONDS);
+            List<String> existing = operation == Operation.Get || operation == Operation.BatchGet
+                    ? prefill(admin) : List.of();
+            if (warmup > 0) {
+                runPhase(clients, existing, warmup, "w");
+            }
+            failures.set(0);
+            long[] result = runPhase(clients, existing, duration, "m");
+            double seconds = result[1] / 1e9;
+            double opsPerSec = result[0] / seconds;
+            System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, duration: %.1f s, keys done: %d%n",
+                    operation, numClients, numThreads, isBatch() ? batchSize : 1, seconds, result[0]);
+            if (failures.get() > 0) {
+                System.out.println("Failed keys: " + failures.get() + " (last code " + lastFailure + ")");
+            }
+            System.out.println("Operations per second: " + Math.round(opsPerSec));
+            BenchSupport.writeCsv(csv, "operation,clients,batch_size,duration_s,ops_per_sec", List.of(
+                    operation + "," + numClients * numThreads + "," + (isBatch() ? batchSize : 1) + "," + duration
+                            + "," + Math.round(opsPerSec)));
+            if (local == null) {
+                unmountFakeSegments(admin); // leave a shared master as we found it; pings go on meanwhile
+            }
+            return failures.get() == 0 ? 0 : 1;
+        } finally {
+            pinger.shutdownNow();
+            clients.forEach(TransportClient::close);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            if (local != null) {
+                local.close();
+            }
+        }
+    }
+
+    private void validate() {
+        if (numSegments < 1 || numClients < 1 || numThreads < 1 || numKeys < 1 || batchSize < 1 || duration < 1
+                || valueSize < 1 || warmup < 0 || ioThreads < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--num-segments, --num-clients,"
+                    + " --num-threads, --num-keys, --batch-size, --value-size and --duration must be >= 1,"
+                    + " --warmup and --io-threads >= 0");
+        }
+    }
+
+    private boolean isBatch() {
+        return operation == Operation.BatchPut || operation == Operation.BatchGet;
+    }
+
+    private void mountFakeSegments(TransportClient admin, String address) {
+        long size = Sizes.parse(segmentSize);
+        for (int i = 0; i < numSegments; i++) {
+            Segment s = Segment.newBuilder().setName(nodeId + "-seg" + i).setNodeId(nodeId)
+                    .setEndpoint("127.0.0.1:" + (40000 + i)).setCapacity(size).build();
+            admin.callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(s).build(), Empty.parser());
+        }
+        System.out.printf("Mounted %d fake segments of %s on %s%n", numSegments, Sizes.format(size), address);
+    }
+
+    private void unmountFakeSegments(TransportClient admin) {
+        for (int i = 0; i < numSegments; i++) {
+            admin.callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder().setNodeId(nodeId)
+                    .setSegmentName(nodeId + "-seg" + i).build(), Empty.parser());
+        }
+    }
+
+    /** Writes {@code --num-keys} complete objects with batch calls; returns their keys. */
+    private List<String> prefill(TransportClient admin) {
+        List<String> keys = new ArrayList<>(numKeys);
+        for (int i = 0; i < numKeys; i++) {
+            keys.add("bench-" + runId + "-pre-" + i);
+        }
+        for (int from = 0; from < numKeys; from += 1000) {
+            List<String> chunk = keys.subList(from, Math.min(numKeys, from + 1000));
+            batchPut(admin, "bench-prefill", chunk);
+        }
+        if (failures.get() > 0) {
+            throw new IllegalStateException("prefill failed for " + failures.get() + " keys (last code "
+                    + lastFailure + "); does the master have room for " + numKeys + " x " + valueSize + " bytes?");
+        }
+        return keys;
+    }
+
+    private PutOptionsMsg putOptions() {
+        return Messages.toMsg(PutOptions.DEFAULT);
+    }
+
+    private void batchPut(TransportClient client, String clientId, List<String> keys) {
+        BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
+                .setOptions(putOptions()).addAllKeys(keys);
+        for (int i = 0; i < keys.size(); i++) {
+            start.addSizes(valueSize);
+        }
+        BatchPutStartReply started = client.callSync(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
+        for (PutStartResult r : started.getResultsList()) {
+            check(r.getCode());
+        }
+        BatchCodesReply ended = client.callSync(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder()
+                .setClientId(clientId).addAllKeys(keys).build(), BatchCodesReply.parser());
+        for (int code : ended.getCodesList()) {
+            check(code);
+        }
+    }
+
+    private void check(int code) {
+        if (code != 0) {
+            failures.incrementAndGet();
+            lastFailure = ErrorCode.fromValue(code);
+        }
+    }
+
+    /** Runs every thread for {@code seconds}; returns {keys done, elapsed nanos}. */
+    private long[] runPhase(List<TransportClient> clients, List<String> existing, int seconds, String phase)
+            throws IllegalStateException {
+        int threads = numClients * numThreads;
+        long[] done = new long[threads];
+        CountDownLatch ready = new CountDownLatch(threads);
+        CountDownLatch go = new CountDownLatch(1);
+        CountDownLatch finished = new CountDownLatch(threads);
+        long[] deadline = new long[1];
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            TransportClient client = clients.get(t % numClients);
+            Thread w = new Thread(() -> {
+                ready.countDown();
+                try {
+                    go.await();
+                    done[id] = work(client, id, existing, phase, deadline[0]);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (RuntimeException e) {
+                    System.err.println("bench thread " + id + " failed: " + e.getMessage());
+                    failures.incrementAndGet();
+                } finally {
+                    finished.countDown();
+                }
+            }, "bench-master-" + t);
+            w.setDaemon(true);
+            workers.add(w);
+            w.start();
+        }
+        try {
+            ready.await();
+            long start = System.nanoTime();
+            deadline[0] = start + TimeUnit.SECONDS.toNanos(seconds);
+            go.countDown();
+            finished.await();
+            long elapsed = System.nanoTime() - start;
+            long total = 0;
+            for (long d : done) {
+                total += d;
+            }
+            return new long[] {total, elapsed};
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            workers.forEach(Thread::interrupt);
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** One thread's loop; returns the number of keys it completed before {@code deadline}. */
+    private long work(TransportClient client, int id, List<String> existing, String phase, long deadline) {
+        String clientId = "bench-" + runId + "-t" + id;
+        String keyPrefix = "bench-" + runId + "-" + phase + id + "-";
+        SplittableRandom random = new SplittableRandom(id * 7919L + 1);
+        PutOptionsMsg options = putOptions();
+        long done = 0;
+        long seq = 0;
+        List<String> batch = new ArrayList<>(batchSize);
+        while (System.nanoTime() < deadline) {
+            switch (operation) {
+                case Put -> {
+                    String key = keyPrefix + seq++;
+                    client.callSync(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
+                            .setSize(valueSize).setOptions(options).build(), PutStartReply.parser());
+                    client.callSync(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(),
+                            Empty.parser());
+                    done++;
+                }
+                case Get -> {
+                    String key = existing.get(random.nextInt(existing.size()));
+                    ObjectLocationMsg loc = client.callSync(Opcode.GET_REPLICA_LIST,
+                            KeyRequest.newBuilder().setKey(key).build(), ObjectLocationMsg.parser());
+                    if (loc.getReplicasCount() == 0) {
+                        check(ErrorCode.REPLICA_IS_NOT_READY.value());
+                    }
+                    done++;
+                }
+                case BatchPut -> {
+                    batch.clear();
+                    for (int i = 0; i < batchSize; i++) {
+                        batch.add(keyPrefix + seq++);
+                    }
+                    batchPut(client, clientId, batch);
+                    done += batchSize;
+                }
+                case BatchGet -> {
+                    batch.clear();
+                    for (int i = 0; i < batchSize; i++) {
+                        batch.add(existing.get(random.nextInt(existing.size())));
+                    }
+                    BatchLocationsReply reply = client.callSync(Opcode.BATCH_GET_REPLICA_LIST,
+                            BatchKeysRequest.newBuilder().addAllKeys(batch).build(), BatchLocationsReply.parser());
+                    for (LocationResult r : reply.getResultsList()) {
+                        check(r.getCode());
+                    }
+                    done += batchSize;
+                }
+            }
+        }
+        return done;
+    }
+}

@@ -1,0 +1,39 @@
+package io.tiffin.bench;
+
+import io.tiffin.core.config.Sizes;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.transport.TransportSettings;
+import java.io.IOException;
+import java.time.Duration;
+
+/**
+ * A storage node in its own process for {@code tiffin bench kv}: {@code BenchNodeMain <master host:port>
+ * <node id> <segment size> [event-loop threads]}. Prints {@code READY <endpoint>} once its segment is mounted, then serves
+ * until its standard input closes (the bench closes it, or dies), and shuts down cleanly.
+ *
+ * <p>Not thread-safe; the process's single main thread runs it.
+ */
+public final class BenchNodeMain {
+    private BenchNodeMain() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        if (args.length < 3 || args.length > 5) {
+            System.err.println("usage: BenchNodeMain <master host:port> <node id> <segment size, e.g. 2GiB>"
+                    + " [event-loop threads, 0 = default] [shared-memory directory, empty = none]");
+            System.exit(2);
+        }
+        int ioThreads = args.length >= 4 ? Integer.parseInt(args[3]) : 0;
+        java.nio.file.Path sharedDir = args.length == 5 && !args[4].isEmpty() ? java.nio.file.Path.of(args[4]) : null;
+        NodeServer node = NodeServer.start(new NodeServer.Options(args[1], "127.0.0.1", 0, Sizes.parse(args[2]),
+                args[0], Duration.ofSeconds(1), TransportSettings.defaults().withIoThreads(ioThreads))
+                .withSharedMemoryDir(sharedDir));
+        System.out.println("READY " + node.endpoint());
+        System.out.flush();
+        while (System.in.read() >= 0) {
+            // serve until the parent closes our stdin
+        }
+        node.close();
+        System.exit(0);
+    }
+}

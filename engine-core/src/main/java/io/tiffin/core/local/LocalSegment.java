@@ -1,0 +1,178 @@
+package io.tiffin.core.local;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A node's contribution to the pool: one block of off-heap memory that the master hands out in
+ * (offset, length) pieces. The bytes are read and written by clients, remotely through the node's data
+ * plane or, in the same JVM, directly through {@link LocalSegmentDirectory}.
+ *
+ * <p>The memory is anonymous, or, with a shared-memory directory, a file there mapped into this
+ * process ({@link SharedMemoryFiles}) that clients on the same host map too. The node remains the
+ * file's owner: it creates it, and deletes it in {@link #close()} after unmapping.
+ *
+ * <p><b>Ownership</b>: this object owns its shared {@link Arena} and closes it exactly once in
+ * {@link #close()}. The owning node closes it only after its data-plane server has stopped (so no
+ * Netty write still points into the memory) and after unregistering it from the
+ * {@link LocalSegmentDirectory}. A same-JVM reader racing with close gets an
+ * {@link IllegalStateException} from the closed arena, which callers map to TRANSFER_FAIL; it never
+ * reads freed memory.
+ *
+ * <p><b>Mount epoch</b>: next to the bytes the segment holds one 8-byte word, the node's current mount
+ * epoch (see {@code NodeServer}). In a shared-memory file it lies in a page after the segment's bytes
+ * ({@link #mountEpochOffset()}), so same-host clients read it through their mapping and can tell that a
+ * descriptor belongs to an earlier mount without asking the node.
+ *
+ * <p>Thread-safe: slices may be read and written concurrently (the master guarantees that live
+ * allocations do not overlap); the mount epoch is written with release and read with acquire semantics.
+ */
+public final class LocalSegment implements AutoCloseable {
+    private final String name;
+    private final long size;
+    private final Arena arena;
+    private final MemorySegment memory;
+    /** The mount epoch word (8 bytes). */
+    private final MemorySegment epochWord;
+    private final Path file;
+    private final long[] fileIdentity;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * Reserves {@code size} bytes of off-heap memory. Throws {@link TiffinException} (INVALID_PARAMS) if
+     * the machine cannot provide them.
+     */
+    public LocalSegment(String name, long size) {
+        this(name, size, null);
+    }
+
+    /**
+     * Reserves {@code size} bytes: anonymous memory when {@code sharedDir} is null, else a file created
+     * in {@code sharedDir} and mapped. Throws {@link TiffinException} (INVALID_PARAMS) when the memory
+     * cannot be had, naming the setting to change.
+     */
+    public LocalSegment(String name, long size, Path sharedDir) {
+        if (size <= 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.segment-size = " + size + " (expected: > 0)");
+        }
+        this.name = name;
+        this.size = size;
+        this.arena = Arena.ofShared();
+        if (sharedDir != null) {
+            this.file = SharedMemoryFiles.fileFor(sharedDir, name);
+            try {
+                long epochAt = mountEpochOffset(size);
+                SharedMemoryFiles.create(file, epochAt + PAGE);
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    MemorySegment whole = ch.map(FileChannel.MapMode.READ_WRITE, 0, epochAt + PAGE, arena);
+                    this.memory = whole.asSlice(0, size);
+                    this.epochWord = whole.asSlice(epochAt, Long.BYTES);
+                }
+                this.fileIdentity = SharedMemoryFiles.identity(file);
+            } catch (IOException | RuntimeException e) {
+                arena.close();
+                SharedMemoryFiles.deleteQuietly(file);
+                if (e instanceof TiffinException t) {
+                    throw t;
+                }
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.shared-memory-dir = " + sharedDir
+                        + ": cannot map " + file.getFileName() + " (" + e.getMessage() + ")", e);
+            }
+            return;
+        }
+        this.file = null;
+        this.fileIdentity = null;
+        try {
+            this.memory = arena.allocate(size, 4096);
+            this.epochWord = arena.allocate(Long.BYTES, Long.BYTES);
+        } catch (OutOfMemoryError | IllegalArgumentException e) {
+            arena.close();
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.segment-size = " + size
+                    + ": cannot reserve that much off-heap memory (" + e.getMessage() + "); lower it", e);
+        }
+    }
+
+    private static final long PAGE = 4096;
+    private static final java.lang.invoke.VarHandle LONG = java.lang.foreign.ValueLayout.JAVA_LONG.varHandle();
+
+    /** Where a shared-memory file of a segment of {@code size} bytes keeps the mount epoch: the next page. */
+    static long mountEpochOffset(long size) {
+        return (size + PAGE - 1) / PAGE * PAGE;
+    }
+
+    /** Offset of the mount epoch word in {@link #sharedFile()}; 0 for anonymous memory. */
+    public long mountEpochOffset() {
+        return file == null ? 0 : mountEpochOffset(size);
+    }
+
+    /** Length of {@link #sharedFile()}: the segment's bytes and the page holding the mount epoch; 0 without a file. */
+    public long sharedFileSize() {
+        return file == null ? 0 : mountEpochOffset(size) + PAGE;
+    }
+
+    /** The node's current mount epoch of this segment (0 before the first mount). */
+    public long mountEpoch() {
+        return (long) LONG.getAcquire(epochWord, 0L);
+    }
+
+    /** Sets the mount epoch; called by the owning node only, before it sends the (re-)mount. */
+    public void setMountEpoch(long epoch) {
+        LONG.setRelease(epochWord, 0L, epoch);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public long size() {
+        return size;
+    }
+
+    /** The shared-memory file holding the bytes, or null for anonymous memory. */
+    public Path sharedFile() {
+        return file;
+    }
+
+    /** {device, inode} of {@link #sharedFile()}; null for anonymous memory. */
+    public long[] sharedFileIdentity() {
+        return fileIdentity == null ? null : fileIdentity.clone();
+    }
+
+    /**
+     * The bytes at [offset, offset + length). Throws INVALID_PARAMS when the range leaves the segment.
+     * The returned slice is valid until {@link #close()}.
+     */
+    public MemorySegment slice(long offset, long length) {
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "segment " + name + ": range [" + offset + ", "
+                    + offset + "+" + length + ") is outside its " + size + " bytes");
+        }
+        if (closed.get()) {
+            throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "segment " + name + " is closed");
+        }
+        return memory.asSlice(offset, length);
+    }
+
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    /** Frees the memory; idempotent. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            LocalSegmentDirectory.unregister(this);
+            arena.close();
+            if (file != null) {
+                SharedMemoryFiles.deleteQuietly(file);
+            }
+        }
+    }
+}
