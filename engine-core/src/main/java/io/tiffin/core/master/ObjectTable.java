@@ -170,7 +170,7 @@ final class ObjectTable {
         }
     }
 
-    /** Runs {@code action} under the lock of the shard at {@code index} (as {@link #forEachShardIndexed} numbers them). */
+    /** Runs {@code action} under the lock of the shard at {@code index} ({@link #forEachShardIndexed}'s numbers). */
     <T> T inShardAt(int index, Function<MetadataShard, T> action) {
         MetadataShard shard = shards[index];
         shard.lock.lock();

@@ -53,7 +53,10 @@ final class Removal {
         return Arrays.asList(out);
     }
 
-    /** Removes the objects matching {@code q} that pass the remove checks; returns how many. {@code hold} may be null. */
+    /**
+     * Removes the objects matching {@code q} that pass the remove checks; returns how many. {@code hold} may
+     * be null.
+     */
     long removeMatching(KeyQuery q, boolean force, CacheHold hold) {
         long now = ticker.millis();
         restartGuard.cover(hold, now);

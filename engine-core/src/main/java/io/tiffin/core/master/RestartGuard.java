@@ -72,7 +72,10 @@ final class RestartGuard {
         }
     }
 
-    /** The longest a lookup's answer may be reused from a location cache, with its margin ({@link ObjectMetadata#noteCachedLookup}). */
+    /**
+     * The longest a lookup's answer may be reused from a location cache, with its margin
+     * ({@link ObjectMetadata#noteCachedLookup}).
+     */
     private long longestCacheWindowMillis() {
         long window = ObjectMetadata.cacheWindowMillis(Long.MAX_VALUE, leaseTtlMillis);
         return Math.min(leaseTtlMillis, window + window / 4 + 1);

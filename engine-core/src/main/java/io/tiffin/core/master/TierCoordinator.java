@@ -223,7 +223,10 @@ final class TierCoordinator {
 
     // ------------------------------------------------------------------ reads and promotion
 
-    /** Counts a read served from SSD and queues a promotion once the object is read often enough. Caller holds the shard lock. */
+    /**
+     * Counts a read served from SSD and queues a promotion once the object is read often enough. Caller holds
+     * the shard lock.
+     */
     void countSsdOnlyRead(ObjectMetadata m) {
         long hits = tier.recordSsdRead(m.key.hashCode() * 0x9E3779B97F4A7C15L + m.key.length());
         if (hits < settings.promotionThreshold()) {
@@ -332,7 +335,10 @@ final class TierCoordinator {
         }
     }
 
-    /** Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them back). Caller holds the shard lock. */
+    /**
+     * Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them
+     * back). Caller holds the shard lock.
+     */
     void dropDiskCopies(ObjectMetadata m) {
         for (DiskReplica d : m.diskReplicas) {
             tier.queueDelete(d.nodeId(), m.key);
