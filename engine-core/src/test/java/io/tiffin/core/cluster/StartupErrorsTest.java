@@ -101,7 +101,7 @@ class StartupErrorsTest {
                 }
                 assertThat(old.superseded()).isTrue();
                 assertThat(running.master().service().ping("taken", 42))
-                        .isEqualTo(io.tiffin.core.master.MasterService.PingOutcome.OK);
+                        .isEqualTo(io.tiffin.core.master.PingOutcome.OK);
             }
         }
     }
