@@ -247,11 +247,11 @@ public final class BlockingConnection implements AutoCloseable {
     }
 
     /**
-     * As {@link #receive(Opcode, long, int, List)}, waiting no later than {@code endNanos} ({@link
-     * Ticker#nanos()} of the pool's ticker, which is {@link System#nanoTime()} by default; 0 = only the RPC
-     * timeout) — the end of the read leases the answers are read
-     * under, after which waiting on is pointless. Requests not answered by then fail with {@code
-     * LEASE_EXPIRED} and the connection is closed.
+     * As {@link #receive(Opcode, long, int, List)}, waiting no later than {@code endNanos} (on the pool's
+     * {@link BlockingConnectionPool#ticker()}, {@link System#nanoTime()} by default; 0 = only the RPC
+     * timeout) — the end of the read leases the answers are read under, after which waiting on is
+     * pointless. Requests not answered by then fail with {@code LEASE_EXPIRED} and the connection is
+     * closed.
      */
     public TiffinException[] receive(Opcode opcode, long first, int count, List<MemorySegment> bulksIn, long endNanos) {
         answerEndNanos = endNanos;
@@ -265,7 +265,7 @@ public final class BlockingConnection implements AutoCloseable {
     /**
      * Reads and throws away the answers to the {@code count} requests sent by {@link #send} from id
      * {@code first} on (their bulk bytes skipped, failure statuses ignored), waiting no later than
-     * {@code endNanos}; cheaper than closing the connection and opening another when the answers are
+     * {@code endNanos} (as for {@link #receive(Opcode, long, int, List, long)}); cheaper than closing the connection and opening another when the answers are
      * small and no longer wanted. Returns whether the connection is still open, ready for another call
      * (a connection failure or the deadline closes it).
      */

@@ -27,7 +27,10 @@ record FrameHeader(int length, Frame.Kind kind, Opcode opcode, long requestId, i
     /** Length field and header together: what must have arrived before {@link #decode} can run. */
     static final int SIZE = FrameCodec.LENGTH_FIELD_SIZE + FrameCodec.HEADER_SIZE;
 
-    /** Why a header was refused; the message is the problem, in words for a log line or an error. */
+    /**
+     * Why a header was refused; the message is the problem, in words for a log line or an error. Carries
+     * no stack trace: a peer's bad bytes are not a bug of this side. Thread-safe (immutable).
+     */
     static final class Malformed extends Exception {
         Malformed(String problem) {
             super(problem, null, false, false);
