@@ -483,12 +483,12 @@ public final class NodeServer implements AutoCloseable {
         return segment.sharedFile();
     }
 
-    /** How many times the node re-mounted after the master forgot it. */
     /** Whether another process of this node.id has joined the master since (this one stopped its heartbeats). */
     public boolean superseded() {
         return superseded.get();
     }
 
+    /** How many times the node re-mounted after the master forgot it. */
     public long remounts() {
         return remounts.get();
     }

@@ -100,7 +100,7 @@ public final class BlockingConnection implements AutoCloseable {
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
             ch.socket().connect(new InetSocketAddress(host, port),
-                    (int) Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE));
+                    Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE));
         } catch (IOException e) {
             c.close();
             if (e instanceof ClosedByInterruptException) {
