@@ -23,6 +23,7 @@ import io.tiffin.core.transport.proto.Segment;
 import io.tiffin.core.transport.proto.SegmentInfoReply;
 import io.tiffin.core.transport.proto.SegmentInfoRequest;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
+import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.UUID;
@@ -44,15 +45,18 @@ import org.apache.logging.log4j.Logger;
  * bytes into the segment; reads hand Netty a view of the segment, so the bytes go to the socket with
  * no extra copy).
  *
- * <p>Thread-safe. Owns its segment, servers, connections and heartbeat thread; {@link #close()} stops
- * the heartbeat, unmounts (best effort), stops the data-plane server and only then frees the segment,
- * so no in-flight write can touch freed memory.
+ * <p>Thread-safe. Owns its segment, servers, connections, heartbeat thread and SSD tier ({@code
+ * NodeStorageTier}, which owns the storage backend); {@link #close()} stops the heartbeat, unmounts (best
+ * effort), stops the data-plane server, closes the tier and only then frees the segment, so no in-flight
+ * write, offload or promotion can touch freed memory.
  */
 public final class NodeServer implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeServer.class);
 
     /**
      * How to run a node.
+     *
+     * <p>Thread-safe (immutable).
      *
      * @param nodeId unique id; empty = generated
      * @param host address to bind and advertise
@@ -62,37 +66,60 @@ public final class NodeServer implements AutoCloseable {
      * @param pingInterval heartbeat period
      * @param sharedMemoryDir directory (a tmpfs) for the segment's file, shared with same-host clients;
      *     null for anonymous memory
+     * @param ticker the node's clock ({@link Ticker#nanos()}): the ping times it records, how long it
+     *     retries a refused mount, the back-off of eviction notices; null means {@link Ticker#SYSTEM}.
+     *     The heartbeat's period itself is the scheduler's.
      */
     public record Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
                           Duration pingInterval, TransportSettings transport, Storage storage,
-                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir) {
+                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir, Ticker ticker) {
+        public Options {
+            ticker = ticker == null ? Ticker.SYSTEM : ticker;
+        }
+
         /** A node without an SSD tier. */
         public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
                        Duration pingInterval, TransportSettings transport) {
             this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50),
-                    null);
+                    null, Ticker.SYSTEM);
+        }
+
+        /** Options on the system clock. */
+        public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
+                       Duration pingInterval, TransportSettings transport, Storage storage,
+                       Duration taskPollInterval, java.nio.file.Path sharedMemoryDir) {
+            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage, taskPollInterval,
+                    sharedMemoryDir, Ticker.SYSTEM);
         }
 
         public Options withMasterAddress(String address) {
             return new Options(nodeId, host, port, segmentSize, address, pingInterval, transport, storage,
-                    taskPollInterval, sharedMemoryDir);
+                    taskPollInterval, sharedMemoryDir, ticker);
         }
 
         public Options withStorage(Storage s, Duration pollInterval) {
             return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval,
-                    sharedMemoryDir);
+                    sharedMemoryDir, ticker);
         }
 
         /** The segment in a file of {@code dir} (a tmpfs such as /dev/shm) that same-host clients map; null: anonymous memory. */
         public Options withSharedMemoryDir(java.nio.file.Path dir) {
             return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
-                    taskPollInterval, dir);
+                    taskPollInterval, dir, ticker);
+        }
+
+        /** The node on {@code t} instead of the system clock; for tests that move a manual ticker. */
+        public Options withTicker(Ticker t) {
+            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+                    taskPollInterval, sharedMemoryDir, t);
         }
     }
 
     /**
      * The node's SSD tier: the backend factory chosen by {@code node.storage-backend} and its
      * configuration ({@code path} plus the {@code storage.<backend>.*} keys).
+     *
+     * <p>Thread-safe (immutable).
      */
     public record Storage(io.tiffin.api.spi.storage.StorageBackendFactory factory,
                           io.tiffin.api.spi.PluginContext context) {
@@ -121,6 +148,7 @@ public final class NodeServer implements AutoCloseable {
     /** Another process of this node.id mounted at the master: no more heartbeats from this one. */
     private final AtomicBoolean superseded = new AtomicBoolean();
     private final Duration pingInterval;
+    private final Ticker ticker;
     private final AtomicLong consecutivePingFailures = new AtomicLong();
     private final AtomicLong remounts = new AtomicLong();
 
@@ -130,6 +158,7 @@ public final class NodeServer implements AutoCloseable {
                 ? "node-" + UUID.randomUUID().toString().substring(0, 8) : o.nodeId();
         this.masterAddress = o.masterAddress();
         this.pingInterval = o.pingInterval();
+        this.ticker = o.ticker();
         // A new incarnation per run: a restart under the same node.id gets a new segment name, and the
         // master drops the previous run's segment with the objects whose bytes died with it.
         long run = 0;
@@ -184,7 +213,8 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(info.build());
         }, null);
-        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId);
+        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId,
+                ticker);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tiffin-node-ticker");
             t.setDaemon(true);
@@ -213,17 +243,17 @@ public final class NodeServer implements AutoCloseable {
             }
         });
         NodeStorageTier storageTier = null;
+        io.tiffin.api.spi.storage.StorageBackend backend = null;
         try {
             if (o.storage() != null) {
                 // the backend learns this node's id, also when it was generated here (node.id unset)
                 io.tiffin.api.spi.PluginContext context = o.storage().context().nodeId().isEmpty()
                         ? new io.tiffin.api.spi.PluginContext(o.storage().context().properties(), nodeId)
                         : o.storage().context();
-                io.tiffin.api.spi.storage.StorageBackend backend = io.tiffin.core.plugin.PluginRegistry.create(
+                backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment,
-                        this::master, masterPool);
+                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker);
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }
@@ -237,7 +267,9 @@ public final class NodeServer implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             if (storageTier != null) {
-                storageTier.close();
+                storageTier.close(); // and the backend it owns
+            } else if (backend != null) {
+                backend.close(); // the tier never took it
             }
             closeResources();
             throw e;
@@ -262,7 +294,7 @@ public final class NodeServer implements AutoCloseable {
         }
         if (tick == Tick.PING) {
             synchronized (pingTimes) {
-                pingTimes.add(System.nanoTime());
+                pingTimes.add(ticker.nanos());
                 if (pingTimes.size() > 100_000) {
                     pingTimes.poll();
                 }
@@ -284,7 +316,10 @@ public final class NodeServer implements AutoCloseable {
         }
     }
 
-    /** Times (System.nanoTime) at which the heartbeat ring sent its recent pings; for measurements. */
+    /**
+     * Times ({@link Ticker#nanos()} of the node's ticker, {@link System#nanoTime()} by default) at which
+     * the heartbeat ring sent its recent pings; for measurements.
+     */
     public long[] pingTimesNanos() {
         synchronized (pingTimes) {
             return pingTimes.stream().mapToLong(Long::longValue).toArray();
@@ -347,14 +382,14 @@ public final class NodeServer implements AutoCloseable {
      * fall silent (a crash and a quick restart), then gives up with the master's explanation.
      */
     private void mount() {
-        long giveUpAt = System.nanoTime() + pingInterval.multipliedBy(4).plusSeconds(2).toNanos();
+        long giveUpAt = ticker.nanos() + pingInterval.multipliedBy(4).plusSeconds(2).toNanos();
         while (true) {
             try {
                 master().callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(segmentMsg())
                         .build(), Empty.parser());
                 return;
             } catch (TiffinException e) {
-                if (e.code() != ErrorCode.SEGMENT_ALREADY_EXISTS || System.nanoTime() - giveUpAt > 0) {
+                if (e.code() != ErrorCode.SEGMENT_ALREADY_EXISTS || ticker.nanos() - giveUpAt > 0) {
                     throw e;
                 }
                 LOG.info("Node {}: the master refused the mount for now ({}); retrying", nodeId, e.getMessage());
@@ -448,12 +483,12 @@ public final class NodeServer implements AutoCloseable {
         return segment.sharedFile();
     }
 
-    /** How many times the node re-mounted after the master forgot it. */
     /** Whether another process of this node.id has joined the master since (this one stopped its heartbeats). */
     public boolean superseded() {
         return superseded.get();
     }
 
+    /** How many times the node re-mounted after the master forgot it. */
     public long remounts() {
         return remounts.get();
     }

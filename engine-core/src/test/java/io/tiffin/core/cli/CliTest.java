@@ -1,6 +1,7 @@
 package io.tiffin.core.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
@@ -70,15 +71,14 @@ class CliTest {
         final Thread thread;
 
         /** Starts {@code args} and waits up to 20 s until its output contains {@code marker}. */
-        Running(String marker, String... args) throws InterruptedException {
+        Running(String marker, String... args) {
             thread = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
                     new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
                     Map.of(), args)));
             thread.start();
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (!out().contains(marker) && System.nanoTime() < deadline && thread.isAlive()) {
-                Thread.sleep(20);
-            }
+            // A command that ends early (an error) is left to the caller's assertions on its output.
+            await("the output of " + String.join(" ", args) + " to contain " + marker).atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> out().contains(marker) || !thread.isAlive());
         }
 
         String out() {
