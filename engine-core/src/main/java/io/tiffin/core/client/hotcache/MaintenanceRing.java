@@ -16,8 +16,9 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The hot cache's cache-put ring: a Disruptor whose single consumer, the maintenance thread
- * ({@code tiffin-hotcache-fill}), hands every event to {@link HotCacheMaintenance}. Readers and fillers
- * publish here and never wait, except {@link #sync()} and a reservation's answer.
+ * ({@code tiffin-hotcache-fill}), hands every event to {@link HotCacheMaintenance}. Records, fills and
+ * reservations are dropped when the ring is full; invalidations, commits, aborts and syncs must not be
+ * lost and wait for a free slot. Only {@link #sync()} and a reservation's answer wait for the consumer.
  *
  * <p>Hit and miss records are published without waking the consumer (they wait for its next nap to
  * end, so a read pays no thread wake-up) and are dropped when the ring is full; everything a caller
