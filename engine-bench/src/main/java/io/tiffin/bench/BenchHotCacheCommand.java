@@ -3,6 +3,7 @@ package io.tiffin.bench;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
@@ -130,8 +131,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
             String address = "127.0.0.1:" + master.address().getPort();
             try (NodeServer nodeA = startNode("bench-node-a", segment, address);
                  NodeServer nodeB = startNode("bench-node-b", 64L << 20, address);
-                 TiffinClient writer = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
-                         16L << 20, true))) {
+                 TiffinClient writer = TiffinClient.connect(TiffinClient.Options.builder(address)
+                         .locationCache(LocationCache.Settings.DISABLED).build())) {
                 List<String> names = new ArrayList<>();
                 for (int i = 0; i < keys; i++) {
                     byte[] bytes = new byte[(int) value];
@@ -189,8 +190,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
 
     private Row measure(String address, HotCacheSettings settings, String method, List<String> names, long value,
                         long cache) {
-        TiffinClient.Options options = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false,
-                settings);
+        TiffinClient.Options options = TiffinClient.Options.builder(address).localMemcpy(false).sharedMemory(false)
+                .locationCache(LocationCache.Settings.DISABLED).hotCache(settings).build();
         double[] perRound = new double[rounds];
         boolean view = "view".equals(api) && settings != null;
         boolean into = !"bytes".equals(api);

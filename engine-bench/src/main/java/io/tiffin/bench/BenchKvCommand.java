@@ -282,8 +282,8 @@ public final class BenchKvCommand implements Callable<Integer> {
             System.out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
                     address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
                     clients, duration, warmup);
-            TiffinClient.Options uncachedBase = new TiffinClient.Options(address, TransportSettings.defaults(),
-                    16L << 20, false).withReadHints(readHints);
+            TiffinClient.Options uncachedBase = TiffinClient.Options.builder(address).localMemcpy(false)
+                    .sharedMemory(false).locationCache(LocationCache.Settings.DISABLED).readHints(readHints).build();
             TiffinClient.Options base = cacheTtl.isZero() ? uncachedBase
                     : uncachedBase.withLocationCache(new LocationCache.Settings(cacheTtl, 1_000_000));
             try (TiffinClient remote = TiffinClient.connect(base.withSharedMemory(false));

@@ -3,7 +3,12 @@ package io.tiffin.core.util;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A {@link Ticker} that moves only when told; for tests and simulations. Thread-safe. */
+/**
+ * A {@link Ticker} that moves only when told; for tests and simulations. Its {@link #nanos()} are its
+ * milliseconds in nanoseconds, so both move together.
+ *
+ * <p>Thread-safe.
+ */
 public final class ManualTicker implements Ticker {
     private final AtomicLong now;
 
@@ -18,6 +23,11 @@ public final class ManualTicker implements Ticker {
     @Override
     public long millis() {
         return now.get();
+    }
+
+    @Override
+    public long nanos() {
+        return now.get() * 1_000_000L;
     }
 
     public void advance(Duration d) {

@@ -1,8 +1,8 @@
 package io.tiffin.core.util;
 
 /**
- * A source of milliseconds (near the wall clock, never stepping back), injected wherever time matters so that tests move a manual
- * clock instead of sleeping.
+ * A source of milliseconds (near the wall clock, never stepping back) and of nanoseconds for measuring
+ * intervals, injected wherever time matters so that tests move a manual clock instead of sleeping.
  *
  * <p>Implementations are thread-safe.
  */
@@ -12,4 +12,12 @@ public interface Ticker {
     Ticker SYSTEM = new MonotonicWallClock();
 
     long millis();
+
+    /**
+     * Nanoseconds for measuring intervals (as {@link System#nanoTime()}: only differences mean anything);
+     * by default {@link System#nanoTime()}.
+     */
+    default long nanos() {
+        return System.nanoTime();
+    }
 }
