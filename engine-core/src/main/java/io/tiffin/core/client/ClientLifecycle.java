@@ -21,7 +21,11 @@ final class ClientLifecycle {
         closed = true;
     }
 
-    /** @throws TiffinException {@code UNAVAILABLE_IN_CURRENT_STATUS} once the client is closed */
+    /**
+     * Refuses a call once the client is closed.
+     *
+     * @throws TiffinException {@code UNAVAILABLE_IN_CURRENT_STATUS} once the client is closed
+     */
     void checkOpen() {
         if (closed) {
             throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the client is closed");

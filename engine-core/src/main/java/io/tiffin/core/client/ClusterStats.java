@@ -25,6 +25,8 @@ public record ClusterStats(String version, long keys, long capacity, long used, 
     /**
      * One segment.
      *
+     * <p>Thread-safe (immutable).
+     *
      * @param name the segment's name (unique per node run)
      * @param nodeId the node that mounted it
      * @param endpoint {@code host:port} of the node's data plane; empty when unknown
@@ -39,6 +41,8 @@ public record ClusterStats(String version, long keys, long capacity, long used, 
 
     /**
      * Clients' caches.
+     *
+     * <p>Thread-safe (immutable).
      *
      * @param hotCacheClients clients with a hot cache
      * @param locationCacheClients clients with a location cache

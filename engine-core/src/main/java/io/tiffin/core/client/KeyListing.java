@@ -19,6 +19,8 @@ public record KeyListing(List<KeySize> keys, boolean truncated) {
     /**
      * One listed key.
      *
+     * <p>Thread-safe (immutable).
+     *
      * @param key the key
      * @param size the size of its object, bytes
      */

@@ -37,7 +37,11 @@ final class LeaseClock {
         return now() - startNanos < TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis());
     }
 
-    /** @throws TiffinException {@code LEASE_EXPIRED} when the read of {@code loc} begun at {@code startNanos} outlived its lease */
+    /**
+     * Fails a read of {@code loc} begun at {@code startNanos} that outlived its lease.
+     *
+     * @throws TiffinException {@code LEASE_EXPIRED}, saying how long the read took
+     */
     void checkLease(ObjectLocation loc, long startNanos) {
         long elapsedMs = TimeUnit.NANOSECONDS.toMillis(now() - startNanos);
         if (elapsedMs >= loc.leaseTtlMillis()) {

@@ -29,8 +29,8 @@ import java.util.UUID;
  * {@code client.transfer-slice-size} (16 MiB). Master RPCs and memory reads and writes run on pooled
  * blocking connections driven by the calling thread ({@link BlockingConnectionPool}): every slice
  * request of a call is written to its node before any answer is read, and answers are received
- * straight into the caller's memory. Reads the hot cache keeps, SSD reads and fallbacks to other
- * replicas use the asynchronous Netty client.
+ * straight into the caller's memory (bytes the hot cache keeps are received into a staging buffer first
+ * and handed to the cache). SSD reads and fallbacks to other replicas use the asynchronous Netty client.
  *
  * <p>Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and {@link
  * ErrorCode#TRANSFER_FAIL} ({@link PutPipeline}). Reads: GetReplicaList (a lease) → local memory replica
@@ -50,6 +50,8 @@ public final class TiffinClient implements KvStore {
 
     /**
      * How to connect; build with {@link #builder(String)} (or start from {@link #defaults(String)}).
+     *
+     * <p>Thread-safe (immutable).
      *
      * @param masterAddress {@code host:port} of the master
      * @param transport connection settings (frame limit, auth token, timeouts, event loops)

@@ -21,6 +21,7 @@ import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.util.ManualTicker;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -62,6 +63,29 @@ class LocationCacheClusterTest {
             Thread.sleep(20);
         }
         assertThat(node.remounts()).as("the node re-mounted").isGreaterThan(before);
+    }
+
+    @Test
+    void theReuseWindowRunsOnTheClientsClock() {
+        ManualTicker ticker = new ManualTicker();
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(2), 100)).ticker(ticker).build());
+            cluster.clients.add(c);
+            byte[] v = random(3000, 31);
+            c.put("k", v);
+            assertThat(c.get("k")).isEqualTo(v); // looked up
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).isEqualTo(1);
+            ticker.advance(Duration.ofMillis(1999)); // the window: min(ttl 2 s, lease 10 s / 2)
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).isEqualTo(2);
+            ticker.advance(Duration.ofMillis(2));
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).as("past the window: looked up again").isEqualTo(2);
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).as("the new lookup is reused").isEqualTo(3);
+        }
     }
 
     @Test
