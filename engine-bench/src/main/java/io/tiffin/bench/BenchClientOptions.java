@@ -46,19 +46,29 @@ final class BenchClientOptions {
     }
 
     private static TiffinClient.Options kv(String masterAddress, long readHints, Duration locationCacheTtl) {
-        TiffinClient.Options uncached = new TiffinClient.Options(masterAddress, TransportSettings.defaults(),
-                SLICE_SIZE, false).withReadHints(readHints);
-        return locationCacheTtl.isZero() ? uncached
-                : uncached.withLocationCache(new LocationCache.Settings(locationCacheTtl, 1_000_000));
+        return base(masterAddress, false).readHints(readHints)
+                .locationCache(locationCacheTtl.isZero() ? LocationCache.Settings.DISABLED
+                        : new LocationCache.Settings(locationCacheTtl, 1_000_000))
+                .build();
     }
 
     /** A {@code bench hotcache} writer, beside the node it writes to ({@code localMemcpy=true}). */
     static TiffinClient.Options hotCacheWriter(String masterAddress) {
-        return new TiffinClient.Options(masterAddress, TransportSettings.defaults(), SLICE_SIZE, true);
+        return base(masterAddress, true).build();
     }
 
     /** A {@code bench hotcache} reader of another node, with a hot cache of {@code settings} (null = none). */
     static TiffinClient.Options hotCacheReader(String masterAddress, HotCacheSettings settings) {
-        return new TiffinClient.Options(masterAddress, TransportSettings.defaults(), SLICE_SIZE, false, settings);
+        return base(masterAddress, false).hotCache(settings).build();
+    }
+
+    /**
+     * Default transport, 16 MiB slices, no location cache, default read hints; same-JVM and same-host
+     * shortcuts both follow {@code localMemcpy}.
+     */
+    private static TiffinClient.Options.Builder base(String masterAddress, boolean localMemcpy) {
+        return TiffinClient.Options.builder(masterAddress).transport(TransportSettings.defaults())
+                .sliceSize(SLICE_SIZE).localMemcpy(localMemcpy).sharedMemory(localMemcpy)
+                .locationCache(LocationCache.Settings.DISABLED);
     }
 }

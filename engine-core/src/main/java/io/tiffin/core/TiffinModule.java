@@ -197,10 +197,15 @@ public final class TiffinModule extends AbstractModule {
                     config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
                     plugins.hotCachePolicy(policy), policySettings);
         }
-        return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
-                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
-                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache,
-                config.get(CLIENT_SHARED_MEMORY), new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),
-                config.get(CLIENT_LOCATION_CACHE_SIZE)), config.get(CLIENT_READ_HINT_CACHE_SIZE));
+        return TiffinClient.Options.builder(config.get(MASTER_ADDRESS).toString())
+                .transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)))
+                .sliceSize(config.get(CLIENT_TRANSFER_SLICE_SIZE))
+                .localMemcpy(config.get(CLIENT_LOCAL_MEMCPY))
+                .hotCache(hotCache)
+                .sharedMemory(config.get(CLIENT_SHARED_MEMORY))
+                .locationCache(new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),
+                        config.get(CLIENT_LOCATION_CACHE_SIZE)))
+                .readHints(config.get(CLIENT_READ_HINT_CACHE_SIZE))
+                .build();
     }
 }

@@ -10,7 +10,6 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -73,7 +72,6 @@ class ArchitectureTest {
     }
 
     @Test
-    @Disabled("TiffinClient.listKeys and stats still return protobuf replies; enabled by the client split")
     void noPublicMethodOfTheClientReturnsAProtobufType() {
         noMethods().that().arePublic().and().areDeclaredInClassesThat().resideInAPackage(ROOT + ".client..")
                 .should().haveRawReturnType(describe("a protobuf type", (JavaClass c) ->

@@ -141,7 +141,7 @@ class ClusterEndToEndTest {
             assertThat(cluster.master.service().segmentViews()).extracting(s -> s.name())
                     .containsExactly(cluster.nodes.get(1).segmentName());
             assertThat(c.get("survivor")).isEqualTo(v);
-            assertThat(c.stats().getLiveNodes()).isEqualTo(1);
+            assertThat(c.stats().liveNodes()).isEqualTo(1);
         }
     }
 

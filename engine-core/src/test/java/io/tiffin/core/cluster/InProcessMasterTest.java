@@ -11,7 +11,6 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.local.InProcessMaster;
 import io.tiffin.core.transport.Opcode;
-import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.ExistReply;
 import io.tiffin.core.transport.proto.KeyRequest;
 import java.nio.charset.StandardCharsets;
@@ -36,8 +35,8 @@ class InProcessMasterTest {
             assertThat(InProcessMasters.find("localhost:" + port)).isSameAs(rpc);
             assertThat(InProcessMasters.find("127.0.0.1:" + (port == 65535 ? 1 : port + 1))).isNull();
 
-            TiffinClient direct = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
-                    16L << 20, true));
+            TiffinClient direct = TiffinClient.connect(TestCluster.remoteOptions(address).localMemcpy(true)
+                    .sharedMemory(true).build());
             TiffinClient remote = cluster.remoteClient();
             try {
                 byte[] a = "written through the in-process master".getBytes(StandardCharsets.UTF_8);

@@ -10,7 +10,6 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.ReadHints;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.node.NodeServer;
-import io.tiffin.core.transport.TransportSettings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -76,8 +75,8 @@ class ReadHintsClusterTest {
     @Test
     void offWhenTheSizeIsZero() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
-            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false).withReadHints(0));
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress()).readHints(0)
+                    .build());
             cluster.clients.add(c);
             byte[] v = random(5000, 2);
             c.put("k", v);

@@ -89,9 +89,9 @@ class ReadHintsStalledNodeTest {
     }
 
     private static TiffinClient client(TestCluster cluster, long readHints) {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                TransportSettings.defaults().withHandshakeTimeout(Duration.ofSeconds(1)), 16L << 20, false)
-                .withSharedMemory(false).withReadHints(readHints));
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                .transport(TransportSettings.defaults().withHandshakeTimeout(Duration.ofSeconds(1)))
+                .readHints(readHints).build());
         cluster.clients.add(c);
         return c;
     }

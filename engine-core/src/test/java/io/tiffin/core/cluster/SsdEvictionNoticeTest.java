@@ -70,8 +70,7 @@ class SsdEvictionNoticeTest {
                         Map.of("path", dir.resolve("ssd").toString(), "capacity", "1MiB"), "notice-node")),
                         Duration.ofMillis(20)));
         open.add(node);
-        client = TiffinClient.connect(new TiffinClient.Options("127.0.0.1:" + master.address().getPort(),
-                TransportSettings.defaults(), 16 * MiB, false));
+        client = TiffinClient.connect(TestCluster.remoteOptions("127.0.0.1:" + master.address().getPort()).build());
         open.add(client);
         for (int i = 0; i < VICTIMS.size(); i++) {
             client.put(VICTIMS.get(i), ClusterEndToEndTest.bytes(i, VALUE));

@@ -66,8 +66,7 @@ class SsdTierClusterTest {
     }
 
     private TiffinClient client() {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(address(), TransportSettings.defaults(), 16 * MiB,
-                false));
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address()).build());
         open.add(c);
         return c;
     }
