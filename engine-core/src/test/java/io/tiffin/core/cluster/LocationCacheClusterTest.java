@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
@@ -55,14 +56,11 @@ class LocationCacheClusterTest {
     }
 
     /** Makes the master forget the node (as a master restart would) and waits for the node's re-mount. */
-    private static void forgetAndAwaitRemount(TestCluster cluster, NodeServer node) throws InterruptedException {
+    private static void forgetAndAwaitRemount(TestCluster cluster, NodeServer node) {
         long before = node.remounts();
         cluster.master.service().forgetNode(node.nodeId());
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (node.remounts() == before && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(node.remounts()).as("the node re-mounted").isGreaterThan(before);
+        await("the node re-mounted").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> node.remounts() > before);
     }
 
     @Test
@@ -252,11 +250,9 @@ class LocationCacheClusterTest {
             assertThat(stats(reader).hits()).as("the second get used the entry").isEqualTo(1);
 
             CompletableFuture<Void> removal = CompletableFuture.runAsync(() -> writer.remove("k", true));
-            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            while (other.exists("k") && System.nanoTime() < deadline) {
-                Thread.sleep(5); // the key goes at once for lookups; only the answer waits
-            }
-            assertThat(other.exists("k")).isFalse();
+            // the key goes at once for lookups; only the answer waits
+            await("the key gone for lookups").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> !other.exists("k"));
             TiffinException refused = catchThrowableOfType(TiffinException.class, () -> other.put("k", w));
             assertThat(removal).as("the removal still waits for the reader's entry").isNotDone();
             assertThat(refused.code()).as("no new object while the old one may still be read")
@@ -361,11 +357,9 @@ class LocationCacheClusterTest {
             long restarted = System.nanoTime();
             master = io.tiffin.core.master.MasterServer.start(io.tiffin.core.Tiffin.injector(config)
                     .getInstance(io.tiffin.core.master.MasterServer.Options.class));
-            long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-            while (b.remounts() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(b.remounts()).as("B re-mounted").isPositive();
+            // Bounded, well under the 6 s asserted below: the put itself must wait out the rest.
+            await("B re-mounted").atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> b.remounts() > 0);
             writer = TiffinClient.connect(TestCluster.remoteOptions(address).build());
             writer.put("k", w, PutOptions.DEFAULT.withPreferredSegment(b.segmentName()));
             assertThat(System.nanoTime() - restarted).as("the put completed after the longest cache window"

@@ -1,6 +1,7 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaType;
@@ -76,7 +77,8 @@ class SsdEvictionNoticeTest {
             client.put(VICTIMS.get(i), ClusterEndToEndTest.bytes(i, VALUE));
         }
         for (String key : VICTIMS) {
-            SsdTierClusterTest.await("the SSD copy of " + key, () -> listsSsdCopy(key));
+            await("the SSD copy of " + key).atMost(SsdTierClusterTest.SSD_WAIT)
+                    .pollInterval(SsdTierClusterTest.POLL).until(() -> listsSsdCopy(key));
         }
     }
 
@@ -104,9 +106,10 @@ class SsdEvictionNoticeTest {
         return tookMillis;
     }
 
-    private void assertTheMasterForgetsTheEvictedCopies() throws InterruptedException {
+    private void assertTheMasterForgetsTheEvictedCopies() {
         for (String key : VICTIMS) {
-            SsdTierClusterTest.await("the master to drop the evicted SSD copy of " + key, () -> !listsSsdCopy(key));
+            await("the master to drop the evicted SSD copy of " + key).atMost(SsdTierClusterTest.SSD_WAIT)
+                    .pollInterval(SsdTierClusterTest.POLL).until(() -> !listsSsdCopy(key));
         }
         for (int i = 0; i < VICTIMS.size(); i++) {
             assertThat(client.get(VICTIMS.get(i))).as("%s from memory", VICTIMS.get(i))
@@ -129,10 +132,13 @@ class SsdEvictionNoticeTest {
     void anEvictionTheMasterCouldNotHearOfIsToldOnceItIsReachableAgain() throws Exception {
         link.refuse();
         evictTheVictims();
-        Thread.sleep(1_000); // a few notice attempts fail meanwhile
-        for (String key : VICTIMS) {
-            assertThat(listsSsdCopy(key)).as("%s still listed: the master has not heard yet", key).isTrue();
-        }
+        // Awaitility's during(): for a second, while the node's notice attempts fail, every copy stays listed.
+        await("the evicted copies still listed while the master cannot hear").during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+                    for (String key : VICTIMS) {
+                        assertThat(listsSsdCopy(key)).as("%s still listed: the master has not heard yet", key).isTrue();
+                    }
+                });
 
         link.heal();
 

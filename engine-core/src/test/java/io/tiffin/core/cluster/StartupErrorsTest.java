@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
@@ -84,7 +85,7 @@ class StartupErrorsTest {
      * the id alive for the master.
      */
     @Test
-    void aSupersededNodeStopsItsHeartbeats() throws Exception {
+    void aSupersededNodeStopsItsHeartbeats() {
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("node.segment-size", "16MiB").build();
         try (Tiffin running = Tiffin.embedded(config)) {
@@ -95,11 +96,8 @@ class StartupErrorsTest {
                 // another process of "taken" mounts (as one that found the old one silent would)
                 running.master().service().mountSegment("taken-seg0-newcomer", "taken", "127.0.0.1:1", 16L << 20, 42, 1, 0);
 
-                long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
-                while (!old.superseded() && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
-                }
-                assertThat(old.superseded()).isTrue();
+                await("the old process learns it was superseded").atMost(java.time.Duration.ofSeconds(10))
+                        .pollInterval(java.time.Duration.ofMillis(20)).until(old::superseded);
                 assertThat(running.master().service().ping("taken", 42))
                         .isEqualTo(io.tiffin.core.master.PingOutcome.OK);
             }
