@@ -151,6 +151,12 @@ public final class NodeServer implements AutoCloseable {
     private final Ticker ticker;
     private final AtomicLong consecutivePingFailures = new AtomicLong();
     private final AtomicLong remounts = new AtomicLong();
+    /**
+     * The newest re-mount a ping answer asked for, as the number of re-mounts done when that ping was sent: an
+     * answer to a ping sent before the last re-mount finished is stale (the master may have answered it before
+     * it took that re-mount) and must not re-mount again, which would drop the objects put in between.
+     */
+    private final AtomicLong remountWantedAt = new AtomicLong(-1);
 
 
     private NodeServer(Options o) {
@@ -301,6 +307,9 @@ public final class NodeServer implements AutoCloseable {
             }
             ping();
         } else if (tick == Tick.REMOUNT) {
+            if (remountWantedAt.get() < remounts.get()) {
+                return; // asked by a ping sent before the last re-mount: that re-mount answered it
+            }
             try {
                 remount();
             } catch (RuntimeException e) {
@@ -412,6 +421,7 @@ public final class NodeServer implements AutoCloseable {
             return;
         }
         java.util.concurrent.CompletableFuture<io.tiffin.core.transport.Frame> call;
+        long remountsBefore = remounts.get();
         try {
             call = master().call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).setIncarnation(incarnation)
                     .build(), null);
@@ -436,6 +446,7 @@ public final class NodeServer implements AutoCloseable {
                                 + " or give every node its own node.id", nodeId, masterAddress);
                     }
                 } else if (reply.getNeedRemount()) {
+                    remountWantedAt.accumulateAndGet(remountsBefore, Math::max);
                     publishTick(Tick.REMOUNT);
                 }
             } finally {
