@@ -182,8 +182,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
     }
 
     private static NodeServer startNode(String id, long segment, String master) {
-        return NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segment, master, Duration.ofSeconds(1),
-                TransportSettings.defaults()));
+        return NodeServer.start(NodeServer.Options.builder(master).nodeId(id).segmentSize(segment)
+                .pingInterval(Duration.ofSeconds(1)).build());
     }
 
     private Row measure(String address, HotCacheSettings settings, String method, List<String> names, long value,

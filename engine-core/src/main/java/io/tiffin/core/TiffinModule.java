@@ -128,10 +128,9 @@ public final class TiffinModule extends AbstractModule {
     @Singleton
     NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
         HostPort master = config.get(MASTER_ADDRESS);
-        NodeServer.Options options = new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST),
-                config.get(NODE_PORT), config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
-                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT))
-                        .withIoThreads(config.get(NODE_IO_THREADS)));
+        NodeServer.Options options = NodeServer.Options.builder(master.toString())
+                .nodeId(config.get(NODE_ID)).host(config.get(NODE_HOST)).port(config.get(NODE_PORT)).segmentSize(config.get(NODE_SEGMENT_SIZE))
+                .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)) .withIoThreads(config.get(NODE_IO_THREADS))).build();
         String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
         if (!sharedDir.isEmpty()) {
             options = options.withSharedMemoryDir(java.nio.file.Path.of(sharedDir));

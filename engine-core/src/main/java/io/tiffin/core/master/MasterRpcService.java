@@ -509,7 +509,7 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /** The cluster summary served by STATS and /health. */
-    public StatsReply stats() {
+    StatsReply stats() {
         StatsReply.Builder b = StatsReply.newBuilder()
                 .setVersion(TiffinVersion.VERSION)
                 .setKeys(master.keyCount())

@@ -74,22 +74,129 @@ public final class NodeServer implements AutoCloseable {
                           Duration pingInterval, TransportSettings transport, Storage storage,
                           Duration taskPollInterval, java.nio.file.Path sharedMemoryDir, Ticker ticker) {
         public Options {
+            java.util.Objects.requireNonNull(host, "host");
+            java.util.Objects.requireNonNull(masterAddress, "masterAddress");
+            java.util.Objects.requireNonNull(pingInterval, "pingInterval");
+            java.util.Objects.requireNonNull(transport, "transport");
+            java.util.Objects.requireNonNull(taskPollInterval, "taskPollInterval");
+            nodeId = nodeId == null ? "" : nodeId;
             ticker = ticker == null ? Ticker.SYSTEM : ticker;
+            if (port < 0 || port > 65_535) {
+                throw new IllegalArgumentException("node.port = " + port + " (expected: 0..65535, 0 = any free port)");
+            }
+            if (segmentSize <= 0) {
+                throw new IllegalArgumentException("node.segment-size = " + segmentSize + " (expected: > 0, e.g. 4GiB)");
+            }
+            if (pingInterval.isNegative() || pingInterval.isZero()) {
+                throw new IllegalArgumentException("node.ping-interval = " + pingInterval + " (expected: > 0, e.g. 1s)");
+            }
         }
 
-        /** A node without an SSD tier. */
-        public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
-                       Duration pingInterval, TransportSettings transport) {
-            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50),
-                    null, Ticker.SYSTEM);
+        /**
+         * Options for a node of the master at {@code masterAddress} ({@code host:port}): generated id, bound to
+         * 127.0.0.1 on any free port, 1 GiB segment, 1 s heartbeats, default transport, no SSD tier (task
+         * polls every 50 ms once one is set), anonymous memory, the system clock.
+         */
+        public static Builder builder(String masterAddress) {
+            return new Builder(masterAddress);
         }
 
-        /** Options on the system clock. */
-        public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
-                       Duration pingInterval, TransportSettings transport, Storage storage,
-                       Duration taskPollInterval, java.nio.file.Path sharedMemoryDir) {
-            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage, taskPollInterval,
-                    sharedMemoryDir, Ticker.SYSTEM);
+        /** A builder holding these options. */
+        public Builder toBuilder() {
+            return new Builder(masterAddress).nodeId(nodeId).host(host).port(port).segmentSize(segmentSize)
+                    .pingInterval(pingInterval).transport(transport).storage(storage, taskPollInterval)
+                    .sharedMemoryDir(sharedMemoryDir).ticker(ticker);
+        }
+
+        /**
+         * Builds {@link Options}; every setter replaces one value.
+         *
+         * <p>Not thread-safe: one thread builds.
+         */
+        public static final class Builder {
+            private String masterAddress;
+            private String nodeId = "";
+            private String host = "127.0.0.1";
+            private int port;
+            private long segmentSize = 1L << 30;
+            private Duration pingInterval = Duration.ofSeconds(1);
+            private TransportSettings transport = TransportSettings.defaults();
+            private Storage storage;
+            private Duration taskPollInterval = Duration.ofMillis(50);
+            private java.nio.file.Path sharedMemoryDir;
+            private Ticker ticker = Ticker.SYSTEM;
+
+            private Builder(String masterAddress) {
+                this.masterAddress = masterAddress;
+            }
+
+            public Builder masterAddress(String address) {
+                this.masterAddress = address;
+                return this;
+            }
+
+            /** Unique id; empty = generated. */
+            public Builder nodeId(String id) {
+                this.nodeId = id;
+                return this;
+            }
+
+            /** Address to bind and advertise. */
+            public Builder host(String h) {
+                this.host = h;
+                return this;
+            }
+
+            /** Data-plane port (0 = any free port). */
+            public Builder port(int p) {
+                this.port = p;
+                return this;
+            }
+
+            /** Bytes of memory to contribute. */
+            public Builder segmentSize(long bytes) {
+                this.segmentSize = bytes;
+                return this;
+            }
+
+            public Builder pingInterval(Duration interval) {
+                this.pingInterval = interval;
+                return this;
+            }
+
+            public Builder transport(TransportSettings settings) {
+                this.transport = settings;
+                return this;
+            }
+
+            /** An SSD tier ({@code s}; null = none) whose tasks the node polls for every {@code pollInterval}. */
+            public Builder storage(Storage s, Duration pollInterval) {
+                this.storage = s;
+                this.taskPollInterval = pollInterval;
+                return this;
+            }
+
+            /** The segment in a file of {@code dir} (a tmpfs) that same-host clients map; null: anonymous memory. */
+            public Builder sharedMemoryDir(java.nio.file.Path dir) {
+                this.sharedMemoryDir = dir;
+                return this;
+            }
+
+            public Builder ticker(Ticker t) {
+                this.ticker = t;
+                return this;
+            }
+
+            /**
+             * The options.
+             *
+             * @throws IllegalArgumentException for a value out of range, naming its configuration key
+             * @throws NullPointerException for a missing master address, host, interval or transport
+             */
+            public Options build() {
+                return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+                        taskPollInterval, sharedMemoryDir, ticker);
+            }
         }
 
         public Options withMasterAddress(String address) {

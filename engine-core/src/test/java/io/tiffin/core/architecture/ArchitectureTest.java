@@ -73,11 +73,30 @@ class ArchitectureTest {
 
     @Test
     void noPublicMethodOfTheClientReturnsAProtobufType() {
-        noMethods().that().arePublic().and().areDeclaredInClassesThat().resideInAPackage(ROOT + ".client..")
-                .should().haveRawReturnType(describe("a protobuf type", (JavaClass c) ->
-                        c.getPackageName().startsWith(ROOT + ".transport.proto")
-                                || c.getPackageName().startsWith("com.google.protobuf")))
+        noPublicMethodReturnsAProtobufTypeIn(ROOT + ".client..");
+    }
+
+    @Test
+    void outsideTheTransportNoPublicMethodReturnsAProtobufType() {
+        // The RPC bindings speak the wire format by design: MasterRpcService maps opcodes to calls, and
+        // InProcessMaster is a connection without the socket.
+        noMethods().that().arePublic().and().areDeclaredInClassesThat().resideOutsideOfPackage(ROOT + ".transport..")
+                .and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().doNotHaveFullyQualifiedName(ROOT + ".master.MasterRpcService")
+                .and().areDeclaredInClassesThat().doNotHaveFullyQualifiedName(ROOT + ".local.InProcessMaster")
+                .should().haveRawReturnType(PROTOBUF)
+                .because("the wire format stays in the transport (its Messages convert); callers see records")
+                .check(classes);
+    }
+
+    private static void noPublicMethodReturnsAProtobufTypeIn(String packages) {
+        noMethods().that().arePublic().and().areDeclaredInClassesThat().resideInAPackage(packages)
+                .should().haveRawReturnType(PROTOBUF)
                 .because("the client's callers see engine-api types and plain records, never the wire format")
                 .check(classes);
     }
+
+    private static final com.tngtech.archunit.base.DescribedPredicate<JavaClass> PROTOBUF =
+            describe("a protobuf type", (JavaClass c) -> c.getPackageName().startsWith(ROOT + ".transport.proto")
+                    || c.getPackageName().startsWith("com.google.protobuf"));
 }

@@ -167,9 +167,9 @@ class ClusterEndToEndTest {
     void aNodesDataPlaneHasOneEventLoopPerProcessorUnlessConfigured() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 8 * MiB)) {
             assertThat(cluster.nodes.getFirst().ioThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
-            NodeServer three = NodeServer.start(new NodeServer.Options("three-loops", "127.0.0.1", 0, 8 * MiB,
-                    cluster.masterAddress(), Duration.ofMillis(200),
-                    io.tiffin.core.transport.TransportSettings.defaults().withIoThreads(3)));
+            NodeServer three = NodeServer.start(NodeServer.Options.builder(cluster.masterAddress())
+                    .nodeId("three-loops").segmentSize(8 * MiB)
+                .pingInterval(Duration.ofMillis(200)).transport(io.tiffin.core.transport.TransportSettings.defaults().withIoThreads(3)).build());
             cluster.nodes.add(three);
             assertThat(three.ioThreads()).isEqualTo(3);
         }

@@ -340,10 +340,10 @@ class LocationCacheClusterTest {
         String address = "127.0.0.1:" + port;
         io.tiffin.core.master.MasterServer master = io.tiffin.core.master.MasterServer.start(
                 io.tiffin.core.Tiffin.injector(config).getInstance(io.tiffin.core.master.MasterServer.Options.class));
-        NodeServer a = NodeServer.start(new NodeServer.Options("node-a", "127.0.0.1", 0, 16 * MiB, address,
-                Duration.ofSeconds(3), TransportSettings.defaults()));
-        NodeServer b = NodeServer.start(new NodeServer.Options("node-b", "127.0.0.1", 0, 16 * MiB, address,
-                Duration.ofMillis(100), TransportSettings.defaults()));
+        NodeServer a = NodeServer.start(NodeServer.Options.builder(address).nodeId("node-a").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofSeconds(3)).build());
+        NodeServer b = NodeServer.start(NodeServer.Options.builder(address).nodeId("node-b").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(100)).build());
         TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
                 .locationCache(new LocationCache.Settings(Duration.ofSeconds(5), 1000)).build());
         TiffinClient writer = null;

@@ -65,8 +65,8 @@ class SsdEvictionNoticeTest {
         open.add(master);
         link = new Link(master.address().getPort());
         open.add(link);
-        node = NodeServer.start(new NodeServer.Options("notice-node", "127.0.0.1", 0, 16 * MiB, link.address(),
-                Duration.ofMillis(200), TransportSettings.defaults().withRpcTimeout(Duration.ofSeconds(10)))
+        node = NodeServer.start(NodeServer.Options.builder(link.address()).nodeId("notice-node").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).transport(TransportSettings.defaults().withRpcTimeout(Duration.ofSeconds(10))).build()
                 .withStorage(new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(
                         Map.of("path", dir.resolve("ssd").toString(), "capacity", "1MiB"), "notice-node")),
                         Duration.ofMillis(20)));

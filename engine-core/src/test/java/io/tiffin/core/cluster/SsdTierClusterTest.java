@@ -57,8 +57,8 @@ class SsdTierClusterTest {
     private NodeServer startNode(String id, long segment, String storageDir, Map<String, String> storageProps) {
         Map<String, String> props = new HashMap<>(storageProps);
         props.put("path", dir.resolve(storageDir).toString());
-        NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segment, address(),
-                Duration.ofMillis(200), TransportSettings.defaults()).withStorage(
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(segment)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(
                 new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id)),
                 Duration.ofMillis(20)));
         open.add(n);
@@ -247,8 +247,8 @@ class SsdTierClusterTest {
                 return bucket.create(context);
             }
         };
-        NodeServer n = NodeServer.start(new NodeServer.Options("", "127.0.0.1", 0, 16 * MiB, address(),
-                Duration.ofMillis(200), TransportSettings.defaults()).withStorage(new NodeServer.Storage(capturing,
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId("").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(capturing,
                 new PluginContext(Map.of("path", dir.resolve("generated").toString()), "")), Duration.ofMillis(20)));
         open.add(n);
         assertThat(seen.get()).isEqualTo(n.nodeId()).startsWith("node-");

@@ -51,8 +51,8 @@ final class TestCluster implements AutoCloseable {
 
     /** A node whose segment is a shared-memory file in {@code sharedDir} (null: anonymous memory). */
     NodeServer addNode(String id, long segmentSize, java.nio.file.Path sharedDir) {
-        NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segmentSize, masterAddress(),
-                Duration.ofMillis(200), TransportSettings.defaults()).withSharedMemoryDir(sharedDir));
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(masterAddress()).nodeId(id).segmentSize(segmentSize)
+                .pingInterval(Duration.ofMillis(200)).sharedMemoryDir(sharedDir).build());
         nodes.add(n);
         return n;
     }

@@ -103,8 +103,9 @@ class NodeEvictionNoticeTest {
                 return backend;
             }
         };
-        node = NodeServer.start(new NodeServer.Options("scripted-node", "127.0.0.1", 0, MiB,
-                "127.0.0.1:" + master.localAddress().getPort(), Duration.ofMillis(200), TransportSettings.defaults())
+        node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.localAddress().getPort())
+                .nodeId("scripted-node").segmentSize(MiB)
+                .pingInterval(Duration.ofMillis(200)).build()
                 .withStorage(new NodeServer.Storage(factory, new PluginContext(Map.of(), "scripted-node")),
                         Duration.ofMillis(20)).withTicker(ticker));
     }

@@ -59,8 +59,9 @@ class NodeRemountTest {
             out.ok(PingReply.getDefaultInstance());
         }, null);
         master.start("127.0.0.1", 0);
-        node = NodeServer.start(new NodeServer.Options("remount-node", "127.0.0.1", 0, 1 << 20,
-                "127.0.0.1:" + master.localAddress().getPort(), Duration.ofMillis(20), TransportSettings.defaults()));
+        node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.localAddress().getPort())
+                .nodeId("remount-node").segmentSize(1 << 20)
+                .pingInterval(Duration.ofMillis(20)).build());
 
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             synchronized (heldPings) {
