@@ -200,7 +200,20 @@ public final class MasterService {
      * strategy failed).
      */
     public KeyResult<List<ReplicaDescriptor>> putStart(String clientId, String key, long size, PutOptions options) {
-        return puts.putStart(clientId, key, size, options);
+        return descriptorsOf(puts.putStart(clientId, key, size, options, 0));
+    }
+
+    /**
+     * As {@link #putStart(String, String, long, PutOptions)} for the writer's put {@code putId} (0 = none): a retry
+     * of a put still being written gets its replicas again (not OBJECT_ALREADY_EXISTS); the grant carries the
+     * object's version.
+     */
+    public KeyResult<PutGrant> putStart(String clientId, String key, long size, PutOptions options, long putId) {
+        return puts.putStart(clientId, key, size, options, putId);
+    }
+
+    private static KeyResult<List<ReplicaDescriptor>> descriptorsOf(KeyResult<PutGrant> r) {
+        return r.isOk() ? KeyResult.ok(r.key(), r.value().replicas()) : KeyResult.failed(r.key(), r.code());
     }
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
@@ -220,7 +233,14 @@ public final class MasterService {
      */
     public List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
                                                                   PutOptions options) {
-        return puts.batchPutStart(clientId, keys, sizes, options);
+        return puts.batchPutStart(clientId, keys, sizes, options, List.of()).stream()
+                .map(MasterService::descriptorsOf).toList();
+    }
+
+    /** As {@link #putStart(String, String, long, PutOptions, long)} for every key ({@code putIds}: one per key or empty). */
+    public List<KeyResult<PutGrant>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
+                                                   PutOptions options, List<Long> putIds) {
+        return puts.batchPutStart(clientId, keys, sizes, options, putIds);
     }
 
     /** {@link #putEnd} of every key, in request order. */

@@ -26,6 +26,8 @@ final class MountedSegment implements SegmentView {
     private volatile SegmentStatus status = SegmentStatus.OK;
     private volatile long used;
     private volatile long largestFree;
+    /** With failover on: frees wait until the node dropped the object's record ({@link NodeForgets}); else null. */
+    private volatile NodeForgets forgets;
 
     MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation, long mountEpoch) {
         this.name = name;
@@ -150,6 +152,51 @@ final class MountedSegment implements SegmentView {
         }
         allocator.free(handle);
         refreshStats();
+    }
+
+    /**
+     * Frees the buffer of a replica of the object of {@code version} at {@code offset}: at once, or, with failover on,
+     * once the node has dropped its record of the object ({@link NodeForgets}), so no record ever names space that
+     * another object overwrites.
+     */
+    void release(long handle, long offset, long version) {
+        NodeForgets f = forgets;
+        if (f == null) {
+            free(handle);
+        } else {
+            f.forget(this, handle, offset, version);
+        }
+    }
+
+    /** Frees handles whose records the node has dropped ({@link NodeForgets}). */
+    synchronized void freeForgotten(long[] handles, int count) {
+        if (status == SegmentStatus.UNMOUNTING) {
+            return;
+        }
+        for (int i = 0; i < count; i++) {
+            allocator.free(handles[i]);
+        }
+        refreshStats();
+    }
+
+    /** Routes frees through {@code f} (failover on) or frees at once (null). */
+    void deferFreesTo(NodeForgets f) {
+        this.forgets = f;
+    }
+
+    /**
+     * Rebuilds the allocator from the objects the node reported ({@code ATTACH_SEGMENT}): {@code sizes} as PutStart
+     * allocated them (before {@link #ALIGNMENT}). Returns per object its handle, or -1 where it overlaps another or
+     * does not fit (the caller drops it).
+     */
+    synchronized long[] restore(long[] offsets, long[] sizes) {
+        long[] aligned = new long[sizes.length];
+        for (int i = 0; i < sizes.length; i++) {
+            aligned[i] = (sizes[i] + ALIGNMENT - 1) & -ALIGNMENT;
+        }
+        long[] handles = allocator.restore(offsets, aligned);
+        refreshStats();
+        return handles;
     }
 
     synchronized void markUnmounted() {

@@ -281,7 +281,8 @@ final class TierCoordinator {
             }
             MountedSegment seg = sink.segment(0);
             long handle = sink.handle(0);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), m.size);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), m.size,
+                    m.version);
             m.replicas.add(r);
             m.promotionQueued = true;
             m.taskNode = nodeId;
