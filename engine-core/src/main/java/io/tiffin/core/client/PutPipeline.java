@@ -46,15 +46,25 @@ final class PutPipeline {
         this.lifecycle = lifecycle;
     }
 
+    /** A put's id: random and non-zero, the same for its retries. */
+    private static long newPutId() {
+        long id = 0;
+        while (id == 0) {
+            id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        }
+        return id;
+    }
+
     /** Stores {@code value} (shareable: not thread-confined) under {@code key}. */
     void put(String key, MemorySegment value, PutOptions putOptions) {
         caches.invalidate(key);
         long size = value.byteSize();
-        List<ReplicaDescriptor> replicas = null;
+        long putId = newPutId();
+        MasterStub.Grant grant = null;
         try {
-            for (int attempt = 0; replicas == null; attempt++) {
+            for (int attempt = 0; grant == null; attempt++) {
                 try {
-                    replicas = master.putStart(clientId, key, size, putOptions);
+                    grant = master.putStart(clientId, key, size, putOptions, putId);
                 } catch (TiffinException e) {
                     // A failed allocation wakes the master's evictor (every 10 ms); give it a moment.
                     if (e.code() != ErrorCode.NO_AVAILABLE_HANDLE || attempt >= PUT_RETRIES) {
@@ -69,9 +79,10 @@ final class PutPipeline {
             }
             throw e;
         }
+        List<ReplicaDescriptor> replicas = grant.replicas();
         TiffinException failed;
         try {
-            failed = writeAll(List.of(replicas), List.of(value))[0];
+            failed = writeAll(List.of(replicas), List.of(value), List.of(commitOf(key, size, grant, putId, putOptions)))[0];
         } catch (RuntimeException e) {
             failed = lifecycle.transferFailure("put " + key, e);
         }
@@ -83,6 +94,16 @@ final class PutPipeline {
         if (caches.hints() != null) {
             caches.hints().remember(key, replicas, sameHost::isDirect);
         }
+    }
+
+    /** The record a writer leaves on the nodes with the object (failover on), or null. */
+    private static io.tiffin.core.transport.proto.CommitRecord commitOf(String key, long size, MasterStub.Grant g,
+                                                                    long putId, PutOptions o) {
+        if (!g.commitOnNodes()) {
+            return null;
+        }
+        return io.tiffin.core.transport.proto.CommitRecord.newBuilder().setKey(key).setSize(size)
+                .setVersion(g.version()).setPutId(putId).setHardPin(o.hardPin()).setSoftPin(o.softPin()).build();
     }
 
     private static void sleepBeforeRetry(int attempt) {
@@ -107,28 +128,34 @@ final class PutPipeline {
         keys.forEach(caches::invalidate);
         int n = keys.size();
         long[] sizes = new long[n];
+        long[] putIds = new long[n];
         for (int i = 0; i < n; i++) {
             sizes[i] = values.get(i).byteSize();
+            putIds[i] = newPutId();
         }
-        List<KeyResult<List<ReplicaDescriptor>>> started = master.batchPutStart(clientId, keys, sizes, putOptions);
+        List<KeyResult<MasterStub.Grant>> started = master.batchPutStart(clientId, keys, sizes, putOptions, putIds);
         ErrorCode[] codes = new ErrorCode[n];
         List<List<ReplicaDescriptor>> toWrite = new ArrayList<>(n);
+        List<io.tiffin.core.transport.proto.CommitRecord> commits = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            KeyResult<List<ReplicaDescriptor>> r = started.get(i);
+            KeyResult<MasterStub.Grant> r = started.get(i);
             ErrorCode code = r.code();
             if (code == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
                 code = ErrorCode.OK; // existing key: successful no-op
                 toWrite.add(null);
+                commits.add(null);
             } else if (code == ErrorCode.OK) {
-                toWrite.add(r.value());
+                toWrite.add(r.value().replicas());
+                commits.add(commitOf(keys.get(i), sizes[i], r.value(), putIds[i], putOptions));
             } else {
                 toWrite.add(null);
+                commits.add(null);
             }
             codes[i] = code;
         }
         TiffinException[] failed;
         try {
-            failed = writeAll(toWrite, values);
+            failed = writeAll(toWrite, values, commits);
         } catch (RuntimeException e) {
             failed = new TiffinException[n];
             Arrays.fill(failed, lifecycle.transferFailure("batch put", e));
@@ -178,7 +205,8 @@ final class PutPipeline {
      * copy, the others over pooled blocking connections, all requests to all nodes sent before any answer
      * is awaited. Returns per object null when all its replicas were written, else the first failure.
      */
-    private TiffinException[] writeAll(List<List<ReplicaDescriptor>> replicasPerObject, List<MemorySegment> srcs) {
+    private TiffinException[] writeAll(List<List<ReplicaDescriptor>> replicasPerObject, List<MemorySegment> srcs,
+                                       List<io.tiffin.core.transport.proto.CommitRecord> commits) {
         int n = srcs.size();
         TiffinException[] failed = new TiffinException[n];
         Map<String, SliceExchange.NodeRequests> byNode = new LinkedHashMap<>();
@@ -188,6 +216,7 @@ final class PutPipeline {
                 continue;
             }
             MemorySegment src = srcs.get(k);
+            io.tiffin.core.transport.proto.CommitRecord commit = commits.get(k);
             for (ReplicaDescriptor d : replicas) {
                 MemorySegment local;
                 try {
@@ -202,18 +231,42 @@ final class PutPipeline {
                 if (local != null) {
                     try {
                         MemorySegment.copy(src, 0, local, 0, d.size());
+                        if (commit != null) {
+                            commitDirect(byNode, k, d, commit);
+                        }
                     } catch (RuntimeException e) {
                         failed[k] = failed[k] != null ? failed[k] : lifecycle.transferFailure("local write", e);
                     }
                     continue;
                 }
-                slices.addWrite(byNode, k, d, src);
+                slices.addWrite(byNode, k, d, src, commit == null ? null : commit.toBuilder().setOffset(d.offset())
+                        .build());
             }
         }
         if (byNode.isEmpty()) {
             return failed;
         }
         TiffinException[] sent = slices.write(byNode.values(), n);
+        return merge(failed, sent);
+    }
+
+    /**
+     * Records an object copied straight into a replica's memory on its node: in its segment object when the node
+     * runs in this JVM, else with a write of no bytes carrying the record (sent with the other writes).
+     */
+    private void commitDirect(Map<String, SliceExchange.NodeRequests> byNode, int k, ReplicaDescriptor d,
+                              io.tiffin.core.transport.proto.CommitRecord commit) {
+        io.tiffin.core.local.LocalSegment same = sameHost.sameJvm(d);
+        if (same != null) {
+            same.commit(d.mountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(commit.getKey(), d.offset(),
+                    commit.getSize(), commit.getVersion(), commit.getPutId(), commit.getHardPin(), commit.getSoftPin()));
+        } else {
+            slices.addCommit(byNode, k, d, commit.toBuilder().setOffset(d.offset()).build());
+        }
+    }
+
+    private static TiffinException[] merge(TiffinException[] failed, TiffinException[] sent) {
+        int n = failed.length;
         for (int k = 0; k < n; k++) {
             if (failed[k] == null) {
                 failed[k] = sent[k];

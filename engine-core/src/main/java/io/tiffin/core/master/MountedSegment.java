@@ -26,6 +26,16 @@ final class MountedSegment implements SegmentView {
     private volatile SegmentStatus status = SegmentStatus.OK;
     private volatile long used;
     private volatile long largestFree;
+    /**
+     * Restored from the cluster facts by a master that took over: no objects and no allocations until its node
+     * attaches and reports what it holds ({@link #attached}).
+     */
+    private volatile boolean awaitingAttach;
+    /**
+     * Unmounted and, with failover on, gone from the cluster facts: no master will restore it, so its node's
+     * records can no longer bring objects back ({@link NodeForgets} counts its forgets as done).
+     */
+    private volatile boolean voided;
     /** With failover on: frees wait until the node dropped the object's record ({@link NodeForgets}); else null. */
     private volatile NodeForgets forgets;
 
@@ -77,6 +87,35 @@ final class MountedSegment implements SegmentView {
     @Override
     public SegmentStatus status() {
         return status;
+    }
+
+    /** Marks a restored segment: it takes no allocations until its node attaches. */
+    synchronized void awaitAttach() {
+        awaitingAttach = true;
+        if (status == SegmentStatus.OK) {
+            status = SegmentStatus.DRAINING;
+        }
+    }
+
+    boolean awaitingAttach() {
+        return awaitingAttach;
+    }
+
+    boolean voided() {
+        return voided;
+    }
+
+    /** See {@link #voided()}; called once the segment is unmounted and out of the facts. */
+    void markVoided() {
+        voided = true;
+    }
+
+    /** The node attached (or mounted the segment afresh): the segment takes allocations again. */
+    synchronized void attached() {
+        if (awaitingAttach && status == SegmentStatus.DRAINING) {
+            status = SegmentStatus.OK;
+        }
+        awaitingAttach = false;
     }
 
     boolean isMounted() {
@@ -174,7 +213,9 @@ final class MountedSegment implements SegmentView {
             return;
         }
         for (int i = 0; i < count; i++) {
-            allocator.free(handles[i]);
+            if (handles[i] >= 0) { // < 0: a record the master never allocated (dropped at attach)
+                allocator.free(handles[i]);
+            }
         }
         refreshStats();
     }

@@ -138,7 +138,7 @@ final class NodeForgets implements AutoCloseable {
             batch = new ArrayList<>(q.items.subList(0, n));
             q.items.subList(0, n).clear();
         }
-        if (!segment.isMounted()) {
+        if (segment.voided()) {
             finish(segment, q, batch, true);
             return;
         }
@@ -151,7 +151,7 @@ final class NodeForgets implements AutoCloseable {
                     io.tiffin.core.transport.proto.Empty.parser());
             finish(segment, q, batch, true);
         } catch (TiffinException e) {
-            if (refused(e) || !segment.isMounted()) {
+            if (refused(e) || segment.voided()) {
                 finish(segment, q, batch, true); // no process holds these records any more
             } else if (e.code() == ErrorCode.INVALID_VERSION) {
                 LOG.error("Node of segment {} follows a newer master term: this master ({}) is deposed; {} frees"
