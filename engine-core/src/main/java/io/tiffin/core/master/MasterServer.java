@@ -180,7 +180,7 @@ public final class MasterServer implements AutoCloseable {
 
     /**
      * Becomes the leader: the next term in the cluster facts (which fences the predecessor), the predecessor's
-     * segments restored to await their nodes, and a recovery of at most the longest location-cache window.
+     * segments restored to await their nodes, and a recovery of at most the node TTL (or the longest location-cache window, if longer).
      */
     private void takeOver() {
         if (closed.get() || leadership.role() != Leadership.Role.STANDBY) {
@@ -189,7 +189,10 @@ public final class MasterServer implements AutoCloseable {
         try {
             long[] ids = service.idsSoFar();
             io.tiffin.core.transport.proto.ClusterStateMsg previous = facts.claim(self(), ids[0], ids[1]);
-            long window = RestartGuard.longestCacheWindowMillis(service.settings().leaseTtl().toMillis());
+            // every live node attaches within about a heartbeat; one that has not within the node TTL is dead (or
+            // cut off: it re-mounts empty later), and no location cached from the predecessor outlives this
+            long window = Math.max(RestartGuard.longestCacheWindowMillis(service.settings().leaseTtl().toMillis()),
+                    service.settings().nodeTtl().toMillis());
             service.restore(previous, window);
             leadership.leaderHint(self());
             leadership.lead();

@@ -274,8 +274,8 @@ final class MasterLink implements AutoCloseable {
      */
     void attach() {
         long joinTerm = offeredTerm.get();
-        if (joinTerm < term.get()) {
-            return;
+        if (joinTerm <= term.get()) {
+            return; // joined that term already (several pings asked for the attach)
         }
         List<SegmentLedger.Entry> records = segment.moveMountEpoch(segment.mountEpoch() + 1, true);
         Segment msg = segmentMsg.get();
