@@ -257,7 +257,12 @@ final class FailoverCluster implements AutoCloseable {
                 }
             }
             if (System.nanoTime() - end > 0) {
-                throw new IllegalStateException("no master leads in a term above " + afterTerm + " after " + timeout);
+                StringBuilder why = new StringBuilder("no master leads in a term above " + afterTerm + " after "
+                        + timeout + "; their states " + java.util.Arrays.toString(s));
+                for (TiffinProcess m : masters) {
+                    why.append("\n--- ").append(m).append(" alive=").append(m.alive()).append(":\n").append(m.tail());
+                }
+                throw new IllegalStateException(why.toString());
             }
             try {
                 Thread.sleep(20); // polls the masters
