@@ -390,26 +390,37 @@ final class MasterStub {
             if (!leader.equals(failed)) {
                 return;
             }
+            List<String> all = addresses.all();
+            java.util.concurrent.BlockingQueue<Integer> answered = new java.util.concurrent.LinkedBlockingQueue<>();
             List<java.util.concurrent.CompletableFuture<ServiceReadyReply>> answers = new ArrayList<>();
-            for (String a : addresses.all()) {
-                answers.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> callOnce(a, Opcode.SERVICE_READY,
-                        Empty.getDefaultInstance(), ServiceReadyReply.parser()), PROBES));
+            for (int i = 0; i < all.size(); i++) {
+                String a = all.get(i);
+                int index = i;
+                var f = java.util.concurrent.CompletableFuture.supplyAsync(() -> callOnce(a, Opcode.SERVICE_READY,
+                        Empty.getDefaultInstance(), ServiceReadyReply.parser()), PROBES);
+                f.whenComplete((r, e) -> answered.add(index));
+                answers.add(f);
             }
+            // answers as they come; after a leader's, only a short wait for one of a higher term (a paused master
+            // must not hold the others up)
             long end = System.nanoTime() + 1_000_000_000L;
             long bestTerm = -1;
-            for (int i = 0; i < answers.size(); i++) {
+            for (int seen = 0; seen < all.size(); seen++) {
+                Integer i;
                 try {
-                    ServiceReadyReply r = answers.get(i).get(Math.max(1, end - System.nanoTime()),
-                            java.util.concurrent.TimeUnit.NANOSECONDS);
-                    if (r.getLeader() && r.getTerm() > bestTerm) {
-                        bestTerm = r.getTerm();
-                        leader = addresses.all().get(i);
-                    }
+                    i = answered.poll(Math.max(1, end - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
-                } catch (Exception e) {
-                    // unreachable, paused or not answering: not the leader
+                }
+                if (i == null) {
+                    break;
+                }
+                ServiceReadyReply r = answers.get(i).isCompletedExceptionally() ? null : answers.get(i).getNow(null);
+                if (r != null && r.getLeader() && r.getTerm() > bestTerm) {
+                    bestTerm = r.getTerm();
+                    leader = all.get(i);
+                    end = Math.min(end, System.nanoTime() + 50_000_000L);
                 }
             }
         }

@@ -411,6 +411,9 @@ public final class MasterRpcService implements InProcessMaster {
             PutStartRequest req = r.parseControl(PutStartRequest.parser());
             KeyResult<PutGrant> res = master.putStart(req.getClientId(), req.getKey(), req.getSize(),
                     Messages.fromMsg(req.getOptions()), req.getPutId());
+            if (res.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
+                refuseWhileRecovering(Opcode.PUT_START); // the nodes with room may not have attached yet
+            }
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value().replicas()))
                     .setVersion(res.value().version()).setCommitOnNodes(master.commitOnNodes()).build();
@@ -431,6 +434,9 @@ public final class MasterRpcService implements InProcessMaster {
             BatchPutStartRequest req = r.parseControl(BatchPutStartRequest.parser());
             var results = master.batchPutStart(req.getClientId(), req.getKeysList(), req.getSizesList(),
                     Messages.fromMsg(req.getOptions()), req.getPutIdsList());
+            if (results.stream().anyMatch(res -> res.code() == ErrorCode.NO_AVAILABLE_HANDLE)) {
+                refuseWhileRecovering(Opcode.BATCH_PUT_START); // retried with the same put ids: the same replicas
+            }
             BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
             boolean commit = master.commitOnNodes();
             for (KeyResult<PutGrant> res : results) {

@@ -200,7 +200,23 @@ final class MasterLink implements AutoCloseable {
             pingFailed(e);
             return;
         }
+        // A master that does not answer (paused, cut off) counts as failed after a few heartbeats, not after the
+        // RPC timeout: the node then looks for the leader among the others.
+        AtomicBoolean settled = new AtomicBoolean();
+        long timeoutMillis = Math.max(1000, 3 * pingInterval.toMillis());
+        CompletableFuture.delayedExecutor(timeoutMillis, TimeUnit.MILLISECONDS).execute(() -> {
+            if (settled.compareAndSet(false, true)) {
+                pingFailed(new TiffinException(ErrorCode.RPC_TIMEOUT, "no answer to a ping within " + timeoutMillis
+                        + " ms"));
+            }
+        });
         call.whenComplete((frame, err) -> {
+            if (!settled.compareAndSet(false, true)) {
+                if (frame != null) {
+                    frame.release(); // answered after it was given up
+                }
+                return;
+            }
             if (err != null) {
                 pingFailed(err);
                 return;
@@ -301,27 +317,38 @@ final class MasterLink implements AutoCloseable {
      * follows the leader of the highest term. Heartbeat thread; waits at most about a second.
      */
     void discover() {
+        List<String> all = addresses.all();
+        java.util.concurrent.BlockingQueue<Integer> answered = new java.util.concurrent.LinkedBlockingQueue<>();
         List<CompletableFuture<ServiceReadyReply>> answers = new ArrayList<>();
-        for (String address : addresses.all()) {
-            answers.add(CompletableFuture.supplyAsync(() -> pool.get(address).callSync(Opcode.SERVICE_READY,
-                    Empty.getDefaultInstance(), ServiceReadyReply.parser()), probes));
+        for (int i = 0; i < all.size(); i++) {
+            int index = i;
+            CompletableFuture<ServiceReadyReply> f = CompletableFuture.supplyAsync(() -> pool.get(all.get(index))
+                    .callSync(Opcode.SERVICE_READY, Empty.getDefaultInstance(), ServiceReadyReply.parser()), probes);
+            f.whenComplete((r, e) -> answered.add(index));
+            answers.add(f);
         }
+        // Take the answers as they come; once a leader answered, wait only briefly for one of a higher term (a
+        // deposed leader may still call itself leader): a paused master must not hold the others up.
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000);
         String best = null;
         long bestTerm = -1;
-        for (int i = 0; i < answers.size(); i++) {
+        for (int seen = 0; seen < all.size(); seen++) {
+            Integer i;
             try {
-                long wait = Math.max(1, deadline - System.nanoTime());
-                ServiceReadyReply r = answers.get(i).get(wait, TimeUnit.NANOSECONDS);
-                if (r.getLeader() && r.getTerm() > bestTerm && r.getTerm() >= term.get()) {
-                    best = addresses.all().get(i);
-                    bestTerm = r.getTerm();
-                }
+                i = answered.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            } catch (Exception e) {
-                // unreachable, paused or not answering: not the leader for us
+            }
+            if (i == null) {
+                break;
+            }
+            ServiceReadyReply r = answers.get(i).getNow(null);
+            if (r != null && !answers.get(i).isCompletedExceptionally() && r.getLeader() && r.getTerm() > bestTerm
+                    && r.getTerm() >= term.get()) {
+                best = all.get(i);
+                bestTerm = r.getTerm();
+                deadline = Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50));
             }
         }
         if (best != null && !best.equals(leader)) {
