@@ -18,7 +18,7 @@ import picocli.CommandLine.Spec;
         // Register benchmark subcommand classes here.
         subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class,
                 BenchCacheSimCommand.class, BenchMasterCommand.class, BenchPrefixCommand.class, BenchKvCommand.class,
-                BenchPromotionCommand.class})
+                BenchPromotionCommand.class, BenchFailoverCommand.class})
 public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

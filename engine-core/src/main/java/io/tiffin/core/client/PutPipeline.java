@@ -82,7 +82,8 @@ final class PutPipeline {
         List<ReplicaDescriptor> replicas = grant.replicas();
         TiffinException failed;
         try {
-            failed = writeAll(List.of(replicas), List.of(value), List.of(commitOf(key, size, grant, putId, putOptions)))[0];
+            failed = writeAll(List.of(replicas), List.of(value),
+                    java.util.Collections.singletonList(commitOf(key, size, grant, putId, putOptions)))[0];
         } catch (RuntimeException e) {
             failed = lifecycle.transferFailure("put " + key, e);
         }
