@@ -39,7 +39,12 @@ public final class FileStateStore implements StateStore {
         try {
             Files.createDirectories(dir);
             lockChannel = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock l = lockChannel.tryLock();
+            FileLock l;
+            try {
+                l = lockChannel.tryLock();
+            } catch (java.nio.channels.OverlappingFileLockException e) {
+                l = null; // this JVM holds it
+            }
             if (l == null) {
                 lockChannel.close();
                 throw new IllegalStateException("master.state-dir = " + dir + " is in use by another master process");

@@ -246,16 +246,22 @@ public final class MasterRpcService implements InProcessMaster {
         };
         calls.put(op, request -> {
             Held held = call.apply(request);
-            if (held.after() != null) {
-                try {
+            try {
+                if (held.after() != null) {
                     held.after().get();
-                } catch (java.util.concurrent.ExecutionException e) {
-                    throw failureOf(op, e.getCause());
                 }
-            }
-            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-            if (wait > 0) {
-                Thread.sleep(wait); // an in-process caller's own thread waits (InterruptedException: the call's)
+                long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
+                if (wait > 0) {
+                    Thread.sleep(wait); // an in-process caller's own thread waits
+                }
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw failureOf(op, e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
+                        + " interrupted while it waited for locations clients cached before it to expire (or for its"
+                        + " nodes to forget it); nothing needs redoing, though other clients may read the old object"
+                        + " until then");
             }
             return held.reply();
         });
