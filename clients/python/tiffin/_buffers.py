@@ -63,36 +63,38 @@ def _tensor_view(obj, writable: bool, what: str):
 
 
 def _view(obj, writable: bool, what: str) -> memoryview:
-    if isinstance(obj, memoryview):
-        mv = obj
+    try:
+        mv = memoryview(obj)  # always a view of our own (released when the call ends), never the caller's
+    except ValueError as e:  # a released memoryview
+        raise InvalidArgument("INVALID_PARAMS", f"{what}: {e}") from None
+    except TypeError:
+        tv = _tensor_view(obj, writable, what)
+        if tv is None:
+            raise InvalidArgument("INVALID_PARAMS", f"{what} must support the buffer protocol (bytes, "
+                                  f"bytearray, memoryview, numpy array, ...), not {type(obj).__name__}") from None
+        return tv
+    problem = None
+    if writable and mv.readonly:
+        problem = (f"{what} is read-only ({type(obj).__name__}); pass a writable buffer such as a bytearray or a "
+                   "numpy array")
+    elif not mv.c_contiguous:
+        problem = f"{what} is not C-contiguous; pass a contiguous buffer (e.g. numpy.ascontiguousarray)"
+    elif mv.format == "B" and mv.ndim == 1:
+        return mv
     else:
         try:
-            mv = memoryview(obj)
-        except TypeError:
-            tv = _tensor_view(obj, writable, what)
-            if tv is None:
-                raise InvalidArgument("INVALID_PARAMS", f"{what} must support the buffer protocol (bytes, "
-                                      f"bytearray, memoryview, numpy array, ...), not {type(obj).__name__}") from None
-            return tv
-    if writable and mv.readonly:
-        raise InvalidArgument("INVALID_PARAMS", f"{what} is read-only ({type(obj).__name__}); pass a writable "
-                                                "buffer such as a bytearray or a numpy array")
-    if not mv.c_contiguous:
-        raise InvalidArgument("INVALID_PARAMS", f"{what} is not C-contiguous; pass a contiguous buffer (e.g. "
-                                                "numpy.ascontiguousarray)")
-    if mv.format == "B" and mv.ndim == 1:
-        return mv
-    try:
-        return mv.cast("B")
-    except (TypeError, ValueError):
-        pass
-    view = getattr(obj, "view", None)  # numpy structured dtypes: reinterpret as bytes
-    if view is not None:
-        try:
-            return memoryview(view("uint8")).cast("B")
-        except Exception:  # noqa: BLE001
+            return mv.cast("B")
+        except (TypeError, ValueError):
             pass
-    raise InvalidArgument("INVALID_PARAMS", f"{what} (format {mv.format!r}) cannot be viewed as bytes")
+        view = getattr(obj, "view", None)  # numpy structured dtypes: reinterpret as bytes
+        if view is not None:
+            try:
+                return memoryview(view("uint8")).cast("B")
+            except Exception:  # noqa: BLE001
+                pass
+        problem = f"{what} (format {mv.format!r}) cannot be viewed as bytes"
+    mv.release()  # the caller's buffer is not left exported by the traceback
+    raise InvalidArgument("INVALID_PARAMS", problem)
 
 
 def readable(obj, what: str = "the value") -> memoryview:
@@ -129,12 +131,17 @@ def address(mv: memoryview) -> int:
 class Chunks:
     """An object's bytes as a sequence of byte views (parts of a put_parts, buffers of a multi-buffer
     call): ``slice(offset, length)`` gives the views covering that range, without copying.
-    Not thread-safe; holds the caller's memory for one call."""
 
-    __slots__ = ("parts", "size", "_starts")
+    Ownership: it holds the caller's memory through its views until :meth:`release`, which the
+    client calls when a call ends (also when it fails: a traceback would otherwise keep the caller's
+    buffer exported, and e.g. ``mmap.close()`` would refuse). Not thread-safe.
+    """
 
-    def __init__(self, parts):
+    __slots__ = ("parts", "size", "_starts", "_views")
+
+    def __init__(self, parts, _views=None):
         self.parts = [p for p in parts if len(p)]
+        self._views = _views if _views is not None else list(parts)
         self.size = 0
         self._starts = []
         for p in self.parts:
@@ -143,21 +150,32 @@ class Chunks:
 
     def slice(self, offset: int, length: int) -> list:
         if len(self.parts) == 1:
-            return [self.parts[0][offset:offset + length]]
-        out = []
-        end = offset + length
-        for start, p in zip(self._starts, self.parts):
-            stop = start + len(p)
-            if stop <= offset:
-                continue
-            if start >= end:
-                break
-            out.append(p[max(offset, start) - start:min(end, stop) - start])
+            out = [self.parts[0][offset:offset + length]]
+        else:
+            out = []
+            end = offset + length
+            for start, p in zip(self._starts, self.parts):
+                stop = start + len(p)
+                if stop <= offset:
+                    continue
+                if start >= end:
+                    break
+                out.append(p[max(offset, start) - start:min(end, stop) - start])
+        self._views.extend(out)
         return out
 
     def prefix(self, length: int) -> "Chunks":
-        """The first ``length`` bytes."""
-        return Chunks(self.slice(0, length)) if length < self.size else self
+        """The first ``length`` bytes (released with this one)."""
+        return Chunks(self.slice(0, length), self._views) if length < self.size else self
+
+    def release(self) -> None:
+        """Releases every view of the caller's memory this object made. Idempotent."""
+        views, self._views = self._views, []
+        for v in views:
+            try:
+                v.release()
+            except (BufferError, AttributeError):
+                pass
 
     def copy_from(self, src: memoryview) -> None:
         """Copies ``src`` (``len(src) <= size``) into the parts, in order."""

@@ -352,16 +352,19 @@ class Connection:
         sock = self._sock
         i = 0
         n = len(bufs)
-        while i < n:
-            sent = sock.sendmsg(bufs[i:i + _IOV_MAX])
-            while sent > 0 and i < n:
-                size = len(bufs[i])
-                if sent >= size:
-                    sent -= size
-                    i += 1
-                else:
-                    bufs[i] = memoryview(bufs[i])[sent:]
-                    sent = 0
+        try:
+            while i < n:
+                sent = sock.sendmsg(bufs[i:i + _IOV_MAX])
+                while sent > 0 and i < n:
+                    size = len(bufs[i])
+                    if sent >= size:
+                        sent -= size
+                        i += 1
+                    else:
+                        bufs[i] = memoryview(bufs[i])[sent:]
+                        sent = 0
+        finally:
+            bufs.clear()  # no view of the caller's memory outlives the call (e.g. in a traceback)
 
     def _set_timeout(self, t: float) -> None:
         if t != self._timeout:

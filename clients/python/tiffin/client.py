@@ -170,6 +170,8 @@ class Client:
                           peer_id or self.client_id)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
         self._closed = False
+        self._counts = {"shared_reads": 0, "shared_writes": 0, "network_reads": 0, "network_writes": 0,
+                        "ssd_reads": 0}
 
     @classmethod
     def connect(cls, master: str, **options) -> "Client":
@@ -257,7 +259,10 @@ class Client:
         """
         key = B.check_key(key)
         src = B.Chunks([B.readable(value)])
-        self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+        try:
+            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+        finally:
+            src.release()
 
     def put_parts(self, key: str, *parts, replicas: int = 1, preferred_segment: Optional[str] = None,
                   soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> None:
@@ -265,7 +270,10 @@ class Client:
         memory. Otherwise as :meth:`put`."""
         key = B.check_key(key)
         src = B.Chunks([B.readable(p, f"part {i}") for i, p in enumerate(parts)])
-        self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+        try:
+            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+        finally:
+            src.release()
 
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
         req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options)
@@ -325,9 +333,11 @@ class Client:
                 if local is not None:
                     try:
                         src.copy_to(local)
+                        self._counts["shared_writes"] += 1
                     except Exception as e:  # noqa: BLE001
                         failed[k] = failed[k] or _transfer_failure("same-host write", e)
                     continue
+                self._counts["network_writes"] += 1
                 reqs = batches.setdefault(r.endpoint, [])
                 for off in range(0, r.size, step):
                     length = min(step, r.size - off)
@@ -356,7 +366,11 @@ class Client:
         if len(keys) != len(values):
             raise TiffinError("INVALID_PARAMS", f"batch put: {len(keys)} keys but {len(values)} values")
         srcs = [B.Chunks([B.readable(v, f"value {i}")]) for i, v in enumerate(values)]
-        return self._batch_put(keys, srcs, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+        try:
+            return self._batch_put(keys, srcs, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+        finally:
+            for c in srcs:
+                c.release()
 
     def _batch_put(self, keys: list, srcs: list, options: pb.PutOptionsMsg) -> list:
         n = len(keys)
@@ -438,8 +452,11 @@ class Client:
         read), and what :meth:`get` raises.
         """
         key = B.check_key(key)
-        dst = B.writable(buffer)
-        return self._get_into(key, B.Chunks([dst]))
+        dst = B.Chunks([B.writable(buffer)])
+        try:
+            return self._get_into(key, dst)
+        finally:
+            dst.release()
 
     def _get_into(self, key: str, dst: B.Chunks) -> int:
         start = time.monotonic()
@@ -482,6 +499,7 @@ class Client:
                     memory.append(r)  # re-mounted since the master named it: leave it to the node, which refuses it
                     continue
                 done = True
+                self._counts["shared_reads"] += 1
                 break
             if done:
                 continue
@@ -501,6 +519,7 @@ class Client:
             lease = min(locs[k].lease_ttl_ms for k in remote) / 1000.0
             for k, memory in remote.items():
                 r = memory[round_]
+                self._counts["network_reads"] += 1
                 reqs = batches.setdefault(r.endpoint, [])
                 for off in range(0, r.size, self.slice_size):
                     length = min(self.slice_size, r.size - off)
@@ -572,6 +591,7 @@ class Client:
                     at += max(0, size)
                     continue
                 dsts[k].copy_from(staging[at:at + size])
+                self._counts["ssd_reads"] += 1
                 at += size
 
     def batch_get(self, keys) -> list:
@@ -600,7 +620,11 @@ class Client:
         if len(keys) != len(buffers):
             raise TiffinError("INVALID_PARAMS", f"batch get: {len(keys)} keys but {len(buffers)} buffers")
         dsts = [B.Chunks([B.writable(b, f"buffer {i}")]) for i, b in enumerate(buffers)]
-        return self._batch_get_into(keys, dsts)
+        try:
+            return self._batch_get_into(keys, dsts)
+        finally:
+            for c in dsts:
+                c.release()
 
     def _batch_get_into(self, keys: list, dsts: list) -> list:
         if not keys:
@@ -725,6 +749,12 @@ class Client:
                 if g["endpoint"]:
                     self._shared.slice(g["endpoint"], g["name"], 0, 0, False)
         return self._shared.mapped()
+
+    def transfer_counts(self) -> dict:
+        """How many replica reads and writes went through same-host mappings (``shared_*``), over the
+        network (``network_*``, one per replica attempted) and from SSD tiers; for diagnostics and tests
+        (counted without a lock: approximate when threads race)."""
+        return dict(self._counts)
 
     def connections_opened(self) -> int:
         """Connections opened so far (each a TCP connect and a handshake); for diagnostics."""
