@@ -1,8 +1,8 @@
 """Fixtures that run real Tiffin processes from the built distribution.
 
-The distribution is ``$TIFFIN_DIST`` (the unpacked tarball: bin/, lib/, ...; the Maven build sets it)
+The distribution is ``$PYTEST_TIFFIN_DIST`` (the unpacked tarball: bin/, lib/, ...; the Maven build sets it)
 or else ``distribution/target/tiffin-*/tiffin-*`` of this repository. Without either, the tests that
-need a cluster are skipped with a message saying how to build it; with ``TIFFIN_DIST`` set to a
+need a cluster are skipped with a message saying how to build it; with ``PYTEST_TIFFIN_DIST`` set to a
 missing directory they fail.
 
 Processes are started with ``bin/tiffin master|node``, found through the lines they print, and
@@ -34,10 +34,10 @@ MiB = 1 << 20
 
 
 def find_dist():
-    env = os.environ.get("TIFFIN_DIST")
+    env = os.environ.get("PYTEST_TIFFIN_DIST")
     if env:
         if not os.path.isfile(os.path.join(env, "bin", "tiffin")):
-            pytest.fail(f"TIFFIN_DIST={env} holds no bin/tiffin; build the distribution first")
+            pytest.fail(f"PYTEST_TIFFIN_DIST={env} holds no bin/tiffin; build the distribution first")
         return env
     found = sorted(glob.glob(os.path.join(REPO, "distribution", "target", "tiffin-*", "tiffin-*", "bin", "tiffin")))
     return os.path.dirname(os.path.dirname(found[-1])) if found else None
@@ -50,7 +50,7 @@ _started: list = []
 
 def _require_dist():
     if DIST is None:
-        pytest.skip("no built distribution: run ./mvnw -B -ntp -DskipTests package (or set TIFFIN_DIST)")
+        pytest.skip("no built distribution: run ./mvnw -B -ntp -DskipTests package (or set PYTEST_TIFFIN_DIST)")
 
 
 class Proc:
@@ -59,7 +59,8 @@ class Proc:
     def __init__(self, name: str, args: list, ready: str, env_extra=None, timeout: float = 90.0):
         self.name = name
         self.log_path = os.path.join(LOG_ROOT, f"{name}-{len(_started)}.log")
-        env = dict(os.environ)
+        # TIFFIN_* variables are configuration keys to the processes, which refuse unknown ones
+        env = {k: v for k, v in os.environ.items() if k not in ("TIFFIN_MASTER_ADDRESS",)}
         env["TIFFIN_LOG_DIR"] = os.path.join(LOG_ROOT, "logs")
         # Client-compiler only and a small heap: the test JVMs share two loaded cores.
         env.setdefault("TIFFIN_OPTS", "-XX:TieredStopAtLevel=1 -Xmx384m -Xss512k")
@@ -95,6 +96,25 @@ class Proc:
     def signal(self, sig) -> None:
         if self.proc.poll() is None:
             os.kill(self.proc.pid, sig)
+
+    def freeze(self, timeout: float = 10.0) -> None:
+        """SIGSTOP, then waits until every thread of the process is stopped (signals arrive
+        asynchronously: a thread running on another core would otherwise still answer)."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = []
+            for task in glob.glob(f"/proc/{self.proc.pid}/task/*/stat"):
+                try:
+                    with open(task) as f:
+                        stat = f.read()
+                    states.append(stat[stat.rfind(")") + 2])
+                except OSError:
+                    pass
+            if states and all(st in "tT" for st in states):
+                return
+            time.sleep(0.01)
+        raise RuntimeError(f"{self.name} did not stop after SIGSTOP")
 
     def kill(self) -> None:
         """SIGKILL, as a crash."""

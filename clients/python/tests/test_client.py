@@ -417,3 +417,34 @@ def test_concurrent_threads_share_one_client(cluster, client, prefix):
     assert not errors, errors
     # pooled: at most one connection per thread per server (plus SEGMENT_INFO ones), not one per call
     assert client.connections_opened() <= 8 * 3 + 4
+
+
+# ---------------------------------------------------------------------------------- read hints
+
+@pytest.mark.parametrize("size", [4096, 3 * MiB])
+def test_read_hints_are_used_only_when_the_master_confirms_them(cluster, tcp_client, prefix, size):
+    key = f"{prefix}k"
+    tcp_client.put(key, data(size, 1), preferred_segment=cluster.tcp_segment)
+    assert tcp_client.get(key) == data(size, 1)  # the node read went out with the lookup
+    assert tcp_client.transfer_counts()["hints_confirmed"] == 1
+    with tiffin.Client.connect(cluster.master, shared_memory=False) as other:
+        other.remove(key, force=True)
+        other.put(key, data(size, 2), preferred_segment=cluster.tcp_segment)  # same size, new replica
+        buf = bytearray(size)
+        assert tcp_client.get_into(key, buf) == size and bytes(buf) == data(size, 2)
+        assert tcp_client.transfer_counts()["hints_refuted"] == 1
+        other.remove(key, force=True)
+        other.put(key, data(size + 10, 3), preferred_segment=cluster.tcp_segment)  # another size
+        assert tcp_client.get(key) == data(size + 10, 3)
+        other.remove(key, force=True)
+    with pytest.raises(TiffinError) as e:  # gone: the speculative answer is thrown away
+        tcp_client.get(key)
+    assert code_of(e) == "OBJECT_NOT_FOUND"
+    counts = tcp_client.transfer_counts()
+    assert counts["hints_refuted"] == 2 and counts["hints_confirmed"] == 1
+    tcp_client.put(f"{prefix}after", b"after")
+    assert tcp_client.get(f"{prefix}after") == b"after"  # the connection kept (or replaced) is sound
+    with tiffin.Client.connect(cluster.master, shared_memory=False, read_hints=0) as plain:
+        plain.put(f"{prefix}plain", b"p")
+        assert plain.get(f"{prefix}plain") == b"p"
+        assert plain.transfer_counts()["hints_confirmed"] == 0

@@ -352,14 +352,14 @@ def test_wheel_builds_offline_and_installs(tmp_path):
 
 
 def test_distribution_ships_the_package():
-    dist = os.environ.get("TIFFIN_DIST")
+    dist = os.environ.get("PYTEST_TIFFIN_DIST")
     if not dist:
         from conftest import DIST
         dist = DIST
     if not dist:
         pytest.skip("no built distribution")
     lib = os.path.join(dist, "lib", "python")
-    if not os.path.isdir(lib) and not os.environ.get("TIFFIN_DIST"):
+    if not os.path.isdir(lib) and not os.environ.get("PYTEST_TIFFIN_DIST"):
         pytest.skip(f"{lib} missing: this distribution was built before the Python client was added")
     assert os.path.isfile(os.path.join(lib, "tiffin", "_proto", "tiffin_pb2.py"))
     r = subprocess.run([sys.executable, "-c", "import tiffin, tiffin.mooncake; print(tiffin.__file__)"],

@@ -571,6 +571,19 @@ class Pool:
                     return c
         return self._open(endpoint)
 
+    def acquire_idle(self, endpoint: str) -> Optional[Connection]:
+        """An idle open connection to ``endpoint``, or None (never connects, so it never waits for a
+        server that may be gone); give it back with :meth:`release`."""
+        with self._lock:
+            if self._closed:
+                return None
+            stack = self._idle.get(endpoint)
+            while stack:
+                c = stack.pop()
+                if c.is_open:
+                    return c
+        return None
+
     def acquire_fresh(self, endpoint: str) -> Connection:
         """A new connection, after closing the idle ones kept for ``endpoint`` (one turned out dead)."""
         with self._lock:

@@ -15,8 +15,12 @@ It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step
 * batch calls: one master round trip for all keys, then the reads or writes of all objects pipelined
   per node.
 
-What the Java client has and this one does not (all optional speed-ups there, see docs/PYTHON.md):
-the location cache, read hints and the local hot cache.
+* read hints (as the Java client's ``ReadHints``): a get of a key seen before sends the node read of
+  its last known replica together with the lookup and keeps the bytes only if the lookup names that
+  very replica.
+
+What the Java client has and this one does not (optional speed-ups there, see docs/PYTHON.md): the
+location cache and the local hot cache.
 """
 
 from __future__ import annotations
@@ -98,6 +102,84 @@ class KeyListing(list):
     truncated: bool = False
 
 
+class _Hint(NamedTuple):
+    endpoint: str
+    segment: str
+    replica_id: int
+    offset: int
+    size: int
+    mount_epoch: int
+
+    def names(self, r: Replica) -> bool:
+        return (r.type == "MEMORY" and r.replica_id == self.replica_id and r.mount_epoch == self.mount_epoch
+                and r.offset == self.offset and r.size == self.size and r.segment == self.segment
+                and r.endpoint == self.endpoint)
+
+
+class _ReadHints:
+    """Where this client last saw each key's bytes (the first memory replica its last lookup named or
+    its last put wrote), so a get can send the node read together with the master lookup and keep the
+    bytes only if the lookup names that very replica: same replica id, mount epoch, node, segment,
+    offset and size (``ReadHints`` in the Java client, whose comment argues why a confirmed read is the
+    object's bytes). Objects read through a same-host mapping get no hint. LRU, bounded; thread-safe."""
+
+    def __init__(self, max_entries: int):
+        self._max = max_entries
+        self._hints: dict = {}
+        self._lock = threading.Lock()
+        self.confirmed = 0
+        self.refuted = 0
+
+    def get(self, key: str):
+        with self._lock:
+            h = self._hints.pop(key, None)
+            if h is not None:
+                self._hints[key] = h  # most recently used last
+            return h
+
+    def remember(self, key: str, replicas, direct) -> None:
+        first = None
+        for r in replicas:
+            if r.type == "MEMORY":
+                if direct(r):
+                    self.invalidate(key)
+                    return
+                if first is None:
+                    first = r
+        if first is None or first.mount_epoch == 0:
+            self.invalidate(key)
+            return
+        h = _Hint(first.endpoint, first.segment, first.replica_id, first.offset, first.size, first.mount_epoch)
+        with self._lock:
+            self._hints.pop(key, None)
+            self._hints[key] = h
+            if len(self._hints) > self._max:
+                del self._hints[next(iter(self._hints))]
+
+    def confirms(self, loc: "ObjectInfo", hint: _Hint) -> bool:
+        ok = loc.size == hint.size and any(hint.names(r) for r in loc.replicas)
+        if ok:
+            self.confirmed += 1
+        else:
+            self.refuted += 1
+        return ok
+
+    def invalidate(self, key: str) -> None:
+        with self._lock:
+            self._hints.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._hints.clear()
+
+    def __len__(self):
+        return len(self._hints)
+
+
+_DISCARD_MAX = 1 << 20     # largest unwanted speculative answer read and thrown away (else: close)
+_DISCARD_WAIT_S = 0.020    # longest wait for it
+
+
 def _replica(r) -> Replica:
     return Replica(r.replica_id, _REPLICA_TYPES.get(r.type, str(r.type)),
                    _REPLICA_STATUS[r.status] if 0 <= r.status < len(_REPLICA_STATUS) else str(r.status),
@@ -152,7 +234,7 @@ class Client:
 
     def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0, auth_token: str = "",
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
-                 peer_id: Optional[str] = None):
+                 read_hints: int = 100_000, peer_id: Optional[str] = None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         parse_endpoint(master)
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout)):
@@ -169,6 +251,9 @@ class Client:
         self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token or "", max_frame_size),
                           peer_id or self.client_id)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
+        if not isinstance(read_hints, int) or read_hints < 0:
+            raise InvalidArgument("INVALID_PARAMS", f"read_hints = {read_hints!r} (expected: an int >= 0, 0 = off)")
+        self._hints = _ReadHints(read_hints) if read_hints else None
         self._closed = False
         self._counts = {"shared_reads": 0, "shared_writes": 0, "network_reads": 0, "network_writes": 0,
                         "ssd_reads": 0}
@@ -181,7 +266,9 @@ class Client:
         ``connect_timeout`` (s, default 10), ``auth_token`` (``transport.auth-token``), ``shared_memory``
         (default True: use same-host nodes' shared-memory segments, as ``client.shared-memory``),
         ``slice_size`` (default 16 MiB, as ``client.transfer-slice-size``), ``max_frame_size``,
-        ``peer_id`` (the name the servers log).
+        ``read_hints`` (default 100000 keys, 0 = off: a get of a key this client saw before reads its
+        last known replica while the master is asked, as ``client.read-hint-cache-size``), ``peer_id``
+        (the name the servers log).
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
         mismatch, ILLEGAL_CLIENT if it rejects the auth token.
@@ -276,6 +363,8 @@ class Client:
             src.release()
 
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
+        if self._hints is not None:
+            self._hints.invalidate(key)
         req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options)
         attempt = 0
         while True:
@@ -301,6 +390,7 @@ class Client:
             self._revoke_quietly([key])
             raise _transfer_failure(f"put {key!r}", failed)
         self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key), pb.Empty)
+        self._remember(key, replicas)
 
     def _revoke_quietly(self, keys) -> None:
         try:
@@ -377,6 +467,9 @@ class Client:
         if n == 0:
             self._check_open()
             return []
+        if self._hints is not None:
+            for k in keys:
+                self._hints.invalidate(k)
         reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
             client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options), pb.BatchPutStartReply)
         if len(reply.results) != n:
@@ -415,12 +508,80 @@ class Client:
                               pb.BatchCodesReply)
             for j, i in enumerate(end_at):
                 codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
+                if codes[i] == "OK":
+                    self._remember(keys[i], to_write[i])
         return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
 
     # ------------------------------------------------------------------ get
 
     def _lookup(self, key: str) -> ObjectInfo:
-        return _info(self._rpc(Op.GET_REPLICA_LIST, pb.KeyRequest(key=key), pb.ObjectLocationMsg))
+        loc = _info(self._rpc(Op.GET_REPLICA_LIST, pb.KeyRequest(key=key), pb.ObjectLocationMsg))
+        self._remember(key, loc.replicas)
+        return loc
+
+    def _remember(self, key: str, replicas) -> None:
+        if self._hints is not None:
+            self._hints.remember(key, replicas, lambda r: self._direct(r, False) is not None)
+
+    def _hint_for(self, key: str):
+        return self._hints.get(key) if self._hints is not None else None
+
+    def _speculate(self, key: str, hint: _Hint, dst: B.Chunks, start: float):
+        """Sends the read of ``hint`` into ``dst`` (exactly ``hint.size`` bytes) on an idle connection to
+        its node (if there is one: a hint never waits for a connect), then looks ``key`` up. Returns
+        (location, True) when the lookup named the hinted replica and its bytes arrived in ``dst``
+        within the lease; (location, False) when the caller must read the location the usual way.
+        Raises what the lookup raises (the hint is dropped)."""
+        conn = self._pool.acquire_idle(hint.endpoint)
+        reqs = first = None
+        if conn is not None:
+            reqs = []
+            for off in range(0, hint.size, self.slice_size):
+                length = min(self.slice_size, hint.size - off)
+                reqs.append(Request(pb.DataRequest(segment=hint.segment, offset=hint.offset + off, length=length,
+                                                   mount_epoch=hint.mount_epoch), into=dst.slice(off, length)))
+            try:
+                first = conn.send(Op.DATA_READ, reqs)
+            except TiffinError:
+                self._pool.release(conn)  # closed by the failed send
+                conn = None
+        try:
+            loc = self._lookup(key)
+        except BaseException as e:
+            self._hints.invalidate(key)
+            if conn is not None:  # a key that is gone is common; its node most likely is fine
+                self._abandon(conn, first, reqs, hint, isinstance(e, TiffinError) and e.code == "OBJECT_NOT_FOUND")
+            raise
+        if conn is None:
+            return loc, False
+        if not self._hints.confirms(loc, hint):
+            self._abandon(conn, first, reqs, hint, any(r.endpoint == hint.endpoint for r in loc.replicas))
+            return loc, False
+        try:
+            errs = conn.receive(Op.DATA_READ, first, reqs, start + loc.lease_ttl_ms / 1000.0)
+        finally:
+            self._pool.release(conn)
+        for e in errs:
+            if e is not None:
+                if e.code == "LEASE_EXPIRED":
+                    raise e  # the node may be stalled; after the lease no replica's bytes can be trusted
+                log.debug("speculative read of %r failed (%s); reading it again", key, e)
+                return loc, False
+        elapsed_ms = (time.monotonic() - start) * 1000.0
+        if elapsed_ms >= loc.lease_ttl_ms:
+            raise TiffinError("LEASE_EXPIRED", f"{key!r}: the read took {elapsed_ms:.0f} ms but the lease lasted "
+                                               f"{loc.lease_ttl_ms} ms; the bytes may have been evicted, retry")
+        self._counts["network_reads"] += 1
+        return loc, True
+
+    def _abandon(self, conn, first, reqs, hint, node_alive: bool) -> None:
+        """Gives the connection back without the speculative answers: read and thrown away when small
+        and the node is alive, else the connection is closed."""
+        if node_alive and hint.size <= _DISCARD_MAX:
+            conn.receive(Op.DATA_READ, first, [Request(r.msg) for r in reqs], time.monotonic() + _DISCARD_WAIT_S)
+        else:
+            conn.close()
+        self._pool.release(conn)
 
     def _batch_lookup(self, keys: list) -> list:
         """One ObjectInfo or error code name per key."""
@@ -428,7 +589,11 @@ class Client:
         if len(reply.results) != len(keys):
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} locations for "
                                                   f"{len(keys)} keys")
-        return [_info(r.location) if r.code == 0 else code_name(r.code) for r in reply.results]
+        out = [_info(r.location) if r.code == 0 else code_name(r.code) for r in reply.results]
+        for k, loc in zip(keys, out):
+            if isinstance(loc, ObjectInfo):
+                self._remember(k, loc.replicas)
+        return out
 
     def get(self, key: str) -> bytes:
         """The object's bytes (a new ``bytes``).
@@ -438,7 +603,14 @@ class Client:
         """
         key = B.check_key(key)
         start = time.monotonic()
-        loc = self._lookup(key)
+        hint = self._hint_for(key)
+        if hint is not None:
+            buf = bytearray(hint.size)
+            loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), start)
+            if done:
+                return bytes(buf)
+        else:
+            loc = self._lookup(key)
         buf = bytearray(loc.size)
         self._read_one(loc, B.Chunks([memoryview(buf)]), start)
         return bytes(buf)
@@ -460,7 +632,13 @@ class Client:
 
     def _get_into(self, key: str, dst: B.Chunks) -> int:
         start = time.monotonic()
-        loc = self._lookup(key)
+        hint = self._hint_for(key)
+        if hint is not None and dst.size >= hint.size:
+            loc, done = self._speculate(key, hint, dst.prefix(hint.size), start)
+            if done:
+                return hint.size
+        else:
+            loc = self._lookup(key)
         if dst.size < loc.size:
             raise TiffinError("BUFFER_OVERFLOW", f"{key!r} is {loc.size} bytes but the destination holds {dst.size}")
         self._read_one(loc, dst.prefix(loc.size), start)
@@ -680,6 +858,8 @@ class Client:
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
         """
         key = B.check_key(key)
+        if self._hints is not None:
+            self._hints.invalidate(key)
         self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force)), pb.Empty)
 
     def batch_remove(self, keys, force: bool = False) -> list:
@@ -688,6 +868,9 @@ class Client:
         if not keys:
             self._check_open()
             return []
+        if self._hints is not None:
+            for k in keys:
+                self._hints.invalidate(k)
         reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force)), pb.BatchCodesReply)
         return [KeyResult(k, None, code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR")
                 for i, k in enumerate(keys)]
@@ -697,10 +880,14 @@ class Client:
         anchor it with ``^``/``$``); returns how many. An invalid pattern raises INVALID_PARAMS."""
         if not isinstance(regex, str):
             raise InvalidArgument("INVALID_PARAMS", "regex must be a str")
+        if self._hints is not None:
+            self._hints.clear()  # only saves wasted reads: a hint is used only once a lookup confirms it
         return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force)), pb.CountReply).count
 
     def remove_all(self, force: bool = False) -> int:
         """Removes every object (leased ones only with ``force``); returns how many."""
+        if self._hints is not None:
+            self._hints.clear()
         return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force)), pb.CountReply).count
 
     def list(self, prefix: str = "", limit: int = 1000) -> KeyListing:
@@ -752,9 +939,13 @@ class Client:
 
     def transfer_counts(self) -> dict:
         """How many replica reads and writes went through same-host mappings (``shared_*``), over the
-        network (``network_*``, one per replica attempted) and from SSD tiers; for diagnostics and tests
-        (counted without a lock: approximate when threads race)."""
-        return dict(self._counts)
+        network (``network_*``, one per replica attempted) and from SSD tiers, and how many speculative
+        reads the master's answer confirmed or refuted (``hints_*``); for diagnostics and tests (counted
+        without a lock: approximate when threads race)."""
+        out = dict(self._counts)
+        out["hints_confirmed"] = self._hints.confirmed if self._hints is not None else 0
+        out["hints_refuted"] = self._hints.refuted if self._hints is not None else 0
+        return out
 
     def connections_opened(self) -> int:
         """Connections opened so far (each a TCP connect and a handshake); for diagnostics."""
