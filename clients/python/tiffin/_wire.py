@@ -668,6 +668,9 @@ class Pool:
                     continue
                 try:
                     res = c.receive(opcode, first, batches[ep], end)
+                except BaseException:
+                    c.close()  # interrupted mid-answer: the stream position is unknown
+                    raise
                 finally:
                     self.release(c)
                 out[ep] = res

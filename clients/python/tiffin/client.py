@@ -559,6 +559,9 @@ class Client:
             return loc, False
         try:
             errs = conn.receive(Op.DATA_READ, first, reqs, start + loc.lease_ttl_ms / 1000.0)
+        except BaseException:
+            conn.close()  # interrupted mid-answer: the stream position is unknown
+            raise
         finally:
             self._pool.release(conn)
         for e in errs:
