@@ -308,6 +308,17 @@ def test_batch_put_accepts_a_mapping_and_replicas(tcp_client, prefix):
     assert all(len(tcp_client.locate(k).replicas) == 2 for k in list(items)[:3])
 
 
+def test_bad_put_options(tcp_client, prefix):
+    with pytest.raises(TiffinError) as e:
+        tcp_client.put(f"{prefix}k", b"x", replicas=0)
+    assert code_of(e) == "INVALID_PARAMS" and not isinstance(e.value, TypeError)
+    with pytest.raises(InvalidArgument):
+        tcp_client.put(f"{prefix}k", b"x", replicas="2")
+    with pytest.raises(InvalidArgument):
+        tcp_client.put(f"{prefix}k", b"x", preferred_segment=3)
+    assert not tcp_client.exists(f"{prefix}k")
+
+
 def test_batch_argument_errors(tcp_client, prefix):
     with pytest.raises(TiffinError) as e:
         tcp_client.batch_put([f"{prefix}a", f"{prefix}b"], [b"1"])

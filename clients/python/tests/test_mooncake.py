@@ -191,3 +191,12 @@ def test_install_as_mooncake_lets_mooncake_imports_run_on_tiffin(cluster, prefix
         sys.modules.pop("mooncake", None)
         sys.modules.pop("mooncake.store", None)
         sys.modules.update(saved)
+
+
+def test_bad_replica_counts(store, prefix):
+    cfg = ReplicateConfig()
+    cfg.replica_num = 0
+    assert store.put(f"{prefix}zero", b"x", cfg) == -600
+    cfg.replica_num = "two"
+    with pytest.raises(TypeError):
+        store.put(f"{prefix}str", b"x", cfg)

@@ -13,8 +13,9 @@ bytes). ``--redis auto`` starts ``redis-server --port <free> --save '' --appendo
 and stops it. Every put writes a new key (a put of an existing key is a no-op in Tiffin); the keys of
 each put phase are removed after it. Reads cycle over ``--keys`` objects put beforehand: for
 ``tiffin`` on a node that is not mapped here (or with shared memory off in the client), for
-``tiffin-shm`` on a mapped segment. The summary at the end also gives a numpy copy of the same bytes,
-the reference of the shared-memory target.
+``tiffin-shm`` on a mapped segment. Phases run operation by operation with the clients in turn, so
+compared figures are measured seconds apart; the summary compares get_into with redis-py's GET and
+the shared-memory get_into with a numpy copy of the same bytes measured right after it.
 
 Thread-safety: a command-line tool; each worker thread has its own buffers and shares the clients.
 """
@@ -211,62 +212,76 @@ def main(argv=None) -> int:
             port = int(port)
         rc = redis.Redis(host=host, port=port, socket_timeout=60)
         rc.ping()
+    numpy_ref: dict = {}
     try:
         for size in sizes:
             payload = os.urandom(size)
+            # Phases run operation by operation, each client in turn, so the ones compared (tiffin and
+            # tiffin-shm get_into against redis-py get, the shared-memory read against a numpy copy)
+            # run seconds apart, under the same load.
+            readers = []  # (client name, get, get_into) of each client
             for name, c, segment in clients:
                 prefix = f"bench/{run}/{name}/{size}/"
-                for n in threads:
-                    if "put" in ops:
-                        def put(t, i, c=c, prefix=prefix, n=n, segment=segment):
-                            c.put(f"{prefix}put/{n}/{t}/{i}", payload, preferred_segment=segment)
-                        emit(name, "put", size, n, run_phase(put, n, a.duration, size))
-                        c.remove_by_regex("^" + re.escape(f"{prefix}put/"), force=True)
-                    if "get" in ops or "get_into" in ops:
-                        keys = [f"{prefix}read/{k}" for k in range(a.keys)]
-                        for k in keys:
-                            c.put(k, payload, preferred_segment=segment)
-                        where = {r.segment for k in keys for r in c.locate(k).replicas}
-                        if name == "tiffin-shm" and not where <= set(mapped):
-                            print(f"bench: some read keys of {name} are not in a mapped segment", file=sys.stderr)
-                        if "get" in ops:
-                            def get(t, i, c=c, keys=keys):
-                                c.get(keys[i % len(keys)])
-                            emit(name, "get", size, n, run_phase(get, n, a.duration, size))
-                        if "get_into" in ops:
-                            bufs = [bytearray(size) for _ in range(n)]
-                            for b in bufs:
-                                c.get_into(keys[0], b)  # touch the pages once
+                keys = [f"{prefix}read/{k}" for k in range(a.keys)]
+                if "get" in ops or "get_into" in ops:
+                    for k in keys:
+                        c.put(k, payload, preferred_segment=segment)
+                    where = {r.segment for k in keys for r in c.locate(k).replicas}
+                    if name == "tiffin-shm" and not where <= set(mapped):
+                        print(f"bench: some read keys of {name} are not in a mapped segment", file=sys.stderr)
 
-                            def get_into(t, i, c=c, keys=keys, bufs=bufs):
-                                c.get_into(keys[i % len(keys)], bufs[t])
-                            emit(name, "get_into", size, n, run_phase(get_into, n, a.duration, size))
-                        c.remove_by_regex("^" + re.escape(prefix), force=True)
+                def put(t, i, n, c=c, prefix=prefix, segment=segment):
+                    c.put(f"{prefix}put/{n}/{t}/{i}", payload, preferred_segment=segment)
+
+                def get(t, i, n, c=c, keys=keys):
+                    c.get(keys[i % len(keys)])
+
+                def get_into(t, i, n, c=c, keys=keys):
+                    c.get_into(keys[i % len(keys)], bufs[t])
+                readers.append((name, put, get, get_into, c, prefix))
             if rc is not None:
-                prefix = f"bench:{run}:{size}:"
-                for n in threads:
-                    if "put" in ops:
-                        def rset(t, i, n=n):
-                            rc.set(f"{prefix}put:{t}:{i % 64}", payload)
-                        emit("redis-py", "put", size, n, run_phase(rset, n, a.duration, size))
-                    if "get" in ops or "get_into" in ops:
-                        keys = [f"{prefix}read:{k}" for k in range(a.keys)]
-                        for k in keys:
-                            rc.set(k, payload)
+                rprefix = f"bench:{run}:{size}:"
+                rkeys = [f"{rprefix}read:{k}" for k in range(a.keys)]
+                for k in rkeys:
+                    rc.set(k, payload)
 
-                        def rget(t, i, keys=keys):
-                            v = rc.get(keys[i % len(keys)])
-                            if v is None or len(v) != size:
-                                raise TiffinError("INTERNAL_ERROR", "redis-py GET returned the wrong value")
-                        emit("redis-py", "get", size, n, run_phase(rget, n, a.duration, size))
-                for k in rc.scan_iter(match=f"{prefix}*", count=1000):
+                def rset(t, i, n):
+                    rc.set(f"{rprefix}put:{t}:{i % 64}", payload)
+
+                def rget(t, i, n):
+                    v = rc.get(rkeys[i % len(rkeys)])
+                    if v is None or len(v) != size:
+                        raise TiffinError("INTERNAL_ERROR", "redis-py GET returned the wrong value")
+                readers.append(("redis-py", rset, rget, None, None, rprefix))
+            for n in threads:
+                bufs = [bytearray(size) for _ in range(n)]
+                for b in bufs:
+                    b[:] = payload  # touch the pages once
+                for op in ("put", "get", "get_into"):
+                    if op not in ops:
+                        continue
+                    for name, put, get, get_into, c, prefix in readers:
+                        fn = {"put": put, "get": get, "get_into": get_into}[op]
+                        if fn is None:
+                            continue
+                        emit(name, op, size, n, run_phase(lambda t, i, fn=fn, n=n: fn(t, i, n), n, a.duration, size))
+                        if op == "put" and c is not None:
+                            c.remove_by_regex("^" + re.escape(f"{prefix}put/"), force=True)
+                        if op == "get_into" and name == "tiffin-shm":
+                            numpy_ref[(size, n)] = numpy_copy_gbps(size, min(a.duration, 2.0))
+            for name, put, get, get_into, c, prefix in readers:
+                if c is not None:
+                    c.remove_by_regex("^" + re.escape(prefix), force=True)
+            if rc is not None:
+                for k in rc.scan_iter(match=f"{rprefix}*", count=1000):
                     rc.delete(k)
     finally:
         tcp.close()
         shm.close()
         if redis_server is not None:
             redis_server.stop()
-    print("\nsummary (get_into vs redis-py GET; shared memory vs a numpy copy of the same bytes):")
+    print("\nsummary (get_into vs redis-py GET; shared memory vs a numpy copy of the same bytes, measured "
+          "right after it):")
     for size in sizes:
         for n in threads:
             def val(client, op):
@@ -280,11 +295,10 @@ def main(argv=None) -> int:
                 if gi is not None and redis_get:
                     print(f"  {size_name(size):>7s} x{n}: {client} get_into / redis-py get = {gi / redis_get:.2f}")
             gi = val("tiffin-shm", "get_into")
-            if gi is not None:
-                ref = numpy_copy_gbps(size)
-                if ref:
-                    print(f"  {size_name(size):>7s} x{n}: tiffin-shm get_into {gi:.2f} GB/s / numpy copy {ref:.2f} GB/s"
-                          f" = {gi / ref:.2f}")
+            ref = numpy_ref.get((size, n))
+            if gi is not None and ref:
+                print(f"  {size_name(size):>7s} x{n}: tiffin-shm get_into {gi:.2f} GB/s / numpy copy {ref:.2f} GB/s"
+                      f" = {gi / ref:.2f}")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=COLUMNS)

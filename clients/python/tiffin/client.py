@@ -191,8 +191,10 @@ def _info(m) -> ObjectInfo:
 
 
 def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutOptionsMsg:
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 1:
+    if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise InvalidArgument("INVALID_PARAMS", f"replicas = {replicas!r} (expected: an int >= 1)")
+    if replicas < 1:
+        raise TiffinError("INVALID_PARAMS", f"replicas = {replicas} (expected: at least 1)")
     if preferred_segment is not None and not isinstance(preferred_segment, str):
         raise InvalidArgument("INVALID_PARAMS", "preferred_segment must be a segment name (str) or None")
     return pb.PutOptionsMsg(replicas=replicas, preferred_segment=preferred_segment or "", soft_pin=bool(soft_pin),

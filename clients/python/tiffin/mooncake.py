@@ -278,7 +278,9 @@ class MooncakeDistributedStore:
         if config.prefer_alloc_in_same_node:
             _once("samenode", "ReplicateConfig.prefer_alloc_in_same_node: Tiffin places replicas by its "
                               "allocation strategy; ignored (set preferred_segment to place one)")
-        return {"replicas": int(config.replica_num), "soft_pin": bool(config.with_soft_pin),
+        if not isinstance(config.replica_num, int):
+            raise InvalidArgument("INVALID_PARAMS", "ReplicateConfig.replica_num must be an int")
+        return {"replicas": config.replica_num, "soft_pin": bool(config.with_soft_pin),
                 "hard_pin": bool(config.with_hard_pin),
                 "preferred_segment": self._segment_for(_str(preferred, "preferred_segment")) or None}
 

@@ -106,7 +106,7 @@ def _key(k) -> str:
 
 
 class TiffinConnectorAdapter(_AdapterBase):
-    """Creates :class:`TiffinConnector` for ``tiffin://host:port`` URLs."""
+    """Creates :class:`TiffinConnector` for ``tiffin://host:port`` URLs. Stateless; thread-safe."""
 
     def __init__(self) -> None:
         super().__init__(SCHEME)
@@ -119,7 +119,12 @@ class TiffinConnectorAdapter(_AdapterBase):
 
 
 class TiffinConnector(_ConnectorBase):
-    """An LMCache ``RemoteConnector`` storing chunks in Tiffin (see the module comment)."""
+    """An LMCache ``RemoteConnector`` storing chunks in Tiffin (see the module comment).
+
+    Thread-safety: thread-safe (its state is a thread-safe :class:`tiffin.Client` and read-only
+    settings); the async methods run the blocking calls in worker threads. Ownership: owns its Client
+    (``close``); memory objects stay LMCache's, and a read hands allocated chunks to the caller.
+    """
 
     def __init__(self, url: str, loop, local_cpu_backend, config=None, client: Optional[Client] = None):
         parsed = urlparse(url)

@@ -66,7 +66,12 @@ def _cfg(storage_config, name, default=None):
 
 
 class TiffinHiCacheStorage(_Base):
-    """A ``HiCacheStorage`` on a Tiffin cluster (see the module comment)."""
+    """A ``HiCacheStorage`` on a Tiffin cluster (see the module comment).
+
+    Thread-safety: thread-safe after ``register_mem_pool_host`` (SGLang's prefetch and backup threads
+    call it at once). Ownership: owns its :class:`tiffin.Client`; the host pool is SGLang's, read and
+    written only during a call.
+    """
 
     def __init__(self, storage_config=None, kwargs: Optional[dict] = None, client: Optional[Client] = None):
         extra = dict(_cfg(storage_config, "extra_config") or {})
