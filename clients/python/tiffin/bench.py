@@ -223,9 +223,12 @@ def main(argv=None) -> int:
             for name, c, segment in clients:
                 prefix = f"bench/{run}/{name}/{size}/"
                 keys = [f"{prefix}read/{k}" for k in range(a.keys)]
-                if "get" in ops or "get_into" in ops:
+
+                def prepare(c=c, keys=keys, segment=segment, name=name):
+                    # hard-pinned, so the put phases' churn does not evict them; a put of an existing key
+                    # is a no-op
                     for k in keys:
-                        c.put(k, payload, preferred_segment=segment)
+                        c.put(k, payload, preferred_segment=segment, hard_pin=True)
                     where = {r.segment for k in keys for r in c.locate(k).replicas}
                     if name == "tiffin-shm" and not where <= set(mapped):
                         print(f"bench: some read keys of {name} are not in a mapped segment", file=sys.stderr)
@@ -238,12 +241,14 @@ def main(argv=None) -> int:
 
                 def get_into(t, i, n, c=c, keys=keys):
                     c.get_into(keys[i % len(keys)], bufs[t])
-                readers.append((name, put, get, get_into, c, prefix))
+                readers.append((name, put, get, get_into, c, prefix, prepare))
             if rc is not None:
                 rprefix = f"bench:{run}:{size}:"
                 rkeys = [f"{rprefix}read:{k}" for k in range(a.keys)]
-                for k in rkeys:
-                    rc.set(k, payload)
+
+                def rprepare():
+                    for k in rkeys:
+                        rc.set(k, payload)
 
                 def rset(t, i, n):
                     rc.set(f"{rprefix}put:{t}:{i % 64}", payload)
@@ -252,7 +257,7 @@ def main(argv=None) -> int:
                     v = rc.get(rkeys[i % len(rkeys)])
                     if v is None or len(v) != size:
                         raise TiffinError("INTERNAL_ERROR", "redis-py GET returned the wrong value")
-                readers.append(("redis-py", rset, rget, None, None, rprefix))
+                readers.append(("redis-py", rset, rget, None, None, rprefix, rprepare))
             for n in threads:
                 bufs = [bytearray(size) for _ in range(n)]
                 for b in bufs:
@@ -260,7 +265,10 @@ def main(argv=None) -> int:
                 for op in ("put", "get", "get_into"):
                     if op not in ops:
                         continue
-                    for name, put, get, get_into, c, prefix in readers:
+                    if op == "get" or (op == "get_into" and "get" not in ops):
+                        for r in readers:
+                            r[6]()  # the objects the reads cycle over, put after the put phases
+                    for name, put, get, get_into, c, prefix, _ in readers:
                         fn = {"put": put, "get": get, "get_into": get_into}[op]
                         if fn is None:
                             continue
@@ -269,7 +277,7 @@ def main(argv=None) -> int:
                             c.remove_by_regex("^" + re.escape(f"{prefix}put/"), force=True)
                         if op == "get_into" and name == "tiffin-shm":
                             numpy_ref[(size, n)] = numpy_copy_gbps(size, min(a.duration, 2.0))
-            for name, put, get, get_into, c, prefix in readers:
+            for name, put, get, get_into, c, prefix, _ in readers:
                 if c is not None:
                     c.remove_by_regex("^" + re.escape(prefix), force=True)
             if rc is not None:
