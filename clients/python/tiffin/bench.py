@@ -13,9 +13,12 @@ bytes). ``--redis auto`` starts ``redis-server --port <free> --save '' --appendo
 and stops it. Every put writes a new key (a put of an existing key is a no-op in Tiffin); the keys of
 each put phase are removed after it. Reads cycle over ``--keys`` objects put beforehand: for
 ``tiffin`` on a node that is not mapped here (or with shared memory off in the client), for
-``tiffin-shm`` on a mapped segment. Phases run operation by operation with the clients in turn, so
-compared figures are measured seconds apart; the summary compares get_into with redis-py's GET and
-the shared-memory get_into with a numpy copy of the same bytes measured right after it.
+``tiffin-shm`` on a mapped segment (hard-pinned, so the put phases' eviction leaves them). The puts of
+all clients are measured together, in alternating turns of 0.25 s (the order rotating), and so are all
+reads (get, get_into, redis-py's GET and a numpy copy of the same bytes): on a shared machine whose load
+changes by the minute, the figures compared come from the same minutes. Each client and operation gets
+``--duration`` seconds of measurement. The summary compares get_into with redis-py's GET and the
+shared-memory get_into with the numpy copy.
 
 Thread-safety: a command-line tool; each worker thread has its own buffers and shares the clients.
 """
@@ -61,17 +64,18 @@ def percentile(sorted_values, q: float) -> float:
     return sorted_values[i]
 
 
-def run_phase(op, threads: int, duration: float, size: int) -> dict:
-    """Runs ``op(thread, i)`` in ``threads`` threads for ``duration`` seconds; ops/s, GB/s, p50/p99 µs."""
+def run_slice(op, threads: int, duration: float, first: list) -> tuple:
+    """Runs ``op(thread, i)`` in ``threads`` threads for ``duration`` seconds, thread t counting i up
+    from ``first[t]`` (updated). Returns (latencies in ns, elapsed seconds)."""
     lat: list = [[] for _ in range(threads)]
     errors: list = []
-    stop = time.perf_counter() + duration
+    stop = 0.0
     barrier = threading.Barrier(threads + 1)
 
     def worker(t):
         mine = lat[t]
         barrier.wait()
-        i = 0
+        i = first[t]
         pc = time.perf_counter_ns
         try:
             while True:
@@ -84,6 +88,7 @@ def run_phase(op, threads: int, duration: float, size: int) -> dict:
                     break
         except Exception as ex:  # noqa: BLE001 - reported below
             errors.append(ex)
+        first[t] = i
 
     ts = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(threads)]
     for t in ts:
@@ -96,10 +101,35 @@ def run_phase(op, threads: int, duration: float, size: int) -> dict:
     elapsed = time.perf_counter() - start
     if errors:
         raise errors[0]
-    all_lat = sorted(x for l in lat for x in l)
-    n = len(all_lat)
-    return {"ops_per_sec": n / elapsed, "gb_per_sec": n * size / elapsed / 1e9,
-            "p50_us": percentile(all_lat, 0.50) / 1e3, "p99_us": percentile(all_lat, 0.99) / 1e3}
+    return [x for part in lat for x in part], elapsed
+
+
+def run_interleaved(ops: dict, threads: int, duration: float, size: int, slice_s: float = 0.25) -> dict:
+    """Measures every ``ops[name]`` for ``duration`` seconds in total, in turns of ``slice_s`` (the
+    order rotating every round), so all of them see the same load over the same minutes: on a shared
+    machine, separate phases would compare different moments. Per name: ops/s, GB/s, p50/p99 µs."""
+    names = list(ops)
+    lat = {n: [] for n in names}
+    busy = {n: 0.0 for n in names}
+    first = {n: [0] * threads for n in names}
+    rounds = max(1, int(round(duration / slice_s)))
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            got, elapsed = run_slice(ops[name], threads, min(slice_s, duration), first[name])
+            lat[name].extend(got)
+            busy[name] += elapsed
+    out = {}
+    for name in names:
+        all_lat = sorted(lat[name])
+        n = len(all_lat)
+        out[name] = {"ops_per_sec": n / busy[name], "gb_per_sec": n * size / busy[name] / 1e9,
+                     "p50_us": percentile(all_lat, 0.50) / 1e3, "p99_us": percentile(all_lat, 0.99) / 1e3}
+    return out
+
+
+def run_phase(op, threads: int, duration: float, size: int) -> dict:
+    """``op(thread, i)`` alone, in ``threads`` threads for ``duration`` seconds."""
+    return run_interleaved({"op": op}, threads, duration, size, slice_s=duration)["op"]
 
 
 def free_port() -> int:
@@ -140,20 +170,16 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def numpy_copy_gbps(size: int, duration: float = 1.0):
+def _numpy_pair(size: int):
+    """(source, destination) numpy arrays of ``size`` bytes for the copy reference, or memoryviews of
+    bytearrays without numpy."""
     try:
         import numpy as np
-    except ImportError:
-        return None
-    src = np.ones(size, np.uint8)
-    dst = np.empty(size, np.uint8)
-    np.copyto(dst, src)
-    n = 0
-    t = time.perf_counter()
-    while time.perf_counter() - t < duration:
+        src, dst = np.ones(size, np.uint8), np.empty(size, np.uint8)
         np.copyto(dst, src)
-        n += 1
-    return n * size / (time.perf_counter() - t) / 1e9
+        return src, dst
+    except ImportError:
+        return memoryview(bytearray(b"\x01" * size)), memoryview(bytearray(size))
 
 
 def main(argv=None) -> int:
@@ -161,7 +187,8 @@ def main(argv=None) -> int:
     p.add_argument("--master", required=True, help="the Tiffin master, host:port")
     p.add_argument("--redis", help="a redis-server to compare with, host:port, or 'auto' to start one")
     p.add_argument("--value-size", default="4KiB,1MiB,32MiB", help="comma-separated sizes (default %(default)s)")
-    p.add_argument("--duration", type=float, default=5.0, help="seconds per phase (default %(default)s)")
+    p.add_argument("--duration", type=float, default=5.0,
+                   help="seconds of measurement per client, operation, size and thread count (default %(default)s)")
     p.add_argument("--threads", default="1", help="comma-separated thread counts (default %(default)s)")
     p.add_argument("--keys", type=int, default=8, help="objects the reads cycle over (default %(default)s)")
     p.add_argument("--operations", default="put,get,get_into", help="subset of put,get,get_into")
@@ -262,21 +289,39 @@ def main(argv=None) -> int:
                 bufs = [bytearray(size) for _ in range(n)]
                 for b in bufs:
                     b[:] = payload  # touch the pages once
-                for op in ("put", "get", "get_into"):
-                    if op not in ops:
-                        continue
-                    if op == "get" or (op == "get_into" and "get" not in ops):
+                # puts of every client in alternating turns, then every read operation of every client
+                # (and the numpy copy reference) in alternating turns
+                phases = []
+                if "put" in ops:
+                    phases.append(("put",))
+                reads = tuple(op for op in ("get", "get_into") if op in ops)
+                if reads:
+                    phases.append(reads)
+                for phase in phases:
+                    if phase != ("put",):
                         for r in readers:
                             r[6]()  # the objects the reads cycle over, put after the put phases
-                    for name, put, get, get_into, c, prefix, _ in readers:
-                        fn = {"put": put, "get": get, "get_into": get_into}[op]
-                        if fn is None:
-                            continue
-                        emit(name, op, size, n, run_phase(lambda t, i, fn=fn, n=n: fn(t, i, n), n, a.duration, size))
-                        if op == "put" and c is not None:
-                            c.remove_by_regex("^" + re.escape(f"{prefix}put/"), force=True)
-                        if op == "get_into" and name == "tiffin-shm":
-                            numpy_ref[(size, n)] = numpy_copy_gbps(size, min(a.duration, 2.0))
+                    fns = {}
+                    for op in phase:
+                        for name, put, get, get_into, c, prefix, _ in readers:
+                            fn = {"put": put, "get": get, "get_into": get_into}[op]
+                            if fn is not None:
+                                fns[(name, op)] = (lambda t, i, fn=fn, n=n: fn(t, i, n))
+                    if ("tiffin-shm", "get_into") in fns:
+                        ref_src, ref_dst = _numpy_pair(size)
+                        fns[("numpy-copy", "copy")] = (lambda t, i, d=ref_dst, s=ref_src: d.__setitem__(slice(None), s))
+                    results = run_interleaved(fns, n, a.duration, size)
+                    for (name, op), r in results.items():
+                        if name == "numpy-copy":
+                            numpy_ref[(size, n)] = r["gb_per_sec"]
+                    for op in ("put", "get", "get_into"):
+                        for (name, o), r in results.items():
+                            if o == op:
+                                emit(name, op, size, n, r)
+                    if phase == ("put",):
+                        for name, put, get, get_into, c, prefix, _ in readers:
+                            if c is not None:
+                                c.remove_by_regex("^" + re.escape(f"{prefix}put/"), force=True)
             for name, put, get, get_into, c, prefix, _ in readers:
                 if c is not None:
                     c.remove_by_regex("^" + re.escape(prefix), force=True)
@@ -288,8 +333,8 @@ def main(argv=None) -> int:
         shm.close()
         if redis_server is not None:
             redis_server.stop()
-    print("\nsummary (get_into vs redis-py GET; shared memory vs a numpy copy of the same bytes, measured "
-          "right after it):")
+    print("\nsummary (get_into vs redis-py GET; shared memory vs a numpy copy of the same bytes; each pair "
+          "measured in alternating turns):")
     for size in sizes:
         for n in threads:
             def val(client, op):
