@@ -218,7 +218,7 @@ def test_versions_match_the_java_engine():
         assert java_ops[name] == value, name
 
 
-def test_generated_protobuf_code_is_up_to_date():
+def test_generated_protobuf_code_is_up_to_date(tmp_path):
     proto_dir = os.path.join(REPO, "engine-core", "src", "main", "proto")
     if not os.path.exists(os.path.join(proto_dir, "tiffin.proto")):
         pytest.skip("engine-core/src/main/proto/tiffin.proto not in this checkout")
@@ -228,14 +228,12 @@ def test_generated_protobuf_code_is_up_to_date():
     out = subprocess.run([protoc, "--version"], capture_output=True, text=True).stdout
     if "3.21." not in out:
         pytest.skip(f"the committed file comes from protoc 3.21 (Debian 12); this is {out.strip()}")
-    tmp = os.path.join(PKG_ROOT, "build", "proto-check")
-    os.makedirs(tmp, exist_ok=True)
+    tmp = str(tmp_path)
     subprocess.run([protoc, "-I", proto_dir, f"--python_out={tmp}", os.path.join(proto_dir, "tiffin.proto")], check=True)
     with open(os.path.join(tmp, "tiffin_pb2.py")) as f, \
             open(os.path.join(PKG_ROOT, "tiffin", "_proto", "tiffin_pb2.py")) as g:
         assert f.read() == g.read(), ("tiffin/_proto/tiffin_pb2.py is stale: run clients/python/tools/gen_proto.sh "
                                       "after changing tiffin.proto")
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------- same-host checks
