@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -52,7 +53,7 @@ class FailoverProcessTest {
     private static final Duration START = Duration.ofSeconds(90);
     private static final PutOptions TWO = PutOptions.DEFAULT.withReplicas(2);
 
-    @TempDir
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS) // the processes' logs stay when a test fails
     Path dir;
 
     /** The bytes a key holds (the same for every put of it, so any version's bytes are the right bytes). */

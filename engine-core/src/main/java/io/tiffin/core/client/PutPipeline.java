@@ -17,16 +17,21 @@ import org.apache.logging.log4j.Logger;
 /**
  * Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and {@link
  * ErrorCode#TRANSFER_FAIL}. A PutStart that finds no room ({@code NO_AVAILABLE_HANDLE}) is retried a few
- * times while the master's evictor frees some. A put of an existing key without upsert is a successful
- * no-op (Mooncake's rule). Replicas in a segment this client reaches directly ({@link SameHostSegments}) are
- * written with a memory copy, the others through {@link SliceExchange}. The key is dropped from the client's
- * caches before the put, and a written object's first replica becomes its read hint.
+ * times while the master's evictor frees some, and one that finds another writer's put of the key in
+ * progress ({@code REPLICA_IS_NOT_READY}) while that put ends. A put of an existing (complete) key without
+ * upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the same when {@link
+ * MasterStub} resends it after a lost answer or a leader change, so a retried PutStart gets the same replicas
+ * and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica carries the
+ * object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
+ * client reaches directly ({@link SameHostSegments}) are written with a memory copy, the others through
+ * {@link SliceExchange}. The key is dropped from the client's caches before the put, and a written object's
+ * first replica becomes its read hint.
  *
  * <p>Thread-safe (no state of its own). Arguments are checked by the caller ({@link TiffinClient}).
  */
 final class PutPipeline {
     private static final Logger LOG = LogManager.getLogger(PutPipeline.class);
-    /** Retries of a PutStart that found no room, while eviction (or offload to SSD) frees some. */
+    /** Retries of a PutStart that found no room (while eviction or offload to SSD frees some) or the key in progress. */
     private static final int PUT_RETRIES = 5;
 
     private final MasterStub master;
@@ -66,8 +71,10 @@ final class PutPipeline {
                 try {
                     grant = master.putStart(clientId, key, size, putOptions, putId);
                 } catch (TiffinException e) {
-                    // A failed allocation wakes the master's evictor (every 10 ms); give it a moment.
-                    if (e.code() != ErrorCode.NO_AVAILABLE_HANDLE || attempt >= PUT_RETRIES) {
+                    // A failed allocation wakes the master's evictor (every 10 ms); give it a moment. Another
+                    // writer's put of the key (REPLICA_IS_NOT_READY) usually ends or is revoked as soon.
+                    if ((e.code() != ErrorCode.NO_AVAILABLE_HANDLE && e.code() != ErrorCode.REPLICA_IS_NOT_READY)
+                            || attempt >= PUT_RETRIES) {
                         throw e;
                     }
                     sleepBeforeRetry(attempt);
@@ -112,7 +119,7 @@ final class PutPipeline {
             Thread.sleep(20L << attempt);
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "interrupted while waiting for free space", ie);
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "interrupted while waiting to retry a PutStart", ie);
         }
     }
 

@@ -278,10 +278,11 @@ public final class MasterService {
 
     /**
      * Allocates the replicas of a new object and returns where to write them (status PROCESSING).
-     * Codes: INVALID_KEY, INVALID_PARAMS (size), OBJECT_ALREADY_EXISTS (complete, or being written for
-     * less than the discard timeout; a plain put treats it as success), OBJECT_HAS_LEASE (upsert of a
+     * Codes: INVALID_KEY, INVALID_PARAMS (size), OBJECT_ALREADY_EXISTS (complete; a plain put treats it as
+     * success), REPLICA_IS_NOT_READY (another put of the key is being written, for less than the discard
+     * timeout: retry; or an upsert of an object being promoted), OBJECT_HAS_LEASE (upsert of a
      * leased object, or a key forced out while clients may still read it through cached locations),
-     * REPLICA_IS_NOT_READY / OBJECT_HAS_REPLICATION_TASK (upsert of an object being promoted / offloaded),
+     * OBJECT_HAS_REPLICATION_TASK (upsert of an object being offloaded),
      * NO_AVAILABLE_HANDLE (no segment had room; triggers eviction), INTERNAL_ERROR (the allocation
      * strategy failed).
      */

@@ -42,6 +42,8 @@ final class ObjectMetadata {
      * writer's PutEnd, retried against this master, succeeds whoever sends it.
      */
     boolean recovered;
+    /** The put in progress replaces an existing object ({@code PutOptions.upsert}). */
+    boolean upsert;
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
     /** Copies on nodes' SSD tiers. */

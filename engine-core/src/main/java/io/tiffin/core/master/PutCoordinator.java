@@ -124,8 +124,12 @@ final class PutCoordinator {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
                 }
                 removal.erase(shard, existing);
-            } else if (complete || existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+            } else if (complete) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            } else if (existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+                // Another put of the key is being written: not "exists", which writers take as done, while its
+                // writer may still fail and revoke (a put reported done with no bytes anywhere).
+                return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
             } else {
                 // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
                 // writer may still be writing into them.
@@ -159,21 +163,13 @@ final class PutCoordinator {
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
         m.version = version;
         m.putId = putId;
+        m.upsert = options.upsert();
         table.insert(shard, m);
         return KeyResult.ok(key, new PutGrant(descriptors, version));
     }
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
-        long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
-        for (ReplicaRecord r : stuck.replicas) {
-            if (r.status == ReplicaStatus.PROCESSING) {
-                quarantine.add(r, releaseAt);
-            } else {
-                r.free();
-            }
-        }
-        stuck.replicas.clear();
-        table.forget(shard, stuck.key);
+        removal.preempt(shard, stuck, stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis());
         counters.putStartDiscards.increment();
     }
 

@@ -19,7 +19,8 @@ import org.apache.logging.log4j.Logger;
  * allocator from the objects the node reports (its {@code SegmentLedger}) and adds them to the object table, with
  * the version, put id and pins their writers recorded. A key already known at a lower version (another node's
  * older copy) is replaced by the newer; a record older than the known version, or overlapping another, is dropped
- * and the node told to forget it. Recovered objects start leased for one {@code master.lease-ttl} (the previous
+ * and the node told to forget it. A plain put of the key started during the recovery yields to the record (it was
+ * a put of an existing key); an upsert started then replaces it. Recovered objects start leased for one {@code master.lease-ttl} (the previous
  * master's leases are unknown) and soft-pinned for a full soft-pin TTL if they were.
  *
  * <p>Thread-safe: chunks are gathered under this object's monitor; the segment is taken into service under the
@@ -133,11 +134,20 @@ final class SegmentAttachment {
             m.replicas.add(r); // another replica of the same object
             return true;
         }
-        if (m != null && (m.version > c.getVersion() || m.processing)) {
-            r.free(); // an older copy, or the key is being written again: the node forgets it
+        if (m != null && m.processing) {
+            if (m.upsert) {
+                r.free(); // an upsert started during the recovery replaces it: the node forgets it
+                return false;
+            }
+            // A plain put of the key, started during the recovery (its PutEnd waits for the recovery's end): the
+            // key held this acknowledged object all along, so that put is a put of an existing key, a successful
+            // no-op (its PutEnd finds this recovered object and answers OK). Its buffers stay reserved until its
+            // writer's release timeout, as it may still be writing.
+            removal.preempt(shard, m, m.putStartMillis + settings.putStartReleaseTimeout().toMillis());
+        } else if (m != null && m.version > c.getVersion()) {
+            r.free(); // an older copy: the node forgets it
             return false;
-        }
-        if (m != null) {
+        } else if (m != null) {
             removal.erase(shard, m); // an older object of the key (another node's copy)
         }
         ObjectMetadata o = new ObjectMetadata(c.getKey(), "", c.getSize(), now, c.getHardPin(), c.getSoftPin(),

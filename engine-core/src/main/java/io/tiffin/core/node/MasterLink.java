@@ -343,8 +343,9 @@ final class MasterLink implements AutoCloseable {
             if (i == null) {
                 break;
             }
-            ServiceReadyReply r = answers.get(i).getNow(null);
-            if (r != null && !answers.get(i).isCompletedExceptionally() && r.getLeader() && r.getTerm() > bestTerm
+            // a master that is down or refused answers nothing (getNow would throw its failure)
+            ServiceReadyReply r = answers.get(i).isCompletedExceptionally() ? null : answers.get(i).getNow(null);
+            if (r != null && r.getLeader() && r.getTerm() > bestTerm
                     && r.getTerm() >= term.get()) {
                 best = all.get(i);
                 bestTerm = r.getTerm();
