@@ -2,12 +2,17 @@
 
 It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step:
 
-* put: PUT_START (retried while the master answers NO_AVAILABLE_HANDLE, up to 5 times with growing
-  pauses, so its evictor can free room) -> write every replica (a same-host shared-memory replica with
+* put: PUT_START with a random put id (retried while the master answers NO_AVAILABLE_HANDLE, up to 5
+  times with growing pauses, so its evictor can free room, or REPLICA_IS_NOT_READY: another writer's put
+  of the key in progress) -> write every replica (a same-host shared-memory replica with
   one memory copy, the others with DATA_WRITE in slices of ``slice_size``, every slice to every node
   written before any answer is read) -> PUT_END; any failed write -> PUT_REVOKE and the error
   (TRANSFER_FAIL unless the node said something more precise). A put of an existing key is a
   successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS counts as success) unless ``upsert``.
+  With failover on (the master says ``commit_on_nodes``) the last write of every replica carries the
+  object's commit record, which its node keeps, so a master that takes over recovers the object.
+* masters: ``"h1:p1,h2:p2,h3:p3"`` lists a cluster's masters; calls go to the leader and are repeated
+  across a leader change (``_masters.Masters``).
 * get: GET_REPLICA_LIST (the master grants a read lease) -> a same-host replica by memory copy, else
   the remote memory replicas in the master's order, falling back to the next one when a read fails ->
   LEASE_EXPIRED if the lease ran out before the read ended (the bytes may have been evicted and
@@ -26,6 +31,7 @@ location cache and the local hot cache.
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 import uuid
@@ -35,7 +41,8 @@ from typing import Any, NamedTuple, Optional
 from . import _buffers as B
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._wire import Op, Pool, Request, Settings, STORE_VERSION, DEFAULT_MAX_FRAME, parse_endpoint
+from ._masters import Masters
+from ._wire import Op, Pool, Request, Settings, STORE_VERSION, DEFAULT_MAX_FRAME
 from .errors import InvalidArgument, TiffinError, code_name
 
 log = logging.getLogger("tiffin")
@@ -190,6 +197,20 @@ def _info(m) -> ObjectInfo:
     return ObjectInfo(m.key, m.size, m.version, m.lease_ttl_ms, tuple(_replica(r) for r in m.replicas))
 
 
+def _new_put_id() -> int:
+    """A put's id: random, non-zero, the same for the repeats of its PUT_START (never doubled)."""
+    return random.getrandbits(64) or 1
+
+
+def _commit(key: str, size: int, grant, put_id: int, options: pb.PutOptionsMsg):
+    """The record a writer leaves on the nodes with the object when the master asks for it (failover on:
+    ``commit_on_nodes``), else None; its offset is set per replica."""
+    if not grant.commit_on_nodes:
+        return None
+    return pb.CommitRecord(key=key, size=size, version=grant.version, put_id=put_id, hard_pin=options.hard_pin,
+                           soft_pin=options.soft_pin)
+
+
 def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutOptionsMsg:
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise InvalidArgument("INVALID_PARAMS", f"replicas = {replicas!r} (expected: an int >= 1)")
@@ -236,10 +257,10 @@ class Client:
 
     def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0, auth_token: str = "",
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
-                 read_hints: int = 100_000, peer_id: Optional[str] = None):
+                 read_hints: int = 100_000, peer_id: Optional[str] = None, failover_timeout: float = 15.0):
         """Prefer :meth:`connect`, which also checks the master's version."""
-        parse_endpoint(master)
-        for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout)):
+        for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
+                        ("failover_timeout", failover_timeout)):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
                 raise InvalidArgument("INVALID_PARAMS", f"{name} = {v!r} (expected: seconds > 0)")
         if not isinstance(slice_size, int) or not 1024 <= slice_size <= 64 * MiB:
@@ -252,6 +273,7 @@ class Client:
         self.slice_size = slice_size
         self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token or "", max_frame_size),
                           peer_id or self.client_id)
+        self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
         if not isinstance(read_hints, int) or read_hints < 0:
             raise InvalidArgument("INVALID_PARAMS", f"read_hints = {read_hints!r} (expected: an int >= 0, 0 = off)")
@@ -270,7 +292,10 @@ class Client:
         ``slice_size`` (default 16 MiB, as ``client.transfer-slice-size``), ``max_frame_size``,
         ``read_hints`` (default 100000 keys, 0 = off: a get of a key this client saw before reads its
         last known replica while the master is asked, as ``client.read-hint-cache-size``), ``peer_id``
-        (the name the servers log).
+        (the name the servers log), ``failover_timeout`` (s, default 15: how long a call keeps looking
+        for the leader among several masters, or waits for a master that recovers, as
+        ``client.failover-timeout``). ``master`` may list every master of a cluster with failover,
+        ``"h1:p1,h2:p2,h3:p3"``: the client finds the leader.
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
         mismatch, ILLEGAL_CLIENT if it rejects the auth token.
@@ -313,9 +338,9 @@ class Client:
         if self._closed:
             raise TiffinError("UNAVAILABLE_IN_CURRENT_STATUS", "the client is closed")
 
-    def _rpc(self, op: int, req, reply_cls):
+    def _rpc(self, op: int, req, reply_cls, retried: Optional[list] = None):
         self._check_open()
-        return self._pool.call(self.master, op, req, reply_cls)
+        return self._masters.call(op, req, reply_cls, retried)
 
     def _segment_info(self, endpoint: str, segment: str):
         return self._pool.call(endpoint, Op.SEGMENT_INFO, pb.SegmentInfoRequest(segment=segment), pb.SegmentInfoReply)
@@ -367,7 +392,8 @@ class Client:
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
         if self._hints is not None:
             self._hints.invalidate(key)
-        req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options)
+        put_id = _new_put_id()
+        req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options, put_id=put_id)
         attempt = 0
         while True:
             try:
@@ -375,17 +401,19 @@ class Client:
                 break
             except TiffinError as e:
                 if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
-                    return  # Mooncake's rule: a put of an existing key is a successful no-op
+                    return  # Mooncake's rule: a put of an existing (complete) key is a successful no-op
                 if e.code == "INVALID_PARAMS" and src.size == 0:
                     raise TiffinError("INVALID_PARAMS", f"put {key!r}: the value is empty; Tiffin (like Mooncake) "
                                                         "stores objects of at least 1 byte") from None
-                if e.code != "NO_AVAILABLE_HANDLE" or attempt >= PUT_RETRIES:
+                if e.code not in ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY") or attempt >= PUT_RETRIES:
                     raise
-                time.sleep(0.020 * (1 << attempt))  # a failed allocation wakes the master's evictor
+                # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon
+                time.sleep(0.020 * (1 << attempt))
                 attempt += 1
         replicas = [_replica(r) for r in reply.replicas]
+        commit = _commit(key, src.size, reply, put_id, options)
         try:
-            failed = self._write_all([replicas], [src])[0]
+            failed = self._write_all([replicas], [src], [commit])[0]
         except Exception as e:  # noqa: BLE001 - the put is revoked whatever went wrong
             failed = e
         if failed is not None:
@@ -405,10 +433,12 @@ class Client:
             log.warning("PutRevoke of %d key(s) failed (%s); the master releases them after its put timeout",
                         len(keys), e)
 
-    def _write_all(self, replicas_per_object: list, srcs: list) -> list:
+    def _write_all(self, replicas_per_object: list, srcs: list, commits: list) -> list:
         """Writes every replica of every object (same-host ones by memory copy, the others over the
-        network, all requests to all nodes sent before any answer is read). Returns per object None or
-        its first failure."""
+        network, all requests to all nodes sent before any answer is read). ``commits``: per object its
+        commit record or None; the last write of each replica carries it (after a memory copy, a write of
+        no bytes does), and the node records the object once that write is done. Returns per object None
+        or its first failure."""
         n = len(srcs)
         failed: list = [None] * n
         batches: dict = {}
@@ -418,6 +448,7 @@ class Client:
             if replicas is None:
                 continue
             src = srcs[k]
+            commit = commits[k]
             for r in replicas:
                 local = self._direct(r, True)
                 if local is not None and self._epoch_moved(r):
@@ -428,13 +459,23 @@ class Client:
                         self._counts["shared_writes"] += 1
                     except Exception as e:  # noqa: BLE001
                         failed[k] = failed[k] or _transfer_failure("same-host write", e)
+                        continue
+                    if commit is not None:
+                        commit.offset = r.offset
+                        batches.setdefault(r.endpoint, []).append(Request(pb.DataRequest(
+                            segment=r.segment, offset=r.offset, length=0, mount_epoch=r.mount_epoch, commit=commit),
+                            owner=k))
                     continue
                 self._counts["network_writes"] += 1
                 reqs = batches.setdefault(r.endpoint, [])
                 for off in range(0, r.size, step):
                     length = min(step, r.size - off)
-                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                                       mount_epoch=r.mount_epoch), out=src.slice(off, length), owner=k))
+                    msg = pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
+                                         mount_epoch=r.mount_epoch)
+                    if commit is not None and off + length >= r.size:
+                        commit.offset = r.offset
+                        msg.commit.CopyFrom(commit)
+                    reqs.append(Request(msg, out=src.slice(off, length), owner=k))
         if batches:
             outcome = self._pool.exchange(Op.DATA_WRITE, batches)
             for ep, results in outcome.items():
@@ -448,7 +489,7 @@ class Client:
         """Stores many objects with one master round trip per phase and all writes pipelined:
         ``batch_put(keys, values)`` or ``batch_put({key: value, ...})``. Returns one :class:`KeyResult`
         per key (value None); an existing key is OK (not overwritten) unless ``upsert``. A key given
-        twice is written once (the first value; the second counts as existing)."""
+        twice is written once (the first value; the second counts as existing, with the first's outcome)."""
         if values is None and isinstance(keys, Mapping):
             keys, values = list(keys.keys()), list(keys.values())
         keys = B.check_keys(keys)
@@ -472,24 +513,35 @@ class Client:
         if self._hints is not None:
             for k in keys:
                 self._hints.invalidate(k)
+        put_ids = [_new_put_id() for _ in range(n)]
         reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
-            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options), pb.BatchPutStartReply)
+            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options, put_ids=put_ids),
+            pb.BatchPutStartReply)
         if len(reply.results) != n:
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} results for {n} keys")
         codes = []
         to_write: list = []
-        for r in reply.results:
+        commits: list = []
+        first_of: dict = {}  # key -> index of its first occurrence granted in this batch
+        same_as: dict = {}  # index of a repeated key -> that first occurrence, whose outcome it shares
+        for i, r in enumerate(reply.results):
             code = code_name(r.code)
+            commit = None
             if code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
-                code = "OK"
+                code = "OK"  # complete: a successful no-op (another writer's put in progress is not)
                 to_write.append(None)
             elif code == "OK":
                 to_write.append([_replica(x) for x in r.replicas])
+                commit = _commit(keys[i], srcs[i].size, r, put_ids[i], options)
+                first_of.setdefault(keys[i], i)
             else:
                 to_write.append(None)
+                if code == "REPLICA_IS_NOT_READY" and keys[i] in first_of:
+                    same_as[i] = first_of[keys[i]]  # in progress: by this very batch
             codes.append(code)
+            commits.append(commit)
         try:
-            failed = self._write_all(to_write, srcs)
+            failed = self._write_all(to_write, srcs, commits)
         except Exception as e:  # noqa: BLE001
             failed = [_transfer_failure("batch put", e)] * n
         to_end, end_at, to_revoke = [], [], []
@@ -512,6 +564,8 @@ class Client:
                 codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
                 if codes[i] == "OK":
                     self._remember(keys[i], to_write[i])
+        for i, first in same_as.items():
+            codes[i] = codes[first]  # a key given twice is written once: the second shares the first's outcome
         return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
 
     # ------------------------------------------------------------------ get
@@ -861,11 +915,17 @@ class Client:
         grants one, ``master.lease-ttl``) is refused with OBJECT_HAS_LEASE.
 
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
+        A repeat (after a lost answer or a leader change) that finds the key gone counts as done.
         """
         key = B.check_key(key)
         if self._hints is not None:
             self._hints.invalidate(key)
-        self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force)), pb.Empty)
+        retried = [False]
+        try:
+            self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force)), pb.Empty, retried)
+        except TiffinError as e:
+            if not (retried[0] and e.code == "OBJECT_NOT_FOUND"):
+                raise
 
     def batch_remove(self, keys, force: bool = False) -> list:
         """:meth:`remove` for many keys: one :class:`KeyResult` per key."""

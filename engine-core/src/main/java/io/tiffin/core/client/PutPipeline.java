@@ -145,19 +145,25 @@ final class PutPipeline {
         ErrorCode[] codes = new ErrorCode[n];
         List<List<ReplicaDescriptor>> toWrite = new ArrayList<>(n);
         List<io.tiffin.core.transport.proto.CommitRecord> commits = new ArrayList<>(n);
+        Map<String, Integer> firstGranted = new java.util.HashMap<>();
+        Map<Integer, Integer> sameAs = new LinkedHashMap<>(); // a key given twice: its later index → the first
         for (int i = 0; i < n; i++) {
             KeyResult<MasterStub.Grant> r = started.get(i);
             ErrorCode code = r.code();
             if (code == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
-                code = ErrorCode.OK; // existing key: successful no-op
+                code = ErrorCode.OK; // existing (complete) key: successful no-op
                 toWrite.add(null);
                 commits.add(null);
             } else if (code == ErrorCode.OK) {
                 toWrite.add(r.value().replicas());
                 commits.add(commitOf(keys.get(i), sizes[i], r.value(), putIds[i], putOptions));
+                firstGranted.putIfAbsent(keys.get(i), i);
             } else {
                 toWrite.add(null);
                 commits.add(null);
+                if (code == ErrorCode.REPLICA_IS_NOT_READY && firstGranted.containsKey(keys.get(i))) {
+                    sameAs.put(i, firstGranted.get(keys.get(i))); // in progress: by this very batch
+                }
             }
             codes[i] = code;
         }
@@ -201,6 +207,8 @@ final class PutPipeline {
                 }
             }
         }
+        // a key given twice is written once (its first value): the later one shares that write's outcome
+        sameAs.forEach((later, first) -> codes[later] = codes[first]);
         List<KeyResult<Void>> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(codes[i] == ErrorCode.OK ? KeyResult.ok(keys.get(i), null) : KeyResult.failed(keys.get(i), codes[i]));

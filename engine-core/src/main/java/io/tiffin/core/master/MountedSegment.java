@@ -207,6 +207,19 @@ final class MountedSegment implements SegmentView {
         }
     }
 
+    /**
+     * With failover on, has the node drop its record of the object of {@code version} at {@code offset} now, while
+     * the buffer stays allocated (a forced removal of a leased object: readers may still read the bytes, but a
+     * master that takes over must not bring the object back); nothing without failover. The buffer is freed later
+     * through {@link #release}.
+     */
+    void forgetRecord(long offset, long version) {
+        NodeForgets f = forgets;
+        if (f != null) {
+            f.forget(this, -1, offset, version);
+        }
+    }
+
     /** Frees handles whose records the node has dropped ({@link NodeForgets}). */
     synchronized void freeForgotten(long[] handles, int count) {
         if (status == SegmentStatus.UNMOUNTING) {

@@ -101,7 +101,9 @@ final class Removal {
         }
         if (m.isLeased(now)) {
             // Forced removal of an object being read: the key goes now, but its buffers stay out of
-            // reach of new puts until the lease ends, so the reader never sees another object's bytes.
+            // reach of new puts until the lease ends, so the reader never sees another object's bytes. Its
+            // records on the nodes go now (the removal answers once they have): no takeover brings it back.
+            m.replicas.forEach(ReplicaRecord::forgetRecord);
             quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
             m.replicas.clear();
             tier.dropDiskCopies(m);

@@ -50,6 +50,13 @@ final class ReplicaRecord {
         }
     }
 
+    /** Has the node drop its record of this replica's object now, keeping the buffer until {@link #free()}. */
+    void forgetRecord() {
+        if (!freed) {
+            segment.forgetRecord(offset, version);
+        }
+    }
+
     ReplicaDescriptor toDescriptor() {
         return new ReplicaDescriptor(id, ReplicaType.MEMORY, status, segment.name(), segment.nodeId(),
                 segment.endpoint(), offset, size, segment.mountEpoch());
