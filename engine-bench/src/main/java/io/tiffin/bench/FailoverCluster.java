@@ -23,9 +23,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * A cluster of real processes for failover runs: masters electing their leader through a coordination service
  * (ZooKeeper: an embedded server in this JVM unless an address is given), and nodes that know every master. Finds
- * the leader by asking each master ({@code SERVICE_READY}), kills, pauses and restarts masters and nodes.
+ * the leader by asking each master ({@code SERVICE_READY}), kills, pauses and restarts masters and nodes. Like the
+ * supervisor a deployment runs masters under, it restarts a master that ended itself with exit code 75 (a leader
+ * that lost its coordinator session: on a loaded machine, a pause longer than the session), as a standby.
  *
- * <p>Not thread-safe: one thread drives it (the processes themselves are independent).
+ * <p>Not thread-safe: one thread drives it; the master slots are guarded by this object's monitor, as the
+ * supervising thread restarts masters too (the processes themselves are independent).
  */
 final class FailoverCluster implements AutoCloseable {
     /**
@@ -59,6 +62,14 @@ final class FailoverCluster implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    private final java.util.concurrent.ScheduledExecutorService supervisor =
+            Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "failover-supervisor");
+                t.setDaemon(true);
+                return t;
+            });
+    private final java.util.concurrent.atomic.AtomicInteger deposedRestarts =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /** @param coordinatorUrl {@code zk://...} of a running ensemble, or null to start one here */
     FailoverCluster(Path dir, String coordinatorUrl, int masterCount, int nodeCount, Settings settings) {
@@ -80,6 +91,24 @@ final class FailoverCluster implements AutoCloseable {
         segments = new String[nodeCount];
         nodeRuns = new int[nodeCount];
         masterCoordinators = new String[masterCount];
+        supervisor.scheduleWithFixedDelay(this::restartDeposed, 250, 250, TimeUnit.MILLISECONDS);
+    }
+
+    /** Restarts the masters that ended themselves after losing their leadership (exit code 75). */
+    private synchronized void restartDeposed() {
+        for (int i = 0; i < masters.length; i++) {
+            if (masters[i] != null && masters[i].exitCode() == 75) {
+                System.out.println("master" + i + " lost its coordinator session and exited (75): restarted as a"
+                        + " standby");
+                deposedRestarts.incrementAndGet();
+                startMaster(i);
+            }
+        }
+    }
+
+    /** How many times a master that exited with code 75 was restarted. */
+    int deposedRestarts() {
+        return deposedRestarts.get();
     }
 
     /** Gives master {@code i} another address of the coordination service (a proxy); before it starts. */
@@ -117,7 +146,7 @@ final class FailoverCluster implements AutoCloseable {
         return nodes.length;
     }
 
-    TiffinProcess master(int i) {
+    synchronized TiffinProcess master(int i) {
         return masters[i];
     }
 
@@ -135,8 +164,8 @@ final class FailoverCluster implements AutoCloseable {
         for (int i = 0; i < masters.length; i++) {
             startMaster(i);
         }
-        for (TiffinProcess m : masters) {
-            m.awaitLine("Tiffin master listening", timeout);
+        for (int i = 0; i < masters.length; i++) {
+            master(i).awaitLine("Tiffin master listening", timeout);
         }
         awaitLeader(-1, timeout);
         for (int j = 0; j < nodes.length; j++) {
@@ -148,7 +177,7 @@ final class FailoverCluster implements AutoCloseable {
     }
 
     /** (Re)starts master {@code i} (a restarted master joins as a standby). */
-    void startMaster(int i) {
+    synchronized void startMaster(int i) {
         List<String> args = new ArrayList<>(List.of("master", "--host", "127.0.0.1", "--port",
                 Integer.toString(masterPorts[i]), "--admin-port", "0", "--coordinator",
                 masterCoordinators[i] == null ? coordinator : masterCoordinators[i],
@@ -180,7 +209,7 @@ final class FailoverCluster implements AutoCloseable {
     }
 
     /** Kills master {@code i} with SIGKILL. */
-    void killMaster(int i) {
+    synchronized void killMaster(int i) {
         masters[i].kill9();
     }
 
@@ -259,7 +288,8 @@ final class FailoverCluster implements AutoCloseable {
             if (System.nanoTime() - end > 0) {
                 StringBuilder why = new StringBuilder("no master leads in a term above " + afterTerm + " after "
                         + timeout + "; their states " + java.util.Arrays.toString(s));
-                for (TiffinProcess m : masters) {
+                for (int i = 0; i < masters.length; i++) {
+                    TiffinProcess m = master(i);
                     why.append("\n--- ").append(m).append(" alive=").append(m.alive()).append(":\n").append(m.tail());
                 }
                 throw new IllegalStateException(why.toString());
@@ -284,14 +314,22 @@ final class FailoverCluster implements AutoCloseable {
 
     @Override
     public void close() {
+        supervisor.shutdownNow();
+        try {
+            supervisor.awaitTermination(5, TimeUnit.SECONDS); // no restart after the masters are closed
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         for (TiffinProcess p : nodes) {
             if (p != null) {
                 p.close();
             }
         }
-        for (TiffinProcess p : masters) {
-            if (p != null) {
-                p.close();
+        synchronized (this) {
+            for (TiffinProcess p : masters) {
+                if (p != null) {
+                    p.close();
+                }
             }
         }
         probes.shutdownNow();

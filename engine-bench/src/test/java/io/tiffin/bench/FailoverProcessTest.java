@@ -45,7 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FailoverProcessTest {
     private static final List<String> JVM = List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-XX:CICompilerCount=1", "-Xshare:auto");
+            "-XX:CICompilerCount=1", "-Xshare:auto", "-Dlog4j2.configurationFile="
+                    + FailoverProcessTest.class.getResource("/failover-processes-log4j2.xml"));
     private static final FailoverCluster.Settings SETTINGS = new FailoverCluster.Settings(
             List.of("master.lease-ttl=2s", "master.node-ttl=4s", "master.node-check-interval=500ms",
                     "master.worker-threads=2", "transport.io-threads=1"),
@@ -101,6 +102,11 @@ class FailoverProcessTest {
         }
     }
 
+    /** What a get may answer during a failover besides the right bytes: errors a retry can get past. */
+    private static final Set<ErrorCode> RETRYABLE = java.util.EnumSet.of(ErrorCode.RPC_FAIL, ErrorCode.RPC_TIMEOUT,
+            ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, ErrorCode.REPLICA_IS_NOT_READY, ErrorCode.TRANSFER_FAIL,
+            ErrorCode.REPLICA_IS_GONE, ErrorCode.LEASE_EXPIRED);
+
     /** What the workers saw: acknowledged puts (key → replica segments), removals, and any wrong answer. */
     private static final class Ledger {
         final Map<String, Set<String>> acked = new ConcurrentHashMap<>();
@@ -108,11 +114,19 @@ class FailoverProcessTest {
         final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
         final AtomicLong gets = new AtomicLong();
         final AtomicLong errors = new AtomicLong();
+        final Map<ErrorCode, AtomicLong> errorCodes = new ConcurrentHashMap<>();
         final List<String> keys = java.util.Collections.synchronizedList(new ArrayList<>());
 
         String randomKey(SplittableRandom r) {
             synchronized (keys) {
                 return keys.isEmpty() ? null : keys.get(r.nextInt(keys.size()));
+            }
+        }
+
+        /** A get (or a batch get's key) failed with {@code code}: a violation unless retrying may get past it. */
+        void checkGetError(String key, ErrorCode code) {
+            if (!RETRYABLE.contains(code)) {
+                violations.add("get of " + key + " failed with " + code + ", not an error a retry gets past");
             }
         }
 
@@ -154,6 +168,7 @@ class FailoverProcessTest {
                         } catch (TiffinException e) {
                             got = null;
                             if (e.code() != ErrorCode.OBJECT_NOT_FOUND) {
+                                ledger.checkGetError(key, e.code());
                                 throw e;
                             }
                         }
@@ -172,6 +187,8 @@ class FailoverProcessTest {
                     for (KeyResult<byte[]> k : got) {
                         if (k.isOk()) {
                             ledger.checkGet(k.key(), start, k.value());
+                        } else if (k.code() != ErrorCode.OBJECT_NOT_FOUND) {
+                            ledger.checkGetError(k.key(), k.code());
                         }
                     }
                 } else {
@@ -182,7 +199,8 @@ class FailoverProcessTest {
                     }
                 }
             } catch (TiffinException e) {
-                ledger.errors.incrementAndGet(); // a retryable error during a failover: allowed
+                ledger.errors.incrementAndGet(); // an error during a failover (a get's is checked above)
+                ledger.errorCodes.computeIfAbsent(e.code(), k -> new AtomicLong()).incrementAndGet();
                 pause(20);
             }
         }
@@ -246,8 +264,9 @@ class FailoverProcessTest {
                 }
                 assertThat(checked).isGreaterThan(20);
                 System.out.printf("chaos: %d acknowledged puts, %d checked after 5 leader kills and 2 node kills, %d"
-                        + " removed, %d gets, %d retryable errors%n", ledger.acked.size(), checked,
-                        ledger.removedAt.size(), ledger.gets.get(), ledger.errors.get());
+                        + " removed, %d gets, %d errors %s, %d masters restarted after losing their session%n",
+                        ledger.acked.size(), checked, ledger.removedAt.size(), ledger.gets.get(), ledger.errors.get(),
+                        ledger.errorCodes, cluster.deposedRestarts());
             } finally {
                 stop.set(true);
             }
