@@ -15,12 +15,16 @@ It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step
 * batch calls: one master round trip for all keys, then the reads or writes of all objects pipelined
   per node.
 
-* read hints (as the Java client's ``ReadHints``): a get of a key seen before sends the node read of
-  its last known replica together with the lookup and keeps the bytes only if the lookup names that
-  very replica.
+* the location cache (as the Java client's ``LocationCache``, :mod:`tiffin._locations`): a get, exists
+  or batch read of a key looked up within the last ``location_cache_ttl`` (2 s; at most half the read
+  lease) reuses that lookup and goes straight to the node; a read through a cached location that fails
+  drops it and runs once more with a fresh lookup.
+* read hints (as the Java client's ``ReadHints``): a get of a key seen before but not in the location
+  cache sends the node read of its last known replica together with the lookup and keeps the bytes only
+  if the lookup names that very replica.
 
-What the Java client has and this one does not (optional speed-ups there, see docs/PYTHON.md): the
-location cache and the local hot cache.
+What the Java client has and this one does not (an optional speed-up there, see docs/PYTHON.md): the
+local hot cache.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple, Optional
 
 from . import _buffers as B
+from ._locations import LocationCache
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._wire import Op, Pool, Request, Settings, STORE_VERSION, DEFAULT_MAX_FRAME, parse_endpoint
@@ -201,6 +206,12 @@ def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutO
                             hard_pin=bool(hard_pin), upsert=bool(upsert))
 
 
+def _retry_fresh(code: str) -> bool:
+    """Whether a read that failed through a cached location is run again with a fresh lookup (as
+    ``LocationRetry.retryFresh``): not for failures a fresh lookup cannot change."""
+    return code not in ("BUFFER_OVERFLOW", "INVALID_PARAMS", "INVALID_KEY")
+
+
 def _transfer_failure(what: str, cause: BaseException) -> TiffinError:
     """The node's own error when it said something precise, else TRANSFER_FAIL (as the Java client)."""
     if isinstance(cause, TiffinError) and cause.code not in ("RPC_FAIL", "INTERNAL_ERROR"):
@@ -236,7 +247,8 @@ class Client:
 
     def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0, auth_token: str = "",
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
-                 read_hints: int = 100_000, peer_id: Optional[str] = None):
+                 read_hints: int = 100_000, location_cache_ttl: float = 2.0, location_cache_size: int = 100_000,
+                 peer_id: Optional[str] = None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         parse_endpoint(master)
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout)):
@@ -256,9 +268,21 @@ class Client:
         if not isinstance(read_hints, int) or read_hints < 0:
             raise InvalidArgument("INVALID_PARAMS", f"read_hints = {read_hints!r} (expected: an int >= 0, 0 = off)")
         self._hints = _ReadHints(read_hints) if read_hints else None
+        if (not isinstance(location_cache_ttl, (int, float)) or isinstance(location_cache_ttl, bool)
+                or not location_cache_ttl >= 0):
+            raise InvalidArgument("INVALID_PARAMS", f"location_cache_ttl = {location_cache_ttl!r} (expected: seconds "
+                                                    ">= 0, 0 = off, as client.location-cache-ttl)")
+        if not isinstance(location_cache_size, int) or isinstance(location_cache_size, bool) or location_cache_size < 0:
+            raise InvalidArgument("INVALID_PARAMS", f"location_cache_size = {location_cache_size!r} (expected: an "
+                                                    "int >= 0, 0 = off, as client.location-cache-size)")
+        ttl_ns = int(round(location_cache_ttl * 1e9))
+        self._locations = LocationCache(ttl_ns, location_cache_size) if ttl_ns > 0 and location_cache_size else None
+        # this client's location cache as the master knows it (cache_owner): random, positive, never 0
+        self._cache_owner = (uuid.uuid4().int & ((1 << 63) - 1)) | 1
+        self._cache_for_ms = self._locations.cache_for_ms if self._locations is not None else 0
         self._closed = False
         self._counts = {"shared_reads": 0, "shared_writes": 0, "network_reads": 0, "network_writes": 0,
-                        "ssd_reads": 0}
+                        "ssd_reads": 0, "lookups": 0}
 
     @classmethod
     def connect(cls, master: str, **options) -> "Client":
@@ -269,8 +293,13 @@ class Client:
         (default True: use same-host nodes' shared-memory segments, as ``client.shared-memory``),
         ``slice_size`` (default 16 MiB, as ``client.transfer-slice-size``), ``max_frame_size``,
         ``read_hints`` (default 100000 keys, 0 = off: a get of a key this client saw before reads its
-        last known replica while the master is asked, as ``client.read-hint-cache-size``), ``peer_id``
-        (the name the servers log).
+        last known replica while the master is asked, as ``client.read-hint-cache-size``),
+        ``location_cache_ttl`` (s, default 2, 0 = off: a get, exists or batch read reuses this client's
+        lookup of the key made less than this long ago — at most half the master's read lease and 20 s —
+        instead of asking the master again, as ``client.location-cache-ttl``; a forced remove by another
+        client returns only once that reuse has ended), ``location_cache_size`` (default 100000
+        locations, least recently used dropped first, as ``client.location-cache-size``), ``peer_id`` (the
+        name the servers log).
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
         mismatch, ILLEGAL_CLIENT if it rejects the auth token.
@@ -365,8 +394,7 @@ class Client:
             src.release()
 
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
-        if self._hints is not None:
-            self._hints.invalidate(key)
+        self._forget(key)
         req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options)
         attempt = 0
         while True:
@@ -392,6 +420,7 @@ class Client:
             self._revoke_quietly([key])
             raise _transfer_failure(f"put {key!r}", failed)
         self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key), pb.Empty)
+        self._forget_location(key)  # a lookup of another thread that overlapped the put must not stay
         self._remember(key, replicas)
 
     def _revoke_quietly(self, keys) -> None:
@@ -469,9 +498,8 @@ class Client:
         if n == 0:
             self._check_open()
             return []
-        if self._hints is not None:
-            for k in keys:
-                self._hints.invalidate(k)
+        for k in keys:
+            self._forget(k)
         reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
             client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options), pb.BatchPutStartReply)
         if len(reply.results) != n:
@@ -510,16 +538,101 @@ class Client:
                               pb.BatchCodesReply)
             for j, i in enumerate(end_at):
                 codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
+                self._forget_location(keys[i])
                 if codes[i] == "OK":
                     self._remember(keys[i], to_write[i])
         return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
 
-    # ------------------------------------------------------------------ get
+    # ------------------------------------------------------------------ locations
+
+    def _forget(self, key: str) -> None:
+        """Drops ``key`` from the location cache and the read hints (this client writes or removes it)."""
+        if self._locations is not None:
+            self._locations.invalidate(key)
+        if self._hints is not None:
+            self._hints.invalidate(key)
+
+    def _forget_location(self, key: str) -> None:
+        if self._locations is not None:
+            self._locations.invalidate(key)
+
+    def _forget_all(self) -> None:
+        if self._locations is not None:
+            self._locations.invalidate_matching()
+        if self._hints is not None:
+            self._hints.clear()  # only saves wasted reads: a hint is used only once a lookup confirms it
 
     def _lookup(self, key: str) -> ObjectInfo:
-        loc = _info(self._rpc(Op.GET_REPLICA_LIST, pb.KeyRequest(key=key), pb.ObjectLocationMsg))
+        """Asks the master where ``key`` lives (granting a read lease), telling it how long the location
+        cache may reuse the answer; remembers the answer there when it may be reused, and as the key's
+        read hint."""
+        locations = self._locations
+        stamp = 0
+        if locations is None:
+            req = pb.KeyRequest(key=key)
+        else:
+            stamp = locations.stamp(key)  # before the lookup is sent: see LocationCache.put
+            req = pb.KeyRequest(key=key, cache_for_ms=self._cache_for_ms, cache_owner=self._cache_owner)
+        sent = time.monotonic_ns()
+        self._counts["lookups"] += 1
+        loc = _info(self._rpc(Op.GET_REPLICA_LIST, req, pb.ObjectLocationMsg))
+        if locations is not None and self._reusable(loc):
+            locations.put(key, loc, sent, stamp)
         self._remember(key, loc.replicas)
         return loc
+
+    def _reusable(self, loc: ObjectInfo) -> bool:
+        """Whether a location may be reused (as the Java client's ``Locator.isReusable``): it has memory
+        replicas, each carrying a mount epoch that the read checks — the node on its data plane, this
+        client after a copy through a mapping whose node publishes its epoch."""
+        memory = False
+        for r in loc.replicas:
+            if r.type == "MEMORY":
+                if r.mount_epoch == 0:
+                    return False
+                if self._direct(r, False) is not None and self._shared.mount_epoch(r.segment) < 0:
+                    return False
+                memory = True
+        return memory
+
+    def _cached(self, key: str, now_ns: int, cached: list):
+        """The location cache's usable location of ``key`` (then ``cached[0]`` is set), or None."""
+        if self._locations is None:
+            return None
+        self._check_open()
+        loc = self._locations.get(key, now_ns)
+        if loc is not None:
+            cached[0] = True
+        return loc
+
+    def _location(self, key: str) -> ObjectInfo:
+        """The location of ``key`` for a read: the location cache's, else the master's."""
+        loc = self._cached(key, time.monotonic_ns(), [False])
+        return loc if loc is not None else self._lookup(key)
+
+    def _with_fresh_retry(self, key: str, read, arg):
+        """Runs ``read(key, arg, use_cache, cached)``; when it fails after using a cached location (a node
+        refused a re-mounted segment's descriptor, or was unreachable), drops the entry and runs it once
+        more with a fresh lookup, so the caller gets the master's current answer (``LocationRetry``)."""
+        cached = [False]
+        try:
+            return read(key, arg, True, cached)
+        except TiffinError as e:
+            if not cached[0] or not _retry_fresh(e.code):
+                raise
+            log.debug("read of %r through its cached location failed (%s); looking it up again", key, e.code)
+            self._locations.refused(key)
+        return read(key, arg, False, cached)
+
+    def _refused_cached(self, results: list, cached: list) -> list:
+        """Positions of failed batch results whose location came from the location cache; their entries
+        are dropped, so the caller reads them again after a fresh lookup."""
+        again = []
+        for i, r in enumerate(results):
+            if cached[i] and r.code != "OK" and _retry_fresh(r.code):
+                self._locations.refused(r.key)
+                again.append(i)
+        return again
 
     def _remember(self, key: str, replicas) -> None:
         if self._hints is not None:
@@ -527,6 +640,8 @@ class Client:
 
     def _hint_for(self, key: str):
         return self._hints.get(key) if self._hints is not None else None
+
+    # ------------------------------------------------------------------ get
 
     def _speculate(self, key: str, hint: _Hint, dst: B.Chunks, start: float):
         """Sends the read of ``hint`` into ``dst`` (exactly ``hint.size`` bytes) on an idle connection to
@@ -588,16 +703,50 @@ class Client:
             conn.close()
         self._pool.release(conn)
 
-    def _batch_lookup(self, keys: list) -> list:
-        """One ObjectInfo or error code name per key."""
-        reply = self._rpc(Op.BATCH_GET_REPLICA_LIST, pb.BatchKeysRequest(keys=keys), pb.BatchLocationsReply)
-        if len(reply.results) != len(keys):
+    def _batch_lookup(self, keys: list, cached: Optional[list] = None) -> list:
+        """One ObjectInfo or error code name per key. With ``cached`` (one False per key), the keys the
+        location cache holds come from it (marked True in ``cached``) and only the others are asked of
+        the master, in one batch; without, all are asked. The master's answers are remembered when they
+        may be reused."""
+        locations = self._locations
+        out: list = [None] * len(keys)
+        ask, at = keys, None
+        if cached is not None and locations is not None:
+            self._check_open()
+            now = time.monotonic_ns()
+            ask, at = [], []
+            for i, k in enumerate(keys):
+                hit = locations.get(k, now)
+                if hit is None:
+                    ask.append(k)
+                    at.append(i)
+                else:
+                    out[i] = hit
+                    cached[i] = True
+            if not ask:
+                return out
+        if locations is None:
+            stamps = None
+            req = pb.BatchKeysRequest(keys=ask)
+        else:
+            stamps = [locations.stamp(k) for k in ask]  # before the lookup is sent
+            req = pb.BatchKeysRequest(keys=ask, cache_for_ms=self._cache_for_ms, cache_owner=self._cache_owner)
+        sent = time.monotonic_ns()
+        self._counts["lookups"] += 1
+        reply = self._rpc(Op.BATCH_GET_REPLICA_LIST, req, pb.BatchLocationsReply)
+        if len(reply.results) != len(ask):
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} locations for "
-                                                  f"{len(keys)} keys")
-        out = [_info(r.location) if r.code == 0 else code_name(r.code) for r in reply.results]
-        for k, loc in zip(keys, out):
-            if isinstance(loc, ObjectInfo):
-                self._remember(k, loc.replicas)
+                                                  f"{len(ask)} keys")
+        for j, r in enumerate(reply.results):
+            i = j if at is None else at[j]
+            if r.code != 0:
+                out[i] = code_name(r.code)
+                continue
+            loc = _info(r.location)
+            out[i] = loc
+            if stamps is not None and self._reusable(loc):
+                locations.put(ask[j], loc, sent, stamps[j])
+            self._remember(ask[j], loc.replicas)
         return out
 
     def get(self, key: str) -> bytes:
@@ -607,15 +756,21 @@ class Client:
         RPC_FAIL/RPC_TIMEOUT, ...
         """
         key = B.check_key(key)
-        start = time.monotonic()
-        hint = self._hint_for(key)
-        if hint is not None:
-            buf = bytearray(hint.size)
-            loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), start)
-            if done:
-                return bytes(buf)
-        else:
-            loc = self._lookup(key)
+        return self._with_fresh_retry(key, self._get_once, None)
+
+    def _get_once(self, key: str, _unused, use_cache: bool, cached: list) -> bytes:
+        now = time.monotonic_ns()
+        start = now / 1e9  # time.monotonic()'s clock
+        loc = self._cached(key, now, cached) if use_cache else None
+        if loc is None:
+            hint = self._hint_for(key)
+            if hint is not None:
+                buf = bytearray(hint.size)
+                loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), start)
+                if done:
+                    return bytes(buf)
+            else:
+                loc = self._lookup(key)
         buf = bytearray(loc.size)
         self._read_one(loc, B.Chunks([memoryview(buf)]), start)
         return bytes(buf)
@@ -631,19 +786,25 @@ class Client:
         key = B.check_key(key)
         dst = B.Chunks([B.writable(buffer)])
         try:
-            return self._get_into(key, dst)
+            return self._with_fresh_retry(key, self._get_into_once, dst)
         finally:
             dst.release()
 
     def _get_into(self, key: str, dst: B.Chunks) -> int:
-        start = time.monotonic()
-        hint = self._hint_for(key)
-        if hint is not None and dst.size >= hint.size:
-            loc, done = self._speculate(key, hint, dst.prefix(hint.size), start)
-            if done:
-                return hint.size
-        else:
-            loc = self._lookup(key)
+        return self._with_fresh_retry(key, self._get_into_once, dst)
+
+    def _get_into_once(self, key: str, dst: B.Chunks, use_cache: bool, cached: list) -> int:
+        now = time.monotonic_ns()
+        start = now / 1e9
+        loc = self._cached(key, now, cached) if use_cache else None
+        if loc is None:
+            hint = self._hint_for(key)
+            if hint is not None and dst.size >= hint.size:
+                loc, done = self._speculate(key, hint, dst.prefix(hint.size), start)
+                if done:
+                    return hint.size
+            else:
+                loc = self._lookup(key)
         if dst.size < loc.size:
             raise TiffinError("BUFFER_OVERFLOW", f"{key!r} is {loc.size} bytes but the destination holds {dst.size}")
         self._read_one(loc, dst.prefix(loc.size), start)
@@ -782,15 +943,29 @@ class Client:
         per key (value: the bytes). Missing keys answer OBJECT_NOT_FOUND; a key given twice is read
         twice."""
         keys = B.check_keys(keys)
+        return [KeyResult(r.key, bytes(buf), "OK") if r.ok else r for r, buf in self._batch_get_buffers(keys, bytearray)]
+
+    def _batch_get_buffers(self, keys: list, alloc) -> list:
+        """Reads each key into a new buffer ``alloc(size)``: one (KeyResult, buffer or None) per key; keys
+        whose cached location failed are read again after a fresh lookup."""
         if not keys:
             self._check_open()
             return []
+        cached = [False] * len(keys)
+        out = self._batch_get_buffers_once(keys, alloc, cached)
+        again = self._refused_cached([r for r, _ in out], cached) if self._locations is not None else ()
+        if again:
+            for i, r in zip(again, self._batch_get_buffers_once([keys[i] for i in again], alloc, None)):
+                out[i] = r
+        return out
+
+    def _batch_get_buffers_once(self, keys: list, alloc, cached) -> list:
         start = time.monotonic()
-        locs = self._batch_lookup(keys)
-        bufs = [bytearray(l.size) if isinstance(l, ObjectInfo) else None for l in locs]
+        locs = self._batch_lookup(keys, cached)
+        bufs = [alloc(l.size) if isinstance(l, ObjectInfo) else None for l in locs]
         results = self._batch_read(keys, locs, [B.Chunks([memoryview(b)]) if b is not None else None for b in bufs],
                                    start)
-        return [KeyResult(r.key, bytes(bufs[i]), "OK") if r.ok else r for i, r in enumerate(results)]
+        return list(zip(results, bufs))
 
     def batch_get_into(self, keys, buffers) -> list:
         """Reads each key into its buffer (as :meth:`get_into`) with one master round trip and the
@@ -813,8 +988,18 @@ class Client:
         if not keys:
             self._check_open()
             return []
+        cached = [False] * len(keys)
+        out = self._batch_get_into_once(keys, dsts, cached)
+        again = self._refused_cached(out, cached) if self._locations is not None else ()
+        if again:
+            for i, r in zip(again, self._batch_get_into_once([keys[i] for i in again], [dsts[i] for i in again],
+                                                             None)):
+                out[i] = r
+        return out
+
+    def _batch_get_into_once(self, keys: list, dsts: list, cached) -> list:
         start = time.monotonic()
-        locs = self._batch_lookup(keys)
+        locs = self._batch_lookup(keys, cached)
         results = self._batch_read(keys, locs, dsts, start)
         return [KeyResult(r.key, locs[i].size, "OK") if r.ok else r for i, r in enumerate(results)]
 
@@ -839,33 +1024,58 @@ class Client:
     # ------------------------------------------------------------------ exists, remove, query
 
     def exists(self, key: str) -> bool:
-        """Whether an object with this key exists (and is complete)."""
+        """Whether an object with this key exists (and is complete). True at once when this client holds
+        a usable cached location of it (leased by its earlier lookup: not removed, since a forced remove
+        waits for the reuse to end)."""
         key = B.check_key(key)
+        if self._cached(key, time.monotonic_ns(), [False]) is not None:
+            return True
         return self._rpc(Op.EXIST_KEY, pb.KeyRequest(key=key), pb.ExistReply).exists
 
     def batch_exists(self, keys) -> list:
-        """:meth:`exists` for many keys in one round trip: one :class:`KeyResult` per key (value bool)."""
+        """:meth:`exists` for many keys in one round trip (none for the keys the location cache holds):
+        one :class:`KeyResult` per key (value bool)."""
         keys = B.check_keys(keys)
         if not keys:
             self._check_open()
             return []
-        reply = self._rpc(Op.BATCH_EXIST_KEY, pb.BatchKeysRequest(keys=keys), pb.BatchExistReply)
-        out = []
-        for i, k in enumerate(keys):
-            code = code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR"
-            out.append(KeyResult(k, bool(reply.exists[i]) if code == "OK" and i < len(reply.exists) else None, code))
+        out: list = [None] * len(keys)
+        ask, at = keys, range(len(keys))
+        if self._locations is not None:
+            self._check_open()
+            now = time.monotonic_ns()
+            ask, at = [], []
+            for i, k in enumerate(keys):
+                if self._locations.get(k, now) is not None:
+                    out[i] = KeyResult(k, True, "OK")
+                else:
+                    ask.append(k)
+                    at.append(i)
+            if not ask:
+                return out
+        reply = self._rpc(Op.BATCH_EXIST_KEY, pb.BatchKeysRequest(keys=ask), pb.BatchExistReply)
+        for j, (i, k) in enumerate(zip(at, ask)):
+            code = code_name(reply.codes[j]) if j < len(reply.codes) else "INTERNAL_ERROR"
+            out[i] = KeyResult(k, bool(reply.exists[j]) if code == "OK" and j < len(reply.exists) else None, code)
         return out
 
     def remove(self, key: str, force: bool = False) -> None:
         """Removes the object. Without ``force`` an object being read (holding a read lease: every get
-        grants one, ``master.lease-ttl``) is refused with OBJECT_HAS_LEASE.
+        grants one, ``master.lease-ttl``) is refused with OBJECT_HAS_LEASE. A forced remove of an object
+        that another client holds in its location cache returns once that client's reuse has ended (at
+        most its ``location_cache_ttl`` and a quarter); this client's own cache entries are dropped at
+        once.
 
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
         """
         key = B.check_key(key)
-        if self._hints is not None:
-            self._hints.invalidate(key)
-        self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force)), pb.Empty)
+        # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
+        # remove does not wait for, must not leave the removed object in the location cache
+        self._forget(key)
+        try:
+            self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force), cache_owner=self._cache_owner), pb.Empty)
+        finally:
+            self._forget_location(key)
 
     def batch_remove(self, keys, force: bool = False) -> list:
         """:meth:`remove` for many keys: one :class:`KeyResult` per key."""
@@ -873,27 +1083,39 @@ class Client:
         if not keys:
             self._check_open()
             return []
-        if self._hints is not None:
+        for k in keys:
+            self._forget(k)
+        try:
+            reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
+                                                                   cache_owner=self._cache_owner), pb.BatchCodesReply)
+        finally:
             for k in keys:
-                self._hints.invalidate(k)
-        reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force)), pb.BatchCodesReply)
+                self._forget_location(k)
         return [KeyResult(k, None, code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR")
                 for i, k in enumerate(keys)]
 
     def remove_by_regex(self, regex: str, force: bool = False) -> int:
         """Removes the objects whose key matches ``regex`` (RE2 syntax, searched anywhere in the key:
-        anchor it with ``^``/``$``); returns how many. An invalid pattern raises INVALID_PARAMS."""
+        anchor it with ``^``/``$``); returns how many. An invalid pattern raises INVALID_PARAMS. Drops
+        this client's whole location cache (Python's ``re`` is not RE2: matching here could miss keys
+        the master removes)."""
         if not isinstance(regex, str):
             raise InvalidArgument("INVALID_PARAMS", "regex must be a str")
-        if self._hints is not None:
-            self._hints.clear()  # only saves wasted reads: a hint is used only once a lookup confirms it
-        return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force)), pb.CountReply).count
+        self._forget_all()
+        try:
+            return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force),
+                                                                 cache_owner=self._cache_owner), pb.CountReply).count
+        finally:
+            self._forget_all()
 
     def remove_all(self, force: bool = False) -> int:
         """Removes every object (leased ones only with ``force``); returns how many."""
-        if self._hints is not None:
-            self._hints.clear()
-        return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force)), pb.CountReply).count
+        self._forget_all()
+        try:
+            return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force), cache_owner=self._cache_owner),
+                             pb.CountReply).count
+        finally:
+            self._forget_all()
 
     def list(self, prefix: str = "", limit: int = 1000) -> KeyListing:
         """Keys starting with ``prefix``, in order, with their sizes: at most ``limit`` (the master caps
@@ -920,15 +1142,19 @@ class Client:
         }
 
     def locate(self, key: str) -> Optional[ObjectInfo]:
-        """Where the object's replicas are, or None if it does not exist (grants a read lease, like a
-        get's lookup)."""
+        """Where the object's replicas are, or None if it does not exist: always the master's current
+        answer (grants a read lease, like a get's lookup; not taken from nor kept in the location
+        cache)."""
         key = B.check_key(key)
+        self._counts["lookups"] += 1
         try:
-            return self._lookup(key)
+            loc = _info(self._rpc(Op.GET_REPLICA_LIST, pb.KeyRequest(key=key), pb.ObjectLocationMsg))
         except TiffinError as e:
             if e.code == "OBJECT_NOT_FOUND":
                 return None
             raise
+        self._remember(key, loc.replicas)
+        return loc
 
     def shared_segments(self, probe: bool = True) -> list:
         """Names of the segments this client reads and writes through shared memory (same-host nodes
@@ -944,13 +1170,24 @@ class Client:
 
     def transfer_counts(self) -> dict:
         """How many replica reads and writes went through same-host mappings (``shared_*``), over the
-        network (``network_*``, one per replica attempted) and from SSD tiers, and how many speculative
-        reads the master's answer confirmed or refuted (``hints_*``); for diagnostics and tests (counted
+        network (``network_*``, one per replica attempted) and from SSD tiers, how many speculative
+        reads the master's answer confirmed or refuted (``hints_*``), how many lookups were sent to the
+        master (``lookups``: GET_REPLICA_LIST and BATCH_GET_REPLICA_LIST requests) and what the location
+        cache answered (``location_hits``, ``location_misses``, ``location_refused``: reads through a
+        cached location that failed and were looked up again); for diagnostics and tests (counted
         without a lock: approximate when threads race)."""
         out = dict(self._counts)
         out["hints_confirmed"] = self._hints.confirmed if self._hints is not None else 0
         out["hints_refuted"] = self._hints.refuted if self._hints is not None else 0
+        stats = self.location_cache_stats() or {}
+        for k in ("hits", "misses", "refused"):
+            out[f"location_{k}"] = stats.get(k, 0)
         return out
+
+    def location_cache_stats(self) -> Optional[dict]:
+        """The location cache's counters (``hits``, ``misses``, ``refused``) and ``size`` (locations kept),
+        or None when it is off (``location_cache_ttl=0``)."""
+        return self._locations.stats() if self._locations is not None else None
 
     def connections_opened(self) -> int:
         """Connections opened so far (each a TCP connect and a handshake); for diagnostics."""
