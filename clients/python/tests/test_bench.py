@@ -43,6 +43,7 @@ def _has_redis_py():
 def test_bench_command_line_help_and_errors():
     r = subprocess.run([sys.executable, "-m", "tiffin.bench", "--help"], capture_output=True, text=True, cwd=PKG_ROOT)
     assert r.returncode == 0 and "--value-size" in r.stdout and "--redis" in r.stdout
+    assert "--location-cache-ttl" in r.stdout
     r = subprocess.run([sys.executable, "-m", "tiffin.bench", "--master", "127.0.0.1:1", "--value-size", "4XB"],
                        capture_output=True, text=True, cwd=PKG_ROOT)
     assert r.returncode != 0 and "not a size" in r.stderr

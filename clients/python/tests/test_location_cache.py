@@ -410,3 +410,40 @@ def test_a_cached_location_of_a_remounted_segment_is_refused_and_looked_up_again
     finally:
         cached.close()
         other.close()
+
+
+# ---------------------------------------------------------------------------------- a hung node
+
+@pytest.fixture()
+def short_leases():
+    """A master granting read leases of 4 s, with one socket node of its own (this test freezes it)."""
+    c = make_cluster(shm_size_mib=0, tcp_nodes=1, tcp_size_mib=32, master_args=("-D", "master.lease-ttl=4s"))
+    yield c
+    c.stop()
+
+
+def test_a_read_through_a_cached_location_ends_within_the_lease(short_leases, caplog):
+    c = short_leases
+    node = c.nodes[0]
+    with tiffin.Client.connect(c.master, location_cache_ttl=30, connect_timeout=1, timeout=20) as client:
+        client.put("k", data(MiB, 1))
+        t_lookup = time.monotonic()
+        assert client.get("k") == data(MiB, 1)  # cached: the window is min(30 s, 4 s / 2) = 2 s
+        assert client.get("k") == data(MiB, 1)
+        assert client.location_cache_stats()["hits"] == 1
+        node.freeze()  # the node holds the read until after the lease
+        try:
+            caplog.set_level("DEBUG", logger="tiffin")
+            buf = bytearray(MiB)
+            with pytest.raises(TiffinError) as e:
+                client.get_into("k", buf)
+            elapsed = time.monotonic() - t_lookup
+        finally:
+            node.signal(signal.SIGCONT)
+        # the read through the cached location gave up when what was left of the lease ended; the fresh
+        # lookup's read then met the same hung node (LEASE_EXPIRED, or a connect that timed out)
+        assert any("through its cached location failed (LEASE_EXPIRED)" in r.getMessage() for r in caplog.records)
+        assert e.value.code in ("LEASE_EXPIRED", "TRANSFER_FAIL"), e.value
+        assert client.location_cache_stats()["refused"] == 1
+        assert elapsed < 4 + 4 + 1 + 5, elapsed
+        assert client.get("k") == data(MiB, 1)  # the node answers again

@@ -248,20 +248,38 @@ class Connection:
         """
         return self._call(opcode, request, reply_cls, bulk_out, bulk_in, self._settings.rpc_timeout)
 
-    def _call(self, opcode, request, reply_cls, bulk_out, bulk_in, timeout):
+    def read(self, opcode: int, request, into: memoryview, end: float) -> None:
+        """One request whose answer's bulk bytes fill ``into`` exactly (a DATA_READ of one slice), waiting
+        for the answer no later than ``end`` (``time.monotonic()``: the end of the read lease).
+
+        Raises TiffinError: the server's status; LEASE_EXPIRED after ``end``; RPC_TIMEOUT; RPC_FAIL when
+        the connection fails; TRANSFER_FAIL when the answer holds another number of bytes.
+        """
+        self._call(opcode, request, None, None, (into,), self._settings.rpc_timeout, end)
+        if self._last_bulk != len(into):
+            raise TiffinError("TRANSFER_FAIL", f"{self.endpoint} answered {Op.NAMES.get(opcode)} with "
+                                               f"{self._last_bulk} bytes where {len(into)} were expected")
+
+    def _call(self, opcode, request, reply_cls, bulk_out, bulk_in, timeout, end=None):
         self._check_open(opcode)
         self.calls += 1
         self.answer_started = False
-        self._set_timeout(timeout)
         rid = self._next_id
         self._next_id += 1
         try:
+            if end is None:
+                self._set_timeout(timeout)
+            else:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise _Expired()
+                self._bound_timeout(left)
             bufs = []
             self._encode(bufs, opcode, rid, request, bulk_out)
             self._write_all(bufs)
-            status, control, err = self._read_answer(opcode, {rid: bulk_in}, None)[1:]
+            status, control, err = self._read_answer(opcode, {rid: bulk_in}, end)[1:]
         except (OSError, EOFError, _Expired) as e:
-            raise self._io_failure(opcode, e, None) from e
+            raise self._io_failure(opcode, e, end) from e
         if err is not None:
             raise err
         if status != 0:
@@ -411,6 +429,29 @@ class Connection:
                 self._rend = r
                 got += k
 
+    def _prefetch_frame_start(self, end: Optional[float]) -> None:
+        """Makes the first 64 bytes of the next frame buffered (every frame is at least that long, so
+        this never reads past it): the header, and for most answers the control part and padding, in one
+        receive. After an answer with a large bulk exactly 64 bytes are asked for (the next answer's bulk
+        then goes straight to its destination); else up to the buffer's size."""
+        have = self._rend - self._rpos
+        if have >= ALIGNMENT:
+            return
+        if have:
+            self._rbuf[:have] = self._rmv[self._rpos:self._rend]
+        self._rpos = 0
+        self._rend = have
+        sock = self._sock
+        while self._rend < ALIGNMENT:
+            if end is not None and time.monotonic() >= end:
+                raise _Expired()
+            want = ALIGNMENT - self._rend if self._large else _RECEIVE_BUFFER - self._rend
+            r = sock.recv_into(self._rmv[self._rend:], want)
+            if r == 0:
+                raise EOFError("the server closed the connection")
+            self.answer_started = True
+            self._rend += r
+
     def _read(self, n: int, end: Optional[float]) -> memoryview:
         """The next ``n`` bytes, as a view valid until the next read."""
         if self._rend - self._rpos >= n:
@@ -439,6 +480,7 @@ class Connection:
             if left <= 0:
                 raise _Expired()
             self._bound_timeout(left)
+        self._prefetch_frame_start(end)
         h = self._read(LENGTH_FIELD + HEADER_SIZE, end)
         length, version, kind, op, rid, status, clen, blen = HEADER.unpack_from(h)
         if length < HEADER_SIZE or length > self._settings.max_frame_size:
@@ -608,6 +650,26 @@ class Pool:
                         stack.append(c)
                         return
         c.close()
+
+    def read(self, endpoint: str, opcode: int, request, into: memoryview, end: float) -> None:
+        """:meth:`Connection.read` of an idempotent request on a pooled connection, sent again once on a
+        fresh connection when a reused one was found dead before answering."""
+        for attempt in (0, 1):
+            c = self.acquire(endpoint) if attempt == 0 else self.acquire_fresh(endpoint)
+            reused = c.calls > 0
+            try:
+                c.read(opcode, request, into, end)
+            except TiffinError as e:
+                stale = reused and not c.is_open and not c.answer_started and e.code == "RPC_FAIL"
+                self.release(c)
+                if not stale or attempt:
+                    raise
+                continue
+            except BaseException:
+                c.close()
+                raise
+            self.release(c)
+            return
 
     def call(self, endpoint: str, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None):
         """One call on a pooled connection, retried once on a fresh one when a reused connection was

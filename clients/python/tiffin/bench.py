@@ -6,7 +6,7 @@ redis-server (client ``redis-py``).
 ::
 
     python3 -m tiffin.bench --master 127.0.0.1:50051 [--redis 127.0.0.1:6379 | --redis auto] \\
-        --value-size 4KiB,1MiB,32MiB --duration 5 [--threads 1,4] [--csv results.csv]
+        --value-size 4KiB,1MiB,32MiB --duration 5 [--threads 1,4] [--location-cache-ttl 2] [--csv results.csv]
 
 CSV columns: ``client,operation,value_size,threads,ops_per_sec,gb_per_sec,p50_us,p99_us`` (GB = 1e9
 bytes). ``--redis auto`` starts ``redis-server --port <free> --save '' --appendonly no`` for the run
@@ -18,7 +18,9 @@ all clients are measured together, in alternating turns of 0.25 s (the order rot
 reads (get, get_into, redis-py's GET and a numpy copy of the same bytes): on a shared machine whose load
 changes by the minute, the figures compared come from the same minutes. Each client and operation gets
 ``--duration`` seconds of measurement. The summary compares get_into with redis-py's GET and the
-shared-memory get_into with the numpy copy.
+shared-memory get_into with the numpy copy. The Tiffin clients run with their default location cache
+(``--location-cache-ttl 2``): a read reuses a lookup of its key made less than 2 s before, so most reads
+are one node round trip; ``--location-cache-ttl 0`` measures a master lookup with every read.
 
 Thread-safety: a command-line tool; each worker thread has its own buffers and shares the clients.
 """
@@ -193,6 +195,9 @@ def main(argv=None) -> int:
     p.add_argument("--keys", type=int, default=8, help="objects the reads cycle over (default %(default)s)")
     p.add_argument("--operations", default="put,get,get_into", help="subset of put,get,get_into")
     p.add_argument("--clients", default="tiffin,tiffin-shm,redis-py", help="subset of tiffin,tiffin-shm,redis-py")
+    p.add_argument("--location-cache-ttl", type=float, default=2.0,
+                   help="the Tiffin clients' location_cache_ttl in seconds (default %(default)s, as Client.connect; "
+                        "0 = every get asks the master)")
     p.add_argument("--csv", help="write the results to this CSV file")
     a = p.parse_args(argv)
     sizes = [parse_size(s) for s in a.value_size.split(",") if s.strip()]
@@ -210,8 +215,8 @@ def main(argv=None) -> int:
         print(f"{client:10s} {op:9s} {size_name(size):>7s} x{n:<3d} {row['ops_per_sec']:>10.1f} ops/s "
               f"{row['gb_per_sec']:>8.3f} GB/s  p50 {row['p50_us']:>9.1f} us  p99 {row['p99_us']:>9.1f} us", flush=True)
 
-    tcp = Client.connect(a.master, shared_memory=False)
-    shm = Client.connect(a.master, shared_memory=True)
+    tcp = Client.connect(a.master, shared_memory=False, location_cache_ttl=a.location_cache_ttl)
+    shm = Client.connect(a.master, shared_memory=True, location_cache_ttl=a.location_cache_ttl)
     mapped = shm.shared_segments()
     segments = [g["name"] for g in tcp.stat()["segments"]]
     remote = [s for s in segments if s not in mapped]

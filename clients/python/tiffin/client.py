@@ -811,9 +811,41 @@ class Client:
         return loc.size
 
     def _read_one(self, loc: ObjectInfo, dst: B.Chunks, start: float) -> None:
+        replicas = loc.replicas
+        first = replicas[0] if replicas else None
+        if (first is not None and first.type == "MEMORY" and first.size == loc.size <= self.slice_size
+                and len(dst.parts) == 1 and (self._shared is None or not any(
+                    r.type == "MEMORY" and self._direct(r, False) is not None for r in replicas))):
+            self._read_remote(loc, dst, start)
+            return
         err = self._read_many([loc], [dst], start)[0]
         if err is not None:
             raise err
+
+    def _read_remote(self, loc: ObjectInfo, dst: B.Chunks, start: float) -> None:
+        """The common get: one object of one slice, none of whose replicas is mapped here, read from its
+        first replica with one DATA_READ on a pooled connection; when that fails, the other memory
+        replicas as :meth:`_read_many` tries them. The read must end within the lease."""
+        r = loc.replicas[0]
+        self._counts["network_reads"] += 1
+        try:
+            self._pool.read(r.endpoint, Op.DATA_READ, pb.DataRequest(
+                segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch), dst.parts[0],
+                start + loc.lease_ttl_ms / 1000.0)
+        except TiffinError as e:
+            rest = tuple(x for x in loc.replicas[1:] if x.type == "MEMORY")
+            if e.code == "LEASE_EXPIRED" or not rest:
+                # after the lease no replica's bytes can be trusted: then the read fails as it is
+                raise _transfer_failure(f"get {loc.key!r}", e) from None
+            log.debug("read of %r from replica 0 failed (%s), trying the next", loc.key, e)
+            err = self._read_many([loc._replace(replicas=rest)], [dst], start)[0]
+            if err is not None:
+                raise err from None
+            return
+        elapsed_ms = (time.monotonic() - start) * 1000.0
+        if elapsed_ms >= loc.lease_ttl_ms:
+            raise TiffinError("LEASE_EXPIRED", f"{loc.key!r}: the read took {elapsed_ms:.0f} ms but the lease lasted "
+                                               f"{loc.lease_ttl_ms} ms; the bytes may have been evicted, retry")
 
     def _read_many(self, locs: list, dsts: list, start: float) -> list:
         """Reads object k of ``locs`` into ``dsts[k]`` (Chunks of exactly its size): a same-host replica
