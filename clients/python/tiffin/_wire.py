@@ -119,7 +119,7 @@ def request_frame(opcode: int, msg) -> bytearray:
     """A whole request frame without bulk bytes, for :meth:`Connection.read_into` (which sets its id)."""
     control = msg.SerializeToString()
     c = len(control)
-    size = frame_size(c, 0)
+    size = (LENGTH_FIELD + HEADER_SIZE + c + ALIGNMENT - 1) & -ALIGNMENT  # frame_size(c, 0)
     frame = bytearray(size)
     HEADER.pack_into(frame, 0, size - LENGTH_FIELD, PROTOCOL_VERSION, 0, opcode, 0, 0, c, 0)
     frame[LENGTH_FIELD + HEADER_SIZE:LENGTH_FIELD + HEADER_SIZE + c] = control
