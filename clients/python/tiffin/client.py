@@ -202,8 +202,8 @@ class Client:
             soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> None:
         """Stores ``value`` (any buffer, read in place) under ``key`` with ``replicas`` copies on
         different nodes. A put of an existing key is a successful no-op (the stored bytes stay) unless
-        ``upsert``; objects are at least 1 byte (the master refuses empty ones with INVALID_PARAMS, as
-        Mooncake does).
+        ``upsert``. An empty value is stored if the master accepts it (today's master refuses it with
+        INVALID_PARAMS, as Mooncake does).
 
         Raises TiffinError: INVALID_KEY, INVALID_PARAMS, NO_AVAILABLE_HANDLE (no room, after retries),
         TRANSFER_FAIL, RPC_FAIL/RPC_TIMEOUT (master), OBJECT_HAS_LEASE (upsert of an object being read).
@@ -238,8 +238,8 @@ class Client:
                 if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
                     return  # Mooncake's rule: a put of an existing key is a successful no-op
                 if e.code == "INVALID_PARAMS" and src.size == 0:
-                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the value is empty; Tiffin (like Mooncake) "
-                                                        "stores objects of at least 1 byte") from None
+                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the master refused the empty value ({e}); "
+                                                        "it stores objects of at least 1 byte") from None
                 if e.code != "NO_AVAILABLE_HANDLE" or attempt >= PUT_RETRIES:
                     raise
                 time.sleep(0.020 * (1 << attempt))  # a failed allocation wakes the master's evictor
