@@ -268,7 +268,8 @@ def test_master_lists_are_checked():
 
 
 def test_put_ids_are_non_zero_64_bit_and_commit_records_follow_the_grant():
-    from tiffin.client import _commit, _new_put_id, _options
+    from tiffin._transfers import commit_record as _commit, new_put_id as _new_put_id
+    from tiffin.client import _options
     ids = {_new_put_id() for _ in range(1000)}
     assert len(ids) == 1000 and all(0 < i < 1 << 64 for i in ids)
     opts = _options(2, None, True, False, False)

@@ -18,7 +18,8 @@ import time
 from typing import Optional
 
 from ._proto import tiffin_pb2 as pb
-from ._wire import Connection, Op, Pool, Settings, parse_endpoint
+from ._pool import Pool
+from ._wire import Connection, Op, Settings, parse_endpoint
 from .errors import TiffinError
 
 #: How long a discovery waits for the masters' answers (a paused master must not hold the others up).
