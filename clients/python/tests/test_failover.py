@@ -28,9 +28,17 @@ def data(key: str) -> bytes:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, below the kernel's ephemeral range: a master is restarted on it, and a port of that
+    range could meanwhile be handed to another process's connection."""
+    for _ in range(200):
+        port = random.randrange(10_000, 30_000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port found in 10000..29999")
 
 
 def master_proc(port: int, *extra) -> Proc:

@@ -303,13 +303,36 @@ final class FailoverCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket()) {
-            s.bind(new InetSocketAddress("127.0.0.1", 0));
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /**
+     * A port free now, below the kernel's ephemeral range: a master's port is fixed for the whole run (nodes and
+     * clients are given it, a killed master comes back on it), and a port of the ephemeral range could meanwhile
+     * be handed to some process's outgoing connection or port-0 server.
+     */
+    static int freePort() {
+        int below = 32768;
+        try {
+            // readAllLines, not readString: a /proc file reports size 0 and readString returned one byte of it
+            String[] range = java.nio.file.Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .get(0).trim().split("\\s+");
+            below = Integer.parseInt(range[0]);
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or unreadable: the usual range's start
         }
+        java.util.SplittableRandom random = new java.util.SplittableRandom();
+        if (below < 2048) {
+            below = 32768; // an odd range: keep clear of the usual one
+        }
+        int from = Math.min(10_000, below / 2);
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = from + random.nextInt(Math.max(1, below - from));
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress("127.0.0.1", port));
+                return port;
+            } catch (IOException e) {
+                // taken: try another
+            }
+        }
+        throw new IllegalStateException("no free port found below " + below);
     }
 
     @Override

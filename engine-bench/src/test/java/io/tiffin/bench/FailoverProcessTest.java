@@ -114,7 +114,7 @@ class FailoverProcessTest {
         final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
         final AtomicLong gets = new AtomicLong();
         final AtomicLong errors = new AtomicLong();
-        final Map<ErrorCode, AtomicLong> errorCodes = new ConcurrentHashMap<>();
+        final Map<String, AtomicLong> errorCodes = new ConcurrentHashMap<>(); // "operation code" → count
         final List<String> keys = java.util.Collections.synchronizedList(new ArrayList<>());
 
         String randomKey(SplittableRandom r) {
@@ -151,6 +151,7 @@ class FailoverProcessTest {
         long seq = 0;
         while (!stop.get()) {
             int op = r.nextInt(100);
+            String name = op < 45 ? "put" : op < 75 ? "get" : op < 88 ? "batch-get" : "remove";
             try {
                 if (op < 45) {
                     String key = "w" + id + "-" + seq++;
@@ -200,7 +201,7 @@ class FailoverProcessTest {
                 }
             } catch (TiffinException e) {
                 ledger.errors.incrementAndGet(); // an error during a failover (a get's is checked above)
-                ledger.errorCodes.computeIfAbsent(e.code(), k -> new AtomicLong()).incrementAndGet();
+                ledger.errorCodes.computeIfAbsent(name + " " + e.code(), k -> new AtomicLong()).incrementAndGet();
                 pause(20);
             }
         }
@@ -273,6 +274,25 @@ class FailoverProcessTest {
         }
     }
 
+    /**
+     * Puts {@code key} with two replicas until it is acknowledged: on a loaded machine a leader can lose its
+     * coordinator session at any time, and a put caught in that failover fails (it was never acknowledged).
+     */
+    private static void put(TiffinClient c, String key) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                c.put(key, valueOf(key), TWO);
+                return;
+            } catch (TiffinException e) {
+                if (attempt == 5) {
+                    throw e;
+                }
+                System.out.println("put " + key + " failed (" + e.code() + "), attempt " + attempt + "; again");
+                pause(250);
+            }
+        }
+    }
+
     /** The bytes of {@code key}, null when it is not found; retries while the master recovers. */
     private static byte[] getOrNull(TiffinClient c, String key) {
         TiffinException last = null;
@@ -301,7 +321,7 @@ class FailoverProcessTest {
             cluster.start(START);
             try (TiffinClient c = client(cluster.masterList())) {
                 for (int i = 0; i < 30; i++) {
-                    c.put("p" + i, valueOf("p" + i), TWO);
+                    put(c, "p" + i);
                 }
                 long term = cluster.leaderTerm();
                 int old = cluster.leader();
@@ -309,7 +329,7 @@ class FailoverProcessTest {
                 try {
                     cluster.awaitLeader(term, Duration.ofSeconds(40));
                     for (int i = 30; i < 45; i++) {
-                        c.put("p" + i, valueOf("p" + i), TWO);
+                        put(c, "p" + i);
                     }
                     for (int i = 0; i < 10; i++) {
                         c.remove("p" + i);
@@ -348,7 +368,7 @@ class FailoverProcessTest {
                 cluster.start(START);
                 try (TiffinClient c = client(cluster.masterList())) {
                     for (int i = 0; i < 20; i++) {
-                        c.put("i" + i, valueOf("i" + i), TWO);
+                        put(c, "i" + i);
                     }
                     long term = cluster.leaderTerm();
                     int old = cluster.leader();
@@ -356,7 +376,7 @@ class FailoverProcessTest {
                     cluster.awaitLeader(term, Duration.ofSeconds(40));
                     await().atMost(Duration.ofSeconds(30)).until(() -> !direct.putStartAccepted(
                             cluster.masterAddress(old)));
-                    c.put("after", valueOf("after"), TWO);
+                    put(c, "after");
                     for (int i = 0; i < 20; i++) {
                         assertThat(getOrNull(c, "i" + i)).isEqualTo(valueOf("i" + i));
                     }
@@ -389,7 +409,7 @@ class FailoverProcessTest {
             Map<String, Long> versions = new java.util.HashMap<>();
             try (TiffinClient c = client(address)) {
                 for (int i = 0; i < 40; i++) {
-                    c.put("s" + i, valueOf("s" + i), TWO);
+                    put(c, "s" + i);
                     versions.put("s" + i, c.locate("s" + i).orElseThrow().version());
                 }
             }
@@ -409,10 +429,8 @@ class FailoverProcessTest {
         }
     }
 
-    private static int freePort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+    private static int freePort() {
+        return FailoverCluster.freePort(); // the master comes back on it
     }
 
     /** Raw connections for asking a given master directly whether it still takes writes. */

@@ -38,10 +38,19 @@ class MasterRecoveryTest {
     @TempDir
     Path dir;
 
+    /** A port free now, below the ephemeral range (the restarted master binds it again; see FailoverCluster). */
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        java.util.SplittableRandom random = new java.util.SplittableRandom();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = 10_000 + random.nextInt(20_000);
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+                return port;
+            } catch (IOException e) {
+                // taken: try another
+            }
         }
+        throw new IOException("no free port found in 10000..29999");
     }
 
     private MasterServer startMaster(int port) {
