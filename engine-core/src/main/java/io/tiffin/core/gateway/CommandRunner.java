@@ -1,0 +1,379 @@
+package io.tiffin.core.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.redis.RedisMessage;
+import io.netty.util.ReferenceCountUtil;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Runs one connection's commands, in the order they arrived, one at a time, off the event loop (on a
+ * virtual thread started when work arrives), and hands their replies to the event loop in that order.
+ * Consecutive plain GETs, and consecutive plain SETs of distinct keys, go to the store as one batch call
+ * (a pipeline's GETs and SETs of one read and more).
+ *
+ * <p>Replies the client has not taken yet are bounded by {@code gateway.write-buffer}: past it no further
+ * command runs until the client has read half of them. A value read for a reply is counted in the
+ * gateway's memory budget until its reply has been written to the socket.
+ *
+ * <p>Thread-safe: {@link #submit}, {@link #fail} and {@link #close} are called by the event loop, the
+ * commands run on one thread at a time, write-completion callbacks come from the event loop.
+ */
+final class CommandRunner implements Runnable {
+    /** Most commands of one batch call. */
+    private static final int MAX_RUN = 512;
+    /** Replies of at least this many bytes are handed to the event loop at once. */
+    private static final long HAND_OVER_BYTES = 256 * 1024;
+    private static final long MEMORY_WAIT_SECONDS = 10;
+
+    private final GatewayContext gw;
+    private final CommandTable table;
+    private final Session session;
+    private final Channel channel;
+    private final Executor executor;
+    private final RespConnection connection;
+    private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    /** Bytes of replies handed to the event loop and not yet written to the socket. */
+    private final AtomicLong unwritten = new AtomicLong();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition drained = lock.newCondition();
+    private final long writeBuffer;
+    private volatile boolean closed;
+    private volatile boolean busy;
+
+    /** Replies not handed over yet, their bytes and the memory reserved for them. Used by the running thread only. */
+    private final List<RedisMessage> pending = new ArrayList<>();
+    private long pendingBytes;
+    private long pendingReserved;
+    /** Memory reserved for values read by the command running now. */
+    private long reservedNow;
+    private final GatewayStore.ValueBuffers buffers = this::allocate;
+
+    /** Marks a protocol error in the queue: answer it after the commands before it, then close. */
+    private record ProtocolError(String text) {
+    }
+
+    CommandRunner(GatewayContext gw, CommandTable table, Session session, Channel channel, Executor executor,
+                  RespConnection connection) {
+        this.gw = gw;
+        this.table = table;
+        this.session = session;
+        this.channel = channel;
+        this.executor = executor;
+        this.connection = connection;
+        this.writeBuffer = gw.settings.writeBuffer();
+    }
+
+    /** Queues commands (from the event loop); they are released once they have run or been dropped. */
+    void submit(List<RespCommand> commands) {
+        queue.addAll(commands);
+        schedule();
+    }
+
+    /** Queues a protocol error: answered after the commands queued before it, then the connection closes. */
+    void fail(String text) {
+        queue.add(new ProtocolError(text));
+        schedule();
+    }
+
+    /** Replies not yet written to the socket, bytes. */
+    long unwritten() {
+        return unwritten.get();
+    }
+
+    /** Whether a command is running or waiting to. */
+    boolean busy() {
+        return busy || !queue.isEmpty();
+    }
+
+    /** The connection closed: queued commands are dropped, a waiting command gives up. */
+    void close() {
+        closed = true;
+        signal();
+        schedule();
+    }
+
+    private void schedule() {
+        if (scheduled.compareAndSet(false, true)) {
+            try {
+                executor.execute(this);
+            } catch (RejectedExecutionException e) {
+                closed = true; // the gateway is stopping
+                drop();
+                scheduled.set(false);
+            }
+        }
+    }
+
+    @Override
+    public void run() {
+        busy = true;
+        try {
+            while (true) {
+                Object item = queue.poll();
+                if (item == null) {
+                    handOver(false);
+                    busy = false;
+                    scheduled.set(false);
+                    if (queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+                        return;
+                    }
+                    busy = true;
+                    continue;
+                }
+                if (closed || session.closing()) {
+                    release(item);
+                    continue;
+                }
+                if (item instanceof ProtocolError e) {
+                    gw.stats.errorReplies.increment();
+                    pending.add(Replies.error(new RespError(e.text())));
+                    handOver(true);
+                    closed = true;
+                    continue;
+                }
+                runFrom((RespCommand) item);
+            }
+        } catch (RuntimeException | Error e) {
+            closed = true;
+            drop();
+            channel.close();
+            throw e;
+        }
+    }
+
+    /** Runs {@code first} and, when it starts a run of plain GETs or SETs, the rest of the run. */
+    private void runFrom(RespCommand first) {
+        awaitRoom();
+        if (closed) {
+            first.release();
+            return;
+        }
+        List<RespCommand> done = new ArrayList<>();
+        done.add(first);
+        try {
+            if (session.authenticated() && isPlainGet(first) && isPlainGet(queue.peek())) {
+                runGets(first, done);
+            } else if (session.authenticated() && isPlainSet(first) && isPlainSet(queue.peek())) {
+                runSets(first, done);
+            } else {
+                reply(table.execute(new CommandSpec.Call(session, first, buffers)));
+            }
+        } finally {
+            long weight = 0;
+            for (RespCommand c : done) {
+                weight += c.weight();
+                c.release();
+            }
+            connection.commandsDone(weight);
+        }
+        if (session.closing()) {
+            handOver(true);
+        } else if (pendingBytes >= HAND_OVER_BYTES) {
+            handOver(false);
+        }
+    }
+
+    private static boolean isPlainGet(Object o) {
+        return o instanceof RespCommand c && c.argc() == 2 && c.name().equals("GET");
+    }
+
+    private static boolean isPlainSet(Object o) {
+        return o instanceof RespCommand c && c.argc() == 3 && c.name().equals("SET") && c.arg(2).isReadable();
+    }
+
+    private void runGets(RespCommand first, List<RespCommand> done) {
+        List<String> keys = new ArrayList<>();
+        keys.add(first.key(1));
+        while (keys.size() < MAX_RUN && isPlainGet(queue.peek())) {
+            RespCommand next = (RespCommand) queue.peek();
+            String key;
+            try {
+                key = next.key(1);
+            } catch (RespError invalid) {
+                break; // run on its own: its error comes in its place
+            }
+            queue.poll();
+            done.add(next);
+            keys.add(key);
+        }
+        gw.stats.commandsProcessed.add(keys.size());
+        for (RedisMessage m : table.strings().getRun(keys, buffers, session.protocol())) {
+            reply(m);
+        }
+    }
+
+    private void runSets(RespCommand first, List<RespCommand> done) {
+        List<String> keys = new ArrayList<>();
+        List<ByteBuf> values = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        keys.add(first.key(1));
+        values.add(first.arg(2));
+        seen.add(keys.getFirst());
+        while (keys.size() < MAX_RUN && isPlainSet(queue.peek())) {
+            RespCommand next = (RespCommand) queue.peek();
+            String key;
+            try {
+                key = next.key(1);
+            } catch (RespError invalid) {
+                break;
+            }
+            if (!seen.add(key)) {
+                break; // the same key again: its SET must come after this run's
+            }
+            queue.poll();
+            done.add(next);
+            keys.add(key);
+            values.add(next.arg(2));
+        }
+        gw.stats.commandsProcessed.add(keys.size());
+        for (RedisMessage m : table.strings().setRun(keys, values)) {
+            reply(m);
+        }
+    }
+
+    private void reply(RedisMessage m) {
+        if (m instanceof io.netty.handler.codec.redis.ErrorRedisMessage) {
+            gw.stats.errorReplies.increment();
+        }
+        pending.add(m);
+        pendingBytes += Replies.weight(m);
+        pendingReserved += reservedNow;
+        reservedNow = 0;
+    }
+
+    /** A buffer for a value read from the store, counted in the gateway's memory (waiting for room if need be). */
+    private ByteBuf allocate(int size) {
+        boolean reserved;
+        try {
+            reserved = gw.budget.reserve(size, MEMORY_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the gateway is stopping");
+        }
+        if (!reserved) {
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway's memory for values in flight"
+                    + " (gateway.max-memory = " + gw.budget.limit() + " bytes) stayed full for " + MEMORY_WAIT_SECONDS
+                    + "s; retry, or raise gateway.max-memory");
+        }
+        reservedNow += size;
+        try {
+            return channel.alloc().directBuffer(size, size);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            reservedNow -= size;
+            gw.budget.release(size);
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway cannot allocate " + size
+                    + " bytes for a value: " + e, e);
+        }
+    }
+
+    /** Waits while the client has more than {@code gateway.write-buffer} of replies to take. */
+    private void awaitRoom() {
+        if (unwritten.get() + pendingBytes < writeBuffer) {
+            return;
+        }
+        handOver(false);
+        lock.lock();
+        try {
+            while (!closed && unwritten.get() > writeBuffer / 2) {
+                drained.awaitUninterruptibly();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Gives the pending replies to the event loop, which writes and flushes them ({@code close}: then closes). */
+    private void handOver(boolean close) {
+        if (pending.isEmpty()) {
+            if (close) {
+                channel.eventLoop().execute(() -> channel.close());
+            }
+            return;
+        }
+        List<RedisMessage> replies = new ArrayList<>(pending);
+        long bytes = pendingBytes;
+        long reserved = pendingReserved + reservedNow;
+        pending.clear();
+        pendingBytes = 0;
+        pendingReserved = 0;
+        reservedNow = 0;
+        unwritten.addAndGet(bytes);
+        try {
+            channel.eventLoop().execute(() -> write(replies, bytes, reserved, close));
+        } catch (RejectedExecutionException e) {
+            replies.forEach(ReferenceCountUtil::release);
+            written(bytes, reserved, false);
+        }
+    }
+
+    /** On the event loop: writes the replies; when the last is written (or fails), their memory is given back. */
+    private void write(List<RedisMessage> replies, long bytes, long reserved, boolean close) {
+        int last = replies.size() - 1;
+        for (int i = 0; i < last; i++) {
+            channel.write(replies.get(i), channel.voidPromise());
+        }
+        ChannelPromise promise = channel.newPromise();
+        promise.addListener(f -> written(bytes, reserved, f.isSuccess()));
+        if (close) {
+            promise.addListener(ChannelFutureListener.CLOSE);
+        }
+        channel.writeAndFlush(replies.get(last), promise);
+    }
+
+    private void written(long bytes, long reserved, boolean success) {
+        if (success) {
+            gw.stats.outputBytes.add(bytes);
+        }
+        gw.budget.release(reserved);
+        unwritten.addAndGet(-bytes);
+        signal();
+        connection.repliesWritten();
+    }
+
+    private void signal() {
+        lock.lock();
+        try {
+            drained.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Drops what is queued (the connection is gone). */
+    private void drop() {
+        Object item;
+        while ((item = queue.poll()) != null) {
+            release(item);
+        }
+        pending.forEach(ReferenceCountUtil::release);
+        pending.clear();
+        gw.budget.release(pendingReserved + reservedNow);
+        pendingReserved = 0;
+        reservedNow = 0;
+        pendingBytes = 0;
+    }
+
+    private void release(Object item) {
+        if (item instanceof RespCommand c) {
+            c.release();
+            connection.commandsDone(c.weight());
+        }
+    }
+}
