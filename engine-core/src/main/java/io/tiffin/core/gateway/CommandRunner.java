@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.redis.RedisMessage;
 import io.netty.util.ReferenceCountUtil;
 import io.tiffin.api.ErrorCode;
@@ -40,6 +41,8 @@ final class CommandRunner implements Runnable {
     /** Replies of at least this many bytes are handed to the event loop at once. */
     private static final long HAND_OVER_BYTES = 256 * 1024;
     private static final long MEMORY_WAIT_SECONDS = 10;
+    /** What a GET of a key whose size the store does not know is expected to answer. */
+    private static final long UNKNOWN_SIZE = 16 * 1024;
 
     private final GatewayContext gw;
     private final CommandTable table;
@@ -128,7 +131,7 @@ final class CommandRunner implements Runnable {
             while (true) {
                 Object item = queue.poll();
                 if (item == null) {
-                    handOver(false);
+                    handOver(End.NONE);
                     busy = false;
                     scheduled.set(false);
                     if (queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
@@ -144,7 +147,7 @@ final class CommandRunner implements Runnable {
                 if (item instanceof ProtocolError e) {
                     gw.stats.errorReplies.increment();
                     pending.add(Replies.error(new RespError(e.text())));
-                    handOver(true);
+                    handOver(End.LINGER);
                     closed = true;
                     continue;
                 }
@@ -184,9 +187,9 @@ final class CommandRunner implements Runnable {
             connection.commandsDone(weight);
         }
         if (session.closing()) {
-            handOver(true);
+            handOver(End.CLOSE);
         } else if (pendingBytes >= HAND_OVER_BYTES) {
-            handOver(false);
+            handOver(End.NONE);
         }
     }
 
@@ -201,7 +204,9 @@ final class CommandRunner implements Runnable {
     private void runGets(RespCommand first, List<RespCommand> done) {
         List<String> keys = new ArrayList<>();
         keys.add(first.key(1));
-        while (keys.size() < MAX_RUN && isPlainGet(queue.peek())) {
+        long expected = expectedSize(keys.getFirst());
+        // replies of one run are written together: keep them within what the client may have waiting
+        while (keys.size() < MAX_RUN && expected < writeBuffer && isPlainGet(queue.peek())) {
             RespCommand next = (RespCommand) queue.peek();
             String key;
             try {
@@ -212,11 +217,18 @@ final class CommandRunner implements Runnable {
             queue.poll();
             done.add(next);
             keys.add(key);
+            expected += expectedSize(key);
         }
         gw.stats.commandsProcessed.add(keys.size());
         for (RedisMessage m : table.strings().getRun(keys, buffers, session.protocol())) {
             reply(m);
         }
+    }
+
+    /** The size a GET of {@code key} will probably answer (the store's hint; an unknown key as a small value). */
+    private long expectedSize(String key) {
+        long hint = gw.store.sizeHint(key);
+        return hint < 0 ? UNKNOWN_SIZE : hint;
     }
 
     private void runSets(RespCommand first, List<RespCommand> done) {
@@ -288,7 +300,7 @@ final class CommandRunner implements Runnable {
         if (unwritten.get() + pendingBytes < writeBuffer) {
             return;
         }
-        handOver(false);
+        handOver(End.NONE);
         lock.lock();
         try {
             while (!closed && unwritten.get() > writeBuffer / 2) {
@@ -299,10 +311,26 @@ final class CommandRunner implements Runnable {
         }
     }
 
-    /** Gives the pending replies to the event loop, which writes and flushes them ({@code close}: then closes). */
-    private void handOver(boolean close) {
+    /** What happens to the connection once the replies handed over are written. */
+    private enum End {
+        /** It stays open. */
+        NONE,
+        /** It closes (QUIT). */
+        CLOSE,
+        /**
+         * No more is sent (FIN), what the client still sends is read and thrown away, and it closes after
+         * {@link #LINGER_SECONDS}: a protocol error, whose reply would be lost if the connection were reset
+         * for the bytes left unread.
+         */
+        LINGER
+    }
+
+    private static final long LINGER_SECONDS = 2;
+
+    /** Gives the pending replies to the event loop, which writes and flushes them, then ends the connection as told. */
+    private void handOver(End end) {
         if (pending.isEmpty()) {
-            if (close) {
+            if (end != End.NONE) {
                 channel.eventLoop().execute(() -> channel.close());
             }
             return;
@@ -316,7 +344,7 @@ final class CommandRunner implements Runnable {
         reservedNow = 0;
         unwritten.addAndGet(bytes);
         try {
-            channel.eventLoop().execute(() -> write(replies, bytes, reserved, close));
+            channel.eventLoop().execute(() -> write(replies, bytes, reserved, end));
         } catch (RejectedExecutionException e) {
             replies.forEach(ReferenceCountUtil::release);
             written(bytes, reserved, false);
@@ -324,15 +352,24 @@ final class CommandRunner implements Runnable {
     }
 
     /** On the event loop: writes the replies; when the last is written (or fails), their memory is given back. */
-    private void write(List<RedisMessage> replies, long bytes, long reserved, boolean close) {
+    private void write(List<RedisMessage> replies, long bytes, long reserved, End end) {
         int last = replies.size() - 1;
         for (int i = 0; i < last; i++) {
             channel.write(replies.get(i), channel.voidPromise());
         }
         ChannelPromise promise = channel.newPromise();
         promise.addListener(f -> written(bytes, reserved, f.isSuccess()));
-        if (close) {
+        if (end == End.CLOSE) {
             promise.addListener(ChannelFutureListener.CLOSE);
+        } else if (end == End.LINGER) {
+            promise.addListener(f -> {
+                if (channel instanceof DuplexChannel duplex && f.isSuccess()) {
+                    duplex.shutdownOutput();
+                    channel.eventLoop().schedule(() -> channel.close(), LINGER_SECONDS, TimeUnit.SECONDS);
+                } else {
+                    channel.close();
+                }
+            });
         }
         channel.writeAndFlush(replies.get(last), promise);
     }

@@ -58,6 +58,12 @@ public interface GatewayStore extends AutoCloseable {
     /** Removes each key's value at once; {@code OBJECT_NOT_FOUND} for a key that held none. */
     List<KeyResult<Void>> remove(List<String> keys);
 
+    /**
+     * The size the store last saw for {@code key}'s value, from memory only (no call), or -1 when it does not
+     * know; a hint, which may be out of date.
+     */
+    long sizeHint(String key);
+
     /** The size of the value of {@code key}, without reading it; empty when the key holds none. */
     OptionalLong size(String key);
 

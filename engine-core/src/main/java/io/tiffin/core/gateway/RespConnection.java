@@ -120,8 +120,8 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
                 gw.budget.whenReleased(this::scheduleResume);
             }
             case ERROR -> {
+                // reading goes on: what follows is thrown away, so the error reply is not lost to a reset
                 failed = true;
-                pause();
                 submit();
                 gw.stats.protocolErrors.increment();
                 runner.fail(parser.error());

@@ -265,6 +265,12 @@ public final class TiffinGatewayStore implements GatewayStore {
     // ------------------------------------------------------------------------- listings and figures
 
     @Override
+    public long sizeHint(String key) {
+        Integer size = sizes.getIfPresent(key);
+        return size == null ? -1 : size;
+    }
+
+    @Override
     public OptionalLong size(String key) {
         ListKeysReply reply = client.listKeys(key, 1);
         if (reply.getKeysCount() == 0 || !reply.getKeys(0).equals(key)) {

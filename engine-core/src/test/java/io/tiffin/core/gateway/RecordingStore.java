@@ -57,6 +57,11 @@ final class RecordingStore implements GatewayStore {
     }
 
     @Override
+    public long sizeHint(String key) {
+        return store.sizeHint(key);
+    }
+
+    @Override
     public OptionalLong size(String key) {
         calls.add("size:1");
         return store.size(key);
