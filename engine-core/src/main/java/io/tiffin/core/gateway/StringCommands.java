@@ -62,8 +62,11 @@ final class StringCommands {
         try {
             results = gw.store.getAll(keys, buffers);
         } catch (TiffinException e) {
-            RedisMessage error = Replies.error(RespError.store(e, "GET"));
-            return java.util.Collections.nCopies(keys.size(), error);
+            List<RedisMessage> errors = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                errors.add(Replies.error(RespError.store(e, "GET of '" + key + "'")));
+            }
+            return errors;
         }
         List<RedisMessage> out = new ArrayList<>(keys.size());
         for (KeyResult<ByteBuf> r : results) {
@@ -97,7 +100,11 @@ final class StringCommands {
         try {
             results = gw.store.putAll(keys, values);
         } catch (TiffinException e) {
-            return java.util.Collections.nCopies(keys.size(), Replies.error(RespError.store(e, "SET")));
+            List<RedisMessage> errors = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                errors.add(Replies.error(putFailure(e, key)));
+            }
+            return errors;
         }
         List<RedisMessage> out = new ArrayList<>(keys.size());
         for (KeyResult<Void> r : results) {
