@@ -101,6 +101,7 @@ home=$(ls -d "$work"/tiffin-*/ | head -n 1)
 tiffin="${home%/}/bin/tiffin"
 port=$(free_port) || exit 1
 admin=$(free_port) || exit 1
+rport=$(free_port) || exit 1
 master="127.0.0.1:$port"
 echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
 
@@ -181,7 +182,7 @@ else fail "server command without any writable log directory (exit $rc)" "$(echo
 # every completed put is also written to SSD. The segment is a shared-memory file (in the work
 # directory here, /dev/shm in production) that the client commands below map.
 mkdir -p "$work/shm"
-"$tiffin" standalone --port "$port" --admin-port "$admin" --segment-size 64MiB \
+"$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
   -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
   -D node.shared-memory-dir="$work/shm" \
   >"$work/server.out" 2>"$work/server.err" &
@@ -240,6 +241,19 @@ if [ $rc -eq 0 ] && grep -q "Tiffin master listening on .*$port" "${home%/}/logs
     && [ ! -e "$work/client-logs/tiffin.log" ]; then
   pass "the standalone logs to logs/tiffin.log, client commands create no log file"
 else fail "log files (ls exit $rc)" "$out$(ls -l "${home%/}/logs" "$work/client-logs" 2>&1)"; fi
+
+# ---------------------------------------------------------------------------------- Redis protocol
+# The standalone's RESP gateway (--redis-port), driven with inline commands over bash's /dev/tcp; a value
+# set through it is an object the Tiffin client commands read.
+resp_out=$( (exec 5<>"/dev/tcp/127.0.0.1/$rport" && printf 'PING\r\nSET smoke/resp via-redis\r\nGET smoke/resp\r\nQUIT\r\n' >&5 \
+  && cat <&5) 2>&1 | tr -d '\r'); rc=$?
+got=$("$tiffin" get --master "$master" smoke/resp 2>&1)
+if grep -q "^Tiffin Redis gateway listening on 127.0.0.1:$rport " "$work/server.out" \
+    && [ "$resp_out" = "$(printf '+PONG\n+OK\n$9\nvia-redis\n+OK')" ] && [ "$got" = "via-redis" ]; then
+  pass "the standalone serves RESP on --redis-port; a SET through it is a Tiffin object"
+else fail "RESP on --redis-port (exit $rc)" "$resp_out
+$got"; fi
+"$tiffin" rm --master "$master" --force smoke/resp >/dev/null 2>&1
 
 # ---------------------------------------------------------------------------------- errors, rm
 out=$("$tiffin" get --master "$master" smoke/missing 2>&1 >/dev/null); rc=$?
