@@ -2,13 +2,10 @@ package io.tiffin.core.gateway;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.redis.RedisMessage;
 import io.netty.util.ReferenceCountUtil;
-import io.tiffin.api.ErrorCode;
-import io.tiffin.api.TiffinException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -40,9 +37,9 @@ final class CommandRunner implements Runnable {
     private static final int MAX_RUN = 512;
     /** Replies of at least this many bytes are handed to the event loop at once. */
     private static final long HAND_OVER_BYTES = 256 * 1024;
-    private static final long MEMORY_WAIT_SECONDS = 10;
     /** What a GET of a key whose size the store does not know is expected to answer. */
     private static final long UNKNOWN_SIZE = 16 * 1024;
+
 
     private final GatewayContext gw;
     private final CommandTable table;
@@ -59,6 +56,10 @@ final class CommandRunner implements Runnable {
     private final long writeBuffer;
     private volatile boolean closed;
     private volatile boolean busy;
+    /** Commands of this connection are in a {@link LoopBatch}. */
+    private volatile boolean enlisted;
+    /** The running thread waits in {@link #awaitRoom}: only then do write completions signal. */
+    private volatile boolean awaiting;
 
     /** Replies not handed over yet, their bytes and the memory reserved for them. Used by the running thread only. */
     private final List<RedisMessage> pending = new ArrayList<>();
@@ -102,7 +103,48 @@ final class CommandRunner implements Runnable {
 
     /** Whether a command is running or waiting to. */
     boolean busy() {
-        return busy || !queue.isEmpty();
+        return busy || enlisted || !queue.isEmpty();
+    }
+
+    /**
+     * Takes this connection's next commands out of the runner's hands for a {@link LoopBatch} (on the event
+     * loop): only when nothing of it is queued, running or waiting to be written, so that their replies come
+     * in order. Until {@link #enlistedDone} no command of it runs.
+     */
+    boolean tryEnlist() {
+        if (closed || session.closing() || !session.authenticated() || unwritten.get() >= writeBuffer / 2
+                || !queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+            return false;
+        }
+        enlisted = true;
+        return true;
+    }
+
+    /**
+     * The replies of the enlisted {@code commands} (any thread): written in order, with {@code reserved} bytes
+     * of the memory budget released once they are; then the commands are released and the runner goes on.
+     */
+    void enlistedDone(List<RespCommand> commands, List<RedisMessage> replies, long reserved) {
+        long bytes = 0;
+        for (RedisMessage m : replies) {
+            bytes += Replies.weight(m);
+            if (m instanceof io.netty.handler.codec.redis.ErrorRedisMessage) {
+                gw.stats.errorReplies.increment();
+            }
+        }
+        gw.stats.commandsProcessed.add(commands.size());
+        deliver(new ArrayList<>(replies), bytes, reserved, End.NONE);
+        long weight = 0;
+        for (RespCommand c : commands) {
+            weight += c.weight();
+            c.release();
+        }
+        connection.commandsDone(weight);
+        enlisted = false;
+        scheduled.set(false);
+        if (!queue.isEmpty()) {
+            schedule();
+        }
     }
 
     /** The connection closed: queued commands are dropped, a waiting command gives up. */
@@ -187,17 +229,17 @@ final class CommandRunner implements Runnable {
             connection.commandsDone(weight);
         }
         if (session.closing()) {
-            handOver(End.CLOSE);
+            handOver(End.LINGER);
         } else if (pendingBytes >= HAND_OVER_BYTES) {
             handOver(End.NONE);
         }
     }
 
-    private static boolean isPlainGet(Object o) {
+    static boolean isPlainGet(Object o) {
         return o instanceof RespCommand c && c.argc() == 2 && c.name().equals("GET");
     }
 
-    private static boolean isPlainSet(Object o) {
+    static boolean isPlainSet(Object o) {
         return o instanceof RespCommand c && c.argc() == 3 && c.name().equals("SET") && c.arg(2).isReadable();
     }
 
@@ -213,6 +255,9 @@ final class CommandRunner implements Runnable {
                 key = next.key(1);
             } catch (RespError invalid) {
                 break; // run on its own: its error comes in its place
+            }
+            if (gw.store.sizeHint(key) < 0) {
+                break; // a value of unknown size (it may be large) starts a run of its own
             }
             queue.poll();
             done.add(next);
@@ -270,29 +315,11 @@ final class CommandRunner implements Runnable {
         reservedNow = 0;
     }
 
-    /** A buffer for a value read from the store, counted in the gateway's memory (waiting for room if need be). */
+    /** A buffer for a value read from the store, counted in the gateway's memory until its reply is written. */
     private ByteBuf allocate(int size) {
-        boolean reserved;
-        try {
-            reserved = gw.budget.reserve(size, MEMORY_WAIT_SECONDS, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the gateway is stopping");
-        }
-        if (!reserved) {
-            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway's memory for values in flight"
-                    + " (gateway.max-memory = " + gw.budget.limit() + " bytes) stayed full for " + MEMORY_WAIT_SECONDS
-                    + "s; retry, or raise gateway.max-memory");
-        }
-        reservedNow += size;
-        try {
-            return channel.alloc().directBuffer(size, size);
-        } catch (RuntimeException | OutOfMemoryError e) {
-            reservedNow -= size;
-            gw.budget.release(size);
-            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway cannot allocate " + size
-                    + " bytes for a value: " + e, e);
-        }
+        ByteBuf buf = gw.budget.allocateValue(channel.alloc(), size);
+        reservedNow += buf.capacity();
+        return buf;
     }
 
     /** Waits while the client has more than {@code gateway.write-buffer} of replies to take. */
@@ -301,6 +328,7 @@ final class CommandRunner implements Runnable {
             return;
         }
         handOver(End.NONE);
+        awaiting = true;
         lock.lock();
         try {
             while (!closed && unwritten.get() > writeBuffer / 2) {
@@ -308,6 +336,7 @@ final class CommandRunner implements Runnable {
             }
         } finally {
             lock.unlock();
+            awaiting = false;
         }
     }
 
@@ -315,12 +344,10 @@ final class CommandRunner implements Runnable {
     private enum End {
         /** It stays open. */
         NONE,
-        /** It closes (QUIT). */
-        CLOSE,
         /**
          * No more is sent (FIN), what the client still sends is read and thrown away, and it closes after
-         * {@link #LINGER_SECONDS}: a protocol error, whose reply would be lost if the connection were reset
-         * for the bytes left unread.
+         * {@link #LINGER_SECONDS}: QUIT or a protocol error, whose reply would be lost if the connection were
+         * reset for bytes left unread.
          */
         LINGER
     }
@@ -342,6 +369,11 @@ final class CommandRunner implements Runnable {
         pendingBytes = 0;
         pendingReserved = 0;
         reservedNow = 0;
+        deliver(replies, bytes, reserved, end);
+    }
+
+    /** Hands {@code replies} ({@code bytes} on the wire, {@code reserved} in the budget) to the event loop. */
+    private void deliver(List<RedisMessage> replies, long bytes, long reserved, End end) {
         unwritten.addAndGet(bytes);
         try {
             channel.eventLoop().execute(() -> write(replies, bytes, reserved, end));
@@ -359,9 +391,7 @@ final class CommandRunner implements Runnable {
         }
         ChannelPromise promise = channel.newPromise();
         promise.addListener(f -> written(bytes, reserved, f.isSuccess()));
-        if (end == End.CLOSE) {
-            promise.addListener(ChannelFutureListener.CLOSE);
-        } else if (end == End.LINGER) {
+        if (end == End.LINGER) {
             promise.addListener(f -> {
                 if (channel instanceof DuplexChannel duplex && f.isSuccess()) {
                     duplex.shutdownOutput();
@@ -385,6 +415,9 @@ final class CommandRunner implements Runnable {
     }
 
     private void signal() {
+        if (!awaiting) {
+            return; // set before the waiting thread checks what it waits for, so no wake-up is lost
+        }
         lock.lock();
         try {
             drained.signalAll();

@@ -15,6 +15,8 @@ final class GatewayContext {
     final GatewaySettings settings;
     final MemoryBudget budget;
     final GatewayStats stats = new GatewayStats();
+    /** Puts of all connections, batched together. */
+    final PutCombiner puts;
     final String runId;
     final long startMillis = System.currentTimeMillis();
     private final AtomicLong clientIds = new AtomicLong();
@@ -25,6 +27,7 @@ final class GatewayContext {
         this.store = store;
         this.settings = settings;
         this.budget = new MemoryBudget(settings.maxMemory());
+        this.puts = new PutCombiner(store, stats);
         byte[] id = new byte[20];
         ThreadLocalRandom.current().nextBytes(id);
         this.runId = HexFormat.of().formatHex(id);

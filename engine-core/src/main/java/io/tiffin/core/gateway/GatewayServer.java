@@ -41,6 +41,10 @@ public final class GatewayServer implements AutoCloseable {
     private final CommandTable table;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final ExecutorService commandThreads;
+    /** The batch of each event loop, made when the loop's first connection comes. */
+    private final java.util.concurrent.ConcurrentHashMap<io.netty.channel.EventLoop, LoopBatch> batches =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     private final EventLoopGroup acceptGroup;
     private final EventLoopGroup ioGroup;
     private final Channel serverChannel;
@@ -49,7 +53,7 @@ public final class GatewayServer implements AutoCloseable {
     private GatewayServer(GatewayStore store, GatewaySettings settings) {
         this.gw = new GatewayContext(store, settings);
         this.table = new CommandTable(gw);
-        this.commandThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tiffin-resp-", 0).factory());
+        this.commandThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tiffin-resp").factory());
         this.acceptGroup = EventLoops.newGroup("resp-accept", 1, settings.useNative());
         this.ioGroup = EventLoops.newGroup("resp-io", settings.ioThreads(), settings.useNative());
         ServerBootstrap bootstrap = new ServerBootstrap()
@@ -70,7 +74,7 @@ public final class GatewayServer implements AutoCloseable {
                                     settings.idleTimeout().toNanos(), TimeUnit.NANOSECONDS));
                         }
                         ch.pipeline().addLast("resp-encoder", new RespEncoder())
-                                .addLast("resp", new RespConnection(gw, table, commandThreads));
+                                .addLast("resp", new RespConnection(gw, table, commandThreads, GatewayServer.this::loopBatch));
                     }
                 });
         ChannelFuture bound = bootstrap.bind(settings.host(), settings.port()).awaitUninterruptibly();
@@ -93,6 +97,11 @@ public final class GatewayServer implements AutoCloseable {
      */
     public static GatewayServer start(GatewayStore store, GatewaySettings settings) {
         return new GatewayServer(Objects.requireNonNull(store, "store"), Objects.requireNonNull(settings, "settings"));
+    }
+
+    /** The batch of {@code loop}'s connections (made with the loop's first connection). */
+    private LoopBatch loopBatch(io.netty.channel.EventLoop loop) {
+        return batches.computeIfAbsent(loop, l -> new LoopBatch(l, gw, table.strings(), commandThreads));
     }
 
     /** The bound address (with the real port when started on port 0). */

@@ -20,4 +20,7 @@ final class GatewayStats {
     final LongAdder errorReplies = new LongAdder();
     final LongAdder protocolErrors = new LongAdder();
     final LongAdder idleClosed = new LongAdder();
+    /** Batch calls of the {@link PutCombiner} and the keys they carried. */
+    final LongAdder putBatches = new LongAdder();
+    final LongAdder putBatchKeys = new LongAdder();
 }

@@ -117,6 +117,8 @@ final class InfoReport {
         line(sb, "total_error_replies", Long.toString(s.errorReplies.sum()));
         line(sb, "protocol_errors", Long.toString(s.protocolErrors.sum()));
         line(sb, "idle_connections_closed", Long.toString(s.idleClosed.sum()));
+        line(sb, "store_put_batches", Long.toString(s.putBatches.sum()));
+        line(sb, "store_put_batch_keys", Long.toString(s.putBatchKeys.sum()));
     }
 
     private static void keyspace(StringBuilder sb, GatewayStore.StoreStats store) {

@@ -1,8 +1,13 @@
 package io.tiffin.core.gateway;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -16,14 +21,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * value larger than the whole budget still passes when nothing else is in flight and two halves of one
  * command can never wait for each other.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe. Reservations that fit and releases nobody waits for take no lock.
  */
 final class MemoryBudget {
     private final long limit;
+    private final AtomicLong used = new AtomicLong();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
-    /** Guarded by lock. */
-    private long used;
+    /** Threads blocked in {@link #reserve} plus registered waiters; releases signal only when it is positive. */
+    private final AtomicLong waiting = new AtomicLong();
     /** Called once each when memory is released. Guarded by lock. */
     private List<Runnable> waiters = new ArrayList<>();
 
@@ -39,22 +45,12 @@ final class MemoryBudget {
     }
 
     long used() {
-        lock.lock();
-        try {
-            return used;
-        } finally {
-            lock.unlock();
-        }
+        return used.get();
     }
 
-    /** Whether everything reserved exceeds the limit (connections then pause at their next command). */
+    /** Whether everything reserved reaches the limit (connections then pause at their next command). */
     boolean exhausted() {
-        lock.lock();
-        try {
-            return used >= limit;
-        } finally {
-            lock.unlock();
-        }
+        return used.get() >= limit;
     }
 
     /**
@@ -62,67 +58,66 @@ final class MemoryBudget {
      * ({@code heldByCaller >= used}); returns whether it did.
      */
     boolean tryReserve(long n, long heldByCaller) {
-        lock.lock();
-        try {
-            if (used + n <= limit || heldByCaller >= used) {
-                used += n;
+        while (true) {
+            long u = used.get();
+            if (u + n > limit && heldByCaller < u) {
+                return false;
+            }
+            if (used.compareAndSet(u, u + n)) {
                 return true;
             }
-            return false;
-        } finally {
-            lock.unlock();
         }
     }
 
     /** Counts {@code n} bytes that are already in memory (a received command), fitting or not. */
     void forceReserve(long n) {
-        lock.lock();
-        try {
-            used += n;
-        } finally {
-            lock.unlock();
-        }
+        used.addAndGet(n);
     }
 
     /**
      * Reserves {@code n} bytes, waiting up to {@code timeout} for them (on a thread that may block, never
-     * an event loop); returns whether it did.
+     * an event loop); granted at once when nothing else is in use. Returns whether it reserved them.
      */
     boolean reserve(long n, long timeout, TimeUnit unit) throws InterruptedException {
+        if (tryReserve(n, 0)) {
+            return true;
+        }
         long left = unit.toNanos(timeout);
+        waiting.incrementAndGet();
         lock.lock();
         try {
-            while (used + n > limit && used > 0) {
+            while (!tryReserve(n, 0)) {
                 if (left <= 0) {
                     return false;
                 }
                 left = released.awaitNanos(left);
             }
-            used += n;
             return true;
         } finally {
             lock.unlock();
+            waiting.decrementAndGet();
         }
     }
 
-    /** Gives back {@code n} reserved bytes and calls the waiters registered meanwhile. */
+    /** Gives back {@code n} reserved bytes and wakes whoever waits for memory. */
     void release(long n) {
         if (n == 0) {
+            return;
+        }
+        long u = used.addAndGet(-n);
+        if (u < 0) {
+            throw new IllegalStateException("gateway memory released twice: " + u + " bytes in use");
+        }
+        if (waiting.get() == 0) {
             return;
         }
         List<Runnable> wake;
         lock.lock();
         try {
-            used -= n;
-            if (used < 0) {
-                throw new IllegalStateException("gateway memory released twice: " + used + " bytes in use");
-            }
             released.signalAll();
-            if (waiters.isEmpty()) {
-                return;
-            }
             wake = waiters;
             waiters = new ArrayList<>();
+            waiting.addAndGet(-wake.size());
         } finally {
             lock.unlock();
         }
@@ -136,13 +131,50 @@ final class MemoryBudget {
     void whenReleased(Runnable r) {
         lock.lock();
         try {
-            if (used > 0) {
+            waiting.incrementAndGet();
+            if (used.get() > 0) {
                 waiters.add(r);
                 return;
             }
+            waiting.decrementAndGet();
         } finally {
             lock.unlock();
         }
         r.run();
+    }
+
+    /** How long a reply's value waits for memory before its command fails. */
+    static final long VALUE_WAIT_SECONDS = 10;
+
+    /**
+     * A direct buffer for a value of {@code size} bytes read from the store, with room for its reply's framing
+     * before and after it ({@link EncodedReply}; its readable part starts after that room), reserved here
+     * first (waiting up to {@link #VALUE_WAIT_SECONDS} for room). Its {@link ByteBuf#capacity()} is what was
+     * reserved; the caller releases that once the buffer's reply is written.
+     *
+     * @throws TiffinException {@code NO_AVAILABLE_HANDLE} when no room came, or the memory cannot be had
+     */
+    ByteBuf allocateValue(ByteBufAllocator alloc, int size) {
+        int capacity = size + EncodedReply.HEADROOM + EncodedReply.TAILROOM;
+        boolean ok;
+        try {
+            ok = reserve(capacity, VALUE_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the gateway is stopping");
+        }
+        if (!ok) {
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway's memory for values in flight"
+                    + " (gateway.max-memory = " + limit + " bytes) stayed full for " + VALUE_WAIT_SECONDS
+                    + "s; retry, or raise gateway.max-memory");
+        }
+        try {
+            ByteBuf buf = alloc.directBuffer(capacity, capacity);
+            return buf.setIndex(EncodedReply.HEADROOM, EncodedReply.HEADROOM);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            release(capacity);
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway cannot allocate " + size
+                    + " bytes for a value: " + e, e);
+        }
     }
 }

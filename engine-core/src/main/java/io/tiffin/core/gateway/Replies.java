@@ -107,6 +107,7 @@ final class Replies {
                 yield w;
             }
             case Resp3.Verbatim v -> v.text().length() + 24L;
+            case EncodedReply e -> e.content().readableBytes();
             default -> 16;
         };
     }

@@ -35,6 +35,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     private final GatewayContext gw;
     private final CommandTable table;
     private final Executor executor;
+    private final java.util.function.Function<io.netty.channel.EventLoop, LoopBatch> loopBatches;
     /** Bytes of commands received and not yet answered. */
     private final AtomicLong inFlight = new AtomicLong();
     private final AtomicBoolean resumeScheduled = new AtomicBoolean();
@@ -43,16 +44,20 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private RespParser parser;
     private CommandRunner runner;
+    private Session session;
+    private LoopBatch loopBatch;
     private boolean counted;
     private boolean rejected;
     /** Reading stopped (flow control or a protocol error). Written on the event loop. */
     private volatile boolean paused;
     private boolean failed;
 
-    RespConnection(GatewayContext gw, CommandTable table, Executor executor) {
+    RespConnection(GatewayContext gw, CommandTable table, Executor executor,
+                   java.util.function.Function<io.netty.channel.EventLoop, LoopBatch> loopBatches) {
         this.gw = gw;
         this.table = table;
         this.executor = executor;
+        this.loopBatches = loopBatches;
     }
 
     @Override
@@ -67,7 +72,8 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
                     .addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        Session session = new Session(gw.nextClientId(), gw.settings.requiresPassword(), gw.store);
+        session = new Session(gw.nextClientId(), gw.settings.requiresPassword(), gw.store);
+        loopBatch = loopBatches.apply(context.channel().eventLoop());
         parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings);
         runner = new CommandRunner(gw, table, session, context.channel(), executor, this);
         context.fireChannelActive();
@@ -94,9 +100,12 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         batch.add(c);
     }
 
+    /** Hands the commands read to the loop's batch (plain GETs or SETs of an idle connection) or to the runner. */
     private void submit() {
         if (!batch.isEmpty()) {
-            runner.submit(List.copyOf(batch));
+            if (failed || !loopBatch.offer(runner, session, batch)) {
+                runner.submit(List.copyOf(batch));
+            }
             batch.clear();
         }
     }

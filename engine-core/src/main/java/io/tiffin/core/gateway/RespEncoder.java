@@ -22,8 +22,28 @@ final class RespEncoder extends RedisEncoder {
         super(FixedRedisMessagePool.INSTANCE);
     }
 
+    /** The most frequent replies in their wire form, shared (duplicates are never released). */
+    private static final ByteBuf OK = constant("+OK\r\n");
+    private static final ByteBuf PONG = constant("+PONG\r\n");
+    private static final ByteBuf NIL2 = constant("$-1\r\n");
+    private static final ByteBuf NIL3 = constant("_\r\n");
+    private static final ByteBuf ZERO = constant(":0\r\n");
+    private static final ByteBuf ONE = constant(":1\r\n");
+
+    private static ByteBuf constant(String wire) {
+        return io.netty.buffer.Unpooled.unreleasableBuffer(io.netty.buffer.Unpooled.directBuffer(wire.length())
+                .writeBytes(wire.getBytes(StandardCharsets.US_ASCII)).asReadOnly());
+    }
+
     @Override
     protected void encode(ChannelHandlerContext ctx, RedisMessage msg, List<Object> out) throws Exception {
+        ByteBuf constant = msg == Replies.OK ? OK : msg == Replies.PONG ? PONG : msg == Resp3.NULL ? NIL3
+                : msg == io.netty.handler.codec.redis.FullBulkStringRedisMessage.NULL_INSTANCE ? NIL2
+                : msg == Replies.ZERO ? ZERO : msg == Replies.ONE ? ONE : null;
+        if (constant != null) {
+            out.add(constant.duplicate());
+            return;
+        }
         switch (msg) {
             case ArrayRedisMessage a when !a.isNull() -> {
                 out.add(line(ctx, "*" + a.children().size()));
@@ -38,6 +58,7 @@ final class RespEncoder extends RedisEncoder {
                 }
             }
             case Resp3.Leaf l -> out.add(line(ctx, l.line()));
+            case EncodedReply e -> out.add(e.content().retain());
             case Resp3.Verbatim v -> {
                 byte[] text = (v.format() + ":" + v.text()).getBytes(StandardCharsets.UTF_8);
                 ByteBuf buf = ctx.alloc().ioBuffer(text.length + 16);

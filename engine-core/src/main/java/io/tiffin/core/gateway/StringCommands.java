@@ -39,9 +39,19 @@ final class StringCommands {
         } catch (TiffinException e) {
             throw RespError.store(e, "GET of '" + key + "'");
         }
-        return found(call.protocol(), value);
+        return reply(call.protocol(), value);
     }
 
+    /** A GET's reply: its value framed in place, or nil. */
+    private RedisMessage reply(int protocol, ByteBuf value) {
+        if (value == null || !value.isReadable()) {
+            return found(protocol, value);
+        }
+        gw.stats.hits.increment();
+        return EncodedReply.bulk(value);
+    }
+
+    /** A value as an element of an array reply (MGET), or nil. */
     private RedisMessage found(int protocol, ByteBuf value) {
         if (value == null) {
             gw.stats.misses.increment();
@@ -71,7 +81,7 @@ final class StringCommands {
         List<RedisMessage> out = new ArrayList<>(keys.size());
         for (KeyResult<ByteBuf> r : results) {
             if (r.isOk() || r.code() == ErrorCode.OBJECT_NOT_FOUND) {
-                out.add(found(protocol, r.value()));
+                out.add(reply(protocol, r.value()));
             } else {
                 out.add(Replies.error(RespError.store(new TiffinException(r.code(), r.code().hint()),
                         "GET of '" + r.key() + "'")));
@@ -86,10 +96,14 @@ final class StringCommands {
         SetOptions options = SetOptions.parse(c, System.currentTimeMillis());
         checkSupported(options, c);
         checkValue(c.arg(2));
+        KeyResult<Void> result;
         try {
-            gw.store.put(key, c.arg(2));
+            result = gw.puts.putAll(List.of(key), List.of(c.arg(2))).getFirst();
         } catch (TiffinException e) {
             throw putFailure(e, key);
+        }
+        if (!result.isOk()) {
+            throw putFailure(new TiffinException(result.code(), result.code().hint()), key);
         }
         return Replies.OK;
     }
@@ -98,7 +112,7 @@ final class StringCommands {
     List<RedisMessage> setRun(List<String> keys, List<ByteBuf> values) {
         List<KeyResult<Void>> results;
         try {
-            results = gw.store.putAll(keys, values);
+            results = gw.puts.putAll(keys, values);
         } catch (TiffinException e) {
             List<RedisMessage> errors = new ArrayList<>(keys.size());
             for (String key : keys) {
@@ -181,7 +195,7 @@ final class StringCommands {
         List<String> keys = new ArrayList<>(last.keySet());
         List<KeyResult<Void>> results;
         try {
-            results = gw.store.putAll(keys, new ArrayList<>(last.values()));
+            results = gw.puts.putAll(keys, new ArrayList<>(last.values()));
         } catch (TiffinException e) {
             throw RespError.store(e, "MSET");
         }

@@ -24,6 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  * bytes away from new puts until its readers' leases end, so they never read another object's bytes);
  * listings and statistics come from the client's {@code listKeys} and {@code stats}.
  *
+ * <p>A batch put's key that finds no room, or another client's put of it under way, is put again on its own:
+ * the single put waits for eviction to make room, and for the other put to end.
+ *
  * <p>A read must be given a buffer before it knows the value's size, so the store remembers the sizes it
  * saw (its puts, reads and listings) and reads into a buffer of that size; a key it knows nothing of is
  * read into a small buffer first, and only a value that does not fit costs a listing for its size and a
@@ -71,7 +74,7 @@ public final class TiffinGatewayStore implements GatewayStore {
         ByteBuf buf = buffers.allocate(hint == null ? FIRST_READ : Math.max(1, hint));
         try {
             long n = client.getInto(key, writable(buf));
-            return filled(key, buf, n);
+            return filled(key, buf, n, hint);
         } catch (TiffinException e) {
             buf.release();
             if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
@@ -94,7 +97,7 @@ public final class TiffinGatewayStore implements GatewayStore {
             }
             ByteBuf buf = buffers.allocate(checkedSize(key, size.getAsLong()));
             try {
-                return filled(key, buf, client.getInto(key, writable(buf)));
+                return filled(key, buf, client.getInto(key, writable(buf)), null);
             } catch (TiffinException e) {
                 buf.release();
                 if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
@@ -118,10 +121,17 @@ public final class TiffinGatewayStore implements GatewayStore {
         return (int) size;
     }
 
-    private ByteBuf filled(String key, ByteBuf buf, long n) {
+    /** {@code buf} with the {@code n} bytes read; the size remembered unless {@code hint} already was it. */
+    private ByteBuf filled(String key, ByteBuf buf, long n, Integer hint) {
         buf.writerIndex(buf.writerIndex() + (int) n);
-        sizes.put(key, (int) n);
+        remember(key, (int) n, hint);
         return buf;
+    }
+
+    private void remember(String key, int size, Integer known) {
+        if (known == null || known != size) {
+            sizes.put(key, size);
+        }
     }
 
     /** A view of the writable bytes of a gateway buffer. */
@@ -136,9 +146,10 @@ public final class TiffinGatewayStore implements GatewayStore {
         List<MemorySegment> segments = new ArrayList<>(n);
         List<KeyResult<ByteBuf>> out = new ArrayList<>(n);
         try {
-            for (String key : keys) {
-                Integer hint = sizes.getIfPresent(key);
-                ByteBuf buf = buffers.allocate(hint == null ? FIRST_READ : Math.max(1, hint));
+            Integer[] hints = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                hints[i] = sizes.getIfPresent(keys.get(i));
+                ByteBuf buf = buffers.allocate(hints[i] == null ? FIRST_READ : Math.max(1, hints[i]));
                 bufs.add(buf);
                 segments.add(writable(buf));
             }
@@ -148,7 +159,7 @@ public final class TiffinGatewayStore implements GatewayStore {
                 ByteBuf buf = bufs.get(i);
                 bufs.set(i, null);
                 if (r.isOk()) {
-                    out.add(KeyResult.ok(keys.get(i), filled(keys.get(i), buf, r.value())));
+                    out.add(KeyResult.ok(keys.get(i), filled(keys.get(i), buf, r.value(), hints[i])));
                     continue;
                 }
                 buf.release();
@@ -193,7 +204,7 @@ public final class TiffinGatewayStore implements GatewayStore {
         for (int attempt = 0; ; attempt++) {
             try {
                 client.putFrom(key, segment, putOptions);
-                sizes.put(key, value.readableBytes());
+                remember(key, value.readableBytes(), sizes.getIfPresent(key));
                 return;
             } catch (TiffinException e) {
                 // another client's put of the key is under way: ours comes after it, as Redis orders two SETs
@@ -214,7 +225,8 @@ public final class TiffinGatewayStore implements GatewayStore {
         List<KeyResult<Void>> results = new ArrayList<>(client.batchPutFrom(keys, segments, putOptions));
         for (int i = 0; i < results.size(); i++) {
             KeyResult<Void> r = results.get(i);
-            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS) {
+            // another client's put of the key under way, or no room yet: the single put waits for either
+            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
                 try {
                     put(keys.get(i), values.get(i));
                     results.set(i, KeyResult.ok(keys.get(i), null));
@@ -222,7 +234,7 @@ public final class TiffinGatewayStore implements GatewayStore {
                     results.set(i, KeyResult.failed(keys.get(i), e.code()));
                 }
             } else if (r.isOk()) {
-                sizes.put(keys.get(i), values.get(i).readableBytes());
+                remember(keys.get(i), values.get(i).readableBytes(), sizes.getIfPresent(keys.get(i)));
             }
         }
         return results;

@@ -146,7 +146,7 @@ class GatewayProtocolTest {
             assertThat(List.of(s.read(), s.read(), s.read())).containsOnly("OK");
             assertThat(((List<?>) s.read()).stream().map(RespSocket::text)).containsExactly("2", "1");
         }
-        assertThat(store.calls).containsExactly("putAll:2", "put:1", "getAll:2");
+        assertThat(store.calls).containsExactly("putAll:2", "putAll:1", "getAll:2");
     }
 
     @Test
