@@ -65,11 +65,14 @@ final class CommandRunner implements Runnable {
     private final List<RedisMessage> pending = new ArrayList<>();
     private long pendingBytes;
     private long pendingReserved;
-    /** Memory reserved for values read by the command running now. */
+    /** Memory reserved for the replies of the command running now. */
     private long reservedNow;
-    private final GatewayStore.ValueBuffers buffers = this::allocate;
 
-    /** Marks a protocol error in the queue: answer it after the commands before it, then close. */
+    /**
+     * Marks a protocol error in the queue: answer it after the commands before it, then close.
+     *
+     * <p>Thread-safe (immutable).
+     */
     private record ProtocolError(String text) {
     }
 
@@ -218,7 +221,14 @@ final class CommandRunner implements Runnable {
             } else if (session.authenticated() && isPlainSet(first) && isPlainSet(queue.peek())) {
                 runSets(first, done);
             } else {
-                reply(table.execute(new CommandSpec.Call(session, first, buffers)));
+                ValueCredit credit = new ValueCredit(gw.budget, channel.alloc());
+                RedisMessage m;
+                try {
+                    m = table.execute(new CommandSpec.Call(session, first, credit));
+                } finally {
+                    reservedNow += credit.settle();
+                }
+                reply(m);
             }
         } finally {
             long weight = 0;
@@ -265,7 +275,22 @@ final class CommandRunner implements Runnable {
             expected += expectedSize(key);
         }
         gw.stats.commandsProcessed.add(keys.size());
-        for (RedisMessage m : table.strings().getRun(keys, buffers, session.protocol())) {
+        ValueCredit credit = new ValueCredit(gw.budget, channel.alloc());
+        List<RedisMessage> replies;
+        try {
+            long need = 0;
+            for (String k : keys) {
+                need += MemoryBudget.valueCapacity((int) Math.min(Integer.MAX_VALUE - 64, expectedSize(k)));
+            }
+            credit.expect(need);
+            replies = table.strings().getRun(keys, credit, session.protocol());
+        } catch (io.tiffin.api.TiffinException e) {
+            RedisMessage error = Replies.error(RespError.store(e, "GET"));
+            replies = java.util.Collections.nCopies(keys.size(), error);
+        } finally {
+            reservedNow += credit.settle();
+        }
+        for (RedisMessage m : replies) {
             reply(m);
         }
     }
@@ -310,16 +335,16 @@ final class CommandRunner implements Runnable {
             gw.stats.errorReplies.increment();
         }
         pending.add(m);
-        pendingBytes += Replies.weight(m);
+        long weight = Replies.weight(m);
+        pendingBytes += weight;
+        // a reply that is not a value read for it (KEYS, SCAN, INFO, ...) is counted in the memory budget too
+        long beyondValues = Math.max(0, weight - reservedNow);
+        if (beyondValues > 4096) {
+            gw.budget.forceReserve(beyondValues);
+            reservedNow += beyondValues;
+        }
         pendingReserved += reservedNow;
         reservedNow = 0;
-    }
-
-    /** A buffer for a value read from the store, counted in the gateway's memory until its reply is written. */
-    private ByteBuf allocate(int size) {
-        ByteBuf buf = gw.budget.allocateValue(channel.alloc(), size);
-        reservedNow += buf.capacity();
-        return buf;
     }
 
     /** Waits while the client has more than {@code gateway.write-buffer} of replies to take. */
@@ -340,7 +365,7 @@ final class CommandRunner implements Runnable {
         }
     }
 
-    /** What happens to the connection once the replies handed over are written. */
+    /** What happens to the connection once the replies handed over are written. Thread-safe (constants). */
     private enum End {
         /** It stays open. */
         NONE,

@@ -31,6 +31,8 @@ record CommandSpec(String name, int arity, List<String> flags, int firstKey, int
     /**
      * Runs one command and returns its reply; throws {@link RespError} for an error reply and
      * {@link io.tiffin.api.TiffinException} for a failure of the store.
+     *
+     * <p>Implementations must be thread-safe: connections run commands on their own threads.
      */
     @FunctionalInterface
     interface Handler {

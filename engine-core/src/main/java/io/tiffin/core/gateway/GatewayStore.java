@@ -22,7 +22,11 @@ import java.util.OptionalLong;
  */
 public interface GatewayStore extends AutoCloseable {
 
-    /** Gives the buffer a value of {@code size} bytes is read into. */
+    /**
+     * Gives the buffer a value of {@code size} bytes is read into.
+     *
+     * <p>Not thread-safe unless an implementation says so: a store calls it on the thread of the read.
+     */
     @FunctionalInterface
     interface ValueBuffers {
         /**

@@ -20,13 +20,18 @@ import java.util.Map;
  * refuse to go beyond that many keys under one prefix (with an error that says so) instead of answering
  * part of them.
  *
- * <p>Not thread-safe: used by its connection's thread only.
+ * <p>The listing held is counted in the gateway's memory budget until it is replaced or the connection ends.
+ *
+ * <p>Thread-safe: its connection's thread scans; the event loop resets it when the connection closes.
  */
 final class KeyScanner {
     private static final int FIRST_FETCH = 1024;
     private static final int REMEMBERED_CURSORS = 64;
 
     private final GatewayStore store;
+    private final MemoryBudget budget;
+    /** Bytes of the listing held, counted in the budget. */
+    private long held;
     private String prefix;
     private List<String> listing = List.of();
     private boolean truncated;
@@ -37,8 +42,9 @@ final class KeyScanner {
         }
     };
 
-    KeyScanner(GatewayStore store) {
+    KeyScanner(GatewayStore store, MemoryBudget budget) {
         this.store = store;
+        this.budget = budget;
     }
 
     /**
@@ -47,7 +53,7 @@ final class KeyScanner {
      * @param cursor 0 to start, else a cursor this returned
      * @param count how many keys of the listing to look at (Redis's COUNT hint)
      */
-    Page scan(long cursor, Glob glob, int count) {
+    synchronized Page scan(long cursor, Glob glob, int count) {
         String p = glob.prefix();
         if (cursor == 0 || !p.equals(prefix)) {
             fetch(p, FIRST_FETCH);
@@ -96,16 +102,25 @@ final class KeyScanner {
         return out;
     }
 
-    /** Forgets the scan in progress (RESET). */
-    void reset() {
+    /** Forgets the scan in progress (RESET, the connection's end). */
+    synchronized void reset() {
         prefix = null;
         listing = List.of();
         truncated = false;
         lastKeys.clear();
+        budget.release(held);
+        held = 0;
     }
 
     private void fetch(String p, int limit) {
         GatewayStore.KeyListing l = store.list(p, limit);
+        long bytes = 0;
+        for (String k : l.keys()) {
+            bytes += 48 + 2L * k.length();
+        }
+        budget.forceReserve(bytes);
+        budget.release(held);
+        held = bytes;
         prefix = p;
         listing = l.keys();
         truncated = l.truncated();

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The plain GETs and SETs that idle connections of one event loop read in one pass of the loop, run
@@ -44,7 +43,7 @@ final class LoopBatch {
     private long getBytes;
     private boolean flushScheduled;
 
-    /** One connection's commands in the batch. */
+    /** One connection's commands in the batch. Thread-safe (immutable; the commands are the batch's). */
     private record Entry(CommandRunner runner, List<RespCommand> commands, List<String> keys, int protocol) {
     }
 
@@ -141,19 +140,31 @@ final class LoopBatch {
     private void runGets(List<Entry> entries) {
         List<String> all = new ArrayList<>();
         entries.forEach(e -> all.addAll(e.keys()));
-        AtomicLong reserved = new AtomicLong();
+        ValueCredit credit = new ValueCredit(gw.budget, ByteBufAllocator.DEFAULT);
         List<RedisMessage> replies;
+        long reserved;
         try {
-            replies = strings.getRun(all, size -> allocate(size, reserved), 2);
+            long need = 0;
+            for (String k : all) {
+                need += MemoryBudget.valueCapacity((int) Math.max(0, Math.min(Integer.MAX_VALUE - 64,
+                        gw.store.sizeHint(k))));
+            }
+            credit.expect(need); // the whole batch at once: no two batches each wait holding half
+            replies = strings.getRun(all, credit, 2);
         } catch (RuntimeException e) {
+            gw.budget.release(credit.settle());
+            if (e instanceof io.tiffin.api.TiffinException t) {
+                answerAll(entries, Replies.error(RespError.store(t, "GET")));
+                return;
+            }
             fail(entries, "GET", e);
-            gw.budget.release(reserved.get());
             return;
         } catch (Error e) {
+            gw.budget.release(credit.settle());
             fail(entries, "GET", e);
-            gw.budget.release(reserved.get());
             throw e;
         }
+        reserved = credit.settle();
         long given = 0;
         int at = 0;
         for (Entry e : entries) {
@@ -169,7 +180,7 @@ final class LoopBatch {
             given += held;
             e.runner().enlistedDone(e.commands(), mine, held);
         }
-        gw.budget.release(reserved.get() - given); // buffers of reads that failed or were read again
+        gw.budget.release(reserved - given); // buffers of reads that failed or were read again
     }
 
     private void runSets(List<Entry> entries) {
@@ -200,17 +211,13 @@ final class LoopBatch {
     private static void fail(List<Entry> entries, String command, Throwable e) {
         org.apache.logging.log4j.LogManager.getLogger(LoopBatch.class).warn("RESP {} batch failed unexpectedly",
                 command, e);
-        RedisMessage error = Replies.error(RespError.err("INTERNAL_ERROR " + command + " failed: " + e
-                + "; check the gateway's log"));
+        answerAll(entries, Replies.error(RespError.err("INTERNAL_ERROR " + command + " failed: " + e
+                + "; check the gateway's log")));
+    }
+
+    private static void answerAll(List<Entry> entries, RedisMessage error) {
         for (Entry entry : entries) {
             entry.runner().enlistedDone(entry.commands(), java.util.Collections.nCopies(entry.keys().size(), error), 0);
         }
-    }
-
-    /** A buffer for a value read, counted in the gateway's memory (waiting for room if need be). */
-    private ByteBuf allocate(int size, AtomicLong reserved) {
-        ByteBuf buf = gw.budget.allocateValue(ByteBufAllocator.DEFAULT, size);
-        reserved.addAndGet(buf.capacity());
-        return buf;
     }
 }

@@ -30,6 +30,8 @@ final class MemoryBudget {
     private final Condition released = lock.newCondition();
     /** Threads blocked in {@link #reserve} plus registered waiters; releases signal only when it is positive. */
     private final AtomicLong waiting = new AtomicLong();
+    /** Releases so far: a waiter whose wait sees releases is making progress and waits on. */
+    private final AtomicLong releases = new AtomicLong();
     /** Called once each when memory is released. Guarded by lock. */
     private List<Runnable> waiters = new ArrayList<>();
 
@@ -75,18 +77,27 @@ final class MemoryBudget {
     }
 
     /**
-     * Reserves {@code n} bytes, waiting up to {@code timeout} for them (on a thread that may block, never
-     * an event loop); granted at once when nothing else is in use. Returns whether it reserved them.
+     * Reserves {@code n} bytes, waiting for them (on a thread that may block, never an event loop) as long as
+     * memory is being released, and giving up when none was released for {@code timeout} (the memory is held
+     * by what cannot go on, e.g. the caller's own earlier reservations); granted at once when nothing else is
+     * in use. Returns whether it reserved them.
      */
     boolean reserve(long n, long timeout, TimeUnit unit) throws InterruptedException {
         if (tryReserve(n, 0)) {
             return true;
         }
-        long left = unit.toNanos(timeout);
+        long stall = unit.toNanos(timeout);
+        long left = stall;
+        long seen = releases.get();
         waiting.incrementAndGet();
         lock.lock();
         try {
             while (!tryReserve(n, 0)) {
+                long now = releases.get();
+                if (now != seen) {
+                    seen = now;
+                    left = stall; // others are making progress: keep waiting
+                }
                 if (left <= 0) {
                     return false;
                 }
@@ -105,6 +116,7 @@ final class MemoryBudget {
             return;
         }
         long u = used.addAndGet(-n);
+        releases.incrementAndGet();
         if (u < 0) {
             throw new IllegalStateException("gateway memory released twice: " + u + " bytes in use");
         }
@@ -143,22 +155,24 @@ final class MemoryBudget {
         r.run();
     }
 
-    /** How long a reply's value waits for memory before its command fails. */
+    /** How long a reply's value waits for memory while none is released before its command fails. */
     static final long VALUE_WAIT_SECONDS = 10;
 
+    /** The memory a value of {@code size} bytes takes with its reply's framing ({@link EncodedReply}). */
+    static int valueCapacity(int size) {
+        return size + EncodedReply.HEADROOM + EncodedReply.TAILROOM;
+    }
+
     /**
-     * A direct buffer for a value of {@code size} bytes read from the store, with room for its reply's framing
-     * before and after it ({@link EncodedReply}; its readable part starts after that room), reserved here
-     * first (waiting up to {@link #VALUE_WAIT_SECONDS} for room). Its {@link ByteBuf#capacity()} is what was
-     * reserved; the caller releases that once the buffer's reply is written.
+     * Reserves {@code n} bytes for values to be read, waiting for room as long as memory is being released.
      *
-     * @throws TiffinException {@code NO_AVAILABLE_HANDLE} when no room came, or the memory cannot be had
+     * @throws TiffinException {@code NO_AVAILABLE_HANDLE} after {@link #VALUE_WAIT_SECONDS} without a release,
+     *     {@code UNAVAILABLE_IN_CURRENT_STATUS} when the thread is interrupted (the gateway is stopping)
      */
-    ByteBuf allocateValue(ByteBufAllocator alloc, int size) {
-        int capacity = size + EncodedReply.HEADROOM + EncodedReply.TAILROOM;
+    void reserveForValues(long n) {
         boolean ok;
         try {
-            ok = reserve(capacity, VALUE_WAIT_SECONDS, TimeUnit.SECONDS);
+            ok = reserve(n, VALUE_WAIT_SECONDS, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the gateway is stopping");
@@ -166,13 +180,22 @@ final class MemoryBudget {
         if (!ok) {
             throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway's memory for values in flight"
                     + " (gateway.max-memory = " + limit + " bytes) stayed full for " + VALUE_WAIT_SECONDS
-                    + "s; retry, or raise gateway.max-memory");
+                    + "s with nothing released (a reply larger than the memory?); retry, or raise gateway.max-memory");
         }
+    }
+
+    /**
+     * A direct buffer for a value of {@code size} bytes whose memory ({@link #valueCapacity}) the caller has
+     * reserved, with room for its reply's framing before and after it (its readable part starts after that
+     * room).
+     *
+     * @throws TiffinException {@code NO_AVAILABLE_HANDLE} when the memory cannot be had
+     */
+    static ByteBuf valueBuffer(ByteBufAllocator alloc, int size) {
+        int capacity = valueCapacity(size);
         try {
-            ByteBuf buf = alloc.directBuffer(capacity, capacity);
-            return buf.setIndex(EncodedReply.HEADROOM, EncodedReply.HEADROOM);
+            return alloc.directBuffer(capacity, capacity).setIndex(EncodedReply.HEADROOM, EncodedReply.HEADROOM);
         } catch (RuntimeException | OutOfMemoryError e) {
-            release(capacity);
             throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway cannot allocate " + size
                     + " bytes for a value: " + e, e);
         }

@@ -33,7 +33,11 @@ final class PutCombiner {
     private final ConcurrentLinkedQueue<Request> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean leading = new AtomicBoolean();
 
-    /** One caller's puts and, once done, their results or the failure of their batch. */
+    /**
+     * One caller's puts and, once done, their results or the failure of their batch.
+     *
+     * <p>Thread-safe: the results are published through volatile fields before the caller is woken.
+     */
     private static final class Request {
         final List<String> keys;
         final List<ByteBuf> values;

@@ -66,9 +66,12 @@ final class RespCommand {
         return args.get(i).toString(StandardCharsets.ISO_8859_1);
     }
 
-    /** Argument {@code i} as raw bytes. */
+    /** Argument {@code i} as raw bytes (a copy, or the argument's own array when it is exactly that). */
     byte[] bytes(int i) {
         ByteBuf b = args.get(i);
+        if (b.hasArray() && b.arrayOffset() == 0 && b.readerIndex() == 0 && b.array().length == b.readableBytes()) {
+            return b.array(); // a short argument copied by the parser: read-only by convention
+        }
         byte[] out = new byte[b.readableBytes()];
         b.getBytes(b.readerIndex(), out);
         return out;
@@ -95,15 +98,14 @@ final class RespCommand {
      * @throws RespError when they are not valid UTF-8 (Tiffin's keys are Unicode strings)
      */
     String key(int i) {
-        ByteBuf b = args.get(i);
-        if (isAscii(b)) {
-            return b.toString(StandardCharsets.ISO_8859_1);
+        byte[] raw = bytes(i);
+        if (isAscii(raw)) {
+            return new String(raw, StandardCharsets.ISO_8859_1);
         }
         CharsetDecoder d = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         try {
-            ByteBuffer nio = b.nioBuffer(b.readerIndex(), b.readableBytes());
-            return d.decode(nio).toString();
+            return d.decode(ByteBuffer.wrap(raw)).toString();
         } catch (CharacterCodingException e) {
             throw RespError.err("INVALID_KEY the key is not valid UTF-8; Tiffin keys are Unicode strings");
         }
@@ -118,10 +120,9 @@ final class RespCommand {
         return out;
     }
 
-    private static boolean isAscii(ByteBuf b) {
-        int end = b.writerIndex();
-        for (int i = b.readerIndex(); i < end; i++) {
-            if (b.getByte(i) < 0) {
+    private static boolean isAscii(byte[] raw) {
+        for (byte b : raw) {
+            if (b < 0) {
                 return false;
             }
         }

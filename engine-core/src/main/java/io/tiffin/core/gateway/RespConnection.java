@@ -72,7 +72,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
                     .addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        session = new Session(gw.nextClientId(), gw.settings.requiresPassword(), gw.store);
+        session = new Session(gw.nextClientId(), gw.settings.requiresPassword(), gw.store, gw.budget);
         loopBatch = loopBatches.apply(context.channel().eventLoop());
         parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings);
         runner = new CommandRunner(gw, table, session, context.channel(), executor, this);
@@ -217,6 +217,9 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         }
         if (runner != null) {
             runner.close();
+        }
+        if (session != null) {
+            session.close();
         }
         context.fireChannelInactive();
     }

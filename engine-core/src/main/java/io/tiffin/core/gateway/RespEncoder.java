@@ -15,7 +15,8 @@ import java.util.List;
  * out as it is, without a copy), and the RESP3 types of {@link Resp3} itself. Arrays are written here too,
  * since their elements may be RESP3 types, which netty's encoder does not know.
  *
- * <p>Not sharable: one instance per channel, used on its event loop only.
+ * <p>Not thread-safe (not sharable): one instance per channel, used on its event loop only; the
+ * pre-encoded replies it shares are only ever duplicated.
  */
 final class RespEncoder extends RedisEncoder {
     RespEncoder() {

@@ -15,7 +15,8 @@ import java.util.function.Consumer;
  * limits ({@code gateway.max-bulk-size}, {@code max-array-length}, {@code max-inline-length}).
  *
  * <p>Bytes are not copied more than needed: an argument that arrived whole is a slice of the socket's
- * buffer; a bulk string of at least {@link #OWN_BUFFER_FROM} bytes that has not arrived whole gets a
+ * buffer (a short one, up to {@link #COPY_UP_TO} bytes, a copy); a bulk string of at least
+ * {@link #OWN_BUFFER_FROM} bytes that has not arrived whole gets a
  * buffer of its own, reserved in the {@link MemoryBudget} first, into which the rest of it is copied as
  * it arrives (one copy, whatever its size).
  *
@@ -29,8 +30,13 @@ import java.util.function.Consumer;
 final class RespParser {
     /** Bulk strings at least this long that have not arrived whole are copied into a buffer of their own. */
     static final int OWN_BUFFER_FROM = 16 * 1024;
+    /**
+     * Bulk strings at most this long (names, keys, options, small values) are copied into a small array of
+     * their own, so they hold no socket buffer in memory while they wait to run.
+     */
+    static final int COPY_UP_TO = 1024;
 
-    /** What a call of {@link #feed} or {@link #resume} ended with. */
+    /** What a call of {@link #feed} or {@link #resume} ended with. Thread-safe (constants). */
     enum Outcome {
         /** Every complete command was parsed; more bytes are needed. */
         NEED_MORE,
@@ -195,7 +201,7 @@ final class RespParser {
         if (cr + 1 >= cum.writerIndex()) {
             return Outcome.NEED_MORE;
         }
-        long n = parseLong(cum, start + 1, cr);
+        long n = parseLong(header(start + 1, cr));
         if (n == Long.MIN_VALUE || n > maxArray) {
             return fail("invalid multibulk length");
         }
@@ -222,11 +228,11 @@ final class RespParser {
         if (cr + 1 >= cum.writerIndex()) {
             return Outcome.NEED_MORE;
         }
-        byte first = cum.getByte(start);
-        if (first != '$') {
-            return fail("expected '$', got '" + (char) (first & 0xff) + "'");
+        byte[] line = header(start, cr);
+        if (line[0] != '$') {
+            return fail("expected '$', got '" + (char) (line[0] & 0xff) + "'");
         }
-        long n = parseLong(cum, start + 1, cr);
+        long n = parseLong(line, 1);
         if (n < 0 || n > maxBulk) {
             return fail("invalid bulk length");
         }
@@ -239,7 +245,13 @@ final class RespParser {
     /** The bytes of a bulk string whose header was read; null to go on. */
     private Outcome bulkBody() {
         if (readable() >= bulkLength + 2) {
-            args.add(cum.readRetainedSlice((int) bulkLength));
+            if (bulkLength <= COPY_UP_TO) {
+                byte[] small = new byte[(int) bulkLength];
+                cum.readBytes(small);
+                args.add(small.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(small));
+            } else {
+                args.add(cum.readRetainedSlice((int) bulkLength));
+            }
             cum.skipBytes(2);
             weight += bulkLength + 2 + RespCommand.ARGUMENT_OVERHEAD;
             bulkLength = -1;
@@ -330,29 +342,45 @@ final class RespParser {
     }
 
     /**
-     * The integer in bytes {@code [from, to)} of {@code buf} as Redis's {@code string2ll} reads it (an
-     * optional '-', digits, no leading zero, no '+' or blanks, no overflow), or {@link Long#MIN_VALUE}
-     * when it is not one.
+     * Bytes {@code [from, to)} of the held bytes, a header line, in one read of the buffer; a line longer than
+     * any integer is cut at 25 bytes (it parses as invalid all the same).
      */
-    static long parseLong(ByteBuf buf, int from, int to) {
+    private byte[] header(int from, int to) {
+        byte[] line = new byte[Math.max(0, Math.min(to - from, 25))];
+        cum.getBytes(from, line);
+        return line;
+    }
+
+    /** {@link #parseLong(byte[], int)} from the start. */
+    static long parseLong(byte[] digits) {
+        return parseLong(digits, 0);
+    }
+
+    /**
+     * The integer in {@code line} from {@code from} to its end, as Redis's {@code string2ll} reads it (an
+     * optional '-', digits, no leading zero, no '+' or blanks, no overflow), or {@link Long#MIN_VALUE} when it
+     * is not one.
+     */
+    static long parseLong(byte[] line, int from) {
+        int to = line.length;
         int len = to - from;
         if (len <= 0 || len > 20) {
             return Long.MIN_VALUE;
         }
         int i = from;
-        boolean negative = buf.getByte(i) == '-';
+        boolean negative = line[i] == '-';
         if (negative) {
             i++;
             if (i == to) {
                 return Long.MIN_VALUE;
             }
         }
-        if (buf.getByte(i) == '0' && (to - i > 1 || negative)) {
+        if (line[i] == '0' && (to - i > 1 || negative)) {
             return Long.MIN_VALUE;
         }
         long v = 0;
         for (; i < to; i++) {
-            int d = buf.getByte(i) - '0';
+            int d = line[i] - '0';
             if (d < 0 || d > 9 || v > (Long.MAX_VALUE - d) / 10) {
                 return Long.MIN_VALUE;
             }

@@ -20,11 +20,11 @@ final class Session {
     private volatile boolean authenticated;
     private volatile boolean closing;
 
-    Session(long id, boolean passwordRequired, GatewayStore store) {
+    Session(long id, boolean passwordRequired, GatewayStore store, MemoryBudget budget) {
         this.id = id;
         this.passwordRequired = passwordRequired;
         this.authenticated = !passwordRequired;
-        this.scanner = new KeyScanner(store);
+        this.scanner = new KeyScanner(store, budget);
     }
 
     long id() {
@@ -87,6 +87,11 @@ final class Session {
 
     KeyScanner scanner() {
         return scanner;
+    }
+
+    /** The connection is gone: the scan's listing is given up (and its memory counted no more). */
+    void close() {
+        scanner.reset();
     }
 
     /** RESET: RESP2, no name, not authenticated (when a password is required), no scan in progress. */
