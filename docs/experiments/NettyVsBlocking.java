@@ -24,12 +24,12 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Experiment behind docs/BENCHMARKS.md "Event-loop sends against blocking sends" and "Where a get's CPU
- * goes": how much of the gap between a Tiffin node's 1 MiB read and the plain socket baseline comes from
- * serving the read on a Netty epoll event loop (non-blocking writes, several connections per loop)
- * rather than a blocking thread per connection, and how much from the server being another process?
- * Same values, same client, same request; only the server differs. Not part of the build; run it with
- * the JDK's source launcher and the bench classpath (Netty):
+ * Experiment behind docs/experiments/HISTORY.md "Where a get over TCP loses to the bare socket": how much
+ * of the gap between a Tiffin node's 1 MiB read and the plain socket baseline comes from serving the read
+ * on a Netty epoll event loop (non-blocking writes, several connections per loop) rather than a blocking
+ * thread per connection, and how much from the server being another process? Same values, same client, same
+ * request; only the server differs. Not part of the build; run it with the JDK's source launcher and the
+ * bench classpath (Netty):
  *
  * <pre>
  *   java -cp "$CP" docs/experiments/NettyVsBlocking.java blocking 0 6     # server and clients in one JVM

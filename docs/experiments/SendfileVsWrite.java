@@ -15,9 +15,10 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Experiment behind docs/BENCHMARKS.md "Zero-copy sends": does a server that answers 1 MiB reads with
- * {@code sendfile} from a tmpfs file beat one that {@code write}s the same bytes from memory, over loopback
- * TCP? Not part of the build; run it with the JDK's source launcher:
+ * Experiment behind docs/experiments/HISTORY.md "The bound of a get over TCP, against Redis" (zero-copy
+ * sends): does a server that answers 1 MiB reads with {@code sendfile} from a tmpfs file beat one that
+ * {@code write}s the same bytes from memory, over loopback TCP? Not part of the build; run it with the
+ * JDK's source launcher:
  *
  * <pre>
  *   java docs/experiments/SendfileVsWrite.java write 6

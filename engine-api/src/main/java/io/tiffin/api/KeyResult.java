@@ -5,13 +5,13 @@ import java.util.Objects;
 /**
  * The outcome for one key of a batch call: either a value or an error code, never both.
  *
+ * <p>Thread-safe if {@code T} is.
+ *
  * @param key the key, as passed in
  * @param code {@link ErrorCode#OK} when {@code value} holds the result
  * @param value the result, or null when {@code code} is not OK (and for calls whose only result is
  *     the code)
  * @param <T> the per-key result type
- *
- * <p>Thread-safe if {@code T} is.
  */
 public record KeyResult<T>(String key, ErrorCode code, T value) {
     public KeyResult {

@@ -6,6 +6,8 @@ import java.util.Objects;
 /**
  * An object's readable replicas and metadata, as returned with a read lease.
  *
+ * <p>Thread-safe (immutable).
+ *
  * @param key the key
  * @param size object size in bytes
  * @param version version assigned when the object was completed; a re-put of the key after a remove
@@ -13,8 +15,6 @@ import java.util.Objects;
  * @param leaseTtlMillis length of the read lease granted with this answer; a read that ends after it
  *     fails with {@link ErrorCode#LEASE_EXPIRED}
  * @param replicas readable replicas, memory replicas first
- *
- * <p>Thread-safe (immutable).
  */
 public record ObjectLocation(String key, long size, long version, long leaseTtlMillis,
                              List<ReplicaDescriptor> replicas) {

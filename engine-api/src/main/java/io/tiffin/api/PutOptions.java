@@ -6,6 +6,8 @@ import java.util.Optional;
 /**
  * How an object is written.
  *
+ * <p>Thread-safe (immutable).
+ *
  * @param replicas number of memory replicas wanted (best effort: the put succeeds with at least one,
  *     each on a distinct segment); must be at least 1
  * @param preferredSegment segment name tried first for the first replica, or empty
@@ -14,8 +16,6 @@ import java.util.Optional;
  * @param hardPin never evict the object; it leaves only through remove
  * @param upsert replace an existing object with this key instead of keeping the old one (a plain put
  *     of an existing key is a successful no-op)
- *
- * <p>Thread-safe (immutable).
  */
 public record PutOptions(int replicas, Optional<String> preferredSegment, boolean softPin, boolean hardPin,
                          boolean upsert) {

@@ -5,6 +5,8 @@ import java.util.Objects;
 /**
  * Where one replica of an object lives, as the master hands it out.
  *
+ * <p>Thread-safe (immutable).
+ *
  * @param replicaId id of the replica, unique within the master's lifetime
  * @param type memory or SSD
  * @param status {@link ReplicaStatus#COMPLETE} for readable replicas
@@ -18,8 +20,6 @@ import java.util.Objects;
  *     descriptor (chosen by the node at every mount); the node refuses data-plane requests of another
  *     mount with {@link ErrorCode#REPLICA_IS_GONE}, so a descriptor that outlived the master's knowledge
  *     of the segment (a master restart, the node's TTL passing) never reaches newer bytes. 0 = unchecked
- *
- * <p>Thread-safe (immutable).
  */
 public record ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
                                 String nodeId, String endpoint, long offset, long size, long mountEpoch) {

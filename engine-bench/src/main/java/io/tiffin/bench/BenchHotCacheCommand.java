@@ -130,8 +130,7 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
             String address = "127.0.0.1:" + master.address().getPort();
             try (NodeServer nodeA = startNode("bench-node-a", segment, address);
                  NodeServer nodeB = startNode("bench-node-b", 64L << 20, address);
-                 TiffinClient writer = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
-                         16L << 20, true))) {
+                 TiffinClient writer = TiffinClient.connect(BenchClientOptions.hotCacheWriter(address))) {
                 List<String> names = new ArrayList<>();
                 for (int i = 0; i < keys; i++) {
                     byte[] bytes = new byte[(int) value];
@@ -183,14 +182,13 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
     }
 
     private static NodeServer startNode(String id, long segment, String master) {
-        return NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segment, master, Duration.ofSeconds(1),
-                TransportSettings.defaults()));
+        return NodeServer.start(NodeServer.Options.builder(master).nodeId(id).segmentSize(segment)
+                .pingInterval(Duration.ofSeconds(1)).build());
     }
 
     private Row measure(String address, HotCacheSettings settings, String method, List<String> names, long value,
                         long cache) {
-        TiffinClient.Options options = new TiffinClient.Options(address, TransportSettings.defaults(), 16L << 20, false,
-                settings);
+        TiffinClient.Options options = BenchClientOptions.hotCacheReader(address, settings);
         double[] perRound = new double[rounds];
         boolean view = "view".equals(api) && settings != null;
         boolean into = !"bytes".equals(api);

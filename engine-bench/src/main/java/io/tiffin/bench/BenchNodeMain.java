@@ -25,8 +25,9 @@ public final class BenchNodeMain {
         }
         int ioThreads = args.length >= 4 ? Integer.parseInt(args[3]) : 0;
         java.nio.file.Path sharedDir = args.length == 5 && !args[4].isEmpty() ? java.nio.file.Path.of(args[4]) : null;
-        NodeServer node = NodeServer.start(new NodeServer.Options(args[1], "127.0.0.1", 0, Sizes.parse(args[2]),
-                args[0], Duration.ofSeconds(1), TransportSettings.defaults().withIoThreads(ioThreads))
+        NodeServer node = NodeServer.start(NodeServer.Options.builder(args[0])
+                .nodeId(args[1]).segmentSize(Sizes.parse(args[2]))
+                .pingInterval(Duration.ofSeconds(1)).transport(TransportSettings.defaults().withIoThreads(ioThreads)).build()
                 .withSharedMemoryDir(sharedDir));
         System.out.println("READY " + node.endpoint());
         System.out.flush();

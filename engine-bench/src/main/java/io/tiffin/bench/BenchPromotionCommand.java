@@ -102,9 +102,10 @@ public final class BenchPromotionCommand implements Callable<Integer> {
             try (MasterServer master = BenchSupport.startLocalMaster("master.eviction-high-watermark=1.0")) {
                 String address = "127.0.0.1:" + master.address().getPort();
                 long segment = (long) (total * size * 1.1) + (64L << 20);
-                try (NodeServer node = NodeServer.start(new NodeServer.Options("promo-node", "127.0.0.1", 0, segment,
-                        address, ping, TransportSettings.defaults()).withStorage(new NodeServer.Storage(
-                        plugins.storageBackend("bucket"), storage), Duration.ofMillis(50)));
+                try (NodeServer node = NodeServer.start(NodeServer.Options.builder(address)
+                        .nodeId("promo-node").segmentSize(segment).pingInterval(ping)
+                        .storage(new NodeServer.Storage(plugins.storageBackend("bucket"), storage), Duration.ofMillis(50))
+                        .build());
                      TiffinClient client = TiffinClient.connect(address)) {
                     out.printf("Node re-registered %d SSD objects; master keys: %d%n", total,
                             master.service().keyCount());

@@ -159,17 +159,4 @@ class BenchKvCommandTest {
                     .isCloseTo(ops[1], org.assertj.core.data.Offset.offset(0.1));
         }
     }
-
-    @Test
-    void theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
-        List<BenchKvCommand.Result> runs = List.of(
-                new BenchKvCommand.Result("socket", "get", 4096, 2, 10, 1.0, 5, 50, 1),
-                new BenchKvCommand.Result("socket", "get", 4096, 2, 40, 4.0, 2, 20, 2),
-                new BenchKvCommand.Result("socket", "get", 4096, 2, 20, 2.0, 3, 30, 3),
-                new BenchKvCommand.Result("socket", "get", 4096, 2, 30, 3.0, 4, 40, 4),
-                new BenchKvCommand.Result("memcpy", "get", 4096, 2, 7, 0.7, 1, 1, 1));
-        assertThat(BenchKvCommand.medians(runs)).containsExactly(
-                new BenchKvCommand.Result("socket", "get", 4096, 2, 25, 2.5, 3.5, 35, 0),
-                new BenchKvCommand.Result("memcpy", "get", 4096, 2, 7, 0.7, 1, 1, 0));
-    }
 }

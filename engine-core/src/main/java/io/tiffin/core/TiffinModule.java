@@ -128,10 +128,9 @@ public final class TiffinModule extends AbstractModule {
     @Singleton
     NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
         HostPort master = config.get(MASTER_ADDRESS);
-        NodeServer.Options options = new NodeServer.Options(config.get(NODE_ID), config.get(NODE_HOST),
-                config.get(NODE_PORT), config.get(NODE_SEGMENT_SIZE), master.toString(), config.get(NODE_PING_INTERVAL),
-                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT))
-                        .withIoThreads(config.get(NODE_IO_THREADS)));
+        NodeServer.Options options = NodeServer.Options.builder(master.toString())
+                .nodeId(config.get(NODE_ID)).host(config.get(NODE_HOST)).port(config.get(NODE_PORT)).segmentSize(config.get(NODE_SEGMENT_SIZE))
+                .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)) .withIoThreads(config.get(NODE_IO_THREADS))).build();
         String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
         if (!sharedDir.isEmpty()) {
             options = options.withSharedMemoryDir(java.nio.file.Path.of(sharedDir));
@@ -197,10 +196,15 @@ public final class TiffinModule extends AbstractModule {
                     config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
                     plugins.hotCachePolicy(policy), policySettings);
         }
-        return new TiffinClient.Options(config.get(MASTER_ADDRESS).toString(),
-                transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)),
-                config.get(CLIENT_TRANSFER_SLICE_SIZE), config.get(CLIENT_LOCAL_MEMCPY), hotCache,
-                config.get(CLIENT_SHARED_MEMORY), new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),
-                config.get(CLIENT_LOCATION_CACHE_SIZE)), config.get(CLIENT_READ_HINT_CACHE_SIZE));
+        return TiffinClient.Options.builder(config.get(MASTER_ADDRESS).toString())
+                .transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)))
+                .sliceSize(config.get(CLIENT_TRANSFER_SLICE_SIZE))
+                .localMemcpy(config.get(CLIENT_LOCAL_MEMCPY))
+                .hotCache(hotCache)
+                .sharedMemory(config.get(CLIENT_SHARED_MEMORY))
+                .locationCache(new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),
+                        config.get(CLIENT_LOCATION_CACHE_SIZE)))
+                .readHints(config.get(CLIENT_READ_HINT_CACHE_SIZE))
+                .build();
     }
 }

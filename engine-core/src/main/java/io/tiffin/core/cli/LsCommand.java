@@ -1,7 +1,7 @@
 package io.tiffin.core.cli;
 
+import io.tiffin.core.client.KeyListing;
 import io.tiffin.core.client.TiffinClient;
-import io.tiffin.core.transport.proto.ListKeysReply;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -36,15 +36,15 @@ final class LsCommand extends ClientCommand {
 
     @Override
     int run(TiffinClient client) {
-        ListKeysReply reply = client.listKeys(prefix, limit);
+        KeyListing listing = client.listKeys(prefix, limit);
         StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < reply.getKeysCount(); i++) {
-            sb.append(reply.getKeys(i)).append('\t').append(reply.getSizes(i)).append('\n');
+        for (KeyListing.KeySize k : listing.keys()) {
+            sb.append(k.key()).append('\t').append(k.size()).append('\n');
         }
         out().print(sb);
         out().flush();
-        if (reply.getTruncated()) {
-            cli().err().println("(listed the first " + reply.getKeysCount() + " keys; more exist: raise --limit "
+        if (listing.truncated()) {
+            cli().err().println("(listed the first " + listing.keys().size() + " keys; more exist: raise --limit "
                     + "(at most " + MAX_LIMIT + ") or give a longer PREFIX)");
         }
         return 0;

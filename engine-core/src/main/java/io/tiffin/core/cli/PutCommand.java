@@ -3,8 +3,8 @@ package io.tiffin.core.cli;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.KeyListing;
 import io.tiffin.core.client.TiffinClient;
-import io.tiffin.core.transport.proto.ListKeysReply;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.channels.FileChannel;
@@ -12,6 +12,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.OptionalLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -98,8 +99,8 @@ final class PutCommand extends ClientCommand {
      * read lease and block a following {@code rm}.
      */
     static OptionalLong storedSize(TiffinClient client, String key) {
-        ListKeysReply r = client.listKeys(key, 1);
-        return r.getKeysCount() > 0 && r.getKeys(0).equals(key) ? OptionalLong.of(r.getSizes(0))
+        List<KeyListing.KeySize> first = client.listKeys(key, 1).keys();
+        return !first.isEmpty() && first.getFirst().key().equals(key) ? OptionalLong.of(first.getFirst().size())
                 : OptionalLong.empty();
     }
 }

@@ -1,8 +1,8 @@
 package io.tiffin.core.cli;
 
+import io.tiffin.core.client.CacheCounters;
+import io.tiffin.core.client.ClusterStats;
 import io.tiffin.core.client.TiffinClient;
-import io.tiffin.core.transport.proto.SegmentStat;
-import io.tiffin.core.transport.proto.StatsReply;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -22,19 +22,19 @@ final class StatCommand extends ClientCommand {
     }
 
     /** The summary text, one item per line, segments as an aligned table. */
-    static String format(String master, StatsReply s) {
+    static String format(String master, ClusterStats s) {
         StringBuilder sb = new StringBuilder();
-        sb.append("Master:    ").append(master).append(" (Tiffin ").append(s.getVersion()).append(")\n");
-        sb.append("Nodes:     ").append(s.getLiveNodes()).append(" live\n");
-        sb.append("Segments:  ").append(s.getSegmentsCount()).append('\n');
-        if (s.getSegmentsCount() > 0) {
+        sb.append("Master:    ").append(master).append(" (Tiffin ").append(s.version()).append(")\n");
+        sb.append("Nodes:     ").append(s.liveNodes()).append(" live\n");
+        sb.append("Segments:  ").append(s.segments().size()).append('\n');
+        if (!s.segments().isEmpty()) {
             List<String[]> rows = new ArrayList<>();
             rows.add(new String[] {"NAME", "NODE", "ENDPOINT", "CAPACITY", "USED", "LARGEST FREE", "STATUS"});
-            for (SegmentStat seg : s.getSegmentsList()) {
-                rows.add(new String[] {seg.getName(), seg.getNodeId(), seg.getEndpoint().isEmpty() ? "-"
-                        : seg.getEndpoint(), Human.bytes(seg.getCapacity()), Human.bytes(seg.getUsed()) + " ("
-                        + Human.percent(seg.getUsed(), seg.getCapacity()) + ")", Human.bytes(seg.getLargestFree()),
-                        seg.getStatus()});
+            for (ClusterStats.SegmentStats seg : s.segments()) {
+                rows.add(new String[] {seg.name(), seg.nodeId(), seg.endpoint().isEmpty() ? "-"
+                        : seg.endpoint(), Human.bytes(seg.capacity()), Human.bytes(seg.used()) + " ("
+                        + Human.percent(seg.used(), seg.capacity()) + ")", Human.bytes(seg.largestFree()),
+                        seg.status()});
             }
             int[] width = new int[rows.getFirst().length];
             for (String[] r : rows) {
@@ -50,32 +50,32 @@ final class StatCommand extends ClientCommand {
                 sb.append(line.toString().stripTrailing()).append('\n');
             }
         }
-        sb.append("Keys:      ").append(s.getKeys()).append('\n');
-        sb.append("Capacity:  ").append(Human.bytes(s.getCapacity())).append('\n');
-        sb.append("Used:      ").append(Human.bytes(s.getUsed())).append(" (")
-                .append(Human.percent(s.getUsed(), s.getCapacity())).append(")\n");
-        sb.append("Evicted:   ").append(s.getEvictedKeys()).append(" keys since the master started\n");
-        var hc = s.getHotCache();
-        if (hc.getReportingClients() == 0) {
+        sb.append("Keys:      ").append(s.keys()).append('\n');
+        sb.append("Capacity:  ").append(Human.bytes(s.capacity())).append('\n');
+        sb.append("Used:      ").append(Human.bytes(s.used())).append(" (")
+                .append(Human.percent(s.used(), s.capacity())).append(")\n");
+        sb.append("Evicted:   ").append(s.evictedKeys()).append(" keys since the master started\n");
+        ClusterStats.CacheTotals hc = s.caches();
+        if (hc.hotCacheClients() == 0) {
             sb.append("Hot cache: no client with a hot cache reported in the last minute\n");
         } else {
-            var t = hc.getTotals();
-            long reads = t.getHits() + t.getMisses();
-            sb.append("Hot cache: ").append(hc.getReportingClients()).append(" clients, ")
-                    .append(Human.bytes(t.getBytesCached())).append(" of ").append(Human.bytes(t.getCapacityBytes()))
-                    .append(" cached; hits ").append(t.getHits()).append(", misses ").append(t.getMisses())
-                    .append(" (").append(Human.percent(t.getHits(), reads)).append(" hit)")
-                    .append(", fills ").append(t.getFills()).append(", dropped fills ").append(t.getDroppedFills())
-                    .append(", evictions ").append(t.getEvictions()).append(", stale copies rejected ")
-                    .append(t.getStaleRejected()).append("\n");
+            CacheCounters t = hc.totals();
+            long reads = t.hits() + t.misses();
+            sb.append("Hot cache: ").append(hc.hotCacheClients()).append(" clients, ")
+                    .append(Human.bytes(t.bytesCached())).append(" of ").append(Human.bytes(t.capacityBytes()))
+                    .append(" cached; hits ").append(t.hits()).append(", misses ").append(t.misses())
+                    .append(" (").append(Human.percent(t.hits(), reads)).append(" hit)")
+                    .append(", fills ").append(t.fills()).append(", dropped fills ").append(t.droppedFills())
+                    .append(", evictions ").append(t.evictions()).append(", stale copies rejected ")
+                    .append(t.staleRejected()).append("\n");
         }
-        if (hc.getLocationCacheClients() > 0) {
-            var t = hc.getTotals();
-            long lookups = t.getLocationHits() + t.getLocationMisses();
-            sb.append("Location cache: ").append(hc.getLocationCacheClients()).append(" clients; hits ")
-                    .append(t.getLocationHits()).append(", misses ").append(t.getLocationMisses()).append(" (")
-                    .append(Human.percent(t.getLocationHits(), lookups)).append(" hit), refused ")
-                    .append(t.getLocationRefused()).append("\n");
+        if (hc.locationCacheClients() > 0) {
+            CacheCounters t = hc.totals();
+            long lookups = t.locationHits() + t.locationMisses();
+            sb.append("Location cache: ").append(hc.locationCacheClients()).append(" clients; hits ")
+                    .append(t.locationHits()).append(", misses ").append(t.locationMisses()).append(" (")
+                    .append(Human.percent(t.locationHits(), lookups)).append(" hit), refused ")
+                    .append(t.locationRefused()).append("\n");
         }
         return sb.toString();
     }

@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.core.transport.LookupReuse;
+import io.tiffin.core.util.Ticker;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -40,6 +41,9 @@ import java.util.function.Predicate;
  * <p>Only locations whose memory replicas are all read through nodes' data planes (whose mount epoch the
  * node checks) and carry a mount epoch are kept; replicas read through same-JVM or shared-memory
  * mappings are looked up every time.
+ *
+ * <p>Moments ({@code nowNanos}, {@code lookupNanos}) are of the client's clock ({@link Ticker#nanos()}); the
+ * entries' expiry runs on the same ticker.
  *
  * <p>Thread-safe (a Caffeine cache; counters are {@link LongAdder}s). Holds no off-heap memory.
  */
@@ -81,7 +85,7 @@ public final class LocationCache {
 
     /**
      * @param location as the master answered
-     * @param lookupNanos {@link System#nanoTime()} just before the lookup was sent
+     * @param lookupNanos the client's clock ({@link Ticker#nanos()}) just before the lookup was sent
      * @param usableUntilNanos last moment the entry may be used
      */
     private record Entry(ObjectLocation location, long lookupNanos, long usableUntilNanos) {
@@ -102,13 +106,19 @@ public final class LocationCache {
     private final LongAdder misses = new LongAdder();
     private final LongAdder refused = new LongAdder();
 
+    /** On the system clock. */
     public LocationCache(Settings settings) {
+        this(settings, Ticker.SYSTEM);
+    }
+
+    /** With entries expiring on {@code ticker} (the clock the callers' moments are read on). */
+    public LocationCache(Settings settings, Ticker ticker) {
         if (!settings.enabled()) {
             throw new IllegalArgumentException("the location cache is disabled by " + settings);
         }
         this.ttlNanos = settings.ttl().toNanos();
         this.entries = Caffeine.newBuilder().maximumSize(settings.maxEntries())
-                .expireAfterWrite(settings.ttl().toNanos(), TimeUnit.NANOSECONDS)
+                .expireAfterWrite(settings.ttl().toNanos(), TimeUnit.NANOSECONDS).ticker(ticker::nanos)
                 .executor(Runnable::run) // maintenance on the calling thread: no pool threads of its own
                 .build();
     }

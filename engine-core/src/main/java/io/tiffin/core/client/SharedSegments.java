@@ -1,6 +1,7 @@
 package io.tiffin.core.client;
 
 import io.tiffin.core.local.SharedMemoryFiles;
+import io.tiffin.core.util.Ticker;
 import io.tiffin.core.transport.proto.SegmentInfoReply;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -45,6 +46,8 @@ import org.apache.logging.log4j.Logger;
  * or at {@link #close()}. A copy racing with that close fails with {@link IllegalStateException}, which
  * callers treat as a failed local copy and retry through the socket; it never reads unmapped memory.
  *
+ * <p>Time (liveness, sweeps, retry pauses) is measured on the injected {@link Ticker#nanos()}.
+ *
  * <p>Thread-safe.
  */
 final class SharedSegments implements AutoCloseable {
@@ -72,15 +75,18 @@ final class SharedSegments implements AutoCloseable {
      */
     private static final class Liveness {
         private final ProcessHandle process;
-        private volatile long checkedAt = System.nanoTime();
+        private final Ticker ticker;
+        private volatile long checkedAt;
         private volatile boolean alive = true;
 
-        Liveness(ProcessHandle process) {
+        Liveness(ProcessHandle process, Ticker ticker) {
             this.process = process;
+            this.ticker = ticker;
+            this.checkedAt = ticker.nanos();
         }
 
         boolean isAlive() {
-            long now = System.nanoTime();
+            long now = ticker.nanos();
             if (alive && now - checkedAt < LIVENESS_NANOS) {
                 return true;
             }
@@ -94,32 +100,37 @@ final class SharedSegments implements AutoCloseable {
         boolean isAliveNow() {
             boolean result = process.isAlive();
             alive = result;
-            checkedAt = System.nanoTime();
+            checkedAt = ticker.nanos();
             return result;
         }
     }
 
     private final BiFunction<String, String, SegmentInfoReply> segmentInfo;
     private final long retryNanos;
+    private final Ticker ticker;
     private final ConcurrentHashMap<String, Mapping> bySegment = new ConcurrentHashMap<>();
-    /** Segments whose node could not answer, with the System.nanoTime after which to ask again. */
+    /** Segments whose node could not answer, with the moment ({@link Ticker#nanos()}) after which to ask again. */
     private final ConcurrentHashMap<String, Long> retryAt = new ConcurrentHashMap<>();
     private final String hostId = SharedMemoryFiles.hostId();
-    private volatile long lastSweep = System.nanoTime();
+    private volatile long lastSweep;
     private volatile boolean closed;
+
+    /** On the system clock, with {@link #RETRY_NANOS} between SEGMENT_INFO requests to a node that could not answer. */
+    SharedSegments(BiFunction<String, String, SegmentInfoReply> segmentInfo) {
+        this(segmentInfo, RETRY_NANOS, Ticker.SYSTEM);
+    }
 
     /**
      * @param segmentInfo asks the node at an endpoint about one of its segments (endpoint, segment);
      *     throws when the node cannot answer
+     * @param retryNanos pause between two SEGMENT_INFO requests for a node that could not answer
+     * @param ticker the clock of liveness checks, sweeps and retry pauses
      */
-    SharedSegments(BiFunction<String, String, SegmentInfoReply> segmentInfo) {
-        this(segmentInfo, RETRY_NANOS);
-    }
-
-    /** With {@code retryNanos} between two SEGMENT_INFO requests for a node that could not answer. */
-    SharedSegments(BiFunction<String, String, SegmentInfoReply> segmentInfo, long retryNanos) {
+    SharedSegments(BiFunction<String, String, SegmentInfoReply> segmentInfo, long retryNanos, Ticker ticker) {
         this.segmentInfo = segmentInfo;
         this.retryNanos = retryNanos;
+        this.ticker = ticker;
+        this.lastSweep = ticker.nanos();
     }
 
     /**
@@ -136,14 +147,14 @@ final class SharedSegments implements AutoCloseable {
         Mapping m = bySegment.get(segment);
         if (m == null) {
             Long retry = retryAt.get(segment);
-            if (retry != null && System.nanoTime() - retry < 0) {
+            if (retry != null && ticker.nanos() - retry < 0) {
                 return null; // its node could not answer a moment ago: do not wait on it again yet
             }
             m = map(endpoint, segment);
             if (m == null) {
                 // Not remembered for good (the node may come back), but not asked on every read meanwhile:
                 // a node that does not answer would otherwise cost a timeout before each socket attempt.
-                retryAt.put(segment, System.nanoTime() + retryNanos);
+                retryAt.put(segment, ticker.nanos() + retryNanos);
                 return null;
             }
             retryAt.remove(segment);
@@ -236,7 +247,7 @@ final class SharedSegments implements AutoCloseable {
             }
             MemorySegment whole = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize, arena);
             LOG.debug("mapped segment {} of {} from {}", segment, endpoint, path);
-            return new Mapping(path, id[0], id[1], new Liveness(owner), arena, whole.asSlice(0, info.getSize()),
+            return new Mapping(path, id[0], id[1], new Liveness(owner, ticker), arena, whole.asSlice(0, info.getSize()),
                     epochAt == 0 ? null : whole.asSlice(epochAt, Long.BYTES));
         } catch (IOException | RuntimeException e) {
             arena.close();
@@ -247,7 +258,7 @@ final class SharedSegments implements AutoCloseable {
 
     /** Unmaps the segments whose file is gone or replaced or whose node died, at most every SWEEP_NANOS. */
     private void maybeSweep() {
-        long now = System.nanoTime();
+        long now = ticker.nanos();
         if (now - lastSweep < SWEEP_NANOS) {
             return;
         }
@@ -261,7 +272,7 @@ final class SharedSegments implements AutoCloseable {
      * segment); returns how many segments were unmapped.
      */
     int sweep() {
-        long now = System.nanoTime();
+        long now = ticker.nanos();
         retryAt.values().removeIf(at -> now - at >= 0);
         List<Map.Entry<String, Mapping>> gone = new ArrayList<>();
         for (Map.Entry<String, Mapping> e : bySegment.entrySet()) {

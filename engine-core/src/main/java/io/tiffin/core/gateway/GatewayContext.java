@@ -1,5 +1,6 @@
 package io.tiffin.core.gateway;
 
+import io.tiffin.core.util.Ticker;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,12 +19,16 @@ final class GatewayContext {
     /** Puts of all connections, batched together. */
     final PutCombiner puts;
     final String runId;
-    final long startMillis = System.currentTimeMillis();
+    /** The clock of deadlines (EX, EXPIRE), uptime and INFO's server time. */
+    final Ticker ticker;
+    final long startMillis;
     private final AtomicLong clientIds = new AtomicLong();
     private volatile int port;
     private volatile boolean epoll;
 
-    GatewayContext(GatewayStore store, GatewaySettings settings) {
+    GatewayContext(GatewayStore store, GatewaySettings settings, Ticker ticker) {
+        this.ticker = ticker;
+        this.startMillis = ticker.millis();
         this.store = store;
         this.settings = settings;
         this.budget = new MemoryBudget(settings.maxMemory());

@@ -14,6 +14,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.EventLoops;
+import io.tiffin.core.util.Ticker;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
@@ -50,8 +51,8 @@ public final class GatewayServer implements AutoCloseable {
     private final Channel serverChannel;
     private boolean closed;
 
-    private GatewayServer(GatewayStore store, GatewaySettings settings) {
-        this.gw = new GatewayContext(store, settings);
+    private GatewayServer(GatewayStore store, GatewaySettings settings, Ticker ticker) {
+        this.gw = new GatewayContext(store, settings, ticker);
         this.table = new CommandTable(gw);
         this.commandThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tiffin-resp").factory());
         this.acceptGroup = EventLoops.newGroup("resp-accept", 1, settings.useNative());
@@ -96,7 +97,13 @@ public final class GatewayServer implements AutoCloseable {
      *     the caller's to close)
      */
     public static GatewayServer start(GatewayStore store, GatewaySettings settings) {
-        return new GatewayServer(Objects.requireNonNull(store, "store"), Objects.requireNonNull(settings, "settings"));
+        return start(store, settings, Ticker.SYSTEM);
+    }
+
+    /** As {@link #start(GatewayStore, GatewaySettings)}, with {@code ticker} as the clock of deadlines and INFO. */
+    public static GatewayServer start(GatewayStore store, GatewaySettings settings, Ticker ticker) {
+        return new GatewayServer(Objects.requireNonNull(store, "store"), Objects.requireNonNull(settings, "settings"),
+                Objects.requireNonNull(ticker, "ticker"));
     }
 
     /** The batch of {@code loop}'s connections (made with the loop's first connection). */

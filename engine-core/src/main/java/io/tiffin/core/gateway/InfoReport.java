@@ -62,7 +62,7 @@ final class InfoReport {
     }
 
     private void server(StringBuilder sb, GatewayStore.StoreStats store) {
-        long uptime = (System.currentTimeMillis() - gw.startMillis) / 1000;
+        long uptime = (gw.ticker.millis() - gw.startMillis) / 1000;
         sb.append("# Server\r\n");
         line(sb, "redis_version", ConnectionCommands.REDIS_VERSION);
         line(sb, "tiffin_version", ConnectionCommands.tiffinVersion());
@@ -76,7 +76,7 @@ final class InfoReport {
         line(sb, "process_id", Long.toString(ProcessHandle.current().pid()));
         line(sb, "run_id", gw.runId);
         line(sb, "tcp_port", Integer.toString(gw.port()));
-        line(sb, "server_time_usec", Long.toString(System.currentTimeMillis() * 1000));
+        line(sb, "server_time_usec", Long.toString(gw.ticker.millis() * 1000));
         line(sb, "uptime_in_seconds", Long.toString(uptime));
         line(sb, "uptime_in_days", Long.toString(uptime / 86_400));
         line(sb, "executable", "tiffin");

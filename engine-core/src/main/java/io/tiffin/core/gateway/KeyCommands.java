@@ -113,7 +113,7 @@ final class KeyCommands {
             throw RespError.err("invalid expire time in '" + name + "' command");
         }
         long ms = seconds ? v * 1000 : v;
-        long now = System.currentTimeMillis();
+        long now = gw.ticker.millis();
         if (ms > Long.MAX_VALUE - now) {
             throw RespError.err("invalid expire time in '" + name + "' command");
         }

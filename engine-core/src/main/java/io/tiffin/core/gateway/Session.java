@@ -11,7 +11,6 @@ package io.tiffin.core.gateway;
 final class Session {
     private final long id;
     private final boolean passwordRequired;
-    private final long createdMillis = System.currentTimeMillis();
     private final KeyScanner scanner;
     private int protocol = 2;
     private String name;
@@ -79,10 +78,6 @@ final class Session {
 
     void closeAfterReply() {
         closing = true;
-    }
-
-    long createdMillis() {
-        return createdMillis;
     }
 
     KeyScanner scanner() {

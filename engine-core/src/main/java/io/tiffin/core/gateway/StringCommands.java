@@ -93,7 +93,7 @@ final class StringCommands {
     RedisMessage set(CommandSpec.Call call) {
         RespCommand c = call.command();
         String key = c.key(1);
-        SetOptions options = SetOptions.parse(c, System.currentTimeMillis());
+        SetOptions options = SetOptions.parse(c, gw.ticker.millis());
         checkSupported(options, c);
         checkValue(c.arg(2));
         KeyResult<Void> result;

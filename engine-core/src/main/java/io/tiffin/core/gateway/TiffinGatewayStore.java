@@ -7,9 +7,9 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.ClusterStats;
 import io.tiffin.core.client.TiffinClient;
-import io.tiffin.core.transport.proto.ListKeysReply;
-import io.tiffin.core.transport.proto.StatsReply;
+import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -200,7 +200,7 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public void put(String key, ByteBuf value) {
         MemorySegment segment = readable(value);
-        long deadline = System.nanoTime() + CONCURRENT_PUT_WAIT_NANOS;
+        long deadline = Ticker.SYSTEM.nanos() + CONCURRENT_PUT_WAIT_NANOS;
         for (int attempt = 0; ; attempt++) {
             try {
                 client.putFrom(key, segment, putOptions);
@@ -208,7 +208,7 @@ public final class TiffinGatewayStore implements GatewayStore {
                 return;
             } catch (TiffinException e) {
                 // another client's put of the key is under way: ours comes after it, as Redis orders two SETs
-                if (e.code() != ErrorCode.OBJECT_ALREADY_EXISTS || System.nanoTime() > deadline) {
+                if (e.code() != ErrorCode.OBJECT_ALREADY_EXISTS || Ticker.SYSTEM.nanos() > deadline) {
                     throw e;
                 }
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(Math.min(50_000, 100L << Math.min(attempt, 9))));
@@ -284,12 +284,12 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public OptionalLong size(String key) {
-        ListKeysReply reply = client.listKeys(key, 1);
-        if (reply.getKeysCount() == 0 || !reply.getKeys(0).equals(key)) {
+        List<io.tiffin.core.client.KeyListing.KeySize> listed = client.listKeys(key, 1).keys();
+        if (listed.isEmpty() || !listed.getFirst().key().equals(key)) {
             sizes.invalidate(key);
             return OptionalLong.empty();
         }
-        long size = reply.getSizes(0);
+        long size = listed.getFirst().size();
         if (size <= Integer.MAX_VALUE) {
             sizes.put(key, (int) size);
         }
@@ -298,8 +298,10 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public KeyListing list(String prefix, int limit) {
-        ListKeysReply reply = client.listKeys(prefix, Math.max(1, Math.min(limit, LIST_LIMIT)));
-        return new KeyListing(reply.getKeysList(), reply.getTruncated());
+        io.tiffin.core.client.KeyListing listing = client.listKeys(prefix, Math.max(1, Math.min(limit, LIST_LIMIT)));
+        List<String> keys = new ArrayList<>(listing.keys().size());
+        listing.keys().forEach(k -> keys.add(k.key()));
+        return new KeyListing(keys, listing.truncated());
     }
 
     @Override
@@ -315,9 +317,8 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public StoreStats stats() {
-        StatsReply s = client.stats();
-        return new StoreStats(s.getVersion(), s.getKeys(), s.getCapacity(), s.getUsed(), s.getLiveNodes(),
-                s.getEvictedKeys());
+        ClusterStats s = client.stats();
+        return new StoreStats(s.version(), s.keys(), s.capacity(), s.used(), s.liveNodes(), s.evictedKeys());
     }
 
     @Override

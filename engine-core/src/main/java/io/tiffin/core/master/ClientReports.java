@@ -11,7 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Thread-safe.
  */
-public final class ClientReports {
+final class ClientReports {
     private record Entry(ClientReport report, long receivedMillis) {
     }
 

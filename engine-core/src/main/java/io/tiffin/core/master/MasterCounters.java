@@ -22,14 +22,14 @@ public final class MasterCounters {
     final LongAdder promotionFailures = new LongAdder();
     final LongAdder diskEvictions = new LongAdder();
     final LongAdder staleDiskCopies = new LongAdder();
-    /** Offloads and promotions given up because their node never reported. */
     final LongAdder abandonedTasks = new LongAdder();
 
-    /** SSD copies a node reported that the master did not ask for (deleted instead of served). */
+    /** Offloads and promotions given up because their node never reported. */
     public long abandonedTasks() {
         return abandonedTasks.sum();
     }
 
+    /** SSD copies a node reported that the master did not ask for (deleted instead of served). */
     public long staleDiskCopies() {
         return staleDiskCopies.sum();
     }

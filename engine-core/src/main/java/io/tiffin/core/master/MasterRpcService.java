@@ -70,7 +70,7 @@ import org.apache.logging.log4j.Logger;
  * keys).
  *
  * <p><b>Held replies.</b> A forced removal of an object that a client may still read through its location
- * cache is answered only once that reuse has ended ({@link MasterService.CacheHold}), and so is a PutEnd
+ * cache is answered only once that reuse has ended ({@link CacheHold}), and so is a PutEnd
  * in the first moments after a restart ({@link MasterService#restartGuardUntilMillis}): the reply is
  * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
  * loop or worker waits for it and no eviction pass delays it.
@@ -178,7 +178,7 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /**
-     * A call whose reply may have to wait: removals ({@link MasterService.CacheHold}) and, right after a
+     * A call whose reply may have to wait: removals ({@link CacheHold}) and, right after a
      * restart, PutEnds ({@link MasterService#restartGuardUntilMillis}).
      */
     @FunctionalInterface
@@ -282,16 +282,15 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /**
-     * Registers every master opcode on {@code server}: per-key operations inline on the event loop,
-     * scans and segment changes on {@code executor} (see the class comment).
-     */
-    /**
      * Most bytes of locations one GET_REPLICA_LIST_BY_REGEX answer carries: below the 16 MiB control-part
      * limit every peer enforces, with room for the frame's other fields.
      */
     static final int REGEX_ANSWER_LIMIT = io.tiffin.core.transport.FrameCodec.MAX_CONTROL_SIZE - 64 * 1024;
 
     /**
+     * Registers every master opcode on {@code server}: per-key operations inline on the event loop,
+     * scans and segment changes on {@code executor} (see the class comment).
+     *
      * @param delays runs the replies that wait for clients' cached locations to end (removals; PutEnds
      *     right after a restart)
      */
@@ -301,9 +300,9 @@ public final class MasterRpcService implements InProcessMaster {
                 .setVersion(TiffinVersion.VERSION).build());
         bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
-            MasterService.PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
-            return PingReply.newBuilder().setNeedRemount(outcome == MasterService.PingOutcome.UNKNOWN)
-                    .setSuperseded(outcome == MasterService.PingOutcome.SUPERSEDED).build();
+            PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
+            return PingReply.newBuilder().setNeedRemount(outcome == PingOutcome.UNKNOWN)
+                    .setSuperseded(outcome == PingOutcome.SUPERSEDED).build();
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
@@ -426,24 +425,24 @@ public final class MasterRpcService implements InProcessMaster {
         // Forced removals answer once no client can read a removed object through a cached location.
         bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
+            CacheHold hold = new CacheHold(req.getCacheOwner());
             throwIfFailed(master.remove(req.getKey(), req.getForce(), hold), req.getKey());
             return new Held(Empty.getDefaultInstance(), hold.untilMillis());
         });
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
+            CacheHold hold = new CacheHold(req.getCacheOwner());
             return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
+            CacheHold hold = new CacheHold(req.getCacheOwner());
             long n = master.removeByRegex(req.getRegex(), req.getForce(), hold);
             return new Held(CountReply.newBuilder().setCount(n).build(), hold.untilMillis());
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_ALL, r -> {
             RemoveAllRequest req = r.parseControl(RemoveAllRequest.parser());
-            MasterService.CacheHold hold = new MasterService.CacheHold(req.getCacheOwner());
+            CacheHold hold = new CacheHold(req.getCacheOwner());
             return new Held(CountReply.newBuilder().setCount(master.removeAll(req.getForce(), hold)).build(),
                     hold.untilMillis());
         });
@@ -451,7 +450,7 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.LIST_KEYS, r -> {
             ListKeysRequest req = r.parseControl(ListKeysRequest.parser());
             int limit = req.getLimit() == 0 ? 1000 : (int) Math.min(req.getLimit(), 100_000);
-            MasterService.ListedKeys listed = master.listKeys(req.getPrefix(), limit);
+            ListedKeys listed = master.listKeys(req.getPrefix(), limit);
             ListKeysReply.Builder b = ListKeysReply.newBuilder().setTruncated(listed.truncated());
             for (Map.Entry<String, Long> e : listed.keys().entrySet()) {
                 b.addKeys(e.getKey()).addSizes(e.getValue());
@@ -510,7 +509,7 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /** The cluster summary served by STATS and /health. */
-    public StatsReply stats() {
+    StatsReply stats() {
         StatsReply.Builder b = StatsReply.newBuilder()
                 .setVersion(TiffinVersion.VERSION)
                 .setKeys(master.keyCount())

@@ -35,6 +35,8 @@ public final class MasterServer implements AutoCloseable {
     /**
      * How to run a master.
      *
+     * <p>Thread-safe (immutable; the strategy must be thread-safe, as {@link AllocationStrategy} requires).
+     *
      * @param host address to bind
      * @param port RPC port (0 = any free port)
      * @param adminPort admin HTTP port (0 = any free port, -1 = no admin server)

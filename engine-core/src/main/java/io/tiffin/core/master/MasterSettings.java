@@ -6,6 +6,8 @@ import java.time.Duration;
  * The master's tunables, with Mooncake Store's defaults. Built from configuration keys
  * {@code master.*} (see docs/CONFIGURATION.md).
  *
+ * <p>Thread-safe (immutable).
+ *
  * @param leaseTtl read lease granted by every successful lookup
  * @param softPinTtl how long a soft pin protects an object
  * @param allowEvictSoftPinned whether the second eviction pass may take soft-pinned objects
@@ -19,8 +21,6 @@ import java.time.Duration;
  * @param maxKeyLength longest key, in bytes of UTF-8
  * @param maxObjectSize largest object, in bytes
  * @param tier SSD tier: offload mode and promotion limits
- *
- * <p>Thread-safe (immutable).
  */
 public record MasterSettings(Duration leaseTtl, Duration softPinTtl, boolean allowEvictSoftPinned,
                              double evictionHighWatermark, double evictionRatio, Duration evictionInterval,

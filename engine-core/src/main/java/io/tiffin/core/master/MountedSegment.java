@@ -115,7 +115,7 @@ final class MountedSegment implements SegmentView {
      * Every allocation is rounded up to a multiple of this many bytes, so every object starts on a
      * 64-byte boundary of its segment (segments are page-aligned): the wire protocol puts a value's
      * bytes on a 64-byte boundary of the stream, and the kernel copies a socket's data at about half
-     * speed when source and destination are mutually misaligned (docs/BENCHMARKS.md). A small object
+     * speed when source and destination are mutually misaligned (docs/experiments/HISTORY.md, "64-byte aligned frames"). A small object
      * therefore does not shift every later object off the boundary. Costs at most 63 bytes per object.
      */
     static final long ALIGNMENT = 64;

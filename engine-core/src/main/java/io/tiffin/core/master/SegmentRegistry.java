@@ -30,6 +30,24 @@ final class SegmentRegistry {
         return snapshot;
     }
 
+    /** Total capacity of the mounted segments (bytes). */
+    long capacityBytes() {
+        long c = 0;
+        for (MountedSegment s : snapshot) {
+            c += s.capacity();
+        }
+        return c;
+    }
+
+    /** Bytes allocated in the mounted segments. */
+    long usedBytes() {
+        long u = 0;
+        for (MountedSegment s : snapshot) {
+            u += s.used();
+        }
+        return u;
+    }
+
     synchronized MountedSegment get(String name) {
         return byName.get(name);
     }

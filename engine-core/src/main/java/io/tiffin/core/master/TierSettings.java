@@ -3,14 +3,14 @@ package io.tiffin.core.master;
 /**
  * How the master uses nodes' SSD tiers.
  *
+ * <p>Thread-safe (immutable).
+ *
  * @param offloadMode when objects are copied to SSD: never, when memory eviction would drop them, or at
  *     every completed put
  * @param promotionThreshold reads of an SSD-only object (count-min estimate) after which it is queued
  *     for promotion back to memory
  * @param promotionQueueLimit most promotion tasks queued at once, cluster-wide
  * @param offloadQueueLimit most offload tasks queued or running at once, cluster-wide
- *
- * <p>Thread-safe (immutable).
  */
 public record TierSettings(OffloadMode offloadMode, int promotionThreshold, int promotionQueueLimit,
                            int offloadQueueLimit) {

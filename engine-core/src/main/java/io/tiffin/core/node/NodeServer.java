@@ -23,6 +23,7 @@ import io.tiffin.core.transport.proto.Segment;
 import io.tiffin.core.transport.proto.SegmentInfoReply;
 import io.tiffin.core.transport.proto.SegmentInfoRequest;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
+import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.UUID;
@@ -44,15 +45,18 @@ import org.apache.logging.log4j.Logger;
  * bytes into the segment; reads hand Netty a view of the segment, so the bytes go to the socket with
  * no extra copy).
  *
- * <p>Thread-safe. Owns its segment, servers, connections and heartbeat thread; {@link #close()} stops
- * the heartbeat, unmounts (best effort), stops the data-plane server and only then frees the segment,
- * so no in-flight write can touch freed memory.
+ * <p>Thread-safe. Owns its segment, servers, connections, heartbeat thread and SSD tier ({@code
+ * NodeStorageTier}, which owns the storage backend); {@link #close()} stops the heartbeat, unmounts (best
+ * effort), stops the data-plane server, closes the tier and only then frees the segment, so no in-flight
+ * write, offload or promotion can touch freed memory.
  */
 public final class NodeServer implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeServer.class);
 
     /**
      * How to run a node.
+     *
+     * <p>Thread-safe (immutable).
      *
      * @param nodeId unique id; empty = generated
      * @param host address to bind and advertise
@@ -62,37 +66,167 @@ public final class NodeServer implements AutoCloseable {
      * @param pingInterval heartbeat period
      * @param sharedMemoryDir directory (a tmpfs) for the segment's file, shared with same-host clients;
      *     null for anonymous memory
+     * @param ticker the node's clock ({@link Ticker#nanos()}): the ping times it records, how long it
+     *     retries a refused mount, the back-off of eviction notices; null means {@link Ticker#SYSTEM}.
+     *     The heartbeat's period itself is the scheduler's.
      */
     public record Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
                           Duration pingInterval, TransportSettings transport, Storage storage,
-                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir) {
-        /** A node without an SSD tier. */
-        public Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
-                       Duration pingInterval, TransportSettings transport) {
-            this(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, null, Duration.ofMillis(50),
-                    null);
+                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir, Ticker ticker) {
+        public Options {
+            java.util.Objects.requireNonNull(host, "host");
+            java.util.Objects.requireNonNull(masterAddress, "masterAddress");
+            java.util.Objects.requireNonNull(pingInterval, "pingInterval");
+            java.util.Objects.requireNonNull(transport, "transport");
+            java.util.Objects.requireNonNull(taskPollInterval, "taskPollInterval");
+            nodeId = nodeId == null ? "" : nodeId;
+            ticker = ticker == null ? Ticker.SYSTEM : ticker;
+            if (port < 0 || port > 65_535) {
+                throw new IllegalArgumentException("node.port = " + port + " (expected: 0..65535, 0 = any free port)");
+            }
+            if (segmentSize <= 0) {
+                throw new IllegalArgumentException("node.segment-size = " + segmentSize + " (expected: > 0, e.g. 4GiB)");
+            }
+            if (pingInterval.isNegative() || pingInterval.isZero()) {
+                throw new IllegalArgumentException("node.ping-interval = " + pingInterval + " (expected: > 0, e.g. 1s)");
+            }
+        }
+
+        /**
+         * Options for a node of the master at {@code masterAddress} ({@code host:port}): generated id, bound to
+         * 127.0.0.1 on any free port, 1 GiB segment, 1 s heartbeats, default transport, no SSD tier (task
+         * polls every 50 ms once one is set), anonymous memory, the system clock.
+         */
+        public static Builder builder(String masterAddress) {
+            return new Builder(masterAddress);
+        }
+
+        /** A builder holding these options. */
+        public Builder toBuilder() {
+            return new Builder(masterAddress).nodeId(nodeId).host(host).port(port).segmentSize(segmentSize)
+                    .pingInterval(pingInterval).transport(transport).storage(storage, taskPollInterval)
+                    .sharedMemoryDir(sharedMemoryDir).ticker(ticker);
+        }
+
+        /**
+         * Builds {@link Options}; every setter replaces one value.
+         *
+         * <p>Not thread-safe: one thread builds.
+         */
+        public static final class Builder {
+            private String masterAddress;
+            private String nodeId = "";
+            private String host = "127.0.0.1";
+            private int port;
+            private long segmentSize = 1L << 30;
+            private Duration pingInterval = Duration.ofSeconds(1);
+            private TransportSettings transport = TransportSettings.defaults();
+            private Storage storage;
+            private Duration taskPollInterval = Duration.ofMillis(50);
+            private java.nio.file.Path sharedMemoryDir;
+            private Ticker ticker = Ticker.SYSTEM;
+
+            private Builder(String masterAddress) {
+                this.masterAddress = masterAddress;
+            }
+
+            public Builder masterAddress(String address) {
+                this.masterAddress = address;
+                return this;
+            }
+
+            /** Unique id; empty = generated. */
+            public Builder nodeId(String id) {
+                this.nodeId = id;
+                return this;
+            }
+
+            /** Address to bind and advertise. */
+            public Builder host(String h) {
+                this.host = h;
+                return this;
+            }
+
+            /** Data-plane port (0 = any free port). */
+            public Builder port(int p) {
+                this.port = p;
+                return this;
+            }
+
+            /** Bytes of memory to contribute. */
+            public Builder segmentSize(long bytes) {
+                this.segmentSize = bytes;
+                return this;
+            }
+
+            public Builder pingInterval(Duration interval) {
+                this.pingInterval = interval;
+                return this;
+            }
+
+            public Builder transport(TransportSettings settings) {
+                this.transport = settings;
+                return this;
+            }
+
+            /** An SSD tier ({@code s}; null = none) whose tasks the node polls for every {@code pollInterval}. */
+            public Builder storage(Storage s, Duration pollInterval) {
+                this.storage = s;
+                this.taskPollInterval = pollInterval;
+                return this;
+            }
+
+            /** The segment in a file of {@code dir} (a tmpfs) that same-host clients map; null: anonymous memory. */
+            public Builder sharedMemoryDir(java.nio.file.Path dir) {
+                this.sharedMemoryDir = dir;
+                return this;
+            }
+
+            public Builder ticker(Ticker t) {
+                this.ticker = t;
+                return this;
+            }
+
+            /**
+             * The options.
+             *
+             * @throws IllegalArgumentException for a value out of range, naming its configuration key
+             * @throws NullPointerException for a missing master address, host, interval or transport
+             */
+            public Options build() {
+                return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+                        taskPollInterval, sharedMemoryDir, ticker);
+            }
         }
 
         public Options withMasterAddress(String address) {
             return new Options(nodeId, host, port, segmentSize, address, pingInterval, transport, storage,
-                    taskPollInterval, sharedMemoryDir);
+                    taskPollInterval, sharedMemoryDir, ticker);
         }
 
         public Options withStorage(Storage s, Duration pollInterval) {
             return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval,
-                    sharedMemoryDir);
+                    sharedMemoryDir, ticker);
         }
 
         /** The segment in a file of {@code dir} (a tmpfs such as /dev/shm) that same-host clients map; null: anonymous memory. */
         public Options withSharedMemoryDir(java.nio.file.Path dir) {
             return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
-                    taskPollInterval, dir);
+                    taskPollInterval, dir, ticker);
+        }
+
+        /** The node on {@code t} instead of the system clock; for tests that move a manual ticker. */
+        public Options withTicker(Ticker t) {
+            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+                    taskPollInterval, sharedMemoryDir, t);
         }
     }
 
     /**
      * The node's SSD tier: the backend factory chosen by {@code node.storage-backend} and its
      * configuration ({@code path} plus the {@code storage.<backend>.*} keys).
+     *
+     * <p>Thread-safe (immutable).
      */
     public record Storage(io.tiffin.api.spi.storage.StorageBackendFactory factory,
                           io.tiffin.api.spi.PluginContext context) {
@@ -121,8 +255,15 @@ public final class NodeServer implements AutoCloseable {
     /** Another process of this node.id mounted at the master: no more heartbeats from this one. */
     private final AtomicBoolean superseded = new AtomicBoolean();
     private final Duration pingInterval;
+    private final Ticker ticker;
     private final AtomicLong consecutivePingFailures = new AtomicLong();
     private final AtomicLong remounts = new AtomicLong();
+    /**
+     * The newest re-mount a ping answer asked for, as the number of re-mounts done when that ping was sent: an
+     * answer to a ping sent before the last re-mount finished is stale (the master may have answered it before
+     * it took that re-mount) and must not re-mount again, which would drop the objects put in between.
+     */
+    private final AtomicLong remountWantedAt = new AtomicLong(-1);
 
 
     private NodeServer(Options o) {
@@ -130,6 +271,7 @@ public final class NodeServer implements AutoCloseable {
                 ? "node-" + UUID.randomUUID().toString().substring(0, 8) : o.nodeId();
         this.masterAddress = o.masterAddress();
         this.pingInterval = o.pingInterval();
+        this.ticker = o.ticker();
         // A new incarnation per run: a restart under the same node.id gets a new segment name, and the
         // master drops the previous run's segment with the objects whose bytes died with it.
         long run = 0;
@@ -184,7 +326,8 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(info.build());
         }, null);
-        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId);
+        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId,
+                ticker);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tiffin-node-ticker");
             t.setDaemon(true);
@@ -213,17 +356,17 @@ public final class NodeServer implements AutoCloseable {
             }
         });
         NodeStorageTier storageTier = null;
+        io.tiffin.api.spi.storage.StorageBackend backend = null;
         try {
             if (o.storage() != null) {
                 // the backend learns this node's id, also when it was generated here (node.id unset)
                 io.tiffin.api.spi.PluginContext context = o.storage().context().nodeId().isEmpty()
                         ? new io.tiffin.api.spi.PluginContext(o.storage().context().properties(), nodeId)
                         : o.storage().context();
-                io.tiffin.api.spi.storage.StorageBackend backend = io.tiffin.core.plugin.PluginRegistry.create(
+                backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment,
-                        this::master, masterPool);
+                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker);
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }
@@ -237,7 +380,9 @@ public final class NodeServer implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             if (storageTier != null) {
-                storageTier.close();
+                storageTier.close(); // and the backend it owns
+            } else if (backend != null) {
+                backend.close(); // the tier never took it
             }
             closeResources();
             throw e;
@@ -262,13 +407,16 @@ public final class NodeServer implements AutoCloseable {
         }
         if (tick == Tick.PING) {
             synchronized (pingTimes) {
-                pingTimes.add(System.nanoTime());
+                pingTimes.add(ticker.nanos());
                 if (pingTimes.size() > 100_000) {
                     pingTimes.poll();
                 }
             }
             ping();
         } else if (tick == Tick.REMOUNT) {
+            if (remountWantedAt.get() < remounts.get()) {
+                return; // asked by a ping sent before the last re-mount: that re-mount answered it
+            }
             try {
                 remount();
             } catch (RuntimeException e) {
@@ -284,7 +432,10 @@ public final class NodeServer implements AutoCloseable {
         }
     }
 
-    /** Times (System.nanoTime) at which the heartbeat ring sent its recent pings; for measurements. */
+    /**
+     * Times ({@link Ticker#nanos()} of the node's ticker, {@link System#nanoTime()} by default) at which
+     * the heartbeat ring sent its recent pings; for measurements.
+     */
     public long[] pingTimesNanos() {
         synchronized (pingTimes) {
             return pingTimes.stream().mapToLong(Long::longValue).toArray();
@@ -347,14 +498,14 @@ public final class NodeServer implements AutoCloseable {
      * fall silent (a crash and a quick restart), then gives up with the master's explanation.
      */
     private void mount() {
-        long giveUpAt = System.nanoTime() + pingInterval.multipliedBy(4).plusSeconds(2).toNanos();
+        long giveUpAt = ticker.nanos() + pingInterval.multipliedBy(4).plusSeconds(2).toNanos();
         while (true) {
             try {
                 master().callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(segmentMsg())
                         .build(), Empty.parser());
                 return;
             } catch (TiffinException e) {
-                if (e.code() != ErrorCode.SEGMENT_ALREADY_EXISTS || System.nanoTime() - giveUpAt > 0) {
+                if (e.code() != ErrorCode.SEGMENT_ALREADY_EXISTS || ticker.nanos() - giveUpAt > 0) {
                     throw e;
                 }
                 LOG.info("Node {}: the master refused the mount for now ({}); retrying", nodeId, e.getMessage());
@@ -377,6 +528,7 @@ public final class NodeServer implements AutoCloseable {
             return;
         }
         java.util.concurrent.CompletableFuture<io.tiffin.core.transport.Frame> call;
+        long remountsBefore = remounts.get();
         try {
             call = master().call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).setIncarnation(incarnation)
                     .build(), null);
@@ -401,6 +553,7 @@ public final class NodeServer implements AutoCloseable {
                                 + " or give every node its own node.id", nodeId, masterAddress);
                     }
                 } else if (reply.getNeedRemount()) {
+                    remountWantedAt.accumulateAndGet(remountsBefore, Math::max);
                     publishTick(Tick.REMOUNT);
                 }
             } finally {
@@ -448,12 +601,12 @@ public final class NodeServer implements AutoCloseable {
         return segment.sharedFile();
     }
 
-    /** How many times the node re-mounted after the master forgot it. */
     /** Whether another process of this node.id has joined the master since (this one stopped its heartbeats). */
     public boolean superseded() {
         return superseded.get();
     }
 
+    /** How many times the node re-mounted after the master forgot it. */
     public long remounts() {
         return remounts.get();
     }

@@ -4,6 +4,7 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
@@ -25,7 +26,9 @@ import java.util.function.Function;
  * caller's.
  *
  * <p>One daemon watchdog thread per pool enforces call deadlines (see {@link BlockingConnection}); it
- * wakes every {@value #WATCHDOG_TICK_MS} ms.
+ * wakes every {@value #WATCHDOG_TICK_MS} ms and compares them with the pool's {@link Ticker} ({@link
+ * Ticker#SYSTEM} unless one is given), so a test that moves a manual ticker past a deadline sees the call
+ * time out within a tick.
  *
  * <p>Thread-safe. {@link #close} closes idle connections at once and lent ones when they come back.
  */
@@ -37,6 +40,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
 
     private final TransportSettings settings;
     private final String peerId;
+    private final Ticker ticker;
     private final ConcurrentHashMap<String, Idle> idle = new ConcurrentHashMap<>();
     private final Watchdog watchdog;
     private final Function<String, Idle> newIdle = k -> new Idle();
@@ -51,9 +55,15 @@ public final class BlockingConnectionPool implements AutoCloseable {
 
     /** A pool whose connections identify as {@code peerId}; its watchdog thread is named after {@code name}. */
     public BlockingConnectionPool(String name, TransportSettings settings, String peerId) {
+        this(name, settings, peerId, Ticker.SYSTEM);
+    }
+
+    /** As {@link #BlockingConnectionPool(String, TransportSettings, String)}, with deadlines on {@code ticker}. */
+    public BlockingConnectionPool(String name, TransportSettings settings, String peerId, Ticker ticker) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
-        this.watchdog = new Watchdog(Objects.requireNonNull(name, "name") + "-blocking-watchdog");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.watchdog = new Watchdog(Objects.requireNonNull(name, "name") + "-blocking-watchdog", ticker);
     }
 
     /**
@@ -70,7 +80,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             return c;
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }
@@ -115,7 +125,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }
@@ -123,6 +133,8 @@ public final class BlockingConnectionPool implements AutoCloseable {
     /**
      * Requests for one server in an {@link #exchange}: per request its control part, the bulk bytes to
      * send (null list or entry = none) and where the answer's bulk bytes go (null list or entry = none).
+     *
+     * <p>Thread-safe if its lists are not changed while an exchange uses it.
      */
     public record Batch(String endpoint, List<? extends MessageLite> requests, List<MemorySegment> bulksOut,
                         List<MemorySegment> bulksIn) {
@@ -149,8 +161,8 @@ public final class BlockingConnectionPool implements AutoCloseable {
 
     /**
      * As {@link #exchange(Opcode, List)}, waiting for answers no later than {@code endNanos} ({@link
-     * System#nanoTime()}, 0 = only the RPC timeout); see {@link BlockingConnection#receive(Opcode, long,
-     * int, List, long)}.
+     * #ticker()}'s {@link Ticker#nanos()}, 0 = only the RPC timeout); see {@link
+     * BlockingConnection#receive(Opcode, long, int, List, long)}.
      */
     public TiffinException[][] exchange(Opcode opcode, List<Batch> batches, long endNanos) {
         int n = batches.size();
@@ -277,6 +289,11 @@ public final class BlockingConnectionPool implements AutoCloseable {
         return settings;
     }
 
+    /** The clock of this pool's deadlines: {@code endNanos} arguments are its {@link Ticker#nanos()}. */
+    public Ticker ticker() {
+        return ticker;
+    }
+
     /** Connections the watchdog holds (open ones with or without a deadline); for tests. */
     int watchedCount() {
         return watchdog.connections.size();
@@ -314,17 +331,21 @@ public final class BlockingConnectionPool implements AutoCloseable {
     }
 
     /**
-     * Closes connections whose call is past its deadline. One daemon thread, started with the first
-     * connection. Thread-safe.
+     * Closes connections whose call is past its deadline on {@code ticker}. One daemon thread, started
+     * with the first connection.
+     *
+     * <p>Thread-safe.
      */
     static final class Watchdog {
         private final String threadName;
+        private final Ticker ticker;
         private final Set<BlockingConnection> connections = ConcurrentHashMap.newKeySet();
         private Thread thread;
         private volatile boolean stopped;
 
-        Watchdog(String threadName) {
+        Watchdog(String threadName, Ticker ticker) {
             this.threadName = threadName;
+            this.ticker = ticker;
         }
 
         void register(BlockingConnection c) {
@@ -345,14 +366,14 @@ public final class BlockingConnectionPool implements AutoCloseable {
 
         private void run() {
             while (!stopped) {
-                long now = System.nanoTime();
+                long now = ticker.nanos();
                 for (BlockingConnection c : connections) {
                     if (!c.isOpen() || c.expireIfOverdue(now)) {
                         connections.remove(c); // closed by its owner or expired now: nothing left to watch
                     }
                 }
                 try {
-                    Thread.sleep(WATCHDOG_TICK_MS);
+                    Thread.sleep(WATCHDOG_TICK_MS); // the checks' pace, not a clock: deadlines are on the ticker
                 } catch (InterruptedException e) {
                     return;
                 }

@@ -43,7 +43,7 @@ public final class EventLoops {
      * The event-loop thread count of a node's data plane when 0 is configured: one per available
      * processor. A loop sends one value at a time, and for large values that send is mostly the kernel
      * copying the bytes into the socket; with fewer loops than cores the other cores wait. Measured on
-     * the 2-core test machine (docs/BENCHMARKS.md): 1 MiB reads from two nodes with one loop each reached
+     * the 2-core test machine (docs/experiments/HISTORY.md, "One data-plane event loop per processor"): 1 MiB reads from two nodes with one loop each reached
      * 0.51–0.74× a plain blocking socket, with two loops each 0.76–0.80× (four alternating pairs).
      */
     public static int dataPlaneThreads() {

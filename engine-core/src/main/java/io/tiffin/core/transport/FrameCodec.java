@@ -53,12 +53,10 @@ import org.apache.logging.log4j.Logger;
  * control and bulk buffers are retained slices of the received bytes (no copy); the next handler owns
  * the frame. Frames of at least {@value #PRESIZE_THRESHOLD} bytes are gathered as a composite of the
  * buffers the socket reads filled (no copy, no frame-sized allocation); smaller ones are merged into
- * one buffer. The header is validated as soon as it has arrived: the length must lie between
- * {@value #HEADER_SIZE} and {@code maxFrameSize}, the version must be the protocol version, the kind
- * and opcode must be known, a request must carry status 0, and controlLength must be non-negative, fit
- * in the frame and not exceed {@link #maxControlSize(int)}. On any violation the decoder logs one WARN
- * line naming the remote address and the problem, discards everything that follows and closes the
- * connection; other connections are unaffected.
+ * one buffer. The length field is checked as soon as it has arrived, the rest of the header as soon as
+ * it has ({@link FrameHeader}, the same checks as {@link BlockingConnection}'s). On any violation the
+ * decoder logs one WARN line naming the remote address and the problem, discards everything that
+ * follows and closes the connection; other connections are unaffected.
  *
  * <p>Thread-safety: an instance belongs to one channel pipeline (the decoder keeps per-connection state)
  * and is used only by that channel's event loop.
@@ -117,8 +115,9 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
     }
 
     /**
-     * Writes frames as bytes; see {@link FrameCodec}. Stateless and {@link Sharable}; releases every frame
-     * it is given.
+     * Writes frames as bytes; see {@link FrameCodec}. Releases every frame it is given.
+     *
+     * <p>Thread-safe: stateless, hence {@link Sharable}.
      */
     @Sharable
     public static final class Encoder extends MessageToMessageEncoder<Frame> {
@@ -161,14 +160,15 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
     }
 
     /**
-     * Cuts the byte stream into frames and validates their headers; see {@link FrameCodec}. One instance
-     * per channel; emits {@link Frame}s owned by the next handler.
+     * Cuts the byte stream into frames and validates their headers ({@link FrameHeader}); see {@link
+     * FrameCodec}. Emits {@link Frame}s owned by the next handler.
+     *
+     * <p>Not thread-safe: one instance per channel, used by its event loop.
      */
     public static final class Decoder extends ByteToMessageDecoder {
         private static final Logger LOG = LogManager.getLogger(FrameCodec.class);
 
         private final int maxFrameSize;
-        private final int maxControlSize;
         private boolean failed;
         /** Whether the cumulation currently gathers a large frame as a composite of the received buffers. */
         private boolean composite;
@@ -179,7 +179,6 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                         + HEADER_SIZE + "-byte frame header; configure a larger transport max frame size");
             }
             this.maxFrameSize = maxFrameSize;
-            this.maxControlSize = maxControlSize(maxFrameSize);
         }
 
         @Override
@@ -194,61 +193,15 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
             }
             int start = in.readerIndex();
             int length = in.getInt(start);
-            if (length < HEADER_SIZE) {
-                reject(ctx, in, "frame length " + length + " is shorter than the " + HEADER_SIZE
-                        + "-byte header (not a Tiffin peer, or a corrupt stream)");
-                return;
-            }
-            if (length > maxFrameSize) {
-                reject(ctx, in, "frame length " + length + " exceeds the limit of " + maxFrameSize
-                        + " bytes; if such objects are legitimate, raise the transport max frame size on"
-                        + " both sides");
-                return;
-            }
-            if (readable < LENGTH_FIELD_SIZE + HEADER_SIZE) {
-                return;
-            }
-            int version = in.getUnsignedByte(start + 4);
-            if (version != TiffinVersion.PROTOCOL_VERSION) {
-                reject(ctx, in, "protocol version " + version + " in frame header, this side speaks "
-                        + TiffinVersion.PROTOCOL_VERSION + "; run the same Tiffin version on both sides");
-                return;
-            }
-            int kindCode = in.getUnsignedByte(start + 5);
-            Frame.Kind kind = Frame.Kind.fromCode(kindCode);
-            if (kind == null) {
-                reject(ctx, in, "unknown frame kind " + kindCode + " (expected 0 or 1)");
-                return;
-            }
-            int opcodeCode = in.getUnsignedShort(start + 6);
-            Opcode opcode = Opcode.fromCode(opcodeCode);
-            if (opcode == null) {
-                reject(ctx, in, "unknown opcode " + opcodeCode
-                        + "; the peer may run a newer Tiffin version, run the same version on both sides");
-                return;
-            }
-            long requestId = in.getLong(start + 8);
-            int statusValue = in.getInt(start + 16);
-            if (kind == Frame.Kind.REQUEST && statusValue != 0) {
-                reject(ctx, in, "request " + opcode + " carries status " + statusValue + ", requests must carry 0");
-                return;
-            }
-            int controlLength = in.getInt(start + 20);
-            if (controlLength < 0 || controlLength > length - HEADER_SIZE) {
-                reject(ctx, in, "control length " + controlLength + " does not fit in a frame of length "
-                        + length + " (corrupt stream)");
-                return;
-            }
-            if (controlLength > maxControlSize) {
-                reject(ctx, in, "control length " + controlLength + " exceeds the limit of " + maxControlSize
-                        + " bytes (corrupt stream or misbehaving peer)");
-                return;
-            }
-            int bulkLength = in.getInt(start + 24);
-            if (bulkLength < 0 || frameSize(controlLength, bulkLength) != (long) LENGTH_FIELD_SIZE + length) {
-                reject(ctx, in, "frame length " + length + " does not match control length " + controlLength
-                        + " and bulk length " + bulkLength + " with " + ALIGNMENT + "-byte padding (corrupt"
-                        + " stream, or a peer of another protocol version)");
+            FrameHeader h;
+            try {
+                FrameHeader.checkLength(length, maxFrameSize);
+                if (readable < FrameHeader.SIZE) {
+                    return;
+                }
+                h = FrameHeader.decode(in, start, maxFrameSize);
+            } catch (FrameHeader.Malformed e) {
+                reject(ctx, in, e.getMessage());
                 return;
             }
             if (readable < LENGTH_FIELD_SIZE + length) {
@@ -264,12 +217,12 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 composite = false;
                 setCumulator(MERGE_CUMULATOR);
             }
-            ByteBuf control = controlLength == 0 ? Unpooled.EMPTY_BUFFER
-                    : in.retainedSlice(start + LENGTH_FIELD_SIZE + HEADER_SIZE, controlLength);
-            ByteBuf bulk = bulkLength == 0 ? Unpooled.EMPTY_BUFFER
-                    : in.retainedSlice(start + (int) bulkOffset(controlLength, bulkLength), bulkLength);
-            in.skipBytes(LENGTH_FIELD_SIZE + length);
-            out.add(new Frame(kind, opcode, requestId, ErrorCode.fromValue(statusValue), control, bulk));
+            ByteBuf control = h.controlLength() == 0 ? Unpooled.EMPTY_BUFFER
+                    : in.retainedSlice(start + FrameHeader.SIZE, h.controlLength());
+            ByteBuf bulk = h.bulkLength() == 0 ? Unpooled.EMPTY_BUFFER
+                    : in.retainedSlice(start + h.bulkOffset(), h.bulkLength());
+            in.skipBytes(h.frameSize());
+            out.add(new Frame(h.kind(), h.opcode(), h.requestId(), ErrorCode.fromValue(h.status()), control, bulk));
         }
 
         private void reject(ChannelHandlerContext ctx, ByteBuf in, String problem) {

@@ -18,6 +18,7 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.proto.ErrorReply;
 import io.tiffin.core.transport.proto.Hello;
 import io.tiffin.core.transport.proto.HelloReply;
+import io.tiffin.core.util.Ticker;
 import java.io.IOException;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -87,18 +88,34 @@ public final class TransportClient implements AutoCloseable {
      */
     public static TransportClient connect(
             String host, int port, TransportSettings settings, String peerId, EventLoopGroup group) {
-        return connect(host, port, settings, peerId, group, TiffinVersion.PROTOCOL_VERSION);
+        return connect(host, port, settings, peerId, group, Ticker.SYSTEM);
+    }
+
+    /**
+     * As {@link #connect(String, int, TransportSettings, String, EventLoopGroup)}, with the handshake's
+     * deadline measured on {@code ticker}. The wait for the TCP connection and the timeouts of calls run
+     * on the event loop's own timers.
+     */
+    public static TransportClient connect(String host, int port, TransportSettings settings, String peerId,
+            EventLoopGroup group, Ticker ticker) {
+        return connect(host, port, settings, peerId, group, TiffinVersion.PROTOCOL_VERSION, ticker);
     }
 
     /** {@link #connect} announcing {@code protocolVersion} in HELLO; tests use it to fake another version. */
     static TransportClient connect(String host, int port, TransportSettings settings, String peerId,
             EventLoopGroup group, int protocolVersion) {
+        return connect(host, port, settings, peerId, group, protocolVersion, Ticker.SYSTEM);
+    }
+
+    private static TransportClient connect(String host, int port, TransportSettings settings, String peerId,
+            EventLoopGroup group, int protocolVersion, Ticker ticker) {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(settings, "settings");
         Objects.requireNonNull(group, "group");
+        Objects.requireNonNull(ticker, "ticker");
         TransportClient client = new TransportClient(host, port, settings);
         long timeoutNanos = settings.handshakeTimeout().toNanos();
-        long deadline = System.nanoTime() + timeoutNanos;
+        long deadline = ticker.nanos() + timeoutNanos;
         Bootstrap bootstrap = new Bootstrap()
                 .group(group)
                 .channel(EventLoops.socketChannelClass(group))
@@ -135,7 +152,7 @@ public final class TransportClient implements AutoCloseable {
         }
         client.channel = connected.channel();
         try {
-            client.handshake(peerId, protocolVersion, deadline);
+            client.handshake(peerId, protocolVersion, deadline, ticker);
         } catch (RuntimeException e) {
             client.close();
             throw e;
@@ -143,13 +160,13 @@ public final class TransportClient implements AutoCloseable {
         return client;
     }
 
-    private void handshake(String peerId, int protocolVersion, long deadline) {
+    private void handshake(String peerId, int protocolVersion, long deadline, Ticker ticker) {
         Hello hello = Hello.newBuilder()
                 .setProtocolVersion(protocolVersion)
                 .setToken(settings.authToken())
                 .setPeerId(peerId == null ? "" : peerId)
                 .build();
-        long remaining = Math.max(1, deadline - System.nanoTime());
+        long remaining = Math.max(1, deadline - ticker.nanos());
         CompletableFuture<Frame> answer = send(Opcode.HELLO, hello, null, remaining);
         Frame reply;
         try {

@@ -3,6 +3,7 @@ package io.tiffin.core.transport;
 import io.netty.channel.EventLoopGroup;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.util.Ticker;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,7 @@ public final class TransportClientPool implements AutoCloseable {
 
     private final TransportSettings settings;
     private final String peerId;
+    private final Ticker ticker;
     private final EventLoopGroup group;
     private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -33,8 +35,18 @@ public final class TransportClientPool implements AutoCloseable {
      * {@code name}.
      */
     public TransportClientPool(String name, TransportSettings settings, String peerId) {
+        this(name, settings, peerId, Ticker.SYSTEM);
+    }
+
+    /**
+     * As {@link #TransportClientPool(String, TransportSettings, String)}, with connection deadlines on
+     * {@code ticker} (see {@link TransportClient#connect(String, int, TransportSettings, String,
+     * EventLoopGroup, Ticker)}).
+     */
+    public TransportClientPool(String name, TransportSettings settings, String peerId, Ticker ticker) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.group = EventLoops.newGroup(Objects.requireNonNull(name, "name") + "-client", settings.ioThreads(),
                 settings.useNative());
     }
@@ -72,7 +84,7 @@ public final class TransportClientPool implements AutoCloseable {
             if (client != null) {
                 client.close();
             }
-            client = TransportClient.connect(host, port, settings, peerId, group);
+            client = TransportClient.connect(host, port, settings, peerId, group, ticker);
             slot.client = client;
         }
         if (closed) {

@@ -147,12 +147,12 @@ public final class TransportServer implements AutoCloseable {
         return this;
     }
 
-    /** The bound address, with the real port when started with port 0. */
     /** Event-loop threads serving connections, as resolved at construction (0 stays 0: half the processors). */
     public int ioThreads() {
         return settings.ioThreads() == 0 ? EventLoops.defaultThreads() : settings.ioThreads();
     }
 
+    /** The bound address, with the real port when started with port 0. */
     public InetSocketAddress localAddress() {
         Channel ch = serverChannel;
         if (ch == null) {

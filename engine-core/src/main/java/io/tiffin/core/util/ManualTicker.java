@@ -1,9 +1,15 @@
 package io.tiffin.core.util;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A {@link Ticker} that moves only when told; for tests and simulations. Thread-safe. */
+/**
+ * A {@link Ticker} that moves only when told; for tests and simulations. Its {@link #nanos()} are its
+ * milliseconds in nanoseconds, so deadlines measured in nanoseconds pass when the test advances it.
+ *
+ * <p>Thread-safe.
+ */
 public final class ManualTicker implements Ticker {
     private final AtomicLong now;
 
@@ -18,6 +24,11 @@ public final class ManualTicker implements Ticker {
     @Override
     public long millis() {
         return now.get();
+    }
+
+    @Override
+    public long nanos() {
+        return TimeUnit.MILLISECONDS.toNanos(now.get());
     }
 
     public void advance(Duration d) {

@@ -12,4 +12,12 @@ public interface Ticker {
     Ticker SYSTEM = new MonotonicWallClock();
 
     long millis();
+
+    /**
+     * A monotonic nanosecond count for measuring intervals and deadlines (only differences mean
+     * anything, as with {@link System#nanoTime()}); {@link ManualTicker} moves it with its milliseconds.
+     */
+    default long nanos() {
+        return System.nanoTime();
+    }
 }

@@ -10,7 +10,6 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -87,13 +86,31 @@ class ArchitectureTest {
     }
 
     @Test
-    @Disabled("TiffinClient.listKeys and stats still return protobuf replies; enabled by the client split")
     void noPublicMethodOfTheClientReturnsAProtobufType() {
-        noMethods().that().arePublic().and().areDeclaredInClassesThat().resideInAPackage(ROOT + ".client..")
-                .should().haveRawReturnType(describe("a protobuf type", (JavaClass c) ->
-                        c.getPackageName().startsWith(ROOT + ".transport.proto")
-                                || c.getPackageName().startsWith("com.google.protobuf")))
+        noPublicMethodReturnsAProtobufTypeIn(ROOT + ".client..");
+    }
+
+    @Test
+    void outsideTheTransportNoPublicMethodReturnsAProtobufType() {
+        // The RPC bindings speak the wire format by design: MasterRpcService maps opcodes to calls, and
+        // InProcessMaster is a connection without the socket.
+        noMethods().that().arePublic().and().areDeclaredInClassesThat().resideOutsideOfPackage(ROOT + ".transport..")
+                .and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().doNotHaveFullyQualifiedName(ROOT + ".master.MasterRpcService")
+                .and().areDeclaredInClassesThat().doNotHaveFullyQualifiedName(ROOT + ".local.InProcessMaster")
+                .should().haveRawReturnType(PROTOBUF)
+                .because("the wire format stays in the transport (its Messages convert); callers see records")
+                .check(classes);
+    }
+
+    private static void noPublicMethodReturnsAProtobufTypeIn(String packages) {
+        noMethods().that().arePublic().and().areDeclaredInClassesThat().resideInAPackage(packages)
+                .should().haveRawReturnType(PROTOBUF)
                 .because("the client's callers see engine-api types and plain records, never the wire format")
                 .check(classes);
     }
+
+    private static final com.tngtech.archunit.base.DescribedPredicate<JavaClass> PROTOBUF =
+            describe("a protobuf type", (JavaClass c) -> c.getPackageName().startsWith(ROOT + ".transport.proto")
+                    || c.getPackageName().startsWith("com.google.protobuf"));
 }

@@ -1,8 +1,11 @@
 package io.tiffin.core.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.CacheCounters;
+import io.tiffin.core.client.ClusterStats;
 import io.tiffin.core.config.TiffinConfig;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -70,15 +73,14 @@ class CliTest {
         final Thread thread;
 
         /** Starts {@code args} and waits up to 20 s until its output contains {@code marker}. */
-        Running(String marker, String... args) throws InterruptedException {
+        Running(String marker, String... args) {
             thread = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
                     new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
                     Map.of(), args)));
             thread.start();
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (!out().contains(marker) && System.nanoTime() < deadline && thread.isAlive()) {
-                Thread.sleep(20);
-            }
+            // A command that ends early (an error) is left to the caller's assertions on its output.
+            await("the output of " + String.join(" ", args) + " to contain " + marker).atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> out().contains(marker) || !thread.isAlive());
         }
 
         String out() {
@@ -259,14 +261,11 @@ class CliTest {
 
     @Test
     void statSummarisesTheClientsCaches() {
-        var none = io.tiffin.core.transport.proto.StatsReply.newBuilder().build();
+        var none = new ClusterStats("", 0, 0, 0, 0, List.of(), 0, ClusterStats.CacheTotals.NONE);
         assertThat(StatCommand.format("m:1", none)).contains("Hot cache: no client with a hot cache")
                 .doesNotContain("Location cache");
-        var report = io.tiffin.core.transport.proto.ClientReport.newBuilder().setLocationCache(true)
-                .setLocationHits(30).setLocationMisses(10).setLocationRefused(2);
-        var both = io.tiffin.core.transport.proto.StatsReply.newBuilder().setHotCache(
-                io.tiffin.core.transport.proto.HotCacheTotals.newBuilder().setLocationCacheClients(2)
-                        .setTotals(report)).build();
+        var totals = new CacheCounters(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, 30, 10, 2);
+        var both = new ClusterStats("", 0, 0, 0, 0, List.of(), 0, new ClusterStats.CacheTotals(0, 2, totals));
         assertThat(StatCommand.format("m:1", both))
                 .contains("Location cache: 2 clients; hits 30, misses 10 (75.0% hit), refused 2");
     }

@@ -1,6 +1,7 @@
 package io.tiffin.core.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -84,12 +85,10 @@ class ServerCommandSignalTest {
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
                 Map.of(), "master", "--port", "0", "--admin-port", "0")));
         thread.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        // Until the command has installed its handlers (after it has started the master).
-        while (ServerCommand.StopSignals.PROCESS.registered() == 0 && thread.isAlive()
-                && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        // Until the command has installed its handlers (after it has started the master), or has ended.
+        await("the master command to install its signal handlers").atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> ServerCommand.StopSignals.PROCESS.registered() > 0 || !thread.isAlive());
         assertThat(ServerCommand.StopSignals.PROCESS.registered()).as("stdout %s, stderr %s", out, err).isEqualTo(1);
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("Tiffin master listening on ");
 

@@ -51,7 +51,7 @@ class HotCachePolicySettingsTest {
         AtomicReference<PluginContext> seen = new AtomicReference<>();
         HotCacheSettings settings = new HotCacheSettings(1 << 20, 64 << 10, 0.5, 64, recording(seen),
                 Map.of("window", "0.2"));
-        try (LocalHotCache cache = TiffinClient.createHotCache(settings)) {
+        try (LocalHotCache cache = ClientCaches.createHotCache(settings)) {
             assertThat(cache).isNotNull();
         }
         assertThat(seen.get().properties()).containsExactly(Map.entry("window", "0.2"));
@@ -62,7 +62,7 @@ class HotCachePolicySettingsTest {
     void aPolicyThatRefusesItsSettingsStopsTheClientWithItsMessage() {
         HotCacheSettings settings = new HotCacheSettings(1 << 20, 64 << 10, 0.5, 64,
                 recording(new AtomicReference<>()), Map.of("fail", "yes"));
-        assertThatThrownBy(() -> TiffinClient.createHotCache(settings))
+        assertThatThrownBy(() -> ClientCaches.createHotCache(settings))
                 .isInstanceOfSatisfying(TiffinException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
                 .hasMessageContaining("hotcache.policy recording could not be created")

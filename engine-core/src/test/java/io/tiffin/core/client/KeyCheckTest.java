@@ -19,29 +19,29 @@ class KeyCheckTest {
     @Test
     void aKeyThatIsNotValidUnicodeIsRefused() {
         for (String bad : List.of("s\uD800", "s\uDBFF", "\uDC00x", "a\uD800b")) {
-            assertThatThrownBy(() -> TiffinClient.checkKey(bad)).isInstanceOfSatisfying(TiffinException.class, e -> {
+            assertThatThrownBy(() -> KeyChecks.checkKey(bad)).isInstanceOfSatisfying(TiffinException.class, e -> {
                 assertThat(e.code()).isEqualTo(ErrorCode.INVALID_KEY);
                 assertThat(e.getMessage()).contains("unpaired surrogate");
             });
         }
-        TiffinClient.checkKey("emoji \uD83D\uDE00 and accents \u00e9"); // a proper pair is fine
-        TiffinClient.checkKey("?");
+        KeyChecks.checkKey("emoji \uD83D\uDE00 and accents \u00e9"); // a proper pair is fine
+        KeyChecks.checkKey("?");
     }
 
     @Test
     void nullAndEmptyKeysAreRefusedWithInvalidKey() {
-        assertThatThrownBy(() -> TiffinClient.checkKey(null)).hasMessageContaining("the key is null");
-        assertThatThrownBy(() -> TiffinClient.checkKey("")).hasMessageContaining("the key is empty");
+        assertThatThrownBy(() -> KeyChecks.checkKey(null)).hasMessageContaining("the key is null");
+        assertThatThrownBy(() -> KeyChecks.checkKey("")).hasMessageContaining("the key is empty");
     }
 
     @Test
     void aBatchIsRefusedForANullOrMalformedKeyButEmptyKeysGoToTheMasterPerKey() {
-        assertThatThrownBy(() -> TiffinClient.checkKeys(Arrays.asList("a", null)))
+        assertThatThrownBy(() -> KeyChecks.checkKeys(Arrays.asList("a", null)))
                 .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_KEY))
                 .hasMessageContaining("key 1 of the batch: the key is null");
-        assertThatThrownBy(() -> TiffinClient.checkKeys(List.of("a", "b", "c\uD800")))
+        assertThatThrownBy(() -> KeyChecks.checkKeys(List.of("a", "b", "c\uD800")))
                 .hasMessageContaining("key 2 of the batch");
-        TiffinClient.checkKeys(List.of("a", "", "b"));
+        KeyChecks.checkKeys(List.of("a", "", "b"));
     }
 
     @Test
@@ -50,13 +50,13 @@ class KeyCheckTest {
         java.lang.foreign.MemorySegment gone = closed.allocate(16);
         closed.close();
         java.lang.foreign.MemorySegment readOnly = java.lang.foreign.MemorySegment.ofArray(new byte[16]).asReadOnly();
-        assertThatThrownBy(() -> TiffinClient.checkSegment(gone, false, "the value of ", "k"))
+        assertThatThrownBy(() -> KeyChecks.checkSegment(gone, false, "the value of ", "k"))
                 .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
                 .hasMessage("the value of k belongs to an arena that is closed");
-        assertThatThrownBy(() -> TiffinClient.checkSegment(readOnly, true, "the destination of ", "k"))
+        assertThatThrownBy(() -> KeyChecks.checkSegment(readOnly, true, "the destination of ", "k"))
                 .hasMessage("the destination of k is read-only");
-        TiffinClient.checkSegment(readOnly, false, "a value may be read-only", "");
-        assertThatThrownBy(() -> TiffinClient.checkSegment(null, true, "destination of key ", 3))
+        KeyChecks.checkSegment(readOnly, false, "a value may be read-only", "");
+        assertThatThrownBy(() -> KeyChecks.checkSegment(null, true, "destination of key ", 3))
                 .hasMessage("destination of key 3 is null");
     }
 }

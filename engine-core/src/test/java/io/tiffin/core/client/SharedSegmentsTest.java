@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.core.local.SharedMemoryFiles;
 import io.tiffin.core.transport.proto.SegmentInfoReply;
+import io.tiffin.core.util.ManualTicker;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -134,10 +136,14 @@ class SharedSegmentsTest {
     @Test
     void writesStopWhenTheNodeProcessDiesReadsGoOnUntilTheSweep() throws Exception {
         Process node = new ProcessBuilder("sleep", "60").start();
-        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().setPid(node.pid()).build())) {
+        ManualTicker ticker = new ManualTicker();
+        try (SharedSegments shared = new SharedSegments((endpoint, segment) -> info().setPid(node.pid()).build(),
+                SharedSegments.RETRY_NANOS, ticker)) {
             assertThat(shared.slice("node:1", "seg", 0, 10, true)).isNotNull();
             node.destroyForcibly().waitFor();
-            Thread.sleep(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(SharedSegments.LIVENESS_NANOS) + 10);
+            assertThat(shared.slice("node:1", "seg", 0, 10, true))
+                    .as("a node seen alive counts as alive for the liveness window").isNotNull();
+            ticker.advanceMillis(TimeUnit.NANOSECONDS.toMillis(SharedSegments.LIVENESS_NANOS) + 1);
             assertThat(shared.slice("node:1", "seg", 0, 10, true))
                     .as("no write into a dead node's memory: the socket fails it instead").isNull();
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("its bytes are still readable").isNotNull();
@@ -149,19 +155,23 @@ class SharedSegmentsTest {
     }
 
     @Test
-    void aNodeThatCannotAnswerIsAskedAgainAfterThePause() throws InterruptedException {
+    void aNodeThatCannotAnswerIsAskedAgainAfterThePause() {
         AtomicInteger asked = new AtomicInteger();
+        ManualTicker ticker = new ManualTicker();
         try (SharedSegments shared = new SharedSegments((endpoint, segment) -> {
             if (asked.incrementAndGet() == 1) {
                 throw new IllegalStateException("connection refused");
             }
             return info().build();
-        }, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200))) {
+        }, TimeUnit.MILLISECONDS.toNanos(200), ticker)) {
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNull();
+            ticker.advanceMillis(199);
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).as("within the pause: not asked").isNull();
             assertThat(asked).hasValue(1);
             assertThat(shared.pausedCount()).isEqualTo(1);
-            Thread.sleep(250);
+            shared.sweep();
+            assertThat(shared.pausedCount()).as("a pause under way is kept").isEqualTo(1);
+            ticker.advanceMillis(1);
             shared.sweep();
             assertThat(shared.pausedCount()).as("an expired pause is forgotten").isZero();
             assertThat(shared.slice("node:1", "seg", 0, 10, false)).isNotNull();

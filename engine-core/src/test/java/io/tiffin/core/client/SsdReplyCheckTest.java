@@ -13,15 +13,15 @@ class SsdReplyCheckTest {
 
     @Test
     void anAnswerWhoseSizesAddUpToItsBytesIsAccepted() {
-        TiffinClient.checkSsdReply("n:1", 3, List.of(100L, -1L, 28L), 128);
-        TiffinClient.checkSsdReply("n:1", 2, List.of(-1L, -1L), 0);
-        TiffinClient.checkSsdReply("n:1", 1, List.of(0L), 0);
+        AsyncNodeReads.checkSsdReply("n:1", 3, List.of(100L, -1L, 28L), 128);
+        AsyncNodeReads.checkSsdReply("n:1", 2, List.of(-1L, -1L), 0);
+        AsyncNodeReads.checkSsdReply("n:1", 1, List.of(0L), 0);
     }
 
     @Test
     void anAnswerThatLeavesRoomForAKeyItDidNotReadIsRefused() {
         // the node's old answer: the failed key's 100 bytes still in the bulk
-        assertThatThrownBy(() -> TiffinClient.checkSsdReply("n:1", 3, List.of(-1L, 100L, 28L), 228))
+        assertThatThrownBy(() -> AsyncNodeReads.checkSsdReply("n:1", 3, List.of(-1L, 100L, 28L), 228))
                 .isInstanceOfSatisfying(TiffinException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.TRANSFER_FAIL);
                     assertThat(e.getMessage()).contains("node n:1").contains("adding up to 128 bytes and 228 bytes");
@@ -30,7 +30,7 @@ class SsdReplyCheckTest {
 
     @Test
     void anAnswerWithAnotherNumberOfSizesIsRefused() {
-        assertThatThrownBy(() -> TiffinClient.checkSsdReply("n:1", 3, List.of(100L, 28L), 128))
+        assertThatThrownBy(() -> AsyncNodeReads.checkSsdReply("n:1", 3, List.of(100L, 28L), 128))
                 .isInstanceOfSatisfying(TiffinException.class,
                         e -> assertThat(e.getMessage()).contains("3 keys with 2 sizes"));
     }

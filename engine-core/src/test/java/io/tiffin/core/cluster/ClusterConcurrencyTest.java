@@ -1,11 +1,13 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -90,11 +92,9 @@ class ClusterConcurrencyTest {
             reader.removeAll(true);
             assertThat(cluster.master.service().keyCount()).isZero();
             // Buffers of force-removed leased objects come back when their (1 s) leases end.
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (cluster.master.service().usedBytes() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertThat(cluster.master.service().usedBytes()).as("seed %d: all space returns", seed).isZero();
+            await("all space returns").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50))
+                    .untilAsserted(() -> assertThat(cluster.master.service().usedBytes())
+                            .as("seed %d: all space returns", seed).isZero());
         }
     }
 }

@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
@@ -35,17 +36,6 @@ class ClusterEndToEndTest {
         byte[] b = new byte[size];
         new SplittableRandom(seed).nextBytes(b);
         return b;
-    }
-
-    static ObjectLocation awaitReplicas(TiffinClient c, String key, int n) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (true) {
-            ObjectLocation loc = c.locate(key).orElseThrow();
-            if (loc.replicas().size() == n || System.nanoTime() > deadline) {
-                return loc;
-            }
-            Thread.sleep(50);
-        }
     }
 
     @Test
@@ -122,7 +112,7 @@ class ClusterEndToEndTest {
     }
 
     @Test
-    void objectSurvivesTheDeathOfOneReplicaNodeAndTheDeadNodeIsDroppedAfterTheTtl() throws Exception {
+    void objectSurvivesTheDeathOfOneReplicaNodeAndTheDeadNodeIsDroppedAfterTheTtl() {
         try (TestCluster cluster = new TestCluster(Map.of("master.node-ttl", "2s",
                 "master.node-check-interval", "100ms"), 2, 64 * MiB)) {
             TiffinClient c = cluster.remoteClient();
@@ -135,28 +125,28 @@ class ClusterEndToEndTest {
             assertThat(c.get("survivor")).isEqualTo(v);
 
             // After the TTL the master drops the dead node's segment and its replicas.
-            ObjectLocation loc = awaitReplicas(c, "survivor", 1);
+            ObjectLocation loc = await("the dead node's replica dropped").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> c.locate("survivor").orElseThrow(), l -> l.replicas().size() == 1);
             assertThat(loc.replicas()).singleElement()
                     .satisfies(r -> assertThat(r.nodeId()).isEqualTo(cluster.nodes.get(1).nodeId()));
             assertThat(cluster.master.service().segmentViews()).extracting(s -> s.name())
                     .containsExactly(cluster.nodes.get(1).segmentName());
             assertThat(c.get("survivor")).isEqualTo(v);
-            assertThat(c.stats().getLiveNodes()).isEqualTo(1);
+            assertThat(c.stats().liveNodes()).isEqualTo(1);
         }
     }
 
     @Test
-    void singleReplicaObjectOnADeadNodeIsGoneAfterTheTtl() throws Exception {
+    void singleReplicaObjectOnADeadNodeIsGoneAfterTheTtl() {
         try (TestCluster cluster = new TestCluster(Map.of("master.node-ttl", "1s",
                 "master.node-check-interval", "100ms"), 2, 64 * MiB)) {
             TiffinClient c = cluster.remoteClient();
             NodeServer victim = cluster.nodes.get(0);
             c.put("lonely", bytes(2, 1000), PutOptions.DEFAULT.withPreferredSegment(victim.segmentName()));
             victim.crash();
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (c.locate("lonely").isPresent() && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
+            await("the dead node's object dropped").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> c.locate("lonely").isEmpty());
             assertThatThrownBy(() -> c.get("lonely")).isInstanceOfSatisfying(TiffinException.class,
                     e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
         }
@@ -177,9 +167,9 @@ class ClusterEndToEndTest {
     void aNodesDataPlaneHasOneEventLoopPerProcessorUnlessConfigured() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 8 * MiB)) {
             assertThat(cluster.nodes.getFirst().ioThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
-            NodeServer three = NodeServer.start(new NodeServer.Options("three-loops", "127.0.0.1", 0, 8 * MiB,
-                    cluster.masterAddress(), Duration.ofMillis(200),
-                    io.tiffin.core.transport.TransportSettings.defaults().withIoThreads(3)));
+            NodeServer three = NodeServer.start(NodeServer.Options.builder(cluster.masterAddress())
+                    .nodeId("three-loops").segmentSize(8 * MiB)
+                .pingInterval(Duration.ofMillis(200)).transport(io.tiffin.core.transport.TransportSettings.defaults().withIoThreads(3)).build());
             cluster.nodes.add(three);
             assertThat(three.ioThreads()).isEqualTo(3);
         }
@@ -190,19 +180,15 @@ class ClusterEndToEndTest {
     }
 
     @Test
-    void nodeRemountsWhenARestartedMasterDoesNotKnowIt() throws Exception {
+    void nodeRemountsWhenARestartedMasterDoesNotKnowIt() {
         TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
         try (cluster) {
             TiffinClient c = cluster.remoteClient();
             c.put("before", bytes(4, 100));
             // The master forgets the node (as after a restart or a TTL expiry while the node was paused).
-            
             cluster.master.service().forgetNode(cluster.nodes.get(0).nodeId());
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (cluster.nodes.get(0).remounts() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertThat(cluster.nodes.get(0).remounts()).isPositive();
+            await("the node re-mounted").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> cluster.nodes.get(0).remounts() > 0);
             assertThat(cluster.master.service().segmentViews()).hasSize(1);
             c.put("after", bytes(5, 100));
             assertThat(c.get("after")).isEqualTo(bytes(5, 100));

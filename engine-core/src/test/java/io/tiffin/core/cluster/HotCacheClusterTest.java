@@ -13,7 +13,6 @@ import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.ConfigException;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.plugin.PluginRegistry;
-import io.tiffin.core.transport.TransportSettings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -25,9 +24,8 @@ class HotCacheClusterTest {
     private static final long MiB = 1L << 20;
 
     private static TiffinClient cachingClient(TestCluster cluster, PluginRegistry plugins, String policy) {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                TransportSettings.defaults(), 16 * MiB, false,
-                new HotCacheSettings(64 * MiB, MiB, 0.5, 1024, plugins.hotCachePolicy(policy))));
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                .hotCache(new HotCacheSettings(64 * MiB, MiB, 0.5, 1024, plugins.hotCachePolicy(policy))).build());
         cluster.clients.add(c);
         return c;
     }
@@ -44,9 +42,8 @@ class HotCacheClusterTest {
              PluginRegistry plugins = PluginRegistry.classPathOnly()) {
             TiffinClient writer = cluster.remoteClient();
             writer.put("k", ClusterEndToEndTest.bytes(7, (int) (64 * MiB))); // far more than 3 ms to read
-            TiffinClient reader = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16 * MiB, false,
-                    new HotCacheSettings(256 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))));
+            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .hotCache(new HotCacheSettings(256 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
             cluster.clients.add(reader);
 
             for (Runnable read : List.<Runnable>of(() -> reader.get("k"), () -> reader.getPinned("k").close())) {
@@ -69,11 +66,10 @@ class HotCacheClusterTest {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
              PluginRegistry plugins = PluginRegistry.classPathOnly()) {
             TiffinClient writer = cluster.remoteClient();
-            TiffinClient reader = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16 * MiB, false,
-                    new HotCacheSettings(8 * MiB, MiB, 0.25, 1024, plugins.hotCachePolicy("lru")))
-                    .withSharedMemory(false).withLocationCache(
-                            new io.tiffin.core.client.LocationCache.Settings(java.time.Duration.ofSeconds(5), 100)));
+            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .hotCache(new HotCacheSettings(8 * MiB, MiB, 0.25, 1024, plugins.hotCachePolicy("lru")))
+                    .locationCache(new io.tiffin.core.client.LocationCache.Settings(java.time.Duration.ofSeconds(5),
+                            100)).build());
             cluster.clients.add(reader);
             writer.put("y", TestCluster.randomBytes((int) MiB, 1));       // cached (one block)
             writer.put("x", TestCluster.randomBytes((int) (3 * MiB), 2)); // too large for the cache
@@ -120,9 +116,9 @@ class HotCacheClusterTest {
 
             // The counters reach the master: STATS (tiffin stat) and /metrics.
             reader.reportCaches();
-            var totals = writer.stats().getHotCache();
-            assertThat(totals.getReportingClients()).isEqualTo(1);
-            assertThat(totals.getTotals().getHits()).isGreaterThanOrEqualTo(4);
+            var totals = writer.stats().caches();
+            assertThat(totals.hotCacheClients()).isEqualTo(1);
+            assertThat(totals.totals().hits()).isGreaterThanOrEqualTo(4);
             assertThat(cluster.master.metrics().scrape()).contains("tiffin_client_hotcache_hits_total")
                     .contains("tiffin_client_hotcache_stale_rejected_total");
         }

@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
@@ -11,7 +12,6 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.local.InProcessMaster;
 import io.tiffin.core.transport.Opcode;
-import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.ExistReply;
 import io.tiffin.core.transport.proto.KeyRequest;
 import java.nio.charset.StandardCharsets;
@@ -36,8 +36,8 @@ class InProcessMasterTest {
             assertThat(InProcessMasters.find("localhost:" + port)).isSameAs(rpc);
             assertThat(InProcessMasters.find("127.0.0.1:" + (port == 65535 ? 1 : port + 1))).isNull();
 
-            TiffinClient direct = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
-                    16L << 20, true));
+            TiffinClient direct = TiffinClient.connect(TestCluster.remoteOptions(address).localMemcpy(true)
+                    .sharedMemory(true).build());
             TiffinClient remote = cluster.remoteClient();
             try {
                 byte[] a = "written through the in-process master".getBytes(StandardCharsets.UTF_8);
@@ -103,10 +103,11 @@ class InProcessMasterTest {
                 }
             });
             remover.start();
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (remover.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            // held: the key is gone for lookups and the caller's thread waits for the reader's entry
+            TiffinClient looker = cluster.remoteClient();
+            await("the removal held for the reader's entry").atMost(java.time.Duration.ofSeconds(5))
+                    .pollInterval(java.time.Duration.ofMillis(5))
+                    .until(() -> !looker.exists("k") && remover.getState() == Thread.State.TIMED_WAITING);
             remover.interrupt();
             remover.join(5_000);
             assertThat(thrown.get()).isInstanceOf(TiffinException.class);
@@ -136,7 +137,10 @@ class InProcessMasterTest {
                 }
             });
             removal.start();
-            Thread.sleep(500); // the reply is held for about 6 s
+            // The key goes for lookups at once; only the answer is held (for about 6 s).
+            TiffinClient looker = cluster.remoteClient();
+            await("the master to take the removal").atMost(java.time.Duration.ofSeconds(5))
+                    .pollInterval(java.time.Duration.ofMillis(10)).until(() -> !looker.exists("k"));
             assertThat(removal.isAlive()).as("the removal is held").isTrue();
             cluster.master.close();
             removal.join(10_000);

@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
@@ -21,6 +22,7 @@ import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.util.ManualTicker;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -54,14 +56,34 @@ class LocationCacheClusterTest {
     }
 
     /** Makes the master forget the node (as a master restart would) and waits for the node's re-mount. */
-    private static void forgetAndAwaitRemount(TestCluster cluster, NodeServer node) throws InterruptedException {
+    private static void forgetAndAwaitRemount(TestCluster cluster, NodeServer node) {
         long before = node.remounts();
         cluster.master.service().forgetNode(node.nodeId());
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (node.remounts() == before && System.nanoTime() < deadline) {
-            Thread.sleep(20);
+        await("the node re-mounted").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> node.remounts() > before);
+    }
+
+    @Test
+    void theReuseWindowRunsOnTheClientsClock() {
+        ManualTicker ticker = new ManualTicker();
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(2), 100)).ticker(ticker).build());
+            cluster.clients.add(c);
+            byte[] v = random(3000, 31);
+            c.put("k", v);
+            assertThat(c.get("k")).isEqualTo(v); // looked up
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).isEqualTo(1);
+            ticker.advance(Duration.ofMillis(1999)); // the window: min(ttl 2 s, lease 10 s / 2)
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).isEqualTo(2);
+            ticker.advance(Duration.ofMillis(2));
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).as("past the window: looked up again").isEqualTo(2);
+            assertThat(c.get("k")).isEqualTo(v);
+            assertThat(stats(c).hits()).as("the new lookup is reused").isEqualTo(3);
         }
-        assertThat(node.remounts()).as("the node re-mounted").isGreaterThan(before);
     }
 
     @Test
@@ -100,11 +122,11 @@ class LocationCacheClusterTest {
 
             // The counters reach the master: STATS (tiffin stat) and /metrics.
             c.reportCaches();
-            var totals = plain.stats().getHotCache();
-            assertThat(totals.getLocationCacheClients()).isEqualTo(1);
-            assertThat(totals.getReportingClients()).as("no client has a hot cache").isZero();
-            assertThat(totals.getTotals().getLocationHits()).isEqualTo(11);
-            assertThat(totals.getTotals().getLocationMisses()).isEqualTo(stats(c).misses());
+            var totals = plain.stats().caches();
+            assertThat(totals.locationCacheClients()).isEqualTo(1);
+            assertThat(totals.hotCacheClients()).as("no client has a hot cache").isZero();
+            assertThat(totals.totals().locationHits()).isEqualTo(11);
+            assertThat(totals.totals().locationMisses()).isEqualTo(stats(c).misses());
             assertThat(cluster.master.metrics().scrape()).contains("tiffin_client_location_cache_hits_total 11.0")
                     .contains("tiffin_client_location_cache_reporting_clients 1.0");
         }
@@ -228,11 +250,9 @@ class LocationCacheClusterTest {
             assertThat(stats(reader).hits()).as("the second get used the entry").isEqualTo(1);
 
             CompletableFuture<Void> removal = CompletableFuture.runAsync(() -> writer.remove("k", true));
-            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            while (other.exists("k") && System.nanoTime() < deadline) {
-                Thread.sleep(5); // the key goes at once for lookups; only the answer waits
-            }
-            assertThat(other.exists("k")).isFalse();
+            // the key goes at once for lookups; only the answer waits
+            await("the key gone for lookups").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> !other.exists("k"));
             TiffinException refused = catchThrowableOfType(TiffinException.class, () -> other.put("k", w));
             assertThat(removal).as("the removal still waits for the reader's entry").isNotDone();
             assertThat(refused.code()).as("no new object while the old one may still be read")
@@ -320,13 +340,12 @@ class LocationCacheClusterTest {
         String address = "127.0.0.1:" + port;
         io.tiffin.core.master.MasterServer master = io.tiffin.core.master.MasterServer.start(
                 io.tiffin.core.Tiffin.injector(config).getInstance(io.tiffin.core.master.MasterServer.Options.class));
-        NodeServer a = NodeServer.start(new NodeServer.Options("node-a", "127.0.0.1", 0, 16 * MiB, address,
-                Duration.ofSeconds(3), TransportSettings.defaults()));
-        NodeServer b = NodeServer.start(new NodeServer.Options("node-b", "127.0.0.1", 0, 16 * MiB, address,
-                Duration.ofMillis(100), TransportSettings.defaults()));
-        TiffinClient reader = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
-                16L << 20, false).withSharedMemory(false)
-                .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(5), 1000)));
+        NodeServer a = NodeServer.start(NodeServer.Options.builder(address).nodeId("node-a").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofSeconds(3)).build());
+        NodeServer b = NodeServer.start(NodeServer.Options.builder(address).nodeId("node-b").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(100)).build());
+        TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
+                .locationCache(new LocationCache.Settings(Duration.ofSeconds(5), 1000)).build());
         TiffinClient writer = null;
         try {
             byte[] v = random(20_000, 1);
@@ -338,13 +357,10 @@ class LocationCacheClusterTest {
             long restarted = System.nanoTime();
             master = io.tiffin.core.master.MasterServer.start(io.tiffin.core.Tiffin.injector(config)
                     .getInstance(io.tiffin.core.master.MasterServer.Options.class));
-            long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-            while (b.remounts() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(b.remounts()).as("B re-mounted").isPositive();
-            writer = TiffinClient.connect(new TiffinClient.Options(address, TransportSettings.defaults(),
-                    16L << 20, false).withSharedMemory(false));
+            // Bounded, well under the 6 s asserted below: the put itself must wait out the rest.
+            await("B re-mounted").atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> b.remounts() > 0);
+            writer = TiffinClient.connect(TestCluster.remoteOptions(address).build());
             writer.put("k", w, PutOptions.DEFAULT.withPreferredSegment(b.segmentName()));
             assertThat(System.nanoTime() - restarted).as("the put completed after the longest cache window"
                     + " (lease / 2 and a quarter)").isGreaterThanOrEqualTo(Duration.ofMillis(6_000).toNanos());
@@ -382,9 +398,8 @@ class LocationCacheClusterTest {
                 "needs /proc/sys/kernel/random/boot_id and /proc/self/ns/pid (Linux)");
         try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
             NodeServer node = cluster.addNode("shm-0", 8 * MiB, dir);
-            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16 * MiB, false).withSharedMemory(true)
-                    .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(30), 100)));
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress()).sharedMemory(true)
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 100)).build());
             cluster.clients.add(c);
             TiffinClient other = cluster.remoteClient();
             byte[] v = random(3000, 12);
@@ -413,8 +428,8 @@ class LocationCacheClusterTest {
                 "needs /proc/sys/kernel/random/boot_id and /proc/self/ns/pid (Linux)");
         try (TestCluster cluster = new TestCluster(Map.of(), 0, 0)) {
             cluster.addNode("shm-0", 8 * MiB, dir);
-            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16 * MiB, false).withSharedMemory(true));
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress()).sharedMemory(true)
+                    .build());
             cluster.clients.add(c);
             c.put("k", random(3000, 21));
             assertThat(c.sharedSegmentsMapped()).as("writes go through the mapping").isEqualTo(1);
@@ -450,10 +465,10 @@ class LocationCacheClusterTest {
     void withAHotCacheARepeatedGetNeedsNoRequestAtAll() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
              io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
-            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16 * MiB, false, new io.tiffin.core.client.hotcache.HotCacheSettings(
-                            16 * MiB, MiB, 0.5, 1024, plugins.hotCachePolicy("lru")), false)
-                    .withLocationCache(new LocationCache.Settings(Duration.ofSeconds(30), 100)));
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .hotCache(new io.tiffin.core.client.hotcache.HotCacheSettings(16 * MiB, MiB, 0.5, 1024,
+                            plugins.hotCachePolicy("lru")))
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 100)).build());
             cluster.clients.add(c);
             TiffinClient writer = cluster.remoteClient();
             byte[] v = random(2 * (1 << 20) + 5, 14);

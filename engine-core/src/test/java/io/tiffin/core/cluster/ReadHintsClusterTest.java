@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
@@ -10,7 +11,6 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.ReadHints;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.node.NodeServer;
-import io.tiffin.core.transport.TransportSettings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -76,8 +76,8 @@ class ReadHintsClusterTest {
     @Test
     void offWhenTheSizeIsZero() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
-            TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                    TransportSettings.defaults(), 16L << 20, false).withSharedMemory(false).withReadHints(0));
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress()).readHints(0)
+                    .build());
             cluster.clients.add(c);
             byte[] v = random(5000, 2);
             c.put("k", v);
@@ -87,7 +87,7 @@ class ReadHintsClusterTest {
     }
 
     @Test
-    void bytesReplacedInTheSamePlaceAreNotReturned() throws InterruptedException {
+    void bytesReplacedInTheSamePlaceAreNotReturned() {
         try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "200ms"), 1, 4 * MiB)) {
             TiffinClient reader = cluster.remoteClient();
             TiffinClient writer = cluster.remoteClient();
@@ -95,8 +95,10 @@ class ReadHintsClusterTest {
             byte[] fresh = random(1 << 20, 4);
             reader.put("k", old);
             ReplicaDescriptor before = writer.locate("k").orElseThrow().replicas().getFirst();
-            Thread.sleep(400); // the locate's lease ends: the remove frees the bytes at once
-            writer.remove("k", false);
+            // A plain remove is refused (and changes nothing) while the locate's lease lasts; once it ends, the
+            // remove goes through and frees the bytes at once.
+            await("the locate's lease to end").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> removedUnlessLeased(writer, "k"));
             writer.put("k", fresh);
             ReplicaDescriptor now = writer.locate("k").orElseThrow().replicas().getFirst();
             assertThat(now.offset()).as("the new object reuses the old one's bytes").isEqualTo(before.offset());
@@ -212,7 +214,8 @@ class ReadHintsClusterTest {
                             }
                         }
                         writerClient.put(key, valueFor(key, seeds.incrementAndGet(), 64 * 1024 + r.nextInt(4) * 4096));
-                        Thread.sleep(2); // some hints stay good for a few reads
+                        // Paces the writer, not a wait for a condition: some hints stay good for a few reads.
+                        Thread.sleep(2);
                     }
                     return null;
                 }));
@@ -253,6 +256,19 @@ class ReadHintsClusterTest {
             long confirmed = readers.stream().mapToLong(c -> stats(c).confirmed()).sum();
             assertThat(refuted).as("hints went stale under the readers").isPositive();
             assertThat(confirmed).as("and were confirmed in between").isPositive();
+        }
+    }
+
+    /** A plain (unforced) remove of {@code key}: true if done, false if refused for a read lease. */
+    private static boolean removedUnlessLeased(TiffinClient c, String key) {
+        try {
+            c.remove(key, false);
+            return true;
+        } catch (TiffinException e) {
+            if (e.code() != ErrorCode.OBJECT_HAS_LEASE) {
+                throw e;
+            }
+            return false;
         }
     }
 

@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -53,14 +54,18 @@ class ReadHintsStalledNodeTest {
             }, null);
             server.register(Opcode.DATA_READ, (request, responder) -> {
                 DataRequest req = request.parseControl(DataRequest.parser());
-                long stall = stallNextReadMillis.getAndSet(0);
-                if (stall > 0) {
-                    stalling.set(true);
-                    try {
-                        Thread.sleep(stall); // blocks the node's only event loop: HELLOs of new connections wait too
-                    } finally {
-                        stalling.set(false);
+                // set before the stall request is taken: awaitNotStalling, which reads the request first,
+                // cannot see "no request" and "not stalling" while a stall is starting
+                stalling.set(true);
+                try {
+                    long stall = stallNextReadMillis.getAndSet(0);
+                    if (stall > 0) {
+                        // The fault itself, not a wait for a condition: blocks the node's only event loop,
+                        // so HELLOs of new connections wait too.
+                        Thread.sleep(stall);
                     }
+                } finally {
+                    stalling.set(false);
                 }
                 byte[] out;
                 synchronized (memory) {
@@ -75,11 +80,10 @@ class ReadHintsStalledNodeTest {
             return "127.0.0.1:" + server.localAddress().getPort();
         }
 
-        void awaitNotStalling() throws InterruptedException {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while ((stalling.get() || stallNextReadMillis.get() != 0) && System.nanoTime() < end) {
-                Thread.sleep(20);
-            }
+        /** Waits until the stall asked for has been served and is over. */
+        void awaitNotStalling() {
+            await("the node's stall to end").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> stallNextReadMillis.get() == 0 && !stalling.get()); // this order: see DATA_READ
         }
 
         @Override
@@ -89,9 +93,9 @@ class ReadHintsStalledNodeTest {
     }
 
     private static TiffinClient client(TestCluster cluster, long readHints) {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(cluster.masterAddress(),
-                TransportSettings.defaults().withHandshakeTimeout(Duration.ofSeconds(1)), 16L << 20, false)
-                .withSharedMemory(false).withReadHints(readHints));
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                .transport(TransportSettings.defaults().withHandshakeTimeout(Duration.ofSeconds(1)))
+                .readHints(readHints).build());
         cluster.clients.add(c);
         return c;
     }
@@ -103,6 +107,10 @@ class ReadHintsStalledNodeTest {
              StallableNode node = new StallableNode()) {
             cluster.master.service().mountSegment("stallable-seg", "stallable-node", node.endpoint(), 1 << 20, 42, 7);
             byte[] v = TestCluster.randomBytes(100_000, 1);
+
+            // A first connection with the usual handshake timeout: on a cold, loaded JVM the master's first
+            // HELLO can take longer than the 1 s the clients below allow (a bound meant for the stalled node).
+            cluster.remoteClient();
 
             // Control: without hints, the read gives up at the lease's end with LEASE_EXPIRED.
             TiffinClient plain = client(cluster, 0);

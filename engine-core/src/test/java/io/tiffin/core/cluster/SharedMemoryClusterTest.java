@@ -162,8 +162,9 @@ class SharedMemoryClusterTest {
             TiffinClient c = cluster.remoteClient();
             c.put("before", random(10_000, 1), PutOptions.DEFAULT);
             first.crash(); // its memory is gone; the master has not noticed (TTL not passed)
-            NodeServer second = NodeServer.start(new NodeServer.Options("steady", "127.0.0.1", 0, 16L << 20,
-                    cluster.masterAddress(), Duration.ofMillis(200), TransportSettings.defaults()));
+            NodeServer second = NodeServer.start(NodeServer.Options.builder(cluster.masterAddress())
+                    .nodeId("steady").segmentSize(16L << 20)
+                .pingInterval(Duration.ofMillis(200)).build());
             cluster.nodes.add(second);
             assertThat(second.segmentName()).isNotEqualTo(first.segmentName()).startsWith("steady-seg0-");
             assertThat(cluster.master.service().segmentViews()).extracting(s -> s.name())

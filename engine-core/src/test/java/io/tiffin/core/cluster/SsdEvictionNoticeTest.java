@@ -1,6 +1,7 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaType;
@@ -64,20 +65,20 @@ class SsdEvictionNoticeTest {
         open.add(master);
         link = new Link(master.address().getPort());
         open.add(link);
-        node = NodeServer.start(new NodeServer.Options("notice-node", "127.0.0.1", 0, 16 * MiB, link.address(),
-                Duration.ofMillis(200), TransportSettings.defaults().withRpcTimeout(Duration.ofSeconds(10)))
+        node = NodeServer.start(NodeServer.Options.builder(link.address()).nodeId("notice-node").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).transport(TransportSettings.defaults().withRpcTimeout(Duration.ofSeconds(10))).build()
                 .withStorage(new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(
                         Map.of("path", dir.resolve("ssd").toString(), "capacity", "1MiB"), "notice-node")),
                         Duration.ofMillis(20)));
         open.add(node);
-        client = TiffinClient.connect(new TiffinClient.Options("127.0.0.1:" + master.address().getPort(),
-                TransportSettings.defaults(), 16 * MiB, false));
+        client = TiffinClient.connect(TestCluster.remoteOptions("127.0.0.1:" + master.address().getPort()).build());
         open.add(client);
         for (int i = 0; i < VICTIMS.size(); i++) {
             client.put(VICTIMS.get(i), ClusterEndToEndTest.bytes(i, VALUE));
         }
         for (String key : VICTIMS) {
-            SsdTierClusterTest.await("the SSD copy of " + key, () -> listsSsdCopy(key));
+            await("the SSD copy of " + key).atMost(SsdTierClusterTest.SSD_WAIT)
+                    .pollInterval(SsdTierClusterTest.POLL).until(() -> listsSsdCopy(key));
         }
     }
 
@@ -105,9 +106,10 @@ class SsdEvictionNoticeTest {
         return tookMillis;
     }
 
-    private void assertTheMasterForgetsTheEvictedCopies() throws InterruptedException {
+    private void assertTheMasterForgetsTheEvictedCopies() {
         for (String key : VICTIMS) {
-            SsdTierClusterTest.await("the master to drop the evicted SSD copy of " + key, () -> !listsSsdCopy(key));
+            await("the master to drop the evicted SSD copy of " + key).atMost(SsdTierClusterTest.SSD_WAIT)
+                    .pollInterval(SsdTierClusterTest.POLL).until(() -> !listsSsdCopy(key));
         }
         for (int i = 0; i < VICTIMS.size(); i++) {
             assertThat(client.get(VICTIMS.get(i))).as("%s from memory", VICTIMS.get(i))
@@ -130,10 +132,13 @@ class SsdEvictionNoticeTest {
     void anEvictionTheMasterCouldNotHearOfIsToldOnceItIsReachableAgain() throws Exception {
         link.refuse();
         evictTheVictims();
-        Thread.sleep(1_000); // a few notice attempts fail meanwhile
-        for (String key : VICTIMS) {
-            assertThat(listsSsdCopy(key)).as("%s still listed: the master has not heard yet", key).isTrue();
-        }
+        // Awaitility's during(): for a second, while the node's notice attempts fail, every copy stays listed.
+        await("the evicted copies still listed while the master cannot hear").during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+                    for (String key : VICTIMS) {
+                        assertThat(listsSsdCopy(key)).as("%s still listed: the master has not heard yet", key).isTrue();
+                    }
+                });
 
         link.heal();
 

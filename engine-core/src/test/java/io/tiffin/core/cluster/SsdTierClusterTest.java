@@ -1,6 +1,7 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
@@ -19,7 +20,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,8 +57,8 @@ class SsdTierClusterTest {
     private NodeServer startNode(String id, long segment, String storageDir, Map<String, String> storageProps) {
         Map<String, String> props = new HashMap<>(storageProps);
         props.put("path", dir.resolve(storageDir).toString());
-        NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segment, address(),
-                Duration.ofMillis(200), TransportSettings.defaults()).withStorage(
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(segment)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(
                 new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id)),
                 Duration.ofMillis(20)));
         open.add(n);
@@ -66,21 +66,14 @@ class SsdTierClusterTest {
     }
 
     private TiffinClient client() {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(address(), TransportSettings.defaults(), 16 * MiB,
-                false));
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address()).build());
         open.add(c);
         return c;
     }
 
-    static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
+    /** How long a wait for the SSD tier (offload, promotion, a node's re-listing) may take, and its polling. */
+    static final Duration SSD_WAIT = Duration.ofSeconds(20);
+    static final Duration POLL = Duration.ofMillis(20);
 
     private static boolean has(ObjectLocation loc, ReplicaType type) {
         return loc.replicas().stream().anyMatch(r -> r.type() == type);
@@ -98,7 +91,7 @@ class SsdTierClusterTest {
             values.add(v);
             c.put("obj-" + i, v);
         }
-        await("offloads", () -> master.service().counters().offloads() > 10);
+        await("offloads").atMost(SSD_WAIT).pollInterval(POLL).until(() -> master.service().counters().offloads() > 10);
         for (int i = 0; i < 40; i++) {
             assertThat(c.get("obj-" + i)).as("obj-%d", i).isEqualTo(values.get(i));
         }
@@ -131,7 +124,8 @@ class SsdTierClusterTest {
         TiffinClient c = client();
         byte[] v = ClusterEndToEndTest.bytes(7, 300_000);
         c.put("k", v);
-        await("the SSD copy", () -> has(c.locate("k").orElseThrow(), ReplicaType.LOCAL_DISK));
+        await("the SSD copy").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> has(c.locate("k").orElseThrow(), ReplicaType.LOCAL_DISK));
         ObjectLocation loc = c.locate("k").orElseThrow();
         assertThat(loc.replicas().get(0).type()).as("memory replicas come first").isEqualTo(ReplicaType.MEMORY);
         assertThat(c.get("k")).isEqualTo(v);
@@ -147,7 +141,7 @@ class SsdTierClusterTest {
         for (int i = 0; i < 20; i++) {
             c.put("p-" + i, ClusterEndToEndTest.bytes(i, 400_000));
         }
-        await("offloads", () -> master.service().counters().offloads() > 5);
+        await("offloads").atMost(SSD_WAIT).pollInterval(POLL).until(() -> master.service().counters().offloads() > 5);
         String ssdOnlyKey = null;
         for (int i = 0; i < 20 && ssdOnlyKey == null; i++) {
             ObjectLocation loc = c.locate("p-" + i).orElseThrow();
@@ -160,7 +154,8 @@ class SsdTierClusterTest {
         int index = Integer.parseInt(key.substring(2));
         assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
         assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
-        await("the promotion", () -> master.service().counters().promotions() > 0);
+        await("the promotion").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().promotions() > 0);
         assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
     }
 
@@ -202,7 +197,8 @@ class SsdTierClusterTest {
         putOffloadAndCrash(c, node, keys, values);
         assertThat(flipAByteOf(dir.resolve("rot"), values.get(1))).as("rot-b found in a bucket file").isTrue();
         startNode("rot-node", 32 * MiB, "rot", Map.of());
-        await("the SSD copies are listed again", () -> keys.stream().allMatch(k -> c.locate(k).isPresent()));
+        await("the SSD copies are listed again").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> keys.stream().allMatch(k -> c.locate(k).isPresent()));
         for (String key : keys) {
             assertThat(c.locate(key).orElseThrow().replicas()).as(key).allMatch(r -> r.type() == ReplicaType.LOCAL_DISK);
         }
@@ -220,17 +216,18 @@ class SsdTierClusterTest {
      * Puts {@code values} under {@code keys} (write-through), waits for their SSD copies, crashes the
      * node and waits until the master has forgotten it (and with it the copies' listing).
      */
-    private void putOffloadAndCrash(TiffinClient c, NodeServer node, List<String> keys, List<byte[]> values)
-            throws InterruptedException {
+    private void putOffloadAndCrash(TiffinClient c, NodeServer node, List<String> keys, List<byte[]> values) {
         for (int i = 0; i < keys.size(); i++) {
             c.put(keys.get(i), values.get(i));
         }
         for (String key : keys) {
-            await("SSD copy of " + key, () -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
+                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
         }
         node.crash();
         open.remove(node);
-        await("the master forgets the dead node", () -> c.locate(keys.getFirst()).isEmpty());
+        await("the master forgets the dead node").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> c.locate(keys.getFirst()).isEmpty());
     }
 
     @Test
@@ -250,8 +247,8 @@ class SsdTierClusterTest {
                 return bucket.create(context);
             }
         };
-        NodeServer n = NodeServer.start(new NodeServer.Options("", "127.0.0.1", 0, 16 * MiB, address(),
-                Duration.ofMillis(200), TransportSettings.defaults()).withStorage(new NodeServer.Storage(capturing,
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId("").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(capturing,
                 new PluginContext(Map.of("path", dir.resolve("generated").toString()), "")), Duration.ofMillis(20)));
         open.add(n);
         assertThat(seen.get()).isEqualTo(n.nodeId()).startsWith("node-");
@@ -282,10 +279,12 @@ class SsdTierClusterTest {
         TiffinClient c = client();
         c.put("gone", ClusterEndToEndTest.bytes(1, 10_000));
         c.put("replaced", ClusterEndToEndTest.bytes(2, 10_000));
-        await("SSD copies", () -> has(c.locate("gone").orElseThrow(), ReplicaType.LOCAL_DISK)
-                && has(c.locate("replaced").orElseThrow(), ReplicaType.LOCAL_DISK));
+        await("SSD copies").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> has(c.locate("gone").orElseThrow(), ReplicaType.LOCAL_DISK)
+                        && has(c.locate("replaced").orElseThrow(), ReplicaType.LOCAL_DISK));
         c.remove("gone", true);
-        await("the SSD copy of a removed object is deleted", () -> node.storageBackend().size("gone").isEmpty());
+        await("the SSD copy of a removed object is deleted").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> node.storageBackend().size("gone").isEmpty());
         // Replace "replaced" while its node is down, with bytes of the same size: the old SSD copy must not
         // be served for the new object when the node comes back.
         node.crash();
@@ -295,7 +294,8 @@ class SsdTierClusterTest {
         c.put("replaced", ClusterEndToEndTest.bytes(3, 10_000), PutOptions.DEFAULT.withUpsert(true));
         NodeServer back = startNode("stale-node", 32 * MiB, "stale", Map.of());
         assertThat(c.locate("gone")).isEmpty();
-        await("the stale copy is deleted", () -> back.storageBackend().size("replaced").isEmpty());
+        await("the stale copy is deleted").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> back.storageBackend().size("replaced").isEmpty());
         assertThat(c.get("replaced")).isEqualTo(ClusterEndToEndTest.bytes(3, 10_000));
         assertThat(master.service().counters().staleDiskCopies()).isPositive();
     }
@@ -307,7 +307,8 @@ class SsdTierClusterTest {
         TiffinClient c = client();
         byte[] big = ClusterEndToEndTest.bytes(5, (int) MiB);
         c.put("too-big-for-ssd", big);
-        await("the failed offload", () -> master.service().counters().offloadFailures() > 0);
+        await("the failed offload").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().offloadFailures() > 0);
         ObjectLocation loc = c.locate("too-big-for-ssd").orElseThrow();
         assertThat(has(loc, ReplicaType.MEMORY)).isTrue();
         assertThat(has(loc, ReplicaType.LOCAL_DISK)).isFalse();

@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
@@ -60,8 +61,8 @@ class StartupErrorsTest {
         try (Tiffin running = Tiffin.embedded(config)) {
             String master = "127.0.0.1:" + running.master().address().getPort();
             java.util.function.Supplier<io.tiffin.core.node.NodeServer> twin = () -> io.tiffin.core.node.NodeServer.start(
-                    new io.tiffin.core.node.NodeServer.Options("twin", "127.0.0.1", 0, 16L << 20, master,
-                            java.time.Duration.ofMillis(200), io.tiffin.core.transport.TransportSettings.defaults()));
+                    io.tiffin.core.node.NodeServer.Options.builder(master).nodeId("twin").segmentSize(16L << 20)
+                            .pingInterval(java.time.Duration.ofMillis(200)).build());
             io.tiffin.core.node.NodeServer first = twin.get();
             running.client().put("k", new byte[] {4, 5, 6}, io.tiffin.api.PutOptions.DEFAULT.withPreferredSegment(
                     first.segmentName()));
@@ -84,24 +85,21 @@ class StartupErrorsTest {
      * the id alive for the master.
      */
     @Test
-    void aSupersededNodeStopsItsHeartbeats() throws Exception {
+    void aSupersededNodeStopsItsHeartbeats() {
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("node.segment-size", "16MiB").build();
         try (Tiffin running = Tiffin.embedded(config)) {
             String master = "127.0.0.1:" + running.master().address().getPort();
             try (io.tiffin.core.node.NodeServer old = io.tiffin.core.node.NodeServer.start(
-                    new io.tiffin.core.node.NodeServer.Options("taken", "127.0.0.1", 0, 16L << 20, master,
-                            java.time.Duration.ofMillis(100), io.tiffin.core.transport.TransportSettings.defaults()))) {
+                    io.tiffin.core.node.NodeServer.Options.builder(master).nodeId("taken").segmentSize(16L << 20)
+                            .pingInterval(java.time.Duration.ofMillis(100)).build())) {
                 // another process of "taken" mounts (as one that found the old one silent would)
                 running.master().service().mountSegment("taken-seg0-newcomer", "taken", "127.0.0.1:1", 16L << 20, 42, 1, 0);
 
-                long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
-                while (!old.superseded() && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
-                }
-                assertThat(old.superseded()).isTrue();
+                await("the old process learns it was superseded").atMost(java.time.Duration.ofSeconds(10))
+                        .pollInterval(java.time.Duration.ofMillis(20)).until(old::superseded);
                 assertThat(running.master().service().ping("taken", 42))
-                        .isEqualTo(io.tiffin.core.master.MasterService.PingOutcome.OK);
+                        .isEqualTo(io.tiffin.core.master.PingOutcome.OK);
             }
         }
     }

@@ -51,33 +51,39 @@ final class TestCluster implements AutoCloseable {
 
     /** A node whose segment is a shared-memory file in {@code sharedDir} (null: anonymous memory). */
     NodeServer addNode(String id, long segmentSize, java.nio.file.Path sharedDir) {
-        NodeServer n = NodeServer.start(new NodeServer.Options(id, "127.0.0.1", 0, segmentSize, masterAddress(),
-                Duration.ofMillis(200), TransportSettings.defaults()).withSharedMemoryDir(sharedDir));
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(masterAddress()).nodeId(id).segmentSize(segmentSize)
+                .pingInterval(Duration.ofMillis(200)).sharedMemoryDir(sharedDir).build());
         nodes.add(n);
         return n;
     }
 
+    /**
+     * Options of a client that reads and writes every replica over the network: no same-JVM or same-host
+     * shortcut, no location cache (read hints and the rest as by default).
+     */
+    static TiffinClient.Options.Builder remoteOptions(String masterAddress) {
+        return TiffinClient.Options.builder(masterAddress).localMemcpy(false).sharedMemory(false)
+                .locationCache(io.tiffin.core.client.LocationCache.Settings.DISABLED);
+    }
+
     /** A client that maps same-host shared-memory segments and uses the network for everything else. */
     TiffinClient sharedMemoryClient() {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
-                16L << 20, false).withSharedMemory(true));
+        TiffinClient c = TiffinClient.connect(remoteOptions(masterAddress()).sharedMemory(true).build());
         clients.add(c);
         return c;
     }
 
     /** A remote client (as {@link #remoteClient()}) that reuses lookups for up to {@code ttl}. */
     TiffinClient locationCachingClient(Duration ttl) {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
-                16L << 20, false).withSharedMemory(false)
-                .withLocationCache(new io.tiffin.core.client.LocationCache.Settings(ttl, 10_000)));
+        TiffinClient c = TiffinClient.connect(remoteOptions(masterAddress())
+                .locationCache(new io.tiffin.core.client.LocationCache.Settings(ttl, 10_000)).build());
         clients.add(c);
         return c;
     }
 
     /** A client that reads and writes every replica over the network. */
     TiffinClient remoteClient() {
-        TiffinClient c = TiffinClient.connect(new TiffinClient.Options(masterAddress(), TransportSettings.defaults(),
-                16L << 20, false).withSharedMemory(false));
+        TiffinClient c = TiffinClient.connect(remoteOptions(masterAddress()).build());
         clients.add(c);
         return c;
     }

@@ -63,7 +63,7 @@ class GatewayPythonTest {
         RedisTools.Result r = python("async", CONNECTIONS, CHUNK);
         assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("\"ok\": true", "\"chunks\": 64", "\"connections\": 64");
-        assertThat(fixture.tiffin.client().stats().getKeys()).isEqualTo(2L * CONNECTIONS);
+        assertThat(fixture.tiffin.client().stats().keys()).isEqualTo(2L * CONNECTIONS);
     }
 
     @Test

@@ -50,8 +50,8 @@ class GatewayStoreErrorsTest {
             String master = "127.0.0.1:" + tiffin.master().address().getPort();
             TransportSettings quick = new TransportSettings(TransportSettings.DEFAULT_MAX_FRAME_SIZE, "",
                     Duration.ofSeconds(2), 1, true, Duration.ofSeconds(2));
-            GatewayStore store = TiffinGatewayStore.connect(new TiffinClient.Options(master, quick, 16L << 20, false),
-                    1);
+            GatewayStore store = TiffinGatewayStore.connect(
+                    TiffinClient.Options.builder(master).transport(quick).localMemcpy(false).build(), 1);
             try (GatewayServer gateway = GatewayServer.start(store, GatewaySettings.defaults("127.0.0.1", 0));
                  RespSocket s = new RespSocket(gateway.address().getPort())) {
                 assertThat(s.call("SET", "k", "v")).isEqualTo("OK");

@@ -285,7 +285,7 @@ class MasterServiceTest {
             put("k", 100);
             long start = ticker.millis();
             assertThat(master.getReplicaList("k", 2_000).isOk()).isTrue();
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            CacheHold hold = new CacheHold();
             assertThat(master.remove("k", true, hold)).isEqualTo(ErrorCode.OK);
             assertThat(hold.untilMillis()).isEqualTo(start + 2_000 + 500 + 1);
             assertThat(master.millisUntil(hold.untilMillis())).isEqualTo(2_501);
@@ -307,7 +307,7 @@ class MasterServiceTest {
             master.batchGetReplicaList(List.of("k"), 5_000);
             ticker.advance(Duration.ofSeconds(1));
             master.getReplicaList("k", 100); // a shorter window never shortens the recorded one
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            CacheHold hold = new CacheHold();
             assertThat(master.batchRemove(List.of("k"), true, hold)).containsExactly(ErrorCode.OK);
             assertThat(hold.untilMillis()).isEqualTo(start + 1_000 + 5_000 + 1_250 + 1);
         }
@@ -320,7 +320,7 @@ class MasterServiceTest {
             put("k", 100);
             long start = ticker.millis();
             master.getReplicaList("k", 600_000);
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            CacheHold hold = new CacheHold();
             assertThat(master.remove("k", true, hold)).isEqualTo(ErrorCode.OK);
             long bound = io.tiffin.core.client.LocationCache.MAX_REUSE_MILLIS;
             assertThat(hold.untilMillis()).isEqualTo(start + bound + bound / 4 + 1);
@@ -335,19 +335,19 @@ class MasterServiceTest {
             long start = ticker.millis();
             master.getReplicaList("k", 2_000, 7);
             master.batchGetReplicaList(List.of("k"), 2_000, 7);
-            MasterService.CacheHold own = new MasterService.CacheHold(7);
+            CacheHold own = new CacheHold(7);
             assertThat(master.remove("k", true, own)).isEqualTo(ErrorCode.OK);
             assertThat(own.untilMillis()).as("the remover drops its own entries").isZero();
             put("k", 100); // and no hold on puts either
 
             master.getReplicaList("j", 2_000, 7);
             master.batchGetReplicaList(List.of("j"), 2_000, 8);
-            MasterService.CacheHold shared = new MasterService.CacheHold(7);
+            CacheHold shared = new CacheHold(7);
             assertThat(master.batchRemove(List.of("j"), true, shared)).containsExactly(ErrorCode.OK);
             assertThat(shared.untilMillis()).as("another cache holds it too").isEqualTo(start + 2_501);
 
             master.getReplicaList("x", 2_000, 0);
-            MasterService.CacheHold unknown = new MasterService.CacheHold(0);
+            CacheHold unknown = new CacheHold(0);
             assertThat(master.remove("x", true, unknown)).isEqualTo(ErrorCode.OK);
             assertThat(unknown.untilMillis()).as("0 names no cache").isEqualTo(start + 2_501);
 
@@ -355,7 +355,7 @@ class MasterServiceTest {
             master.getReplicaList("y", 2_000, 8);
             ticker.advanceMillis(2_600); // that window is over: the next one is 7's alone
             master.getReplicaList("y", 2_000, 7);
-            MasterService.CacheHold later = new MasterService.CacheHold(7);
+            CacheHold later = new CacheHold(7);
             assertThat(master.remove("y", true, later)).isEqualTo(ErrorCode.OK);
             assertThat(later.untilMillis()).isZero();
         }
@@ -367,7 +367,7 @@ class MasterServiceTest {
             put("b", 100);
             master.getReplicaList("a");
             master.existKey("a");
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            CacheHold hold = new CacheHold();
             assertThat(master.remove("a", true, hold)).isEqualTo(ErrorCode.OK);
             assertThat(hold.untilMillis()).isZero();
             put("a", 100);
@@ -404,10 +404,10 @@ class MasterServiceTest {
             long start = ticker.millis();
             master.getReplicaList("t/1", 1_000);
             master.getReplicaList("u/1", 4_000);
-            MasterService.CacheHold hold = new MasterService.CacheHold();
+            CacheHold hold = new CacheHold();
             assertThat(master.removeByRegex("^t/", true, hold)).isEqualTo(2);
             assertThat(hold.untilMillis()).isEqualTo(start + 1_000 + 250 + 1);
-            MasterService.CacheHold all = new MasterService.CacheHold();
+            CacheHold all = new CacheHold();
             assertThat(master.removeAll(true, all)).isEqualTo(1);
             assertThat(all.untilMillis()).isEqualTo(start + 4_000 + 1_000 + 1);
         }
@@ -418,27 +418,27 @@ class MasterServiceTest {
             put("k", 100);
             long start = ticker.millis();
             master.getReplicaList("k", 2_000);
-            MasterService.CacheHold first = new MasterService.CacheHold();
+            CacheHold first = new CacheHold();
             assertThat(master.remove("k", true, first)).isEqualTo(ErrorCode.OK);
             assertThat(first.untilMillis()).isEqualTo(start + 2_501);
             ticker.advanceMillis(10);
             // "not found" only once the reader can no longer read it: as the first removal's answer
-            MasterService.CacheHold second = new MasterService.CacheHold();
+            CacheHold second = new CacheHold();
             assertThat(master.remove("k", false, second)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
-            MasterService.CacheHold batch = new MasterService.CacheHold();
+            CacheHold batch = new CacheHold();
             assertThat(master.batchRemove(List.of("k", "never"), true, batch))
                     .containsExactly(ErrorCode.OBJECT_NOT_FOUND, ErrorCode.OBJECT_NOT_FOUND);
-            MasterService.CacheHold all = new MasterService.CacheHold();
+            CacheHold all = new CacheHold();
             assertThat(master.removeAll(true, all)).isZero();
-            MasterService.CacheHold regex = new MasterService.CacheHold();
+            CacheHold regex = new CacheHold();
             assertThat(master.removeByRegex("^k", true, regex)).isZero();
-            MasterService.CacheHold otherKeys = new MasterService.CacheHold();
+            CacheHold otherKeys = new CacheHold();
             assertThat(master.removeByRegex("^x", true, otherKeys)).isZero();
-            assertThat(List.of(second, batch, all, regex)).extracting(MasterService.CacheHold::untilMillis)
+            assertThat(List.of(second, batch, all, regex)).extracting(CacheHold::untilMillis)
                     .containsOnly(start + 2_501);
             assertThat(otherKeys.untilMillis()).isZero();
             ticker.advanceMillis(2_500);
-            MasterService.CacheHold later = new MasterService.CacheHold();
+            CacheHold later = new CacheHold();
             assertThat(master.remove("k", true, later)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
             assertThat(later.untilMillis()).isZero();
         }
@@ -460,15 +460,15 @@ class MasterServiceTest {
             // removals answer after it too, whatever they find: the previous run's objects are unknown here
             long guard = master.restartGuardUntilMillis();
             put("new", 100);
-            MasterService.CacheHold missing = new MasterService.CacheHold();
+            CacheHold missing = new CacheHold();
             assertThat(master.remove("old-key", true, missing)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
-            MasterService.CacheHold found = new MasterService.CacheHold();
+            CacheHold found = new CacheHold();
             assertThat(master.batchRemove(List.of("new"), true, found)).containsExactly(ErrorCode.OK);
-            MasterService.CacheHold all = new MasterService.CacheHold();
+            CacheHold all = new CacheHold();
             assertThat(master.removeAll(true, all)).isZero();
-            assertThat(List.of(missing, found, all)).extracting(MasterService.CacheHold::untilMillis).containsOnly(guard);
+            assertThat(List.of(missing, found, all)).extracting(CacheHold::untilMillis).containsOnly(guard);
             ticker.advanceMillis(guard - ticker.millis());
-            MasterService.CacheHold after = new MasterService.CacheHold();
+            CacheHold after = new CacheHold();
             assertThat(master.remove("old-key", true, after)).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
             assertThat(after.untilMillis()).isZero();
 

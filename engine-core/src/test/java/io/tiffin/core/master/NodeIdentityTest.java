@@ -28,7 +28,7 @@ class NodeIdentityTest {
         assertThat(master.putStart("c", "k", 4096, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OK);
         assertThat(master.putEnd("c", "k")).isEqualTo(ErrorCode.OK);
         ticker.advance(Duration.ofMillis(800));
-        assertThat(master.ping("n1", 1)).isEqualTo(MasterService.PingOutcome.OK);
+        assertThat(master.ping("n1", 1)).isEqualTo(PingOutcome.OK);
         ticker.advance(Duration.ofMillis(500));
 
         assertThatThrownBy(() -> master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 1000))
@@ -39,7 +39,7 @@ class NodeIdentityTest {
                 });
 
         assertThat(master.getReplicaList("k").isOk()).as("the running node's object").isTrue();
-        assertThat(master.ping("n1", 1)).isEqualTo(MasterService.PingOutcome.OK);
+        assertThat(master.ping("n1", 1)).isEqualTo(PingOutcome.OK);
     }
 
     @Test
@@ -49,9 +49,9 @@ class NodeIdentityTest {
 
         master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 1000);
 
-        assertThat(master.ping("n1", 2)).isEqualTo(MasterService.PingOutcome.OK);
+        assertThat(master.ping("n1", 2)).isEqualTo(PingOutcome.OK);
         assertThat(master.ping("n1", 1)).as("the old process, if it was only stalled")
-                .isEqualTo(MasterService.PingOutcome.SUPERSEDED);
+                .isEqualTo(PingOutcome.SUPERSEDED);
         // its pings do not keep the id alive: once the new process stops pinging, the node expires
         for (int i = 0; i < 12; i++) {
             ticker.advance(Duration.ofSeconds(1));
@@ -64,6 +64,6 @@ class NodeIdentityTest {
     void aMountWithoutAPingIntervalKeepsTheOldRule() {
         master.mountSegment("n1-seg-a", "n1", "h:1", 64 * MiB, 1, 1, 0);
         master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 0); // an older node: taken as a restart
-        assertThat(master.ping("n1", 2)).isEqualTo(MasterService.PingOutcome.OK);
+        assertThat(master.ping("n1", 2)).isEqualTo(PingOutcome.OK);
     }
 }

@@ -1,6 +1,7 @@
 package io.tiffin.core.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.spi.PluginContext;
@@ -17,6 +18,7 @@ import io.tiffin.core.transport.proto.OffloadTask;
 import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.TaskPollReply;
 import io.tiffin.core.transport.proto.TaskPollRequest;
+import io.tiffin.core.util.ManualTicker;
 import io.tiffin.plugins.testkit.storage.InMemoryStorageBackend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,6 +41,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>The master is a scripted {@link TransportServer} that logs what the node tells it and can refuse the
  * notices; the backend is the testkit's in-memory one, whose listener the test calls as a backend would.
+ * The node runs on a {@link ManualTicker}: a refused notice is retried only when the test moves it past
+ * the back-off.
  */
 class NodeEvictionNoticeTest {
     private static final long MiB = 1L << 20;
@@ -50,6 +54,8 @@ class NodeEvictionNoticeTest {
     private final ConcurrentLinkedQueue<OffloadTask> offloads = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean refuseNotices = new AtomicBoolean();
     private final AtomicInteger refusedNotices = new AtomicInteger();
+    private final AtomicLong markers = new AtomicLong();
+    private final ManualTicker ticker = new ManualTicker();
     private TransportServer master;
     private NodeServer node;
 
@@ -97,10 +103,11 @@ class NodeEvictionNoticeTest {
                 return backend;
             }
         };
-        node = NodeServer.start(new NodeServer.Options("scripted-node", "127.0.0.1", 0, MiB,
-                "127.0.0.1:" + master.localAddress().getPort(), Duration.ofMillis(200), TransportSettings.defaults())
+        node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.localAddress().getPort())
+                .nodeId("scripted-node").segmentSize(MiB)
+                .pingInterval(Duration.ofMillis(200)).build()
                 .withStorage(new NodeServer.Storage(factory, new PluginContext(Map.of(), "scripted-node")),
-                        Duration.ofMillis(20)));
+                        Duration.ofMillis(20)).withTicker(ticker));
     }
 
     @AfterEach
@@ -134,25 +141,37 @@ class NodeEvictionNoticeTest {
     }
 
     /** Has the master hand the node an offload of {@code key} (100 bytes of its segment) and waits for the report. */
-    private void offload(String key) throws InterruptedException {
+    private void offload(String key) {
         long before = reports(key);
         offloads.add(OffloadTask.newBuilder().setKey(key).setSize(100).setSegment(node.segmentName()).setOffset(0)
                 .setVersion(1).build());
-        await("the report of " + key, () -> reports(key) > before);
+        await("the report of " + key).atMost(Duration.ofSeconds(20)).until(() -> reports(key) > before);
     }
 
     private long reports(String key) {
         return toldNow().stream().filter(("report " + key)::equals).count();
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(10);
-        }
+    /** Ends any back-off of the notices: the next POLL tick sends what waits. */
+    private void endBackOff() {
+        ticker.advanceMillis(EvictionNotices.RETRY_MAX_MILLIS);
+    }
+
+    /**
+     * Waits until the master has heard every notice queued so far: one node thread sends the notices, in
+     * queue order, so once a marker evicted now is told, everything queued before it has been told (or
+     * dropped for good).
+     */
+    private void awaitNoticesQueuedSoFar() {
+        String marker = "marker-" + markers.incrementAndGet();
+        evict(marker);
+        await("the notice of " + marker).atMost(Duration.ofSeconds(20))
+                .until(() -> toldNow().contains("evict " + marker));
+    }
+
+    /** What the master heard, without the markers of {@link #awaitNoticesQueuedSoFar}. */
+    private List<String> toldWithoutMarkers() {
+        return toldNow().stream().filter(s -> !s.startsWith("evict marker-")).toList();
     }
 
     private List<String> toldNow() {
@@ -162,17 +181,19 @@ class NodeEvictionNoticeTest {
     }
 
     @Test
-    void aKeyTheNodeWritesAgainIsNotReportedGoneAfterItsNewCopy() throws Exception {
+    void aKeyTheNodeWritesAgainIsNotReportedGoneAfterItsNewCopy() {
         offload("k");
         refuseNotices.set(true);
         evict("k", "other");
-        await("a refused notice", () -> refusedNotices.get() > 0);
+        await("a refused notice").atMost(Duration.ofSeconds(20)).until(() -> refusedNotices.get() > 0);
 
         offload("k"); // a new copy, written and reported while the old one's notice waits
         refuseNotices.set(false);
+        endBackOff();
 
-        await("the notice of the other key", () -> toldNow().contains("evict other"));
-        Thread.sleep(200); // a few more ticks: nothing about k may follow
+        await("the notice of the other key").atMost(Duration.ofSeconds(20))
+                .until(() -> toldNow().contains("evict other"));
+        awaitNoticesQueuedSoFar(); // nothing about k may follow
         List<String> log = toldNow();
         assertThat(log).as("what the master heard").doesNotContain("evict k");
         assertThat(log.lastIndexOf("report k")).isGreaterThan(log.indexOf("report k"));
@@ -184,7 +205,7 @@ class NodeEvictionNoticeTest {
      * makes the node tell the master, so the listing does not stay wrong until the node expires.
      */
     @Test
-    void aReadOfACopyTheNodeDoesNotHoldTellsTheMaster() throws Exception {
+    void aReadOfACopyTheNodeDoesNotHoldTellsTheMaster() {
         offload("held");
         try (io.tiffin.core.transport.BlockingConnectionPool pool = new io.tiffin.core.transport.BlockingConnectionPool(
                 "reader", TransportSettings.defaults(), "reader");
@@ -195,50 +216,61 @@ class NodeEvictionNoticeTest {
             assertThat(reply.getSizesList()).containsExactly(-1L, 100L);
         }
 
-        await("the notice of the missing copy", () -> toldNow().contains("evict never-here"));
+        await("the notice of the missing copy").atMost(Duration.ofSeconds(20))
+                .until(() -> toldNow().contains("evict never-here"));
+        awaitNoticesQueuedSoFar();
         assertThat(toldNow()).doesNotContain("evict held");
     }
 
     @Test
-    void aLossToldAfterTheKeyWasWrittenAgainIsNotSent() throws Exception {
+    void aLossToldAfterTheKeyWasWrittenAgainIsNotSent() {
         offload("k");
         offload("gone");
         // A reader dropped the old copy of k, then the node wrote k again, then the reader's news arrives.
         tellLost("k");
         lose("gone");
 
-        await("the notice of the lost key", () -> toldNow().contains("evict gone"));
-        Thread.sleep(200);
+        await("the notice of the lost key").atMost(Duration.ofSeconds(20))
+                .until(() -> toldNow().contains("evict gone"));
+        awaitNoticesQueuedSoFar();
         assertThat(toldNow()).doesNotContain("evict k");
     }
 
     @Test
-    void everyNoticeArrivesInBatchesTheMasterCanTake() throws Exception {
-        String[] keys = IntStream.range(0, 2 * NodeStorageTier.NOTICE_BATCH + 500).mapToObj(i -> "key-" + i)
+    void everyNoticeArrivesInBatchesTheMasterCanTake() {
+        String[] keys = IntStream.range(0, 2 * EvictionNotices.BATCH + 500).mapToObj(i -> "key-" + i)
                 .toArray(String[]::new);
 
         refuseNotices.set(true);
         evict(keys);
         evict("key-7"); // told twice while the master refuses: sent once
-        await("a refused notice", () -> refusedNotices.get() > 0);
+        await("a refused notice").atMost(Duration.ofSeconds(20)).until(() -> refusedNotices.get() > 0);
         refuseNotices.set(false);
+        endBackOff();
 
-        await("every notice", () -> toldNow().stream().filter(s -> s.startsWith("evict ")).count() >= keys.length);
-        Thread.sleep(200);
-        assertThat(toldNow()).hasSize(keys.length).doesNotHaveDuplicates();
-        assertThat(noticeSizes).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(NodeStorageTier.NOTICE_BATCH));
+        await("every notice").atMost(Duration.ofSeconds(20))
+                .until(() -> toldNow().stream().filter(s -> s.startsWith("evict ")).count() >= keys.length);
+        awaitNoticesQueuedSoFar();
+        assertThat(toldWithoutMarkers()).hasSize(keys.length).doesNotHaveDuplicates();
+        assertThat(noticeSizes).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(EvictionNotices.BATCH));
     }
 
     @Test
-    void closingTheNodeStopsTheRetries() throws Exception {
+    void aRefusedNoticeIsRetriedAfterItsBackOffUntilTheNodeCloses() {
         refuseNotices.set(true);
         evict("x");
-        await("two refused notices (a retry)", () -> refusedNotices.get() >= 2);
+        await("a refused notice").atMost(Duration.ofSeconds(20)).until(() -> refusedNotices.get() == 1);
+        // Awaitility's during(): the count must hold for this long, over a dozen POLL ticks.
+        await("no retry before the back-off ends").during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> refusedNotices.get() == 1);
+
+        ticker.advanceMillis(EvictionNotices.RETRY_MIN_MILLIS);
+        await("the retry").atMost(Duration.ofSeconds(20)).until(() -> refusedNotices.get() == 2);
 
         node.close();
         int attempts = refusedNotices.get();
-        Thread.sleep(2 * NodeStorageTier.NOTICE_RETRY_MIN_MILLIS * 4);
-
-        assertThat(refusedNotices.get()).isEqualTo(attempts);
+        endBackOff();
+        await("no retry after close").during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> refusedNotices.get() == attempts);
     }
 }

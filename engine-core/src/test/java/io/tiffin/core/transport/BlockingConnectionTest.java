@@ -2,6 +2,7 @@ package io.tiffin.core.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.netty.buffer.Unpooled;
 import io.tiffin.api.ErrorCode;
@@ -10,6 +11,7 @@ import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.Empty;
 import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.PingRequest;
+import io.tiffin.core.util.ManualTicker;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,6 +20,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -192,6 +197,33 @@ class BlockingConnectionTest {
         assertThat(pool.call(address(server), Opcode.PING, ping("a"), PingReply.parser()).getViewVersion()).isEqualTo(1);
     }
 
+    /** Deadlines are on the pool's ticker: a call without answer waits until the ticker passes its timeout. */
+    @Test
+    void aCallTimesOutWhenThePoolsTickerPassesItsDeadline() throws Exception {
+        TransportSettings settings = settings().withRpcTimeout(Duration.ofSeconds(1));
+        CountDownLatch asked = new CountDownLatch(1);
+        TransportServer server = new TransportServer("blocking-ticker", settings);
+        resources.add(server);
+        server.register(Opcode.PING, (request, responder) -> asked.countDown(), null); // never answers
+        server.start("127.0.0.1", 0);
+        ManualTicker ticker = new ManualTicker();
+        BlockingConnectionPool pool = new BlockingConnectionPool("ticker", settings, "test-peer", ticker);
+        resources.add(pool);
+
+        CompletableFuture<PingReply> call = CompletableFuture.supplyAsync(
+                () -> pool.call(address(server), Opcode.PING, ping("a"), PingReply.parser()));
+        assertThat(asked.await(10, TimeUnit.SECONDS)).as("the request reached the server").isTrue();
+        // Awaitility's during(): the call must stay open for this long, dozens of watchdog ticks.
+        await("the call waiting while the ticker stands").during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(5))
+                .until(() -> !call.isDone());
+
+        ticker.advance(Duration.ofSeconds(1).plusMillis(1));
+        assertThat(call).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+                .havingCause().isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.RPC_TIMEOUT));
+        assertThat(pool.idleCount(address(server))).isZero();
+    }
+
     @Test
     void theTimeoutOfAPipelinedExchangeBoundsEachAnswerNotTheWholeBatch() {
         TransportSettings fast = settings().withRpcTimeout(Duration.ofMillis(400));
@@ -200,7 +232,8 @@ class BlockingConnectionTest {
         TransportServer server = new TransportServer("blocking-slow", fast);
         resources.add(server);
         server.register(Opcode.PING, (request, responder) -> {
-            Thread.sleep(150); // on a worker thread, never on the event loop
+            // A slow server, on purpose: answers 150 ms apart (on a worker thread, never on the event loop).
+            Thread.sleep(150);
             responder.ok(PingReply.newBuilder().setViewVersion(7).build());
         }, oneAtATime);
         server.start("127.0.0.1", 0);
@@ -213,51 +246,11 @@ class BlockingConnectionTest {
         assertThat(out[0]).containsOnlyNulls();
     }
 
-    /**
-     * A fake server that completes the handshake properly and then answers the next request with
-     * {@code reply(requestId)}: raw bytes, to see how the client takes a malformed answer.
-     */
+    /** A {@link RawAnswerServer} answering the request after the handshake with {@code reply(requestId)}. */
     private String rawServer(java.util.function.LongFunction<java.nio.ByteBuffer> reply) throws Exception {
-        java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open()
-                .bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+        RawAnswerServer server = new RawAnswerServer(reply);
         resources.add(server);
-        Thread t = Thread.ofPlatform().daemon().start(() -> {
-            try (java.nio.channels.SocketChannel ch = server.accept()) {
-                for (int frame = 0; frame < 2; frame++) {
-                    java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(28);
-                    while (head.hasRemaining()) {
-                        if (ch.read(head) < 0) {
-                            return;
-                        }
-                    }
-                    java.nio.ByteBuffer rest = java.nio.ByteBuffer.allocate(head.getInt(0) - 24);
-                    while (rest.hasRemaining()) {
-                        ch.read(rest);
-                    }
-                    long id = head.getLong(8);
-                    java.nio.ByteBuffer out;
-                    if (frame == 0) {
-                        byte[] hello = io.tiffin.core.transport.proto.HelloReply.newBuilder()
-                                .setProtocolVersion(io.tiffin.core.transport.TiffinVersion.PROTOCOL_VERSION).build().toByteArray();
-                        int size = (int) FrameCodec.frameSize(hello.length, 0);
-                        out = java.nio.ByteBuffer.allocate(size).putInt(size - 4)
-                                .put((byte) io.tiffin.core.transport.TiffinVersion.PROTOCOL_VERSION).put((byte) 1)
-                                .putShort((short) Opcode.HELLO.code()).putLong(id).putInt(0).putInt(hello.length)
-                                .putInt(0).put(hello).position(size).flip();
-                    } else {
-                        out = reply.apply(id);
-                    }
-                    while (out.hasRemaining()) {
-                        ch.write(out);
-                    }
-                }
-                Thread.sleep(2000); // keep the connection open: the client must not wait for more
-            } catch (Exception e) {
-                // the test ends the server by closing it
-            }
-        });
-        resources.add(t::interrupt);
-        return "127.0.0.1:" + ((java.net.InetSocketAddress) server.getLocalAddress()).getPort();
+        return server.address();
     }
 
     /** A 64-byte frame without control or bulk whose header says {@code length} and the other fields. */

@@ -1,11 +1,16 @@
 package io.tiffin.core.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.logging.log4j.Level;
@@ -60,10 +65,9 @@ final class NettyLeaks {
     }
 
     /** Collects garbage, lets the detector poll its queue and fails if any leak was reported. */
-    static void assertNoLeaks() throws InterruptedException {
+    static void assertNoLeaks() {
         for (int round = 0; round < 5; round++) {
-            System.gc();
-            Thread.sleep(50);
+            collectGarbage();
             for (int i = 0; i < 100; i++) {
                 // Every tracked allocation makes the detector report collected, unreleased buffers.
                 ByteBuf pooled = PooledByteBufAllocator.DEFAULT.directBuffer(8);
@@ -73,5 +77,20 @@ final class NettyLeaks {
             }
         }
         assertThat(LEAKS).as("Netty buffer leaks").isEmpty();
+    }
+
+    /**
+     * Runs the collector until it has cleared a probe's weak reference and the reference handler has
+     * queued it: the unreleased buffers collected with it are then on the leak detector's queue too.
+     */
+    private static void collectGarbage() {
+        ReferenceQueue<Object> queue = new ReferenceQueue<>();
+        WeakReference<Object> probe = new WeakReference<>(new Object(), queue);
+        await("a garbage collection").atMost(Duration.ofSeconds(10)).pollInSameThread()
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
+            System.gc();
+            return queue.poll() != null;
+        });
+        Reference.reachabilityFence(probe);
     }
 }

@@ -1,13 +1,16 @@
 package io.tiffin.core.util;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class TickerTest {
 
     @Test
-    void theSystemTickerStartsAtTheWallClockAndNeverGoesBack() throws InterruptedException {
+    void theSystemTickerStartsAtTheWallClockAndNeverGoesBack() {
         long wall = System.currentTimeMillis();
         long first = Ticker.SYSTEM.millis();
         assertThat(first).as("near the wall clock (the master seeds versions from it)").isBetween(wall - 60_000, wall + 60_000);
@@ -17,8 +20,28 @@ class TickerTest {
             assertThat(now).isGreaterThanOrEqualTo(last);
             last = now;
         }
-        long beforeSleep = Ticker.SYSTEM.millis();
-        Thread.sleep(30);
-        assertThat(Ticker.SYSTEM.millis() - beforeSleep).as("it advances with time").isGreaterThanOrEqualTo(29);
+        long start = Ticker.SYSTEM.millis();
+        await("it advances with time").atMost(Duration.ofSeconds(10)).until(() -> Ticker.SYSTEM.millis() - start >= 30);
+    }
+
+    @Test
+    void theSystemTickersNanosAreTheMonotonicClock() {
+        long before = System.nanoTime();
+        long nanos = Ticker.SYSTEM.nanos();
+        long after = System.nanoTime();
+        assertThat(nanos).isBetween(before, after);
+    }
+
+    @Test
+    void aManualTickerMovesOnlyWhenToldAndItsNanosWithIt() {
+        ManualTicker ticker = new ManualTicker(5_000);
+        assertThat(ticker.millis()).isEqualTo(5_000);
+        assertThat(ticker.nanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(5_000));
+
+        ticker.advance(Duration.ofSeconds(2));
+        ticker.advanceMillis(3);
+
+        assertThat(ticker.millis()).isEqualTo(7_003);
+        assertThat(ticker.nanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(7_003));
     }
 }

@@ -12,7 +12,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,13 +19,11 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -58,9 +55,9 @@ import java.util.zip.CRC32C;
  * readable, and files are deleted only when no read holds them. If the batch still does not fit the
  * capacity, the write fails with {@code FILE_WRITE_FAIL}.
  *
- * <p><b>Restart</b> ({@link #open}): reopens the index, drops entries whose bucket file is missing or too
- * short, deletes bucket files no entry points to, and serves the rest ({@link #scan} reports them). Read
- * recency is not persisted: after a restart LRU starts from bucket age.
+ * <p><b>Restart</b> ({@link #open}, {@link BucketRecovery}): reopens the index, drops entries whose bucket
+ * file is missing or too short, deletes bucket files no entry points to, and serves the rest ({@link #scan}
+ * reports them). Read recency is not persisted: after a restart LRU starts from bucket age.
  *
  * <p><b>Threads</b>: thread-safe. Writes, removals and evictions are serialised by one lock; reads and
  * {@link #scan} run concurrently with them and with each other.
@@ -156,64 +153,19 @@ public final class BucketStorageBackend implements StorageBackend {
         return Bucket.ALIGN;
     }
 
+    /** Takes over what {@link BucketRecovery} found on disk. */
     private void recover() {
-        Map<Long, Long> files = new HashMap<>();
-        try (DirectoryStream<Path> dir = Files.newDirectoryStream(bucketsDir)) {
-            for (Path p : dir) {
-                long id = Bucket.idOf(p.getFileName().toString());
-                if (id >= 0) {
-                    files.put(id, Files.size(p));
-                }
-            }
-        } catch (IOException e) {
-            throw new TiffinException(ErrorCode.FILE_OPEN_FAIL, "cannot list bucket files in " + bucketsDir + " ("
-                    + e + "); check the directory's permissions", e);
-        }
-        Map<String, Location> valid = new HashMap<>();
-        List<String> dropped = new ArrayList<>();
-        index.forEach((key, loc) -> {
-            Long fileBytes = loc == null ? null : files.get(loc.bucketId());
-            if (fileBytes == null || loc.offset() + loc.length() > fileBytes) {
-                dropped.add(key);
-            } else {
-                valid.put(key, loc);
-            }
-        });
-        if (!dropped.isEmpty()) {
-            index.write(Map.of(), dropped);
-            LOG.log(Level.WARNING, "Dropped {0} index entries of {1} whose bucket file is missing or too short",
-                    dropped.size(), config.path());
-        }
-        TreeMap<Long, Bucket> live = new TreeMap<>();
-        for (long id : valid.values().stream().mapToLong(Location::bucketId).sorted().distinct().toArray()) {
-            live.put(id, new Bucket(id, bucketsDir.resolve(Bucket.fileName(id)), files.get(id),
-                    accessClock.incrementAndGet(), config.directIo(), fallbackListener));
-        }
-        int orphans = 0;
-        for (Map.Entry<Long, Long> f : files.entrySet()) {
-            if (!live.containsKey(f.getKey())) {
-                try {
-                    Files.deleteIfExists(bucketsDir.resolve(Bucket.fileName(f.getKey())));
-                    orphans++;
-                } catch (IOException e) {
-                    LOG.log(Level.WARNING, "Cannot delete orphan bucket file {0}: {1}", f.getKey(), e);
-                }
-            }
-        }
-        if (orphans > 0) {
-            LOG.log(Level.WARNING, "Deleted {0} bucket files of {1} that no index entry points to", orphans,
-                    config.path());
-        }
-        valid.forEach((key, loc) -> {
+        BucketRecovery.Recovered found = BucketRecovery.recover(config.path(), bucketsDir, index,
+                accessClock::incrementAndGet, config.directIo(), fallbackListener);
+        found.locations().forEach((key, loc) -> {
             locations.put(key, loc);
-            live.get(loc.bucketId()).addKey(key, loc.length());
             usedBytes.addAndGet(loc.length());
         });
-        live.values().forEach(b -> {
+        found.buckets().values().forEach(b -> {
             buckets.put(b.id(), b);
             diskBytes.addAndGet(b.fileBytes());
         });
-        nextBucketId = files.keySet().stream().mapToLong(Long::longValue).max().orElse(0) + 1;
+        nextBucketId = found.nextBucketId();
         LOG.log(Level.INFO, "Opened bucket storage {0}: {1} objects in {2} buckets, {3} of {4} bytes used",
                 config.path(), locations.size(), buckets.size(), diskBytes.get(), capacityBytes);
     }

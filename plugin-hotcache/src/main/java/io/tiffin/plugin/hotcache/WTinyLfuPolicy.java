@@ -17,7 +17,7 @@ import java.util.ArrayDeque;
  * block per 4096 blocks of capacity. Recency-heavy traces grow the window towards LRU; frequency-heavy
  * traces keep it small, as plain TinyLFU. Caffeine's hill climber (compare the hit ratio of successive
  * samples) was tried first and measured worse on Mooncake traces, whose hit ratio swings between
- * samples for reasons unrelated to the window (docs/BENCHMARKS.md).
+ * samples for reasons unrelated to the window (docs/experiments/HISTORY.md, "How the adaptive window was chosen").
  *
  * <p>Weights: queues are measured in blocks. An entry heavier than the window passes straight through
  * it and duels as a candidate at once.

@@ -27,12 +27,13 @@ public interface AllocationStrategy {
     /**
      * Places the replicas of one object.
      *
+     * <p>A strategy that throws fails the key with {@code INTERNAL_ERROR} (the core frees what it placed
+     * before throwing and logs the exception); other keys of a batch go on.
+     *
      * @param request what to place
      * @param segments the mounted segments, in a stable order (the list and the views are valid for
      *     this call only)
      * @param sink where to place replicas
-     *     <p>A strategy that throws fails the key with {@code INTERNAL_ERROR} (the core frees what it
-     *     placed before throwing and logs the exception); other keys of a batch go on.
      */
     void place(AllocationRequest request, List<? extends SegmentView> segments, ReplicaSink sink);
 }

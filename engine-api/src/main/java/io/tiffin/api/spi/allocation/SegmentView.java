@@ -1,16 +1,19 @@
 package io.tiffin.api.spi.allocation;
 
 /**
- * A read-only view of one mounted memory segment, as an {@link AllocationStrategy} sees it. The values
- * are live: other placements and frees run at the same time, so usage and free sizes may change while
- * the strategy runs (read each once per decision); {@link ReplicaSink#tryPlace} is the authority on
- * whether a replica fits.
+ * A read-only view of one mounted memory segment, as an {@link AllocationStrategy} sees it. The master
+ * passes its own segment objects, not copies, so the values are live: other placements and frees run at
+ * the same time, and usage, free sizes and status may change while the strategy runs, even between two
+ * reads in one decision (read each once per decision). {@link ReplicaSink#tryPlace} is the authority on
+ * whether a replica fits. The name, node id, capacity and bin sizes never change.
  *
  * <p>Sizes are in bytes. "Bins" are the offset allocator's size classes (256 of them: a 3-bit-mantissa
  * floating-point size class); {@link #binSize(int)} gives each bin's lower size bound.
  *
- * <p>Implementations are immutable for the duration of a call and may be read from the calling thread
- * only.
+ * <p>Thread-safety: the master's views may be read from any thread without locking (they publish their
+ * statistics through volatile fields; {@link #freeRegionsInBin} takes the segment's lock briefly), so a
+ * strategy called from many threads at once needs no locking of its own. Test doubles (the plugin test
+ * kit's {@code SimulatedSegment}) are built and read on one thread.
  */
 public interface SegmentView {
     /** The segment's unique name. */

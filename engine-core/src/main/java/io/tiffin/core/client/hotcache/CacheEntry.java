@@ -21,9 +21,10 @@ final class CacheEntry {
     final int[] blocks;
     /** Reader count, plus {@link #RETIRED} once retired. */
     private final AtomicInteger state = new AtomicInteger();
-    private final LocalHotCache owner;
+    /** Where the blocks go back once the entry is retired and unpinned. */
+    private final BlockPool owner;
 
-    CacheEntry(String key, long keyHash, long version, long size, int[] blocks, LocalHotCache owner) {
+    CacheEntry(String key, long keyHash, long version, long size, int[] blocks, BlockPool owner) {
         this.key = key;
         this.keyHash = keyHash;
         this.version = version;

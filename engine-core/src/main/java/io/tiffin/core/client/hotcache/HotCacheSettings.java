@@ -7,6 +7,8 @@ import java.util.Objects;
 /**
  * How a client's hot cache is built (keys {@code hotcache.*}).
  *
+ * <p>Thread-safe (immutable).
+ *
  * @param size bytes of off-heap memory; 0 disables the cache, less than one block disables it with a
  *     warning
  * @param blockSize bytes per block
@@ -15,8 +17,6 @@ import java.util.Objects;
  * @param policy the admission/eviction policy factory
  * @param policySettings the policy's settings, keys {@code hotcache.policy.<name>.*} with that prefix removed
  *     (already checked against the keys the policy declares)
- *
- * <p>Thread-safe (immutable).
  */
 public record HotCacheSettings(long size, long blockSize, double maxEntryShare, int ringSize,
                                HotCachePolicyFactory policy, Map<String, String> policySettings) {

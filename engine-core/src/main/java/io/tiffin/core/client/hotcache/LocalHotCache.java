@@ -1,29 +1,17 @@
 package io.tiffin.core.client.hotcache;
 
-import com.lmax.disruptor.SleepingWaitStrategy;
-import com.lmax.disruptor.EventHandler;
-import com.lmax.disruptor.ExceptionHandler;
-import com.lmax.disruptor.RingBuffer;
-import com.lmax.disruptor.dsl.Disruptor;
-import com.lmax.disruptor.dsl.ProducerType;
 import io.netty.buffer.ByteBuf;
-import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.hotcache.HotCachePolicy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
-import org.apache.logging.log4j.LogManager;
-import org.apache.logging.log4j.Logger;
+import java.util.function.Predicate;
 
 /**
  * The client's local hot cache: copies of objects this client fetched from remote nodes, kept in one
@@ -52,78 +40,33 @@ import org.apache.logging.log4j.Logger;
  * {@link Reservation#commit()} publishes the entry and returns it pinned, {@link Reservation#abort()}
  * gives the blocks back. Pinned memory stays valid until the cache is closed.
  *
- * <p><b>Ownership.</b> This object owns its shared {@link Arena} (the block region) and its ring thread;
- * {@link #close()} stops the ring first, then closes the arena once. Buffers passed to
+ * <p><b>Parts.</b> {@link BlockRegion} holds the memory, {@link BlockPool} the free blocks, {@link
+ * EntryIndex} the entries and the version rules, {@link MaintenanceRing} the ring and its thread,
+ * {@link HotCacheMaintenance} what that thread does, {@link GuardedPolicy} the policy's calls and
+ * {@link HotCacheCounters} the counters; this class is the API and the read path.
+ *
+ * <p><b>Ownership.</b> This object owns the block region (its shared {@link Arena}) and the ring's
+ * thread; {@link #close()} stops the ring first, then closes the arena once. Buffers passed to
  * {@link #offerFill} are owned by the cache from then on and released exactly once.
  *
  * <p>Thread-safe.
  */
 public final class LocalHotCache implements AutoCloseable {
-    private static final Logger LOG = LogManager.getLogger(LocalHotCache.class);
-
-    private enum Kind { HIT, MISS, FILL, INVALIDATE, SYNC, RESERVE, COMMIT, ABORT }
-
-    /** A reusable ring slot. */
-    private static final class Event {
-        Kind kind;
-        String key;
-        long keyHash;
-        long version;
-        long size;
-        List<ByteBuf> parts;
-        java.util.concurrent.CompletableFuture<Integer> sync;
-        /** RESERVE: answered with the reserved blocks, or null when the object is not taken. */
-        java.util.concurrent.CompletableFuture<int[]> reserve;
-        /** COMMIT: the filled entry to install; ABORT: its blocks go back. */
-        CacheEntry entry;
-        int[] blocks;
-
-        void clear() {
-            key = null;
-            parts = null;
-            sync = null;
-            reserve = null;
-            entry = null;
-            blocks = null;
-        }
-    }
-
-    private final long blockSize;
-    private final int blockCount;
-    private final int maxEntryBlocks;
-    private final HotCachePolicy policy;
-    private final Arena arena;
-    private final MemorySegment region;
-    private final ConcurrentHashMap<String, CacheEntry> entries = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<CacheEntry> reclaimed = new ConcurrentLinkedQueue<>();
-    private final Disruptor<Event> disruptor;
-    private final EventHandler<Event> handler = this::onEvent;
     /**
-     * The ring's consumer naps this long when idle. Hit and miss records are published without waking
-     * it (they wait for the next nap to end, so a read pays no thread wake-up); everything a caller
-     * waits for or that frees memory (fills, reservations, commits, invalidations, syncs) wakes it.
+     * Largest object any cache takes: a fill arrives in Netty buffers, which hold less than 2 GiB, so a
+     * larger object is read straight into the caller's memory and never cached.
      */
-    private static final long CONSUMER_NAP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-    /** The ring's consumer thread, once started. */
-    private volatile Thread consumer;
+    public static final long MAX_ENTRY_BYTES = Integer.MAX_VALUE - 64;
+    /** How long {@link #reserve} waits for the maintenance thread before it gives up. */
+    private static final long RESERVE_TIMEOUT_MS = 100;
 
-    private final RingBuffer<Event> ring;
+    private final BlockRegion region;
+    private final int maxEntryBlocks;
+    private final BlockPool pool;
+    private final HotCacheCounters counters = new HotCacheCounters();
+    private final EntryIndex index;
+    private final MaintenanceRing ring;
     private final AtomicBoolean closed = new AtomicBoolean();
-
-    // Maintenance-thread state.
-    private final ArrayDeque<Integer> freeBlocks = new ArrayDeque<>();
-    private final Map<Long, CacheEntry> byHash = new HashMap<>();
-
-    final LongAdder hits = new LongAdder();
-    final LongAdder misses = new LongAdder();
-    final LongAdder fills = new LongAdder();
-    final LongAdder droppedFills = new LongAdder();
-    final LongAdder rejectedFills = new LongAdder();
-    final LongAdder evictions = new LongAdder();
-    final LongAdder staleRejected = new LongAdder();
-    final LongAdder invalidations = new LongAdder();
-    final LongAdder droppedAccessRecords = new LongAdder();
-    private final LongAdder bytesCached = new LongAdder();
 
     /**
      * @param sizeBytes total cache size; at least one block
@@ -134,93 +77,30 @@ public final class LocalHotCache implements AutoCloseable {
      * @throws TiffinException INVALID_PARAMS if the memory cannot be reserved
      */
     public LocalHotCache(long sizeBytes, long blockSize, double maxEntryShare, HotCachePolicy policy, int ringSize) {
-        if (blockSize <= 0 || sizeBytes < blockSize) {
-            throw new IllegalArgumentException("hotcache.size = " + sizeBytes + ", hotcache.block-size = " + blockSize
-                    + " (expected: block size > 0 and size >= one block)");
-        }
-        long blocks = sizeBytes / blockSize;
-        if (blocks > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("hotcache.size / hotcache.block-size = " + blocks
-                    + " blocks (expected: at most " + Integer.MAX_VALUE + "); use larger blocks");
-        }
-        this.blockSize = blockSize;
-        this.blockCount = (int) blocks;
+        this.region = new BlockRegion(sizeBytes, blockSize);
+        long blocks = region.blockCount();
         this.maxEntryBlocks = (int) Math.max(1, Math.min(blocks, (long) Math.floor(blocks * maxEntryShare)));
-        this.policy = policy;
-        this.arena = Arena.ofShared();
-        try {
-            this.region = arena.allocate(blockCount * blockSize, 4096);
-        } catch (OutOfMemoryError | IllegalArgumentException e) {
-            arena.close();
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "hotcache.size = " + sizeBytes
-                    + ": cannot reserve that much off-heap memory for the hot cache (" + e.getMessage()
-                    + "); lower hotcache.size or give the JVM more memory", e);
-        }
-        for (int i = 0; i < blockCount; i++) {
-            freeBlocks.add(i);
-        }
-        this.disruptor = new Disruptor<>(Event::new, ringSize, r -> {
-            Thread t = new Thread(r, "tiffin-hotcache-fill");
-            consumer = t;
-            t.setDaemon(true);
-            return t;
-        }, ProducerType.MULTI, new SleepingWaitStrategy(0, CONSUMER_NAP_NANOS));
-        disruptor.handleEventsWith(handler);
-        disruptor.setDefaultExceptionHandler(new ExceptionHandler<>() {
-            @Override
-            public void handleEventException(Throwable ex, long sequence, Event event) {
-                LOG.error("Hot cache maintenance failed on a {} event for {}; the event is dropped", event.kind,
-                        event.key, ex);
-                releaseParts(event);
-                event.clear();
-            }
-
-            @Override
-            public void handleOnStartException(Throwable ex) {
-                LOG.error("Hot cache maintenance thread failed to start", ex);
-            }
-
-            @Override
-            public void handleOnShutdownException(Throwable ex) {
-                LOG.warn("Hot cache maintenance thread failed to stop cleanly", ex);
-            }
-        });
-        this.ring = disruptor.start();
+        this.pool = new BlockPool(region.blockCount());
+        this.index = new EntryIndex(counters, e -> publishInvalidate(e.key, e.keyHash));
+        this.ring = new MaintenanceRing(ringSize,
+                new HotCacheMaintenance(region, pool, index, new GuardedPolicy(policy), counters));
     }
 
     public long blockSize() {
-        return blockSize;
+        return region.blockSize();
     }
 
     public int blockCount() {
-        return blockCount;
+        return region.blockCount();
     }
-
-    /**
-     * Largest object any cache takes: a fill arrives in Netty buffers, which hold less than 2 GiB, so a
-     * larger object is read straight into the caller's memory and never cached.
-     */
-    public static final long MAX_ENTRY_BYTES = Integer.MAX_VALUE - 64;
 
     /** Largest object the cache takes, in bytes (at most {@link #MAX_ENTRY_BYTES}). */
     public long maxEntryBytes() {
-        return maxEntryBytes(maxEntryBlocks, blockSize);
+        return maxEntryBytes(maxEntryBlocks, region.blockSize());
     }
 
     static long maxEntryBytes(long entryBlocks, long blockSize) {
         return Math.min(MAX_ENTRY_BYTES, entryBlocks * blockSize);
-    }
-
-    static long hash(String key) {
-        long h = 0xcbf29ce484222325L;
-        for (int i = 0; i < key.length(); i++) {
-            h ^= key.charAt(i);
-            h *= 0x100000001b3L;
-        }
-        h ^= (h >>> 33);
-        h *= 0xff51afd7ed558ccdL;
-        h ^= (h >>> 33);
-        return h == -1 ? 0 : h;
     }
 
     // ------------------------------------------------------------------ read path
@@ -235,17 +115,12 @@ public final class LocalHotCache implements AutoCloseable {
             return false;
         }
         try {
-            long off = 0;
-            for (int block : e.blocks) {
-                long len = Math.min(blockSize, size - off);
-                MemorySegment.copy(region, (long) block * blockSize, destination, off, len);
-                off += len;
-            }
+            region.copyOut(e.blocks, size, destination);
         } finally {
             e.release();
         }
-        hits.increment();
-        recordAccess(Kind.HIT, key);
+        counters.hits.increment();
+        recordAccess(MaintenanceRing.Kind.HIT, key);
         return true;
     }
 
@@ -261,22 +136,18 @@ public final class LocalHotCache implements AutoCloseable {
         if (e == null) {
             return null;
         }
-        List<MemorySegment> parts = new ArrayList<>(e.blocks.length);
-        long off = 0;
-        for (int block : e.blocks) {
-            long len = Math.min(blockSize, size - off);
-            parts.add(region.asSlice((long) block * blockSize, len).asReadOnly());
-            off += len;
-        }
-        hits.increment();
-        recordAccess(Kind.HIT, key);
-        return new Pinned(e, List.copyOf(parts));
+        List<MemorySegment> parts = region.slices(e.blocks, size).stream().map(MemorySegment::asReadOnly).toList();
+        counters.hits.increment();
+        recordAccess(MaintenanceRing.Kind.HIT, key);
+        return new Pinned(e, parts);
     }
 
     /**
      * A cached object pinned by {@link #tryPin}: read-only views of its blocks, valid until {@link
      * #close()} (and at most until the cache is closed; afterwards access throws {@link
-     * IllegalStateException}). Thread-safe; close is idempotent.
+     * IllegalStateException}).
+     *
+     * <p>Thread-safe; close is idempotent.
      */
     public static final class Pinned implements AutoCloseable {
         private final CacheEntry entry;
@@ -302,9 +173,6 @@ public final class LocalHotCache implements AutoCloseable {
         }
     }
 
-    /** How long {@link #reserve} waits for the maintenance thread before it gives up. */
-    private static final long RESERVE_TIMEOUT_MS = 100;
-
     /**
      * Sets blocks aside for an object that the caller will read straight into them (zero-copy fills):
      * admission and eviction run on the maintenance thread as for {@link #offerFill}, and the caller
@@ -316,35 +184,25 @@ public final class LocalHotCache implements AutoCloseable {
         if (closed.get() || !accepts(size)) {
             return null;
         }
-        java.util.concurrent.CompletableFuture<int[]> answer = new java.util.concurrent.CompletableFuture<>();
-        long keyHash = hash(key);
-        boolean published = ring.tryPublishEvent((ev, seq, k, a) -> {
-            ev.kind = Kind.RESERVE;
-            ev.key = k;
-            ev.keyHash = keyHash;
-            ev.version = version;
-            ev.size = size;
-            ev.parts = null;
-            ev.reserve = a;
-        }, key, answer);
-        wakeConsumer();
-        if (!published) {
-            droppedFills.increment();
+        CompletableFuture<int[]> answer = new CompletableFuture<>();
+        long keyHash = EntryIndex.hash(key);
+        if (!ring.tryReserve(key, keyHash, version, size, answer)) {
+            counters.droppedFills.increment();
             return null;
         }
         int[] blocks;
         try {
             blocks = answer.get(RESERVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+        } catch (TimeoutException | InterruptedException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
             if (answer.cancel(false)) {
-                droppedFills.increment();
+                counters.droppedFills.increment();
                 return null; // the maintenance thread gives the blocks back when it answers
             }
             blocks = answer.getNow(null);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             return null;
         }
         return blocks == null ? null : new Reservation(key, keyHash, version, size, blocks);
@@ -353,7 +211,9 @@ public final class LocalHotCache implements AutoCloseable {
     /**
      * Blocks reserved by {@link #reserve}: the caller writes the object into {@link #segments()}, then
      * {@link #commit()}s (the object becomes visible to later reads and the caller gets it pinned) or
-     * {@link #abort()}s. Not thread-safe: one caller's.
+     * {@link #abort()}s.
+     *
+     * <p>Not thread-safe: one caller's.
      */
     public final class Reservation {
         private final String key;
@@ -373,14 +233,7 @@ public final class LocalHotCache implements AutoCloseable {
 
         /** Writable views of the reserved blocks, in order; together exactly the object's size. */
         public List<MemorySegment> segments() {
-            List<MemorySegment> parts = new ArrayList<>(blocks.length);
-            long off = 0;
-            for (int block : blocks) {
-                long len = Math.min(blockSize, size - off);
-                parts.add(region.asSlice((long) block * blockSize, len));
-                off += len;
-            }
-            return parts;
+            return region.slices(blocks, size);
         }
 
         /**
@@ -389,20 +242,13 @@ public final class LocalHotCache implements AutoCloseable {
          */
         public Pinned commit() {
             end();
-            CacheEntry e = new CacheEntry(key, keyHash, version, size, blocks, LocalHotCache.this);
+            CacheEntry e = new CacheEntry(key, keyHash, version, size, blocks, pool);
             e.acquire();
             List<MemorySegment> views = segments().stream().map(MemorySegment::asReadOnly).toList();
             if (closed.get()) {
                 return new Pinned(e, views); // nothing to publish to; the pinned memory lives until close()
             }
-            ring.publishEvent((ev, seq, entry) -> {
-                ev.kind = Kind.COMMIT;
-                ev.key = entry.key;
-                ev.keyHash = entry.keyHash;
-                ev.parts = null;
-                ev.entry = entry;
-            }, e);
-            wakeConsumer();
+            ring.commit(e);
             return new Pinned(e, views);
         }
 
@@ -412,13 +258,7 @@ public final class LocalHotCache implements AutoCloseable {
             if (closed.get()) {
                 return;
             }
-            ring.publishEvent((ev, seq, b) -> {
-                ev.kind = Kind.ABORT;
-                ev.key = key;
-                ev.parts = null;
-                ev.blocks = b;
-            }, blocks);
-            wakeConsumer();
+            ring.abort(key, blocks);
         }
 
         private void end() {
@@ -429,43 +269,21 @@ public final class LocalHotCache implements AutoCloseable {
         }
     }
 
-    /** The entry holding exactly this version and size, acquired; or null, counted as a miss. */
+    /** The entry holding exactly this version and size, acquired; or null, counted and recorded as a miss. */
     private CacheEntry acquireCurrent(String key, long version, long size) {
-        CacheEntry e = entries.get(key);
+        CacheEntry e = index.acquire(key, version, size);
         if (e == null) {
-            recordAccess(Kind.MISS, key);
-            misses.increment();
-            return null;
-        }
-        if (e.version != version || e.size != size) {
-            staleRejected.increment();
-            misses.increment();
-            if (entries.remove(key, e)) {
-                publishInvalidate(key, e.keyHash);
-            }
-            recordAccess(Kind.MISS, key);
-            return null;
-        }
-        if (!e.acquire()) {
-            misses.increment();
-            recordAccess(Kind.MISS, key);
-            return null;
+            recordAccess(MaintenanceRing.Kind.MISS, key);
         }
         return e;
     }
 
-    private void recordAccess(Kind kind, String key) {
+    private void recordAccess(MaintenanceRing.Kind kind, String key) {
         if (closed.get()) {
             return;
         }
-        boolean published = ring.tryPublishEvent((ev, seq, k, kd) -> {
-            ev.kind = kd;
-            ev.key = k;
-            ev.keyHash = hash(k);
-            ev.parts = null;
-        }, key, kind);
-        if (!published) {
-            droppedAccessRecords.increment();
+        if (!ring.tryRecord(kind, key)) {
+            counters.droppedAccessRecords.increment();
         }
     }
 
@@ -483,21 +301,13 @@ public final class LocalHotCache implements AutoCloseable {
         if (closed.get() || !accepts(size)) {
             parts.forEach(ByteBuf::release);
             if (!closed.get()) {
-                rejectedFills.increment();
+                counters.rejectedFills.increment();
             }
             return false;
         }
-        boolean published = ring.tryPublishEvent((ev, seq, k, p) -> {
-            ev.kind = Kind.FILL;
-            ev.key = k;
-            ev.keyHash = hash(k);
-            ev.version = version;
-            ev.size = size;
-            ev.parts = p;
-        }, key, parts);
-        wakeConsumer();
+        boolean published = ring.tryFill(key, version, size, parts);
         if (!published) {
-            droppedFills.increment();
+            counters.droppedFills.increment();
             parts.forEach(ByteBuf::release);
         }
         return published;
@@ -505,273 +315,24 @@ public final class LocalHotCache implements AutoCloseable {
 
     /** Drops the cached copy of {@code key} at once (put, upsert or remove through this client). */
     public void invalidate(String key) {
-        CacheEntry e = entries.remove(key);
-        if (e != null) {
-            invalidations.increment();
-            publishInvalidate(key, e.keyHash);
-        }
+        index.invalidate(key);
     }
 
     /** Drops every cached copy whose key matches (remove by regex, remove all). */
-    public void invalidateMatching(java.util.function.Predicate<String> matches) {
-        for (String key : List.copyOf(entries.keySet())) {
+    public void invalidateMatching(Predicate<String> matches) {
+        for (String key : index.keys()) {
             if (matches.test(key)) {
                 invalidate(key);
             }
         }
     }
 
+    /** An entry left the key map on a caller's thread: the maintenance thread retires it. */
     private void publishInvalidate(String key, long keyHash) {
         if (closed.get()) {
             return;
         }
-        // Must not be lost: the entry's blocks come back only through the maintenance thread.
-        ring.publishEvent((ev, seq, k) -> {
-            ev.kind = Kind.INVALIDATE;
-            ev.key = k;
-            ev.keyHash = keyHash;
-            ev.parts = null;
-        }, key);
-        wakeConsumer();
-    }
-
-    /** Wakes the ring's consumer for an event someone waits for. */
-    private void wakeConsumer() {
-        Thread t = consumer;
-        if (t != null) {
-            java.util.concurrent.locks.LockSupport.unpark(t);
-        }
-    }
-
-    /** Called by the last reader of a retired entry, or by the retiring thread. */
-    void reclaim(CacheEntry e) {
-        reclaimed.add(e);
-    }
-
-    // ------------------------------------------------------------------ maintenance thread
-
-    private void onEvent(Event ev, long sequence, boolean endOfBatch) {
-        try {
-            switch (ev.kind) {
-                case HIT -> policyCall("onHit", () -> policy.onHit(ev.keyHash));
-                case MISS -> policyCall("onMiss", () -> policy.onMiss(ev.keyHash));
-                case INVALIDATE -> dropFromPolicy(ev.keyHash, ev.key);
-                case FILL -> fill(ev);
-                case RESERVE -> {
-                    int[] blocks = takeBlocks(ev);
-                    if (!ev.reserve.complete(blocks) && blocks != null) {
-                        giveBack(blocks); // the reserver gave up waiting
-                    }
-                }
-                case COMMIT -> install(ev.entry);
-                case ABORT -> giveBack(ev.blocks);
-                case SYNC -> {
-                    drainReclaimed();
-                    ev.sync.complete(freeBlocks.size());
-                }
-            }
-        } finally {
-            releaseParts(ev);
-            ev.clear();
-        }
-    }
-
-    private static void releaseParts(Event ev) {
-        if (ev.parts != null) {
-            ev.parts.forEach(ByteBuf::release);
-            ev.parts = null;
-        }
-    }
-
-    /** An entry left the map (invalidated or stale): retire it and tell the policy. */
-    private void dropFromPolicy(long keyHash, String key) {
-        CacheEntry e = byHash.get(keyHash);
-        if (e != null && e.key.equals(key) && entries.get(key) != e) {
-            byHash.remove(keyHash);
-            retire(e);
-            policyCall("onRemove", () -> policy.onRemove(keyHash));
-        }
-    }
-
-    /**
-     * Runs a call of the policy, which is plugin code. The cache's own bookkeeping is done before every
-     * such call, so a failure leaves it whole: it is logged (the first, then every 1000th) and the
-     * maintenance goes on.
-     */
-    private void policyCall(String what, Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException e) {
-            policyFailed(what, e);
-        }
-    }
-
-    private void policyFailed(String what, RuntimeException e) {
-        long n = ++policyFailures;
-        if (n == 1 || n % 1000 == 0) {
-            LOG.warn("Hot cache policy {} failed in {} ({} failures so far); the cache goes on without that call",
-                    policy.getClass().getName(), what, n, e);
-        }
-    }
-
-    /** Policy calls that failed (maintenance thread only). */
-    private long policyFailures;
-
-    private void retire(CacheEntry e) {
-        bytesCached.add(-e.size);
-        e.retire();
-    }
-
-    private void drainReclaimed() {
-        CacheEntry e;
-        while ((e = reclaimed.poll()) != null) {
-            for (int b : e.blocks) {
-                freeBlocks.add(b);
-            }
-        }
-    }
-
-    private void fill(Event ev) {
-        int[] blocks = takeBlocks(ev);
-        if (blocks == null) {
-            return;
-        }
-        try {
-            copyInto(blocks, ev.parts, ev.size);
-        } catch (RuntimeException e) {
-            giveBack(blocks); // a short fill: the blocks were never anyone's
-            throw e;
-        }
-        install(new CacheEntry(ev.key, ev.keyHash, ev.version, ev.size, blocks, this));
-    }
-
-    /**
-     * Admission and room for the object of {@code ev}: null when it is already cached, collides, is not
-     * admitted or no blocks can be freed; else the blocks, taken from the free pool.
-     */
-    private int[] takeBlocks(Event ev) {
-        int weight = (int) ((ev.size + blockSize - 1) / blockSize);
-        CacheEntry current = entries.get(ev.key);
-        if (current != null && current.version == ev.version && current.size == ev.size) {
-            return null; // already cached (two reads raced to fill it)
-        }
-        CacheEntry sameHash = byHash.get(ev.keyHash);
-        if (sameHash != null && !sameHash.key.equals(ev.key)) {
-            rejectedFills.increment(); // 64-bit hash collision: keep the resident one
-            return null;
-        }
-        if (sameHash != null && sameHash.version > ev.version) {
-            rejectedFills.increment(); // a slow reader's older version: the newer copy stays
-            return null;
-        }
-        if (sameHash != null) {
-            // An older version of this key: it goes first.
-            entries.remove(ev.key, sameHash);
-            byHash.remove(ev.keyHash);
-            retire(sameHash);
-            policyCall("onRemove", () -> policy.onRemove(ev.keyHash));
-        }
-        boolean admitted;
-        try {
-            admitted = policy.admit(ev.keyHash, weight);
-        } catch (RuntimeException e) {
-            policyFailed("admit", e);
-            admitted = false;
-        }
-        if (!admitted) {
-            rejectedFills.increment();
-            return null;
-        }
-        drainReclaimed();
-        while (freeBlocks.size() < weight) {
-            long victim;
-            try {
-                victim = policy.victim();
-            } catch (RuntimeException e) {
-                policyFailed("victim", e);
-                victim = -1;
-            }
-            if (victim == -1) {
-                break;
-            }
-            CacheEntry v = byHash.remove(victim);
-            if (v != null) {
-                entries.remove(v.key, v);
-                retire(v);
-                evictions.increment();
-            }
-            long gone = victim;
-            policyCall("onRemove", () -> policy.onRemove(gone));
-            drainReclaimed();
-        }
-        if (freeBlocks.size() < weight) {
-            droppedFills.increment(); // blocks still pinned by readers
-            return null;
-        }
-        int[] blocks = new int[weight];
-        for (int i = 0; i < weight; i++) {
-            blocks[i] = freeBlocks.poll();
-        }
-        return blocks;
-    }
-
-    /** Makes a filled entry visible, unless another copy of the key got there first. */
-    private void install(CacheEntry e) {
-        CacheEntry current = entries.get(e.key);
-        CacheEntry sameHash = byHash.get(e.keyHash);
-        if ((current != null && current.version >= e.version) || (sameHash != null && !sameHash.key.equals(e.key))) {
-            e.retire(); // never visible: its blocks come back once its reserver unpins it
-            return;
-        }
-        if (sameHash != null) {
-            entries.remove(e.key, sameHash);
-            byHash.remove(e.keyHash);
-            retire(sameHash);
-            policyCall("onRemove", () -> policy.onRemove(e.keyHash));
-        }
-        try {
-            policy.onInsert(e.keyHash, e.blocks.length);
-        } catch (RuntimeException ex) {
-            policyFailed("onInsert", ex);
-            e.retire(); // a copy the policy does not know could never be evicted: not kept
-            return;
-        }
-        byHash.put(e.keyHash, e);
-        bytesCached.add(e.size);
-        entries.put(e.key, e);
-        fills.increment();
-    }
-
-    private void giveBack(int[] blocks) {
-        for (int b : blocks) {
-            freeBlocks.add(b);
-        }
-    }
-
-    private void copyInto(int[] blocks, List<ByteBuf> parts, long size) {
-        int blockIndex = 0;
-        long inBlock = 0;
-        long copied = 0;
-        for (ByteBuf part : parts) {
-            int readerIndex = part.readerIndex();
-            int remaining = part.readableBytes();
-            while (remaining > 0 && copied < size) {
-                int n = (int) Math.min(remaining, blockSize - inBlock);
-                MemorySegment dst = region.asSlice((long) blocks[blockIndex] * blockSize + inBlock, n);
-                part.getBytes(readerIndex, dst.asByteBuffer());
-                readerIndex += n;
-                remaining -= n;
-                inBlock += n;
-                copied += n;
-                if (inBlock == blockSize) {
-                    blockIndex++;
-                    inBlock = 0;
-                }
-            }
-        }
-        if (copied != size) {
-            throw new IllegalStateException("fill carried " + copied + " bytes for an object of " + size);
-        }
+        ring.invalidate(key, keyHash);
     }
 
     // ------------------------------------------------------------------ stats and lifecycle
@@ -782,9 +343,8 @@ public final class LocalHotCache implements AutoCloseable {
     }
 
     public Stats stats() {
-        return new Stats(hits.sum(), misses.sum(), fills.sum(), droppedFills.sum(), rejectedFills.sum(),
-                evictions.sum(), staleRejected.sum(), invalidations.sum(), bytesCached.sum(), entries.size(),
-                (long) blockCount * blockSize);
+        return counters.snapshot(index.bytesCached(), index.size(),
+                (long) region.blockCount() * region.blockSize());
     }
 
     /**
@@ -792,19 +352,12 @@ public final class LocalHotCache implements AutoCloseable {
      * (blocks neither held by a resident entry nor pinned by a reader). For leak checks in tests.
      */
     public int freeBlocksWhenQuiet() {
-        java.util.concurrent.CompletableFuture<Integer> f = new java.util.concurrent.CompletableFuture<>();
-        ring.publishEvent((ev, seq, fut) -> {
-            ev.kind = Kind.SYNC;
-            ev.key = "";
-            ev.sync = fut;
-        }, f);
-        wakeConsumer();
-        return f.join();
+        return ring.sync().join();
     }
 
     /** Blocks held by resident entries. */
     public int residentBlocks() {
-        return entries.values().stream().mapToInt(e -> e.blocks.length).sum();
+        return index.residentBlocks();
     }
 
     @Override
@@ -812,17 +365,8 @@ public final class LocalHotCache implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            disruptor.shutdown(5, TimeUnit.SECONDS);
-        } catch (com.lmax.disruptor.TimeoutException e) {
-            LOG.warn("Hot cache ring did not drain within 5 s at close");
-            disruptor.halt();
-        }
-        // Fills published after the last handled event (racing with close) still own buffers.
-        for (long seq = disruptor.getSequenceValueFor(handler) + 1; seq <= ring.getCursor(); seq++) {
-            releaseParts(ring.get(seq));
-        }
-        entries.clear();
-        arena.close();
+        ring.close();
+        index.clear();
+        region.close();
     }
 }

@@ -1,0 +1,294 @@
+package io.tiffin.core.client;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.local.InProcessMaster;
+import io.tiffin.core.local.InProcessMasters;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.proto.BatchCodesReply;
+import io.tiffin.core.transport.proto.BatchExistReply;
+import io.tiffin.core.transport.proto.BatchKeysRequest;
+import io.tiffin.core.transport.proto.BatchLocationsReply;
+import io.tiffin.core.transport.proto.BatchPutStartReply;
+import io.tiffin.core.transport.proto.BatchPutStartRequest;
+import io.tiffin.core.transport.proto.ClientReport;
+import io.tiffin.core.transport.proto.CountReply;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.ExistReply;
+import io.tiffin.core.transport.proto.HotCacheTotals;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.ListKeysReply;
+import io.tiffin.core.transport.proto.ListKeysRequest;
+import io.tiffin.core.transport.proto.LocationResult;
+import io.tiffin.core.transport.proto.LocationsByRegexReply;
+import io.tiffin.core.transport.proto.ObjectLocationMsg;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.transport.proto.PutStartResult;
+import io.tiffin.core.transport.proto.RegexRequest;
+import io.tiffin.core.transport.proto.RemoveAllRequest;
+import io.tiffin.core.transport.proto.SegmentStat;
+import io.tiffin.core.transport.proto.ServiceReadyReply;
+import io.tiffin.core.transport.proto.StatsReply;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The master's operations as the client calls them, with engine-api types and plain records in and out
+ * (the protobuf messages stay in here). Each call runs on the calling thread: on a pooled blocking
+ * connection ({@link BlockingConnectionPool}), or, with same-JVM shortcuts on and the master running in
+ * this JVM, as a direct call ({@link InProcessMasters}; looked up on every call, as that master may start
+ * or stop meanwhile).
+ *
+ * <p>A master's refusal arrives as the {@link TiffinException} carrying its code (over the connection
+ * as from the in-process master); a connection failure is {@code RPC_FAIL} or {@code RPC_TIMEOUT}; an
+ * in-process reply that does not decode as the expected message is {@code DESERIALIZE_FAIL}; every call
+ * after the client closed is {@code UNAVAILABLE_IN_CURRENT_STATUS}. Batch calls answer one code or result
+ * per key, in order.
+ *
+ * <p>Thread-safe. Uses, but does not own, the client's connection pool ({@link TiffinClient#close()}
+ * closes it).
+ */
+final class MasterStub {
+    private final String masterAddress;
+    private final boolean inProcess;
+    private final BlockingConnectionPool connections;
+    private final ClientLifecycle lifecycle;
+
+    /**
+     * @param masterAddress {@code host:port} of the master
+     * @param inProcess whether to call a master of this JVM directly when one serves that address
+     * @param connections pooled blocking connections (shared with the data plane)
+     * @param lifecycle refuses calls once the client is closed
+     */
+    MasterStub(String masterAddress, boolean inProcess, BlockingConnectionPool connections, ClientLifecycle lifecycle) {
+        this.masterAddress = masterAddress;
+        this.inProcess = inProcess;
+        this.connections = connections;
+        this.lifecycle = lifecycle;
+    }
+
+    String masterAddress() {
+        return masterAddress;
+    }
+
+    /** The Tiffin version the master runs (SERVICE_READY). */
+    String version() {
+        return call(Opcode.SERVICE_READY, Empty.getDefaultInstance(), ServiceReadyReply.parser()).getVersion();
+    }
+
+    // ------------------------------------------------------------------ puts
+
+    /** PutStart: the replicas to write {@code size} bytes of {@code key} to. */
+    List<ReplicaDescriptor> putStart(String clientId, String key, long size, PutOptions options) {
+        PutStartRequest request = PutStartRequest.newBuilder().setClientId(clientId).setKey(key).setSize(size)
+                .setOptions(Messages.toMsg(options)).build();
+        return Messages.fromMsgs(call(Opcode.PUT_START, request, PutStartReply.parser()).getReplicasList());
+    }
+
+    /** PutEnd: every replica of {@code key} is written. */
+    void putEnd(String clientId, String key) {
+        call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+    }
+
+    /** PutRevoke: the put of {@code key} failed; its replicas are released. */
+    void putRevoke(String clientId, String key) {
+        call(Opcode.PUT_REVOKE, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+    }
+
+    /** BatchPutStart: per key, in order, the replicas to write or the master's refusal. */
+    List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, long[] sizes,
+                                                          PutOptions options) {
+        BatchPutStartRequest.Builder request = BatchPutStartRequest.newBuilder().setClientId(clientId)
+                .setOptions(Messages.toMsg(options)).addAllKeys(keys);
+        for (long size : sizes) {
+            request.addSizes(size);
+        }
+        BatchPutStartReply reply = call(Opcode.BATCH_PUT_START, request.build(), BatchPutStartReply.parser());
+        List<KeyResult<List<ReplicaDescriptor>>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            PutStartResult r = reply.getResults(i);
+            ErrorCode code = ErrorCode.fromValue(r.getCode());
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), Messages.fromMsgs(r.getReplicasList()))
+                    : KeyResult.failed(keys.get(i), code));
+        }
+        return out;
+    }
+
+    /** BatchPutEnd: per key, in order, the master's code. */
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
+        return codes(call(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder().setClientId(clientId).addAllKeys(keys)
+                .build(), BatchCodesReply.parser()));
+    }
+
+    /** BatchPutRevoke: per key, in order, the master's code. */
+    List<ErrorCode> batchPutRevoke(String clientId, List<String> keys) {
+        return codes(call(Opcode.BATCH_PUT_REVOKE, BatchKeysRequest.newBuilder().setClientId(clientId)
+                .addAllKeys(keys).build(), BatchCodesReply.parser()));
+    }
+
+    // ------------------------------------------------------------------ lookups
+
+    /**
+     * GetReplicaList: where {@code key} lives, granting a read lease.
+     *
+     * @param cacheForMs how long the caller's location cache may reuse the answer (0 = not cached)
+     * @param cacheOwner the caller's location cache ({@code cache_owner}; 0 = none)
+     */
+    ObjectLocation lookUp(String key, int cacheForMs, long cacheOwner) {
+        KeyRequest request = KeyRequest.newBuilder().setKey(key).setCacheForMs(cacheForMs).setCacheOwner(cacheOwner)
+                .build();
+        return Messages.fromMsg(call(Opcode.GET_REPLICA_LIST, request, ObjectLocationMsg.parser()));
+    }
+
+    /** BatchGetReplicaList: per key, in order, its location or the master's code; as {@link #lookUp}. */
+    List<KeyResult<ObjectLocation>> batchLookUp(List<String> keys, int cacheForMs, long cacheOwner) {
+        BatchKeysRequest request = BatchKeysRequest.newBuilder().addAllKeys(keys).setCacheForMs(cacheForMs)
+                .setCacheOwner(cacheOwner).build();
+        BatchLocationsReply reply = call(Opcode.BATCH_GET_REPLICA_LIST, request, BatchLocationsReply.parser());
+        List<KeyResult<ObjectLocation>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            LocationResult r = reply.getResults(i);
+            ErrorCode code = ErrorCode.fromValue(r.getCode());
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), Messages.fromMsg(r.getLocation()))
+                    : KeyResult.failed(keys.get(i), code));
+        }
+        return out;
+    }
+
+    /** GetReplicaListByRegex: the locations of the keys matching {@code regex}, by key. */
+    Map<String, ObjectLocation> locateByRegex(String regex) {
+        LocationsByRegexReply reply = call(Opcode.GET_REPLICA_LIST_BY_REGEX,
+                RegexRequest.newBuilder().setRegex(regex).build(), LocationsByRegexReply.parser());
+        Map<String, ObjectLocation> out = new LinkedHashMap<>();
+        for (ObjectLocationMsg m : reply.getLocationsList()) {
+            out.put(m.getKey(), Messages.fromMsg(m));
+        }
+        return out;
+    }
+
+    /** ExistKey. */
+    boolean exists(String key) {
+        return call(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(), ExistReply.parser()).getExists();
+    }
+
+    /** BatchExistKey: per key, in order, whether it exists or the master's code. */
+    List<KeyResult<Boolean>> batchExists(List<String> keys) {
+        BatchExistReply reply = call(Opcode.BATCH_EXIST_KEY, BatchKeysRequest.newBuilder().addAllKeys(keys).build(),
+                BatchExistReply.parser());
+        List<KeyResult<Boolean>> out = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            ErrorCode code = ErrorCode.fromValue(reply.getCodes(i));
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), reply.getExists(i))
+                    : KeyResult.failed(keys.get(i), code));
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ removes
+
+    /** Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. */
+    void remove(String key, boolean force, long cacheOwner) {
+        call(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build(),
+                Empty.parser());
+    }
+
+    /** BatchRemove: per key, in order, the master's code; as {@link #remove}. */
+    List<ErrorCode> batchRemove(List<String> keys, boolean force, long cacheOwner) {
+        return codes(call(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force)
+                .setCacheOwner(cacheOwner).build(), BatchCodesReply.parser()));
+    }
+
+    /** RemoveByRegex: how many objects were removed; as {@link #remove}. */
+    long removeByRegex(String regex, boolean force, long cacheOwner) {
+        return call(Opcode.REMOVE_BY_REGEX, RegexRequest.newBuilder().setRegex(regex).setForce(force)
+                .setCacheOwner(cacheOwner).build(), CountReply.parser()).getCount();
+    }
+
+    /** RemoveAll: how many objects were removed; as {@link #remove}. */
+    long removeAll(boolean force, long cacheOwner) {
+        return call(Opcode.REMOVE_ALL, RemoveAllRequest.newBuilder().setForce(force).setCacheOwner(cacheOwner).build(),
+                CountReply.parser()).getCount();
+    }
+
+    // ------------------------------------------------------------------ listings, stats, reports
+
+    /** ListKeys: keys starting with {@code prefix}, sorted, with sizes; at most {@code limit}. */
+    KeyListing listKeys(String prefix, int limit) {
+        ListKeysReply reply = call(Opcode.LIST_KEYS, ListKeysRequest.newBuilder().setPrefix(prefix).setLimit(limit)
+                .build(), ListKeysReply.parser());
+        List<KeyListing.KeySize> keys = new ArrayList<>(reply.getKeysCount());
+        for (int i = 0; i < reply.getKeysCount(); i++) {
+            keys.add(new KeyListing.KeySize(reply.getKeys(i), reply.getSizes(i)));
+        }
+        return new KeyListing(keys, reply.getTruncated());
+    }
+
+    /** Stats: the cluster summary. */
+    ClusterStats stats() {
+        StatsReply s = call(Opcode.STATS, Empty.getDefaultInstance(), StatsReply.parser());
+        List<ClusterStats.SegmentStats> segments = new ArrayList<>(s.getSegmentsCount());
+        for (SegmentStat seg : s.getSegmentsList()) {
+            segments.add(new ClusterStats.SegmentStats(seg.getName(), seg.getNodeId(), seg.getEndpoint(),
+                    seg.getCapacity(), seg.getUsed(), seg.getLargestFree(), seg.getStatus()));
+        }
+        HotCacheTotals hc = s.getHotCache();
+        return new ClusterStats(s.getVersion(), s.getKeys(), s.getCapacity(), s.getUsed(), s.getLiveNodes(), segments,
+                s.getEvictedKeys(), new ClusterStats.CacheTotals(hc.getReportingClients(),
+                hc.getLocationCacheClients(), counters(hc.getTotals())));
+    }
+
+    /** ClientReport: this client's cache counters, for the master's /metrics and STATS. */
+    void reportCaches(String clientId, CacheCounters c) {
+        ClientReport report = ClientReport.newBuilder().setClientId(clientId).setHits(c.hits()).setMisses(c.misses())
+                .setFills(c.fills()).setDroppedFills(c.droppedFills()).setRejectedFills(c.rejectedFills())
+                .setEvictions(c.evictions()).setStaleRejected(c.staleRejected()).setInvalidations(c.invalidations())
+                .setBytesCached(c.bytesCached()).setCapacityBytes(c.capacityBytes())
+                .setLocationCache(c.locationCache()).setLocationHits(c.locationHits())
+                .setLocationMisses(c.locationMisses()).setLocationRefused(c.locationRefused()).build();
+        call(Opcode.CLIENT_REPORT, report, Empty.parser());
+    }
+
+    private static CacheCounters counters(ClientReport r) {
+        return new CacheCounters(r.getHits(), r.getMisses(), r.getFills(), r.getDroppedFills(), r.getRejectedFills(),
+                r.getEvictions(), r.getStaleRejected(), r.getInvalidations(), r.getBytesCached(), r.getCapacityBytes(),
+                r.getLocationCache(), r.getLocationHits(), r.getLocationMisses(), r.getLocationRefused());
+    }
+
+    private static List<ErrorCode> codes(BatchCodesReply reply) {
+        List<ErrorCode> out = new ArrayList<>(reply.getCodesCount());
+        for (int code : reply.getCodesList()) {
+            out.add(ErrorCode.fromValue(code));
+        }
+        return out;
+    }
+
+    /** One master call, on the calling thread: direct to a master of this JVM, else on a pooled connection. */
+    private <T extends MessageLite> T call(Opcode op, MessageLite request, Parser<T> parser) {
+        lifecycle.checkOpen();
+        InProcessMaster local = inProcess ? InProcessMasters.find(masterAddress) : null;
+        if (local == null) {
+            return connections.call(masterAddress, op, request, parser);
+        }
+        MessageLite reply = local.call(op, request);
+        try {
+            // through bytes, as over the wire: the reply's type is the parser's, whatever the handler built
+            return parser.parseFrom(reply == null ? ByteString.EMPTY : reply.toByteString());
+        } catch (InvalidProtocolBufferException e) {
+            throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "cannot decode the in-process master's "
+                    + op + " reply: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+package io.tiffin.core.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.hotcache.LocalHotCache;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * Reads gathered during one call. Reads of SSD-only objects are sent as one {@code DATA_READ_SSD} per node
+ * (in chunks that fit a frame), so a batch get costs one SSD round trip per node. Reads of remote memory
+ * replicas go over pooled blocking connections ({@link SliceExchange}): every slice request to every node is
+ * written first, then the calling thread receives the answers straight into the destinations (one copy, no
+ * event-loop hand-off); a read that fails there falls back to the object's other replicas ({@link
+ * AsyncNodeReads#readRemote}). Bytes of objects the hot cache keeps are received into a pooled staging
+ * buffer, copied to the destination and handed to the cache's ring.
+ *
+ * <p>Not thread-safe: used by the calling thread only. The staging buffers it allocates are released or
+ * handed to the hot cache (which then owns them) by {@link #flush()}.
+ */
+final class ReadBatch {
+    private static final Logger LOG = LogManager.getLogger(ReadBatch.class);
+
+    /**
+     * A read of a remote memory replica. With {@code fill} set, the bytes are received into
+     * {@code staging} (a pooled buffer), copied to {@code dst}, and {@code staging} is then handed to
+     * the hot cache's ring, which copies it into cache blocks on its own thread.
+     */
+    private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done,
+                              ObjectLocation fill, ByteBuf staging) {
+        MemorySegment target() {
+            return staging == null ? dst : MemorySegment.ofBuffer(staging.nioBuffer(0, (int) dst.byteSize()));
+        }
+    }
+
+    private final SliceExchange slices;
+    private final AsyncNodeReads async;
+    /** Null when disabled. */
+    private final LocalHotCache hotCache;
+    private final LeaseClock clock;
+    private final ClientLifecycle lifecycle;
+    private final Map<String, List<AsyncNodeReads.SsdRead>> ssdByEndpoint = new LinkedHashMap<>();
+    private final List<MemoryRead> memoryReads = new ArrayList<>();
+    /** When the call began, before its lookups: the leases they granted started later. */
+    private final long startNanos;
+    /** The shortest lease of the memory reads added (ns); their answers are awaited no longer. */
+    private long leaseNanos = Long.MAX_VALUE / 4;
+
+    ReadBatch(SliceExchange slices, AsyncNodeReads async, LocalHotCache hotCache, LeaseClock clock,
+              ClientLifecycle lifecycle, long startNanos) {
+        this.slices = slices;
+        this.async = async;
+        this.hotCache = hotCache;
+        this.clock = clock;
+        this.lifecycle = lifecycle;
+        this.startNanos = startNanos;
+    }
+
+    /** A memory read of {@code loc} is about to be added: its lease bounds the batch's wait. */
+    void noteLease(ObjectLocation loc) {
+        leaseNanos = Math.min(leaseNanos, TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
+    }
+
+    /**
+     * Whether bytes just received for {@code loc} were read under its lease and may be cached. After
+     * the lease the master may have freed the replica and given its memory to another object, whose
+     * bytes the read may have received: such a read fails ({@code LEASE_EXPIRED}) and must not leave
+     * them in the cache under this object's version.
+     */
+    private boolean withinLease(ObjectLocation loc) {
+        return clock.withinLease(loc, startNanos);
+    }
+
+    /** A read of {@code replicas} (in order: the next is tried if one fails) into {@code dst}. */
+    CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        memoryReads.add(new MemoryRead(replicas, dst, done, null, null));
+        return done;
+    }
+
+    /** A memory read whose bytes are also offered to the hot cache (see {@link MemoryRead}). */
+    CompletableFuture<Void> addMemoryFill(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        ByteBuf staging = PooledByteBufAllocator.DEFAULT.directBuffer((int) loc.size(), (int) loc.size());
+        memoryReads.add(new MemoryRead(replicas, dst, done, loc, staging));
+        return done;
+    }
+
+    /** A read of {@code loc} from the SSD of the node at {@code endpoint} into {@code dst}. */
+    CompletableFuture<Void> addSsd(String endpoint, ObjectLocation loc, MemorySegment dst) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        ssdByEndpoint.computeIfAbsent(endpoint, e -> new ArrayList<>()).add(new AsyncNodeReads.SsdRead(loc, dst, done));
+        return done;
+    }
+
+    /** Sends the SSD reads (answered asynchronously), then performs the memory reads. */
+    void flush() {
+        flushSsd();
+        flushMemory();
+    }
+
+    private void flushMemory() {
+        if (memoryReads.isEmpty()) {
+            return;
+        }
+        List<ReplicaDescriptor> first = new ArrayList<>(memoryReads.size());
+        List<List<MemorySegment>> targets = new ArrayList<>(memoryReads.size());
+        for (MemoryRead r : memoryReads) {
+            first.add(r.replicas().getFirst());
+            targets.add(List.of(r.target()));
+        }
+        TiffinException[] failed = slices.readScattered(first, targets, startNanos + leaseNanos);
+        for (int k = 0; k < failed.length; k++) {
+            MemoryRead r = memoryReads.get(k);
+            if (r.staging() != null) {
+                if (failed[k] == null) {
+                    try {
+                        MemorySegment.copy(r.target(), 0, r.dst(), 0, r.dst().byteSize());
+                    } catch (RuntimeException e) {
+                        failed[k] = lifecycle.transferFailure("read", e);
+                    }
+                }
+                if (failed[k] == null && withinLease(r.fill())) {
+                    hotCache.offerFill(r.fill().key(), r.fill().version(), r.fill().size(),
+                            List.of(r.staging().writerIndex((int) r.fill().size())));
+                } else {
+                    r.staging().release();
+                }
+            }
+            if (failed[k] == null) {
+                r.done().complete(null);
+            } else if (r.replicas().size() > 1 && failed[k].code() != ErrorCode.LEASE_EXPIRED) {
+                // (after the lease, no replica's bytes can be trusted: the read fails as it is)
+                LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
+                async.readRemote(r.replicas(), 1, r.dst(), r.fill(), startNanos).whenComplete((v, err) -> {
+                    if (err == null) {
+                        r.done().complete(null);
+                    } else {
+                        r.done().completeExceptionally(err);
+                    }
+                });
+            } else {
+                r.done().completeExceptionally(failed[k]);
+            }
+        }
+        memoryReads.clear();
+    }
+
+    private void flushSsd() {
+        long budget = async.ssdRequestBudget();
+        for (Map.Entry<String, List<AsyncNodeReads.SsdRead>> e : ssdByEndpoint.entrySet()) {
+            List<AsyncNodeReads.SsdRead> chunk = new ArrayList<>();
+            long bytes = 0;
+            for (AsyncNodeReads.SsdRead p : e.getValue()) {
+                if (!chunk.isEmpty() && bytes + p.loc().size() > budget) {
+                    async.readSsd(e.getKey(), chunk, startNanos);
+                    chunk = new ArrayList<>();
+                    bytes = 0;
+                }
+                chunk.add(p);
+                bytes += p.loc().size();
+            }
+            if (!chunk.isEmpty()) {
+                async.readSsd(e.getKey(), chunk, startNanos);
+            }
+        }
+        ssdByEndpoint.clear();
+    }
+}

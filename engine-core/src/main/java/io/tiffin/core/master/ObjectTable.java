@@ -1,0 +1,253 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.core.keys.KeyQuery;
+import io.tiffin.core.util.Ticker;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The master's object records: key → {@link ObjectMetadata} in {@value MetadataShard#COUNT} shards,
+ * each with its own lock, an ordered index of every key (prefix and exact queries without a scan), the
+ * key count, and the counters that number versions and replicas. The one place that adds or forgets
+ * an object.
+ *
+ * <p>Single-key work runs under one shard lock ({@link #inShard}); batch work groups its keys by shard
+ * and takes each shard's lock once ({@link #forEachByShard}); scans lock one shard at a time
+ * ({@link #forEachShard}). No method takes two shard locks at once.
+ *
+ * <p>Thread-safe: a shard and the objects in it are guarded by the shard's lock, which callers hold
+ * around {@link #insert} and {@link #forget}; the key index and counters are concurrent.
+ */
+final class ObjectTable {
+    private final Ticker ticker;
+    private final int maxKeyLength;
+    private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
+    /** Every key, ordered. Updated under the key's shard lock. */
+    private final ConcurrentSkipListSet<String> keyIndex = new ConcurrentSkipListSet<>();
+    private final AtomicLong keyCount = new AtomicLong();
+    private final AtomicLong replicaIds = new AtomicLong();
+    private final AtomicLong versions = new AtomicLong();
+
+    /**
+     * @param maxKeyLength longest valid key, in chars and in bytes of UTF-8
+     */
+    ObjectTable(Ticker ticker, int maxKeyLength) {
+        this.ticker = ticker;
+        this.maxKeyLength = maxKeyLength;
+        // Versions survive a master restart: start above anything a previous run can have handed out.
+        versions.set(ticker.millis() << 12);
+        // So do replica ids: a client's read hint from a previous run never matches a replica of this one.
+        replicaIds.set(ticker.millis() << 12);
+        for (int i = 0; i < shards.length; i++) {
+            shards[i] = new MetadataShard();
+        }
+    }
+
+    /** INVALID_KEY for an empty key or one longer than the limit; OK otherwise. */
+    ErrorCode validateKey(String key) {
+        if (key == null || key.isEmpty()) {
+            return ErrorCode.INVALID_KEY;
+        }
+        if (key.length() > maxKeyLength || key.getBytes(StandardCharsets.UTF_8).length > maxKeyLength) {
+            return ErrorCode.INVALID_KEY;
+        }
+        return ErrorCode.OK;
+    }
+
+    /** The version of an object completed now. */
+    long nextVersion() {
+        return versions.incrementAndGet();
+    }
+
+    /** The id of a new (memory or SSD) replica. */
+    long nextReplicaId() {
+        return replicaIds.incrementAndGet();
+    }
+
+    long keyCount() {
+        return keyCount.get();
+    }
+
+    /** Adds an object to its shard and the key index. Caller holds the shard lock. */
+    void insert(MetadataShard shard, ObjectMetadata m) {
+        shard.objects.put(m.key, m);
+        keyIndex.add(m.key);
+        keyCount.incrementAndGet();
+    }
+
+    /**
+     * Removes a key from its shard and the key index (buffers are the caller's concern). If clients may
+     * still read the object through cached locations, puts of the key are refused until they cannot.
+     * Caller holds the shard lock.
+     */
+    void forget(MetadataShard shard, String key) {
+        ObjectMetadata gone = shard.objects.remove(key);
+        if (gone != null) {
+            keyIndex.remove(key);
+            keyCount.decrementAndGet();
+            if (gone.cachedUntilMillis != 0 && gone.cachedUntilMillis > ticker.millis()) {
+                shard.hold(key, gone.cachedUntilMillis);
+            }
+        }
+    }
+
+    /** Runs {@code action} under the lock of {@code key}'s shard. */
+    <T> T inShard(String key, Function<MetadataShard, T> action) {
+        MetadataShard shard = shards[MetadataShard.indexOf(key)];
+        shard.lock.lock();
+        try {
+            return action.apply(shard);
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    /** What a batch does with its key at {@code index}, under the lock of that key's {@code shard}. */
+    @FunctionalInterface
+    interface ShardAction {
+        void apply(MetadataShard shard, int index);
+    }
+
+    /**
+     * Runs {@code action} for every key index, taking each shard's lock once (a null key counts as
+     * shard 0's, for the action to reject).
+     */
+    void forEachByShard(List<String> keys, ShardAction action) {
+        int n = keys.size();
+        long[] order = new long[n];
+        for (int i = 0; i < n; i++) {
+            String key = keys.get(i);
+            int shard = key == null ? 0 : MetadataShard.indexOf(key);
+            order[i] = ((long) shard << 32) | i;
+        }
+        Arrays.sort(order);
+        int i = 0;
+        while (i < n) {
+            int shardIndex = (int) (order[i] >>> 32);
+            MetadataShard shard = shards[shardIndex];
+            shard.lock.lock();
+            try {
+                while (i < n && (int) (order[i] >>> 32) == shardIndex) {
+                    action.apply(shard, (int) order[i]);
+                    i++;
+                }
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+    }
+
+    /** Runs {@code action} on every shard in turn, under its lock (one shard locked at a time). */
+    void forEachShard(Consumer<MetadataShard> action) {
+        for (MetadataShard shard : shards) {
+            shard.lock.lock();
+            try {
+                action.accept(shard);
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+    }
+
+    /** As {@link #forEachShard}, passing each shard's index too. */
+    void forEachShardIndexed(ShardAction action) {
+        for (int s = 0; s < shards.length; s++) {
+            MetadataShard shard = shards[s];
+            shard.lock.lock();
+            try {
+                action.apply(shard, s);
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+    }
+
+    /** Runs {@code action} under the lock of the shard at {@code index} ({@link #forEachShardIndexed}'s numbers). */
+    <T> T inShardAt(int index, Function<MetadataShard, T> action) {
+        MetadataShard shard = shards[index];
+        shard.lock.lock();
+        try {
+            return action.apply(shard);
+        } finally {
+            shard.lock.unlock();
+        }
+    }
+
+    /**
+     * Calls {@code action} under the shard lock for every present key matching {@code q}; returns whether
+     * the calls came in key order. With {@code fastPath}, prefix and exact queries walk the ordered index
+     * and lock each key's shard on its own: their matches are spread over the shards anyway, so grouping
+     * them by shard would only add a sort and undo the key order. Other queries (and every query without
+     * {@code fastPath}, which also runs the regex engine on every key) scan the shards.
+     */
+    boolean forEachMatch(KeyQuery q, boolean fastPath, BiConsumer<MetadataShard, String> action) {
+        if (fastPath && (q.kind() == KeyQuery.Kind.PREFIX || q.kind() == KeyQuery.Kind.EXACT)) {
+            Iterable<String> candidates = q.kind() == KeyQuery.Kind.EXACT ? List.of(q.literal())
+                    : keyIndex.tailSet(q.literal());
+            for (String key : candidates) {
+                if (!key.startsWith(q.literal())) {
+                    break;
+                }
+                if (!q.matches(key)) {
+                    continue;
+                }
+                MetadataShard shard = shards[MetadataShard.indexOf(key)];
+                shard.lock.lock();
+                try {
+                    if (shard.objects.containsKey(key)) {
+                        action.accept(shard, key);
+                    }
+                } finally {
+                    shard.lock.unlock();
+                }
+            }
+            return true;
+        }
+        forEachShard(shard -> {
+            for (String key : List.copyOf(shard.objects.keySet())) {
+                if (fastPath ? q.matches(key) : q.matchesWithRegexEngine(key)) {
+                    action.accept(shard, key);
+                }
+            }
+        });
+        return false;
+    }
+
+    /**
+     * Complete objects whose key starts with {@code prefix}, in key order, at most {@code limit}; does
+     * not grant leases. Costs O(log n + limit).
+     */
+    ListedKeys listKeys(String prefix, int limit) {
+        LinkedHashMap<String, Long> found = new LinkedHashMap<>();
+        boolean truncated = false;
+        for (String key : keyIndex.tailSet(prefix)) {
+            if (!key.startsWith(prefix)) {
+                break;
+            }
+            MetadataShard shard = shards[MetadataShard.indexOf(key)];
+            shard.lock.lock();
+            try {
+                ObjectMetadata m = shard.objects.get(key);
+                if (m == null || m.processing) {
+                    continue;
+                }
+                if (found.size() == limit) {
+                    truncated = true;
+                    break;
+                }
+                found.put(key, m.size);
+            } finally {
+                shard.lock.unlock();
+            }
+        }
+        return new ListedKeys(found, truncated);
+    }
+}

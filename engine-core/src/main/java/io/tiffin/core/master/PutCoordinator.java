@@ -1,0 +1,266 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaStatus;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.allocation.AllocationRequest;
+import io.tiffin.core.util.Ticker;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * The put protocol: PutStart allocates an object's replicas (status PROCESSING), PutEnd completes them
+ * and gives the object its version, PutRevoke abandons them; single or batched. Also frees what puts
+ * (and SSD-tier tasks) left behind when their writer never came back ({@link #releaseStuckPuts}).
+ *
+ * <p>Thread-safe: each key is handled under its shard lock ({@link ObjectTable}); allocation takes
+ * segment monitors inside it. Lock order: shard → quarantine / tier / segment.
+ */
+final class PutCoordinator {
+    private static final Logger LOG = LogManager.getLogger(PutCoordinator.class);
+
+    private final MasterSettings settings;
+    private final ObjectTable table;
+    private final ReplicaPlacement placement;
+    private final Removal removal;
+    private final TierCoordinator tier;
+    private final Quarantine quarantine;
+    private final MasterCounters counters;
+    private final Ticker ticker;
+
+    PutCoordinator(MasterSettings settings, ObjectTable table, ReplicaPlacement placement, Removal removal,
+                   TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+        this.settings = settings;
+        this.table = table;
+        this.placement = placement;
+        this.removal = removal;
+        this.tier = tier;
+        this.quarantine = quarantine;
+        this.counters = counters;
+        this.ticker = ticker;
+    }
+
+    /** See {@link MasterService#putStart}. */
+    KeyResult<List<ReplicaDescriptor>> putStart(String clientId, String key, long size, PutOptions options) {
+        ErrorCode invalid = validatePut(key, size);
+        if (invalid != ErrorCode.OK) {
+            return KeyResult.failed(key == null ? "" : key, invalid);
+        }
+        return table.inShard(key, shard -> putStartLocked(shard, clientId, key, size, options, ticker.millis()));
+    }
+
+    List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
+                                                           PutOptions options) {
+        if (keys.size() != sizes.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS,
+                    "batch put: " + keys.size() + " keys but " + sizes.size() + " sizes");
+        }
+        @SuppressWarnings("unchecked")
+        KeyResult<List<ReplicaDescriptor>>[] out = new KeyResult[keys.size()];
+        long now = ticker.millis();
+        table.forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            ErrorCode invalid = validatePut(key, sizes.get(i));
+            out[i] = invalid != ErrorCode.OK
+                    ? KeyResult.failed(key == null ? "" : key, invalid)
+                    : putStartLocked(shard, clientId, key, sizes.get(i), options, now);
+        });
+        return Arrays.asList(out);
+    }
+
+    private ErrorCode validatePut(String key, long size) {
+        ErrorCode k = table.validateKey(key);
+        if (k != ErrorCode.OK) {
+            return k;
+        }
+        if (size <= 0 || size > settings.maxObjectSize()) {
+            return ErrorCode.INVALID_PARAMS;
+        }
+        return ErrorCode.OK;
+    }
+
+    private KeyResult<List<ReplicaDescriptor>> putStartLocked(MetadataShard shard, String clientId, String key,
+                                                              long size, PutOptions options, long now) {
+        ObjectMetadata existing = shard.objects.get(key);
+        if (existing == null && shard.heldUntil(key, now) != 0) {
+            // forced out (or lost with its node) while clients may still read it through cached locations
+            return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
+        }
+        if (existing != null) {
+            existing.dropDeadReplicas();
+            boolean complete = existing.hasReadableReplica();
+            if (!complete && existing.cachedUntilMillis > now) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE); // as above: its readers may still read it
+            }
+            if (complete && options.upsert() && !existing.processing) {
+                // As for a remove: the replaced object's buffers must be nobody's destination or source.
+                if (existing.isLeased(now)) {
+                    return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
+                }
+                if (!existing.allComplete()) {
+                    return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // a promotion writes one
+                }
+                if (existing.offloadPending) {
+                    return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
+                }
+                removal.erase(shard, existing);
+            } else if (complete || existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            } else {
+                // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
+                // writer may still be writing into them.
+                preemptStuckPut(shard, existing);
+            }
+        }
+        List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
+        SegmentReplicaSink sink = placement.sink(size, options.replicas());
+        // clients are not nodes: the writer's node is unknown to a put (a promotion names its node)
+        if (!placement.place(new AllocationRequest(size, options.replicas(), preferred, ""), sink)) {
+            return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
+        }
+        if (sink.placed() == 0) {
+            counters.allocationFailures.increment();
+            placement.noteAllocationFailure(size);
+            return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
+        }
+        if (sink.placed() < options.replicas()) {
+            counters.partialAllocations.increment();
+        }
+        List<ReplicaRecord> replicas = new ArrayList<>(sink.placed());
+        List<ReplicaDescriptor> descriptors = new ArrayList<>(sink.placed());
+        for (int i = 0; i < sink.placed(); i++) {
+            MountedSegment seg = sink.segment(i);
+            long handle = sink.handle(i);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), size);
+            replicas.add(r);
+            descriptors.add(r.toDescriptor());
+        }
+        ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
+        table.insert(shard, m);
+        return KeyResult.ok(key, descriptors);
+    }
+
+    private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
+        long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
+        for (ReplicaRecord r : stuck.replicas) {
+            if (r.status == ReplicaStatus.PROCESSING) {
+                quarantine.add(r, releaseAt);
+            } else {
+                r.free();
+            }
+        }
+        stuck.replicas.clear();
+        table.forget(shard, stuck.key);
+        counters.putStartDiscards.increment();
+    }
+
+    /** See {@link MasterService#putEnd}. */
+    ErrorCode putEnd(String clientId, String key) {
+        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, ticker.millis()));
+    }
+
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
+        ErrorCode[] out = new ErrorCode[keys.size()];
+        long now = ticker.millis();
+        table.forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i), now));
+        return Arrays.asList(out);
+    }
+
+    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, long now) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (!m.writerId.equals(clientId)) {
+            return ErrorCode.ILLEGAL_CLIENT;
+        }
+        if (!m.processing) {
+            return m.allComplete() ? ErrorCode.OK : ErrorCode.INVALID_WRITE;
+        }
+        m.dropDeadReplicas();
+        if (m.replicas.isEmpty()) {
+            table.forget(shard, key);
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        for (ReplicaRecord r : m.replicas) {
+            r.status = ReplicaStatus.COMPLETE;
+        }
+        m.processing = false;
+        m.version = table.nextVersion();
+        m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
+        if (m.softPinRequested) {
+            m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
+        }
+        tier.writeThrough(m);
+        return ErrorCode.OK;
+    }
+
+    /** See {@link MasterService#putRevoke}. */
+    ErrorCode putRevoke(String clientId, String key) {
+        return table.inShard(key, shard -> putRevokeLocked(shard, clientId, key));
+    }
+
+    List<ErrorCode> batchPutRevoke(String clientId, List<String> keys) {
+        ErrorCode[] out = new ErrorCode[keys.size()];
+        table.forEachByShard(keys, (shard, i) -> out[i] = putRevokeLocked(shard, clientId, keys.get(i)));
+        return Arrays.asList(out);
+    }
+
+    private ErrorCode putRevokeLocked(MetadataShard shard, String clientId, String key) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (!m.writerId.equals(clientId)) {
+            return ErrorCode.ILLEGAL_CLIENT;
+        }
+        if (!m.processing) {
+            return ErrorCode.INVALID_WRITE;
+        }
+        removal.erase(shard, m);
+        return ErrorCode.OK;
+    }
+
+    /**
+     * Frees the buffers of puts that never finished: quarantined buffers whose release time passed, and
+     * puts still in progress after the release timeout; abandons SSD-tier tasks whose node never reported
+     * within it; drops passed holds of forgotten keys ({@link MetadataShard#hold}). Returns the number of
+     * buffers freed.
+     */
+    int releaseStuckPuts() {
+        long now = ticker.millis();
+        int released = quarantine.releaseDue();
+        long releaseMs = settings.putStartReleaseTimeout().toMillis();
+        int[] freed = new int[1];
+        table.forEachShard(shard -> {
+            shard.purgeHeld(now);
+            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+                if (m.processing && m.putStartMillis + releaseMs <= now) {
+                    freed[0] += m.replicas.size();
+                    m.freeAll(); // the release timeout has passed: the writer is done or gone
+                    removal.erase(shard, m);
+                } else if (m.taskNode != null && m.taskStartMillis + releaseMs <= now) {
+                    // An offload or promotion whose node never reported (a lost answer, a node that
+                    // died after taking the task): without this the object stays pinned forever.
+                    LOG.warn("Abandoning the {} of {} on node {}: no report within {}",
+                            m.offloadPending ? "offload" : "promotion", m.key, m.taskNode,
+                            settings.putStartReleaseTimeout());
+                    counters.abandonedTasks.increment();
+                    tier.abandonTask(m, true);
+                    if (m.isEmpty()) {
+                        table.forget(shard, m.key);
+                    }
+                }
+            }
+        });
+        released += freed[0];
+        counters.putStartReleases.add(released);
+        return released;
+    }
+}

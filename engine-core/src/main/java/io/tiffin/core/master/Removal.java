@@ -1,0 +1,128 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.core.keys.KeyQuery;
+import io.tiffin.core.util.Ticker;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Ends objects: removals (one key, a batch, a regex, all), with Mooncake's checks, and
+ * {@link #erase}, the one way an object's record and buffers go together. A forced removal of a leased
+ * object quarantines its buffers until the lease ends; one of an object a client may still read through
+ * its location cache notes in the caller's {@link CacheHold} until when the answer must wait.
+ *
+ * <p>Thread-safe: every removal runs under the key's shard lock ({@link ObjectTable}); {@link #erase} is
+ * called with it held. Lock order: shard → quarantine / tier / segment.
+ */
+final class Removal {
+    private final ObjectTable table;
+    private final Quarantine quarantine;
+    private final TierCoordinator tier;
+    private final RestartGuard restartGuard;
+    private final Ticker ticker;
+
+    Removal(ObjectTable table, Quarantine quarantine, TierCoordinator tier, RestartGuard restartGuard, Ticker ticker) {
+        this.table = table;
+        this.quarantine = quarantine;
+        this.tier = tier;
+        this.restartGuard = restartGuard;
+        this.ticker = ticker;
+    }
+
+    /** See {@link MasterService#remove(String, boolean, CacheHold)}; {@code hold} may be null. */
+    ErrorCode remove(String key, boolean force, CacheHold hold) {
+        if (table.validateKey(key) != ErrorCode.OK) {
+            return ErrorCode.INVALID_KEY;
+        }
+        long now = ticker.millis();
+        restartGuard.cover(hold, now);
+        return table.inShard(key, shard -> removeLocked(shard, key, force, now, hold));
+    }
+
+    /** See {@link MasterService#batchRemove(List, boolean, CacheHold)}; {@code hold} may be null. */
+    List<ErrorCode> batchRemove(List<String> keys, boolean force, CacheHold hold) {
+        ErrorCode[] out = new ErrorCode[keys.size()];
+        long now = ticker.millis();
+        restartGuard.cover(hold, now);
+        table.forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            out[i] = table.validateKey(key) != ErrorCode.OK ? ErrorCode.INVALID_KEY
+                    : removeLocked(shard, key, force, now, hold);
+        });
+        return Arrays.asList(out);
+    }
+
+    /**
+     * Removes the objects matching {@code q} that pass the remove checks; returns how many. {@code hold} may
+     * be null.
+     */
+    long removeMatching(KeyQuery q, boolean force, CacheHold hold) {
+        long now = ticker.millis();
+        restartGuard.cover(hold, now);
+        long[] removed = new long[1];
+        table.forEachMatch(q, true, (shard, key) -> {
+            if (removeLocked(shard, key, force, now, hold) == ErrorCode.OK) {
+                removed[0]++;
+            }
+        });
+        if (hold != null) {
+            // matching keys that are already gone but still readable through cached locations (see removeLocked)
+            table.forEachShard(shard -> hold.cover(shard.heldUntilMatching(q::matches, now)));
+        }
+        return removed[0];
+    }
+
+    private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now, CacheHold hold) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            if (hold != null) {
+                // already forced out (or lost with its node) and still readable through cached locations:
+                // "not found" may be said only once those reads are over, as the first removal's answer
+                hold.cover(shard.heldUntil(key, now));
+            }
+            return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (!force && m.isLeased(now)) {
+            return ErrorCode.OBJECT_HAS_LEASE;
+        }
+        if (m.processing || !m.allComplete()) {
+            return ErrorCode.REPLICA_IS_NOT_READY;
+        }
+        if (m.offloadPending) {
+            return ErrorCode.OBJECT_HAS_REPLICATION_TASK;
+        }
+        if (hold != null && m.cachedUntilMillis > now) {
+            if (hold.owner() > 0 && m.cachedByOwner == hold.owner()) {
+                m.cachedUntilMillis = 0; // only the remover's cache holds it: nothing to wait for, no hold on puts
+            } else {
+                hold.cover(m.cachedUntilMillis);
+            }
+        }
+        if (m.isLeased(now)) {
+            // Forced removal of an object being read: the key goes now, but its buffers stay out of
+            // reach of new puts until the lease ends, so the reader never sees another object's bytes.
+            quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
+            m.replicas.clear();
+            tier.dropDiskCopies(m);
+            table.forget(shard, key);
+        } else {
+            erase(shard, m);
+        }
+        return ErrorCode.OK;
+    }
+
+    /**
+     * Erases an object: frees its buffers (a promotion's replica still being written goes to quarantine
+     * instead; a put's own are the revoking writer's, or the stuck-put release's, concern), asks the nodes
+     * holding SSD copies to delete them and forgets the key. Caller holds the shard lock.
+     */
+    void erase(MetadataShard shard, ObjectMetadata m) {
+        if (!m.processing) {
+            quarantine.takeWriting(m);
+        }
+        m.freeAll();
+        tier.dropDiskCopies(m);
+        table.forget(shard, m.key);
+    }
+}

@@ -1,0 +1,146 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.core.keys.KeyQuery;
+import io.tiffin.core.util.Ticker;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Answers where an object can be read (getReplicaList, single, batched or by regex) and whether it
+ * exists, granting a read lease ({@code master.lease-ttl}) with every positive answer, and noting how
+ * long a client's location cache will reuse the answer ({@link ObjectMetadata#noteCachedLookup}). An
+ * SSD-only read counts towards the object's promotion.
+ *
+ * <p>Thread-safe: each key is answered under its shard lock ({@link ObjectTable}).
+ */
+final class ReplicaLookup {
+    private final ObjectTable table;
+    private final Removal removal;
+    private final TierCoordinator tier;
+    private final long leaseTtlMillis;
+    private final Ticker ticker;
+
+    ReplicaLookup(ObjectTable table, Removal removal, TierCoordinator tier, long leaseTtlMillis, Ticker ticker) {
+        this.table = table;
+        this.removal = removal;
+        this.tier = tier;
+        this.leaseTtlMillis = leaseTtlMillis;
+        this.ticker = ticker;
+    }
+
+    /** See {@link MasterService#getReplicaList(String, long, long)}. */
+    KeyResult<ObjectLocation> getReplicaList(String key, long cacheForMillis, long owner) {
+        if (table.validateKey(key) != ErrorCode.OK) {
+            return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
+        }
+        return table.inShard(key, shard -> locateLocked(shard, key, ticker.millis(), cacheForMillis, owner));
+    }
+
+    /** See {@link MasterService#batchGetReplicaList(List, long, long)}. */
+    List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys, long cacheForMillis, long owner) {
+        @SuppressWarnings("unchecked")
+        KeyResult<ObjectLocation>[] out = new KeyResult[keys.size()];
+        long now = ticker.millis();
+        table.forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            out[i] = table.validateKey(key) != ErrorCode.OK
+                    ? KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY)
+                    : locateLocked(shard, key, now, cacheForMillis, owner);
+        });
+        return Arrays.asList(out);
+    }
+
+    /**
+     * The readable replicas of every key matching {@code q}, with leases, in key order; {@code fastPath}
+     * as {@link ObjectTable#forEachMatch}.
+     */
+    List<ObjectLocation> locateMatching(KeyQuery q, boolean fastPath) {
+        long now = ticker.millis();
+        List<ObjectLocation> out = new ArrayList<>();
+        boolean inKeyOrder = table.forEachMatch(q, fastPath, (shard, key) -> {
+            KeyResult<ObjectLocation> r = locateLocked(shard, key, now, 0, 0);
+            if (r.isOk()) {
+                out.add(r.value());
+            }
+        });
+        if (!inKeyOrder) {
+            out.sort(Comparator.comparing(ObjectLocation::key));
+        }
+        return out;
+    }
+
+    private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now, long cacheForMillis,
+                                                   long owner) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null) {
+            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+        }
+        List<ReplicaDescriptor> readable = null;
+        for (ReplicaRecord r : m.replicas) {
+            if (r.isReadable()) {
+                if (readable == null) {
+                    readable = new ArrayList<>(m.replicas.size());
+                }
+                readable.add(r.toDescriptor());
+            }
+        }
+        if (!m.diskReplicas.isEmpty() && !m.processing) {
+            if (readable == null) {
+                readable = new ArrayList<>(m.diskReplicas.size());
+                tier.countSsdOnlyRead(m);
+            }
+            for (DiskReplica d : m.diskReplicas) {
+                readable.add(d.toDescriptor()); // after the memory replicas: the client prefers those
+            }
+        }
+        if (readable == null) {
+            if (m.processing) {
+                return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
+            }
+            removal.erase(shard, m);
+            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+        }
+        m.grantLease(now, leaseTtlMillis);
+        if (cacheForMillis > 0) {
+            m.noteCachedLookup(now, leaseTtlMillis, cacheForMillis, owner);
+        }
+        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, leaseTtlMillis, readable));
+    }
+
+    /** See {@link MasterService#existKey}. */
+    KeyResult<Boolean> existKey(String key) {
+        if (table.validateKey(key) != ErrorCode.OK) {
+            return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
+        }
+        return table.inShard(key, shard -> KeyResult.ok(key, existsLocked(shard, key, ticker.millis())));
+    }
+
+    /** See {@link MasterService#batchExistKey}. */
+    List<KeyResult<Boolean>> batchExistKey(List<String> keys) {
+        @SuppressWarnings("unchecked")
+        KeyResult<Boolean>[] out = new KeyResult[keys.size()];
+        long now = ticker.millis();
+        table.forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            out[i] = table.validateKey(key) != ErrorCode.OK
+                    ? KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY)
+                    : KeyResult.ok(key, existsLocked(shard, key, now));
+        });
+        return Arrays.asList(out);
+    }
+
+    private boolean existsLocked(MetadataShard shard, String key, long now) {
+        ObjectMetadata m = shard.objects.get(key);
+        if (m == null || !m.hasReadableReplica()) {
+            return false;
+        }
+        m.grantLease(now, leaseTtlMillis);
+        return true;
+    }
+}

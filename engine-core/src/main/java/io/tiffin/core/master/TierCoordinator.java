@@ -1,0 +1,409 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.ReplicaStatus;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.allocation.AllocationRequest;
+import io.tiffin.core.transport.proto.OffloadTask;
+import io.tiffin.core.util.Ticker;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * The SSD tier as the master's objects see it: which objects have copies on which node's SSD, offloads
+ * (write-through at PutEnd, or instead of an eviction), reads served from SSD and the promotions they
+ * trigger, and the nodes' reports of all of these. {@link StorageTier} holds the per-node queues; this
+ * class keeps the objects' records ({@link ObjectMetadata#diskReplicas}, the pending task) in step with
+ * them.
+ *
+ * <p>Thread-safe: methods that take a key take its shard lock through the {@link ObjectTable}; those that
+ * are handed an {@link ObjectMetadata} expect the caller to hold its shard lock. Lock order: shard →
+ * quarantine / tier ({@link StorageTier} monitor) / segment.
+ */
+final class TierCoordinator {
+    private static final Logger LOG = LogManager.getLogger(TierCoordinator.class);
+
+    private final TierSettings settings;
+    private final StorageTier tier;
+    private final ObjectTable table;
+    private final SegmentRegistry segments;
+    private final ReplicaPlacement placement;
+    private final Quarantine quarantine;
+    private final MasterCounters counters;
+    private final Ticker ticker;
+
+    TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
+                    Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+        this.settings = settings;
+        this.tier = new StorageTier(settings);
+        this.table = table;
+        this.segments = segments;
+        this.placement = placement;
+        this.quarantine = quarantine;
+        this.counters = counters;
+        this.ticker = ticker;
+    }
+
+    TierSettings settings() {
+        return settings;
+    }
+
+    /** Bytes of SSD capacity registered by live nodes. */
+    long ssdCapacityBytes() {
+        return tier.capacityBytes();
+    }
+
+    int offloadsInFlight() {
+        return tier.offloadsInFlight();
+    }
+
+    int promotionsQueued() {
+        return tier.promotionsQueued();
+    }
+
+    // ------------------------------------------------------------------ nodes
+
+    /** A node announces its SSD tier. It must have mounted a segment first (that gives its endpoint). */
+    void registerStorage(String nodeId, long capacity) {
+        String endpoint = null;
+        for (MountedSegment s : segments.segments()) {
+            if (s.nodeId().equals(nodeId)) {
+                endpoint = s.endpoint();
+                break;
+            }
+        }
+        if (endpoint == null) {
+            throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND,
+                    "register storage: node " + nodeId + " has no mounted segment; mount one first");
+        }
+        tier.register(nodeId, endpoint, capacity);
+        LOG.info("Node {} registered an SSD tier of {} bytes", nodeId, capacity);
+    }
+
+    /**
+     * The node left (stopped, expired, forgotten or restarted): forgets its SSD tier and its queued tasks.
+     * Its SSD copies stay listed until the objects are swept ({@link #dropCopiesOf}); a restarted node
+     * registers again and its copies survive.
+     */
+    void nodeGone(String nodeId) {
+        tier.unregister(nodeId);
+    }
+
+    private StorageTier.NodeInfo storageNode(String nodeId) {
+        StorageTier.NodeInfo n = tier.node(nodeId);
+        if (n == null) {
+            throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND,
+                    "node " + nodeId + " has no registered SSD tier; it must register after mounting");
+        }
+        return n;
+    }
+
+    /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
+    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
+        return tier.poll(nodeId, Math.max(0, maxOffloads), Math.max(0, maxPromotions));
+    }
+
+    // ------------------------------------------------------------------ offload
+
+    /**
+     * Records SSD copies a node holds: after a restart (everything its scan found) or after an offload.
+     * An object the master does not know is created from its SSD copy (with a new version); one whose
+     * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
+     * offload its memory replicas are freed now (kept until the lease ends if it is being read).
+     */
+    void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
+        StorageTier.NodeInfo node = storageNode(nodeId);
+        long now = ticker.millis();
+        table.forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            long size = sizes.get(i);
+            if (table.validateKey(key) != ErrorCode.OK || size <= 0) {
+                return;
+            }
+            ObjectMetadata m = shard.objects.get(key);
+            if (m == null && tier.hasPendingDelete(nodeId, key)) {
+                // removed while the node was away: the delete goes out at its next poll
+                counters.staleDiskCopies.increment();
+                return;
+            }
+            if (m == null) {
+                m = new ObjectMetadata(key, "ssd:" + nodeId, size, now, false, false, List.of());
+                m.processing = false;
+                m.version = table.nextVersion();
+                m.leaseTimeoutMillis = now;
+                table.insert(shard, m);
+            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending && nodeId.equals(m.taskNode))) {
+                // The master knows this key but never asked this node for it (the copy predates a remove
+                // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
+                tier.queueDelete(nodeId, key);
+                counters.staleDiskCopies.increment();
+                return;
+            } else if (m.size != size) {
+                LOG.warn("Node {} reported {} on SSD with {} bytes, but the master knows {} bytes; deleting that copy",
+                        nodeId, key, size, m.size);
+                tier.queueDelete(nodeId, key);
+                return;
+            }
+            if (!m.hasDiskReplicaOn(nodeId)) {
+                m.diskReplicas.add(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
+            }
+            if (m.offloadPending && nodeId.equals(m.taskNode)) {
+                m.offloadPending = false;
+                m.taskNode = null;
+                tier.offloadFinished(nodeId);
+                counters.offloads.increment();
+                if (settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT) {
+                    counters.evictedBytes.add(m.size);
+                    if (m.isLeased(now)) {
+                        quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
+                        m.replicas.clear();
+                    } else {
+                        m.freeAll();
+                    }
+                }
+            }
+        });
+    }
+
+    /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
+    void offloadFailed(String nodeId, List<String> keys) {
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m != null && m.offloadPending && nodeId.equals(m.taskNode)) {
+                m.offloadPending = false;
+                m.offloadFailed = true;
+                m.taskNode = null;
+                tier.offloadFinished(nodeId);
+                counters.offloadFailures.increment();
+            }
+        });
+    }
+
+    /** With write-through offload, queues the offload of an object just completed. Caller holds the shard lock. */
+    void writeThrough(ObjectMetadata m) {
+        if (settings.offloadMode() == TierSettings.OffloadMode.WRITE_THROUGH) {
+            queueOffload(m);
+        }
+    }
+
+    /**
+     * With on-evict offload, queues the offload of an object eviction chose (one without SSD copy whose last
+     * offload did not fail) instead of dropping it. Returns true if queued: its memory is freed when the
+     * node reports the SSD copy. Caller holds the shard lock.
+     */
+    boolean offloadInsteadOfEvicting(ObjectMetadata m) {
+        return settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas.isEmpty()
+                && !m.offloadFailed && queueOffload(m);
+    }
+
+    /** Queues an offload of one memory replica on a node with an SSD tier. Caller holds the shard lock. */
+    private boolean queueOffload(ObjectMetadata m) {
+        for (ReplicaRecord r : m.replicas) {
+            if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
+                OffloadTask task = OffloadTask.newBuilder()
+                        .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
+                        .setVersion(m.version).build();
+                if (tier.queueOffload(r.segment.nodeId(), task)) {
+                    m.offloadPending = true;
+                    m.taskNode = r.segment.nodeId();
+                    m.taskStartMillis = ticker.millis();
+                    return true;
+                }
+                return false;
+            }
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------ reads and promotion
+
+    /**
+     * Counts a read served from SSD and queues a promotion once the object is read often enough. Caller holds
+     * the shard lock.
+     */
+    void countSsdOnlyRead(ObjectMetadata m) {
+        long hits = tier.recordSsdRead(m.key.hashCode() * 0x9E3779B97F4A7C15L + m.key.length());
+        if (hits < settings.promotionThreshold()) {
+            return;
+        }
+        DiskReplica d = m.diskReplicas.get(0);
+        if (m.promotionQueued && !d.nodeId().equals(m.taskNode)) {
+            return;
+        }
+        if (tier.queuePromotion(d.nodeId(), m.key, m.size, hits)) {
+            m.promotionQueued = true;
+            m.taskNode = d.nodeId();
+            m.taskStartMillis = ticker.millis();
+            counters.promotionsQueued.increment();
+        }
+    }
+
+    /**
+     * Allocates the memory replica of a promotion (on the node's own segment when it fits) and returns
+     * where to write it. Codes: OBJECT_NOT_FOUND (removed meanwhile), OBJECT_ALREADY_EXISTS (already in
+     * memory), NO_AVAILABLE_HANDLE, INTERNAL_ERROR (the allocation strategy failed).
+     */
+    KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
+        return table.inShard(key, shard -> {
+            ObjectMetadata m = shard.objects.get(key);
+            if (m == null || !m.hasDiskReplicaOn(nodeId)) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+            }
+            if (m.hasReadableMemoryReplica() || m.processing || !m.replicas.isEmpty()) {
+                m.promotionQueued = false;
+                m.taskNode = null;
+                return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            }
+            List<String> preferred = new ArrayList<>();
+            for (MountedSegment s : segments.segments()) {
+                if (s.nodeId().equals(nodeId)) {
+                    preferred.add(s.name());
+                }
+            }
+            SegmentReplicaSink sink = placement.sink(m.size, 1);
+            if (!placement.place(new AllocationRequest(m.size, 1, preferred, nodeId), sink)) {
+                m.promotionQueued = false;
+                m.taskNode = null;
+                return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
+            }
+            if (sink.placed() == 0) {
+                placement.noteAllocationFailure(m.size);
+                m.promotionQueued = false;
+                m.taskNode = null;
+                counters.promotionFailures.increment();
+                return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
+            }
+            MountedSegment seg = sink.segment(0);
+            long handle = sink.handle(0);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), m.size);
+            m.replicas.add(r);
+            m.promotionQueued = true;
+            m.taskNode = nodeId;
+            m.taskStartMillis = ticker.millis();
+            return KeyResult.ok(key, r.toDescriptor());
+        });
+    }
+
+    /** Completes (or abandons) a promotion's memory replica. A failed promotion leaves the SSD copy readable. */
+    ErrorCode promotionEnd(String nodeId, String key, long replicaId, boolean success) {
+        return table.inShard(key, shard -> {
+            ObjectMetadata m = shard.objects.get(key);
+            if (m == null) {
+                return ErrorCode.OBJECT_NOT_FOUND;
+            }
+            m.promotionQueued = false;
+            m.taskNode = null;
+            for (ReplicaRecord r : m.replicas) {
+                if (r.id == replicaId && r.status == ReplicaStatus.PROCESSING) {
+                    if (success) {
+                        r.status = ReplicaStatus.COMPLETE;
+                        counters.promotions.increment();
+                    } else {
+                        r.free();
+                        m.replicas.remove(r);
+                        counters.promotionFailures.increment();
+                    }
+                    return ErrorCode.OK;
+                }
+            }
+            return ErrorCode.REPLICA_NOT_FOUND;
+        });
+    }
+
+    // ------------------------------------------------------------------ SSD copies going away
+
+    /** A node's backend is about to delete these SSD copies: forget them (erasing objects left with nothing). */
+    void evictDiskReplicas(String nodeId, List<String> keys) {
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m == null || !m.diskReplicas.removeIf(d -> d.nodeId().equals(nodeId))) {
+                return; // a repeated or late notice: nothing listed to drop
+            }
+            if (m.isEmpty() && !m.processing) {
+                table.forget(shard, m.key);
+            }
+            counters.diskEvictions.increment();
+        });
+        for (String k : keys) {
+            tier.cancelPromotion(k);
+        }
+    }
+
+    /**
+     * Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them
+     * back). Caller holds the shard lock.
+     */
+    void dropDiskCopies(ObjectMetadata m) {
+        for (DiskReplica d : m.diskReplicas) {
+            tier.queueDelete(d.nodeId(), m.key);
+        }
+        m.diskReplicas.clear();
+    }
+
+    /**
+     * Drops the object's SSD copies on {@code deadNodes} and abandons its task if one of them owns it.
+     * Returns how many copies and replicas left the object. Caller holds the shard lock.
+     */
+    int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
+        int before = m.diskReplicas.size();
+        m.diskReplicas.removeIf(d -> deadNodes.contains(d.nodeId()));
+        int dropped = before - m.diskReplicas.size();
+        if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
+            dropped += abandonTask(m, false);
+        }
+        return dropped;
+    }
+
+    // ------------------------------------------------------------------ tasks given up
+
+    /**
+     * Gives up an object's pending offload or promotion (its node died, restarted or never reported): the
+     * offload's slot is freed and a promotion's unfinished replica leaves the object — freed when its
+     * release timeout has passed ({@code writerDone}), quarantined until then otherwise (a node declared
+     * dead may still be copying into it). Returns how many replicas left the object. Caller holds the
+     * shard lock.
+     */
+    int abandonTask(ObjectMetadata m, boolean writerDone) {
+        if (m.offloadPending) {
+            tier.cancelQueuedOffload(m.taskNode, m.key);
+            tier.offloadFinished(m.taskNode);
+        }
+        int dropped = 0;
+        if (!m.processing) {
+            if (writerDone) {
+                for (Iterator<ReplicaRecord> it = m.replicas.iterator(); it.hasNext(); ) {
+                    ReplicaRecord r = it.next();
+                    if (r.status == ReplicaStatus.PROCESSING) {
+                        r.free();
+                        it.remove();
+                        dropped++;
+                    }
+                }
+            } else {
+                dropped = quarantine.takeWriting(m);
+            }
+        }
+        m.clearTask();
+        return dropped;
+    }
+
+    /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}; erases objects left empty. */
+    void abandonTasksOf(String nodeId) {
+        table.forEachShard(shard -> {
+            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+                if (nodeId.equals(m.taskNode)) {
+                    abandonTask(m, false);
+                    if (m.isEmpty()) {
+                        table.forget(shard, m.key);
+                    }
+                }
+            }
+        });
+    }
+}

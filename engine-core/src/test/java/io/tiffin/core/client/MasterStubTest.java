@@ -1,0 +1,184 @@
+package io.tiffin.core.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.local.InProcessMaster;
+import io.tiffin.core.local.InProcessMasters;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.TiffinVersion;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.OffloadTask;
+import io.tiffin.core.transport.proto.TaskPollReply;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link MasterStub} against a real master (over loopback TCP, and as the in-process master of this JVM):
+ * the master's answers arrive as plain records and engine-api types, its refusals as {@link
+ * TiffinException}s carrying its codes (per key in batches); and the failures the stub itself names.
+ */
+class MasterStubTest {
+    private static Tiffin tiffin;
+    private static String address;
+    private final BlockingConnectionPool connections = new BlockingConnectionPool("stub-test",
+            TransportSettings.defaults().withHandshakeTimeout(Duration.ofSeconds(2)), "stub-test");
+    private final ClientLifecycle lifecycle = new ClientLifecycle();
+
+    @BeforeAll
+    static void startCluster() {
+        tiffin = Tiffin.embedded(TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "16MiB").build());
+        address = "127.0.0.1:" + tiffin.master().address().getPort();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        tiffin.close();
+    }
+
+    @AfterEach
+    void closePool() {
+        connections.close();
+    }
+
+    private static TiffinException refusal(Runnable call) {
+        try {
+            call.run();
+        } catch (TiffinException e) {
+            return e;
+        }
+        throw new AssertionError("expected a TiffinException");
+    }
+
+    @ParameterizedTest(name = "in process: {0}")
+    @ValueSource(booleans = {false, true})
+    void answersArePlainRecordsAndRefusalsCarryTheMastersCodes(boolean inProcess) {
+        MasterStub stub = new MasterStub(address, inProcess, connections, lifecycle);
+        String p = "stub-" + inProcess + "/";
+        tiffin.client().put(p + "a", new byte[5]);
+        tiffin.client().put(p + "b", new byte[10]);
+
+        assertThat(stub.version()).isEqualTo(TiffinVersion.VERSION);
+        assertThat(stub.lookUp(p + "a", 0, 0).size()).isEqualTo(5);
+        assertThat(refusal(() -> stub.lookUp(p + "missing", 0, 0)).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        List<KeyResult<io.tiffin.api.ObjectLocation>> located = stub.batchLookUp(List.of(p + "b", p + "missing"), 0, 0);
+        assertThat(located.get(0).value().size()).isEqualTo(10);
+        assertThat(located.get(1).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(located).extracting(KeyResult::key).containsExactly(p + "b", p + "missing");
+        assertThat(stub.locateByRegex("^" + p)).containsOnlyKeys(p + "a", p + "b");
+
+        assertThat(stub.exists(p + "a")).isTrue();
+        assertThat(stub.batchExists(List.of(p + "a", p + "missing"))).extracting(KeyResult::value)
+                .containsExactly(true, false);
+
+        assertThat(refusal(() -> stub.putStart("stub-client", p + "a", 5, PutOptions.DEFAULT)).code())
+                .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+        assertThat(stub.batchPutStart("stub-client", List.of(p + "a", ""), new long[] {5, 5}, PutOptions.DEFAULT))
+                .extracting(KeyResult::code).containsExactly(ErrorCode.OBJECT_ALREADY_EXISTS, ErrorCode.INVALID_KEY);
+        assertThat(refusal(() -> stub.putEnd("stub-client", p + "never-started")).code())
+                .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(stub.batchPutEnd("stub-client", List.of(p + "never-started")))
+                .containsExactly(ErrorCode.OBJECT_NOT_FOUND);
+
+        KeyListing first = stub.listKeys(p, 1);
+        assertThat(first.keys()).containsExactly(new KeyListing.KeySize(p + "a", 5));
+        assertThat(first.truncated()).isTrue();
+        KeyListing all = stub.listKeys(p, 10);
+        assertThat(all.keys()).extracting(KeyListing.KeySize::key).containsExactly(p + "a", p + "b");
+        assertThat(all.truncated()).isFalse();
+
+        ClusterStats stats = stub.stats();
+        assertThat(stats.version()).isEqualTo(TiffinVersion.VERSION);
+        assertThat(stats.liveNodes()).isEqualTo(1);
+        assertThat(stats.keys()).isGreaterThanOrEqualTo(2);
+        assertThat(stats.segments()).singleElement().satisfies(s -> {
+            assertThat(s.name()).isEqualTo(tiffin.node().segmentName());
+            assertThat(s.capacity()).isEqualTo(16L << 20);
+            assertThat(s.used()).isPositive();
+        });
+
+        assertThat(refusal(() -> stub.remove(p + "a", false, 0)).code())
+                .as("leased by the lookups above").isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+        assertThat(stub.batchRemove(List.of(p + "missing"), false, 0)).containsExactly(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(stub.removeByRegex("^" + p, true, 0)).isEqualTo(2);
+        assertThat(stub.listKeys(p, 10).keys()).isEmpty();
+    }
+
+    @Test
+    void aClosedClientCallsNothing() {
+        MasterStub stub = new MasterStub(address, false, connections, lifecycle);
+        lifecycle.markClosed();
+        assertThat(refusal(stub::version).code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS);
+        assertThat(connections.connectionsOpened()).isZero();
+    }
+
+    @Test
+    void anUnreachableMasterIsAnRpcFailure() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        MasterStub stub = new MasterStub("127.0.0.1:" + port, true, connections, lifecycle);
+        assertThat(refusal(stub::version).code()).isEqualTo(ErrorCode.RPC_FAIL);
+    }
+
+    @Test
+    void anInProcessMastersRefusalPassesThroughAndAnUndecodableReplyIsADeserializeFailure() {
+        String fake = "stub-test.invalid:1";
+        // Field 1 holds a nested message whose bytes are not UTF-8: not a ServiceReadyReply's version string.
+        InProcessMaster garbled = (op, request) -> TaskPollReply.newBuilder()
+                .addOffloads(OffloadTask.newBuilder().setSize(200)).build();
+        InProcessMaster refusing = (op, request) -> {
+            throw new TiffinException(ErrorCode.OBJECT_NOT_FOUND, "no such key");
+        };
+        InProcessMaster silent = (op, request) -> null;
+        MasterStub stub = new MasterStub(fake, true, connections, lifecycle);
+        try {
+            InProcessMasters.register(List.of(fake), garbled);
+            assertThat(refusal(stub::version)).satisfies(e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.DESERIALIZE_FAIL);
+                assertThat(e.getMessage()).contains("SERVICE_READY");
+            });
+            InProcessMasters.register(List.of(fake), refusing);
+            assertThat(refusal(() -> stub.lookUp("k", 0, 0))).satisfies(e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                assertThat(e.getMessage()).isEqualTo("no such key");
+            });
+            InProcessMasters.register(List.of(fake), silent);
+            assertThat(stub.version()).as("no reply: an empty control part, as over the wire").isEmpty();
+            assertThat(connections.connectionsOpened()).as("all in process").isZero();
+        } finally {
+            InProcessMasters.unregister(List.of(fake), garbled);
+            InProcessMasters.unregister(List.of(fake), refusing);
+            InProcessMasters.unregister(List.of(fake), silent);
+        }
+    }
+
+    @Test
+    void cacheCountersTravelToTheMastersTotals() {
+        MasterStub stub = new MasterStub(address, false, connections, lifecycle);
+        CacheCounters mine = new CacheCounters(4, 1, 2, 0, 0, 0, 0, 0, 1024, 4096, true, 7, 3, 1);
+        stub.reportCaches("stub-reporter", mine);
+        ClusterStats.CacheTotals totals = stub.stats().caches();
+        assertThat(totals.hotCacheClients()).isGreaterThanOrEqualTo(1);
+        assertThat(totals.locationCacheClients()).isGreaterThanOrEqualTo(1);
+        assertThat(totals.totals().hits()).isGreaterThanOrEqualTo(4);
+        assertThat(totals.totals().locationHits()).isGreaterThanOrEqualTo(7);
+        assertThat(totals.totals().capacityBytes()).isGreaterThanOrEqualTo(4096);
+    }
+}

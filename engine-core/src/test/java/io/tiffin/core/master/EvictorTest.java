@@ -1,0 +1,213 @@
+package io.tiffin.core.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.api.ReplicaStatus;
+import io.tiffin.core.util.ManualTicker;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@link Evictor} alone on an {@link ObjectTable} filled by hand (no puts): the watermark, the census,
+ * both passes in lease order, what is never a candidate, and what happens to a candidate with an SSD copy
+ * or with on-evict offload.
+ */
+class EvictorTest {
+    private static final long KiB = 1024;
+    /** 16 objects of this size fill the segment. */
+    private static final long OBJECT = 64 * KiB;
+
+    private final ManualTicker ticker = new ManualTicker();
+    private final MasterCounters counters = new MasterCounters();
+    private final SegmentRegistry segments = new SegmentRegistry();
+    private final ObjectTable table = new ObjectTable(ticker, 4096);
+    private final ReplicaPlacement placement = new ReplicaPlacement(MasterServiceTest.IN_ORDER, segments, null);
+    private final Quarantine quarantine = new Quarantine(ticker, 600_000);
+    private final AtomicInteger stuckPutReleases = new AtomicInteger();
+    private MountedSegment segment;
+    private TierCoordinator tier;
+
+    private Evictor evictor(MasterSettings settings) {
+        segments.mount("s", "n", "ep", 16 * OBJECT, 0, 0, Long.MAX_VALUE);
+        segment = segments.get("s");
+        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker);
+        return new Evictor(settings, table, segments, placement, quarantine, tier, stuckPutReleases::incrementAndGet,
+                counters, ticker);
+    }
+
+    private Evictor evictor() {
+        return evictor(MasterSettings.defaults()); // high watermark 0.9, ratio 0.05
+    }
+
+    /** A complete object whose lease ended at {@code leaseEnd} (the census orders by it). */
+    private ObjectMetadata object(String key, long leaseEnd) {
+        return object(key, leaseEnd, false, 0);
+    }
+
+    private ObjectMetadata object(String key, long leaseEnd, boolean hardPin, long softPinDeadline) {
+        long handle = segment.allocate(OBJECT);
+        assertThat(handle).as("room for %s", key).isNotNegative();
+        ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle), OBJECT);
+        r.status = ReplicaStatus.COMPLETE;
+        ObjectMetadata m = new ObjectMetadata(key, "writer", OBJECT, 0, hardPin, softPinDeadline != 0, List.of(r));
+        m.processing = false;
+        m.leaseTimeoutMillis = leaseEnd;
+        m.softPinDeadlineMillis = softPinDeadline;
+        table.inShard(key, shard -> {
+            table.insert(shard, m);
+            return null;
+        });
+        return m;
+    }
+
+    /** Fills the segment with k0..k15, k0's lease the oldest. */
+    private List<ObjectMetadata> fill() {
+        List<ObjectMetadata> all = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            all.add(object("k" + i, i));
+        }
+        return all;
+    }
+
+    private boolean present(String key) {
+        return table.inShard(key, shard -> shard.objects.containsKey(key));
+    }
+
+    @Test
+    void belowTheWatermarkNothingGoesButDueQuarantinedBuffersAreFreed() {
+        Evictor evictor = evictor();
+        ObjectMetadata gone = object("gone", 0);
+        for (int i = 0; i < 13; i++) {
+            object("k" + i, 0);
+        }
+        quarantine.addAll(gone.replicas, ticker.millis());
+        assertThat(segment.used()).isEqualTo(14 * OBJECT); // 87.5 %
+
+        assertThat(evictor.runEvictionOnce()).isZero();
+
+        assertThat(segment.used()).as("the quarantined buffer was due").isEqualTo(13 * OBJECT);
+        assertThat(table.keyCount()).isEqualTo(14);
+        assertThat(stuckPutReleases).as("no pass ran").hasValue(0);
+        assertThat(counters.evictionRuns()).isZero();
+    }
+
+    @Test
+    void aFullSegmentLosesTheTargetShareOfItsObjectsOldestLeaseFirst() {
+        Evictor evictor = evictor();
+        fill();
+        // used 1.0: target = max(0.05, 1.0 - 0.9 + 0.05) = 0.15 of 16 objects, rounded up: 3
+        assertThat(evictor.runEvictionOnce()).isEqualTo(3);
+
+        assertThat(List.of("k0", "k1", "k2")).noneMatch(this::present);
+        assertThat(present("k3")).isTrue();
+        assertThat(segment.used()).isEqualTo(13 * OBJECT);
+        assertThat(stuckPutReleases).as("stuck puts go first in a pass that evicts").hasValue(1);
+        assertThat(counters.evictionRuns()).isEqualTo(1);
+        assertThat(counters.evictedKeys()).isEqualTo(3);
+        assertThat(counters.evictedBytes()).isEqualTo(3 * OBJECT);
+    }
+
+    @Test
+    void leasedObjectsCountInTheCensusButAreNotCandidates() {
+        Evictor evictor = evictor();
+        List<ObjectMetadata> all = fill();
+        for (int i = 0; i < 3; i++) {
+            all.get(i).leaseTimeoutMillis = ticker.millis() + 1; // being read
+        }
+        assertThat(evictor.runEvictionOnce()).isEqualTo(3);
+        assertThat(List.of("k0", "k1", "k2")).allMatch(this::present);
+        assertThat(List.of("k3", "k4", "k5")).noneMatch(this::present);
+    }
+
+    @Test
+    void hardPinnedUnfinishedAndOffloadingObjectsAreLeftOutOfTheCensus() {
+        Evictor evictor = evictor();
+        object("pinned", 0, true, 0);
+        object("writing", 0, false, 0).processing = true;
+        object("offloading", 0, false, 0).offloadPending = true;
+        for (int i = 3; i < 16; i++) {
+            object("k" + i, i);
+        }
+        // a census of 13: 0.15 of them, rounded up, is 2
+        assertThat(evictor.runEvictionOnce()).isEqualTo(2);
+        assertThat(List.of("pinned", "writing", "offloading", "k5")).allMatch(this::present);
+        assertThat(List.of("k3", "k4")).noneMatch(this::present);
+    }
+
+    @Test
+    void softPinnedObjectsGoInASecondPassOnlyWhenTheFirstFellShortOfTheLowerBound() {
+        Evictor evictor = evictor();
+        softPinnedFill();
+        // 16 in the census: the first pass finds 1 of the 3 it wants; the lower bound, 0.1 of 16 rounded
+        // up, is 2, so the second pass takes the soft-pinned object with the oldest lease
+        assertThat(evictor.runEvictionOnce()).isEqualTo(2);
+        assertThat(List.of("plain", "soft0")).noneMatch(this::present);
+        assertThat(present("soft1")).isTrue();
+    }
+
+    @Test
+    void softPinnedObjectsStayWhenSettingsSaySo() {
+        Evictor evictor = evictor(MasterSettings.defaults().withAllowEvictSoftPinned(false));
+        softPinnedFill();
+        assertThat(evictor.runEvictionOnce()).isEqualTo(1);
+        assertThat(present("plain")).isFalse();
+        assertThat(table.keyCount()).isEqualTo(15);
+    }
+
+    /** plain (lease ended at 100) and soft0..soft14 (leases ended at 0..14, pinned for a while). */
+    private void softPinnedFill() {
+        object("plain", 100);
+        for (int i = 0; i < 15; i++) {
+            object("soft" + i, i, false, ticker.millis() + 60_000);
+        }
+    }
+
+    @Test
+    void aFailedAllocationAsksForOnePassBelowTheWatermark() {
+        Evictor evictor = evictor();
+        for (int i = 0; i < 8; i++) {
+            object("k" + i, i);
+        }
+        placement.noteAllocationFailure(17 * OBJECT); // no segment could ever hold it: no pass
+        assertThat(evictor.runEvictionOnce()).isZero();
+
+        placement.noteAllocationFailure(2 * OBJECT);
+        // used 0.5: target = max(0.05, 0.5 - 0.9 + 0.05) = 0.05 of 8, rounded up: 1
+        assertThat(evictor.runEvictionOnce()).isEqualTo(1);
+        assertThat(present("k0")).isFalse();
+        assertThat(evictor.runEvictionOnce()).as("the failure was taken by the pass").isZero();
+    }
+
+    @Test
+    void anObjectWithAnSsdCopyLosesOnlyItsMemoryReplica() {
+        Evictor evictor = evictor();
+        ObjectMetadata k0 = fill().get(0);
+        k0.diskReplicas.add(new DiskReplica(table.nextReplicaId(), "n", "ep", OBJECT));
+
+        assertThat(evictor.runEvictionOnce()).isEqualTo(3);
+
+        assertThat(present("k0")).isTrue();
+        assertThat(k0.replicas).isEmpty();
+        assertThat(k0.diskReplicas).hasSize(1);
+        assertThat(List.of("k1", "k2")).noneMatch(this::present);
+        assertThat(segment.used()).isEqualTo(13 * OBJECT);
+    }
+
+    @Test
+    void withOnEvictOffloadCandidatesAreOffloadedInsteadOfDropped() {
+        Evictor evictor = evictor(MasterSettings.defaults()
+                .withTier(TierSettings.defaults().withOffloadMode(TierSettings.OffloadMode.ON_EVICT)));
+        tier.registerStorage("n", 1L << 30);
+        List<ObjectMetadata> all = fill();
+
+        assertThat(evictor.runEvictionOnce()).isEqualTo(3);
+
+        assertThat(segment.used()).as("memory is freed when the node reports the copy").isEqualTo(16 * OBJECT);
+        assertThat(all.subList(0, 3)).allMatch(m -> m.offloadPending && "n".equals(m.taskNode));
+        assertThat(counters.evictedBytes()).isZero();
+        assertThat(tier.pollTasks("n", 10, 0).offloads()).extracting(t -> t.getKey())
+                .containsExactly("k0", "k1", "k2");
+    }
+}
