@@ -221,7 +221,7 @@ final class CommandRunner implements Runnable {
             } else if (session.authenticated() && isPlainSet(first) && isPlainSet(queue.peek())) {
                 runSets(first, done);
             } else {
-                ValueCredit credit = new ValueCredit(gw.budget, channel.alloc());
+                ValueCredit credit = new ValueCredit(gw.budget, ValueAllocator.POOL);
                 RedisMessage m;
                 try {
                     m = table.execute(new CommandSpec.Call(session, first, credit));
@@ -275,7 +275,7 @@ final class CommandRunner implements Runnable {
             expected += expectedSize(key);
         }
         gw.stats.commandsProcessed.add(keys.size());
-        ValueCredit credit = new ValueCredit(gw.budget, channel.alloc());
+        ValueCredit credit = new ValueCredit(gw.budget, ValueAllocator.POOL);
         List<RedisMessage> replies;
         try {
             long need = 0;

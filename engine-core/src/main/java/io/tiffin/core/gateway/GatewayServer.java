@@ -74,8 +74,12 @@ public final class GatewayServer implements AutoCloseable {
                             ch.pipeline().addLast("idle", new IdleStateHandler(true, 0, 0,
                                     settings.idleTimeout().toNanos(), TimeUnit.NANOSECONDS));
                         }
-                        ch.pipeline().addLast("resp-encoder", new RespEncoder())
-                                .addLast("resp", new RespConnection(gw, table, commandThreads, GatewayServer.this::loopBatch));
+                        RespConnection connection = new RespConnection(gw, table, commandThreads,
+                                GatewayServer.this::loopBatch);
+                        // a long value arriving is read from the socket straight into its own buffer
+                        ch.config().setRecvByteBufAllocator(new BulkReceive(ch.config().getRecvByteBufAllocator(),
+                                connection::receiveWindow));
+                        ch.pipeline().addLast("resp-encoder", new RespEncoder()).addLast("resp", connection);
                     }
                 });
         ChannelFuture bound = bootstrap.bind(settings.host(), settings.port()).awaitUninterruptibly();

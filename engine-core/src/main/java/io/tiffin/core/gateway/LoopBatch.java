@@ -1,7 +1,6 @@
 package io.tiffin.core.gateway;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.redis.FullBulkStringRedisMessage;
 import io.netty.handler.codec.redis.RedisMessage;
@@ -140,7 +139,7 @@ final class LoopBatch {
     private void runGets(List<Entry> entries) {
         List<String> all = new ArrayList<>();
         entries.forEach(e -> all.addAll(e.keys()));
-        ValueCredit credit = new ValueCredit(gw.budget, ByteBufAllocator.DEFAULT);
+        ValueCredit credit = new ValueCredit(gw.budget, ValueAllocator.POOL);
         List<RedisMessage> replies;
         long reserved;
         try {

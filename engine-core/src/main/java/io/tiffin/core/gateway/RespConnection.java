@@ -79,6 +79,11 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         context.fireChannelActive();
     }
 
+    /** The free part of the long value being received, for the socket to be read into; null when none. */
+    ByteBuf receiveWindow() {
+        return parser == null || rejected ? null : parser.receiveWindow();
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext context, Object msg) {
         if (!(msg instanceof ByteBuf in) || rejected || parser == null) {

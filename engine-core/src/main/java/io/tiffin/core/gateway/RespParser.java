@@ -68,6 +68,8 @@ final class RespParser {
     private long bulkLength = -1;
     /** Own buffer of a long bulk string being received. */
     private ByteBuf bulk;
+    /** The free part of {@link #bulk} last handed out for the socket to be read into; null when none. */
+    private ByteBuf window;
     /** CRLF bytes after a long bulk string still to skip. */
     private int skip;
     private String error;
@@ -87,8 +89,30 @@ final class RespParser {
         return error;
     }
 
+    /**
+     * The free part of the long value being received, for the socket to be read straight into (a buffer whose
+     * bytes {@link #feed} then only counts); null when no long value is waiting for bytes or bytes are held
+     * before it. The caller releases it if it is not fed.
+     */
+    ByteBuf receiveWindow() {
+        if (bulk == null || error != null || closed || (cum != null && cum.isReadable()) || !bulk.isWritable()) {
+            return null;
+        }
+        window = bulk.retainedSlice(bulk.writerIndex(), bulk.writableBytes()).clear();
+        return window;
+    }
+
     /** Parses {@code in} (taking it over) after the bytes held; complete commands go to {@code out}, in order. */
     Outcome feed(ByteBuf in, Consumer<RespCommand> out) {
+        if (in == window) {
+            window = null;
+            if (bulk != null && error == null && !closed) {
+                // read into the value's own buffer: its bytes are already in place
+                bulk.writerIndex(bulk.writerIndex() + in.readableBytes());
+                in.release();
+                return parse(out);
+            }
+        }
         if (error != null || closed) {
             in.release();
             return error != null ? Outcome.ERROR : Outcome.NEED_MORE;
@@ -265,7 +289,7 @@ final class RespParser {
         }
         reserved += bulkLength;
         weight += bulkLength + 2 + RespCommand.ARGUMENT_OVERHEAD;
-        bulk = alloc.directBuffer((int) bulkLength, (int) bulkLength);
+        bulk = ValueAllocator.POOL.directBuffer((int) bulkLength, (int) bulkLength);
         return null;
     }
 

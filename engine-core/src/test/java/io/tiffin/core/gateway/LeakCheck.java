@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PoolArenaMetric;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 import java.time.Duration;
 import java.util.List;
@@ -20,8 +22,8 @@ import org.apache.logging.log4j.core.config.Property;
 
 /**
  * What the gateway tests check after their connections have closed: every byte counted in the gateway's
- * memory was given back (reserved and released exactly once), and Netty's paranoid leak detector reported
- * no buffer that was never released.
+ * memory was given back (reserved and released exactly once), every value buffer went back to its pool, and
+ * Netty's paranoid leak detector reported no buffer that was never released.
  *
  * <p>Thread-safe.
  */
@@ -63,6 +65,8 @@ final class LeakCheck {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             assertThat(gateway.connections()).isZero();
             assertThat(gateway.bufferedBytes()).as("bytes still counted in gateway.max-memory").isZero();
+            assertThat(((PooledByteBufAllocator) ValueAllocator.POOL).metric().directArenas().stream()
+                    .mapToLong(PoolArenaMetric::numActiveAllocations).sum()).as("value buffers not released").isZero();
         });
         // the detector reports a buffer once it is garbage; collect for a while and watch for reports
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> {

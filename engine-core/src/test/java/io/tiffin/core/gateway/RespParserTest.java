@@ -88,6 +88,62 @@ class RespParserTest {
     }
 
     @Test
+    void theSocketIsReadStraightIntoALongValuesOwnBuffer() {
+        byte[] value = new byte[100_000];
+        new SplittableRandom(5).nextBytes(value);
+        ByteBuf wire = Unpooled.wrappedBuffer(RespSocket.command("SET", "k", value), RespSocket.command("PING"));
+        assertThat(parser.receiveWindow()).as("no value under way").isNull();
+        int header = wire.readableBytes() - value.length - 2 - "*1\r\n$4\r\nPING\r\n".length();
+        assertThat(parser.feed(wire.readRetainedSlice(header + 1000), out::add)).isEqualTo(RespParser.Outcome.NEED_MORE);
+        int windows = 0;
+        while (true) {
+            ByteBuf window = parser.receiveWindow();
+            if (window == null) {
+                break;
+            }
+            windows++;
+            // what the socket read does: as much as has arrived, at most what the window holds
+            assertThat(window.writerIndex()).isZero();
+            int n = Math.min(window.writableBytes(), Math.min(30_000, wire.readableBytes()));
+            window.writeBytes(wire, n);
+            assertThat(parser.feed(window, out::add)).isEqualTo(RespParser.Outcome.NEED_MORE);
+        }
+        assertThat(windows).isEqualTo(4); // 99000 bytes in 30000-byte reads, the value's end in the last
+        assertThat(out).isEmpty();
+        assertThat(parser.feed(wire.readRetainedSlice(1), out::add)).as("the CR after the value")
+                .isEqualTo(RespParser.Outcome.NEED_MORE);
+        assertThat(parser.receiveWindow()).as("the value is complete").isNull();
+        assertThat(parser.feed(wire.readRetainedSlice(wire.readableBytes()), out::add))
+                .isEqualTo(RespParser.Outcome.NEED_MORE);
+        wire.release();
+        assertThat(names()).hasSize(2).last().isEqualTo("PING");
+        assertThat(out.getFirst().bytes(2)).isEqualTo(value);
+        assertThat(out.getFirst().arg(2).capacity()).isEqualTo(value.length);
+    }
+
+    @Test
+    void noWindowWhileBytesAreHeldBeforeTheValue() {
+        byte[] value = new byte[50_000];
+        ByteBuf wire = Unpooled.wrappedBuffer(RespSocket.command("SET", "k", value));
+        int header = wire.readableBytes() - value.length - 2;
+        pause.set(true);
+        assertThat(parser.feed(bytes("PING\r\n"), out::add)).isEqualTo(RespParser.Outcome.PAUSED);
+        assertThat(parser.feed(wire.readRetainedSlice(header + 10), out::add)).isEqualTo(RespParser.Outcome.PAUSED);
+        assertThat(parser.receiveWindow()).as("the held PING and header come first").isNull();
+        pause.set(false);
+        assertThat(parser.resume(out::add)).isEqualTo(RespParser.Outcome.NEED_MORE);
+        ByteBuf window = parser.receiveWindow();
+        assertThat(window).isNotNull();
+        assertThat(window.writableBytes()).isEqualTo(value.length - 10);
+        window.writeBytes(wire, window.writableBytes());
+        assertThat(parser.feed(window, out::add)).isEqualTo(RespParser.Outcome.NEED_MORE);
+        assertThat(parser.feed(wire.readRetainedSlice(2), out::add)).isEqualTo(RespParser.Outcome.NEED_MORE);
+        wire.release();
+        assertThat(names()).hasSize(2);
+        assertThat(out.get(1).bytes(2)).isEqualTo(value);
+    }
+
+    @Test
     void pausesBetweenCommandsAndResumesWithTheBytesItHolds() {
         pause.set(true);
         assertThat(parser.feed(bytes("PING\r\nPING\r\n"), out::add)).isEqualTo(RespParser.Outcome.PAUSED);
