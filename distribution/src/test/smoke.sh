@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end smoke test of the Tiffin distribution: unpacks tiffin-*.tar.gz into a temporary directory,
 # checks how the launcher finds Java, its logging configuration and log directory, starts
-# `bin/tiffin standalone` on free ports, drives it with the client commands, checks the admin HTTP
-# endpoints and stops it (SIGTERM), then runs `bin/tiffin master` with an unwritable log directory and
-# stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
+# `bin/tiffin standalone` on free ports, drives it with the client commands and over RESP (its Redis
+# gateway on --redis-port, with bash's /dev/tcp and redis-cli), checks the admin HTTP endpoints and stops
+# it (SIGTERM), then runs `bin/tiffin master` with an unwritable log directory and stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
 # non-zero if any check failed.
 #
 # Usage: smoke.sh [TARGET_DIR]   (default: the distribution module's target/, next to src/)
@@ -101,6 +101,7 @@ home=$(ls -d "$work"/tiffin-*/ | head -n 1)
 tiffin="${home%/}/bin/tiffin"
 port=$(free_port) || exit 1
 admin=$(free_port) || exit 1
+rport=$(free_port) || exit 1
 master="127.0.0.1:$port"
 echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
 
@@ -181,7 +182,7 @@ else fail "server command without any writable log directory (exit $rc)" "$(echo
 # every completed put is also written to SSD. The segment is a shared-memory file (in the work
 # directory here, /dev/shm in production) that the client commands below map.
 mkdir -p "$work/shm"
-"$tiffin" standalone --port "$port" --admin-port "$admin" --segment-size 64MiB \
+"$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
   -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
   -D node.shared-memory-dir="$work/shm" \
   >"$work/server.out" 2>"$work/server.err" &
@@ -240,6 +241,48 @@ if [ $rc -eq 0 ] && grep -q "Tiffin master listening on .*$port" "${home%/}/logs
     && [ ! -e "$work/client-logs/tiffin.log" ]; then
   pass "the standalone logs to logs/tiffin.log, client commands create no log file"
 else fail "log files (ls exit $rc)" "$out$(ls -l "${home%/}/logs" "$work/client-logs" 2>&1)"; fi
+
+# ---------------------------------------------------------------------------------- Redis protocol
+# The standalone's RESP gateway (--redis-port), driven with inline commands over bash's /dev/tcp; a value
+# set through it is an object the Tiffin client commands read.
+resp_out=$( (exec 5<>"/dev/tcp/127.0.0.1/$rport" && printf 'PING\r\nSET smoke/resp via-redis\r\nGET smoke/resp\r\nQUIT\r\n' >&5 \
+  && cat <&5) 2>&1 | tr -d '\r'); rc=$?
+got=$("$tiffin" get --master "$master" smoke/resp 2>&1)
+if grep -q "^Tiffin Redis gateway listening on 127.0.0.1:$rport " "$work/server.out" \
+    && [ "$resp_out" = "$(printf '+PONG\n+OK\n$9\nvia-redis\n+OK')" ] && [ "$got" = "via-redis" ]; then
+  pass "the standalone serves RESP on --redis-port; a SET through it is a Tiffin object"
+else fail "RESP on --redis-port (exit $rc)" "$resp_out
+$got"; fi
+"$tiffin" rm --master "$master" --force smoke/resp >/dev/null 2>&1
+
+# redis-cli (Debian's redis-tools; .ci/run installs it): a binary value SET through RESP reads back byte for
+# byte with `tiffin get`, a value put with `tiffin put` is a GET through RESP, DEL removes it for both.
+if command -v redis-cli >/dev/null 2>&1; then
+  rcli() { redis-cli -h 127.0.0.1 -p "$rport" "$@" 2>&1; }
+  set_out=$(rcli -x SET smoke/resp-bin <"$work/data.bin")
+  "$tiffin" get --master "$master" smoke/resp-bin "$work/resp-back.bin" >"$work/resp-get.out" 2>&1; rc=$?
+  if [ "$set_out" = "OK" ] && [ $rc -eq 0 ] && cmp -s "$work/data.bin" "$work/resp-back.bin"; then
+    pass "redis-cli -x SET of 200000 random bytes; tiffin get returns them"
+  else fail "redis-cli SET, tiffin get (exit $rc)" "$set_out$(cat "$work/resp-get.out")"; fi
+  get_out=$(rcli GET smoke/stdin); dbsize=$(rcli DBSIZE); strlen=$(rcli STRLEN smoke/resp-bin)
+  if [ "$get_out" = "hello, tiffin" ] && [ "$dbsize" = "3" ] && [ "$strlen" = "200000" ]; then
+    pass "redis-cli GET of a tiffin put value, DBSIZE, STRLEN"
+  else fail "redis-cli GET/DBSIZE/STRLEN" "GET: $get_out; DBSIZE: $dbsize; STRLEN: $strlen"; fi
+  del_out=$(rcli DEL smoke/resp-bin smoke/never-set); exists_out=$(rcli -3 EXISTS smoke/resp-bin)
+  out=$("$tiffin" get --master "$master" smoke/resp-bin 2>&1 >/dev/null); rc=$?
+  if [ "$del_out" = "1" ] && [ "$exists_out" = "0" ] && [ $rc -eq 1 ] && echo "$out" | grep -q OBJECT_NOT_FOUND; then
+    pass "redis-cli DEL removes the object for RESP and for tiffin get"
+  else fail "redis-cli DEL (get exit $rc)" "DEL: $del_out; EXISTS: $exists_out; $out"; fi
+else
+  fail "redis-cli not found: install Debian's redis-tools (.ci/run does when missing)"
+fi
+
+# A second standalone on the same --redis-port stops start-up with a message naming the flag.
+port2=$(free_port) || exit 1
+out=$(timeout 60 "$tiffin" standalone --port "$port2" --admin-port 0 --redis-port "$rport" --segment-size 16MiB 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo "$out" | grep -q "^error: INVALID_PARAMS: --redis-port $rport .*--redis-port"; then
+  pass "a --redis-port in use stops start-up naming the flag (exit $rc)"
+else fail "standalone on a --redis-port in use (exit $rc)" "$(echo "$out" | tail -n 5)"; fi
 
 # ---------------------------------------------------------------------------------- errors, rm
 out=$("$tiffin" get --master "$master" smoke/missing 2>&1 >/dev/null); rc=$?

@@ -14,11 +14,12 @@ import picocli.CommandLine.Spec;
  * <p>Not thread-safe: one instance runs once.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache.",
+        description = "Benchmarks: allocation strategies, the master, the data path, the SSD tier, the hot cache,"
+                + " the Redis gateway.",
         // Register benchmark subcommand classes here.
         subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class,
                 BenchCacheSimCommand.class, BenchMasterCommand.class, BenchPrefixCommand.class, BenchKvCommand.class,
-                BenchPromotionCommand.class, BenchFailoverCommand.class})
+                BenchPromotionCommand.class, BenchFailoverCommand.class, BenchRespCommand.class})
 public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -1,5 +1,8 @@
 package io.tiffin.core.cli;
 
+import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_HOST;
+import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_PORT;
+import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_REPLICAS;
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADMIN_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_PORT;
@@ -8,13 +11,16 @@ import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
 
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.gateway.GatewayServer;
+import io.tiffin.core.gateway.TiffinGatewayStore;
 import java.util.Deque;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code tiffin standalone}: a master and one node in this process, ready for clients.
+ * {@code tiffin standalone}: a master and one node in this process, ready for clients, and a Redis-protocol
+ * gateway to them ({@code --redis-port}, 0 = none).
  *
  * <p>Not thread-safe: one instance runs once (see {@link ServerCommand}).
  */
@@ -36,14 +42,20 @@ final class StandaloneCommand extends ServerCommand {
             description = "Memory the node contributes, e.g. 1GiB (node.segment-size; default 1GiB).")
     String segmentSize;
 
+    @Option(names = "--redis-port", paramLabel = "PORT",
+            description = "Port of the Redis-protocol (RESP) gateway (gateway.port; default 6379; 0 = none).")
+    String redisPort;
+
     @Override
     TiffinConfig resolveConfig() {
         Map<String, Flag> f = flags();
         f.put(MASTER_HOST.name(), new Flag("--host", host));
         f.put(NODE_HOST.name(), new Flag("--host", host));
+        f.put(GATEWAY_HOST.name(), new Flag("--host", host));
         f.put(MASTER_PORT.name(), new Flag("--port", port));
         f.put(MASTER_ADMIN_PORT.name(), new Flag("--admin-port", adminPort));
         f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
+        f.put(GATEWAY_PORT.name(), new Flag("--redis-port", redisPort));
         return config(f);
     }
 
@@ -55,6 +67,13 @@ final class StandaloneCommand extends ServerCommand {
         out().println(masterLine(masterHost, tiffin.master().address(), tiffin.master().adminAddress()));
         out().println(nodeLine(tiffin.node(), config.get(NODE_SEGMENT_SIZE)));
         String reachable = isWildcard(masterHost) ? "127.0.0.1" : masterHost;
+        if (config.get(GATEWAY_PORT) != 0) {
+            String master = endpoint(reachable, tiffin.master().address());
+            GatewayServer gateway = GatewayCommand.startGateway(config,
+                    TiffinGatewayStore.over(tiffin.client(), config.get(GATEWAY_REPLICAS), master), "--redis-port");
+            started.push(gateway);
+            out().println(GatewayCommand.gatewayLine(config.get(GATEWAY_HOST), gateway, master));
+        }
         out().println("Ready. Try: tiffin put --master " + endpoint(reachable, tiffin.master().address())
                 + " hello -  (from another shell)");
     }

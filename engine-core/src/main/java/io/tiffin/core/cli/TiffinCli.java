@@ -24,9 +24,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code tiffin} command line: server commands ({@code standalone}, {@code master}, {@code node}),
- * client commands ({@code put}, {@code get}, {@code rm}, {@code ls}, {@code stat}, {@code plugins}), and the
- * commands that jars on the class path add ({@link CliExtension}: {@code bench} from engine-bench).
+ * The {@code tiffin} command line: server commands ({@code standalone}, {@code master}, {@code node},
+ * {@code gateway}), client commands ({@code put}, {@code get}, {@code rm}, {@code ls}, {@code stat},
+ * {@code plugins}), and the commands that jars on the class path add ({@link CliExtension}: {@code bench}
+ * from engine-bench).
  *
  * <p>Exit codes: 0 on success, 1 when an operation fails, 2 for usage and configuration errors. Every
  * failure prints {@code error: <CODE>: <message>} and {@code hint: <what to do>} on stderr, without a
@@ -38,8 +39,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "tiffin", mixinStandardHelpOptions = true, versionProvider = TiffinCli.Version.class,
         description = "Tiffin: a distributed KV-cache store.",
         subcommands = {StandaloneCommand.class, MasterCommand.class, NodeCommand.class, CoordinatorCommand.class,
-                PutCommand.class,
-                GetCommand.class, RmCommand.class, LsCommand.class, StatCommand.class, PluginsCommand.class})
+                GatewayCommand.class, PutCommand.class, GetCommand.class, RmCommand.class, LsCommand.class,
+                StatCommand.class, PluginsCommand.class})
 public final class TiffinCli implements Runnable {
     /** Exit code of a failed operation. */
     static final int EXIT_FAILURE = 1;
@@ -47,7 +48,7 @@ public final class TiffinCli implements Runnable {
     static final int EXIT_USAGE = 2;
 
     /** Commands that run servers; they log at info level, every other command only warnings. */
-    private static final Set<String> SERVER_COMMANDS = Set.of("standalone", "master", "node");
+    private static final Set<String> SERVER_COMMANDS = Set.of("standalone", "master", "node", "gateway");
 
     private final InputStream in;
     private final PrintStream out;

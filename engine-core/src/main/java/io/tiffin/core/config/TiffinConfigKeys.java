@@ -145,6 +145,49 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,
             "Use the native epoll transport where available.");
 
+    // ------------------------------------------------------------------- gateway (Redis protocol)
+    public static final ConfigKey<String> GATEWAY_HOST = ConfigKey.host("gateway.host", "127.0.0.1", false,
+            "Interface the Redis-protocol (RESP) gateway binds to: `tiffin gateway`, and the RESP server of"
+                    + " `tiffin standalone`.");
+    public static final ConfigKey<Integer> GATEWAY_PORT = ConfigKey.port("gateway.port", 6379,
+            "Port of the RESP gateway. `tiffin gateway --port`: 0 = any free port; `tiffin standalone"
+                    + " --redis-port`: 0 = no RESP server.");
+    public static final ConfigKey<Integer> GATEWAY_MAX_CONNECTIONS = ConfigKey.integer("gateway.max-connections",
+            10_000, 1, 1_000_000, "connections", "Most RESP connections at once; one more is answered"
+                    + " `-ERR max number of clients reached` and closed (Redis's maxclients).");
+    public static final ConfigKey<Duration> GATEWAY_IDLE_TIMEOUT = ConfigKey.durationOrZero("gateway.idle-timeout",
+            "0", SECONDS, "Close a RESP connection that has neither sent a byte nor taken one of its replies for"
+                    + " this long while none of its commands runs (Redis's timeout). 0 = never.");
+    public static final ConfigKey<Long> GATEWAY_MAX_BULK_SIZE = ConfigKey.size("gateway.max-bulk-size", "512MiB",
+            Sizes.KIB, 2047 * Sizes.MIB, "Longest bulk string (key or value) a RESP command may carry (Redis's"
+                    + " proto-max-bulk-len); a longer one is answered `-ERR Protocol error: invalid bulk length`"
+                    + " and the connection closed.");
+    public static final ConfigKey<Integer> GATEWAY_MAX_ARRAY_LENGTH = ConfigKey.integer("gateway.max-array-length",
+            1 << 20, 1, Integer.MAX_VALUE, "arguments", "Most arguments of one RESP command; more is answered"
+                    + " `-ERR Protocol error: invalid multibulk length` and the connection closed.");
+    public static final ConfigKey<Long> GATEWAY_MAX_INLINE_LENGTH = ConfigKey.size("gateway.max-inline-length",
+            "64KiB", 16, 16 * Sizes.MIB, "Longest inline command (a line of plain text, e.g. from telnet) and"
+                    + " longest `*`/`$` header line; longer is answered `-ERR Protocol error: too big inline"
+                    + " request` (or `too big mbulk count string`) and the connection closed.");
+    public static final ConfigKey<Long> GATEWAY_MAX_PIPELINE_BYTES = ConfigKey.size("gateway.max-pipeline-bytes",
+            "64MiB", Sizes.KIB, Long.MAX_VALUE, "Requests one RESP connection may have received but not yet"
+                    + " answered (their bytes plus 64 per argument); above it the gateway stops reading from the"
+                    + " connection until its commands have run. A single command may exceed it.");
+    public static final ConfigKey<Long> GATEWAY_MAX_MEMORY = ConfigKey.size("gateway.max-memory", "1GiB", Sizes.MIB,
+            Long.MAX_VALUE, "Memory for commands and replies in flight on all RESP connections together; above it"
+                    + " connections stop reading until memory is freed, and a reply that waits 10 s for room while"
+                    + " nothing is freed is answered `-ERR NO_AVAILABLE_HANDLE`. A value larger than the whole budget still passes"
+                    + " when nothing else is in flight.");
+    public static final ConfigKey<Long> GATEWAY_WRITE_BUFFER = ConfigKey.size("gateway.write-buffer", "8MiB",
+            Sizes.KIB, Sizes.GIB, "Replies waiting for a RESP client to read them, per connection; above it the"
+                    + " gateway runs no more of its commands and stops reading from it until the client has taken"
+                    + " half (so a client that never reads its replies cannot grow the gateway's memory).");
+    public static final ConfigKey<Integer> GATEWAY_IO_THREADS = ConfigKey.integer("gateway.io-threads", 0, 0, 1024,
+            "threads", "Event-loop threads of the RESP gateway; 0 = half the available processors, at least 1."
+                    + " Store calls run on virtual threads, one at a time per connection, never on these.");
+    public static final ConfigKey<Integer> GATEWAY_REPLICAS = ConfigKey.integer("gateway.replicas", 1, 1, 64,
+            "replicas", "Replicas of every value a RESP SET or MSET stores (each on another segment).");
+
     // ------------------------------------------------------------------------------- SSD tier
     public static final ConfigKey<String> OFFLOAD_MODE = ConfigKey.choice("offload.mode", "off",
             List.of("off", "on-evict", "write-through"),
@@ -302,7 +345,10 @@ public final class TiffinConfigKeys {
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
                 HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE, OFFLOAD_MODE,
                 OFFLOAD_QUEUE_LIMIT, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,
-                NODE_STORAGE_PATH, NODE_TASK_POLL_INTERVAL);
+                NODE_STORAGE_PATH, NODE_TASK_POLL_INTERVAL, GATEWAY_HOST, GATEWAY_PORT, GATEWAY_MAX_CONNECTIONS,
+                GATEWAY_IDLE_TIMEOUT, GATEWAY_MAX_BULK_SIZE, GATEWAY_MAX_ARRAY_LENGTH, GATEWAY_MAX_INLINE_LENGTH,
+                GATEWAY_MAX_PIPELINE_BYTES, GATEWAY_MAX_MEMORY, GATEWAY_WRITE_BUFFER, GATEWAY_IO_THREADS,
+                GATEWAY_REPLICAS);
     }
 
     private static Map<String, ConfigKey<?>> index(List<ConfigKey<?>> keys) {

@@ -62,6 +62,20 @@ class ArchitectureTest {
     }
 
     @Test
+    void theRedisGatewayIsAFrontEndOverTheClient() {
+        noClasses().that().resideOutsideOfPackages(ROOT + ".gateway..", ROOT + ".cli..")
+                .should().dependOnClassesThat().resideInAPackage(ROOT + ".gateway..")
+                .because("the Redis gateway is a front end, as the command line is; nothing in the engine knows it")
+                .check(classes);
+        noClasses().that().resideInAPackage(ROOT + ".gateway..")
+                .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".master..", ROOT + ".node..",
+                        ROOT + ".cli..", ROOT + ".metrics..", ROOT + ".local..", ROOT + ".plugin..",
+                        ROOT + ".allocator..", ROOT + ".keys..")
+                .because("it reaches Tiffin through the client only (with config, transport and util)")
+                .check(classes);
+    }
+
+    @Test
     void foundationsDependOnNoRole() {
         noClasses().that().resideInAnyPackage(ROOT + ".transport..", ROOT + ".config..", ROOT + ".util..",
                         ROOT + ".keys..", ROOT + ".allocator..", ROOT + ".local..", ROOT + ".plugin..",

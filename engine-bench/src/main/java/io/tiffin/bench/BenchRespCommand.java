@@ -1,0 +1,286 @@
+package io.tiffin.bench;
+
+import io.tiffin.core.config.Sizes;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code tiffin bench resp}: the real {@code redis-benchmark} against Tiffin's Redis gateway (the
+ * distribution's {@code bin/tiffin standalone}, started here with its default JVM flags, or a gateway given
+ * by {@code --port}) and against a {@code redis-server} started on a free port in the same run. Every case
+ * (test, value size, pipeline) runs once unmeasured against Tiffin (the JIT's warm-up), then {@code --rounds} times
+ * against both, the target order alternating from round to round, each run after a FLUSHALL. Prints every
+ * run, then the medians and Tiffin's ratio to Redis; {@code --csv} gets the medians, one row per target and
+ * case ({@code target,command,value_size,pipeline,clients,requests_per_sec,p50_ms,p99_ms}).
+ *
+ * <p>Not thread-safe: picocli fills one instance and runs it once.
+ */
+@Command(name = "resp", mixinStandardHelpOptions = true,
+        description = "redis-benchmark against Tiffin's Redis gateway and a redis-server in the same run; medians"
+                + " and ratios.")
+final class BenchRespCommand implements Callable<Integer> {
+    static final String CSV_HEADER = "target,command,value_size,pipeline,clients,requests_per_sec,p50_ms,p99_ms";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--tiffin", paramLabel = "PATH",
+            description = "The launcher whose standalone to start (default: bin/tiffin of this installation).")
+    Path tiffin;
+
+    @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "Host of a running gateway (with --port; default ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT",
+            description = "Port of a running gateway to measure instead of starting a standalone.")
+    Integer port;
+
+    // 4 x the default keyspace's values: room for replacements without eviction; every page of the segment
+    // is touched over a run, so a larger one only takes memory (4 GiB got a run killed on a 24 GiB machine)
+    @Option(names = "--segment-size", paramLabel = "SIZE", defaultValue = "1GiB",
+            description = "Memory of the standalone started (default ${DEFAULT-VALUE}).")
+    String segmentSize;
+
+    @Option(names = "--redis-server", paramLabel = "PATH", defaultValue = "redis-server",
+            description = "The redis-server to start on a free port for the comparison (default ${DEFAULT-VALUE},"
+                    + " from PATH).")
+    String redisServer;
+
+    @Option(names = "--no-redis", description = "Measure the gateway only.")
+    boolean noRedis;
+
+    @Option(names = "--redis-benchmark", paramLabel = "PATH", defaultValue = "redis-benchmark",
+            description = "The redis-benchmark to run (default ${DEFAULT-VALUE}, from PATH).")
+    String redisBenchmark;
+
+    @Option(names = "--tests", paramLabel = "LIST", defaultValue = "set,get",
+            description = "redis-benchmark -t (default ${DEFAULT-VALUE}).")
+    String tests;
+
+    @Option(names = "--sizes", paramLabel = "LIST", split = ",", defaultValue = "4KiB,1MiB",
+            description = "Value sizes, -d (default ${DEFAULT-VALUE}).")
+    List<String> sizes;
+
+    @Option(names = "--pipelines", paramLabel = "LIST", split = ",", defaultValue = "1,16",
+            description = "Pipelines, -P (default ${DEFAULT-VALUE}).")
+    List<Integer> pipelines;
+
+    @Option(names = "--clients", paramLabel = "N", defaultValue = "8",
+            description = "Connections, -c (default ${DEFAULT-VALUE}).")
+    int clients;
+
+    @Option(names = "--requests", paramLabel = "N", defaultValue = "0",
+            description = "Requests per test, -n; 0 = about 2 GiB of values, 1000..200000 (default ${DEFAULT-VALUE}).")
+    int requests;
+
+    @Option(names = "--keyspace", paramLabel = "N", defaultValue = "0",
+            description = "Distinct keys, -r; 0 = at most 256 MiB of values (default ${DEFAULT-VALUE}).")
+    int keyspace;
+
+    @Option(names = "--rounds", paramLabel = "N", defaultValue = "3",
+            description = "Measured runs of every case per target (default ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--csv", paramLabel = "FILE", description = "Append the medians to this CSV file.")
+    Path csv;
+
+    /**
+     * One redis-benchmark result (or the medians of several).
+     *
+     * <p>Thread-safe (immutable).
+     */
+    record Run(String target, String command, long size, int pipeline, int clients, double rps, double p50, double p99) {
+        Run withRps(double value) {
+            return new Run(target, command, size, pipeline, clients, value, p50, p99);
+        }
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        List<Long> valueSizes = sizes.stream().map(Sizes::parse).toList();
+        if (rounds < 1 || clients < 1 || pipelines.stream().anyMatch(p -> p < 1) || valueSizes.stream().anyMatch(s -> s < 1)) {
+            throw new ParameterException(spec.commandLine(), "--rounds, --clients, --pipelines and --sizes must be"
+                    + " positive");
+        }
+        Path launcher = port != null ? null : launcher();
+        Path work = Files.createTempDirectory("tiffin-bench-resp");
+        System.out.println("load before: " + loadAverage());
+        List<Run> runs = new ArrayList<>();
+        try (RespBenchProcesses processes = new RespBenchProcesses(work)) {
+            int tiffinPort = port != null ? port : RespBenchProcesses.freePort();
+            if (port == null) {
+                processes.startStandalone(launcher, tiffinPort, segmentSize);
+                System.out.println("tiffin: " + launcher + " standalone --redis-port " + tiffinPort + " --segment-size "
+                        + segmentSize);
+            }
+            int redisPort = -1;
+            if (!noRedis) {
+                redisPort = RespBenchProcesses.freePort();
+                processes.startRedis(redisServer, redisPort);
+                System.out.println("redis: " + redisServer + " --port " + redisPort + " --save \"\" --appendonly no");
+            }
+            for (long size : valueSizes) {
+                for (int pipeline : pipelines) {
+                    benchmark("warm-up", tiffinPort, size, pipeline, requestsFor(size));
+                }
+            }
+            for (int round = 1; round <= rounds; round++) {
+                for (long size : valueSizes) {
+                    for (int pipeline : pipelines) {
+                        List<String> order = noRedis ? List.of("tiffin")
+                                : round % 2 == 1 ? List.of("tiffin", "redis") : List.of("redis", "tiffin");
+                        for (String target : order) {
+                            List<Run> r = benchmark(target, target.equals("tiffin") ? tiffinPort : redisPort, size,
+                                    pipeline, requestsFor(size));
+                            String label = "round " + round + " ";
+                            r.forEach(run -> System.out.println(label + describe(run)));
+                            runs.addAll(r);
+                        }
+                    }
+                }
+            }
+        }
+        List<Run> medians = medians(runs);
+        System.out.println("load after: " + loadAverage());
+        System.out.println("medians of " + rounds + " rounds (" + clients + " clients):");
+        medians.forEach(m -> System.out.println("  " + describe(m)));
+        printRatios(medians);
+        BenchSupport.writeCsv(csv, CSV_HEADER, medians.stream().map(BenchRespCommand::csvRow).toList());
+        return 0;
+    }
+
+    private Path launcher() {
+        if (tiffin != null) {
+            return tiffin;
+        }
+        String home = System.getProperty("tiffin.home");
+        Path p = home == null ? null : Path.of(home, "bin", "tiffin");
+        if (p == null || !Files.isExecutable(p)) {
+            throw new ParameterException(spec.commandLine(), "no bin/tiffin to start (this is not an installed"
+                    + " Tiffin): pass --tiffin PATH of an unpacked distribution, or --port of a running gateway");
+        }
+        return p;
+    }
+
+    /** About 2 GiB of values per test, within 1000..200000 requests, unless --requests says otherwise. */
+    int requestsFor(long size) {
+        return requests > 0 ? requests : (int) Math.max(1000, Math.min(200_000, (2L << 30) / size));
+    }
+
+    /** At most 256 MiB of values, unless --keyspace says otherwise. */
+    int keyspaceFor(long size) {
+        return keyspace > 0 ? keyspace : (int) Math.max(1, Math.min(100_000, (256L << 20) / size));
+    }
+
+    private List<Run> benchmark(String target, int targetPort, long size, int pipeline, int n) {
+        String h = target.equals("redis") ? "127.0.0.1" : host;
+        flushAll(h, targetPort);
+        String out = RespBenchProcesses.run(List.of(redisBenchmark, "-h", h, "-p", Integer.toString(targetPort), "-t",
+                tests, "-d", Long.toString(size), "-n", Integer.toString(n), "-c", Integer.toString(clients), "-r",
+                Integer.toString(keyspaceFor(size)), "-P", Integer.toString(pipeline), "--csv"), 3600);
+        return parse(target, size, pipeline, out);
+    }
+
+    /** The rows of redis-benchmark's --csv output. */
+    List<Run> parse(String target, long size, int pipeline, String out) {
+        List<Run> runs = new ArrayList<>();
+        for (String line : out.lines().toList()) {
+            String[] f = line.replace("\"", "").split(",");
+            if (f.length < 7 || f[0].equals("test")) {
+                continue;
+            }
+            runs.add(new Run(target, f[0].toLowerCase(Locale.ROOT), size, pipeline, clients, Double.parseDouble(f[1]),
+                    Double.parseDouble(f[4]), Double.parseDouble(f[6])));
+        }
+        if (runs.isEmpty()) {
+            throw new IllegalStateException("redis-benchmark printed no results: " + out.strip());
+        }
+        return runs;
+    }
+
+    /** FLUSHALL (a run's GETs hold read leases on its keys in Tiffin; the next run's SETs would meet them). */
+    private static void flushAll(String h, int p) {
+        try (Socket s = new Socket(h, p)) {
+            s.setSoTimeout(120_000);
+            s.getOutputStream().write("FLUSHALL\r\n".getBytes(StandardCharsets.US_ASCII));
+            byte[] reply = s.getInputStream().readNBytes(5);
+            if (!new String(reply, StandardCharsets.US_ASCII).equals("+OK\r\n")) {
+                throw new IllegalStateException("FLUSHALL on " + h + ":" + p + " answered "
+                        + new String(reply, StandardCharsets.US_ASCII));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot reach " + h + ":" + p + ": " + e.getMessage(), e);
+        }
+    }
+
+    static List<Run> medians(List<Run> runs) {
+        Map<String, List<Run>> byCase = new LinkedHashMap<>();
+        for (Run r : runs) {
+            byCase.computeIfAbsent(r.target() + "/" + r.command() + "/" + r.size() + "/" + r.pipeline(),
+                    k -> new ArrayList<>()).add(r);
+        }
+        List<Run> out = new ArrayList<>();
+        for (List<Run> c : byCase.values()) {
+            Run first = c.getFirst();
+            out.add(new Run(first.target(), first.command(), first.size(), first.pipeline(), first.clients(),
+                    median(c.stream().mapToDouble(Run::rps).toArray()), median(c.stream().mapToDouble(Run::p50).toArray()),
+                    median(c.stream().mapToDouble(Run::p99).toArray())));
+        }
+        return out;
+    }
+
+    static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    private static void printRatios(List<Run> medians) {
+        for (Run t : medians) {
+            if (!t.target().equals("tiffin")) {
+                continue;
+            }
+            medians.stream().filter(r -> r.target().equals("redis") && r.command().equals(t.command())
+                    && r.size() == t.size() && r.pipeline() == t.pipeline()).findFirst().ifPresent(r ->
+                    System.out.println(String.format(Locale.ROOT, "  tiffin/redis %-4s %8s -P %-2d: %.2fx",
+                            t.command().toUpperCase(Locale.ROOT), Sizes.format(t.size()), t.pipeline(), t.rps() / r.rps())));
+        }
+    }
+
+    private static String describe(Run r) {
+        return String.format(Locale.ROOT, "%-6s %-4s %8s -P %-2d -c %d: %10.1f req/s, p50 %.3f ms, p99 %.3f ms", r.target(),
+                r.command().toUpperCase(Locale.ROOT), Sizes.format(r.size()), r.pipeline(), r.clients(), r.rps(), r.p50(),
+                r.p99());
+    }
+
+    static String csvRow(Run r) {
+        return String.join(",", r.target(), r.command(), Long.toString(r.size()), Integer.toString(r.pipeline()),
+                Integer.toString(r.clients()), BenchSupport.fmt(r.rps(), 1), BenchSupport.fmt(r.p50(), 3),
+                BenchSupport.fmt(r.p99(), 3));
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).strip();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+}

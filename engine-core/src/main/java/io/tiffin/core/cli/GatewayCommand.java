@@ -1,0 +1,86 @@
+package io.tiffin.core.cli;
+
+import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_HOST;
+import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_PORT;
+import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_REPLICAS;
+import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.gateway.GatewayServer;
+import io.tiffin.core.gateway.GatewaySettings;
+import io.tiffin.core.gateway.GatewayStore;
+import io.tiffin.core.gateway.TiffinGatewayStore;
+import java.util.Deque;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tiffin gateway}: a Redis-protocol (RESP) server in front of a Tiffin cluster, with a client of its
+ * own (location cache, hot cache, same-host shared memory), for LMCache's {@code redis://} backend,
+ * redis-py, redis-cli and redis-benchmark. Runs beside each inference process or in front of a cluster.
+ *
+ * <p>Not thread-safe: one instance runs once (see {@link ServerCommand}).
+ */
+@Command(name = "gateway", mixinStandardHelpOptions = true,
+        description = "Runs a Redis-protocol (RESP2/RESP3) gateway to a Tiffin cluster (until Ctrl-C); see"
+                + " docs/REDIS.md.")
+final class GatewayCommand extends ServerCommand {
+    @Option(names = "--master", paramLabel = "HOST:PORT",
+            description = "The master (master.address; default 127.0.0.1:50051).")
+    String master;
+
+    @Option(names = "--host", paramLabel = "HOST",
+            description = "Interface to bind (gateway.host; default 127.0.0.1).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT",
+            description = "RESP port (gateway.port; default 6379; 0 = any free port).")
+    String port;
+
+    @Override
+    TiffinConfig resolveConfig() {
+        Map<String, Flag> f = flags();
+        f.put(MASTER_ADDRESS.name(), new Flag("--master", master));
+        f.put(GATEWAY_HOST.name(), new Flag("--host", host));
+        f.put(GATEWAY_PORT.name(), new Flag("--port", port));
+        return config(f);
+    }
+
+    @Override
+    void start(TiffinConfig config, Deque<AutoCloseable> started) {
+        GatewayStore store = TiffinGatewayStore.connect(component(config, TiffinClient.Options.class),
+                config.get(GATEWAY_REPLICAS));
+        GatewayServer gateway = startGateway(config, store, "--port");
+        started.push(gateway);
+        out().println(gatewayLine(config.get(GATEWAY_HOST), gateway, config.get(MASTER_ADDRESS).toString()));
+    }
+
+    /**
+     * Starts the gateway over {@code store}; when it cannot listen, closes the store and fails with a
+     * message naming {@code flag}.
+     */
+    static GatewayServer startGateway(TiffinConfig config, GatewayStore store, String flag) {
+        try {
+            return GatewayServer.start(store, GatewaySettings.from(config));
+        } catch (TiffinException e) {
+            store.close();
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, flag + " " + config.get(GATEWAY_PORT) + " (gateway.port ["
+                    + config.source(GATEWAY_PORT) + "]) cannot be used on " + config.get(GATEWAY_HOST) + ": "
+                    + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()) + "; is another server (a"
+                    + " redis-server?) using it? Choose another port with " + flag + ", or stop that process", e);
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    /** The line announcing a gateway. */
+    static String gatewayLine(String host, GatewayServer gateway, String master) {
+        return "Tiffin Redis gateway listening on " + endpoint(host, gateway.address()) + " (RESP2/RESP3, store: master "
+                + master + ")";
+    }
+}

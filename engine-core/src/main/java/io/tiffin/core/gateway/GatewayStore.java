@@ -1,0 +1,124 @@
+package io.tiffin.core.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.tiffin.api.KeyResult;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * The store as the Redis gateway sees it: the one door through which every RESP command reaches Tiffin.
+ * Values travel as Netty buffers so that a value moves from the socket to the store (and back) without
+ * a heap copy. {@link TiffinGatewayStore} implements it over Tiffin's client; nothing else in the gateway
+ * knows the client.
+ *
+ * <p>Semantics the commands rely on: {@link #put} replaces an existing value; {@link #remove} removes at
+ * once even while the value is being read (readers that already hold its location finish reading the
+ * old bytes). Keys are Unicode strings (the gateway refuses keys that are not UTF-8).
+ *
+ * <p>Errors: single-key calls throw {@link io.tiffin.api.TiffinException}; batch calls return one
+ * {@link KeyResult} per key, in order, and throw only when the whole call failed.
+ *
+ * <p>Implementations must be thread-safe: every connection calls them from its own thread.
+ */
+public interface GatewayStore extends AutoCloseable {
+
+    /**
+     * Gives the buffer a value of {@code size} bytes is read into.
+     *
+     * <p>Not thread-safe unless an implementation says so: a store calls it on the thread of the read.
+     */
+    @FunctionalInterface
+    interface ValueBuffers {
+        /**
+         * A buffer with at least {@code size} writable bytes, owned by the caller of the read until it is
+         * handed back in a result (then owned by whoever receives the result).
+         *
+         * @throws io.tiffin.api.TiffinException when no memory can be had
+         */
+        ByteBuf allocate(int size);
+    }
+
+    /**
+     * The value of {@code key} in a buffer from {@code buffers} (readable bytes = the value), or null when
+     * the key holds no value.
+     */
+    ByteBuf get(String key, ValueBuffers buffers);
+
+    /**
+     * {@link #get} for several keys in one call; a missing key is {@code OBJECT_NOT_FOUND}. The buffers of
+     * the OK results belong to the caller.
+     */
+    List<KeyResult<ByteBuf>> getAll(List<String> keys, ValueBuffers buffers);
+
+    /** Stores the readable bytes of {@code value} under {@code key}, replacing any value; the caller keeps the buffer. */
+    void put(String key, ByteBuf value);
+
+    /** {@link #put} for several distinct keys in one call. */
+    List<KeyResult<Void>> putAll(List<String> keys, List<ByteBuf> values);
+
+    /** Whether each key holds a value. */
+    List<KeyResult<Boolean>> exists(List<String> keys);
+
+    /** Removes each key's value at once; {@code OBJECT_NOT_FOUND} for a key that held none. */
+    List<KeyResult<Void>> remove(List<String> keys);
+
+    /**
+     * The size the store last saw for {@code key}'s value, from memory only (no call), or -1 when it does not
+     * know; a hint, which may be out of date.
+     */
+    long sizeHint(String key);
+
+    /** The size of the value of {@code key}, without reading it; empty when the key holds none. */
+    OptionalLong size(String key);
+
+    /**
+     * Keys starting with {@code prefix}, in {@link String#compareTo} order, at most {@code limit} (no more than
+     * {@link #listLimit()}), and whether more exist.
+     */
+    KeyListing list(String prefix, int limit);
+
+    /** The most keys one {@link #list} call returns. */
+    int listLimit();
+
+    /** Removes every value; returns how many. */
+    long removeAll();
+
+    /** The store's figures for INFO and DBSIZE. */
+    StoreStats stats();
+
+    /** Where the store is, for INFO (e.g. the master's address). */
+    String describe();
+
+    /** Releases what the store owns; idempotent. */
+    @Override
+    void close();
+
+    /**
+     * Keys of a listing.
+     *
+     * <p>Thread-safe (immutable).
+     *
+     * @param keys the keys, in order
+     * @param truncated whether more keys matched than were returned
+     */
+    record KeyListing(List<String> keys, boolean truncated) {
+        public KeyListing {
+            keys = List.copyOf(keys);
+        }
+    }
+
+    /**
+     * The store's figures.
+     *
+     * <p>Thread-safe (immutable).
+     *
+     * @param version Tiffin version of the master
+     * @param keys objects stored
+     * @param capacity bytes of memory the nodes contribute
+     * @param used bytes of it in use
+     * @param liveNodes nodes alive
+     * @param evictedKeys objects evicted since the master started
+     */
+    record StoreStats(String version, long keys, long capacity, long used, int liveNodes, long evictedKeys) {
+    }
+}

@@ -1,0 +1,256 @@
+package io.tiffin.core.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.redis.FullBulkStringRedisMessage;
+import io.netty.handler.codec.redis.RedisMessage;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.TiffinException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/**
+ * The string commands: GET, SET, MGET, MSET, STRLEN, GETRANGE, and the batched forms the connection uses for
+ * runs of pipelined GETs and SETs ({@link #getRun}, {@link #setRun}).
+ *
+ * <p>SET replaces the value (an upsert). What Tiffin cannot honour yet is refused with an error that says
+ * why, never pretended: EX, PX, EXAT and PXAT (the master keeps no deadlines), NX, XX and GET (a condition
+ * the master would have to check atomically), empty values (the store holds no zero-byte objects), and
+ * replacing a value read in the last lease period ({@code OBJECT_HAS_LEASE}). KEEPTTL is accepted: no key
+ * has a time to live to keep.
+ *
+ * <p>Thread-safe (stateless besides the shared context).
+ */
+final class StringCommands {
+    private final GatewayContext gw;
+
+    StringCommands(GatewayContext gw) {
+        this.gw = gw;
+    }
+
+    RedisMessage get(CommandSpec.Call call) {
+        String key = call.command().key(1);
+        ByteBuf value;
+        try {
+            value = gw.store.get(key, call.buffers());
+        } catch (TiffinException e) {
+            throw RespError.store(e, "GET of '" + key + "'");
+        }
+        return reply(call.protocol(), value);
+    }
+
+    /** A GET's reply: its value framed in place, or nil. */
+    private RedisMessage reply(int protocol, ByteBuf value) {
+        if (value == null || !value.isReadable()) {
+            return found(protocol, value);
+        }
+        gw.stats.hits.increment();
+        return EncodedReply.bulk(value);
+    }
+
+    /** A value as an element of an array reply (MGET), or nil. */
+    private RedisMessage found(int protocol, ByteBuf value) {
+        if (value == null) {
+            gw.stats.misses.increment();
+            return Replies.nil(protocol);
+        }
+        gw.stats.hits.increment();
+        return value.isReadable() ? Replies.bulk(value) : releasedEmpty(value);
+    }
+
+    private static RedisMessage releasedEmpty(ByteBuf value) {
+        value.release();
+        return FullBulkStringRedisMessage.EMPTY_INSTANCE;
+    }
+
+    /** GETs of several keys in one store call, one reply each (pipelined GETs of one read). */
+    List<RedisMessage> getRun(List<String> keys, GatewayStore.ValueBuffers buffers, int protocol) {
+        List<KeyResult<ByteBuf>> results;
+        try {
+            results = gw.store.getAll(keys, buffers);
+        } catch (TiffinException e) {
+            List<RedisMessage> errors = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                errors.add(Replies.error(RespError.store(e, "GET of '" + key + "'")));
+            }
+            return errors;
+        }
+        List<RedisMessage> out = new ArrayList<>(keys.size());
+        for (KeyResult<ByteBuf> r : results) {
+            if (r.isOk() || r.code() == ErrorCode.OBJECT_NOT_FOUND) {
+                out.add(reply(protocol, r.value()));
+            } else {
+                out.add(Replies.error(RespError.store(new TiffinException(r.code(), r.code().hint()),
+                        "GET of '" + r.key() + "'")));
+            }
+        }
+        return out;
+    }
+
+    RedisMessage set(CommandSpec.Call call) {
+        RespCommand c = call.command();
+        String key = c.key(1);
+        SetOptions options = SetOptions.parse(c, gw.ticker.millis());
+        checkSupported(options, c);
+        checkValue(c.arg(2));
+        KeyResult<Void> result;
+        try {
+            result = gw.puts.putAll(List.of(key), List.of(c.arg(2))).getFirst();
+        } catch (TiffinException e) {
+            throw putFailure(e, key);
+        }
+        if (!result.isOk()) {
+            throw putFailure(new TiffinException(result.code(), result.code().hint()), key);
+        }
+        return Replies.OK;
+    }
+
+    /** SETs of distinct keys in one store call, one reply each (pipelined plain SETs of one read). */
+    List<RedisMessage> setRun(List<String> keys, List<ByteBuf> values) {
+        List<KeyResult<Void>> results;
+        try {
+            results = gw.puts.putAll(keys, values);
+        } catch (TiffinException e) {
+            List<RedisMessage> errors = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                errors.add(Replies.error(putFailure(e, key)));
+            }
+            return errors;
+        }
+        List<RedisMessage> out = new ArrayList<>(keys.size());
+        for (KeyResult<Void> r : results) {
+            out.add(r.isOk() ? Replies.OK : Replies.error(putFailure(new TiffinException(r.code(), r.code().hint()),
+                    r.key())));
+        }
+        return out;
+    }
+
+    private static void checkSupported(SetOptions o, RespCommand c) {
+        if (o.expiry() != null) {
+            throw RespError.err("NOT_SUPPORTED SET with " + o.expiry() + ": Tiffin's master does not keep expiry"
+                    + " deadlines yet, so the value would never expire; store it without EX/PX/EXAT/PXAT");
+        }
+        String condition = o.nx() ? "NX" : o.xx() ? "XX" : o.get() ? "GET" : null;
+        if (condition != null) {
+            throw RespError.err("NOT_SUPPORTED SET with " + condition + ": Tiffin cannot yet check the key and"
+                    + " store the value as one atomic step on the master; use a plain SET");
+        }
+    }
+
+    /** Tiffin stores no zero-byte objects. */
+    static void checkValue(ByteBuf value) {
+        if (!value.isReadable()) {
+            throw RespError.err("INVALID_PARAMS SET of an empty value: Tiffin does not store zero-byte values yet");
+        }
+    }
+
+    static RespError putFailure(TiffinException e, String key) {
+        if (e.code() == ErrorCode.OBJECT_HAS_LEASE) {
+            return RespError.err("OBJECT_HAS_LEASE SET of '" + key + "': the value was read within the last read"
+                    + " lease (master.lease-ttl, 10s by default) and Tiffin replaces it only once that lease has"
+                    + " ended; retry then (replacing at once is not available yet)");
+        }
+        return RespError.store(e, "SET of '" + key + "'");
+    }
+
+    RedisMessage mget(CommandSpec.Call call) {
+        List<String> keys = call.command().keys(1);
+        List<KeyResult<ByteBuf>> results;
+        try {
+            results = gw.store.getAll(keys, call.buffers());
+        } catch (TiffinException e) {
+            throw RespError.store(e, "MGET");
+        }
+        List<RedisMessage> out = new ArrayList<>(keys.size());
+        RespError failure = null;
+        for (KeyResult<ByteBuf> r : results) {
+            if (r.isOk() || r.code() == ErrorCode.OBJECT_NOT_FOUND) {
+                out.add(found(call.protocol(), r.value()));
+            } else if (failure == null) {
+                failure = RespError.store(new TiffinException(r.code(), r.code().hint()), "MGET of '" + r.key() + "'");
+            }
+        }
+        if (failure != null) {
+            out.forEach(io.netty.util.ReferenceCountUtil::release);
+            throw failure;
+        }
+        return Replies.array(out);
+    }
+
+    RedisMessage mset(CommandSpec.Call call) {
+        RespCommand c = call.command();
+        if (c.argc() % 2 != 1) {
+            throw RespError.wrongArity("mset");
+        }
+        Map<String, ByteBuf> last = new LinkedHashMap<>();
+        for (int i = 1; i < c.argc(); i += 2) {
+            checkValue(c.arg(i + 1));
+            String key = c.key(i);
+            last.remove(key);
+            last.put(key, c.arg(i + 1)); // a key given twice ends with its last value, as in Redis
+        }
+        List<String> keys = new ArrayList<>(last.keySet());
+        List<KeyResult<Void>> results;
+        try {
+            results = gw.puts.putAll(keys, new ArrayList<>(last.values()));
+        } catch (TiffinException e) {
+            throw RespError.store(e, "MSET");
+        }
+        for (KeyResult<Void> r : results) {
+            if (!r.isOk()) {
+                throw putFailure(new TiffinException(r.code(), r.code().hint()), r.key());
+            }
+        }
+        return Replies.OK;
+    }
+
+    RedisMessage strlen(CommandSpec.Call call) {
+        String key = call.command().key(1);
+        try {
+            OptionalLong size = gw.store.size(key);
+            return Replies.integer(size.orElse(0));
+        } catch (TiffinException e) {
+            throw RespError.store(e, "STRLEN of '" + key + "'");
+        }
+    }
+
+    RedisMessage getrange(CommandSpec.Call call) {
+        RespCommand c = call.command();
+        long start = Numbers.parseLong(c.text(2));
+        long end = Numbers.parseLong(c.text(3));
+        String key = c.key(1);
+        ByteBuf value;
+        try {
+            value = gw.store.get(key, call.buffers());
+        } catch (TiffinException e) {
+            throw RespError.store(e, "GETRANGE of '" + key + "'");
+        }
+        if (value == null) {
+            return FullBulkStringRedisMessage.EMPTY_INSTANCE;
+        }
+        long len = value.readableBytes();
+        if (start < 0 && end < 0 && start > end) {
+            return releasedEmpty(value);
+        }
+        if (start < 0) {
+            start = len + start;
+        }
+        if (end < 0) {
+            end = len + end;
+        }
+        start = Math.max(0, start);
+        end = Math.max(0, end);
+        if (end >= len) {
+            end = len - 1;
+        }
+        if (start > end || len == 0) {
+            return releasedEmpty(value);
+        }
+        ByteBuf slice = value.retainedSlice(value.readerIndex() + (int) start, (int) (end - start + 1));
+        value.release();
+        return Replies.bulk(slice);
+    }
+}

@@ -1,0 +1,335 @@
+package io.tiffin.core.gateway;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.netty.buffer.ByteBuf;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.ClusterStats;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.util.Ticker;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * {@link GatewayStore} over Tiffin's client. The only class of the gateway that knows {@link TiffinClient}:
+ * values move with its zero-copy forms ({@code putFrom}, {@code getInto} on {@link MemorySegment} views of
+ * the gateway's direct buffers); SET is an upsert; DEL a forced removal (the master keeps a removed value's
+ * bytes away from new puts until its readers' leases end, so they never read another object's bytes);
+ * listings and statistics come from the client's {@code listKeys} and {@code stats}.
+ *
+ * <p>A batch put's key that finds no room, or another client's put of it under way, is put again on its own:
+ * the single put waits for eviction to make room, and for the other put to end.
+ *
+ * <p>A read must be given a buffer before it knows the value's size, so the store remembers the sizes it
+ * saw (its puts, reads and listings) and reads into a buffer of that size; a key it knows nothing of is
+ * read into a small buffer first, and only a value that does not fit costs a listing for its size and a
+ * second read (the client then reuses the location it looked up).
+ *
+ * <p>Thread-safe.
+ */
+public final class TiffinGatewayStore implements GatewayStore {
+    /** The master lists at most this many keys per call. */
+    static final int LIST_LIMIT = 100_000;
+    /** Size of the first read of a key whose size is unknown. */
+    static final int FIRST_READ = 16 * 1024;
+    /** How long a SET waits for another client's put of the same key to end. */
+    private static final long CONCURRENT_PUT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final TiffinClient client;
+    private final boolean owned;
+    private final PutOptions putOptions;
+    private final String master;
+    /** Last size seen per key; a hint only: a wrong one costs a second read, never a wrong answer. */
+    private final Cache<String, Integer> sizes = Caffeine.newBuilder().maximumSize(100_000).build();
+
+    private TiffinGatewayStore(TiffinClient client, boolean owned, int replicas, String master) {
+        this.client = client;
+        this.owned = owned;
+        this.putOptions = PutOptions.replicas(replicas).withUpsert(true);
+        this.master = master;
+    }
+
+    /** Connects a client of its own with {@code options}; {@link #close()} closes it. */
+    public static TiffinGatewayStore connect(TiffinClient.Options options, int replicas) {
+        return new TiffinGatewayStore(TiffinClient.connect(options), true, replicas, options.masterAddress());
+    }
+
+    /** Uses {@code client}, which stays the caller's (not closed by {@link #close()}). */
+    public static TiffinGatewayStore over(TiffinClient client, int replicas, String masterAddress) {
+        return new TiffinGatewayStore(client, false, replicas, masterAddress);
+    }
+
+    // --------------------------------------------------------------------------------------- reads
+
+    @Override
+    public ByteBuf get(String key, ValueBuffers buffers) {
+        Integer hint = sizes.getIfPresent(key);
+        ByteBuf buf = buffers.allocate(hint == null ? FIRST_READ : Math.max(1, hint));
+        try {
+            long n = client.getInto(key, writable(buf));
+            return filled(key, buf, n, hint);
+        } catch (TiffinException e) {
+            buf.release();
+            if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+                sizes.invalidate(key);
+                return null; // absent, or a first put still under way: not there yet
+            }
+            if (e.code() != ErrorCode.BUFFER_OVERFLOW) {
+                throw e;
+            }
+        }
+        return readAtSize(key, buffers);
+    }
+
+    /** Second try of a read whose value did not fit: asks for the size, then reads into a buffer that fits. */
+    private ByteBuf readAtSize(String key, ValueBuffers buffers) {
+        for (int attempt = 0; attempt < 3; attempt++) {
+            OptionalLong size = size(key);
+            if (size.isEmpty()) {
+                return null;
+            }
+            ByteBuf buf = buffers.allocate(checkedSize(key, size.getAsLong()));
+            try {
+                return filled(key, buf, client.getInto(key, writable(buf)), null);
+            } catch (TiffinException e) {
+                buf.release();
+                if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+                    return null;
+                }
+                if (e.code() != ErrorCode.BUFFER_OVERFLOW) {
+                    throw e;
+                }
+                // replaced by a larger value meanwhile: look again
+            }
+        }
+        throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, "the value of " + key + " kept growing while it was"
+                + " read (replaced three times); retry");
+    }
+
+    private static int checkedSize(String key, long size) {
+        if (size > Integer.MAX_VALUE - 16) {
+            throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, "the value of " + key + " is " + size
+                    + " bytes, more than one RESP reply can carry");
+        }
+        return (int) size;
+    }
+
+    /** {@code buf} with the {@code n} bytes read; the size remembered unless {@code hint} already was it. */
+    private ByteBuf filled(String key, ByteBuf buf, long n, Integer hint) {
+        buf.writerIndex(buf.writerIndex() + (int) n);
+        remember(key, (int) n, hint);
+        return buf;
+    }
+
+    private void remember(String key, int size, Integer known) {
+        if (known == null || known != size) {
+            sizes.put(key, size);
+        }
+    }
+
+    /** A view of the writable bytes of a gateway buffer. */
+    private static MemorySegment writable(ByteBuf buf) {
+        return MemorySegment.ofBuffer(buf.nioBuffer(buf.writerIndex(), buf.writableBytes()));
+    }
+
+    @Override
+    public List<KeyResult<ByteBuf>> getAll(List<String> keys, ValueBuffers buffers) {
+        int n = keys.size();
+        List<ByteBuf> bufs = new ArrayList<>(n);
+        List<MemorySegment> segments = new ArrayList<>(n);
+        List<KeyResult<ByteBuf>> out = new ArrayList<>(n);
+        try {
+            Integer[] hints = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                hints[i] = sizes.getIfPresent(keys.get(i));
+                ByteBuf buf = buffers.allocate(hints[i] == null ? FIRST_READ : Math.max(1, hints[i]));
+                bufs.add(buf);
+                segments.add(writable(buf));
+            }
+            List<KeyResult<Long>> read = client.batchGetInto(keys, segments);
+            for (int i = 0; i < n; i++) {
+                KeyResult<Long> r = read.get(i);
+                ByteBuf buf = bufs.get(i);
+                bufs.set(i, null);
+                if (r.isOk()) {
+                    out.add(KeyResult.ok(keys.get(i), filled(keys.get(i), buf, r.value(), hints[i])));
+                    continue;
+                }
+                buf.release();
+                if (r.code() == ErrorCode.BUFFER_OVERFLOW) {
+                    out.add(readOne(keys.get(i), buffers));
+                } else {
+                    out.add(KeyResult.failed(keys.get(i), r.code() == ErrorCode.REPLICA_IS_NOT_READY
+                            ? ErrorCode.OBJECT_NOT_FOUND : r.code()));
+                }
+            }
+            return out;
+        } catch (RuntimeException e) {
+            bufs.forEach(b -> {
+                if (b != null) {
+                    b.release();
+                }
+            });
+            out.forEach(r -> {
+                if (r.isOk()) {
+                    r.value().release();
+                }
+            });
+            throw e;
+        }
+    }
+
+    private KeyResult<ByteBuf> readOne(String key, ValueBuffers buffers) {
+        try {
+            ByteBuf b = readAtSize(key, buffers);
+            return b == null ? KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND) : KeyResult.ok(key, b);
+        } catch (TiffinException e) {
+            return KeyResult.failed(key, e.code());
+        }
+    }
+
+    // -------------------------------------------------------------------------------------- writes
+
+    @Override
+    public void put(String key, ByteBuf value) {
+        MemorySegment segment = readable(value);
+        long deadline = Ticker.SYSTEM.nanos() + CONCURRENT_PUT_WAIT_NANOS;
+        for (int attempt = 0; ; attempt++) {
+            try {
+                client.putFrom(key, segment, putOptions);
+                remember(key, value.readableBytes(), sizes.getIfPresent(key));
+                return;
+            } catch (TiffinException e) {
+                // another client's put of the key is under way: ours comes after it, as Redis orders two SETs
+                if (e.code() != ErrorCode.OBJECT_ALREADY_EXISTS || Ticker.SYSTEM.nanos() > deadline) {
+                    throw e;
+                }
+                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(Math.min(50_000, 100L << Math.min(attempt, 9))));
+            }
+        }
+    }
+
+    @Override
+    public List<KeyResult<Void>> putAll(List<String> keys, List<ByteBuf> values) {
+        List<MemorySegment> segments = new ArrayList<>(values.size());
+        for (ByteBuf v : values) {
+            segments.add(readable(v));
+        }
+        List<KeyResult<Void>> results = new ArrayList<>(client.batchPutFrom(keys, segments, putOptions));
+        for (int i = 0; i < results.size(); i++) {
+            KeyResult<Void> r = results.get(i);
+            // another client's put of the key under way, or no room yet: the single put waits for either
+            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
+                try {
+                    put(keys.get(i), values.get(i));
+                    results.set(i, KeyResult.ok(keys.get(i), null));
+                } catch (TiffinException e) {
+                    results.set(i, KeyResult.failed(keys.get(i), e.code()));
+                }
+            } else if (r.isOk()) {
+                remember(keys.get(i), values.get(i).readableBytes(), sizes.getIfPresent(keys.get(i)));
+            }
+        }
+        return results;
+    }
+
+    /** A view of the readable bytes of a value; one copy for the rare buffer that is not one piece of memory. */
+    private static MemorySegment readable(ByteBuf value) {
+        if (value.nioBufferCount() == 1) {
+            return MemorySegment.ofBuffer(value.nioBuffer(value.readerIndex(), value.readableBytes()));
+        }
+        byte[] copy = new byte[value.readableBytes()];
+        value.getBytes(value.readerIndex(), copy);
+        return MemorySegment.ofArray(copy);
+    }
+
+    @Override
+    public List<KeyResult<Boolean>> exists(List<String> keys) {
+        List<KeyResult<Boolean>> results = client.batchExists(keys);
+        List<KeyResult<Boolean>> out = new ArrayList<>(results.size());
+        for (KeyResult<Boolean> r : results) {
+            out.add(r.code() == ErrorCode.REPLICA_IS_NOT_READY || r.code() == ErrorCode.OBJECT_NOT_FOUND
+                    ? KeyResult.ok(r.key(), false) : r);
+        }
+        return out;
+    }
+
+    @Override
+    public List<KeyResult<Void>> remove(List<String> keys) {
+        keys.forEach(sizes::invalidate);
+        List<KeyResult<Void>> results = client.batchRemove(keys, true);
+        List<KeyResult<Void>> out = new ArrayList<>(results.size());
+        for (KeyResult<Void> r : results) {
+            // a first put still under way is not there yet: the removal came before it
+            out.add(r.code() == ErrorCode.REPLICA_IS_NOT_READY ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND)
+                    : r);
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------- listings and figures
+
+    @Override
+    public long sizeHint(String key) {
+        Integer size = sizes.getIfPresent(key);
+        return size == null ? -1 : size;
+    }
+
+    @Override
+    public OptionalLong size(String key) {
+        List<io.tiffin.core.client.KeyListing.KeySize> listed = client.listKeys(key, 1).keys();
+        if (listed.isEmpty() || !listed.getFirst().key().equals(key)) {
+            sizes.invalidate(key);
+            return OptionalLong.empty();
+        }
+        long size = listed.getFirst().size();
+        if (size <= Integer.MAX_VALUE) {
+            sizes.put(key, (int) size);
+        }
+        return OptionalLong.of(size);
+    }
+
+    @Override
+    public KeyListing list(String prefix, int limit) {
+        io.tiffin.core.client.KeyListing listing = client.listKeys(prefix, Math.max(1, Math.min(limit, LIST_LIMIT)));
+        List<String> keys = new ArrayList<>(listing.keys().size());
+        listing.keys().forEach(k -> keys.add(k.key()));
+        return new KeyListing(keys, listing.truncated());
+    }
+
+    @Override
+    public int listLimit() {
+        return LIST_LIMIT;
+    }
+
+    @Override
+    public long removeAll() {
+        sizes.invalidateAll();
+        return client.removeAll(true);
+    }
+
+    @Override
+    public StoreStats stats() {
+        ClusterStats s = client.stats();
+        return new StoreStats(s.version(), s.keys(), s.capacity(), s.used(), s.liveNodes(), s.evictedKeys());
+    }
+
+    @Override
+    public String describe() {
+        return master;
+    }
+
+    @Override
+    public void close() {
+        if (owned) {
+            client.close();
+        }
+    }
+}

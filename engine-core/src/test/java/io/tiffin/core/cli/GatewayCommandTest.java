@@ -1,0 +1,168 @@
+package io.tiffin.core.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.config.TiffinConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code tiffin gateway} and {@code tiffin standalone --redis-port}, run in-process: they serve RESP on
+ * the port given, stop on interruption, and a port in use stops start-up with a message naming the flag.
+ */
+class GatewayCommandTest {
+    private static final Pattern GATEWAY_LINE = Pattern.compile(
+            "Tiffin Redis gateway listening on 127\\.0\\.0\\.1:(\\d+) \\(RESP2/RESP3, store: master (\\S+)\\)");
+    private static Tiffin tiffin;
+    private static String master;
+
+    @BeforeAll
+    static void startCluster() {
+        tiffin = Tiffin.embedded(TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "64MiB").build());
+        master = "127.0.0.1:" + tiffin.master().address().getPort();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        tiffin.close();
+    }
+
+    /** A server command on its own thread, stopped by interrupting it. */
+    private static final class Running {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final AtomicInteger exit = new AtomicInteger(-1);
+        final Thread thread;
+
+        Running(String marker, String... args) {
+            thread = new Thread(() -> exit.set(TiffinCli.run(InputStream.nullInputStream(),
+                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                    Map.of(), args)));
+            thread.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> out().contains(marker) || !thread.isAlive());
+        }
+
+        String out() {
+            return out.toString(StandardCharsets.UTF_8);
+        }
+
+        int stop() throws InterruptedException {
+            thread.interrupt();
+            thread.join(20_000);
+            return exit.get();
+        }
+    }
+
+    private static int run(ByteArrayOutputStream err, String... args) {
+        return TiffinCli.run(InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
+    }
+
+    /** Sends inline commands and reads {@code replyBytes} bytes of replies. */
+    private static String resp(int port, String commands, int replyBytes) throws IOException {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(commands.getBytes(StandardCharsets.UTF_8));
+            return new String(s.getInputStream().readNBytes(replyBytes), StandardCharsets.UTF_8);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void gatewayServesRespAndItsValuesAreTiffinsObjects() throws Exception {
+        Running gateway = new Running("listening", "gateway", "--master", master, "--port", "0");
+        Matcher m = GATEWAY_LINE.matcher(gateway.out().strip());
+        assertThat(m.matches()).as(gateway.out() + gateway.err).isTrue();
+        assertThat(m.group(2)).isEqualTo(master);
+        int port = Integer.parseInt(m.group(1));
+        assertThat(resp(port, "PING\r\nSET from-resp hello\r\nGET from-resp\r\n", 23))
+                .isEqualTo("+PONG\r\n+OK\r\n$5\r\nhello\r\n");
+        assertThat(tiffin.client().get("from-resp")).isEqualTo("hello".getBytes(StandardCharsets.UTF_8));
+        assertThat(gateway.stop()).isZero();
+        assertThat(gateway.out()).endsWith("Stopped.\n");
+        assertThat(catchRefused(port)).as("the port is closed after the stop").isTrue();
+    }
+
+    private static boolean catchRefused(int port) {
+        try (Socket ignored = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            return false;
+        } catch (IOException refused) {
+            return true;
+        }
+    }
+
+    @Test
+    void gatewayOnAPortInUseFailsNamingTheFlag() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int exit = run(err, "gateway", "--master", master, "--port", Integer.toString(taken.getLocalPort()));
+            assertThat(exit).isEqualTo(1);
+            assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("error: INVALID_PARAMS: --port "
+                    + taken.getLocalPort() + " (gateway.port [flag --port]) cannot be used on 127.0.0.1: ")
+                    .contains("Choose another port with --port");
+        }
+    }
+
+    @Test
+    void standaloneServesRespOnItsRedisPort() throws Exception {
+        int port = freePort();
+        Running standalone = new Running("Ready.", "standalone", "--port", "0", "--admin-port", "0",
+                "--segment-size", "16MiB", "--redis-port", Integer.toString(port));
+        assertThat(standalone.out()).as(standalone.err.toString()).contains(
+                "Tiffin Redis gateway listening on 127.0.0.1:" + port + " (RESP2/RESP3, store: master 127.0.0.1:");
+        assertThat(resp(port, "SET k v\r\nGET k\r\n", 12)).isEqualTo("+OK\r\n$1\r\nv\r\n");
+        assertThat(standalone.stop()).isZero();
+    }
+
+    @Test
+    void standaloneWithRedisPortZeroServesNoResp() throws Exception {
+        Running standalone = new Running("Ready.", "standalone", "--port", "0", "--admin-port", "0",
+                "--segment-size", "16MiB", "--redis-port", "0");
+        assertThat(standalone.out()).contains("Ready.").doesNotContain("Redis gateway");
+        assertThat(standalone.stop()).isZero();
+    }
+
+    @Test
+    void standaloneOnARedisPortInUseFailsNamingTheFlagAndStopsWhatItStarted() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int masterPort = freePort();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int exit = run(err, "standalone", "--port", Integer.toString(masterPort), "--admin-port", "0",
+                    "--segment-size", "16MiB", "--redis-port", Integer.toString(taken.getLocalPort()));
+            assertThat(exit).isEqualTo(1);
+            assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("error: INVALID_PARAMS: --redis-port "
+                    + taken.getLocalPort() + " (gateway.port [flag --redis-port]) cannot be used on 127.0.0.1: ");
+            assertThat(catchRefused(masterPort)).as("the master it started is stopped").isTrue();
+        }
+    }
+
+    @Test
+    void helpListsTheGateway() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        TiffinCli.run(InputStream.nullInputStream(), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), Map.of(), "--help");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("gateway", "Redis-protocol");
+    }
+}

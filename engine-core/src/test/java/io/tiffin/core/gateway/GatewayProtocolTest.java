@@ -1,0 +1,238 @@
+package io.tiffin.core.gateway;
+
+import static io.tiffin.core.gateway.RespSocket.command;
+import static io.tiffin.core.gateway.RespSocket.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The wire protocol byte for byte over a bare socket: inline commands, pipelining, RESP3 types, QUIT,
+ * protocol errors (answered after the commands before them, then the connection closes), binary values,
+ * and that a pipeline's GETs and SETs reach the store as one batch call each.
+ */
+class GatewayProtocolTest {
+    private static GatewayFixture fixture;
+    private static RecordingStore store;
+
+    @BeforeAll
+    static void start() {
+        LeakCheck.install();
+        fixture = GatewayFixture.start(Map.of(), s -> store = new RecordingStore(s));
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            LeakCheck.assertClean(fixture.gateway);
+        } finally {
+            fixture.close();
+        }
+    }
+
+    @BeforeEach
+    void flush() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            assertThat(s.call("FLUSHALL")).isEqualTo("OK");
+        }
+        store.calls.clear();
+    }
+
+    @Test
+    void inlineCommandsSplitLikeRedis() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send("SET k \"a\\x41b c\\n\" \r\nGET k\r\n\r\nPING\nECHO 'it\\'s'\r\nset   k2    'x y'\r\nget k2\r\n");
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat(text(s.read())).isEqualTo("aAb c\n");
+            assertThat(s.read()).isEqualTo("PONG");
+            assertThat(text(s.read())).isEqualTo("it's");
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat(text(s.read())).isEqualTo("x y");
+        }
+    }
+
+    @Test
+    void unbalancedQuotesAreAProtocolError() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send("PING\r\nECHO \"a\"b\r\nPING\r\n");
+            assertThat(new String(s.readToEnd(5000), StandardCharsets.US_ASCII))
+                    .isEqualTo("+PONG\r\n-ERR Protocol error: unbalanced quotes in request\r\n");
+        }
+    }
+
+    @Test
+    void protocolErrorsAreAnsweredAfterTheCommandsBeforeThemThenTheConnectionCloses() {
+        Map<String, String> cases = Map.of(
+                "*1\r\n$1000000000000\r\n", "-ERR Protocol error: invalid bulk length\r\n",
+                "*1000000000000\r\n", "-ERR Protocol error: invalid multibulk length\r\n",
+                "*2\r\n$3\r\nGET\r\nx\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n",
+                "*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length\r\n",
+                "*x\r\n", "-ERR Protocol error: invalid multibulk length\r\n",
+                "*1\r\n$01\r\nx\r\n", "-ERR Protocol error: invalid bulk length\r\n",
+                "*1\r\n+PING\r\n", "-ERR Protocol error: expected '$', got '+'\r\n");
+        cases.forEach((bad, error) -> {
+            try (RespSocket s = new RespSocket(fixture.port())) {
+                s.send(command("PING")).send(command("ECHO", "before")).send(bad).send(command("PING"));
+                assertThat(new String(s.readToEnd(5000), StandardCharsets.US_ASCII)).as(bad)
+                        .isEqualTo("+PONG\r\n$6\r\nbefore\r\n" + error);
+            }
+        });
+    }
+
+    @Test
+    void emptyAndNullArraysAreIgnoredAsRedisDoes() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send("*0\r\n*-1\r\n").send(command("PING"));
+            assertThat(s.read()).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void aPipelineIsAnsweredInOrder() {
+        ByteArrayOutputStream pipeline = new ByteArrayOutputStream();
+        for (int i = 0; i < 200; i++) {
+            pipeline.writeBytes(command("SET", "p" + i, "v" + i));
+            pipeline.writeBytes(command("GET", "p" + (i / 2)));
+            pipeline.writeBytes(command("ECHO", "e" + i));
+        }
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send(pipeline.toByteArray());
+            for (int i = 0; i < 200; i++) {
+                assertThat(s.read()).isEqualTo("OK");
+                assertThat(text(s.read())).isEqualTo("v" + (i / 2));
+                assertThat(text(s.read())).isEqualTo("e" + i);
+            }
+        }
+    }
+
+    @Test
+    void pipelinedGetsAndSetsOfOneReadGoToTheStoreAsOneBatchCall() {
+        ByteArrayOutputStream sets = new ByteArrayOutputStream();
+        ByteArrayOutputStream gets = new ByteArrayOutputStream();
+        for (int i = 0; i < 16; i++) {
+            sets.writeBytes(command("SET", "b" + i, "value-" + i));
+            gets.writeBytes(command("GET", "b" + i));
+        }
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send(sets.toByteArray());
+            for (int i = 0; i < 16; i++) {
+                assertThat(s.read()).isEqualTo("OK");
+            }
+            s.send(gets.toByteArray());
+            for (int i = 0; i < 16; i++) {
+                assertThat(text(s.read())).isEqualTo("value-" + i);
+            }
+        }
+        assertThat(store.calls).containsExactly("putAll:16", "getAll:16");
+    }
+
+    @Test
+    void aSetOfAKeyAlreadyInTheRunStartsANewRunSoTheLastValueWins() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            ByteArrayOutputStream oneWrite = new ByteArrayOutputStream();
+            oneWrite.writeBytes(command("SET", "d", "1"));
+            oneWrite.writeBytes(command("SET", "e", "1"));
+            oneWrite.writeBytes(command("SET", "d", "2"));
+            oneWrite.writeBytes(command("MGET", "d", "e"));
+            s.send(oneWrite.toByteArray());
+            assertThat(List.of(s.read(), s.read(), s.read())).containsOnly("OK");
+            assertThat(((List<?>) s.read()).stream().map(RespSocket::text)).containsExactly("2", "1");
+        }
+        assertThat(store.calls).containsExactly("putAll:2", "putAll:1", "getAll:2");
+    }
+
+    @Test
+    void valuesAreByteExactWhateverTheirBytes() {
+        byte[] all = new byte[256 * 1024 + 7];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (byte) (i * 31 + (i >> 8));
+        }
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            assertThat(s.call("SET", "bin", all)).isEqualTo("OK");
+            assertThat((byte[]) s.call("GET", "bin")).isEqualTo(all);
+            assertThat(s.call("STRLEN", "bin")).isEqualTo((long) all.length);
+            assertThat((byte[]) s.call("GETRANGE", "bin", "1000", "1009"))
+                    .isEqualTo(java.util.Arrays.copyOfRange(all, 1000, 1010));
+        }
+    }
+
+    @Test
+    void keysThatAreNotUtf8AreRefused() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            Object reply = s.call("SET", new byte[] {(byte) 0xff, (byte) 0xfe}, "v");
+            assertThat(reply).isEqualTo(new RespSocket.Err(
+                    "ERR INVALID_KEY the key is not valid UTF-8; Tiffin keys are Unicode strings"));
+            assertThat(s.call("SET", "ключ", "значение")).isEqualTo("OK");
+            assertThat(text(s.call("GET", "ключ"))).isEqualTo("значение");
+        }
+    }
+
+    @Test
+    void resp3UsesItsOwnNullMapAndVerbatimTypes() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send(command("HELLO", "3")).send(command("GET", "missing")).send(command("CONFIG", "GET", "appendonly"))
+                    .send(command("INFO", "clients")).send(command("QUIT"));
+            String wire = new String(s.readToEnd(5000), StandardCharsets.US_ASCII);
+            assertThat(wire).startsWith("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n")
+                    .contains("\r\n_\r\n%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n=")
+                    .contains("txt:# Clients\r\nconnected_clients:")
+                    .endsWith("\r\n+OK\r\n");
+        }
+    }
+
+    @Test
+    void quitAnswersOkAndCloses() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send(command("PING")).send(command("QUIT")).send(command("PING"));
+            assertThat(new String(s.readToEnd(5000), StandardCharsets.US_ASCII)).isEqualTo("+PONG\r\n+OK\r\n");
+        }
+    }
+
+    @Test
+    void scanPagesThroughEveryKeyOnceAndKeysUsesTheLiteralPrefix() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            List<Object> mset = new ArrayList<>(List.of("MSET"));
+            for (int i = 0; i < 2500; i++) {
+                mset.add("user:" + i);
+                mset.add("v");
+                mset.add("other:" + i);
+                mset.add("v");
+            }
+            assertThat(s.call(mset.toArray())).isEqualTo("OK");
+            store.calls.clear();
+            List<String> seen = new ArrayList<>();
+            String cursor = "0";
+            int steps = 0;
+            do {
+                List<?> page = (List<?>) s.call("SCAN", cursor, "MATCH", "user:*", "COUNT", "100");
+                cursor = text(page.get(0));
+                for (Object k : (List<?>) page.get(1)) {
+                    seen.add(text(k));
+                }
+                if (steps++ == 10) {
+                    assertThat(s.call("DEL", "user:0", "user:1", "user:10")).isEqualTo(3L); // already returned
+                }
+            } while (!cursor.equals("0"));
+            assertThat(seen).hasSize(2500).doesNotHaveDuplicates().allMatch(k -> k.startsWith("user:"));
+            assertThat(steps).isEqualTo(25);
+            assertThat(store.calls).allMatch(c -> c.equals("list:user:") || c.startsWith("remove:"));
+
+            List<?> keys = (List<?>) s.call("KEYS", "user:1?");
+            assertThat(keys.stream().map(RespSocket::text)).containsExactly("user:11", "user:12", "user:13",
+                    "user:14", "user:15", "user:16", "user:17", "user:18", "user:19");
+            assertThat(((List<?>) s.call("KEYS", "other:2[0-1]")).stream().map(RespSocket::text))
+                    .containsExactly("other:20", "other:21");
+            assertThat(((List<?>) s.call("KEYS", "*:249[^0-8]")).stream().map(RespSocket::text))
+                    .containsExactly("other:2499", "user:2499");
+            assertThat(store.calls).contains("list:user:1", "list:other:2", "list:");
+        }
+    }
+}
