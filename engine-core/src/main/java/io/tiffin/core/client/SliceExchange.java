@@ -67,6 +67,12 @@ final class SliceExchange {
      */
     void addWrite(Map<String, NodeRequests> byNode, int owner, ReplicaDescriptor d, MemorySegment src,
                   io.tiffin.core.transport.proto.CommitRecord commit) {
+        if (d.size() == 0) {
+            if (commit != null) {
+                addCommit(byNode, owner, d, commit); // a 0-byte object: its record alone
+            }
+            return;
+        }
         NodeRequests batch = byNode.computeIfAbsent(d.endpoint(), NodeRequests::new);
         for (long off = 0; off < d.size(); off += sliceSize) {
             long len = Math.min(sliceSize, d.size() - off);

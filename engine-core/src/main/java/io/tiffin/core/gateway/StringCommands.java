@@ -18,7 +18,7 @@ import java.util.OptionalLong;
  *
  * <p>SET replaces the value (an upsert). What Tiffin cannot honour yet is refused with an error that says
  * why, never pretended: EX, PX, EXAT and PXAT (the master keeps no deadlines), NX, XX and GET (a condition
- * the master would have to check atomically), empty values (the store holds no zero-byte objects), and
+ * the master would have to check atomically), and
  * replacing a value read in the last lease period ({@code OBJECT_HAS_LEASE}). KEEPTTL is accepted: no key
  * has a time to live to keep.
  *
@@ -95,7 +95,6 @@ final class StringCommands {
         String key = c.key(1);
         SetOptions options = SetOptions.parse(c, gw.ticker.millis());
         checkSupported(options, c);
-        checkValue(c.arg(2));
         KeyResult<Void> result;
         try {
             result = gw.puts.putAll(List.of(key), List.of(c.arg(2))).getFirst();
@@ -140,13 +139,6 @@ final class StringCommands {
         }
     }
 
-    /** Tiffin stores no zero-byte objects. */
-    static void checkValue(ByteBuf value) {
-        if (!value.isReadable()) {
-            throw RespError.err("INVALID_PARAMS SET of an empty value: Tiffin does not store zero-byte values yet");
-        }
-    }
-
     static RespError putFailure(TiffinException e, String key) {
         if (e.code() == ErrorCode.OBJECT_HAS_LEASE) {
             return RespError.err("OBJECT_HAS_LEASE SET of '" + key + "': the value was read within the last read"
@@ -187,7 +179,6 @@ final class StringCommands {
         }
         Map<String, ByteBuf> last = new LinkedHashMap<>();
         for (int i = 1; i < c.argc(); i += 2) {
-            checkValue(c.arg(i + 1));
             String key = c.key(i);
             last.remove(key);
             last.put(key, c.arg(i + 1)); // a key given twice ends with its last value, as in Redis

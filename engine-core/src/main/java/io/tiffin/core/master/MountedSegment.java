@@ -169,7 +169,7 @@ final class MountedSegment implements SegmentView {
         if (status != SegmentStatus.OK || size > largestFree) {
             return -1; // also keeps the rounding below from overflowing
         }
-        long aligned = (size + ALIGNMENT - 1) & -ALIGNMENT;
+        long aligned = aligned(size);
         if (aligned > largestFree) {
             return -1;
         }
@@ -178,6 +178,11 @@ final class MountedSegment implements SegmentView {
             refreshStats();
         }
         return handle;
+    }
+
+    /** The bytes an object of {@code size} takes: rounded up to {@link #ALIGNMENT}, one unit for a 0-byte object. */
+    static long aligned(long size) {
+        return Math.max(ALIGNMENT, (size + ALIGNMENT - 1) & -ALIGNMENT);
     }
 
     synchronized long offset(long handle) {
@@ -246,7 +251,7 @@ final class MountedSegment implements SegmentView {
     synchronized long[] restore(long[] offsets, long[] sizes) {
         long[] aligned = new long[sizes.length];
         for (int i = 0; i < sizes.length; i++) {
-            aligned[i] = (sizes[i] + ALIGNMENT - 1) & -ALIGNMENT;
+            aligned[i] = aligned(sizes[i]);
         }
         long[] handles = allocator.restore(offsets, aligned);
         refreshStats();

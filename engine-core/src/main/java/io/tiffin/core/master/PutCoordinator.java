@@ -81,7 +81,7 @@ final class PutCoordinator {
         if (k != ErrorCode.OK) {
             return k;
         }
-        if (size <= 0 || size > settings.maxObjectSize()) {
+        if (size < 0 || size > settings.maxObjectSize()) {
             return ErrorCode.INVALID_PARAMS;
         }
         return ErrorCode.OK;
@@ -138,8 +138,9 @@ final class PutCoordinator {
         }
         List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
         SegmentReplicaSink sink = placement.sink(size, options.replicas());
-        // clients are not nodes: the writer's node is unknown to a put (a promotion names its node)
-        if (!placement.place(new AllocationRequest(size, options.replicas(), preferred, ""), sink)) {
+        // clients are not nodes: the writer's node is unknown to a put (a promotion names its node). A 0-byte
+        // object takes one allocation unit (MountedSegment.aligned) and its replicas say length 0.
+        if (!placement.place(new AllocationRequest(Math.max(1, size), options.replicas(), preferred, ""), sink)) {
             return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
         }
         if (sink.placed() == 0) {

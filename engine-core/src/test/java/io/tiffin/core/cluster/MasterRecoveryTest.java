@@ -91,6 +91,8 @@ class MasterRecoveryTest {
                 for (int i = 0; i < 10; i++) {
                     shm.put("shm/" + i, value("shm/" + i), i % 3 == 0 ? two.withHardPin(true) : two);
                 }
+                shm.put("shm/empty", new byte[0], two); // 0-byte objects: their records alone
+                tcp.put("tcp/empty", new byte[0], two);
                 List<String> batch = new ArrayList<>();
                 List<java.lang.foreign.MemorySegment> values = new ArrayList<>();
                 for (int i = 0; i < 10; i++) {
@@ -118,6 +120,10 @@ class MasterRecoveryTest {
                     }
                 }
                 versions.forEach((k, v) -> assertThat(c.locate(k).orElseThrow().version()).as(k).isEqualTo(v));
+                for (String empty : List.of("shm/empty", "tcp/empty")) {
+                    assertThat(c.get(empty)).as(empty).isEmpty();
+                    assertThat(c.locate(empty).orElseThrow().replicas()).as(empty).hasSize(2);
+                }
                 assertThat(c.locate("shm/3").orElseThrow().replicas()).hasSize(2);
                 for (String removed : List.of("tcp/1", "tcp/2")) {
                     assertThatThrownBy(() -> c.get(removed)).as(removed).isInstanceOfSatisfying(TiffinException.class,

@@ -43,7 +43,8 @@ class GatewayRedisCliTest {
         String[] args = options.toArray(String[]::new);
         RedisTools.Result r = RedisTools.cliWithInput(fixture.port(), script, args);
         assertThat(r.err()).isEmpty();
-        assertThat(r.out()).isEqualTo(expected);
+        // redis-cli prints how long a command took when it took over half a second (a loaded machine): not a reply
+        assertThat(r.out().replaceAll("(?m)^\\(\\d+\\.\\d+s\\)\n", "")).isEqualTo(expected);
     }
 
     @Test
@@ -187,8 +188,8 @@ class GatewayRedisCliTest {
                 atomic step on the master; use a plain SET
                 (error) ERR NOT_SUPPORTED SET with GET: Tiffin cannot yet check the key and store the value as one \
                 atomic step on the master; use a plain SET
-                (error) ERR INVALID_PARAMS SET of an empty value: Tiffin does not store zero-byte values yet
-                (nil)
+                OK
+                ""
                 (integer) 1
                 (nil)
                 OK

@@ -107,9 +107,20 @@ class MasterServiceTest {
             assertThat(master.putStart("c1", "", 10, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.INVALID_KEY);
             assertThat(master.putStart("c1", "x".repeat(4097), 10, PutOptions.DEFAULT).code())
                     .isEqualTo(ErrorCode.INVALID_KEY);
-            assertThat(master.putStart("c1", "k", 0, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
             assertThat(master.putStart("c1", "k", -5, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
             assertThat(master.getReplicaList("").code()).isEqualTo(ErrorCode.INVALID_KEY);
+        }
+
+        @Test
+        void anEmptyObjectTakesOneAllocationUnitAndDescribesItselfAsZeroBytes() {
+            mount("s1", MiB);
+            List<ReplicaDescriptor> replicas = put("empty", 0);
+            assertThat(replicas).singleElement().satisfies(r -> assertThat(r.size()).isZero());
+            assertThat(master.getReplicaList("empty").value().size()).isZero();
+            assertThat(master.segmentViews().getFirst().used()).isEqualTo(MountedSegment.ALIGNMENT);
+            List<ReplicaDescriptor> next = put("next", 10);
+            assertThat(next.getFirst().offset()).isGreaterThanOrEqualTo(replicas.getFirst().offset() + MountedSegment.ALIGNMENT);
+            assertThat(master.remove("empty", true)).isEqualTo(ErrorCode.OK); // forced: the lookup leased it
         }
 
         @Test
