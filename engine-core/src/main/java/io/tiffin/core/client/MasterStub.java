@@ -237,6 +237,15 @@ final class MasterStub {
         return call(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(), ExistReply.parser()).getExists();
     }
 
+    /**
+     * EXPIRE: mode 0 reads {@code key}'s time to live, 1 sets it to {@code ttlMillis} from now, 2 drops it; returns
+     * the time to live before (ms, -1 = none). Throws OBJECT_NOT_FOUND for a key that holds no object.
+     */
+    long expire(String key, int mode, long ttlMillis) {
+        return call(Opcode.EXPIRE, io.tiffin.core.transport.proto.ExpireRequest.newBuilder().setKey(key).setMode(mode)
+                .setTtlMs(ttlMillis).build(), io.tiffin.core.transport.proto.ExpireReply.parser()).getTtlMs();
+    }
+
     /** BatchExistKey: per key, in order, whether it exists or the master's code. */
     List<KeyResult<Boolean>> batchExists(List<String> keys) {
         BatchExistReply reply = call(Opcode.BATCH_EXIST_KEY, BatchKeysRequest.newBuilder().addAllKeys(keys).build(),

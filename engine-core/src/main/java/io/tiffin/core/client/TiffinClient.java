@@ -391,6 +391,47 @@ public final class TiffinClient implements KvStore {
         return locator.batchExists(keys);
     }
 
+    /**
+     * Gives {@code key}'s object an expiry deadline {@code ttlMillis} from now (master clock; 0 = now: it goes at
+     * once). Returns false when the key holds no object.
+     */
+    public boolean expire(String key, long ttlMillis) {
+        KeyChecks.checkKey(key);
+        if (ttlMillis < 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "expire " + key + " in " + ttlMillis
+                    + " ms: a time to live is >= 0");
+        }
+        return expiryCall(key, 1, ttlMillis) != MISSING;
+    }
+
+    /** Drops {@code key}'s expiry deadline; returns whether it had one. */
+    public boolean persist(String key) {
+        KeyChecks.checkKey(key);
+        return expiryCall(key, 2, 0) >= 0;
+    }
+
+    /** {@code key}'s time to live in ms (master clock), -1 when it has no deadline, -2 when it holds no object. */
+    public long ttlMillis(String key) {
+        KeyChecks.checkKey(key);
+        return expiryCall(key, 0, 0);
+    }
+
+    private static final long MISSING = -2;
+
+    private long expiryCall(String key, int mode, long ttlMillis) {
+        if (mode == 1 && ttlMillis == 0) {
+            caches.invalidate(key); // it goes now: this client's own cached location must not serve it
+        }
+        try {
+            return master.expire(key, mode, ttlMillis);
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_NOT_FOUND) {
+                return MISSING;
+            }
+            throw e;
+        }
+    }
+
     @Override
     public void remove(String key, boolean force) {
         KeyChecks.checkKey(key);

@@ -13,6 +13,7 @@ public final class MasterCounters {
     final LongAdder evictionRuns = new LongAdder();
     final LongAdder evictedKeys = new LongAdder();
     final LongAdder evictedBytes = new LongAdder();
+    final LongAdder expiredObjects = new LongAdder();
     final LongAdder putStartDiscards = new LongAdder();
     final LongAdder putStartReleases = new LongAdder();
     final LongAdder offloads = new LongAdder();
@@ -68,6 +69,11 @@ public final class MasterCounters {
 
     public long evictionRuns() {
         return evictionRuns.sum();
+    }
+
+    /** Objects removed because their expiry deadline passed (not evictions). */
+    public long expiredObjects() {
+        return expiredObjects.sum();
     }
 
     public long evictedKeys() {

@@ -57,6 +57,9 @@ public final class MasterMetrics {
                 .callback(cb -> cb.call(master.liveNodes().size())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_evicted_keys_total").help("Objects evicted")
                 .callback(cb -> cb.call(master.counters().evictedKeys())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_expired_objects_total")
+                .help("Objects removed because their expiry deadline passed (counted apart from evictions)")
+                .callback(cb -> cb.call(master.counters().expiredObjects())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_evicted_bytes_total").help("Bytes evicted")
                 .callback(cb -> cb.call(master.counters().evictedBytes())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_eviction_runs_total").help("Eviction passes that ran")

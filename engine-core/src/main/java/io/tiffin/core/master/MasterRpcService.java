@@ -508,6 +508,12 @@ public final class MasterRpcService implements InProcessMaster {
             throwIfFailed(res.code(), req.getKey());
             return ExistReply.newBuilder().setExists(res.value()).build();
         });
+        bind(server, inline, Opcode.EXPIRE, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.ExpireRequest.parser());
+            KeyResult<Long> res = master.expire(req.getKey(), req.getMode(), req.getTtlMs());
+            throwIfFailed(res.code(), req.getKey());
+            return io.tiffin.core.transport.proto.ExpireReply.newBuilder().setTtlMs(res.value()).build();
+        });
         bind(server, inline, Opcode.BATCH_EXIST_KEY, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             BatchExistReply.Builder b = BatchExistReply.newBuilder();

@@ -132,6 +132,8 @@ public final class MasterServer implements AutoCloseable {
                 s.evictionInterval().toMillis(), s.evictionInterval().toMillis(), TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(guard("node liveness", service::expireNodes),
                 s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
+        // expired objects no client asks for: their space back within a second of their deadline
+        background.scheduleWithFixedDelay(guard("expiry", service::expireObjects), 1000, 1000, TimeUnit.MILLISECONDS);
         long releaseCheck = Math.max(1000, Math.min(s.putStartReleaseTimeout().toMillis() / 10, 60_000));
         background.scheduleWithFixedDelay(guard("stuck-put release", service::releaseStuckPuts),
                 releaseCheck, releaseCheck, TimeUnit.MILLISECONDS);

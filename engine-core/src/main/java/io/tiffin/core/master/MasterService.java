@@ -60,6 +60,7 @@ public final class MasterService {
     private final SegmentMembership membership;
     private final Quarantine quarantine;
     private final Removal removal;
+    private final Expiry expiry;
     private final PutCoordinator puts;
     private final ReplicaLookup lookups;
     private final Evictor evictor;
@@ -84,8 +85,9 @@ public final class MasterService {
         tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker);
         recovery = new Recovery(ticker);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
-        removal = new Removal(table, quarantine, tier, restartGuard, ticker);
-        puts = new PutCoordinator(settings, table, placement, removal, tier, quarantine, counters, ticker);
+        removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
+        expiry = new Expiry(table, removal, ticker);
+        puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
         attachment = new SegmentAttachment(segments, table, removal, recovery, settings, ticker, this::term);
         evictor = new Evictor(settings, table, segments, placement, quarantine, tier, puts::releaseStuckPuts,
@@ -506,6 +508,20 @@ public final class MasterService {
      */
     public int releaseStuckPuts() {
         return puts.releaseStuckPuts();
+    }
+
+    /** Removes the expired objects no client asked for since their deadline; returns how many (see {@link Expiry}). */
+    public int expireObjects() {
+        return expiry.sweep();
+    }
+
+    /**
+     * EXPIRE / PERSIST / TTL of {@code key}: {@code mode} 0 reads the time to live, 1 sets it to {@code ttlMillis}
+     * from now (0: the object goes now), 2 drops it; answers the time to live before (ms, -1 = none) or
+     * OBJECT_NOT_FOUND.
+     */
+    public KeyResult<Long> expire(String key, int mode, long ttlMillis) {
+        return expiry.expire(key, mode, ttlMillis);
     }
 
     // ------------------------------------------------------------------ SSD tier

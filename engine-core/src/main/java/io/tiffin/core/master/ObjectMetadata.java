@@ -42,6 +42,8 @@ final class ObjectMetadata {
      * writer's PutEnd, retried against this master, succeeds whoever sends it.
      */
     boolean recovered;
+    /** The object's expiry deadline (master ms; 0 = none): past it the object is gone ({@link Expiry}). */
+    long expireAtMillis;
     /** The put in progress replaces an existing object ({@code PutOptions.upsert}). */
     boolean upsert;
     /** True from PutStart until every replica is complete (or the put is revoked). */
@@ -107,6 +109,11 @@ final class ObjectMetadata {
             }
         }
         return !isEmpty();
+    }
+
+    /** Complete and past its expiry deadline. */
+    boolean isExpired(long now) {
+        return expireAtMillis != 0 && now >= expireAtMillis && !processing;
     }
 
     boolean isLeased(long now) {

@@ -29,13 +29,15 @@ final class PutCoordinator {
     private final ObjectTable table;
     private final ReplicaPlacement placement;
     private final Removal removal;
+    private final Expiry expiry;
     private final TierCoordinator tier;
     private final Quarantine quarantine;
     private final MasterCounters counters;
     private final Ticker ticker;
 
     PutCoordinator(MasterSettings settings, ObjectTable table, ReplicaPlacement placement, Removal removal,
-                   TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+                   Expiry expiry, TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+        this.expiry = expiry;
         this.settings = settings;
         this.table = table;
         this.placement = placement;
@@ -102,10 +104,18 @@ final class PutCoordinator {
             }
             return KeyResult.ok(key, new PutGrant(same, existing.version));
         }
-        if (existing == null && shard.heldUntil(key, now) != 0) {
+        if (existing != null && removal.reapIfExpired(shard, existing, now)) {
+            if (shard.objects.get(key) == existing) {
+                return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // expired, held by an SSD task: retry
+            }
+            existing = null; // expired: the key holds nothing
+        }
+        boolean force = options.replaceLeased();
+        if (existing == null && !force && shard.heldUntil(key, now) != 0) {
             // forced out (or lost with its node) while clients may still read it through cached locations
             return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
         }
+        long keptDeadline = 0;
         if (existing != null) {
             existing.dropDeadReplicas();
             boolean complete = existing.hasReadableReplica();
@@ -113,8 +123,12 @@ final class PutCoordinator {
                 return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE); // as above: its readers may still read it
             }
             if (complete && options.upsert() && !existing.processing) {
-                // As for a remove: the replaced object's buffers must be nobody's destination or source.
-                if (existing.isLeased(now)) {
+                if (options.condition() == PutOptions.Condition.IF_ABSENT) {
+                    return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+                }
+                // As for a remove: the replaced object's buffers must be nobody's destination or source; a forced
+                // replacement quarantines those being read until their leases end (Removal.forceOut).
+                if (!force && existing.isLeased(now)) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
                 }
                 if (!existing.allComplete()) {
@@ -123,18 +137,23 @@ final class PutCoordinator {
                 if (existing.offloadPending) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
                 }
-                removal.erase(shard, existing);
+                keptDeadline = existing.expireAtMillis;
+                removal.forceOut(shard, existing, now);
             } else if (complete) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             } else if (existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
                 // Another put of the key is being written: not "exists", which writers take as done, while its
                 // writer may still fail and revoke (a put reported done with no bytes anywhere).
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
+            } else if (options.condition() == PutOptions.Condition.IF_PRESENT) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND); // a stuck put is no object
             } else {
                 // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
                 // writer may still be writing into them.
                 preemptStuckPut(shard, existing);
             }
+        } else if (options.condition() == PutOptions.Condition.IF_PRESENT) {
+            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
         }
         List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
         SegmentReplicaSink sink = placement.sink(size, options.replicas());
@@ -165,6 +184,8 @@ final class PutCoordinator {
         m.version = version;
         m.putId = putId;
         m.upsert = options.upsert();
+        m.expireAtMillis = options.keepTtl() ? keptDeadline
+                : options.ttlMillis() > 0 ? expiry.deadline(now, options.ttlMillis()) : 0;
         table.insert(shard, m);
         return KeyResult.ok(key, new PutGrant(descriptors, version));
     }

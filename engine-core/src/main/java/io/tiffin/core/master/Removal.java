@@ -20,10 +20,13 @@ final class Removal {
     private final Quarantine quarantine;
     private final TierCoordinator tier;
     private final RestartGuard restartGuard;
+    private final MasterCounters counters;
     private final Ticker ticker;
 
-    Removal(ObjectTable table, Quarantine quarantine, TierCoordinator tier, RestartGuard restartGuard, Ticker ticker) {
+    Removal(ObjectTable table, Quarantine quarantine, TierCoordinator tier, RestartGuard restartGuard,
+            MasterCounters counters, Ticker ticker) {
         this.table = table;
+        this.counters = counters;
         this.quarantine = quarantine;
         this.tier = tier;
         this.restartGuard = restartGuard;
@@ -75,6 +78,9 @@ final class Removal {
 
     private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now, CacheHold hold) {
         ObjectMetadata m = shard.objects.get(key);
+        if (m != null && reapIfExpired(shard, m, now)) {
+            return ErrorCode.OBJECT_NOT_FOUND; // gone since its deadline, whether or not reclaimed yet
+        }
         if (m == null) {
             if (hold != null) {
                 // already forced out (or lost with its node) and still readable through cached locations:
@@ -99,19 +105,42 @@ final class Removal {
                 hold.cover(m.cachedUntilMillis);
             }
         }
+        forceOut(shard, m, now);
+        return ErrorCode.OK;
+    }
+
+    /**
+     * Whether {@code m} has expired ({@link Expiry}); if so and no SSD-tier task holds it, ends it now (counted as
+     * expired). An expired object still held stays in the table, unseen by lookups, until a later call. Caller
+     * holds the shard lock.
+     */
+    boolean reapIfExpired(MetadataShard shard, ObjectMetadata m, long now) {
+        if (!m.isExpired(now)) {
+            return false;
+        }
+        if (m.allComplete() && !m.offloadPending) {
+            forceOut(shard, m, now);
+            counters.expiredObjects.increment();
+        }
+        return true;
+    }
+
+    /**
+     * Ends a complete object at once even if it is being read (a forced removal, a forced replacement, an
+     * expiry): the key goes now, but a leased object's buffers stay out of reach of new puts until the lease
+     * ends, so its readers never see another object's bytes. Its records on the nodes go now: no takeover brings
+     * it back. Caller holds the shard lock and has checked that no replica is being written or read by a task.
+     */
+    void forceOut(MetadataShard shard, ObjectMetadata m, long now) {
         if (m.isLeased(now)) {
-            // Forced removal of an object being read: the key goes now, but its buffers stay out of
-            // reach of new puts until the lease ends, so the reader never sees another object's bytes. Its
-            // records on the nodes go now (the removal answers once they have): no takeover brings it back.
             m.replicas.forEach(ReplicaRecord::forgetRecord);
             quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
             m.replicas.clear();
             tier.dropDiskCopies(m);
-            table.forget(shard, key);
+            table.forget(shard, m.key);
         } else {
             erase(shard, m);
         }
-        return ErrorCode.OK;
     }
 
     /**

@@ -20,6 +20,9 @@ import java.util.List;
  * <p>Thread-safe: each key is answered under its shard lock ({@link ObjectTable}).
  */
 final class ReplicaLookup {
+    /** The shortest read lease a lookup of an object about to expire gets (enough for a read of a few MiB). */
+    static final long SHORTEST_EXPIRING_LEASE_MILLIS = 100;
+
     private final ObjectTable table;
     private final Removal removal;
     private final TierCoordinator tier;
@@ -81,6 +84,9 @@ final class ReplicaLookup {
     private KeyResult<ObjectLocation> locateLocked(MetadataShard shard, String key, long now, long cacheForMillis,
                                                    long owner) {
         ObjectMetadata m = shard.objects.get(key);
+        if (m != null && removal.reapIfExpired(shard, m, now)) {
+            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+        }
         if (m == null) {
             // after a takeover the key may still come back with a node that has not attached: "retry", not "gone"
             return KeyResult.failed(key, recovery.active() ? ErrorCode.REPLICA_IS_NOT_READY : ErrorCode.OBJECT_NOT_FOUND);
@@ -110,11 +116,25 @@ final class ReplicaLookup {
             removal.erase(shard, m);
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
         }
-        m.grantLease(now, leaseTtlMillis);
+        long lease = leaseFor(m, now);
+        m.grantLease(now, lease);
         if (cacheForMillis > 0) {
-            m.noteCachedLookup(now, leaseTtlMillis, cacheForMillis, owner);
+            m.noteCachedLookup(now, lease, cacheForMillis, owner);
         }
-        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, leaseTtlMillis, readable));
+        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, lease, readable));
+    }
+
+    /**
+     * The read lease of a lookup at {@code now}: {@code master.lease-ttl}, but for an object with an expiry deadline
+     * at most twice the time left (at least {@link #SHORTEST_EXPIRING_LEASE_MILLIS}), since a client reuses a lookup
+     * for at most half its lease: a location cache does not serve the object long after it expired.
+     */
+    private long leaseFor(ObjectMetadata m, long now) {
+        if (m.expireAtMillis == 0) {
+            return leaseTtlMillis;
+        }
+        long left = m.expireAtMillis - now;
+        return Math.min(leaseTtlMillis, Math.max(SHORTEST_EXPIRING_LEASE_MILLIS, left > leaseTtlMillis ? left : 2 * left));
     }
 
     /** See {@link MasterService#existKey}. */
@@ -141,10 +161,10 @@ final class ReplicaLookup {
 
     private boolean existsLocked(MetadataShard shard, String key, long now) {
         ObjectMetadata m = shard.objects.get(key);
-        if (m == null || !m.hasReadableReplica()) {
+        if (m == null || removal.reapIfExpired(shard, m, now) || !m.hasReadableReplica()) {
             return false;
         }
-        m.grantLease(now, leaseTtlMillis);
+        m.grantLease(now, leaseFor(m, now));
         return true;
     }
 }

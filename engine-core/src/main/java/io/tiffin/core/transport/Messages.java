@@ -26,6 +26,10 @@ public final class Messages {
                 .setSoftPin(o.softPin())
                 .setHardPin(o.hardPin())
                 .setUpsert(o.upsert())
+                .setReplaceLeased(o.replaceLeased())
+                .setTtlMs(o.ttlMillis())
+                .setKeepTtl(o.keepTtl())
+                .setCondition(o.condition().ordinal())
                 .build();
     }
 
@@ -34,7 +38,18 @@ public final class Messages {
         int replicas = m.getReplicas() == 0 ? 1 : m.getReplicas();
         Optional<String> preferred = m.getPreferredSegment().isEmpty() ? Optional.empty()
                 : Optional.of(m.getPreferredSegment());
-        return new PutOptions(replicas, preferred, m.getSoftPin(), m.getHardPin(), m.getUpsert());
+        PutOptions.Condition[] conditions = PutOptions.Condition.values();
+        if (m.getCondition() >= conditions.length) {
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "put condition "
+                    + m.getCondition() + " is none of 0 (always), 1 (if absent), 2 (if present)");
+        }
+        try {
+            return new PutOptions(replicas, preferred, m.getSoftPin(), m.getHardPin(), m.getUpsert(),
+                    m.getReplaceLeased(), m.getTtlMs(), m.getKeepTtl(), conditions[m.getCondition()]);
+        } catch (IllegalArgumentException e) {
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "put options: "
+                    + e.getMessage());
+        }
     }
 
     public static Replica toMsg(ReplicaDescriptor d) {

@@ -28,6 +28,8 @@ public enum Opcode {
     GET_REPLICA_LIST_BY_REGEX(22),
     EXIST_KEY(23),
     BATCH_EXIST_KEY(24),
+    /** A key's expiry deadline: read it, set it or drop it (Redis TTL, EXPIRE, PERSIST). */
+    EXPIRE(25),
 
     REMOVE(30),
     BATCH_REMOVE(31),
