@@ -11,9 +11,9 @@ import java.util.OptionalLong;
  * a heap copy. {@link TiffinGatewayStore} implements it over Tiffin's client; nothing else in the gateway
  * knows the client.
  *
- * <p>Semantics the commands rely on: {@link #put} replaces an existing value; {@link #remove} removes at
- * once even while the value is being read (readers that already hold its location finish reading the
- * old bytes). Keys are Unicode strings (the gateway refuses keys that are not UTF-8).
+ * <p>Semantics the commands rely on: {@link #put} replaces an existing value at once and {@link #remove} removes
+ * it at once, even while the value is being read (readers that already hold its location finish reading the
+ * old bytes); a value may carry an expiry deadline, kept by the master, after which it is gone for everyone. Keys are Unicode strings (the gateway refuses keys that are not UTF-8).
  *
  * <p>Errors: single-key calls throw {@link io.tiffin.api.TiffinException}; batch calls return one
  * {@link KeyResult} per key, in order, and throw only when the whole call failed.
@@ -52,6 +52,39 @@ public interface GatewayStore extends AutoCloseable {
 
     /** Stores the readable bytes of {@code value} under {@code key}, replacing any value; the caller keeps the buffer. */
     void put(String key, ByteBuf value);
+
+    /**
+     * {@link #put} under {@code terms}: only if the key holds no value or only if it holds one (checked by the
+     * master with the put, as one step), with a time to live or keeping the replaced value's. Returns false when
+     * the condition did not hold (nothing stored).
+     */
+    boolean put(String key, ByteBuf value, PutTerms terms);
+
+    /**
+     * Gives {@code key}'s value a time to live of {@code ttlMillis} (0: it goes now); false when the key holds
+     * none.
+     */
+    boolean expire(String key, long ttlMillis);
+
+    /** Drops {@code key}'s time to live; false when it had none or the key holds no value. */
+    boolean persist(String key);
+
+    /** {@code key}'s time to live in ms, -1 when it has none, -2 when the key holds no value. */
+    long ttlMillis(String key);
+
+    /**
+     * How a SET stores: its condition and time to live.
+     *
+     * <p>Thread-safe (immutable).
+     *
+     * @param condition NX ({@code IF_ABSENT}), XX ({@code IF_PRESENT}) or none ({@code ALWAYS})
+     * @param ttlMillis time to live (> 0), or 0 for none
+     * @param keepTtl keep the replaced value's time to live (KEEPTTL)
+     */
+    record PutTerms(io.tiffin.api.PutOptions.Condition condition, long ttlMillis, boolean keepTtl) {
+        /** A plain SET: no condition, no time to live. */
+        public static final PutTerms PLAIN = new PutTerms(io.tiffin.api.PutOptions.Condition.ALWAYS, 0, false);
+    }
 
     /** {@link #put} for several distinct keys in one call. */
     List<KeyResult<Void>> putAll(List<String> keys, List<ByteBuf> values);

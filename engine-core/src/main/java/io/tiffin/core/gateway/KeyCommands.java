@@ -11,10 +11,9 @@ import java.util.List;
 /**
  * The key commands: DEL, UNLINK, EXISTS, TYPE, TTL, PTTL, EXPIRE, PEXPIRE, PERSIST, KEYS, SCAN.
  *
- * <p>Every value is a string and none has a time to live, so TYPE answers {@code string} or {@code none},
- * TTL and PTTL -1 or -2, and PERSIST 0, as Redis would. EXPIRE and PEXPIRE on an existing key are
- * refused (the master keeps no deadlines yet); on a missing key they answer 0, as Redis does. DEL
- * removes at once, even a value being read.
+ * <p>Every value is a string, so TYPE answers {@code string} or {@code none}. TTL, PTTL, EXPIRE, PEXPIRE and
+ * PERSIST read and set the master's expiry deadline of the value (EXPIRE's NX, XX, GT and LT compare with the
+ * time to live read just before: two calls, not one atomic step). DEL removes at once, even a value being read.
  *
  * <p>Thread-safe (stateless besides the shared context).
  */
@@ -71,13 +70,25 @@ final class KeyCommands {
         return Replies.simple(present(call, "TYPE") ? "string" : "none");
     }
 
+    /** TTL (seconds, rounded as Redis does) and PTTL: -2 for a missing key, -1 for one without a deadline. */
     RedisMessage ttl(CommandSpec.Call call) {
-        return Replies.integer(present(call, call.command().name()) ? -1 : -2);
+        String key = call.command().key(1);
+        long ms;
+        try {
+            ms = gw.store.ttlMillis(key);
+        } catch (TiffinException e) {
+            throw RespError.store(e, call.command().name() + " of '" + key + "'");
+        }
+        return Replies.integer(ms < 0 || call.command().name().equals("PTTL") ? ms : (ms + 500) / 1000);
     }
 
     RedisMessage persist(CommandSpec.Call call) {
-        present(call, "PERSIST"); // checks the key; no value has a time to live to remove
-        return Replies.ZERO;
+        String key = call.command().key(1);
+        try {
+            return gw.store.persist(key) ? Replies.ONE : Replies.ZERO;
+        } catch (TiffinException e) {
+            throw RespError.store(e, "PERSIST of '" + key + "'");
+        }
     }
 
     /** EXPIRE and PEXPIRE: checked as Redis does; 0 for a missing key; refused for an existing one. */
@@ -117,11 +128,21 @@ final class KeyCommands {
         if (ms > Long.MAX_VALUE - now) {
             throw RespError.err("invalid expire time in '" + name + "' command");
         }
-        if (!present(call, c.name())) {
-            return Replies.ZERO;
+        String key = c.key(1);
+        try {
+            if (nx || xx || gt || lt) {
+                long current = gw.store.ttlMillis(key); // -2 missing, -1 none
+                boolean none = current == -1;
+                if (current == -2 || (nx && !none) || (xx && none) || (gt && (none || ms <= current))
+                        || (lt && !none && ms >= current)) {
+                    return Replies.ZERO;
+                }
+            }
+            // a time in the past removes the key, as in Redis
+            return gw.store.expire(key, Math.max(0, ms)) ? Replies.ONE : Replies.ZERO;
+        } catch (TiffinException e) {
+            throw RespError.store(e, c.name() + " of '" + key + "'");
         }
-        throw RespError.err("NOT_SUPPORTED " + c.name() + ": Tiffin's master does not keep expiry deadlines yet;"
-                + " the value stays until it is deleted or evicted");
     }
 
     private boolean present(CommandSpec.Call call, String command) {

@@ -5,6 +5,7 @@ import io.netty.handler.codec.redis.FullBulkStringRedisMessage;
 import io.netty.handler.codec.redis.RedisMessage;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,11 +17,9 @@ import java.util.OptionalLong;
  * The string commands: GET, SET, MGET, MSET, STRLEN, GETRANGE, and the batched forms the connection uses for
  * runs of pipelined GETs and SETs ({@link #getRun}, {@link #setRun}).
  *
- * <p>SET replaces the value (an upsert). What Tiffin cannot honour yet is refused with an error that says
- * why, never pretended: EX, PX, EXAT and PXAT (the master keeps no deadlines), NX, XX and GET (a condition
- * the master would have to check atomically), and
- * replacing a value read in the last lease period ({@code OBJECT_HAS_LEASE}). KEEPTTL is accepted: no key
- * has a time to live to keep.
+ * <p>SET replaces the value at once, even one being read (a forced upsert); NX and XX are conditions the master
+ * checks with the put, EX, PX, EXAT, PXAT and KEEPTTL its expiry deadline (EXAT and PXAT become a time to live
+ * by the gateway's clock). SET ... GET is refused with an error that says why (no atomic read-and-replace yet).
  *
  * <p>Thread-safe (stateless besides the shared context).
  */
@@ -93,8 +92,25 @@ final class StringCommands {
     RedisMessage set(CommandSpec.Call call) {
         RespCommand c = call.command();
         String key = c.key(1);
-        SetOptions options = SetOptions.parse(c, gw.ticker.millis());
-        checkSupported(options, c);
+        long now = gw.ticker.millis();
+        SetOptions options = SetOptions.parse(c, now);
+        if (options.get()) {
+            throw RespError.err("NOT_SUPPORTED SET with GET: Tiffin cannot yet read the old value and store the new"
+                    + " one as one atomic step on the master; GET then SET");
+        }
+        if (!options.plain() || options.keepTtl()) {
+            // EXAT/PXAT in the past: Redis stores the value and it is gone at once; the master's shortest time is 1 ms
+            long ttl = options.expiry() == null ? 0 : Math.max(1, options.expireAtMillis() - now);
+            PutOptions.Condition condition = options.nx() ? PutOptions.Condition.IF_ABSENT
+                    : options.xx() ? PutOptions.Condition.IF_PRESENT : PutOptions.Condition.ALWAYS;
+            boolean stored;
+            try {
+                stored = gw.store.put(key, c.arg(2), new GatewayStore.PutTerms(condition, ttl, options.keepTtl()));
+            } catch (TiffinException e) {
+                throw putFailure(e, key);
+            }
+            return stored ? Replies.OK : Replies.nil(call.protocol());
+        }
         KeyResult<Void> result;
         try {
             result = gw.puts.putAll(List.of(key), List.of(c.arg(2))).getFirst();
@@ -127,24 +143,7 @@ final class StringCommands {
         return out;
     }
 
-    private static void checkSupported(SetOptions o, RespCommand c) {
-        if (o.expiry() != null) {
-            throw RespError.err("NOT_SUPPORTED SET with " + o.expiry() + ": Tiffin's master does not keep expiry"
-                    + " deadlines yet, so the value would never expire; store it without EX/PX/EXAT/PXAT");
-        }
-        String condition = o.nx() ? "NX" : o.xx() ? "XX" : o.get() ? "GET" : null;
-        if (condition != null) {
-            throw RespError.err("NOT_SUPPORTED SET with " + condition + ": Tiffin cannot yet check the key and"
-                    + " store the value as one atomic step on the master; use a plain SET");
-        }
-    }
-
     static RespError putFailure(TiffinException e, String key) {
-        if (e.code() == ErrorCode.OBJECT_HAS_LEASE) {
-            return RespError.err("OBJECT_HAS_LEASE SET of '" + key + "': the value was read within the last read"
-                    + " lease (master.lease-ttl, 10s by default) and Tiffin replaces it only once that lease has"
-                    + " ended; retry then (replacing at once is not available yet)");
-        }
         return RespError.store(e, "SET of '" + key + "'");
     }
 

@@ -20,8 +20,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * {@link GatewayStore} over Tiffin's client. The only class of the gateway that knows {@link TiffinClient}:
  * values move with its zero-copy forms ({@code putFrom}, {@code getInto} on {@link MemorySegment} views of
- * the gateway's direct buffers); SET is an upsert; DEL a forced removal (the master keeps a removed value's
- * bytes away from new puts until its readers' leases end, so they never read another object's bytes);
+ * the gateway's direct buffers); SET is a forced upsert ({@code PutOptions.replaceLeased}: the master swaps the
+ * new value in at once even while the old one is being read) with its condition and time to live; DEL a forced
+ * removal (in both, the master keeps the old value's bytes away from new puts until its readers' leases end, so
+ * they never read another object's bytes); EXPIRE, PERSIST and TTL the master's deadlines;
  * listings and statistics come from the client's {@code listKeys} and {@code stats}.
  *
  * <p>A batch put's key that finds no room, or another client's put of it under way, is put again on its own:
@@ -52,7 +54,7 @@ public final class TiffinGatewayStore implements GatewayStore {
     private TiffinGatewayStore(TiffinClient client, boolean owned, int replicas, String master) {
         this.client = client;
         this.owned = owned;
-        this.putOptions = PutOptions.replicas(replicas).withUpsert(true);
+        this.putOptions = PutOptions.replicas(replicas).withUpsert(true).withReplaceLeased(true);
         this.master = master;
     }
 
@@ -199,14 +201,25 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public void put(String key, ByteBuf value) {
+        put(key, value, PutTerms.PLAIN);
+    }
+
+    @Override
+    public boolean put(String key, ByteBuf value, PutTerms terms) {
         MemorySegment segment = readable(value);
+        PutOptions options = terms.equals(PutTerms.PLAIN) ? putOptions : putOptions.withCondition(terms.condition())
+                .withTtlMillis(terms.ttlMillis()).withKeepTtl(terms.keepTtl());
         long deadline = Ticker.SYSTEM.nanos() + CONCURRENT_PUT_WAIT_NANOS;
         for (int attempt = 0; ; attempt++) {
             try {
-                client.putFrom(key, segment, putOptions);
+                client.putFrom(key, segment, options);
                 remember(key, value.readableBytes(), sizes.getIfPresent(key));
-                return;
+                return true;
             } catch (TiffinException e) {
+                if (e.code() == ErrorCode.OBJECT_ALREADY_EXISTS && terms.condition() == PutOptions.Condition.IF_ABSENT
+                        || e.code() == ErrorCode.OBJECT_NOT_FOUND && terms.condition() == PutOptions.Condition.IF_PRESENT) {
+                    return false; // NX of a key that holds a value, XX of one that holds none
+                }
                 // another client's put of the key is under way: ours comes after it, as Redis orders two SETs
                 if (e.code() != ErrorCode.OBJECT_ALREADY_EXISTS || Ticker.SYSTEM.nanos() > deadline) {
                     throw e;
@@ -214,6 +227,21 @@ public final class TiffinGatewayStore implements GatewayStore {
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(Math.min(50_000, 100L << Math.min(attempt, 9))));
             }
         }
+    }
+
+    @Override
+    public boolean expire(String key, long ttlMillis) {
+        return client.expire(key, ttlMillis);
+    }
+
+    @Override
+    public boolean persist(String key) {
+        return client.persist(key);
+    }
+
+    @Override
+    public long ttlMillis(String key) {
+        return client.ttlMillis(key);
     }
 
     @Override

@@ -148,52 +148,98 @@ class GatewayRedisCliTest {
     }
 
     @Test
-    void whatNeedsTheMasterIsRefusedWithAReason() {
+    void setAndDelRightAfterGetConditionsExpiryAndEmptyValues() {
         check(List.of("--no-raw"), """
                 SET k v
                 GET k
                 SET k w
                 GET k
-                EXPIRE k 10
-                PEXPIRE k 100
-                SET n v EX 10
-                SET n v PXAT 99999999999999
-                SET n v NX
-                SET n v XX
-                SET n v GET
-                SET n ""
-                GET n
                 DEL k
                 GET k
-                SET k w
-                GET k
+                SET n v NX
+                SET n w NX
+                GET n
+                SET m v XX
+                EXISTS m
+                SET n x XX
+                GET n
+                SET n v GET
+                TTL n
+                EXPIRE n 100
+                TTL n
+                PERSIST n
+                TTL n
+                PERSIST n
+                EXPIRE n 100 NX
+                EXPIRE n 50 NX
+                EXPIRE n 200 GT
+                EXPIRE n 50 GT
+                EXPIRE n 300 LT
+                TTL n
+                SET t v PX 100000
+                TTL t
+                SET t w KEEPTTL
+                TTL t
+                SET t w
+                TTL t
+                SET t v EX 100 NX
+                SET u v EX 100 NX
+                TTL u
+                EXPIRE missing 10
+                TTL missing
+                PTTL missing
+                EXPIRE u 0
+                GET u
+                SET n ""
+                GET n
+                STRLEN n
+                GETRANGE n 0 -1
                 """, """
                 OK
                 "v"
-                (error) ERR OBJECT_HAS_LEASE SET of 'k': the value was read within the last read lease \
-                (master.lease-ttl, 10s by default) and Tiffin replaces it only once that lease has ended; retry then \
-                (replacing at once is not available yet)
-                "v"
-                (error) ERR NOT_SUPPORTED EXPIRE: Tiffin's master does not keep expiry deadlines yet; the value stays \
-                until it is deleted or evicted
-                (error) ERR NOT_SUPPORTED PEXPIRE: Tiffin's master does not keep expiry deadlines yet; the value \
-                stays until it is deleted or evicted
-                (error) ERR NOT_SUPPORTED SET with EX: Tiffin's master does not keep expiry deadlines yet, so the \
-                value would never expire; store it without EX/PX/EXAT/PXAT
-                (error) ERR NOT_SUPPORTED SET with PXAT: Tiffin's master does not keep expiry deadlines yet, so the \
-                value would never expire; store it without EX/PX/EXAT/PXAT
-                (error) ERR NOT_SUPPORTED SET with NX: Tiffin cannot yet check the key and store the value as one \
-                atomic step on the master; use a plain SET
-                (error) ERR NOT_SUPPORTED SET with XX: Tiffin cannot yet check the key and store the value as one \
-                atomic step on the master; use a plain SET
-                (error) ERR NOT_SUPPORTED SET with GET: Tiffin cannot yet check the key and store the value as one \
-                atomic step on the master; use a plain SET
                 OK
-                ""
+                "w"
                 (integer) 1
                 (nil)
                 OK
-                "w"
+                (nil)
+                "v"
+                (nil)
+                (integer) 0
+                OK
+                "x"
+                (error) ERR NOT_SUPPORTED SET with GET: Tiffin cannot yet read the old value and store the new one as \
+                one atomic step on the master; GET then SET
+                (integer) -1
+                (integer) 1
+                (integer) 100
+                (integer) 1
+                (integer) -1
+                (integer) 0
+                (integer) 1
+                (integer) 0
+                (integer) 1
+                (integer) 0
+                (integer) 0
+                (integer) 200
+                OK
+                (integer) 100
+                OK
+                (integer) 100
+                OK
+                (integer) -1
+                (nil)
+                OK
+                (integer) 100
+                (integer) 0
+                (integer) -2
+                (integer) -2
+                (integer) 1
+                (nil)
+                OK
+                ""
+                (integer) 0
+                ""
                 """);
     }
 

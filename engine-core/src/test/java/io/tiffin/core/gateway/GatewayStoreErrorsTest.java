@@ -136,6 +136,29 @@ class GatewayStoreErrorsTest {
         }
 
         @Override
+        public boolean put(String key, ByteBuf value, PutTerms terms) {
+            if (key.startsWith("fail")) {
+                throw new TiffinException(ErrorCode.TRANSFER_FAIL, "injected");
+            }
+            return store.put(key, value, terms);
+        }
+
+        @Override
+        public boolean expire(String key, long ttlMillis) {
+            return store.expire(key, ttlMillis);
+        }
+
+        @Override
+        public boolean persist(String key) {
+            return store.persist(key);
+        }
+
+        @Override
+        public long ttlMillis(String key) {
+            return store.ttlMillis(key);
+        }
+
+        @Override
         public List<KeyResult<Boolean>> exists(List<String> keys) {
             return store.exists(keys);
         }

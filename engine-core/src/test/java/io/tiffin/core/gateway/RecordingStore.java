@@ -45,6 +45,27 @@ final class RecordingStore implements GatewayStore {
     }
 
     @Override
+    public boolean put(String key, ByteBuf value, PutTerms terms) {
+        calls.add("put:1");
+        return store.put(key, value, terms);
+    }
+
+    @Override
+    public boolean expire(String key, long ttlMillis) {
+        return store.expire(key, ttlMillis);
+    }
+
+    @Override
+    public boolean persist(String key) {
+        return store.persist(key);
+    }
+
+    @Override
+    public long ttlMillis(String key) {
+        return store.ttlMillis(key);
+    }
+
+    @Override
     public List<KeyResult<Boolean>> exists(List<String> keys) {
         calls.add("exists:" + keys.size());
         return store.exists(keys);

@@ -1,0 +1,113 @@
+package io.tiffin.core.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.LocationCache;
+import io.tiffin.core.client.TiffinClient;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Redis's SET, DEL and expiry semantics through the gateway, seen by redis-py and by other Tiffin clients: a SET
+ * right after a GET replaces at once while a client that already holds the old value's location reads the old
+ * bytes intact; a value set with EX is gone for another client once its time has come, counted as expired.
+ */
+class GatewaySemanticsTest {
+    private static GatewayFixture fixture;
+
+    @BeforeAll
+    static void start() {
+        RedisTools.require(RedisTools.REDIS_CLI, "redis-tools");
+        fixture = GatewayFixture.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        fixture.close();
+    }
+
+    private static String master() {
+        return "127.0.0.1:" + fixture.tiffin.master().address().getPort();
+    }
+
+    /** A client of its own, reading over the network; {@code locationCache} = how long it reuses a lookup. */
+    private static TiffinClient otherClient(Duration locationCache) {
+        return TiffinClient.connect(TiffinClient.Options.builder(master()).localMemcpy(false).sharedMemory(false)
+                .locationCache(locationCache.isZero() ? LocationCache.Settings.DISABLED
+                        : new LocationCache.Settings(locationCache, 1000)).build());
+    }
+
+    private static String cli(String... args) {
+        RedisTools.Result r = RedisTools.cli(fixture.port(), args);
+        assertThat(r.err()).isEmpty();
+        return r.out().strip();
+    }
+
+    @Test
+    void redisPySeesRedisSemantics() throws URISyntaxException {
+        RedisTools.require(RedisTools.PYTHON, "python3");
+        Path script = Path.of(GatewaySemanticsTest.class.getResource("/gateway/set_semantics.py").toURI());
+        RedisTools.Result r = RedisTools.run(List.of(RedisTools.PYTHON.toString(), script.toString(),
+                Integer.toString(fixture.port())), null, 120);
+        assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("\"ok\": true");
+    }
+
+    @Test
+    void aReaderHoldingTheOldLocationReadsTheOldBytesIntactWhileASetReplacesThem() {
+        byte[] old = new byte[256 * 1024];
+        Arrays.fill(old, (byte) 'o');
+        try (TiffinClient reader = otherClient(Duration.ofSeconds(8));
+             TiffinClient fresh = otherClient(Duration.ZERO)) {
+            reader.put("held", old, io.tiffin.api.PutOptions.DEFAULT);
+            assertThat(reader.get("held")).isEqualTo(old); // the reader now holds its location (and a lease)
+            String replacement = "n".repeat(256 * 1024);
+            RedisTools.Result set = RedisTools.run(List.of(RedisTools.REDIS_CLI.toString(), "-p",
+                    Integer.toString(fixture.port()), "-x", "SET", "held"), replacement.getBytes(), 30);
+            assertThat(set.out().strip()).isEqualTo("OK");
+            assertThat(fresh.get("held")).as("new lookups find the new value").isEqualTo(replacement.getBytes());
+            // fill the store around the old buffer: nothing may be placed over it while the reader may read it
+            for (int i = 0; i < 64; i++) {
+                fresh.put("filler" + i, replacement.getBytes(), io.tiffin.api.PutOptions.DEFAULT);
+            }
+            assertThat(reader.get("held")).as("read through the location it holds: the old bytes, intact")
+                    .isEqualTo(old);
+            await().atMost(Duration.ofSeconds(10)).until(() -> Arrays.equals(reader.get("held"), replacement.getBytes()));
+        }
+    }
+
+    @Test
+    void aValueSetWithExIsGoneForAnotherClientOnceItsTimeHasCome() {
+        long expiredBefore = fixture.tiffin.master().service().counters().expiredObjects();
+        long evictedBefore = fixture.tiffin.master().service().counters().evictedKeys();
+        try (TiffinClient other = otherClient(Duration.ZERO)) {
+            long set = System.nanoTime(); // before the master starts the put, from which the second counts
+            assertThat(cli("SET", "ex", "value", "EX", "1")).isEqualTo("OK");
+            assertThat(other.get("ex")).isEqualTo("value".getBytes());
+            assertThat(other.ttlMillis("ex")).isBetween(1L, 1000L);
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).until(() -> {
+                try {
+                    other.get("ex");
+                    return false;
+                } catch (TiffinException e) {
+                    return e.code() == ErrorCode.OBJECT_NOT_FOUND;
+                }
+            });
+            assertThat(Duration.ofNanos(System.nanoTime() - set)).isGreaterThanOrEqualTo(Duration.ofMillis(999));
+            assertThat(other.exists("ex")).isFalse();
+            assertThat(cli("GET", "ex")).isEmpty();
+            assertThat(cli("TTL", "ex")).isEqualTo("-2");
+        }
+        assertThat(fixture.tiffin.master().service().counters().expiredObjects()).isEqualTo(expiredBefore + 1);
+        assertThat(fixture.tiffin.master().service().counters().evictedKeys()).isEqualTo(evictedBefore);
+    }
+}
