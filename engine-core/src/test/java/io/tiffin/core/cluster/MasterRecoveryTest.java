@@ -106,6 +106,11 @@ class MasterRecoveryTest {
                 tcp.remove("tcp/1");
                 assertThat(tcp.get("tcp/2")).isEqualTo(value("tcp/2")); // read: leased for master.lease-ttl
                 tcp.remove("tcp/2", true); // forced: the key goes now, the buffers stay until the lease ends
+                assertThat(tcp.get("tcp/3")).isEqualTo(value("tcp/3")); // read: leased
+                // a forced replacement (the gateway's SET): the old object's records go with it, the new one's stay
+                tcp.put("tcp/3", value("tcp/3 again"), two.withUpsert(true).withReplaceLeased(true));
+                tcp.put("tcp/ttl", value("tcp/ttl"), two.withUpsert(true).withTtlMillis(600_000));
+                assertThat(tcp.ttlMillis("tcp/ttl")).isPositive();
             }
             master.close(); // its heap is gone; the state directory and the nodes' records stay
             master = startMaster(port);
@@ -115,11 +120,14 @@ class MasterRecoveryTest {
                 await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
                 for (int i = 0; i < 10; i++) {
                     assertThat(c.get("shm/" + i)).as("shm/%d", i).isEqualTo(value("shm/" + i));
-                    if (i != 1 && i != 2) {
+                    if (i != 1 && i != 2 && i != 3) {
                         assertThat(c.get("tcp/" + i)).as("tcp/%d", i).isEqualTo(value("tcp/" + i));
                     }
                 }
                 versions.forEach((k, v) -> assertThat(c.locate(k).orElseThrow().version()).as(k).isEqualTo(v));
+                assertThat(c.get("tcp/3")).isEqualTo(value("tcp/3 again"));
+                assertThat(c.get("tcp/ttl")).isEqualTo(value("tcp/ttl"));
+                assertThat(c.ttlMillis("tcp/ttl")).as("deadlines live on the master only: lost with it").isEqualTo(-1);
                 for (String empty : List.of("shm/empty", "tcp/empty")) {
                     assertThat(c.get(empty)).as(empty).isEmpty();
                     assertThat(c.locate(empty).orElseThrow().replicas()).as(empty).hasSize(2);
