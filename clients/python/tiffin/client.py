@@ -212,7 +212,7 @@ class Client:
             soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> None:
         """Stores ``value`` (any buffer, read in place) under ``key`` with ``replicas`` copies on
         different nodes. A put of an existing key is a successful no-op (the stored bytes stay) unless
-        ``upsert``. An empty value is stored if the master accepts it (today's master refuses it with
+        ``upsert``. An empty value is stored (a master of an older version refuses it with
         INVALID_PARAMS, as Mooncake does).
 
         Raises TiffinError: INVALID_KEY, INVALID_PARAMS, NO_AVAILABLE_HANDLE (no room, after retries),
