@@ -32,8 +32,9 @@ final class Evictor {
     private final Ticker ticker;
 
     /**
-     * @param releaseStuckPuts run before a pass evicts: frees what stuck puts hold first
-     *     ({@link PutCoordinator#releaseStuckPuts})
+     * @param releaseStuckPuts run before a pass evicts: frees what stuck puts and expired objects hold first
+     *     ({@link PutCoordinator#releaseStuckPuts}, {@link Expiry#sweep}: expired objects count as expired,
+     *     not evicted)
      */
     Evictor(MasterSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
             Quarantine quarantine, TierCoordinator tier, IntSupplier releaseStuckPuts, MasterCounters counters,

@@ -90,7 +90,8 @@ public final class MasterService {
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
         attachment = new SegmentAttachment(segments, table, removal, recovery, settings, ticker, this::term);
-        evictor = new Evictor(settings, table, segments, placement, quarantine, tier, puts::releaseStuckPuts,
+        evictor = new Evictor(settings, table, segments, placement, quarantine, tier,
+                () -> expiry.sweep() + puts.releaseStuckPuts(),
                 counters, ticker);
     }
 

@@ -171,4 +171,17 @@ class PutSemanticsTest {
         assertThat(used()).isEqualTo(5 * 4096);
         assertThat(master.counters().expiredObjects()).isEqualTo(5);
     }
+
+    @Test
+    void evictionReclaimsExpiredObjectsFirstAndCountsThemAsExpired() {
+        for (int i = 0; i < 15; i++) { // 60 of 64 MiB: past the eviction watermark
+            put("k" + i, 4 * MiB, REPLACE.withTtlMillis(i < 3 ? 10 : 1_000_000));
+        }
+        ticker.advance(Duration.ofMillis(10));
+        master.runEvictionOnce();
+        assertThat(master.counters().expiredObjects()).isEqualTo(3);
+        assertThat(master.existKey("k0").value()).isFalse();
+        assertThat(master.counters().evictedKeys() + master.counters().expiredObjects())
+                .isEqualTo(15 - master.segmentViews().getFirst().used() / (4 * MiB));
+    }
 }
