@@ -54,6 +54,14 @@ def main():
     assert seen["expired_after_s"] >= 0.9, seen
     assert b.exists("ex") == 0 and b.ttl("ex") == -2
 
+    # an EXPIRE after a GET: the gateway's cached location (reused for up to 2 s) must not outlive the deadline
+    assert a.set("c", b"v") is True and a.get("c") == b"v"
+    assert a.pexpire("c", 1) is True
+    deadline = time.monotonic() + 0.5
+    while a.get("c") is not None:
+        assert time.monotonic() < deadline, "a value given 1 ms was still served after 500 ms"
+        time.sleep(0.01)  # polls; the assertion is the deadline above
+
     assert a.set("t", b"v", px=100_000) is True
     assert a.ttl("t") == 100
     assert a.set("t", b"w", keepttl=True) is True and a.ttl("t") == 100

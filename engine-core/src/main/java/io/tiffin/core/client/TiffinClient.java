@@ -419,8 +419,9 @@ public final class TiffinClient implements KvStore {
     private static final long MISSING = -2;
 
     private long expiryCall(String key, int mode, long ttlMillis) {
-        if (mode == 1 && ttlMillis == 0) {
-            caches.invalidate(key); // it goes now: this client's own cached location must not serve it
+        if (mode == 1) {
+            // this client's cached location of the key was granted before the deadline: it must not outlive it
+            caches.invalidate(key);
         }
         try {
             return master.expire(key, mode, ttlMillis);

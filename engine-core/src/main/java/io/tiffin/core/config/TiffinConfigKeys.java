@@ -45,7 +45,10 @@ public final class TiffinConfigKeys {
                     + " the coordination service its session ends: a dead leader is replaced about that long after"
                     + " it died (the server may raise it to twice its tick time).");
     public static final ConfigKey<Duration> MASTER_LEASE_TTL = ConfigKey.duration("master.lease-ttl", "10s", MILLIS,
-            "How long a read lease keeps an object from being removed or evicted.");
+            "How long a read lease keeps an object from being removed or evicted (a forced remove or replacement,"
+                    + " and an expiry, keep its buffers until then instead). A lookup of an object with an expiry"
+                    + " deadline gets at most twice its time left (at least 100 ms), so location caches do not serve"
+                    + " it past the deadline.");
     public static final ConfigKey<Duration> MASTER_SOFT_PIN_TTL = ConfigKey.duration("master.soft-pin-ttl", "30m",
             MILLIS, "How long a soft-pinned object is protected from eviction after its last access.");
     public static final ConfigKey<Duration> MASTER_MAX_SOFT_PIN_TTL = ConfigKey.duration("master.max-soft-pin-ttl",
