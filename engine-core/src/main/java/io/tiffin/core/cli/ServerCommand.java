@@ -32,6 +32,19 @@ import sun.misc.SignalHandler;
 abstract class ServerCommand extends TiffinCommand {
     private static final Logger LOG = LogManager.getLogger(ServerCommand.class);
 
+    @picocli.CommandLine.Option(names = "--insecure", description = "Start even when listening on an address other"
+            + " hosts reach with no credentials (no transport.auth-token, no mutual TLS): anyone who reaches it can"
+            + " read, overwrite or remove every object (transport.insecure).")
+    boolean insecure;
+
+    /** An empty, ordered flag map for {@link #config(Map)} holding the flags every server command has. */
+    final Map<String, Flag> serverFlags() {
+        Map<String, Flag> f = flags();
+        f.put(io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_INSECURE.name(), new Flag("--insecure",
+                insecure ? "true" : null));
+        return f;
+    }
+
     /** The resolved configuration from the file, the environment, {@code -D} and this command's flags. */
     abstract TiffinConfig resolveConfig();
 

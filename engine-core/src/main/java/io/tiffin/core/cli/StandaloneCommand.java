@@ -38,7 +38,7 @@ final class StandaloneCommand extends ServerCommand {
 
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_HOST.name(), new Flag("--host", host));
         f.put(NODE_HOST.name(), new Flag("--host", host));
         f.put(MASTER_PORT.name(), new Flag("--port", port));

@@ -13,6 +13,7 @@ import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.Responder;
+import io.tiffin.core.transport.ServerLimits;
 import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.proto.BatchCodesReply;
 import io.tiffin.core.transport.proto.BatchExistReply;
@@ -282,10 +283,23 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /**
-     * Most bytes of locations one GET_REPLICA_LIST_BY_REGEX answer carries: below the 16 MiB control-part
-     * limit every peer enforces, with room for the frame's other fields.
+     * Refuses a put asking for a hard pin of {@code bytes} when hard-pinned objects would take more than
+     * {@code master.max-hard-pinned-share} of the mounted capacity (checked at put start: puts racing each
+     * other may overshoot by their own sizes).
      */
-    static final int REGEX_ANSWER_LIMIT = io.tiffin.core.transport.FrameCodec.MAX_CONTROL_SIZE - 64 * 1024;
+    private void checkHardPin(ServerLimits limits, boolean hardPin, long bytes) {
+        if (!hardPin) {
+            return;
+        }
+        long cap = (long) (limits.maxHardPinnedShare() * master.capacityBytes());
+        long pinned = master.hardPinnedBytes();
+        if (bytes > cap - pinned) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "a hard pin of " + bytes + " more bytes would take"
+                    + " hard-pinned objects past master.max-hard-pinned-share = " + limits.maxHardPinnedShare()
+                    + " of the capacity (" + pinned + " of " + cap + " bytes pinned); put without hard pin, remove"
+                    + " pinned objects, or raise the share");
+        }
+    }
 
     /**
      * Registers every master opcode on {@code server}: per-key operations inline on the event loop,
@@ -295,6 +309,7 @@ public final class MasterRpcService implements InProcessMaster {
      *     right after a restart)
      */
     public void registerOn(TransportServer server, Executor executor, ScheduledExecutorService delays) {
+        ServerLimits limits = server.settings().limits();
         Executor inline = null; // TransportServer runs handlers registered without executor on the event loop
         bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
                 .setVersion(TiffinVersion.VERSION).build());
@@ -330,6 +345,7 @@ public final class MasterRpcService implements InProcessMaster {
 
         bind(server, inline, Opcode.PUT_START, r -> {
             PutStartRequest req = r.parseControl(PutStartRequest.parser());
+            checkHardPin(limits, req.getOptions().getHardPin(), req.getSize());
             KeyResult<List<ReplicaDescriptor>> res = master.putStart(req.getClientId(), req.getKey(), req.getSize(),
                     Messages.fromMsg(req.getOptions()));
             throwIfFailed(res.code(), req.getKey());
@@ -348,6 +364,13 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, inline, Opcode.BATCH_PUT_START, r -> {
             BatchPutStartRequest req = r.parseControl(BatchPutStartRequest.parser());
+            limits.checkBatch(Opcode.BATCH_PUT_START, req.getKeysCount());
+            if (req.getSizesCount() != req.getKeysCount()) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "BATCH_PUT_START names " + req.getKeysCount()
+                        + " keys and " + req.getSizesCount() + " sizes; send one size per key");
+            }
+            checkHardPin(limits, req.getOptions().getHardPin(), req.getSizesList().stream()
+                    .mapToLong(size -> Math.max(0, size)).reduce(0, (a, b) -> a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b));
             var results = master.batchPutStart(req.getClientId(), req.getKeysList(), req.getSizesList(),
                     Messages.fromMsg(req.getOptions()));
             BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
@@ -362,11 +385,13 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
             return new Held(codes(master.batchPutEnd(req.getClientId(), req.getKeysList())),
                     master.restartGuardUntilMillis());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_PUT_REVOKE, req.getKeysCount());
             return codes(master.batchPutRevoke(req.getClientId(), req.getKeysList()));
         });
 
@@ -379,6 +404,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, inline, Opcode.BATCH_GET_REPLICA_LIST, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_GET_REPLICA_LIST, req.getKeysCount());
             BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
             for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList(),
                     Integer.toUnsignedLong(req.getCacheForMs()), req.getCacheOwner())) {
@@ -398,10 +424,11 @@ public final class MasterRpcService implements InProcessMaster {
             for (ObjectLocation loc : matches) {
                 var msg = Messages.toMsg(loc);
                 bytes += msg.getSerializedSize() + 8L; // the field's tag and length (at most 6 bytes)
-                if (bytes > REGEX_ANSWER_LIMIT) {
+                if (bytes > limits.maxQueryAnswerSize()) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, matches.size() + " keys match " + req.getRegex()
-                            + ": their locations take more than the " + REGEX_ANSWER_LIMIT + " bytes one answer can"
-                            + " carry; narrow the pattern (their read leases end after master.lease-ttl)");
+                            + ": their locations take more than the " + limits.maxQueryAnswerSize() + " bytes one"
+                            + " answer may carry (transport.max-query-answer-size); narrow the pattern (their read"
+                            + " leases end after master.lease-ttl)");
                 }
                 b.addLocations(msg);
             }
@@ -415,6 +442,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, inline, Opcode.BATCH_EXIST_KEY, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_EXIST_KEY, req.getKeysCount());
             BatchExistReply.Builder b = BatchExistReply.newBuilder();
             for (KeyResult<Boolean> res : master.batchExistKey(req.getKeysList())) {
                 b.addCodes(res.code().value()).addExists(res.isOk() && res.value());
@@ -431,6 +459,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_REMOVE, req.getKeysCount());
             CacheHold hold = new CacheHold(req.getCacheOwner());
             return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
         });
@@ -451,11 +480,19 @@ public final class MasterRpcService implements InProcessMaster {
             ListKeysRequest req = r.parseControl(ListKeysRequest.parser());
             int limit = req.getLimit() == 0 ? 1000 : (int) Math.min(req.getLimit(), 100_000);
             ListedKeys listed = master.listKeys(req.getPrefix(), limit);
-            ListKeysReply.Builder b = ListKeysReply.newBuilder().setTruncated(listed.truncated());
+            ListKeysReply.Builder b = ListKeysReply.newBuilder();
+            boolean truncated = listed.truncated();
+            long bytes = 0;
             for (Map.Entry<String, Long> e : listed.keys().entrySet()) {
+                // a key's field (tag, length, UTF-8 bytes) and its size (at most 10 bytes) in the packed list
+                bytes += com.google.protobuf.CodedOutputStream.computeStringSizeNoTag(e.getKey()) + 11L;
+                if (bytes > limits.maxQueryAnswerSize()) {
+                    truncated = true; // the caller lists on from the last key it got
+                    break;
+                }
                 b.addKeys(e.getKey()).addSizes(e.getValue());
             }
-            return b.build();
+            return b.setTruncated(truncated).build();
         });
         bind(server, executor, Opcode.STATS, r -> stats());
         bind(server, executor, Opcode.REGISTER_STORAGE, r -> {
@@ -465,6 +502,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, executor, Opcode.REPORT_DISK_OBJECTS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
+            limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
             List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
             List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
             for (var o : req.getObjectsList()) {
@@ -499,6 +537,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, executor, Opcode.EVICT_DISK_REPLICA, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskEvicted.parser());
+            limits.checkBatch(Opcode.EVICT_DISK_REPLICA, req.getKeysCount());
             master.evictDiskReplicas(req.getNodeId(), req.getKeysList());
             return Empty.getDefaultInstance();
         });

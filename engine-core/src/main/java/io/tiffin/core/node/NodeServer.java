@@ -366,7 +366,8 @@ public final class NodeServer implements AutoCloseable {
                 backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker);
+                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker,
+                        o.transport());
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }

@@ -41,6 +41,8 @@ public final class BlockingConnectionPool implements AutoCloseable {
     private final TransportSettings settings;
     private final String peerId;
     private final Ticker ticker;
+    /** Loaded once from the settings; null for plaintext. */
+    private final TlsContexts tls;
     private final ConcurrentHashMap<String, Idle> idle = new ConcurrentHashMap<>();
     private final Watchdog watchdog;
     private final Function<String, Idle> newIdle = k -> new Idle();
@@ -63,6 +65,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.tls = TlsContexts.load(settings.tls());
         this.watchdog = new Watchdog(Objects.requireNonNull(name, "name") + "-blocking-watchdog", ticker);
     }
 
@@ -80,7 +83,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             return c;
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog, ticker);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }
@@ -125,7 +128,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog, ticker);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }

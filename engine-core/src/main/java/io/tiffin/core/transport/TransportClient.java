@@ -109,6 +109,20 @@ public final class TransportClient implements AutoCloseable {
 
     private static TransportClient connect(String host, int port, TransportSettings settings, String peerId,
             EventLoopGroup group, int protocolVersion, Ticker ticker) {
+        return connect(host, port, settings, TlsContexts.load(settings.tls()), peerId, group, protocolVersion, ticker);
+    }
+
+    /**
+     * As {@link #connect(String, int, TransportSettings, String, EventLoopGroup, Ticker)} with TLS contexts
+     * already loaded from {@code settings.tls()} ({@code tls} null = plaintext), as a pool keeps them.
+     */
+    static TransportClient connect(String host, int port, TransportSettings settings, TlsContexts tls, String peerId,
+            EventLoopGroup group, Ticker ticker) {
+        return connect(host, port, settings, tls, peerId, group, TiffinVersion.PROTOCOL_VERSION, ticker);
+    }
+
+    private static TransportClient connect(String host, int port, TransportSettings settings, TlsContexts tls,
+            String peerId, EventLoopGroup group, int protocolVersion, Ticker ticker) {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(settings, "settings");
         Objects.requireNonNull(group, "group");
@@ -127,6 +141,10 @@ public final class TransportClient implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast("tls", tls.newClientHandler(ch.alloc(), host, port,
+                                    settings.handshakeTimeout()));
+                        }
                         ch.pipeline()
                                 .addLast("frame-codec", new FrameCodec(settings.maxFrameSize()))
                                 .addLast("client", client.new Inbound());
@@ -409,8 +427,24 @@ public final class TransportClient implements AutoCloseable {
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof io.netty.handler.ssl.SslHandshakeCompletionEvent done && !done.isSuccess()) {
+                String why = "TLS handshake failed: " + done.cause().getMessage() + "; check that the server uses"
+                        + " TLS (transport.tls.enabled), that transport.tls.ca names the authority of its certificate"
+                        + " and that the certificate names the host dialled, and whether the server requires a"
+                        + " client certificate (transport.tls.cert, transport.tls.key)";
+                for (Long requestId : pending.keySet()) {
+                    fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + ": " + why,
+                            done.cause()));
+                }
+                ctx.close();
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            if (cause instanceof IOException) {
+            if (cause instanceof IOException || cause.getCause() instanceof javax.net.ssl.SSLException) {
                 LOG.debug("Connection to {} failed: {}", endpoint, cause.toString());
             } else {
                 LOG.warn("Closing connection to {} after an error", endpoint, cause);

@@ -22,6 +22,8 @@ public final class TransportClientPool implements AutoCloseable {
     private final String peerId;
     private final Ticker ticker;
     private final EventLoopGroup group;
+    /** Loaded once from the settings; null for plaintext. */
+    private final TlsContexts tls;
     private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -47,6 +49,7 @@ public final class TransportClientPool implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.tls = TlsContexts.load(settings.tls());
         this.group = EventLoops.newGroup(Objects.requireNonNull(name, "name") + "-client", settings.ioThreads(),
                 settings.useNative());
     }
@@ -84,7 +87,7 @@ public final class TransportClientPool implements AutoCloseable {
             if (client != null) {
                 client.close();
             }
-            client = TransportClient.connect(host, port, settings, peerId, group, ticker);
+            client = TransportClient.connect(host, port, settings, tls, peerId, group, ticker);
             slot.client = client;
         }
         if (closed) {

@@ -19,6 +19,9 @@ import java.util.Objects;
  * @param useNative use epoll when {@code Epoll.isAvailable()}; otherwise, or when false, NIO
  * @param rpcTimeout how long a client waits for a response before failing the call with {@code
  *     RPC_TIMEOUT}
+ * @param tls TLS of servers and clients ({@link TlsSettings#OFF} for plaintext)
+ * @param limits what servers accept from peers
+ * @param insecure whether a server may listen beyond loopback without credentials ({@link ProtectedMode})
  */
 public record TransportSettings(
         int maxFrameSize,
@@ -26,7 +29,10 @@ public record TransportSettings(
         Duration handshakeTimeout,
         int ioThreads,
         boolean useNative,
-        Duration rpcTimeout) {
+        Duration rpcTimeout,
+        TlsSettings tls,
+        ServerLimits limits,
+        boolean insecure) {
 
     /** Default frame size limit: 64 MiB of object plus 1 MiB for header and control part. */
     public static final int DEFAULT_MAX_FRAME_SIZE = 65 * 1024 * 1024;
@@ -39,6 +45,8 @@ public record TransportSettings(
         Objects.requireNonNull(authToken, "authToken (use \"\" for no token)");
         requirePositive(handshakeTimeout, "handshakeTimeout");
         requirePositive(rpcTimeout, "rpcTimeout");
+        Objects.requireNonNull(tls, "tls (use TlsSettings.OFF)");
+        Objects.requireNonNull(limits, "limits");
         if (ioThreads < 0) {
             throw new IllegalArgumentException("transport ioThreads " + ioThreads + " is negative; use 0 for"
                     + " the default or a positive thread count");
@@ -52,35 +60,58 @@ public record TransportSettings(
         }
     }
 
-    /** 65 MiB frames, no token, 10 s handshake timeout, default threads, native transport, 30 s RPC timeout. */
+    /**
+     * 65 MiB frames, no token, 10 s handshake timeout, default threads, native transport, 30 s RPC timeout, no
+     * TLS, {@link ServerLimits#defaults()}, protected mode on.
+     */
     public static TransportSettings defaults() {
         return new TransportSettings(DEFAULT_MAX_FRAME_SIZE, "", Duration.ofSeconds(10), 0, true,
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30), TlsSettings.OFF, ServerLimits.defaults(), false);
     }
 
     public TransportSettings withMaxFrameSize(int value) {
-        return new TransportSettings(value, authToken, handshakeTimeout, ioThreads, useNative, rpcTimeout);
+        return new TransportSettings(value, authToken, handshakeTimeout, ioThreads, useNative,
+                rpcTimeout, tls, limits, insecure);
     }
 
     public TransportSettings withAuthToken(String value) {
-        return new TransportSettings(maxFrameSize, value, handshakeTimeout, ioThreads, useNative, rpcTimeout);
+        return new TransportSettings(maxFrameSize, value, handshakeTimeout, ioThreads, useNative,
+                rpcTimeout, tls, limits, insecure);
     }
 
     public TransportSettings withHandshakeTimeout(Duration value) {
-        return new TransportSettings(maxFrameSize, authToken, value, ioThreads, useNative, rpcTimeout);
+        return new TransportSettings(maxFrameSize, authToken, value, ioThreads, useNative,
+                rpcTimeout, tls, limits, insecure);
     }
 
     public TransportSettings withIoThreads(int value) {
-        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, value,
-                useNative, rpcTimeout);
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, value, useNative,
+                rpcTimeout, tls, limits, insecure);
     }
 
     public TransportSettings withUseNative(boolean value) {
-        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, value, rpcTimeout);
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, value,
+                rpcTimeout, tls, limits, insecure);
     }
 
     public TransportSettings withRpcTimeout(Duration value) {
-        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, useNative, value);
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, useNative,
+                value, tls, limits, insecure);
+    }
+
+    public TransportSettings withTls(TlsSettings value) {
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, useNative,
+                rpcTimeout, value, limits, insecure);
+    }
+
+    public TransportSettings withLimits(ServerLimits value) {
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, useNative,
+                rpcTimeout, tls, value, insecure);
+    }
+
+    public TransportSettings withInsecure(boolean value) {
+        return new TransportSettings(maxFrameSize, authToken, handshakeTimeout, ioThreads, useNative,
+                rpcTimeout, tls, limits, value);
     }
 
     /** Whether a token is configured. */
@@ -93,6 +124,7 @@ public record TransportSettings(
     public String toString() {
         return "TransportSettings[maxFrameSize=" + maxFrameSize + ", authToken=" + (hasAuthToken() ? "***" : "none")
                 + ", handshakeTimeout=" + handshakeTimeout + ", ioThreads=" + ioThreads + ", useNative="
-                + useNative + ", rpcTimeout=" + rpcTimeout + "]";
+                + useNative + ", rpcTimeout=" + rpcTimeout + ", tls=" + (tls.enabled() ? "on" : "off") + ", limits="
+                + limits + ", insecure=" + insecure + "]";
     }
 }

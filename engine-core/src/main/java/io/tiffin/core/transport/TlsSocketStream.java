@@ -1,0 +1,254 @@
+package io.tiffin.core.transport;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLEngineResult;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+
+/**
+ * A TLS session over a {@link BlockingConnection}'s blocking socket, driven by the calling thread with an
+ * {@link SSLEngine} (OpenSSL's or the JDK's, from {@link TlsContexts#newClientEngine}). Reads of at least
+ * one record's plaintext decrypt straight into the caller's buffer (so a large bulk part is one copy, the
+ * decryption, as it is one copy, the kernel's, in plaintext); smaller reads go through a one-record buffer.
+ * Writes encrypt into a send buffer of {@value #NET_BUFFER_SIZE} bytes written with one system call.
+ *
+ * <p>Not thread-safe: the connection's thread reads and writes; {@link #close} may come from the pool's
+ * watchdog (the engine's own methods are safe against it). Owns the engine (released once by {@link #close})
+ * and its direct buffers (freed by the garbage collector).
+ */
+final class TlsSocketStream implements SocketStream {
+    /** Encrypted bytes read or written per system call (at least one TLS record's). */
+    static final int NET_BUFFER_SIZE = 128 * 1024;
+
+    private final SocketChannel channel;
+    private final SSLEngine engine;
+    /** Received ciphertext not yet decrypted: read mode. */
+    private ByteBuffer netIn;
+    /** Ciphertext to send: write mode while filled, flipped to send. */
+    private ByteBuffer netOut;
+    /** Decrypted bytes not yet handed out: read mode. */
+    private ByteBuffer plainIn;
+    private volatile boolean closed;
+
+    TlsSocketStream(SocketChannel channel, SSLEngine engine) {
+        this.channel = channel;
+        this.engine = engine;
+        int packet = engine.getSession().getPacketBufferSize();
+        this.netIn = ByteBuffer.allocateDirect(Math.max(NET_BUFFER_SIZE, packet)).limit(0);
+        this.netOut = ByteBuffer.allocateDirect(Math.max(NET_BUFFER_SIZE, packet));
+        this.plainIn = ByteBuffer.allocateDirect(engine.getSession().getApplicationBufferSize()).limit(0);
+    }
+
+    /** {@link #unwrap}: the server closed the TLS session. */
+    private static final int CLOSED = -1;
+    /** {@link #unwrap}: nothing decrypted, a whole record is not there yet. */
+    private static final int NEED_DATA = -2;
+
+    /**
+     * Runs the TLS handshake as the client (the caller bounds it: the watchdog closes the socket at the
+     * deadline).
+     *
+     * @throws SSLHandshakeException when the server refuses this client or is not trusted, or closes the
+     *     connection during the handshake (a plaintext server does)
+     */
+    void handshake() throws IOException {
+        engine.beginHandshake();
+        while (true) {
+            switch (engine.getHandshakeStatus()) {
+                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 0);
+                case NEED_UNWRAP, NEED_UNWRAP_AGAIN -> {
+                    int n = unwrap(plainIn.clear());
+                    plainIn.flip();
+                    if (n == CLOSED || (n == NEED_DATA && !fill())) {
+                        throw new SSLHandshakeException("the server closed the connection during the TLS handshake"
+                                + " (a plaintext server closes on the first TLS bytes; a TLS server refusing this"
+                                + " client says why in its log)");
+                    }
+                }
+                case NEED_TASK -> runTasks();
+                default -> {
+                    return;
+                }
+            }
+        }
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        if (plainIn.hasRemaining()) {
+            return take(dst);
+        }
+        while (true) {
+            // whole records straight into dst while it has room for one, else through plainIn
+            boolean direct = dst.remaining() >= engine.getSession().getApplicationBufferSize();
+            int n = unwrap(direct ? dst : plainIn.clear());
+            if (!direct) {
+                plainIn.flip();
+            }
+            if (n > 0) {
+                return direct ? n : take(dst);
+            }
+            if (n == CLOSED || (n == NEED_DATA && !fill())) {
+                return -1;
+            }
+        }
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return wrapAndSend(srcs, offset, length);
+    }
+
+    private static final ByteBuffer[] NOTHING = new ByteBuffer[0];
+
+    /**
+     * Encrypts as much of {@code srcs} as fills the send buffer (at least one record, or one handshake
+     * message when there is nothing to send) and sends it; returns the plaintext bytes consumed.
+     */
+    private long wrapAndSend(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        netOut.clear();
+        long consumed = 0;
+        int packet = engine.getSession().getPacketBufferSize();
+        while (true) {
+            SSLEngineResult r = engine.wrap(srcs, offset, length, netOut);
+            if (r.getStatus() == SSLEngineResult.Status.BUFFER_OVERFLOW) {
+                if (netOut.position() > 0) {
+                    break;
+                }
+                netOut = ByteBuffer.allocateDirect(Math.max(packet, netOut.capacity() * 2));
+                continue;
+            }
+            if (r.getStatus() == SSLEngineResult.Status.CLOSED) {
+                throw new SSLException("the TLS session with the server is closed");
+            }
+            consumed += r.bytesConsumed();
+            if (r.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_TASK) {
+                runTasks();
+            }
+            if (r.bytesProduced() == 0 || !hasRemaining(srcs, offset, length) || netOut.remaining() < packet) {
+                break;
+            }
+        }
+        netOut.flip();
+        while (netOut.hasRemaining()) {
+            channel.write(netOut);
+        }
+        return consumed;
+    }
+
+    /**
+     * Decrypts from {@link #netIn} into {@code dst} (write mode): whole records while {@code dst} has room
+     * for one (one record only into {@link #plainIn}). Returns the bytes produced; 0 after a record that
+     * carried none (a handshake message, a session ticket); {@link #NEED_DATA} when no whole record is
+     * there; {@link #CLOSED} when the server closed the session.
+     */
+    private int unwrap(ByteBuffer dst) throws IOException {
+        int produced = 0;
+        int appSize = engine.getSession().getApplicationBufferSize();
+        while (true) {
+            if (!netIn.hasRemaining()) {
+                return produced > 0 ? produced : NEED_DATA;
+            }
+            SSLEngineResult r = engine.unwrap(netIn, dst);
+            produced += r.bytesProduced();
+            switch (r.getHandshakeStatus()) {
+                case NEED_TASK -> runTasks();
+                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 0); // a handshake's next message, a key update
+                default -> {
+                }
+            }
+            switch (r.getStatus()) {
+                case CLOSED -> {
+                    return produced > 0 ? produced : CLOSED;
+                }
+                case BUFFER_UNDERFLOW -> {
+                    return produced > 0 ? produced : NEED_DATA;
+                }
+                case BUFFER_OVERFLOW -> {
+                    if (produced > 0 || dst != plainIn) {
+                        return produced;
+                    }
+                    plainIn = ByteBuffer.allocateDirect(Math.max(appSize, plainIn.capacity() * 2));
+                    dst = plainIn;
+                }
+                default -> {
+                    if (r.bytesConsumed() == 0 && r.bytesProduced() == 0) {
+                        return produced > 0 ? produced : NEED_DATA;
+                    }
+                    if (produced > 0 && (dst == plainIn || dst.remaining() < appSize)) {
+                        return produced;
+                    }
+                    if (produced == 0 && engine.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING
+                            && engine.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.FINISHED) {
+                        return 0; // the handshake loop decides what comes next
+                    }
+                }
+            }
+        }
+    }
+
+    /** Moves what {@link #plainIn} holds into {@code dst}, as much as fits; returns how much. */
+    private int take(ByteBuffer dst) {
+        int n = Math.min(dst.remaining(), plainIn.remaining());
+        int limit = plainIn.limit();
+        plainIn.limit(plainIn.position() + n);
+        dst.put(plainIn);
+        plainIn.limit(limit);
+        return n;
+    }
+
+    /** Reads more ciphertext from the socket after what {@link #netIn} holds; false at the end of the stream. */
+    private boolean fill() throws IOException {
+        netIn.compact();
+        if (!netIn.hasRemaining()) {
+            ByteBuffer bigger = ByteBuffer.allocateDirect(netIn.capacity() * 2);
+            netIn.flip();
+            bigger.put(netIn);
+            netIn = bigger;
+        }
+        int n;
+        try {
+            n = channel.read(netIn);
+        } finally {
+            netIn.flip();
+        }
+        if (n < 0 && closed) {
+            throw new EOFException("the connection was closed");
+        }
+        return n >= 0;
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = engine.getDelegatedTask()) != null) {
+            task.run();
+        }
+    }
+
+    private static boolean hasRemaining(ByteBuffer[] srcs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (srcs[i].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // nothing left to release
+        }
+        TlsContexts.release(engine);
+    }
+}
