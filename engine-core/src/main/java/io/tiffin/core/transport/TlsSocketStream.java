@@ -59,7 +59,7 @@ final class TlsSocketStream implements SocketStream {
         engine.beginHandshake();
         while (true) {
             switch (engine.getHandshakeStatus()) {
-                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 0);
+                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 1);
                 case NEED_UNWRAP, NEED_UNWRAP_AGAIN -> {
                     int n = unwrap(plainIn.clear());
                     plainIn.flip();
@@ -103,7 +103,8 @@ final class TlsSocketStream implements SocketStream {
         return wrapAndSend(srcs, offset, length);
     }
 
-    private static final ByteBuffer[] NOTHING = new ByteBuffer[0];
+    /** No plaintext: for wraps that only send handshake messages (an array of one empty buffer; OpenSSL's engine refuses an empty array). */
+    private static final ByteBuffer[] NOTHING = {ByteBuffer.allocateDirect(0)};
 
     /**
      * Encrypts as much of {@code srcs} as fills the send buffer (at least one record, or one handshake
@@ -157,7 +158,7 @@ final class TlsSocketStream implements SocketStream {
             produced += r.bytesProduced();
             switch (r.getHandshakeStatus()) {
                 case NEED_TASK -> runTasks();
-                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 0); // a handshake's next message, a key update
+                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 1); // a handshake's next message, a key update
                 default -> {
                 }
             }

@@ -429,22 +429,33 @@ public final class TransportClient implements AutoCloseable {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof io.netty.handler.ssl.SslHandshakeCompletionEvent done && !done.isSuccess()) {
-                String why = "TLS handshake failed: " + done.cause().getMessage() + "; check that the server uses"
+                failTls(ctx, "TLS handshake failed: " + done.cause().getMessage() + "; check that the server uses"
                         + " TLS (transport.tls.enabled), that transport.tls.ca names the authority of its certificate"
                         + " and that the certificate names the host dialled, and whether the server requires a"
-                        + " client certificate (transport.tls.cert, transport.tls.key)";
-                for (Long requestId : pending.keySet()) {
-                    fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + ": " + why,
-                            done.cause()));
-                }
-                ctx.close();
+                        + " client certificate (transport.tls.cert, transport.tls.key)", done.cause());
             }
             ctx.fireUserEventTriggered(evt);
         }
 
+        /** Fails every pending call with a TLS failure's explanation and closes. */
+        private void failTls(ChannelHandlerContext ctx, String why, Throwable cause) {
+            for (Long requestId : pending.keySet()) {
+                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + ": " + why,
+                        cause));
+            }
+            ctx.close();
+        }
+
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            if (cause instanceof IOException || cause.getCause() instanceof javax.net.ssl.SSLException) {
+            if (cause.getCause() instanceof javax.net.ssl.SSLException tls) {
+                // after the client's side of a TLS 1.3 handshake: the server's verdict on this client
+                failTls(ctx, "the server refused this client's TLS session (" + tls.getMessage() + "): does it"
+                        + " require a client certificate (transport.tls.cert, transport.tls.key) issued by its"
+                        + " transport.tls.ca?", tls);
+                return;
+            }
+            if (cause instanceof IOException) {
                 LOG.debug("Connection to {} failed: {}", endpoint, cause.toString());
             } else {
                 LOG.warn("Closing connection to {} after an error", endpoint, cause);

@@ -340,6 +340,26 @@ class CliTest {
     }
 
     @Test
+    void aMasterBeyondLoopbackWithoutCredentialsRefusesToStartUnlessInsecure() throws Exception {
+        Result r = tiffin("master", "--host", "0.0.0.0", "--port", "0", "--admin-port", "0");
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: INVALID_PARAMS: server master refuses to listen on 0.0.0.0:0")
+                .contains("transport.auth-token").contains("transport.tls.client-auth = require")
+                .contains("--insecure");
+        Result node = tiffin("node", "--host", "0.0.0.0", "--master", "127.0.0.1:1");
+        assertThat(node.exit()).isEqualTo(1);
+        assertThat(node.err()).contains("refuses to listen on 0.0.0.0").contains("--insecure");
+        Running insecure = new Running("Tiffin master listening", "master", "--host", "0.0.0.0", "--port", "0",
+                "--admin-port", "0", "--insecure");
+        assertThat(insecure.out()).contains("Tiffin master listening on 0.0.0.0:");
+        assertThat(insecure.stop()).isZero();
+        Running withToken = new Running("Tiffin master listening", "master", "--host", "0.0.0.0", "--port", "0",
+                "--admin-port", "0", "-D", "transport.auth-token=s3cret");
+        assertThat(withToken.out()).contains("Tiffin master listening on 0.0.0.0:");
+        assertThat(withToken.stop()).isZero();
+    }
+
+    @Test
     void masterOnAPortInUseFailsNamingTheAddress() throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             Result r = tiffin("master", "--port", Integer.toString(taken.getLocalPort()), "--admin-port", "0");
