@@ -158,7 +158,8 @@ public final class ConnectionGuards {
                 return; // a TLS record header is 5 bytes
             }
             if (SslHandler.isEncrypted(in, false)) {
-                ctx.pipeline().replace(this, "tls", tls.newServerHandler(ctx.alloc(), handshakeTimeout));
+                ctx.pipeline().addAfter(ctx.name(), "tls-chunks", TlsWriteChunker.INSTANCE)
+                        .replace(this, "tls", tls.newServerHandler(ctx.alloc(), handshakeTimeout));
                 return;
             }
             String refusal = "server " + serverName + " accepts TLS connections only (transport.tls.enabled ="

@@ -63,7 +63,13 @@ final class TlsSocketStream implements SocketStream {
                 case NEED_UNWRAP, NEED_UNWRAP_AGAIN -> {
                     int n = unwrap(plainIn.clear());
                     plainIn.flip();
-                    if (n == CLOSED || (n == NEED_DATA && !fill())) {
+                    // the unwrap may have finished the handshake (sending this side's last message): then no
+                    // more bytes come until this side speaks, and waiting for them would hang
+                    boolean waiting = switch (engine.getHandshakeStatus()) {
+                        case NEED_UNWRAP, NEED_UNWRAP_AGAIN -> true;
+                        default -> false;
+                    };
+                    if (n == CLOSED || (n == NEED_DATA && waiting && !fill())) {
                         throw new SSLHandshakeException("the server closed the connection during the TLS handshake"
                                 + " (a plaintext server closes on the first TLS bytes; a TLS server refusing this"
                                 + " client says why in its log)");
@@ -107,38 +113,47 @@ final class TlsSocketStream implements SocketStream {
     private static final ByteBuffer[] NOTHING = {ByteBuffer.allocateDirect(0)};
 
     /**
-     * Encrypts as much of {@code srcs} as fills the send buffer (at least one record, or one handshake
-     * message when there is nothing to send) and sends it; returns the plaintext bytes consumed.
+     * Encrypts as much of {@code srcs} as fills the send buffer and sends it; returns the plaintext bytes
+     * consumed. Once {@code srcs} is used up it goes on until the engine has no ciphertext left: an engine
+     * (OpenSSL's) may take plaintext in one wrap and hand out part of its records in the next, and bytes
+     * left in it would never reach the server. With nothing to send it sends a handshake's next message.
      */
     private long wrapAndSend(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        netOut.clear();
         long consumed = 0;
         int packet = engine.getSession().getPacketBufferSize();
         while (true) {
-            SSLEngineResult r = engine.wrap(srcs, offset, length, netOut);
-            if (r.getStatus() == SSLEngineResult.Status.BUFFER_OVERFLOW) {
-                if (netOut.position() > 0) {
+            netOut.clear();
+            boolean drained = false;
+            while (netOut.remaining() >= packet) {
+                boolean data = hasRemaining(srcs, offset, length);
+                SSLEngineResult r = data ? engine.wrap(srcs, offset, length, netOut) : engine.wrap(NOTHING, 0, 1, netOut);
+                if (r.getStatus() == SSLEngineResult.Status.BUFFER_OVERFLOW) {
+                    if (netOut.position() > 0) {
+                        break; // full: send, then go on
+                    }
+                    netOut = ByteBuffer.allocateDirect(Math.max(packet, netOut.capacity() * 2));
+                    continue;
+                }
+                if (r.getStatus() == SSLEngineResult.Status.CLOSED) {
+                    throw new SSLException("the TLS session with the server is closed");
+                }
+                consumed += r.bytesConsumed();
+                if (r.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_TASK) {
+                    runTasks();
+                }
+                if (r.bytesProduced() == 0) {
+                    drained = true; // nothing left in the engine for now
                     break;
                 }
-                netOut = ByteBuffer.allocateDirect(Math.max(packet, netOut.capacity() * 2));
-                continue;
             }
-            if (r.getStatus() == SSLEngineResult.Status.CLOSED) {
-                throw new SSLException("the TLS session with the server is closed");
+            netOut.flip();
+            while (netOut.hasRemaining()) {
+                channel.write(netOut);
             }
-            consumed += r.bytesConsumed();
-            if (r.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_TASK) {
-                runTasks();
-            }
-            if (r.bytesProduced() == 0 || !hasRemaining(srcs, offset, length) || netOut.remaining() < packet) {
-                break;
+            if (drained || hasRemaining(srcs, offset, length)) {
+                return consumed; // the caller comes back for the rest
             }
         }
-        netOut.flip();
-        while (netOut.hasRemaining()) {
-            channel.write(netOut);
-        }
-        return consumed;
     }
 
     /**
@@ -159,6 +174,9 @@ final class TlsSocketStream implements SocketStream {
             switch (r.getHandshakeStatus()) {
                 case NEED_TASK -> runTasks();
                 case NEED_WRAP -> wrapAndSend(NOTHING, 0, 1); // a handshake's next message, a key update
+                case FINISHED -> {
+                    return produced; // the handshake's end: its loop decides what comes next
+                }
                 default -> {
                 }
             }

@@ -12,7 +12,8 @@ import java.time.temporal.ChronoUnit;
 
 /**
  * Certificates for TLS tests, made in memory (Netty's pkitesting, pure Java) and written as PEM files to a
- * directory: a CA, a server certificate it issued for 127.0.0.1 and localhost, a client certificate it
+ * directory: a CA, a server certificate it issued for 127.0.0.1 and localhost (for server and client use,
+ * as a node's: it serves and calls its master), a client certificate it
  * issued, a second CA with a server certificate of its own (a server the first CA does not vouch for), and
  * a server certificate of the first CA for another host name only.
  *
@@ -55,8 +56,10 @@ public final class TestCertificates {
             X509Bundle ca = base.copy().subject("CN=tiffin test CA").setIsCertificateAuthority(true).buildSelfSigned();
             X509Bundle stranger = base.copy().subject("CN=another CA").setIsCertificateAuthority(true)
                     .buildSelfSigned();
+            // servers are clients too (a node calls its master): both uses, as mutual TLS needs
             X509Bundle server = base.copy().subject("CN=tiffin server").addSanIpAddress("127.0.0.1")
-                    .addSanDnsName("localhost").addExtendedKeyUsageServerAuth().buildIssuedBy(ca);
+                    .addSanDnsName("localhost").addExtendedKeyUsageServerAuth().addExtendedKeyUsageClientAuth()
+                    .buildIssuedBy(ca);
             X509Bundle client = base.copy().subject("CN=tiffin client").addExtendedKeyUsageClientAuth()
                     .buildIssuedBy(ca);
             X509Bundle strangerServer = base.copy().subject("CN=stranger").addSanIpAddress("127.0.0.1")

@@ -112,7 +112,7 @@ class TlsTest {
         TransportServer server = server(certs.server.settings().withProvider(provider));
         BlockingConnectionPool pool = pool(certs.client.trustOnly().withProvider(provider));
         try (Arena arena = Arena.ofConfined()) {
-            for (int size : new int[] {0, 100, 16 * 1024, 100_000, 1 << 20, 16 << 20}) {
+            for (int size : new int[] {0, 100, 16 * 1024, 100_000, 4 << 20}) {
                 MemorySegment out = arena.allocate(Math.max(1, size), 64).asSlice(0, size);
                 byte[] bytes = new byte[size];
                 new SplittableRandom(size).nextBytes(bytes);
@@ -123,6 +123,9 @@ class TlsTest {
                         DataRequest.parser(), size == 0 ? null : in);
                 assertThat(echoed).isEqualTo(req);
                 assertThat(in.asSlice(0, size).mismatch(out)).isEqualTo(-1);
+                if (size > 1 << 20) {
+                    continue;
+                }
                 // heap memory goes through the staging buffer
                 byte[] heapIn = new byte[size];
                 pool.call(endpoint(server), Opcode.DATA_READ, req, size == 0 ? null : MemorySegment.ofArray(bytes),
@@ -149,6 +152,26 @@ class TlsTest {
             }
         }
         assertThat(pool.connectionsOpened()).isEqualTo(1);
+    }
+
+    @Test
+    void writesEndingAnywhereInTheSendBufferArriveWhole() {
+        // An engine may keep ciphertext of plaintext it took once the send buffer is full; a write must drain
+        // it, or the server waits for the rest of the frame forever (the connection's RPC timeout here).
+        TransportServer server = server(certs.server.settings());
+        BlockingConnectionPool pool = new BlockingConnectionPool("tls-drain", settings(certs.client.trustOnly())
+                .withRpcTimeout(Duration.ofSeconds(5)), "drain");
+        resources.add(pool);
+        try (Arena arena = Arena.ofConfined()) {
+            int netBuffer = TlsSocketStream.NET_BUFFER_SIZE;
+            for (int size = netBuffer - 8 * 1024; size <= netBuffer + 8 * 1024; size += 509) {
+                MemorySegment out = arena.allocate(size, 64).fill((byte) size);
+                MemorySegment in = arena.allocate(size, 64);
+                pool.call(endpoint(server), Opcode.DATA_READ, DataRequest.newBuilder().setLength(size).build(), out,
+                        DataRequest.parser(), in);
+                assertThat(in.mismatch(out)).isEqualTo(-1);
+            }
+        }
     }
 
     @Test
