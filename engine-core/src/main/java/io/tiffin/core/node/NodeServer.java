@@ -303,9 +303,14 @@ public final class NodeServer implements AutoCloseable {
             bulk.getBytes(bulk.readerIndex(), dst.asByteBuffer());
             responder.ok(Empty.getDefaultInstance());
         }, null);
+        long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame
         server.register(Opcode.DATA_READ, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             checkSegment(req);
+            if (req.getLength() > maxRead) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "a read of " + req.getLength() + " bytes does not"
+                        + " fit one answer frame (transport.max-frame-size less 64 KiB = " + maxRead + "); read slices");
+            }
             MemorySegment src = segment.slice(req.getOffset(), req.getLength());
             responder.ok(Empty.getDefaultInstance(), Unpooled.wrappedBuffer(src.asByteBuffer()));
         }, null);
