@@ -5,6 +5,7 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.Durations;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.transport.TlsSettings;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -32,7 +33,7 @@ import picocli.CommandLine.Option;
  * {@code --uncached-baseline} adds {@code tiffin-uncached}, tiffin-remote without that reuse. With {@code --tls}
  * a second cluster (master here, as many node processes) serves TLS with a certificate made for the run
  * ({@link BenchTls}), and target {@code tiffin-remote-tls}, tiffin-remote's client over TLS, is measured
- * right after tiffin-remote, so the ratio of the two is TLS's cost. Each measurement runs
+ * right after tiffin-remote, so the ratio of the two is TLS's cost ({@code --tls-provider} picks the engine). Each measurement runs
  * {@code --clients} threads, each with one request at a time, for {@code --duration} seconds after
  * {@code --warmup} seconds; latency percentiles come from HdrHistogram (for batch get, of one batch
  * call). Puts overwrite a small ring of keys per thread (upsert) so long runs do not fill the pool.
@@ -147,6 +148,11 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " tiffin-remote; not with --master")
     boolean tls;
 
+    @Option(names = "--tls-provider", defaultValue = "auto",
+            description = "TLS engine of --tls's cluster and client: auto (OpenSSL where it loads), openssl or jdk"
+                    + " (transport.tls.provider; default ${DEFAULT-VALUE})")
+    String tlsProvider;
+
     @Option(names = "--redis", description = "host:port of a Redis server to run the same workload against")
     String redis;
 
@@ -174,7 +180,7 @@ public final class BenchKvCommand implements Callable<Integer> {
         KvLoad load = new KvLoad(clients, warmup, duration, report);
         try (KvCluster cluster = master != null ? KvCluster.existing(master)
                 : KvCluster.start(nodes, segmentSize, nodeIoThreads, sharedMemoryDir, out, null);
-             BenchTls pki = tls ? BenchTls.create() : null;
+             BenchTls pki = tls ? BenchTls.create(TlsSettings.Provider.parse(tlsProvider)) : null;
              KvCluster tlsCluster = tls ? KvCluster.start(nodes, segmentSize, nodeIoThreads, null, out, pki) : null;
              Arena arena = Arena.ofShared()) {
             String address = cluster.address();
@@ -247,6 +253,12 @@ public final class BenchKvCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--operations: unknown operation '"
                         + op + "' (expected put, get, batch_get or batch_put, separated by commas)");
             }
+        }
+        try {
+            TlsSettings.Provider.parse(tlsProvider);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tls-provider: '" + tlsProvider
+                    + "' is not auto, openssl or jdk");
         }
         if (tls && master != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--tls starts a TLS cluster of its own;"

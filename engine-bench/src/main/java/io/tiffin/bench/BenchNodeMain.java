@@ -21,16 +21,16 @@ public final class BenchNodeMain {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length < 3 || (args.length > 5 && args.length != 8)) {
+        if (args.length < 3 || (args.length > 5 && args.length != 9)) {
             System.err.println("usage: BenchNodeMain <master host:port> <node id> <segment size, e.g. 2GiB>"
                     + " [event-loop threads, 0 = default] [shared-memory directory, empty = none]"
-                    + " [TLS certificate, key and CA PEM files]");
+                    + " [TLS certificate, key and CA PEM files, TLS provider (auto, openssl or jdk)]");
             System.exit(2);
         }
         int ioThreads = args.length >= 4 ? Integer.parseInt(args[3]) : 0;
         java.nio.file.Path sharedDir = args.length >= 5 && !args[4].isEmpty() ? java.nio.file.Path.of(args[4]) : null;
-        TlsSettings tls = args.length == 8 ? TlsSettings.of(Path.of(args[5]), Path.of(args[6]), Path.of(args[7]))
-                : TlsSettings.OFF;
+        TlsSettings tls = args.length == 9 ? TlsSettings.of(Path.of(args[5]), Path.of(args[6]), Path.of(args[7]))
+                .withProvider(TlsSettings.Provider.parse(args[8])) : TlsSettings.OFF;
         NodeServer node = NodeServer.start(NodeServer.Options.builder(args[0])
                 .nodeId(args[1]).segmentSize(Sizes.parse(args[2])).pingInterval(Duration.ofSeconds(1))
                 .transport(TransportSettings.defaults().withIoThreads(ioThreads).withTls(tls)).build()

@@ -10,6 +10,7 @@ import java.security.PrivateKey;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
@@ -27,15 +28,17 @@ final class BenchTls implements AutoCloseable {
     private final Path dir;
     private final Path cert;
     private final Path key;
+    private final TlsSettings.Provider provider;
 
-    private BenchTls(Path dir, Path cert, Path key) {
+    private BenchTls(Path dir, Path cert, Path key, TlsSettings.Provider provider) {
         this.dir = dir;
         this.cert = cert;
         this.key = key;
+        this.provider = provider;
     }
 
-    /** Makes the certificate and its key. */
-    static BenchTls create() throws Exception {
+    /** Makes the certificate and its key; every side of the run uses {@code provider}'s TLS engine. */
+    static BenchTls create(TlsSettings.Provider provider) throws Exception {
         Path dir = Files.createTempDirectory("tiffin-bench-tls-");
         Path store = dir.resolve("server.p12");
         String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
@@ -57,7 +60,8 @@ final class BenchTls implements AutoCloseable {
         String keyPem = "-----BEGIN PRIVATE KEY-----\n" + pem.encodeToString(((PrivateKey) ks.getKey("server",
                 PASSWORD.toCharArray())).getEncoded()) + "\n-----END PRIVATE KEY-----\n";
         Files.delete(store);
-        return new BenchTls(dir, write(dir, "server.pem", certPem), write(dir, "server-key.pem", keyPem));
+        return new BenchTls(dir, write(dir, "server.pem", certPem), write(dir, "server-key.pem", keyPem),
+                provider);
     }
 
     private static Path write(Path dir, String name, String pem) throws IOException {
@@ -66,23 +70,23 @@ final class BenchTls implements AutoCloseable {
 
     /** What the servers (and their own clients) use: the certificate, trusting itself. */
     TlsSettings serverSettings() {
-        return TlsSettings.of(cert, key, cert);
+        return TlsSettings.of(cert, key, cert).withProvider(provider);
     }
 
     /** What the bench's client uses: trust in the certificate, none of its own. */
     TlsSettings clientSettings() {
-        return TlsSettings.of(null, null, cert);
+        return TlsSettings.of(null, null, cert).withProvider(provider);
     }
 
     /** The configuration keys of {@link #serverSettings()}, as {@code key=value} overrides. */
     List<String> serverConfig() {
         return List.of("transport.tls.enabled=true", "transport.tls.cert=" + cert, "transport.tls.key=" + key,
-                "transport.tls.ca=" + cert);
+                "transport.tls.ca=" + cert, "transport.tls.provider=" + provider.name().toLowerCase(Locale.ROOT));
     }
 
-    /** The PEM files a node process needs, in the order {@link BenchNodeMain} takes them: cert, key, CA. */
+    /** What a node process needs, in the order {@link BenchNodeMain} takes them: cert, key, CA, provider. */
     List<String> nodeArguments() {
-        return List.of(cert.toString(), key.toString(), cert.toString());
+        return List.of(cert.toString(), key.toString(), cert.toString(), provider.name());
     }
 
     @Override

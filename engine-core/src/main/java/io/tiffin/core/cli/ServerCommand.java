@@ -23,7 +23,8 @@ import sun.misc.SignalHandler;
  * is asked to stop (SIGINT, SIGTERM) or the running thread is interrupted; then closes everything in
  * reverse start order, prints {@code Stopped.} and returns 0, so that an orderly stop by a signal
  * exits with code 0 (not 130 or 143). A second SIGINT or SIGTERM while stopping exits at once, with
- * code 128 + the signal's number, without finishing the cleanup.
+ * code 128 + the signal's number, without finishing the cleanup. Every server command takes
+ * {@code --insecure} (protected mode off, {@code transport.insecure}).
  *
  * <p>Not thread-safe: one instance runs once. Should the JVM shut down for another reason (SIGHUP,
  * {@link System#exit}), the shutdown hook it registers closes the resources this command started, on

@@ -30,6 +30,9 @@ import java.util.function.Function;
  * Ticker#SYSTEM} unless one is given), so a test that moves a manual ticker past a deadline sees the call
  * time out within a tick.
  *
+ * <p>With TLS on ({@link TlsSettings}) the pool loads the TLS contexts once at construction and every
+ * connection runs its own TLS session ({@link TlsSocketStream}) before the HELLO.
+ *
  * <p>Thread-safe. {@link #close} closes idle connections at once and lent ones when they come back.
  */
 public final class BlockingConnectionPool implements AutoCloseable {

@@ -60,7 +60,8 @@ public final class ConnectionGuards {
     private final TlsContexts tls;
     private final java.time.Duration handshakeTimeout;
     private final AtomicInteger open = new AtomicInteger();
-    private final ConcurrentHashMap<InetAddress, AtomicInteger> perAddress = new ConcurrentHashMap<>();
+    /** Open connections per remote address; an entry goes when its count reaches 0 (each update atomic per key). */
+    private final ConcurrentHashMap<InetAddress, Integer> perAddress = new ConcurrentHashMap<>();
     private final Counter counter = new Counter();
     private final IdleCloser idleCloser = new IdleCloser();
     private final WritabilityGate gate = new WritabilityGate();
@@ -112,8 +113,7 @@ public final class ConnectionGuards {
         public void channelActive(ChannelHandlerContext ctx) {
             int total = open.incrementAndGet();
             InetAddress address = addressOf(ctx.channel().remoteAddress());
-            int fromAddress = address == null ? 0
-                    : perAddress.computeIfAbsent(address, a -> new AtomicInteger()).incrementAndGet();
+            int fromAddress = address == null ? 0 : perAddress.merge(address, 1, Integer::sum);
             String refusal = null;
             if (total > limits.maxConnections()) {
                 refusal = "server " + serverName + " holds " + (total - 1) + " connections, its limit"
@@ -140,7 +140,7 @@ public final class ConnectionGuards {
             open.decrementAndGet();
             InetAddress address = addressOf(ctx.channel().remoteAddress());
             if (address != null) {
-                perAddress.computeIfPresent(address, (a, n) -> n.decrementAndGet() == 0 ? null : n);
+                perAddress.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
             }
             ctx.fireChannelInactive();
         }

@@ -29,8 +29,7 @@ import javax.net.ssl.TrustManagerFactory;
  * for Netty connections, a bare {@link SSLEngine} for {@link BlockingConnection}s). TLS 1.3 and 1.2 only.
  *
  * <p>The engine is OpenSSL (BoringSSL from netty-tcnative) when {@link TlsSettings.Provider#AUTO} finds it
- * loadable, else the JDK's. Measured on the 2-core test machine, a 1 MiB get over TLS ran at about
- * {@code X} of plaintext with OpenSSL and {@code Y} with the JDK (docs/SECURITY.md).
+ * loadable, else the JDK's (the two compared by {@code tiffin bench kv --tls --tls-provider ...}: docs/BENCHMARKS.md).
  *
  * <p>Owners: a {@link TransportServer}, a client pool or the admin server each load their own instance at
  * construction and keep it for their lifetime (no reload: rotate certificates by restarting). Contexts

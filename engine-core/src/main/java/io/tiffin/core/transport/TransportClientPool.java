@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe. {@link #get} may block while connecting (at most the handshake timeout) and must not
  * be called on an event-loop thread; concurrent gets for one endpoint connect only once. Clients
- * returned by the pool belong to it: callers must not close them. Holds no buffers.
+ * returned by the pool belong to it: callers must not close them. Holds no buffers; holds the TLS contexts
+ * ({@link TlsContexts}) loaded from the settings at construction, when TLS is on.
  */
 public final class TransportClientPool implements AutoCloseable {
 

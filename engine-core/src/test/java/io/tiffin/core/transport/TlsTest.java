@@ -2,6 +2,7 @@ package io.tiffin.core.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -171,6 +172,35 @@ class TlsTest {
                         DataRequest.parser(), in);
                 assertThat(in.mismatch(out)).isEqualTo(-1);
             }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TlsSettings.Provider.class, names = {"OPENSSL", "JDK"})
+    void freshConnectionsEachFinishTheirHandshakeAndALargeFirstWrite(TlsSettings.Provider provider) {
+        // Each iteration is a new connection whose first request carries 1 MiB. A client that, after its own
+        // last handshake message, waited for server bytes (a session ticket that may not come) hung until the
+        // server's handshake timeout, 60 s here, beyond the test's 30 s; seen under bench kv --tls.
+        TransportServer server = new TransportServer("tls-fresh", settings(certs.server.settings().withProvider(provider))
+                .withHandshakeTimeout(Duration.ofSeconds(60)));
+        resources.add(server);
+        server.register(Opcode.DATA_READ, (request, responder) ->
+                responder.ok(request.parseControl(DataRequest.parser())), null);
+        server.start(HOST, 0);
+        TransportSettings client = settings(certs.client.trustOnly().withProvider(provider));
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment value = arena.allocate(1 << 20, 64).fill((byte) 7);
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+                for (int i = 0; i < 30; i++) {
+                    try (BlockingConnectionPool pool = new BlockingConnectionPool("tls-fresh", client, "fresh-" + i)) {
+                        TiffinException[][] results = pool.exchange(Opcode.DATA_READ, List.of(
+                                new BlockingConnectionPool.Batch(endpoint(server), List.of(DataRequest.newBuilder()
+                                        .setLength(1 << 20).build()), List.of(value), null)));
+                        assertThat(results[0]).containsOnlyNulls();
+                        assertThat(pool.connectionsOpened()).isEqualTo(1);
+                    }
+                }
+            });
         }
     }
 
