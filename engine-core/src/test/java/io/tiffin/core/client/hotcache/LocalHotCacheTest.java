@@ -352,6 +352,8 @@ class LocalHotCacheTest {
                     currentVersion.put("k" + i, 1L);
                 }
                 AtomicLong servedReads = new AtomicLong();
+                // readers go on until the filler is done, so reads overlap fills however the threads are scheduled
+                java.util.concurrent.atomic.AtomicBoolean fillerDone = new java.util.concurrent.atomic.AtomicBoolean();
                 ExecutorService pool = Executors.newFixedThreadPool(6);
                 List<Future<?>> futures = new ArrayList<>();
                 for (int t = 0; t < 4; t++) {
@@ -359,7 +361,10 @@ class LocalHotCacheTest {
                     futures.add(pool.submit(() -> {
                         SplittableRandom rnd = new SplittableRandom(seed + id);
                         try (Arena arena = Arena.ofConfined()) {
-                            for (int op = 0; op < 20_000; op++) {
+                            for (int op = 0; op < 20_000 || !fillerDone.get(); op++) {
+                                if (op >= 20_000) {
+                                    java.util.concurrent.locks.LockSupport.parkNanos(100_000); // leave the CPU to the filler
+                                }
                                 String key = "k" + rnd.nextInt(keys);
                                 long version = 1 + rnd.nextInt(3);
                                 int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
@@ -389,31 +394,35 @@ class LocalHotCacheTest {
                 }
                 futures.add(pool.submit(() -> {
                     SplittableRandom rnd = new SplittableRandom(seed ^ 99);
-                    for (int op = 0; op < 20_000; op++) {
-                        String key = "k" + rnd.nextInt(keys);
-                        long version = 1 + rnd.nextInt(3);
-                        int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
-                        int what = rnd.nextInt(10);
-                        if (what == 0) {
-                            cache.invalidate(key);
-                        } else if (what < 4) { // zero-copy fill: written in place, then committed or aborted
-                            LocalHotCache.Reservation r = cache.reserve(key, version, size);
-                            if (r != null) {
-                                byte[] bytes = content(key, version, size);
-                                long off = 0;
-                                for (MemorySegment piece : r.segments()) {
-                                    MemorySegment.copy(MemorySegment.ofArray(bytes), off, piece, 0, piece.byteSize());
-                                    off += piece.byteSize();
+                    try {
+                        for (int op = 0; op < 20_000; op++) {
+                            String key = "k" + rnd.nextInt(keys);
+                            long version = 1 + rnd.nextInt(3);
+                            int size = 1 + (int) ((key.hashCode() * 7919L + version * 104729L) % (3 * BLOCK));
+                            int what = rnd.nextInt(10);
+                            if (what == 0) {
+                                cache.invalidate(key);
+                            } else if (what < 4) { // zero-copy fill: written in place, then committed or aborted
+                                LocalHotCache.Reservation r = cache.reserve(key, version, size);
+                                if (r != null) {
+                                    byte[] bytes = content(key, version, size);
+                                    long off = 0;
+                                    for (MemorySegment piece : r.segments()) {
+                                        MemorySegment.copy(MemorySegment.ofArray(bytes), off, piece, 0, piece.byteSize());
+                                        off += piece.byteSize();
+                                    }
+                                    if (what == 3) {
+                                        r.abort();
+                                    } else {
+                                        r.commit().close();
+                                    }
                                 }
-                                if (what == 3) {
-                                    r.abort();
-                                } else {
-                                    r.commit().close();
-                                }
+                            } else {
+                                cache.offerFill(key, version, size, parts(content(key, version, size), 1500));
                             }
-                        } else {
-                            cache.offerFill(key, version, size, parts(content(key, version, size), 1500));
                         }
+                    } finally {
+                        fillerDone.set(true);
                     }
                     return null;
                 }));

@@ -1,0 +1,51 @@
+"""python3 -m tiffin.bench, briefly, against the test cluster (and a redis-server when installed)."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PKG_ROOT
+from tiffin import bench
+
+
+def test_bench_writes_the_csv_columns(cluster, tmp_path, capsys):
+    out = tmp_path / "bench.csv"
+    redis = ["--redis", "auto"] if shutil.which("redis-server") and _has_redis_py() else []
+    assert bench.main(["--master", cluster.master, "--value-size", "4KiB,1MiB", "--duration", "0.2",
+                       "--threads", "1,2", "--keys", "2", "--csv", str(out)] + redis) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert list(rows[0].keys()) == bench.COLUMNS
+    seen = {(r["client"], r["operation"], int(r["value_size"]), int(r["threads"])) for r in rows}
+    for client in ("tiffin", "tiffin-shm"):
+        for op in ("put", "get", "get_into"):
+            for size in (4096, 1 << 20):
+                for t in (1, 2):
+                    assert (client, op, size, t) in seen
+    if redis:
+        assert ("redis-py", "get", 1 << 20, 2) in seen and ("redis-py", "put", 4096, 1) in seen
+    assert all(float(r["ops_per_sec"]) > 0 and float(r["p99_us"]) >= float(r["p50_us"]) > 0 for r in rows)
+    assert "summary" in capsys.readouterr().out
+
+
+def _has_redis_py():
+    try:
+        import redis  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def test_bench_command_line_help_and_errors():
+    r = subprocess.run([sys.executable, "-m", "tiffin.bench", "--help"], capture_output=True, text=True, cwd=PKG_ROOT)
+    assert r.returncode == 0 and "--value-size" in r.stdout and "--redis" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "tiffin.bench", "--master", "127.0.0.1:1", "--value-size", "4XB"],
+                       capture_output=True, text=True, cwd=PKG_ROOT)
+    assert r.returncode != 0 and "not a size" in r.stderr
+    with pytest.raises(Exception) as e:
+        bench.main(["--master", "127.0.0.1:1", "--duration", "0.1"])
+    assert getattr(e.value, "code", None) == "RPC_FAIL"

@@ -1,0 +1,146 @@
+"""Dead and hung processes, killed with real signals: errors are clear and nothing hangs."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+
+import pytest
+
+import tiffin
+from tiffin import TiffinError
+from tiffin.mooncake import MooncakeDistributedStore
+
+from conftest import make_cluster
+
+MiB = 1 << 20
+
+
+def data(n, seed):
+    return random.Random(seed).randbytes(n)
+
+
+@pytest.fixture()
+def two_nodes():
+    """A master with a shared-memory node and a socket node of its own (this test kills them)."""
+    c = make_cluster(shm_size_mib=64, tcp_nodes=1, tcp_size_mib=64)
+    yield c
+    c.stop()
+
+
+def test_dead_node_with_two_replicas_reads_the_other_one(two_nodes):
+    c = two_nodes
+    with tiffin.Client.connect(c.master, shared_memory=False, timeout=5) as client:
+        values = {f"k{i}": data(MiB + i, i) for i in range(6)}
+        assert all(r.ok for r in client.batch_put(values, replicas=2))
+        first = client.locate("k0").replicas[0]
+        assert len(client.locate("k0").replicas) == 2
+        victim = next(p for p in c.nodes if c.node_info(p)["segment"] == first.segment)
+        victim.kill()  # SIGKILL, as a crash: the master still lists its replicas (node-ttl 10 s)
+        t = time.monotonic()
+        for k, v in values.items():
+            assert client.get(k) == v  # the first replica fails (connection refused), the next one answers
+        got = client.batch_get(list(values))
+        assert [r.value for r in got] == list(values.values())
+        buf = bytearray(2 * MiB)
+        assert client.get_into("k3", buf) == MiB + 3 and bytes(buf[:MiB + 3]) == values["k3"]
+        assert time.monotonic() - t < 20
+        # a new put that lands on the dead node fails cleanly and is revoked
+        with pytest.raises(TiffinError) as e:
+            client.put("to-dead", b"x" * 100, preferred_segment=first.segment)
+        assert e.value.code == "TRANSFER_FAIL"
+        assert not client.exists("to-dead")
+
+
+def test_dead_shared_memory_node_is_not_written_through_its_mapping(two_nodes):
+    c = two_nodes
+    shm_node = c.nodes[0]
+    segment = c.node_info(shm_node)["segment"]
+    with tiffin.Client.connect(c.master, timeout=5) as client:
+        assert segment in client.shared_segments()
+        client.put("before", data(4096, 1), preferred_segment=segment)
+        assert client.transfer_counts()["shared_writes"] == 1
+        shm_node.kill()
+        time.sleep(0.05)  # past the 20 ms liveness cache
+        with pytest.raises(TiffinError) as e:
+            client.put("after", data(4096, 2), preferred_segment=segment)
+        assert e.value.code == "TRANSFER_FAIL"
+        counts = client.transfer_counts()
+        assert counts["shared_writes"] == 1 and counts["network_writes"] == 1, counts
+        assert not client.exists("after")
+        # reads need no liveness: a replica the master still lists holds its bytes (as the Java client)
+        assert client.get("before") == data(4096, 1)
+
+
+@pytest.fixture()
+def one_node():
+    """A master and one node of its own (this test stops and kills the master)."""
+    c = make_cluster(shm_size_mib=0, tcp_nodes=1, tcp_size_mib=32)
+    yield c
+    c.stop()
+
+
+def test_hung_and_dead_master(one_node):
+    c = one_node
+    client = tiffin.Client.connect(c.master, timeout=1.5, connect_timeout=2)
+    store = MooncakeDistributedStore()
+    assert store.setup("test-host", "P2PHANDSHAKE", 0, 0, "tcp", "", c.master) == 0
+    try:
+        client.put("k", b"value")
+        assert store.put("m", b"mooncake") == 0
+        assert store.health_check() == 0
+        # remove_all: every object, as a count (this cluster is the test's own)
+        assert store.remove_all() == 2
+        client.put("k", b"value")
+        # a hung master (SIGSTOP): every call ends with RPC_TIMEOUT after the timeout, never hangs
+        c.master_proc.freeze()
+        try:
+            t = time.monotonic()
+            with pytest.raises(TiffinError) as e:
+                client.get("k")
+            elapsed = time.monotonic() - t
+            assert e.value.code == "RPC_TIMEOUT" and 1.0 < elapsed < 6, elapsed
+            t = time.monotonic()
+            with pytest.raises(TiffinError) as e:
+                tiffin.Client.connect(c.master, connect_timeout=1.0)
+            assert e.value.code == "RPC_FAIL" and time.monotonic() - t < 5
+        finally:
+            c.master_proc.signal(signal.SIGCONT)
+        assert client.get("k") == b"value"  # recovered: a fresh connection
+        # a dead master (SIGKILL): RPC_FAIL at once
+        c.master_proc.kill()
+        t = time.monotonic()
+        for call in (lambda: client.get("k"), lambda: client.put("k2", b"x"), lambda: client.exists("k"),
+                     lambda: client.batch_get(["k"]), lambda: client.stat()):
+            with pytest.raises(TiffinError) as e:
+                call()
+            assert e.value.code == "RPC_FAIL", e.value
+        assert time.monotonic() - t < 10
+        with pytest.raises(TiffinError) as e:
+            tiffin.Client.connect(c.master)
+        assert e.value.code == "RPC_FAIL" and "cannot connect" in str(e.value)
+        # Mooncake's conventions for the same failures
+        assert store.health_check() == 2
+        assert store.get("k") == b"" and store.is_exist("k") == -1 and store.put("x", b"y") == -900
+        assert store.batch_is_exist(["k", "x"]) == [-1, -1]
+        fresh = MooncakeDistributedStore()
+        assert fresh.setup("h", "P2PHANDSHAKE", 0, 0, "tcp", "", c.master) == -900
+    finally:
+        client.close()
+        store.close()
+
+
+def test_nothing_listening(tmp_path):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: refused
+        t = time.monotonic()
+        with pytest.raises(TiffinError) as e:
+            tiffin.Client.connect(f"127.0.0.1:{port}")
+        assert e.value.code == "RPC_FAIL" and time.monotonic() - t < 5
+    with pytest.raises(TiffinError) as e:
+        tiffin.Client.connect("no-port-here")
+    assert e.value.code == "INVALID_PARAMS"

@@ -1,0 +1,202 @@
+"""Mooncake's Python API (tiffin.mooncake) against a real cluster: every return convention."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import random
+import sys
+
+import numpy as np
+import pytest
+
+from tiffin.mooncake import BufferHandle, MooncakeDistributedStore, ReplicateConfig, install_as_mooncake
+
+MiB = 1 << 20
+
+
+def data(n, seed):
+    return random.Random(seed).randbytes(n)
+
+
+@pytest.fixture()
+def store(cluster):
+    s = MooncakeDistributedStore()
+    # SGLang's call: seven positional arguments
+    assert s.setup("localhost", "P2PHANDSHAKE", 512 * MiB, 128 * MiB, "tcp", "", cluster.master) == 0
+    yield s
+    assert s.close() == 0
+
+
+def test_setup_forms_and_lifecycle(cluster, caplog):
+    s = MooncakeDistributedStore()
+    assert s.health_check() == 1
+    assert s.put("k", b"v") == -600 and s.get("k") == b"" and s.is_exist("k") == -1  # before setup
+    assert s.get_into("k", 1, 1) == -600 and s.batch_is_exist(["a", "b"]) == [-1, -1]
+    with caplog.at_level(logging.WARNING, logger="tiffin.mooncake"):
+        assert s.setup({"local_hostname": "h:1", "metadata_server": "http://meta:8080/metadata",
+                        "master_server_address": cluster.master, "global_segment_size": "4 GB",
+                        "local_buffer_size": "0", "protocol": "rdma", "device_name": "mlx5_0"}) == 0
+    assert s.health_check() == 0 and s.get_hostname() == "h:1"
+    assert s.setup("h", "P2PHANDSHAKE", 0, 0, "tcp", "", cluster.master) == -600  # already set up
+    assert s.close() == 0 and s.close() == 0 and s.health_check() == 1
+    other = MooncakeDistributedStore()
+    assert other.setup("h", "P2PHANDSHAKE", master_server_addr=cluster.master, tenant_id="team-a") == -600
+    assert other.setup_dummy(MiB, MiB, "127.0.0.1:50052") == -1012
+    with pytest.raises(TypeError):
+        other.setup("only-a-hostname")
+    with pytest.raises(TypeError):
+        other.setup(123, "P2PHANDSHAKE")
+
+
+def test_init_all_uses_the_default_master(cluster, monkeypatch):
+    monkeypatch.setenv("TIFFIN_MASTER_ADDRESS", cluster.master)
+    s = MooncakeDistributedStore()
+    assert s.init_all("tcp", "") == 0
+    assert s.put("init-all-key", b"x") == 0 and s.get("init-all-key") == b"x"
+    s.close()
+
+
+def test_bytes_api(store, prefix):
+    k = f"{prefix}k"
+    assert store.put(k, b"Hello, Mooncake Store!") == 0
+    assert store.put(k, b"other") == 0  # existing key: 0, not overwritten
+    assert store.get(k) == b"Hello, Mooncake Store!"
+    assert store.get(f"{prefix}missing") == b""
+    assert store.put(f"{prefix}empty", b"") == -600
+    weights = np.random.randn(100, 100).astype(np.float32)
+    assert store.put(f"{prefix}w", weights.tobytes()) == 0
+    back = np.frombuffer(store.get(f"{prefix}w"), dtype=np.float32).reshape(100, 100)
+    assert np.array_equal(back, weights)
+    assert store.put(f"{prefix}np", weights) == 0  # any buffer, as pybind11's py::buffer
+    assert store.put_parts(f"{prefix}parts", b"Hello, ", b"World!", memoryview(b" From Tiffin")) == 0
+    assert store.get(f"{prefix}parts") == b"Hello, World! From Tiffin"
+    assert store.put_batch([f"{prefix}b1", f"{prefix}b2"], [b"v1", b"v2"]) == 0
+    assert store.get_batch([f"{prefix}b1", f"{prefix}nope", f"{prefix}b2"]) == [b"v1", b"", b"v2"]
+    assert store.upsert(f"{prefix}u", b"one") == 0 and store.upsert(f"{prefix}u", b"two") == 0
+    assert store.get(f"{prefix}u") == b"two"
+    with pytest.raises(TypeError):
+        store.put(f"{prefix}bad", 42)
+
+
+def test_existence_size_and_removal(store, prefix):
+    k = f"{prefix}k"
+    assert store.is_exist(k) == 0
+    assert store.put(k, b"12345") == 0
+    assert store.is_exist(k) == 1
+    assert store.batch_is_exist([k, f"{prefix}nope", k]) == [1, 0, 1]
+    assert store.get_size(k) == 5 and store.get_size(f"{prefix}nope") == -704
+    assert store.remove(k) == -706  # get_size's lookup granted a read lease, as in Mooncake
+    assert store.remove(k, True) == 0 and store.remove(k) == -704
+    for i in range(3):
+        assert store.put(f"{prefix}r{i}", b"x") == 0
+    assert store.remove_by_regex("^" + prefix + "r[01]$") == 2
+    assert store.remove_by_regex("(") == -600
+    assert store.batch_remove([f"{prefix}r2", f"{prefix}r0"]) == [0, -704]
+
+
+def test_zero_copy_pointer_api(store, prefix, cluster):
+    src = np.random.randint(0, 255, 3 * MiB + 17, dtype=np.uint8)
+    dst = np.zeros_like(src)
+    assert store.register_buffer(src.ctypes.data, src.nbytes) == 0
+    assert store.register_buffer(dst.ctypes.data, dst.nbytes) == 0
+    assert store.put_from(f"{prefix}t", src.ctypes.data, src.nbytes) == 0
+    assert store.get_into(f"{prefix}t", dst.ctypes.data, dst.nbytes) == src.nbytes
+    assert np.array_equal(src, dst)
+    assert store.get_into(f"{prefix}t", dst.ctypes.data, 100) == -10  # BUFFER_OVERFLOW
+    assert store.get_into(f"{prefix}missing", dst.ctypes.data, dst.nbytes) == -704
+    # unregistered memory works too (Tiffin needs no registration)
+    raw = (ctypes.c_char * 64)()
+    assert store.put_from(f"{prefix}raw", ctypes.addressof(raw), 64) == 0
+    assert store.unregister_buffer(src.ctypes.data) == 0 and store.unregister_buffer(src.ctypes.data) == -600
+    with pytest.raises(TypeError):
+        store.put_from(f"{prefix}x", "not a pointer", 10)
+
+
+def test_batch_zero_copy_and_multi_buffers(store, prefix):
+    n = 6
+    page = 64 * 1024
+    pool = np.random.randint(0, 255, (n, 2, page), dtype=np.uint8)  # a host KV pool: k and v per page
+    keys = [f"{prefix}p{i}" for i in range(n)]
+    ptrs = [pool[i].ctypes.data for i in range(n)]
+    assert store.batch_put_from(keys, ptrs, [2 * page] * n) == [0] * n
+    assert store.batch_put_from(keys[:2] + [""], ptrs[:3], [2 * page] * 3) == [0, 0, -400]
+    out = np.zeros_like(pool)
+    res = store.batch_get_into(keys + [f"{prefix}missing"], [out[i].ctypes.data for i in range(n)] + [ptrs[0]],
+                               [2 * page] * n + [10])
+    assert res == [2 * page] * n + [-704]
+    assert np.array_equal(out, pool)
+    # multi-buffer objects: each object made of its k and v buffers (vLLM's layout), read back scattered
+    mkeys = [f"{prefix}m{i}" for i in range(n)]
+    all_ptrs = [[pool[i, 0].ctypes.data, pool[i, 1].ctypes.data] for i in range(n)]
+    all_sizes = [[page, page] for _ in range(n)]
+    assert store.batch_put_from_multi_buffers(mkeys, all_ptrs, all_sizes) == [0] * n
+    back = np.zeros((n, 2, page), np.uint8)
+    got = store.batch_get_into_multi_buffers(mkeys, [[back[i, 1].ctypes.data, back[i, 0].ctypes.data] for i in range(n)],
+                                             all_sizes)
+    assert got == [2 * page] * n
+    assert np.array_equal(back[:, 1], pool[:, 0]) and np.array_equal(back[:, 0], pool[:, 1])
+    small = np.zeros(page, np.uint8)
+    assert store.batch_get_into_multi_buffers(mkeys[:1], [[small.ctypes.data]], [[page]]) == [-10]
+    assert store.batch_get_into(keys, ptrs[:2], [1, 2]) == [-600] * n  # mismatched lengths
+
+
+def test_buffer_handles(store, prefix):
+    assert store.put(f"{prefix}a", data(100_000, 1)) == 0
+    h = store.get_buffer(f"{prefix}a")
+    assert isinstance(h, BufferHandle) and len(h) == h.size() == 100_000
+    assert bytes(memoryview(h)) == data(100_000, 1)
+    assert ctypes.string_at(h.ptr(), 10) == data(100_000, 1)[:10]
+    assert np.frombuffer(h, dtype=np.uint8).size == 100_000
+    hs = store.batch_get_buffer([f"{prefix}a", f"{prefix}missing"])
+    assert hs[1] is None and bytes(hs[0]) == data(100_000, 1)
+    assert store.get_buffer(f"{prefix}missing") is None
+
+
+def test_replicate_config(store, prefix, cluster):
+    cfg = ReplicateConfig()
+    assert cfg.replica_num == 1 and cfg.with_hard_pin is False and cfg.preferred_segment == ""
+    with pytest.raises(AttributeError):
+        cfg.no_such_field = 1
+    cfg.replica_num = 2
+    cfg.with_hard_pin = True
+    assert store.put(f"{prefix}two", b"x" * 1000, cfg) == 0
+    loc = store._c().locate(f"{prefix}two")
+    assert len(loc.replicas) == 2
+    one = ReplicateConfig()
+    one.preferred_segment = cluster.shm_segment  # by segment name
+    assert store.put(f"{prefix}by-name", b"y", one) == 0
+    assert store._c().locate(f"{prefix}by-name").replicas[0].segment == cluster.shm_segment
+    endpoint = cluster.node_info(cluster.tcp_node)["endpoint"]
+    by_ep = ReplicateConfig()
+    by_ep.preferred_segment = endpoint  # Mooncake style: the store's host:port
+    assert store.put_from(f"{prefix}by-endpoint", ctypes.addressof((ctypes.c_char * 8)()), 8, by_ep) == 0
+    assert store._c().locate(f"{prefix}by-endpoint").replicas[0].segment == cluster.tcp_segment
+    with pytest.raises(TypeError):
+        store.put(f"{prefix}cfg-type", b"z", "not a config")
+
+
+def test_install_as_mooncake_lets_mooncake_imports_run_on_tiffin(cluster, prefix):
+    saved = {k: sys.modules.pop(k) for k in ("mooncake", "mooncake.store") if k in sys.modules}
+    try:
+        assert install_as_mooncake() is True
+        from mooncake.store import MooncakeDistributedStore as M, ReplicateConfig as R  # noqa: N814
+        assert M is MooncakeDistributedStore and R is ReplicateConfig
+        s = M()
+        assert s.setup("localhost", "P2PHANDSHAKE", 0, 0, "tcp", "", cluster.master) == 0
+        assert s.put(f"{prefix}via-shim", b"ok") == 0 and s.get(f"{prefix}via-shim") == b"ok"
+        s.close()
+        assert install_as_mooncake() is True  # idempotent
+    finally:
+        sys.modules.pop("mooncake", None)
+        sys.modules.pop("mooncake.store", None)
+        sys.modules.update(saved)
+
+
+def test_bad_replica_counts(store, prefix):
+    cfg = ReplicateConfig()
+    cfg.replica_num = 0
+    assert store.put(f"{prefix}zero", b"x", cfg) == -600
+    cfg.replica_num = "two"
+    with pytest.raises(TypeError):
+        store.put(f"{prefix}str", b"x", cfg)

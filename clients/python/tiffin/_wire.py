@@ -1,0 +1,693 @@
+"""The Tiffin wire protocol, client side: frames, the HELLO handshake, blocking connections and a
+pool of them. It speaks exactly what ``io.tiffin.core.transport`` (``FrameCodec``,
+``BlockingConnection``, ``BlockingConnectionPool``) speaks; nothing here is Python-specific on the
+wire.
+
+Frame layout (all integers big-endian)::
+
+    offset size field
+         0    4 int32  length         bytes after this field, padding included
+         4    1 uint8  version        PROTOCOL_VERSION
+         5    1 uint8  kind           0 = request, 1 = response
+         6    2 uint16 opcode
+         8    8 int64  requestId      chosen by the requester, echoed in the response
+        16    4 int32  status         error code value; 0 in requests
+        20    4 int32  controlLength  c: a protobuf message chosen by the opcode
+        24    4 int32  bulkLength     b: raw object bytes
+        28    c        control
+      28+c    p        zero padding   only when b > 0: up to the next multiple of 64
+         B    b        bulk           B = 28 + c + p
+       B+b    q        zero padding   up to the next multiple of 64 (every frame is 64-byte units)
+
+Thread-safety: a :class:`Connection` is used by one thread at a time (the :class:`Pool` lends it);
+:meth:`Connection.close` may be called from any thread. :class:`Pool` is thread-safe.
+
+Ownership: a connection holds the caller's buffers only for the duration of one call; it owns its
+socket and its 64 KiB receive buffer.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .errors import TiffinError, code_name
+from ._proto import tiffin_pb2 as pb
+
+PROTOCOL_VERSION = 2
+#: The store version the master reports in SERVICE_READY; clients refuse another one, as the Java client.
+STORE_VERSION = "0.1.0"
+
+HEADER = struct.Struct(">iBBHqiii")
+LENGTH_FIELD = 4
+HEADER_SIZE = 24  # after the length field
+ALIGNMENT = 64
+DEFAULT_MAX_FRAME = 65 * 1024 * 1024
+MAX_CONTROL = 16 * 1024 * 1024
+
+_ZEROS = bytes(ALIGNMENT)
+_RECEIVE_BUFFER = 64 * 1024
+_DIRECT_READ_MIN = 16 * 1024
+_IOV_MAX = 512
+
+
+class Op:
+    """Opcodes (``io.tiffin.core.transport.Opcode``); the numbers are on the wire and never change."""
+
+    HELLO = 1
+    SERVICE_READY = 2
+    PING = 3
+    PUT_START = 10
+    PUT_END = 11
+    PUT_REVOKE = 12
+    BATCH_PUT_START = 13
+    BATCH_PUT_END = 14
+    BATCH_PUT_REVOKE = 15
+    GET_REPLICA_LIST = 20
+    BATCH_GET_REPLICA_LIST = 21
+    GET_REPLICA_LIST_BY_REGEX = 22
+    EXIST_KEY = 23
+    BATCH_EXIST_KEY = 24
+    REMOVE = 30
+    BATCH_REMOVE = 31
+    REMOVE_BY_REGEX = 32
+    REMOVE_ALL = 33
+    LIST_KEYS = 40
+    STATS = 41
+    DATA_READ = 100
+    DATA_WRITE = 101
+    DATA_READ_SSD = 102
+    SEGMENT_INFO = 103
+
+    NAMES = {}
+
+
+Op.NAMES = {v: k for k, v in vars(Op).items() if isinstance(v, int)}
+
+
+def padding(n: int) -> int:
+    """Zero bytes after ``n`` bytes up to the next multiple of 64."""
+    return -n & (ALIGNMENT - 1)
+
+
+def bulk_offset(control_length: int, bulk_length: int) -> int:
+    """Offset of the bulk part from the frame's first byte."""
+    head = LENGTH_FIELD + HEADER_SIZE + control_length
+    return head + padding(head) if bulk_length > 0 else head
+
+
+def frame_size(control_length: int, bulk_length: int) -> int:
+    """Bytes of a whole frame on the wire, length field and padding included."""
+    end = bulk_offset(control_length, bulk_length) + bulk_length
+    return end + padding(end)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How connections behave. Immutable, so thread-safe.
+
+    rpc_timeout: longest wait for any one answer or for the socket to take more bytes (seconds).
+    connect_timeout: bound on connecting plus the HELLO handshake (seconds).
+    auth_token: the shared secret of ``transport.auth-token``; empty = none.
+    max_frame_size: largest answer frame accepted (the servers' ``transport.max-frame-size``).
+    """
+
+    rpc_timeout: float = 30.0
+    connect_timeout: float = 10.0
+    auth_token: str = ""
+    max_frame_size: int = DEFAULT_MAX_FRAME
+
+
+def parse_endpoint(endpoint: str) -> tuple[str, int]:
+    """``host:port`` (or ``[v6]:port``) as (host, port); ``INVALID_PARAMS`` when malformed."""
+    if not isinstance(endpoint, str):
+        raise TiffinError("INVALID_PARAMS", f"address {endpoint!r} is not a 'host:port' string")
+    host, sep, port = endpoint.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        p = int(port)
+    except ValueError:
+        p = -1
+    if not sep or not host or not 0 < p < 65536:
+        raise TiffinError("INVALID_PARAMS", f"address {endpoint!r} is not 'host:port' (e.g. 127.0.0.1:50051)")
+    return host, p
+
+
+class _Expired(Exception):
+    """The lease deadline of a receive passed."""
+
+
+class Request:
+    """One pipelined request: its control message, the bulk bytes it sends (``out``: a list of
+    byte-format memoryviews, or None) and where its answer's bulk bytes go (``into``: likewise).
+    ``owner`` tags the object it serves. Not thread-safe; holds the caller's memory for one call."""
+
+    __slots__ = ("msg", "out", "into", "owner", "out_len", "into_len")
+
+    def __init__(self, msg, out=None, into=None, owner=0):
+        self.msg = msg
+        self.out = out
+        self.into = into
+        self.owner = owner
+        self.out_len = sum(len(m) for m in out) if out else 0
+        self.into_len = sum(len(m) for m in into) if into else 0
+
+
+class Connection:
+    """A blocking connection to one Tiffin server (master or node), driven by the calling thread.
+
+    Not thread-safe: one thread uses it at a time (see :class:`Pool`); :meth:`close` may come from any
+    thread. A call failing with the server's error status leaves it usable; any other failure (I/O,
+    timeout, malformed answer) closes it.
+    """
+
+    def __init__(self, sock: socket.socket, endpoint: str, settings: Settings):
+        self._sock = sock
+        self.endpoint = endpoint
+        self._settings = settings
+        self._next_id = 1
+        self._rbuf = bytearray(_RECEIVE_BUFFER)
+        self._rmv = memoryview(self._rbuf)
+        self._rpos = 0
+        self._rend = 0
+        self._large = False
+        self._scratch = None
+        self._timeout = settings.rpc_timeout
+        self.calls = 0
+        self.answer_started = False
+        self.closed = False
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, endpoint: str, settings: Settings, peer_id: str) -> "Connection":
+        """Connects and completes the HELLO handshake within ``settings.connect_timeout``.
+
+        Raises TiffinError: RPC_FAIL (unreachable, no answer), INVALID_VERSION, ILLEGAL_CLIENT (token).
+        """
+        host, port = parse_endpoint(endpoint)
+        try:
+            sock = socket.create_connection((host, port), timeout=settings.connect_timeout)
+        except OSError as e:
+            raise TiffinError("RPC_FAIL", f"cannot connect to {endpoint} ({e}); check the address and that "
+                                          "the server is running") from e
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        except OSError:
+            pass
+        c = cls(sock, endpoint, settings)
+        try:
+            c._handshake(peer_id)
+        except BaseException:
+            c.close()
+            raise
+        return c
+
+    def _handshake(self, peer_id: str) -> None:
+        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token=self._settings.auth_token, peer_id=peer_id)
+        try:
+            reply = self._call(Op.HELLO, hello, pb.HelloReply, None, None, self._settings.connect_timeout)
+        except TiffinError as e:
+            code = "RPC_FAIL" if e.code == "RPC_TIMEOUT" else e.code
+            raise TiffinError(code, f"handshake with {self.endpoint} failed: {e}") from e
+        if reply.protocol_version != PROTOCOL_VERSION:
+            raise TiffinError("INVALID_VERSION", f"server {self.endpoint} speaks protocol version "
+                              f"{reply.protocol_version}, this client {PROTOCOL_VERSION}; run the same Tiffin "
+                              "version on clients and servers")
+
+    @property
+    def is_open(self) -> bool:
+        return not self.closed
+
+    def close(self) -> None:
+        """Closes the socket; a call blocked on it fails. Idempotent, thread-safe."""
+        self.closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None):
+        """Sends one request (bulk bytes from the memoryviews ``bulk_out``), waits for its answer and
+        parses its control part with ``reply_cls`` (None = ignore). The answer's bulk bytes go into the
+        memoryviews ``bulk_in``, in order.
+
+        Raises TiffinError: the server's status; RPC_TIMEOUT; RPC_FAIL when the connection fails.
+        """
+        return self._call(opcode, request, reply_cls, bulk_out, bulk_in, self._settings.rpc_timeout)
+
+    def _call(self, opcode, request, reply_cls, bulk_out, bulk_in, timeout):
+        self._check_open(opcode)
+        self.calls += 1
+        self.answer_started = False
+        self._set_timeout(timeout)
+        rid = self._next_id
+        self._next_id += 1
+        try:
+            bufs = []
+            self._encode(bufs, opcode, rid, request, bulk_out)
+            self._write_all(bufs)
+            status, control, err = self._read_answer(opcode, {rid: bulk_in}, None)[1:]
+        except (OSError, EOFError, _Expired) as e:
+            raise self._io_failure(opcode, e, None) from e
+        if err is not None:
+            raise err
+        if status != 0:
+            raise _status_error(status, control)
+        if reply_cls is None:
+            return None
+        return _parse(reply_cls, control, opcode)
+
+    def send(self, opcode: int, requests: Sequence[Request]) -> int:
+        """Pipelined calls, first half: writes every request (gathered into few system calls) without
+        waiting for answers; returns the first request id. Collect the answers with :meth:`receive`.
+
+        Raises TiffinError RPC_FAIL / RPC_TIMEOUT (the connection is then closed).
+        """
+        self._check_open(opcode)
+        self.calls += 1
+        self.answer_started = False
+        self._set_timeout(self._settings.rpc_timeout)
+        first = self._next_id
+        self._next_id += len(requests)
+        try:
+            bufs = []
+            for i, r in enumerate(requests):
+                self._encode(bufs, opcode, first + i, r.msg, r.out)
+            self._write_all(bufs)
+        except (OSError, EOFError) as e:
+            raise self._io_failure(opcode, e, None) from e
+        except BaseException:
+            self.close()  # some requests may have been written: the stream no longer matches the ids
+            raise
+        return first
+
+    def receive(self, opcode: int, first: int, requests: Sequence[Request], end: Optional[float] = None):
+        """Pipelined calls, second half: reads the answers to ``requests`` (sent by :meth:`send` from id
+        ``first`` on) in whatever order they come, each answer's bulk into its request's ``into``.
+        ``end`` (``time.monotonic()``) bounds the waiting: the end of the read leases. Returns one entry
+        per request: None or the TiffinError it failed with. A connection failure fails every request
+        not yet answered (LEASE_EXPIRED after ``end``) and closes the connection.
+        """
+        n = len(requests)
+        out: list = [None] * n
+        pending = {first + i: i for i in range(n)}
+        dests = {first + i: r.into for i, r in enumerate(requests)}
+        try:
+            while pending:
+                rid, status, control, err = self._read_answer(opcode, dests, end, pending)
+                i = pending.pop(rid)
+                if err is not None:
+                    out[i] = err
+                elif status != 0:
+                    out[i] = _status_error(status, control)
+                elif requests[i].into is not None and requests[i].into_len != self._last_bulk:
+                    out[i] = TiffinError("TRANSFER_FAIL", f"{self.endpoint} answered {Op.NAMES.get(opcode)} with "
+                                         f"{self._last_bulk} bytes where {requests[i].into_len} were expected")
+        except (OSError, EOFError, _Expired) as e:
+            failure = self._io_failure(opcode, e, end)
+            for i in pending.values():
+                out[i] = failure
+        except TiffinError as e:  # malformed answer: the connection is closed
+            for i in pending.values():
+                out[i] = e
+        return out
+
+    # ------------------------------------------------------------------ encoding and I/O
+
+    def _encode(self, bufs: list, opcode: int, rid: int, msg, bulk) -> None:
+        control = msg.SerializeToString() if msg is not None else b""
+        c = len(control)
+        b = sum(len(m) for m in bulk) if bulk else 0
+        length = frame_size(c, b) - LENGTH_FIELD
+        if length > 0x7FFFFFFF:
+            raise TiffinError("INVALID_PARAMS", f"a {Op.NAMES.get(opcode)} frame of {length} bytes exceeds the "
+                              "protocol's 2 GiB limit; use smaller slices")
+        head_len = bulk_offset(c, b) if b else length + LENGTH_FIELD
+        head = bytearray(head_len)
+        HEADER.pack_into(head, 0, length, PROTOCOL_VERSION, 0, opcode, rid, 0, c, b)
+        head[28:28 + c] = control
+        bufs.append(head)
+        if b:
+            for m in bulk:
+                if len(m):
+                    bufs.append(m)
+            tail = padding(b)
+            if tail:
+                bufs.append(_ZEROS[:tail])
+
+    def _write_all(self, bufs: list) -> None:
+        sock = self._sock
+        i = 0
+        n = len(bufs)
+        try:
+            while i < n:
+                sent = sock.sendmsg(bufs[i:i + _IOV_MAX])
+                while sent > 0 and i < n:
+                    size = len(bufs[i])
+                    if sent >= size:
+                        sent -= size
+                        i += 1
+                    else:
+                        bufs[i] = memoryview(bufs[i])[sent:]
+                        sent = 0
+        finally:
+            bufs.clear()  # no view of the caller's memory outlives the call (e.g. in a traceback)
+
+    def _set_timeout(self, t: float) -> None:
+        if t != self._timeout:
+            self._sock.settimeout(t)
+            self._timeout = t
+
+    def _bound_timeout(self, left: float) -> None:
+        """Waits of the next answer end no later than ``left`` seconds from now (within 0.25 s: each
+        change of a socket's timeout costs system calls)."""
+        want = min(self._settings.rpc_timeout, left)
+        if want < self._timeout - 0.25 or want > self._timeout + 0.25:
+            self._set_timeout(want)
+
+    def _fill(self, mv: memoryview, end: Optional[float]) -> None:
+        """Fills ``mv`` (format 'B'): from the receive buffer, then straight from the socket for 16 KiB
+        or more, else through the receive buffer."""
+        n = len(mv)
+        got = 0
+        avail = self._rend - self._rpos
+        if avail:
+            k = avail if avail < n else n
+            mv[:k] = self._rmv[self._rpos:self._rpos + k]
+            self._rpos += k
+            got = k
+        sock = self._sock
+        while got < n:
+            if end is not None and time.monotonic() >= end:
+                raise _Expired()
+            remaining = n - got
+            if remaining >= _DIRECT_READ_MIN:
+                r = sock.recv_into(mv[got:], remaining)
+                if r == 0:
+                    raise EOFError("the server closed the connection")
+                self.answer_started = True
+                got += r
+            else:
+                r = sock.recv_into(self._rmv, remaining if self._large else _RECEIVE_BUFFER)
+                if r == 0:
+                    raise EOFError("the server closed the connection")
+                self.answer_started = True
+                k = r if r < remaining else remaining
+                mv[got:got + k] = self._rmv[:k]
+                self._rpos = k
+                self._rend = r
+                got += k
+
+    def _read(self, n: int, end: Optional[float]) -> memoryview:
+        """The next ``n`` bytes, as a view valid until the next read."""
+        if self._rend - self._rpos >= n:
+            v = self._rmv[self._rpos:self._rpos + n]
+            self._rpos += n
+            return v
+        out = memoryview(bytearray(n))
+        self._fill(out, end)
+        return out
+
+    def _skip(self, n: int, end: Optional[float]) -> None:
+        if self._scratch is None:
+            self._scratch = memoryview(bytearray(256 * 1024))
+        while n > 0:
+            k = min(n, len(self._scratch))
+            self._fill(self._scratch[:k], end)
+            n -= k
+
+    _last_bulk = 0
+
+    def _read_answer(self, opcode: int, dests: dict, end: Optional[float], pending=None):
+        """Reads one answer: (request id, status, control bytes, failure or None). Its bulk goes into
+        ``dests[request id]`` (a list of memoryviews; None = none expected)."""
+        if end is not None:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise _Expired()
+            self._bound_timeout(left)
+        h = self._read(LENGTH_FIELD + HEADER_SIZE, end)
+        length, version, kind, op, rid, status, clen, blen = HEADER.unpack_from(h)
+        if length < HEADER_SIZE or length > self._settings.max_frame_size:
+            raise self._malformed(opcode, f"frame length {length} is outside {HEADER_SIZE}.."
+                                          f"{self._settings.max_frame_size}")
+        if version != PROTOCOL_VERSION:
+            raise self._malformed(opcode, f"protocol version {version}, this side speaks {PROTOCOL_VERSION}; "
+                                          "run the same Tiffin version on both sides")
+        if kind != 1:
+            raise self._malformed(opcode, "the server sent a request; servers may only answer")
+        if op != opcode:
+            raise self._malformed(opcode, f"an answer with opcode {op} to a {Op.NAMES.get(opcode)} request")
+        if clen < 0 or clen > length - HEADER_SIZE or clen > MAX_CONTROL:
+            raise self._malformed(opcode, f"control length {clen} does not fit a frame of {length}")
+        if blen < 0 or frame_size(clen, blen) != LENGTH_FIELD + length:
+            raise self._malformed(opcode, f"frame length {length} does not match control length {clen} and bulk "
+                                          f"length {blen} with 64-byte padding")
+        if pending is not None and rid not in pending:
+            raise self._malformed(opcode, f"an answer to request {rid}, which is not waiting")
+        if pending is None and rid not in dests:
+            raise self._malformed(opcode, f"an answer to request {rid}, which is not waiting")
+        self._large = blen >= _DIRECT_READ_MIN
+        head = (length - HEADER_SIZE) if blen == 0 else bulk_offset(clen, blen) - LENGTH_FIELD - HEADER_SIZE
+        control = bytes(self._read(head, end)[:clen]) if head else b""
+        self._last_bulk = blen
+        err = None
+        if blen:
+            into = dests.get(rid)
+            if status != 0 or into is None:
+                self._skip(blen + padding(blen), end)
+                if status == 0:
+                    err = TiffinError("TRANSFER_FAIL", f"{self.endpoint} answered {Op.NAMES.get(opcode)} with "
+                                                       f"{blen} bulk bytes where none were expected")
+            else:
+                total = sum(len(m) for m in into)
+                if blen > total:
+                    self.close()
+                    raise TiffinError("TRANSFER_FAIL", f"{self.endpoint} answered {Op.NAMES.get(opcode)} with {blen} "
+                                                       f"bulk bytes where {total} were expected; closed the connection")
+                left = blen
+                for m in into:
+                    if left <= 0:
+                        break
+                    k = len(m) if len(m) <= left else left
+                    self._fill(m if k == len(m) else m[:k], end)
+                    left -= k
+                pad = padding(blen)
+                if pad:
+                    self._skip(pad, end)
+        return rid, status, control, err
+
+    # ------------------------------------------------------------------ failures
+
+    def _check_open(self, opcode):
+        if self.closed:
+            raise TiffinError("RPC_FAIL", f"cannot send {Op.NAMES.get(opcode)}: the connection to {self.endpoint} "
+                                          "is closed; take a new one from the pool")
+
+    def _malformed(self, opcode, problem) -> TiffinError:
+        self.close()
+        return TiffinError("RPC_FAIL", f"malformed answer to {Op.NAMES.get(opcode)} from {self.endpoint}: "
+                                       f"{problem}; closed the connection")
+
+    def _io_failure(self, opcode, e, end) -> TiffinError:
+        self.close()
+        name = Op.NAMES.get(opcode, str(opcode))
+        if isinstance(e, _Expired) or (isinstance(e, socket.timeout) and end is not None
+                                       and time.monotonic() >= end):
+            return TiffinError("LEASE_EXPIRED", f"no answer to {name} from {self.endpoint} before the read lease "
+                                                "ended; the node may be stalled: retry (a fresh lookup may name "
+                                                "another replica)")
+        if isinstance(e, socket.timeout):
+            return TiffinError("RPC_TIMEOUT", f"no answer to {name} from {self.endpoint} within {self._timeout:g} s; "
+                                              "check that the server is running and not overloaded, or raise "
+                                              "the timeout")
+        return TiffinError("RPC_FAIL", f"connection to {self.endpoint} failed during {name} ({e or type(e).__name__});"
+                                       " check that the server is running and retry")
+
+    def __repr__(self):
+        return f"Connection[{self.endpoint}{', closed' if self.closed else ''}]"
+
+
+def _status_error(status: int, control: bytes) -> TiffinError:
+    name = code_name(status)
+    message = ""
+    try:
+        message = pb.ErrorReply.FromString(control).message
+    except Exception:  # noqa: BLE001 - keep the status alone
+        pass
+    return TiffinError(name, message or None)
+
+
+def _parse(cls, data: bytes, opcode: int):
+    try:
+        return cls.FromString(data)
+    except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError and others
+        raise TiffinError("DESERIALIZE_FAIL", f"cannot decode the control part of a {Op.NAMES.get(opcode)} "
+                                              f"answer ({e}); the peer may run another Tiffin version") from e
+
+
+class Pool:
+    """Pooled :class:`Connection`\\ s per endpoint: a thread takes one for a call (or a pipelined batch)
+    and gives it back, so N threads use N connections. A call that fails on a reused connection before
+    any answer byte arrived (the server closed the idle connection, e.g. after a restart) is retried
+    once on a fresh connection, as ``BlockingConnectionPool`` does.
+
+    Thread-safe. Owns its connections; :meth:`close` closes the idle ones at once and lent ones when they
+    come back.
+    """
+
+    MAX_IDLE_PER_ENDPOINT = 32
+
+    def __init__(self, settings: Settings, peer_id: str):
+        self.settings = settings
+        self.peer_id = peer_id
+        self._idle: dict[str, list] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.opened = 0
+
+    def acquire(self, endpoint: str) -> Connection:
+        """An idle connection to ``endpoint`` or a new one; give it back with :meth:`release`."""
+        with self._lock:
+            if self._closed:
+                raise TiffinError("UNAVAILABLE_IN_CURRENT_STATUS", "the client is closed")
+            stack = self._idle.get(endpoint)
+            while stack:
+                c = stack.pop()
+                if c.is_open:
+                    return c
+        return self._open(endpoint)
+
+    def acquire_idle(self, endpoint: str) -> Optional[Connection]:
+        """An idle open connection to ``endpoint``, or None (never connects, so it never waits for a
+        server that may be gone); give it back with :meth:`release`."""
+        with self._lock:
+            if self._closed:
+                return None
+            stack = self._idle.get(endpoint)
+            while stack:
+                c = stack.pop()
+                if c.is_open:
+                    return c
+        return None
+
+    def acquire_fresh(self, endpoint: str) -> Connection:
+        """A new connection, after closing the idle ones kept for ``endpoint`` (one turned out dead)."""
+        with self._lock:
+            stack = self._idle.pop(endpoint, [])
+        for c in stack:
+            c.close()
+        return self._open(endpoint)
+
+    def _open(self, endpoint: str) -> Connection:
+        c = Connection.open(endpoint, self.settings, self.peer_id)
+        with self._lock:
+            self.opened += 1
+        return c
+
+    def release(self, c: Connection) -> None:
+        """Gives ``c`` back: kept if healthy, else closed."""
+        if c.is_open:
+            with self._lock:
+                if not self._closed:
+                    stack = self._idle.setdefault(c.endpoint, [])
+                    if len(stack) < self.MAX_IDLE_PER_ENDPOINT:
+                        stack.append(c)
+                        return
+        c.close()
+
+    def call(self, endpoint: str, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None):
+        """One call on a pooled connection, retried once on a fresh one when a reused connection was
+        found dead before answering."""
+        for attempt in (0, 1):
+            c = self.acquire(endpoint) if attempt == 0 else self.acquire_fresh(endpoint)
+            reused = c.calls > 0
+            try:
+                reply = c.call(opcode, request, reply_cls, bulk_out, bulk_in)
+            except TiffinError as e:
+                stale = reused and not c.is_open and not c.answer_started and e.code == "RPC_FAIL"
+                self.release(c)
+                if not stale or attempt:
+                    raise
+                continue
+            except BaseException:
+                c.close()
+                raise
+            self.release(c)
+            return reply
+        raise AssertionError("unreachable")
+
+    def exchange(self, opcode: int, batches: dict, end: Optional[float] = None) -> dict:
+        """Pipelined calls of an idempotent data-plane ``opcode`` to several servers: every batch's
+        requests are written to its server before any answer is read, so the servers work in parallel
+        while one thread drives them all. ``batches`` maps endpoint -> list of :class:`Request`.
+        Returns endpoint -> list of (None | TiffinError), one per request. A batch whose reused
+        connection was found dead before answering is sent again once on a fresh connection."""
+        out: dict = {}
+        todo = list(batches)
+        for attempt in (0, 1):
+            sent = []
+            for ep in todo:
+                reqs = batches[ep]
+                try:
+                    c = self.acquire(ep) if attempt == 0 else self.acquire_fresh(ep)
+                except TiffinError as e:
+                    out[ep] = [e] * len(reqs)
+                    continue
+                reused = c.calls > 0
+                try:
+                    first = c.send(opcode, reqs)
+                except TiffinError as e:
+                    out[ep] = [e] * len(reqs)
+                    stale = reused and not c.answer_started and e.code == "RPC_FAIL"
+                    self.release(c)
+                    if stale:
+                        sent.append((ep, None, 0, True))
+                    continue
+                except BaseException:
+                    c.close()
+                    raise
+                sent.append((ep, c, first, reused))
+            again = []
+            for ep, c, first, reused in sent:
+                if c is None:
+                    again.append(ep)
+                    continue
+                try:
+                    res = c.receive(opcode, first, batches[ep], end)
+                except BaseException:
+                    c.close()  # interrupted mid-answer: the stream position is unknown
+                    raise
+                finally:
+                    self.release(c)
+                out[ep] = res
+                if (attempt == 0 and reused and not c.is_open and not c.answer_started
+                        and any(r is not None and r.code == "RPC_FAIL" for r in res)):
+                    again.append(ep)
+            if not again:
+                break
+            todo = again
+        return out
+
+    def close(self) -> None:
+        """Closes the idle connections; lent ones close when given back. Idempotent."""
+        with self._lock:
+            self._closed = True
+            stacks = list(self._idle.values())
+            self._idle.clear()
+        for stack in stacks:
+            for c in stack:
+                c.close()

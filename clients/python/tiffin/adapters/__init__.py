@@ -1,0 +1,1 @@
+"""Plug-ins for inference engines: SGLang HiCache (``sglang``) and LMCache (``lmcache``)."""
