@@ -346,9 +346,15 @@ class CliTest {
         assertThat(r.err()).startsWith("error: INVALID_PARAMS: server master refuses to listen on 0.0.0.0:0")
                 .contains("transport.auth-token").contains("transport.tls.client-auth = require")
                 .contains("--insecure");
-        Result node = tiffin("node", "--host", "0.0.0.0", "--master", "127.0.0.1:1");
-        assertThat(node.exit()).isEqualTo(1);
-        assertThat(node.err()).contains("refuses to listen on 0.0.0.0").contains("--insecure");
+        // node.host must be an address others can dial (not a wildcard): this machine's first non-loopback one
+        String reachable = java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+                .filter(a -> a instanceof java.net.Inet4Address && !a.isLoopbackAddress() && !a.isLinkLocalAddress())
+                .map(java.net.InetAddress::getHostAddress).findFirst().orElseThrow(() -> new AssertionError(
+                        "this test needs a non-loopback IPv4 address on the machine"));
+        Result node = tiffin("node", "--host", reachable, "--port", "0", "--master", "127.0.0.1:1");
+        assertThat(node.exit()).as(node.err()).isEqualTo(1);
+        assertThat(node.err()).contains("refuses to listen on " + reachable).contains("--insecure");
         Running insecure = new Running("Tiffin master listening", "master", "--host", "0.0.0.0", "--port", "0",
                 "--admin-port", "0", "--insecure");
         assertThat(insecure.out()).contains("Tiffin master listening on 0.0.0.0:");
