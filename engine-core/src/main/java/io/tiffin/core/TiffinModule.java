@@ -99,9 +99,15 @@ public final class TiffinModule extends AbstractModule {
     @Singleton
     TransportSettings transportSettings(TiffinConfig config) {
         return new TransportSettings((int) Math.min(Integer.MAX_VALUE, config.get(TRANSPORT_MAX_FRAME_SIZE)),
-                config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_HANDSHAKE_TIMEOUT),
+                credentials(config), config.get(TRANSPORT_HANDSHAKE_TIMEOUT),
                 config.get(TRANSPORT_IO_THREADS), config.get(TRANSPORT_NATIVE), config.get(CLIENT_RPC_TIMEOUT),
                 tlsSettings(config), serverLimits(config), config.get(TRANSPORT_INSECURE));
+    }
+
+    /** The tokens of {@code transport.*-token}; connections present the client role's (a node's: the node role's). */
+    static io.tiffin.core.transport.Credentials credentials(TiffinConfig config) {
+        return new io.tiffin.core.transport.Credentials(config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_CLIENT_TOKEN),
+                config.get(TRANSPORT_NODE_TOKEN), config.get(TRANSPORT_ADMIN_TOKEN), io.tiffin.core.transport.Role.CLIENT);
     }
 
     /** {@code transport.tls.*}; file names as given (relative ones against the working directory). */

@@ -132,7 +132,19 @@ public final class TiffinConfigKeys {
             Sizes.MIB, Sizes.GIB,
             "Largest frame accepted on a connection; must exceed client.transfer-slice-size + 64KiB.");
     public static final ConfigKey<String> TRANSPORT_AUTH_TOKEN = ConfigKey.string("transport.auth-token", "",
-            "Shared secret every connection must present in its handshake; empty = no authentication.");
+            "Shared secret for every role without a token of its own (alone: every connection presents it and may"
+                    + " do everything, as before roles); empty = none. With no token at all there is no"
+                    + " authentication.");
+    public static final ConfigKey<String> TRANSPORT_CLIENT_TOKEN = ConfigKey.string("transport.client-token", "",
+            "Token of the client role (put, get, list, remove without force): servers accept it, clients present"
+                    + " it. Empty = transport.auth-token.");
+    public static final ConfigKey<String> TRANSPORT_NODE_TOKEN = ConfigKey.string("transport.node-token", "",
+            "Token of the node role (mount, heartbeat, SSD-tier tasks, copies between nodes): the master and nodes"
+                    + " accept it, nodes present it. Empty = transport.auth-token.");
+    public static final ConfigKey<String> TRANSPORT_ADMIN_TOKEN = ConfigKey.string("transport.admin-token", "",
+            "Token of the admin role (everything, also remove-all, forced removal, unmounting any node, and the admin"
+                    + " HTTP beyond loopback): servers accept it, tiffin rm --force presents it. Empty ="
+                    + " transport.auth-token.");
     public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
             "threads", "Network I/O threads of the master and of clients; 0 = half the available processors, at"
                     + " least 1 (a node's data plane has node.io-threads).");
@@ -143,7 +155,7 @@ public final class TiffinConfigKeys {
 
     public static final ConfigKey<Boolean> TRANSPORT_INSECURE = ConfigKey.bool("transport.insecure", false,
             "Protected mode off: let a master, node or admin server listen on an address other hosts reach although"
-                    + " no credentials are set (no transport.auth-token, no mutual TLS). Off, such a server refuses to"
+                    + " a role is open (no transport.auth-token nor that role's token, no mutual TLS). Off, such a server refuses to"
                     + " start. The flag --insecure sets it.");
     public static final ConfigKey<Boolean> TRANSPORT_TLS_ENABLED = ConfigKey.bool("transport.tls.enabled", false,
             "TLS on the master's RPC, the nodes' data plane, the admin HTTP and every client of them (set it on"
@@ -365,6 +377,7 @@ public final class TiffinConfigKeys {
                 NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
+                TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,
                 TRANSPORT_TLS_ENABLED, TRANSPORT_TLS_CERT, TRANSPORT_TLS_KEY, TRANSPORT_TLS_CA, TRANSPORT_TLS_CLIENT_AUTH,
                 TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE,

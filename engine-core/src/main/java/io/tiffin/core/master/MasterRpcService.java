@@ -76,6 +76,12 @@ import org.apache.logging.log4j.Logger;
  * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
  * loop or worker waits for it and no eviction pass delays it.
  *
+ * <p><b>Access.</b> The transport has refused every opcode outside the peer's roles
+ * ({@link io.tiffin.core.transport.OpcodeRoles}); the handlers check what depends on the request through
+ * its {@link Frame#peer()}: a forced removal needs the admin role, a node's connection speaks for one node
+ * (acting for another, as unmounting it, needs the admin role), and a put's writer is the connection's
+ * peer id, not the client id the request names.
+ *
  * <p>Thread-safe: stateless apart from the service and metrics it calls, the table of bound calls
  * (a concurrent map filled at registration, read by {@link #call}) and the concurrent set of held replies
  * not yet sent.
@@ -315,18 +321,21 @@ public final class MasterRpcService implements InProcessMaster {
                 .setVersion(TiffinVersion.VERSION).build());
         bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "PING");
             PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
             return PingReply.newBuilder().setNeedRemount(outcome == PingOutcome.UNKNOWN)
                     .setSuperseded(outcome == PingOutcome.SUPERSEDED).build();
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
+            r.peer().requireNode(s.getNodeId(), "MOUNT_SEGMENT");
             master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
                         s.getMountEpoch(), s.getPingIntervalMs());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
             ReMountSegmentRequest req = r.parseControl(ReMountSegmentRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "REMOUNT_SEGMENT");
             for (Segment s : req.getSegmentsList()) {
                 if (!s.getNodeId().equals(req.getNodeId())) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "remount: segment " + s.getName()
@@ -339,6 +348,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, executor, Opcode.UNMOUNT_SEGMENT, r -> {
             UnmountSegmentRequest req = r.parseControl(UnmountSegmentRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "UNMOUNT_SEGMENT");
             master.unmountSegment(req.getNodeId(), req.getSegmentName());
             return Empty.getDefaultInstance();
         });
@@ -346,7 +356,7 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, inline, Opcode.PUT_START, r -> {
             PutStartRequest req = r.parseControl(PutStartRequest.parser());
             checkHardPin(limits, req.getOptions().getHardPin(), req.getSize());
-            KeyResult<List<ReplicaDescriptor>> res = master.putStart(req.getClientId(), req.getKey(), req.getSize(),
+            KeyResult<List<ReplicaDescriptor>> res = master.putStart(r.peer().writer(req.getClientId()), req.getKey(), req.getSize(),
                     Messages.fromMsg(req.getOptions()));
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value())).build();
@@ -354,12 +364,12 @@ public final class MasterRpcService implements InProcessMaster {
         // Right after a restart, a completed put is reported once the previous run's cached locations end.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putEnd(req.getClientId(), req.getKey()), req.getKey());
+            throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
             return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putRevoke(req.getClientId(), req.getKey()), req.getKey());
+            throwIfFailed(master.putRevoke(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
             return Empty.getDefaultInstance();
         });
         bind(server, inline, Opcode.BATCH_PUT_START, r -> {
@@ -371,7 +381,7 @@ public final class MasterRpcService implements InProcessMaster {
             }
             checkHardPin(limits, req.getOptions().getHardPin(), req.getSizesList().stream()
                     .mapToLong(size -> Math.max(0, size)).reduce(0, (a, b) -> a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b));
-            var results = master.batchPutStart(req.getClientId(), req.getKeysList(), req.getSizesList(),
+            var results = master.batchPutStart(r.peer().writer(req.getClientId()), req.getKeysList(), req.getSizesList(),
                     Messages.fromMsg(req.getOptions()));
             BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
             for (KeyResult<List<ReplicaDescriptor>> res : results) {
@@ -386,13 +396,13 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
-            return new Held(codes(master.batchPutEnd(req.getClientId(), req.getKeysList())),
+            return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList())),
                     master.restartGuardUntilMillis());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_PUT_REVOKE, req.getKeysCount());
-            return codes(master.batchPutRevoke(req.getClientId(), req.getKeysList()));
+            return codes(master.batchPutRevoke(r.peer().writer(req.getClientId()), req.getKeysList()));
         });
 
         bind(server, inline, Opcode.GET_REPLICA_LIST, r -> {
@@ -453,6 +463,7 @@ public final class MasterRpcService implements InProcessMaster {
         // Forced removals answer once no client can read a removed object through a cached location.
         bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
+            requireAdminToForce(r, req.getForce(), Opcode.REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
             throwIfFailed(master.remove(req.getKey(), req.getForce(), hold), req.getKey());
             return new Held(Empty.getDefaultInstance(), hold.untilMillis());
@@ -460,11 +471,13 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_REMOVE, req.getKeysCount());
+            requireAdminToForce(r, req.getForce(), Opcode.BATCH_REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
             return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
+            requireAdminToForce(r, req.getForce(), Opcode.REMOVE_BY_REGEX);
             CacheHold hold = new CacheHold(req.getCacheOwner());
             long n = master.removeByRegex(req.getRegex(), req.getForce(), hold);
             return new Held(CountReply.newBuilder().setCount(n).build(), hold.untilMillis());
@@ -497,11 +510,13 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.STATS, r -> stats());
         bind(server, executor, Opcode.REGISTER_STORAGE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.StorageRegistration.parser());
+            r.peer().requireNode(req.getNodeId(), "REGISTER_STORAGE");
             master.registerStorage(req.getNodeId(), req.getCapacity());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REPORT_DISK_OBJECTS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
+            r.peer().requireNode(req.getNodeId(), "REPORT_DISK_OBJECTS");
             limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
             List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
             List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
@@ -514,29 +529,34 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "POLL_TASKS");
             var tasks = master.pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
+            r.peer().requireNode(req.getNodeId(), "OFFLOAD_DONE");
             master.offloadFailed(req.getNodeId(), req.getFailedList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.PROMOTION_START, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionStartRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "PROMOTION_START");
             KeyResult<ReplicaDescriptor> res = master.promotionStart(req.getNodeId(), req.getKey());
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value())).build();
         });
         bind(server, executor, Opcode.PROMOTION_END, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionEndRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "PROMOTION_END");
             throwIfFailed(master.promotionEnd(req.getNodeId(), req.getKey(), req.getReplicaId(), req.getSuccess()),
                     req.getKey());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.EVICT_DISK_REPLICA, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskEvicted.parser());
+            r.peer().requireNode(req.getNodeId(), "EVICT_DISK_REPLICA");
             limits.checkBatch(Opcode.EVICT_DISK_REPLICA, req.getKeysCount());
             master.evictDiskReplicas(req.getNodeId(), req.getKeysList());
             return Empty.getDefaultInstance();
@@ -568,6 +588,13 @@ public final class MasterRpcService implements InProcessMaster {
                     .setStatus(v.status().name()));
         }
         return b.build();
+    }
+
+    /** A forced removal is the admin's: it takes objects clients are reading. */
+    private static void requireAdminToForce(Frame request, boolean force, Opcode op) {
+        if (force) {
+            request.peer().requireAdmin(op + " with force (removing objects while clients read them)");
+        }
     }
 
     private static BatchCodesReply codes(List<ErrorCode> codes) {

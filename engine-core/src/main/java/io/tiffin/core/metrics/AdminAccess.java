@@ -1,6 +1,8 @@
 package io.tiffin.core.metrics;
 
+import io.tiffin.core.transport.Credentials;
 import io.tiffin.core.transport.ProtectedMode;
+import io.tiffin.core.transport.Role;
 import io.tiffin.core.transport.TransportSettings;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -8,10 +10,9 @@ import java.security.NoSuchAlgorithmException;
 
 /**
  * Who may use the admin HTTP endpoints. Bound to loopback, anyone on this host may; bound beyond it, a
- * request must carry {@code Authorization: Bearer <token>} with the admin credential, unless the server
- * demands a verified client certificate of every connection (mutual TLS), which is the credential then.
- * Today the admin credential is the shared {@code transport.auth-token}; roles will give it a token of
- * its own, passed to {@link #forBinding} instead.
+ * request must carry {@code Authorization: Bearer <token>} with the admin role's token
+ * ({@code transport.admin-token}, else the shared {@code transport.auth-token}), unless the server demands a
+ * verified client certificate of every connection (mutual TLS), which is the credential then.
  *
  * <p>Thread-safe (immutable).
  */
@@ -19,32 +20,39 @@ public final class AdminAccess {
     /** Null when every request is let in. */
     private final byte[] tokenDigest;
     private final String rule;
+    /** The key of the token requests must carry, for the answer to those that do not. */
+    private final String tokenKey;
 
-    private AdminAccess(byte[] tokenDigest, String rule) {
+    private AdminAccess(byte[] tokenDigest, String rule, String tokenKey) {
         this.tokenDigest = tokenDigest;
         this.rule = rule;
+        this.tokenKey = tokenKey;
     }
 
     /** The access of an admin server bound to {@code host} in a process with {@code transport}'s credentials. */
     public static AdminAccess of(String host, TransportSettings transport) {
-        return forBinding(host, transport.authToken(), transport.tls().requiresClientCertificates());
+        Credentials c = transport.credentials();
+        return forBinding(host, c.tokenOf(Role.ADMIN), c.tokenKeyOf(Role.ADMIN),
+                transport.tls().requiresClientCertificates());
     }
 
     /**
      * The access of an admin server bound to {@code host}, whose admin credential is {@code adminToken}
-     * (empty = none) and whose TLS layer does or does not demand client certificates.
+     * (empty = none) from configuration key {@code tokenKey}, and whose TLS layer does or does not demand
+     * client certificates.
      */
-    public static AdminAccess forBinding(String host, String adminToken, boolean clientCertificatesRequired) {
+    public static AdminAccess forBinding(String host, String adminToken, String tokenKey,
+                                         boolean clientCertificatesRequired) {
         if (ProtectedMode.isLoopback(host)) {
-            return new AdminAccess(null, "open to this host (bound to loopback)");
+            return new AdminAccess(null, "open to this host (bound to loopback)", tokenKey);
         }
         if (!adminToken.isEmpty()) {
-            return new AdminAccess(sha256(adminToken), "Authorization: Bearer <transport.auth-token> required");
+            return new AdminAccess(sha256(adminToken), "Authorization: Bearer <" + tokenKey + "> required", tokenKey);
         }
         if (clientCertificatesRequired) {
-            return new AdminAccess(null, "open to clients with a verified certificate (mutual TLS)");
+            return new AdminAccess(null, "open to clients with a verified certificate (mutual TLS)", tokenKey);
         }
-        return new AdminAccess(null, "OPEN TO ANYONE (--insecure)");
+        return new AdminAccess(null, "OPEN TO ANYONE (--insecure)", tokenKey);
     }
 
     /** Whether a request with this {@code Authorization} header (null = none) may use the endpoints. */
@@ -56,6 +64,11 @@ public final class AdminAccess {
             return false;
         }
         return MessageDigest.isEqual(tokenDigest, sha256(authorization.substring(7).strip()));
+    }
+
+    /** What a refused request is told. */
+    public String refusal() {
+        return "this admin endpoint needs the header Authorization: Bearer <" + tokenKey + ">, the admin role's token";
     }
 
     /** Whether requests must carry the token. */

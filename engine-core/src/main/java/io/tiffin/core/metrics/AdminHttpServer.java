@@ -84,8 +84,7 @@ public final class AdminHttpServer implements AutoCloseable {
     private void respond(HttpExchange ex, String contentType, Supplier<String> body) throws IOException {
         try (ex) {
             if (!access.permits(ex.getRequestHeaders().getFirst("Authorization"))) {
-                byte[] why = ("this admin endpoint needs the header Authorization: Bearer <transport.auth-token>\n")
-                        .getBytes(StandardCharsets.UTF_8);
+                byte[] why = (access.refusal() + "\n").getBytes(StandardCharsets.UTF_8);
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"tiffin-admin\"");
                 ex.sendResponseHeaders(401, why.length);
                 try (OutputStream out = ex.getResponseBody()) {

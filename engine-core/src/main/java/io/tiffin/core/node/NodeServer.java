@@ -331,8 +331,9 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(info.build());
         }, null);
-        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId,
-                ticker);
+        // a node's own connections (to its master, to other nodes) present the node role's token
+        TransportSettings asNode = o.transport().presentingAs(io.tiffin.core.transport.Role.NODE);
+        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", asNode.withIoThreads(1), nodeId, ticker);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tiffin-node-ticker");
             t.setDaemon(true);
@@ -371,8 +372,7 @@ public final class NodeServer implements AutoCloseable {
                 backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker,
-                        o.transport());
+                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker, asNode);
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }

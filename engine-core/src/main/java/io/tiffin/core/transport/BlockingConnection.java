@@ -150,7 +150,7 @@ public final class BlockingConnection implements AutoCloseable {
             }
         }
         Hello hello = Hello.newBuilder().setProtocolVersion(TiffinVersion.PROTOCOL_VERSION)
-                .setToken(settings.authToken()).setPeerId(peerId == null ? "" : peerId).build();
+                .setToken(settings.credentials().presentedToken()).setPeerId(peerId == null ? "" : peerId).build();
         HelloReply reply;
         try {
             reply = call(Opcode.HELLO, hello, null, HelloReply.parser(), null, settings.handshakeTimeout().toNanos());

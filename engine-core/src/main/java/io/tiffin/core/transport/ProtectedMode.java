@@ -7,8 +7,9 @@ import java.net.UnknownHostException;
 
 /**
  * Protected mode (after Redis's): a server that would listen on an address reachable from other hosts
- * with no credentials at all (no {@code transport.auth-token}, no mutual TLS) refuses to start, since
- * anyone who can reach it could read, overwrite or remove every object. {@code --insecure}
+ * while a role is open to anyone (no token proves it: neither its own {@code transport.<role>-token} nor the
+ * shared {@code transport.auth-token}), and without mutual TLS, refuses to start, since anyone who can
+ * reach it could then read, overwrite or remove objects, mount nodes or remove everything. {@code --insecure}
  * ({@code transport.insecure = true}) accepts that risk explicitly. Loopback addresses are always allowed.
  *
  * <p>Thread-safe (stateless).
@@ -26,17 +27,30 @@ public final class ProtectedMode {
         if (settings.insecure() || hasCredentials(settings) || isLoopback(host)) {
             return;
         }
+        Credentials c = settings.credentials();
+        String problem = c.any()
+                ? "the " + c.openRoles().stream().map(Role::label).collect(java.util.stream.Collectors.joining(" and "))
+                        + " role" + (c.openRoles().size() > 1 ? "s are" : " is") + " open to anyone (no token: "
+                        + c.openRoles().stream().map(Role::tokenKey).collect(java.util.stream.Collectors.joining(", "))
+                        + " and transport.auth-token are empty), so anyone who can reach it could act in "
+                        + (c.openRoles().size() > 1 ? "those roles" : "that role") + ". Set "
+                        + (c.openRoles().size() > 1 ? "those tokens" : "that token")
+                : "no credentials are configured, so anyone who can reach it could read, overwrite or remove every"
+                        + " object. Set transport.auth-token (the same secret on every master, node and client) or"
+                        + " one token per role (transport.client-token, transport.node-token,"
+                        + " transport.admin-token)";
         throw new TiffinException(ErrorCode.INVALID_PARAMS, "server " + serverName + " refuses to listen on " + host
-                + ":" + port + ": that address is reachable from other hosts and no credentials are configured, so"
-                + " anyone who can reach it could read, overwrite or remove every object. Set transport.auth-token"
-                + " (the same secret on every master, node and client), or transport.tls.enabled = true with"
-                + " transport.tls.client-auth = require (mutual TLS); or bind to 127.0.0.1; or accept the risk with"
-                + " --insecure (transport.insecure = true)");
+                + ":" + port + ": that address is reachable from other hosts and " + problem + ", or"
+                + " transport.tls.enabled = true with transport.tls.client-auth = require (mutual TLS); or bind to"
+                + " 127.0.0.1; or accept the risk with --insecure (transport.insecure = true)");
     }
 
-    /** Whether peers must prove who they are: a shared token, or a client certificate (mutual TLS). */
+    /**
+     * Whether every peer must prove who it is: every role has a token (its own or the shared one), or
+     * servers demand a client certificate (mutual TLS).
+     */
     public static boolean hasCredentials(TransportSettings settings) {
-        return settings.hasAuthToken() || settings.tls().requiresClientCertificates();
+        return settings.credentials().openRoles().isEmpty() || settings.tls().requiresClientCertificates();
     }
 
     /**

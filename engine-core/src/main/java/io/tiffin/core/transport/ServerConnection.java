@@ -21,9 +21,10 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
- * One connection of a {@link TransportServer}: the handshake (HELLO, checked against the server's token
- * and the guards' {@link ConnectionGuards#REFUSAL}), then the dispatch of requests to the registered
- * handlers. While the peer's answers wait unsent above the write-buffer limit it stops dispatching: the
+ * One connection of a {@link TransportServer}: the handshake (HELLO, whose token proves the peer's roles,
+ * {@link RoleGrants}, and the guards' {@link ConnectionGuards#REFUSAL}), then the dispatch of requests to the
+ * registered handlers, each request marked with its {@link Peer} and refused unless the peer holds a role
+ * its opcode serves ({@link OpcodeRoles}). While the peer's answers wait unsent above the write-buffer limit it stops dispatching: the
  * guards have stopped reading, and requests already read wait here (a handful of small frames) until the
  * peer reads again.
  *
@@ -39,21 +40,22 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     private final String serverName;
     private final TransportSettings settings;
-    /** SHA-256 of the token; null = any client. */
-    private final byte[] tokenDigest;
+    private final RoleGrants grants;
     private final Map<Opcode, Registration> handlers;
     private final FrameCodec codec;
     private boolean authenticated;
     private String peerId = "?";
+    /** Set by the handshake. */
+    private Peer peer;
     private ScheduledFuture<?> handshakeTimer;
     /** Requests read while the peer's answers were over the limit, in order; dispatched once it reads. */
     private final ArrayDeque<Frame> held = new ArrayDeque<>();
 
-    ServerConnection(String serverName, TransportSettings settings, byte[] tokenDigest,
+    ServerConnection(String serverName, TransportSettings settings, RoleGrants grants,
                      Map<Opcode, Registration> handlers, FrameCodec codec) {
         this.serverName = serverName;
         this.settings = settings;
-        this.tokenDigest = tokenDigest;
+        this.grants = grants;
         this.handlers = handlers;
         this.codec = codec;
     }
@@ -155,11 +157,15 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                     + "; run the same Tiffin version on clients and servers");
             return;
         }
-        if (tokenDigest != null && !MessageDigest.isEqual(tokenDigest, sha256(hello.getToken()))) {
+        java.util.Set<Role> roles = grants.grant(hello.getToken());
+        if (roles.isEmpty()) {
             refuse(ctx, frame, ErrorCode.ILLEGAL_CLIENT, "server " + serverName + " rejected the auth token of"
-                    + " peer " + peerId + "; configure the same transport auth token on clients and servers");
+                    + " peer " + peerId + ": it is none of this server's tokens (transport.client-token,"
+                    + " transport.node-token, transport.admin-token, or the shared transport.auth-token); give each"
+                    + " process its role's token, the same on clients and servers");
             return;
         }
+        peer = Peer.connected(roles, hello.getPeerId(), String.valueOf(ctx.channel().remoteAddress()));
         authenticated = true;
         cancelTimer();
         codec.handshakeDone();
@@ -168,7 +174,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                 .setServerVersion(TiffinVersion.VERSION)
                 .build();
         ctx.writeAndFlush(Frame.response(Opcode.HELLO, frame.requestId(), ErrorCode.OK, reply, null));
-        LOG.debug("Server {} accepted peer {} from {}", serverName, peerId, ctx.channel().remoteAddress());
+        LOG.debug("Server {} accepted {}", serverName, peer);
     }
 
     private void refuse(ChannelHandlerContext ctx, Frame hello, ErrorCode code, String message) {
@@ -182,6 +188,15 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     private void dispatch(ChannelHandlerContext ctx, Frame frame) {
         ChannelResponder responder = new ChannelResponder(ctx.channel(), frame.opcode(), frame.requestId());
+        try {
+            OpcodeRoles.check(frame.opcode(), peer, serverName);
+        } catch (TiffinException e) {
+            frame.release();
+            LOG.debug("Server {}: {}", serverName, e.getMessage());
+            responder.tryFail(e.code(), e.getMessage());
+            return;
+        }
+        frame.peer(peer);
         Registration registration = handlers.get(frame.opcode());
         if (registration == null) {
             frame.release();

@@ -181,7 +181,7 @@ public final class TransportClient implements AutoCloseable {
     private void handshake(String peerId, int protocolVersion, long deadline, Ticker ticker) {
         Hello hello = Hello.newBuilder()
                 .setProtocolVersion(protocolVersion)
-                .setToken(settings.authToken())
+                .setToken(settings.credentials().presentedToken())
                 .setPeerId(peerId == null ? "" : peerId)
                 .build();
         long remaining = Math.max(1, deadline - ticker.nanos());

@@ -25,9 +25,11 @@ import org.apache.logging.log4j.Logger;
  * Accepts Tiffin connections and dispatches their requests to registered {@link RequestHandler}s.
  *
  * <p>Every connection starts with a handshake: the client's first frame must be a HELLO request
- * carrying the protocol version and, when the server has an auth token configured, that token. The
- * server answers {@code HelloReply} or fails with {@code INVALID_VERSION} / {@code ILLEGAL_CLIENT} and
- * closes. Any other first frame, a response frame from a client, a second HELLO or no HELLO within the
+ * carrying the protocol version and, when the server has tokens configured ({@link Credentials}), the
+ * token of the peer's role. The server answers {@code HelloReply} or fails with {@code INVALID_VERSION} /
+ * {@code ILLEGAL_CLIENT} and closes. A request whose opcode serves none of the peer's roles
+ * ({@link OpcodeRoles}) is answered {@code ILLEGAL_CLIENT}; handlers find the peer on the frame
+ * ({@link Frame#peer()}). Any other first frame, a response frame from a client, a second HELLO or no HELLO within the
  * handshake timeout closes the connection. After the handshake, requests are dispatched by opcode;
  * many may be in flight per connection and responses go out in whatever order handlers answer. An
  * opcode without a handler is answered with {@code NOT_SUPPORTED}. Each connection is one {@link
@@ -49,7 +51,7 @@ public final class TransportServer implements AutoCloseable {
 
     private final String name;
     private final TransportSettings settings;
-    private final byte[] tokenDigest;
+    private final RoleGrants grants;
     private final Ticker ticker;
     /** Null for plaintext. */
     private final TlsContexts tls;
@@ -77,7 +79,7 @@ public final class TransportServer implements AutoCloseable {
         this.name = Objects.requireNonNull(name, "name");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
-        this.tokenDigest = settings.hasAuthToken() ? ServerConnection.sha256(settings.authToken()) : null;
+        this.grants = new RoleGrants(settings.credentials());
         this.tls = TlsContexts.load(settings.tls());
         if (tls != null && !tls.canServe()) {
             tls.newServerHandler(io.netty.buffer.ByteBufAllocator.DEFAULT, settings.handshakeTimeout()); // says what is missing
@@ -163,7 +165,7 @@ public final class TransportServer implements AutoCloseable {
                 .addLast("flush-consolidation", new FlushConsolidationHandler(
                         FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, false))
                 .addLast("frame-codec", codec)
-                .addLast("server", new ServerConnection(name, settings, tokenDigest, handlers, codec));
+                .addLast("server", new ServerConnection(name, settings, grants, handlers, codec));
     }
 
     /** Connections open now; for tests and metrics. */

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.transport.Credentials;
+import io.tiffin.core.transport.Role;
 import io.tiffin.core.transport.TestCertificates;
 import io.tiffin.core.transport.TransportSettings;
 import java.io.FileInputStream;
@@ -55,6 +57,24 @@ class AdminHttpServerTest {
             HttpResponse<String> ok = get(http, url, "Bearer s3cret");
             assertThat(ok.statusCode()).isEqualTo(200);
             assertThat(ok.body()).isEqualTo("{}");
+        }
+    }
+
+    @Test
+    void withRoleTokensOnlyTheAdminTokenOpensTheEndpoints() throws Exception {
+        TransportSettings roles = TransportSettings.defaults().withCredentials(Credentials.NONE
+                .withToken(Role.CLIENT, "client-secret").withToken(Role.NODE, "node-secret")
+                .withToken(Role.ADMIN, "admin-secret"));
+        try (AdminHttpServer admin = new AdminHttpServer("0.0.0.0", 0, roles, () -> "m 3", () -> "{}");
+             HttpClient http = HttpClient.newHttpClient()) {
+            String url = "http://127.0.0.1:" + admin.address().getPort() + "/metrics";
+            HttpResponse<String> client = get(http, url, "Bearer client-secret");
+            assertThat(client.statusCode()).isEqualTo(401);
+            assertThat(client.body()).contains("Authorization: Bearer <transport.admin-token>, the admin role's token");
+            assertThat(get(http, url, "Bearer node-secret").statusCode()).isEqualTo(401);
+            HttpResponse<String> ok = get(http, url, "Bearer admin-secret");
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).isEqualTo("m 3");
         }
     }
 
