@@ -210,7 +210,8 @@ class MooncakeDistributedStore:
                 log.error("setup: the store is already set up; close() it first")
                 return CODES["INVALID_PARAMS"]
             try:
-                self._client = Client.connect(master, peer_id=f"mooncake-api-{hostname}")
+                # the peer id is the writer id too: one per store
+                self._client = Client.connect(master, peer_id=f"mooncake-api-{hostname}-{os.getpid()}-{id(self):x}")
             except InvalidArgument:
                 raise
             except TiffinError as e:
