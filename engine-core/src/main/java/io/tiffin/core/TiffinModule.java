@@ -104,10 +104,16 @@ public final class TiffinModule extends AbstractModule {
                 tlsSettings(config), serverLimits(config), config.get(TRANSPORT_INSECURE));
     }
 
-    /** The tokens of {@code transport.*-token}; connections present the client role's (a node's: the node role's). */
+    /**
+     * The tokens of {@code transport.*-token} and the certificate names of {@code transport.tls.*-names};
+     * connections present the client role's token (a node's: the node role's).
+     */
     static io.tiffin.core.transport.Credentials credentials(TiffinConfig config) {
         return new io.tiffin.core.transport.Credentials(config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_CLIENT_TOKEN),
-                config.get(TRANSPORT_NODE_TOKEN), config.get(TRANSPORT_ADMIN_TOKEN), io.tiffin.core.transport.Role.CLIENT);
+                config.get(TRANSPORT_NODE_TOKEN), config.get(TRANSPORT_ADMIN_TOKEN), io.tiffin.core.transport.Role.CLIENT,
+                java.util.Map.of(io.tiffin.core.transport.Role.CLIENT, config.get(TRANSPORT_TLS_CLIENT_NAMES),
+                        io.tiffin.core.transport.Role.NODE, config.get(TRANSPORT_TLS_NODE_NAMES),
+                        io.tiffin.core.transport.Role.ADMIN, config.get(TRANSPORT_TLS_ADMIN_NAMES)));
     }
 
     /** {@code transport.tls.*}; file names as given (relative ones against the working directory). */

@@ -153,6 +153,16 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,
             "Use the native epoll transport where available.");
 
+    public static final ConfigKey<List<String>> TRANSPORT_TLS_CLIENT_NAMES = ConfigKey.commonNames(
+            "transport.tls.client-names", "With mutual TLS: client certificates whose common name is one of these"
+                    + " hold the client role (as if they presented transport.client-token).");
+    public static final ConfigKey<List<String>> TRANSPORT_TLS_NODE_NAMES = ConfigKey.commonNames(
+            "transport.tls.node-names", "With mutual TLS: certificates whose common name is one of these hold the"
+                    + " node role, and the common name is the node id they may act for (so a node's certificate"
+                    + " must name its node.id).");
+    public static final ConfigKey<List<String>> TRANSPORT_TLS_ADMIN_NAMES = ConfigKey.commonNames(
+            "transport.tls.admin-names", "With mutual TLS: client certificates whose common name is one of these"
+                    + " hold the admin role.");
     public static final ConfigKey<Boolean> TRANSPORT_INSECURE = ConfigKey.bool("transport.insecure", false,
             "Protected mode off: let a master, node or admin server listen on an address other hosts reach although"
                     + " a role is open (no transport.auth-token nor that role's token, no mutual TLS). Off, such a server refuses to"
@@ -380,7 +390,8 @@ public final class TiffinConfigKeys {
                 TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,
                 TRANSPORT_TLS_ENABLED, TRANSPORT_TLS_CERT, TRANSPORT_TLS_KEY, TRANSPORT_TLS_CA, TRANSPORT_TLS_CLIENT_AUTH,
-                TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE,
+                TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_TLS_CLIENT_NAMES, TRANSPORT_TLS_NODE_NAMES,
+                TRANSPORT_TLS_ADMIN_NAMES, TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE,
                 TRANSPORT_IDLE_TIMEOUT, TRANSPORT_FRAME_TIMEOUT, TRANSPORT_MAX_CONNECTIONS,
                 TRANSPORT_MAX_CONNECTIONS_PER_ADDRESS, TRANSPORT_WRITE_BUFFER_LIMIT, TRANSPORT_MAX_BATCH_KEYS,
                 TRANSPORT_MAX_QUERY_ANSWER_SIZE, PLUGINS_DIR, HOTCACHE_SIZE,

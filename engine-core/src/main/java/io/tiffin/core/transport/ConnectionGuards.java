@@ -79,6 +79,32 @@ public final class ConnectionGuards {
     }
 
     /**
+     * The common name of the verified client certificate of {@code ch}'s TLS session, or null (plaintext,
+     * no certificate, or a name without CN). Call once the TLS handshake is done.
+     */
+    static String clientCertificateName(io.netty.channel.Channel ch) {
+        SslHandler tls = ch.pipeline().get(SslHandler.class);
+        if (tls == null) {
+            return null;
+        }
+        try {
+            java.security.cert.Certificate[] chain = tls.engine().getSession().getPeerCertificates();
+            if (chain.length == 0 || !(chain[0] instanceof java.security.cert.X509Certificate cert)) {
+                return null;
+            }
+            for (javax.naming.ldap.Rdn rdn : new javax.naming.ldap.LdapName(cert.getSubjectX500Principal().getName())
+                    .getRdns()) {
+                if (rdn.getType().equalsIgnoreCase("CN")) {
+                    return String.valueOf(rdn.getValue());
+                }
+            }
+            return null;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException | javax.naming.InvalidNameException e) {
+            return null;
+        }
+    }
+
+    /**
      * Adds the guards at the head of {@code ch}'s pipeline and sets its write-buffer watermarks; call from
      * the server's channel initializer, before adding the protocol's handlers.
      */

@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  * {@link #IN_PROCESS}, which may do everything.
  *
  * <p>Thread-safe: immutable apart from the node binding, which is set once atomically (handlers of one
- * connection run on several threads).
+ * connection run on several threads), or before the peer is shared when its certificate names the node.
  */
 public final class Peer {
     /** The caller of an in-process call: the same JVM, every role. */
@@ -29,6 +29,8 @@ public final class Peer {
     /** Whether {@link #id} came over a connection (and binds the writer identity). */
     private final boolean remote;
     private final AtomicReference<String> node = new AtomicReference<>();
+    /** Whether {@link #node} came from the client certificate (set before the peer is shared). */
+    private boolean certified;
 
     private Peer(Set<Role> roles, String id, String address, boolean remote) {
         this.roles = Collections.unmodifiableSet(EnumSet.copyOf(roles));
@@ -37,9 +39,16 @@ public final class Peer {
         this.remote = remote;
     }
 
-    /** A peer of a connection from {@code address} whose HELLO declared {@code id} and proved {@code roles}. */
-    static Peer connected(Set<Role> roles, String id, String address) {
-        return new Peer(roles.isEmpty() ? EnumSet.noneOf(Role.class) : roles, id, address, true);
+    /**
+     * A peer of a connection from {@code address} whose HELLO declared {@code id} and proved {@code roles};
+     * {@code certifiedNode} is the node id its client certificate names (null = none), which it may then
+     * act for alone.
+     */
+    static Peer connected(Set<Role> roles, String id, String address, String certifiedNode) {
+        Peer p = new Peer(roles.isEmpty() ? EnumSet.noneOf(Role.class) : roles, id, address, true);
+        p.node.set(certifiedNode);
+        p.certified = certifiedNode != null;
+        return p;
     }
 
     /** The roles it holds; {@link Role#ADMIN} implies every permission. */
@@ -93,8 +102,9 @@ public final class Peer {
         String bound = node.compareAndExchange(null, nodeId);
         if (bound != null && !bound.equals(nodeId)) {
             throw new TiffinException(ErrorCode.ILLEGAL_CLIENT, what + " for node " + nodeId + " refused: this"
-                    + " connection speaks for node " + bound + " (" + describe() + "); acting for another node, as"
-                    + " unmounting it, needs the admin role (transport.admin-token)");
+                    + " connection speaks for node " + bound + (certified ? " (its client certificate's common name)"
+                    : "") + " (" + describe() + "); acting for another node, as unmounting it, needs the admin role"
+                    + " (transport.admin-token)");
         }
     }
 

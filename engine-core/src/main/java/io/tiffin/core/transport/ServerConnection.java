@@ -157,15 +157,19 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                     + "; run the same Tiffin version on clients and servers");
             return;
         }
-        java.util.Set<Role> roles = grants.grant(hello.getToken());
+        String commonName = ConnectionGuards.clientCertificateName(ctx.channel());
+        java.util.Set<Role> roles = grants.grant(hello.getToken(), commonName);
         if (roles.isEmpty()) {
             refuse(ctx, frame, ErrorCode.ILLEGAL_CLIENT, "server " + serverName + " rejected the auth token of"
                     + " peer " + peerId + ": it is none of this server's tokens (transport.client-token,"
-                    + " transport.node-token, transport.admin-token, or the shared transport.auth-token); give each"
-                    + " process its role's token, the same on clients and servers");
+                    + " transport.node-token, transport.admin-token, or the shared transport.auth-token)"
+                    + (commonName == null ? "" : ", and its client certificate's common name " + commonName + " is in"
+                    + " none of transport.tls.client-names, node-names, admin-names") + "; give each process its"
+                    + " role's token (or certificate), the same on clients and servers");
             return;
         }
-        peer = Peer.connected(roles, hello.getPeerId(), String.valueOf(ctx.channel().remoteAddress()));
+        peer = Peer.connected(roles, hello.getPeerId(), String.valueOf(ctx.channel().remoteAddress()),
+                grants.nodeOfCertificate(commonName));
         authenticated = true;
         cancelTimer();
         codec.handshakeDone();

@@ -80,6 +80,12 @@ public final class TransportServer implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.grants = new RoleGrants(settings.credentials());
+        if (!settings.credentials().certificateNames().isEmpty()
+                && !(settings.tls().enabled() && settings.tls().clientAuth() != TlsSettings.ClientAuth.NONE)) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "server " + name + ": transport.tls.client-names,"
+                    + " node-names and admin-names name client certificates, which only mutual TLS asks for; set"
+                    + " transport.tls.enabled = true and transport.tls.client-auth = require (or optional)");
+        }
         this.tls = TlsContexts.load(settings.tls());
         if (tls != null && !tls.canServe()) {
             tls.newServerHandler(io.netty.buffer.ByteBufAllocator.DEFAULT, settings.handshakeTimeout()); // says what is missing

@@ -15,7 +15,7 @@ import java.time.temporal.ChronoUnit;
  * directory: a CA, a server certificate it issued for 127.0.0.1 and localhost (for server and client use,
  * as a node's: it serves and calls its master), a client certificate it
  * issued, a second CA with a server certificate of its own (a server the first CA does not vouch for), and
- * a server certificate of the first CA for another host name only.
+ * a server certificate of the first CA for another host name only; {@link #issue} makes more of the first CA.
  *
  * <p>Not thread-safe: built once per test class. Owns the files it writes under the given directory.
  */
@@ -40,7 +40,15 @@ public final class TestCertificates {
     /** A server of the right CA whose certificate names only {@code elsewhere.invalid}. */
     public final Party misnamedServer;
 
-    private TestCertificates(Party server, Party client, Party strangerServer, Party misnamedServer) {
+    private final X509Bundle ca;
+    private final CertificateBuilder base;
+    private final Path dir;
+
+    private TestCertificates(Party server, Party client, Party strangerServer, Party misnamedServer, X509Bundle ca,
+                             CertificateBuilder base, Path dir) {
+        this.ca = ca;
+        this.base = base;
+        this.dir = dir;
         this.server = server;
         this.client = client;
         this.strangerServer = strangerServer;
@@ -69,9 +77,24 @@ public final class TestCertificates {
             Path caPem = write(dir, "ca.pem", ca.getCertificatePEM());
             Path strangerCa = write(dir, "stranger-ca.pem", stranger.getCertificatePEM());
             return new TestCertificates(party(dir, "server", server, caPem), party(dir, "client", client, caPem),
-                    party(dir, "stranger", strangerServer, strangerCa), party(dir, "misnamed", misnamed, caPem));
+                    party(dir, "stranger", strangerServer, strangerCa), party(dir, "misnamed", misnamed, caPem), ca,
+                    base, dir);
         } catch (Exception e) {
             throw new IllegalStateException("cannot make the test certificates", e);
+        }
+    }
+
+    /**
+     * A certificate of the CA with common name {@code commonName}, for clients and servers of 127.0.0.1 and
+     * localhost (a node with it both serves and calls its master).
+     */
+    public Party issue(String commonName) {
+        try {
+            X509Bundle b = base.copy().subject("CN=" + commonName).addSanIpAddress("127.0.0.1").addSanDnsName("localhost")
+                    .addExtendedKeyUsageServerAuth().addExtendedKeyUsageClientAuth().buildIssuedBy(ca);
+            return party(dir, "cn-" + commonName, b, server.ca());
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot issue a test certificate for " + commonName, e);
         }
     }
 
