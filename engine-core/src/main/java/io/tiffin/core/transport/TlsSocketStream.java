@@ -173,7 +173,13 @@ final class TlsSocketStream implements SocketStream {
             produced += r.bytesProduced();
             switch (r.getHandshakeStatus()) {
                 case NEED_TASK -> runTasks();
-                case NEED_WRAP -> wrapAndSend(NOTHING, 0, 1); // a handshake's next message, a key update
+                case NEED_WRAP -> {
+                    if (engine.isInboundDone()) {
+                        answerClose(); // the server's close_notify: what came before it is still handed out
+                    } else {
+                        wrapAndSend(NOTHING, 0, 1); // a handshake's next message, a key update
+                    }
+                }
                 case FINISHED -> {
                     return produced; // the handshake's end: its loop decides what comes next
                 }
@@ -207,6 +213,23 @@ final class TlsSocketStream implements SocketStream {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * Answers the server's close_notify with this side's, best effort: the server may be gone already (it
+     * closes right after refusing a HELLO), and the records read before its close_notify still count.
+     */
+    private void answerClose() {
+        try {
+            netOut.clear();
+            engine.wrap(NOTHING, 0, 1, netOut); // status CLOSED, with the close_notify
+            netOut.flip();
+            while (netOut.hasRemaining()) {
+                channel.write(netOut);
+            }
+        } catch (IOException e) {
+            // the server closed first: nothing to answer
         }
     }
 

@@ -51,6 +51,8 @@ public final class TransportClient implements AutoCloseable {
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final AtomicLong nextRequestId = new AtomicLong(1);
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Why the TLS session failed, once it did (null = it did not): later failures say so. */
+    private volatile String tlsFailure;
     private volatile Channel channel;
     private volatile boolean ready;
     private volatile String serverVersion = "";
@@ -316,8 +318,10 @@ public final class TransportClient implements AutoCloseable {
             call.timer = ch.eventLoop().schedule(() -> timeOut(requestId), timeoutNanos, TimeUnit.NANOSECONDS);
             ch.writeAndFlush(frame).addListener(f -> {
                 if (!f.isSuccess()) {
+                    String tls = tlsFailure;
                     fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + " to " + endpoint
-                            + " (" + f.cause() + "); check that the server is running and retry", f.cause()));
+                            + (tls != null ? ": " + tls : " (" + f.cause() + "); check that the server is running and"
+                            + " retry"), f.cause()));
                 }
             });
         };
@@ -354,19 +358,22 @@ public final class TransportClient implements AutoCloseable {
     }
 
     private void failAll(String why) {
+        String tls = tlsFailure;
         for (Long requestId : pending.keySet()) {
             Pending call = pending.get(requestId);
             if (call != null) {
-                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + " closed"
-                        + " before " + call.opcode + " was answered (" + why + "); retry on a new connection,"
-                        + " the request may or may not have run"));
+                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, tls != null ? "connection to " + endpoint + ": "
+                        + tls : "connection to " + endpoint + " closed before " + call.opcode + " was answered ("
+                        + why + "); retry on a new connection, the request may or may not have run"));
             }
         }
     }
 
     private TiffinException closedException(Opcode opcode) {
-        return new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + ": the connection to " + endpoint
-                + " is closed; get a new client (TransportClientPool reconnects)");
+        String tls = tlsFailure;
+        return new TiffinException(ErrorCode.RPC_FAIL, tls != null ? "cannot send " + opcode + " to " + endpoint + ": "
+                + tls : "cannot send " + opcode + ": the connection to " + endpoint + " is closed; get a new client"
+                + " (TransportClientPool reconnects)");
     }
 
     private static TiffinException unwrap(Throwable t) {
@@ -437,8 +444,12 @@ public final class TransportClient implements AutoCloseable {
             ctx.fireUserEventTriggered(evt);
         }
 
-        /** Fails every pending call with a TLS failure's explanation and closes. */
+        /**
+         * Fails every pending call with a TLS failure's explanation and closes; later calls (the HELLO, when
+         * the TLS handshake failed before it was sent) fail with it too.
+         */
         private void failTls(ChannelHandlerContext ctx, String why, Throwable cause) {
+            tlsFailure = why;
             for (Long requestId : pending.keySet()) {
                 fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + ": " + why,
                         cause));

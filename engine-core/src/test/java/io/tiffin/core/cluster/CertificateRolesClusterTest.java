@@ -80,7 +80,7 @@ class CertificateRolesClusterTest {
         app.put("cert-a", value, PutOptions.DEFAULT);
         assertThat(app.get("cert-a")).isEqualTo(value);
         assertThatThrownBy(() -> app.removeAll(true)).isInstanceOfSatisfying(TiffinException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_CLIENT)).hasMessageContaining("(role client)")
+                e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.ILLEGAL_CLIENT)).hasMessageContaining("(role client)")
                 .hasMessageContaining("REMOVE_ALL needs the admin role");
 
         // a node's certificate lets it act for the node it names, not another
@@ -91,7 +91,7 @@ class CertificateRolesClusterTest {
         NodeServer b = nodes.get(1);
         assertThatThrownBy(() -> nodeA.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
                 .setNodeId("node-b").setSegmentName(b.segmentName()).build(), Empty.parser()))
-                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_CLIENT))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.ILLEGAL_CLIENT))
                 .hasMessageContaining("UNMOUNT_SEGMENT for node node-b refused: this connection speaks for node node-a"
                         + " (its client certificate's common name)");
         assertThat(master.service().liveNodes()).contains("node-b");
@@ -102,7 +102,7 @@ class CertificateRolesClusterTest {
         open.add(stranger);
         assertThatThrownBy(() -> stranger.call(address, Opcode.PING, PingRequest.newBuilder().setNodeId("node-a")
                 .build(), PingReply.parser()))
-                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_CLIENT))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.ILLEGAL_CLIENT))
                 .hasMessageContaining("client certificate's common name visitor is in none of transport.tls.client-names");
 
         TiffinClient ops = TiffinClient.connect(TestCluster.remoteOptions(address)

@@ -204,6 +204,24 @@ class TlsTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(value = TlsSettings.Provider.class, names = {"OPENSSL", "JDK"})
+    void aRefusedHelloIsReadThoughTheServerClosesRightAfterIt(TlsSettings.Provider provider) {
+        // the refusal and the server's close_notify often arrive together: the refusal must still be read
+        TransportServer server = new TransportServer("tls-refusal", settings(certs.server.settings()
+                .withProvider(provider)).withAuthToken("right"));
+        resources.add(server);
+        server.start(HOST, 0);
+        for (int i = 0; i < 20; i++) {
+            BlockingConnectionPool wrong = pool(certs.client.trustOnly().withProvider(provider));
+            assertThatThrownBy(() -> wrong.call(endpoint(server), Opcode.PING, PingRequest.getDefaultInstance(),
+                    PingReply.parser()))
+                    .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).as(e.getMessage())
+                            .isEqualTo(ErrorCode.ILLEGAL_CLIENT))
+                    .hasMessageContaining("rejected the auth token");
+        }
+    }
+
     @Test
     void mutualTlsLetsInClientsWithACertificateOfTheCa() {
         TransportServer server = server(certs.server.settings().withClientAuth(TlsSettings.ClientAuth.REQUIRE));
