@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import pytest
 
@@ -182,6 +183,21 @@ class Cluster:
         self.nodes = nodes
         self.shm_dir = shm_dir
         self.segments = wait_nodes(master, len(nodes))
+
+    def admin_url(self) -> str:
+        """The master's /metrics address, from the line it printed at start."""
+        m = re.search(r"\(admin (http://\S+/metrics)\)", self.master_proc.output())
+        assert m, "the master printed no admin address"
+        return m.group(1)
+
+    def master_requests(self, op: str) -> float:
+        """``tiffin_master_requests_total{op="<op>"}`` of the master's /metrics (op in lower case, e.g.
+        get_replica_list), 0 when the master has not counted any yet."""
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+        with opener.open(self.admin_url(), timeout=10) as r:
+            text = r.read().decode()
+        m = re.search(r'^tiffin_master_requests_total\{op="%s"\} (\S+)$' % re.escape(op), text, re.M)
+        return float(m.group(1)) if m else 0.0
 
     def node_info(self, proc) -> dict:
         """node id, segment name and endpoint of a node process."""

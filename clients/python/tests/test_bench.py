@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import PKG_ROOT
-from tiffin import bench
+from tiffin import TiffinError, bench
 
 
 def test_bench_writes_the_csv_columns(cluster, tmp_path, capsys):
@@ -43,9 +43,34 @@ def _has_redis_py():
 def test_bench_command_line_help_and_errors():
     r = subprocess.run([sys.executable, "-m", "tiffin.bench", "--help"], capture_output=True, text=True, cwd=PKG_ROOT)
     assert r.returncode == 0 and "--value-size" in r.stdout and "--redis" in r.stdout
+    assert "--location-cache-ttl" in r.stdout
     r = subprocess.run([sys.executable, "-m", "tiffin.bench", "--master", "127.0.0.1:1", "--value-size", "4XB"],
                        capture_output=True, text=True, cwd=PKG_ROOT)
     assert r.returncode != 0 and "not a size" in r.stderr
     with pytest.raises(Exception) as e:
         bench.main(["--master", "127.0.0.1:1", "--duration", "0.1"])
     assert getattr(e.value, "code", None) == "RPC_FAIL"
+
+
+def test_transient_failures_are_reported_and_others_end_the_run():
+    def flaky(t, i):
+        if i in (3, 5):  # two failures in the whole run
+            raise TiffinError("LEASE_EXPIRED", "stalled")
+
+    r = bench.run_interleaved({"flaky": flaky}, 1, 0.1, 10, slice_s=0.05)["flaky"]
+    assert len(r["failures"]) == 2 and r["failures"][0].code == "LEASE_EXPIRED"
+    assert r["ops_per_sec"] > 0
+
+    def always(t, i):
+        raise TiffinError("RPC_TIMEOUT", "stalled")
+
+    with pytest.raises(TiffinError) as e:
+        bench.run_interleaved({"always": always}, 2, 0.1, 10, slice_s=0.05)
+    assert e.value.code == "RPC_TIMEOUT"
+
+    def broken(t, i):
+        raise TiffinError("OBJECT_NOT_FOUND", "gone")
+
+    with pytest.raises(TiffinError) as e:
+        bench.run_interleaved({"broken": broken}, 1, 0.1, 10)
+    assert e.value.code == "OBJECT_NOT_FOUND"

@@ -95,14 +95,6 @@ def test_put_parts_stores_the_concatenation_without_joining(cluster, client, tcp
     assert tcp_client.get(f"{prefix}shm") == joined
 
 
-def test_empty_value_is_refused_like_mooncake(tcp_client, prefix):
-    with pytest.raises(TiffinError) as e:
-        tcp_client.put(f"{prefix}empty", b"")
-    assert code_of(e) == "INVALID_PARAMS"
-    assert "at least 1 byte" in str(e.value)
-    assert not tcp_client.exists(f"{prefix}empty")
-
-
 # ---------------------------------------------------------------------------------- buffers
 
 class FakeTensor:

@@ -1,5 +1,5 @@
-"""The Tiffin wire protocol, client side: frames, the HELLO handshake, blocking connections and a
-pool of them. It speaks exactly what ``io.tiffin.core.transport`` (``FrameCodec``,
+"""The Tiffin wire protocol, client side: frames, the HELLO handshake and blocking connections (pooled
+by :mod:`tiffin._pool`). It speaks exactly what ``io.tiffin.core.transport`` (``FrameCodec``,
 ``BlockingConnection``, ``BlockingConnectionPool``) speaks; nothing here is Python-specific on the
 wire.
 
@@ -19,8 +19,8 @@ Frame layout (all integers big-endian)::
          B    b        bulk           B = 28 + c + p
        B+b    q        zero padding   up to the next multiple of 64 (every frame is 64-byte units)
 
-Thread-safety: a :class:`Connection` is used by one thread at a time (the :class:`Pool` lends it);
-:meth:`Connection.close` may be called from any thread. :class:`Pool` is thread-safe.
+Thread-safety: a :class:`Connection` is used by one thread at a time (:class:`tiffin._pool.Pool` lends
+it); :meth:`Connection.close` may be called from any thread.
 
 Ownership: a connection holds the caller's buffers only for the duration of one call; it owns its
 socket and its 64 KiB receive buffer.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import socket
 import struct
-import threading
+import sys
 import time
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -53,6 +53,15 @@ _ZEROS = bytes(ALIGNMENT)
 _RECEIVE_BUFFER = 64 * 1024
 _DIRECT_READ_MIN = 16 * 1024
 _IOV_MAX = 512
+# On Linux the sockets block with kernel timeouts (SO_RCVTIMEO/SO_SNDTIMEO) rather than Python's (a
+# poll() before every send and receive), and a receive of a known length waits for all of it in one
+# system call (MSG_WAITALL): fewer system calls and wake-ups per answer. Elsewhere, Python's timeouts.
+_KERNEL_TIMEOUTS = sys.platform.startswith("linux")
+_WAITALL = socket.MSG_WAITALL if _KERNEL_TIMEOUTS else 0
+_TIMEVAL = struct.Struct("@ll")
+_REQUEST_ID = struct.Struct(">q")
+_REQUEST_ID_AT = 8
+_HEAD_ROOM = ALIGNMENT - LENGTH_FIELD - HEADER_SIZE  # control bytes that fit an answer's first 64 bytes
 
 
 class Op:
@@ -104,6 +113,17 @@ def frame_size(control_length: int, bulk_length: int) -> int:
     """Bytes of a whole frame on the wire, length field and padding included."""
     end = bulk_offset(control_length, bulk_length) + bulk_length
     return end + padding(end)
+
+
+def request_frame(opcode: int, msg) -> bytearray:
+    """A whole request frame without bulk bytes, for :meth:`Connection.read_into` (which sets its id)."""
+    control = msg.SerializeToString()
+    c = len(control)
+    size = (LENGTH_FIELD + HEADER_SIZE + c + ALIGNMENT - 1) & -ALIGNMENT  # frame_size(c, 0)
+    frame = bytearray(size)
+    HEADER.pack_into(frame, 0, size - LENGTH_FIELD, PROTOCOL_VERSION, 0, opcode, 0, 0, c, 0)
+    frame[LENGTH_FIELD + HEADER_SIZE:LENGTH_FIELD + HEADER_SIZE + c] = control
+    return frame
 
 
 @dataclass(frozen=True)
@@ -162,7 +182,7 @@ class Request:
 class Connection:
     """A blocking connection to one Tiffin server (master or node), driven by the calling thread.
 
-    Not thread-safe: one thread uses it at a time (see :class:`Pool`); :meth:`close` may come from any
+    Not thread-safe: one thread uses it at a time (see :class:`tiffin._pool.Pool`); :meth:`close` may come from any
     thread. A call failing with the server's error status leaves it usable; any other failure (I/O,
     timeout, malformed answer) closes it.
     """
@@ -203,6 +223,9 @@ class Connection:
         except OSError:
             pass
         c = cls(sock, endpoint, settings)
+        if _KERNEL_TIMEOUTS:
+            sock.settimeout(None)  # blocking; the waits are bounded by the kernel timeouts _set_timeout sets
+            c._timeout = None
         try:
             c._handshake(peer_id)
         except BaseException:
@@ -249,20 +272,74 @@ class Connection:
         """
         return self._call(opcode, request, reply_cls, bulk_out, bulk_in, self._settings.rpc_timeout)
 
-    def _call(self, opcode, request, reply_cls, bulk_out, bulk_in, timeout):
+    def read_into(self, opcode: int, frame: bytearray, into: memoryview, end: float) -> None:
+        """Sends ``frame`` (a request from :func:`request_frame`; its id is set here) and receives the
+        answer's bulk into ``into``, which it must fill exactly (a DATA_READ of one slice), waiting no
+        later than ``end`` (``time.monotonic()``: the end of the read lease). The common answer (status 0,
+        a control part that fits the first 64 bytes, the bulk) goes from the socket straight into
+        ``into`` with two receives; any other answer takes the general path.
+
+        Raises TiffinError: the server's status; LEASE_EXPIRED after ``end``; RPC_TIMEOUT; RPC_FAIL when
+        the connection fails; TRANSFER_FAIL when the answer holds another number of bytes.
+        """
+        if self.closed:
+            self._check_open(opcode)
+        self.calls += 1
+        self.answer_started = False
+        rid = self._next_id
+        self._next_id = rid + 1
+        _REQUEST_ID.pack_into(frame, _REQUEST_ID_AT, rid)
+        n = len(into)
+        try:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise _Expired()
+            self._bound_timeout(left)
+            self._sock.sendall(frame)
+            self._large = n >= _DIRECT_READ_MIN  # then the answer's first receive stops at its 64-byte head
+            if self._rend - self._rpos < ALIGNMENT:
+                self._prefetch_frame_start(end)
+            length, version, kind, op, got_id, status, clen, blen = HEADER.unpack_from(self._rbuf, self._rpos)
+            if (status == 0 and blen == n and got_id == rid and op == opcode and kind == 1 and n
+                    and version == PROTOCOL_VERSION and clen <= _HEAD_ROOM
+                    and length == frame_size(clen, n) - LENGTH_FIELD <= self._settings.max_frame_size):
+                self._rpos += ALIGNMENT
+                self._last_bulk = n
+                self._fill(into, end)
+                if n & (ALIGNMENT - 1):
+                    self._skip(padding(n), end)
+                return
+            status, control, err = self._read_answer(opcode, {rid: (into,)}, end)[1:]
+        except (OSError, EOFError, _Expired) as e:
+            raise self._io_failure(opcode, e, end) from e
+        if err is not None:
+            raise err
+        if status != 0:
+            raise _status_error(status, control)
+        if self._last_bulk != n:
+            raise TiffinError("TRANSFER_FAIL", f"{self.endpoint} answered {Op.NAMES.get(opcode)} with "
+                                               f"{self._last_bulk} bytes where {n} were expected")
+
+    def _call(self, opcode, request, reply_cls, bulk_out, bulk_in, timeout, end=None):
         self._check_open(opcode)
         self.calls += 1
         self.answer_started = False
-        self._set_timeout(timeout)
         rid = self._next_id
         self._next_id += 1
         try:
+            if end is None:
+                self._set_timeout(timeout)
+            else:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise _Expired()
+                self._bound_timeout(left)
             bufs = []
             self._encode(bufs, opcode, rid, request, bulk_out)
             self._write_all(bufs)
-            status, control, err = self._read_answer(opcode, {rid: bulk_in}, None)[1:]
+            status, control, err = self._read_answer(opcode, {rid: bulk_in}, end)[1:]
         except (OSError, EOFError, _Expired) as e:
-            raise self._io_failure(opcode, e, None) from e
+            raise self._io_failure(opcode, e, end) from e
         if err is not None:
             raise err
         if status != 0:
@@ -368,15 +445,22 @@ class Connection:
             bufs.clear()  # no view of the caller's memory outlives the call (e.g. in a traceback)
 
     def _set_timeout(self, t: float) -> None:
+        """Bounds each following send and receive by ``t`` seconds (> 0)."""
         if t != self._timeout:
-            self._sock.settimeout(t)
+            if _KERNEL_TIMEOUTS:
+                sec = int(t)
+                tv = _TIMEVAL.pack(sec, max(1 if sec == 0 else 0, int((t - sec) * 1e6)))  # 0 would mean "forever"
+                self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+                self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+            else:
+                self._sock.settimeout(t)
             self._timeout = t
 
     def _bound_timeout(self, left: float) -> None:
         """Waits of the next answer end no later than ``left`` seconds from now (within 0.25 s: each
         change of a socket's timeout costs system calls)."""
         want = min(self._settings.rpc_timeout, left)
-        if want < self._timeout - 0.25 or want > self._timeout + 0.25:
+        if self._timeout is None or want < self._timeout - 0.25 or want > self._timeout + 0.25:
             self._set_timeout(want)
 
     def _fill(self, mv: memoryview, end: Optional[float]) -> None:
@@ -396,7 +480,7 @@ class Connection:
                 raise _Expired()
             remaining = n - got
             if remaining >= _DIRECT_READ_MIN:
-                r = sock.recv_into(mv[got:], remaining)
+                r = sock.recv_into(mv[got:], remaining, _WAITALL)
                 if r == 0:
                     raise EOFError("the server closed the connection")
                 self.answer_started = True
@@ -411,6 +495,31 @@ class Connection:
                 self._rpos = k
                 self._rend = r
                 got += k
+
+    def _prefetch_frame_start(self, end: Optional[float]) -> None:
+        """Makes the first 64 bytes of the next frame buffered (every frame is at least that long, so
+        this never reads past it): the header, and for most answers the control part and padding, in one
+        receive. After an answer with a large bulk exactly 64 bytes are asked for (the next answer's bulk
+        then goes straight to its destination); else up to the buffer's size."""
+        have = self._rend - self._rpos
+        if have >= ALIGNMENT:
+            return
+        if have:
+            self._rbuf[:have] = self._rmv[self._rpos:self._rend]
+        self._rpos = 0
+        self._rend = have
+        sock = self._sock
+        while self._rend < ALIGNMENT:
+            if end is not None and time.monotonic() >= end:
+                raise _Expired()
+            if self._large:
+                r = sock.recv_into(self._rmv[self._rend:], ALIGNMENT - self._rend, _WAITALL)
+            else:
+                r = sock.recv_into(self._rmv[self._rend:], _RECEIVE_BUFFER - self._rend)
+            if r == 0:
+                raise EOFError("the server closed the connection")
+            self.answer_started = True
+            self._rend += r
 
     def _read(self, n: int, end: Optional[float]) -> memoryview:
         """The next ``n`` bytes, as a view valid until the next read."""
@@ -440,6 +549,7 @@ class Connection:
             if left <= 0:
                 raise _Expired()
             self._bound_timeout(left)
+        self._prefetch_frame_start(end)
         h = self._read(LENGTH_FIELD + HEADER_SIZE, end)
         length, version, kind, op, rid, status, clen, blen = HEADER.unpack_from(h)
         if length < HEADER_SIZE or length > self._settings.max_frame_size:
@@ -506,12 +616,12 @@ class Connection:
     def _io_failure(self, opcode, e, end) -> TiffinError:
         self.close()
         name = Op.NAMES.get(opcode, str(opcode))
-        if isinstance(e, _Expired) or (isinstance(e, socket.timeout) and end is not None
-                                       and time.monotonic() >= end):
+        timed_out = isinstance(e, (socket.timeout, BlockingIOError))  # BlockingIOError: a kernel timeout
+        if isinstance(e, _Expired) or (timed_out and end is not None and time.monotonic() >= end):
             return TiffinError("LEASE_EXPIRED", f"no answer to {name} from {self.endpoint} before the read lease "
                                                 "ended; the node may be stalled: retry (a fresh lookup may name "
                                                 "another replica)")
-        if isinstance(e, socket.timeout):
+        if timed_out:
             return TiffinError("RPC_TIMEOUT", f"no answer to {name} from {self.endpoint} within {self._timeout:g} s; "
                                               "check that the server is running and not overloaded, or raise "
                                               "the timeout")
@@ -538,157 +648,3 @@ def _parse(cls, data: bytes, opcode: int):
     except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError and others
         raise TiffinError("DESERIALIZE_FAIL", f"cannot decode the control part of a {Op.NAMES.get(opcode)} "
                                               f"answer ({e}); the peer may run another Tiffin version") from e
-
-
-class Pool:
-    """Pooled :class:`Connection`\\ s per endpoint: a thread takes one for a call (or a pipelined batch)
-    and gives it back, so N threads use N connections. A call that fails on a reused connection before
-    any answer byte arrived (the server closed the idle connection, e.g. after a restart) is retried
-    once on a fresh connection, as ``BlockingConnectionPool`` does.
-
-    Thread-safe. Owns its connections; :meth:`close` closes the idle ones at once and lent ones when they
-    come back.
-    """
-
-    MAX_IDLE_PER_ENDPOINT = 32
-
-    def __init__(self, settings: Settings, peer_id: str):
-        self.settings = settings
-        self.peer_id = peer_id
-        self._idle: dict[str, list] = {}
-        self._lock = threading.Lock()
-        self._closed = False
-        self.opened = 0
-
-    def acquire(self, endpoint: str) -> Connection:
-        """An idle connection to ``endpoint`` or a new one; give it back with :meth:`release`."""
-        with self._lock:
-            if self._closed:
-                raise TiffinError("UNAVAILABLE_IN_CURRENT_STATUS", "the client is closed")
-            stack = self._idle.get(endpoint)
-            while stack:
-                c = stack.pop()
-                if c.is_open:
-                    return c
-        return self._open(endpoint)
-
-    def acquire_idle(self, endpoint: str) -> Optional[Connection]:
-        """An idle open connection to ``endpoint``, or None (never connects, so it never waits for a
-        server that may be gone); give it back with :meth:`release`."""
-        with self._lock:
-            if self._closed:
-                return None
-            stack = self._idle.get(endpoint)
-            while stack:
-                c = stack.pop()
-                if c.is_open:
-                    return c
-        return None
-
-    def acquire_fresh(self, endpoint: str) -> Connection:
-        """A new connection, after closing the idle ones kept for ``endpoint`` (one turned out dead)."""
-        with self._lock:
-            stack = self._idle.pop(endpoint, [])
-        for c in stack:
-            c.close()
-        return self._open(endpoint)
-
-    def _open(self, endpoint: str) -> Connection:
-        c = Connection.open(endpoint, self.settings, self.peer_id)
-        with self._lock:
-            self.opened += 1
-        return c
-
-    def release(self, c: Connection) -> None:
-        """Gives ``c`` back: kept if healthy, else closed."""
-        if c.is_open:
-            with self._lock:
-                if not self._closed:
-                    stack = self._idle.setdefault(c.endpoint, [])
-                    if len(stack) < self.MAX_IDLE_PER_ENDPOINT:
-                        stack.append(c)
-                        return
-        c.close()
-
-    def call(self, endpoint: str, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None):
-        """One call on a pooled connection, retried once on a fresh one when a reused connection was
-        found dead before answering."""
-        for attempt in (0, 1):
-            c = self.acquire(endpoint) if attempt == 0 else self.acquire_fresh(endpoint)
-            reused = c.calls > 0
-            try:
-                reply = c.call(opcode, request, reply_cls, bulk_out, bulk_in)
-            except TiffinError as e:
-                stale = reused and not c.is_open and not c.answer_started and e.code == "RPC_FAIL"
-                self.release(c)
-                if not stale or attempt:
-                    raise
-                continue
-            except BaseException:
-                c.close()
-                raise
-            self.release(c)
-            return reply
-        raise AssertionError("unreachable")
-
-    def exchange(self, opcode: int, batches: dict, end: Optional[float] = None) -> dict:
-        """Pipelined calls of an idempotent data-plane ``opcode`` to several servers: every batch's
-        requests are written to its server before any answer is read, so the servers work in parallel
-        while one thread drives them all. ``batches`` maps endpoint -> list of :class:`Request`.
-        Returns endpoint -> list of (None | TiffinError), one per request. A batch whose reused
-        connection was found dead before answering is sent again once on a fresh connection."""
-        out: dict = {}
-        todo = list(batches)
-        for attempt in (0, 1):
-            sent = []
-            for ep in todo:
-                reqs = batches[ep]
-                try:
-                    c = self.acquire(ep) if attempt == 0 else self.acquire_fresh(ep)
-                except TiffinError as e:
-                    out[ep] = [e] * len(reqs)
-                    continue
-                reused = c.calls > 0
-                try:
-                    first = c.send(opcode, reqs)
-                except TiffinError as e:
-                    out[ep] = [e] * len(reqs)
-                    stale = reused and not c.answer_started and e.code == "RPC_FAIL"
-                    self.release(c)
-                    if stale:
-                        sent.append((ep, None, 0, True))
-                    continue
-                except BaseException:
-                    c.close()
-                    raise
-                sent.append((ep, c, first, reused))
-            again = []
-            for ep, c, first, reused in sent:
-                if c is None:
-                    again.append(ep)
-                    continue
-                try:
-                    res = c.receive(opcode, first, batches[ep], end)
-                except BaseException:
-                    c.close()  # interrupted mid-answer: the stream position is unknown
-                    raise
-                finally:
-                    self.release(c)
-                out[ep] = res
-                if (attempt == 0 and reused and not c.is_open and not c.answer_started
-                        and any(r is not None and r.code == "RPC_FAIL" for r in res)):
-                    again.append(ep)
-            if not again:
-                break
-            todo = again
-        return out
-
-    def close(self) -> None:
-        """Closes the idle connections; lent ones close when given back. Idempotent."""
-        with self._lock:
-            self._closed = True
-            stacks = list(self._idle.values())
-            self._idle.clear()
-        for stack in stacks:
-            for c in stack:
-                c.close()

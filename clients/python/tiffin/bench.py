@@ -6,7 +6,7 @@ redis-server (client ``redis-py``).
 ::
 
     python3 -m tiffin.bench --master 127.0.0.1:50051 [--redis 127.0.0.1:6379 | --redis auto] \\
-        --value-size 4KiB,1MiB,32MiB --duration 5 [--threads 1,4] [--csv results.csv]
+        --value-size 4KiB,1MiB,32MiB --duration 5 [--threads 1,4] [--location-cache-ttl 2] [--csv results.csv]
 
 CSV columns: ``client,operation,value_size,threads,ops_per_sec,gb_per_sec,p50_us,p99_us`` (GB = 1e9
 bytes). ``--redis auto`` starts ``redis-server --port <free> --save '' --appendonly no`` for the run
@@ -18,7 +18,9 @@ all clients are measured together, in alternating turns of 0.25 s (the order rot
 reads (get, get_into, redis-py's GET and a numpy copy of the same bytes): on a shared machine whose load
 changes by the minute, the figures compared come from the same minutes. Each client and operation gets
 ``--duration`` seconds of measurement. The summary compares get_into with redis-py's GET and the
-shared-memory get_into with the numpy copy.
+shared-memory get_into with the numpy copy. The Tiffin clients run with their default location cache
+(``--location-cache-ttl 2``): a read reuses a lookup of its key made less than 2 s before, so most reads
+are one node round trip; ``--location-cache-ttl 0`` measures a master lookup with every read.
 
 Thread-safety: a command-line tool; each worker thread has its own buffers and shares the clients.
 """
@@ -64,9 +66,16 @@ def percentile(sorted_values, q: float) -> float:
     return sorted_values[i]
 
 
-def run_slice(op, threads: int, duration: float, first: list) -> tuple:
+#: failures a measured operation may meet and go on (a machine stalled past a read lease or an RPC
+#: timeout), each reported; any other failure, or more than MAX_FAILURES of them, ends the run
+TRANSIENT = ("LEASE_EXPIRED", "RPC_TIMEOUT")
+MAX_FAILURES = 5
+
+
+def run_slice(op, threads: int, duration: float, first: list, failures: list) -> tuple:
     """Runs ``op(thread, i)`` in ``threads`` threads for ``duration`` seconds, thread t counting i up
-    from ``first[t]`` (updated). Returns (latencies in ns, elapsed seconds)."""
+    from ``first[t]`` (updated). Transient failures are appended to ``failures`` (not timed); any other
+    failure, or more than MAX_FAILURES, is raised. Returns (latencies in ns, elapsed seconds)."""
     lat: list = [[] for _ in range(threads)]
     errors: list = []
     stop = 0.0
@@ -80,9 +89,16 @@ def run_slice(op, threads: int, duration: float, first: list) -> tuple:
         try:
             while True:
                 s = pc()
-                op(t, i)
-                e = pc()
-                mine.append(e - s)
+                try:
+                    op(t, i)
+                except TiffinError as ex:
+                    if ex.code not in TRANSIENT or len(failures) >= MAX_FAILURES:
+                        raise
+                    failures.append(ex)
+                    e = pc()
+                else:
+                    e = pc()
+                    mine.append(e - s)
                 i += 1
                 if e * 1e-9 >= stop:
                     break
@@ -107,15 +123,17 @@ def run_slice(op, threads: int, duration: float, first: list) -> tuple:
 def run_interleaved(ops: dict, threads: int, duration: float, size: int, slice_s: float = 0.25) -> dict:
     """Measures every ``ops[name]`` for ``duration`` seconds in total, in turns of ``slice_s`` (the
     order rotating every round), so all of them see the same load over the same minutes: on a shared
-    machine, separate phases would compare different moments. Per name: ops/s, GB/s, p50/p99 µs."""
+    machine, separate phases would compare different moments. Per name: ops/s, GB/s, p50/p99 µs of the
+    operations that succeeded, and ``failures``, the transient failures met (see TRANSIENT)."""
     names = list(ops)
     lat = {n: [] for n in names}
     busy = {n: 0.0 for n in names}
     first = {n: [0] * threads for n in names}
+    failures = {n: [] for n in names}
     rounds = max(1, int(round(duration / slice_s)))
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
-            got, elapsed = run_slice(ops[name], threads, min(slice_s, duration), first[name])
+            got, elapsed = run_slice(ops[name], threads, min(slice_s, duration), first[name], failures[name])
             lat[name].extend(got)
             busy[name] += elapsed
     out = {}
@@ -123,13 +141,9 @@ def run_interleaved(ops: dict, threads: int, duration: float, size: int, slice_s
         all_lat = sorted(lat[name])
         n = len(all_lat)
         out[name] = {"ops_per_sec": n / busy[name], "gb_per_sec": n * size / busy[name] / 1e9,
-                     "p50_us": percentile(all_lat, 0.50) / 1e3, "p99_us": percentile(all_lat, 0.99) / 1e3}
+                     "p50_us": percentile(all_lat, 0.50) / 1e3, "p99_us": percentile(all_lat, 0.99) / 1e3,
+                     "failures": failures[name]}
     return out
-
-
-def run_phase(op, threads: int, duration: float, size: int) -> dict:
-    """``op(thread, i)`` alone, in ``threads`` threads for ``duration`` seconds."""
-    return run_interleaved({"op": op}, threads, duration, size, slice_s=duration)["op"]
 
 
 def free_port() -> int:
@@ -193,6 +207,9 @@ def main(argv=None) -> int:
     p.add_argument("--keys", type=int, default=8, help="objects the reads cycle over (default %(default)s)")
     p.add_argument("--operations", default="put,get,get_into", help="subset of put,get,get_into")
     p.add_argument("--clients", default="tiffin,tiffin-shm,redis-py", help="subset of tiffin,tiffin-shm,redis-py")
+    p.add_argument("--location-cache-ttl", type=float, default=2.0,
+                   help="the Tiffin clients' location_cache_ttl in seconds (default %(default)s, as Client.connect; "
+                        "0 = every get asks the master)")
     p.add_argument("--csv", help="write the results to this CSV file")
     a = p.parse_args(argv)
     sizes = [parse_size(s) for s in a.value_size.split(",") if s.strip()]
@@ -207,11 +224,14 @@ def main(argv=None) -> int:
                "ops_per_sec": round(r["ops_per_sec"], 1), "gb_per_sec": round(r["gb_per_sec"], 4),
                "p50_us": round(r["p50_us"], 1), "p99_us": round(r["p99_us"], 1)}
         rows.append(row)
+        failed = r.get("failures") or []
+        note = f"  ({len(failed)} failed: {failed[0].code}, not timed)" if failed else ""
         print(f"{client:10s} {op:9s} {size_name(size):>7s} x{n:<3d} {row['ops_per_sec']:>10.1f} ops/s "
-              f"{row['gb_per_sec']:>8.3f} GB/s  p50 {row['p50_us']:>9.1f} us  p99 {row['p99_us']:>9.1f} us", flush=True)
+              f"{row['gb_per_sec']:>8.3f} GB/s  p50 {row['p50_us']:>9.1f} us  p99 {row['p99_us']:>9.1f} us{note}",
+              flush=True)
 
-    tcp = Client.connect(a.master, shared_memory=False)
-    shm = Client.connect(a.master, shared_memory=True)
+    tcp = Client.connect(a.master, shared_memory=False, location_cache_ttl=a.location_cache_ttl)
+    shm = Client.connect(a.master, shared_memory=True, location_cache_ttl=a.location_cache_ttl)
     mapped = shm.shared_segments()
     segments = [g["name"] for g in tcp.stat()["segments"]]
     remote = [s for s in segments if s not in mapped]

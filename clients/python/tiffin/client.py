@@ -3,192 +3,49 @@
 It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step:
 
 * put: PUT_START (retried while the master answers NO_AVAILABLE_HANDLE, up to 5 times with growing
-  pauses, so its evictor can free room) -> write every replica (a same-host shared-memory replica with
-  one memory copy, the others with DATA_WRITE in slices of ``slice_size``, every slice to every node
-  written before any answer is read) -> PUT_END; any failed write -> PUT_REVOKE and the error
-  (TRANSFER_FAIL unless the node said something more precise). A put of an existing key is a
-  successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS counts as success) unless ``upsert``.
-* get: GET_REPLICA_LIST (the master grants a read lease) -> a same-host replica by memory copy, else
-  the remote memory replicas in the master's order, falling back to the next one when a read fails ->
-  LEASE_EXPIRED if the lease ran out before the read ended (the bytes may have been evicted and
-  reused). Objects that live only on a node's SSD tier are read with DATA_READ_SSD.
-* batch calls: one master round trip for all keys, then the reads or writes of all objects pipelined
-  per node.
+  pauses, so its evictor can free room) -> write every replica (:class:`tiffin._transfers.Transfers`)
+  -> PUT_END; any failed write -> PUT_REVOKE and the error (TRANSFER_FAIL unless the node said something
+  more precise). A put of an existing key is a successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS
+  counts as success) unless ``upsert``.
+* get: the key's location from the location cache, else GET_REPLICA_LIST (the master grants a read
+  lease; :class:`tiffin._locator.Locator`) -> the replicas' bytes (``Transfers``: a same-host replica by
+  memory copy, else the remote memory replicas in the master's order, else the SSD tier) within the
+  lease. A read through a cached location that fails drops it and runs once more with a fresh lookup.
+  A get of a key seen before but not in the location cache sends the node read of its last known
+  replica together with the lookup and keeps the bytes only if the lookup names that very replica (read
+  hints).
+* batch calls: one master round trip for all keys (none for keys the location cache holds), then the
+  reads or writes of all objects pipelined per node.
 
-* read hints (as the Java client's ``ReadHints``): a get of a key seen before sends the node read of
-  its last known replica together with the lookup and keeps the bytes only if the lookup names that
-  very replica.
-
-What the Java client has and this one does not (optional speed-ups there, see docs/PYTHON.md): the
-location cache and the local hot cache.
+What the Java client has and this one does not (an optional speed-up there, see docs/PYTHON.md): the
+local hot cache.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any, NamedTuple, Optional
+from typing import Optional
 
 from . import _buffers as B
+from ._hints import ReadHints
+from ._locations import LocationCache
+from ._locator import Locator
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._wire import Op, Pool, Request, Settings, STORE_VERSION, DEFAULT_MAX_FRAME, parse_endpoint
+from ._transfers import Transfers, transfer_failure
+from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
+from ._pool import Pool
+from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME, parse_endpoint
 from .errors import InvalidArgument, TiffinError, code_name
 
 log = logging.getLogger("tiffin")
 
 MiB = 1 << 20
-MEMORY = 0
-LOCAL_DISK = 2
-_REPLICA_TYPES = {MEMORY: "MEMORY", LOCAL_DISK: "LOCAL_DISK"}
-_REPLICA_STATUS = ("UNDEFINED", "INITIALIZED", "PROCESSING", "COMPLETE", "REMOVED", "FAILED")
 PUT_RETRIES = 5
-
-
-class Replica(NamedTuple):
-    """Where one copy of an object lives (immutable)."""
-
-    replica_id: int
-    type: str          # "MEMORY" or "LOCAL_DISK"
-    status: str        # "COMPLETE", ...
-    segment: str
-    node_id: str
-    endpoint: str      # host:port of the node's data plane
-    offset: int
-    size: int
-    mount_epoch: int
-
-
-class ObjectInfo(NamedTuple):
-    """An object's location as the master answered it (immutable); the lookup granted a read lease of
-    ``lease_ttl_ms``."""
-
-    key: str
-    size: int
-    version: int
-    lease_ttl_ms: int
-    replicas: tuple
-
-
-class KeyResult(NamedTuple):
-    """The outcome of one key of a batch call (immutable): ``code`` is ``"OK"`` or an error code name;
-    ``value`` is the call's result for the key (bytes, bytes read, bool, ...) or None."""
-
-    key: str
-    value: Any
-    code: str
-
-    @property
-    def ok(self) -> bool:
-        return self.code == "OK"
-
-    @property
-    def error(self) -> Optional[TiffinError]:
-        return None if self.code == "OK" else TiffinError(self.code, f"{self.code}: key {self.key!r}")
-
-    def unwrap(self):
-        """The value, or raises the key's TiffinError."""
-        if self.code != "OK":
-            raise TiffinError(self.code, f"{self.code}: key {self.key!r}")
-        return self.value
-
-
-class KeyListing(list):
-    """``list()``'s answer: (key, size) pairs in key order; ``truncated`` says whether more keys match."""
-
-    truncated: bool = False
-
-
-class _Hint(NamedTuple):
-    endpoint: str
-    segment: str
-    replica_id: int
-    offset: int
-    size: int
-    mount_epoch: int
-
-    def names(self, r: Replica) -> bool:
-        return (r.type == "MEMORY" and r.replica_id == self.replica_id and r.mount_epoch == self.mount_epoch
-                and r.offset == self.offset and r.size == self.size and r.segment == self.segment
-                and r.endpoint == self.endpoint)
-
-
-class _ReadHints:
-    """Where this client last saw each key's bytes (the first memory replica its last lookup named or
-    its last put wrote), so a get can send the node read together with the master lookup and keep the
-    bytes only if the lookup names that very replica: same replica id, mount epoch, node, segment,
-    offset and size (``ReadHints`` in the Java client, whose comment argues why a confirmed read is the
-    object's bytes). Objects read through a same-host mapping get no hint. LRU, bounded; thread-safe."""
-
-    def __init__(self, max_entries: int):
-        self._max = max_entries
-        self._hints: dict = {}
-        self._lock = threading.Lock()
-        self.confirmed = 0
-        self.refuted = 0
-
-    def get(self, key: str):
-        with self._lock:
-            h = self._hints.pop(key, None)
-            if h is not None:
-                self._hints[key] = h  # most recently used last
-            return h
-
-    def remember(self, key: str, replicas, direct) -> None:
-        first = None
-        for r in replicas:
-            if r.type == "MEMORY":
-                if direct(r):
-                    self.invalidate(key)
-                    return
-                if first is None:
-                    first = r
-        if first is None or first.mount_epoch == 0:
-            self.invalidate(key)
-            return
-        h = _Hint(first.endpoint, first.segment, first.replica_id, first.offset, first.size, first.mount_epoch)
-        with self._lock:
-            self._hints.pop(key, None)
-            self._hints[key] = h
-            if len(self._hints) > self._max:
-                del self._hints[next(iter(self._hints))]
-
-    def confirms(self, loc: "ObjectInfo", hint: _Hint) -> bool:
-        ok = loc.size == hint.size and any(hint.names(r) for r in loc.replicas)
-        if ok:
-            self.confirmed += 1
-        else:
-            self.refuted += 1
-        return ok
-
-    def invalidate(self, key: str) -> None:
-        with self._lock:
-            self._hints.pop(key, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._hints.clear()
-
-    def __len__(self):
-        return len(self._hints)
-
-
-_DISCARD_MAX = 1 << 20     # largest unwanted speculative answer read and thrown away (else: close)
-_DISCARD_WAIT_S = 0.020    # longest wait for it
-
-
-def _replica(r) -> Replica:
-    return Replica(r.replica_id, _REPLICA_TYPES.get(r.type, str(r.type)),
-                   _REPLICA_STATUS[r.status] if 0 <= r.status < len(_REPLICA_STATUS) else str(r.status),
-                   r.segment, r.node_id, r.endpoint, r.offset, r.size, r.mount_epoch)
-
-
-def _info(m) -> ObjectInfo:
-    return ObjectInfo(m.key, m.size, m.version, m.lease_ttl_ms, tuple(_replica(r) for r in m.replicas))
 
 
 def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutOptionsMsg:
@@ -202,12 +59,10 @@ def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutO
                             hard_pin=bool(hard_pin), upsert=bool(upsert))
 
 
-def _transfer_failure(what: str, cause: BaseException) -> TiffinError:
-    """The node's own error when it said something precise, else TRANSFER_FAIL (as the Java client)."""
-    if isinstance(cause, TiffinError) and cause.code not in ("RPC_FAIL", "INTERNAL_ERROR"):
-        return cause
-    return TiffinError("TRANSFER_FAIL", f"{what}: moving bytes to or from a node failed ({cause}); check that the "
-                                        "nodes are reachable and retry")
+def _retry_fresh(code: str) -> bool:
+    """Whether a read that failed through a cached location is run again with a fresh lookup (as
+    ``LocationRetry.retryFresh``): not for failures a fresh lookup cannot change."""
+    return code not in ("BUFFER_OVERFLOW", "INVALID_PARAMS", "INVALID_KEY")
 
 
 class Client:
@@ -238,7 +93,8 @@ class Client:
     def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0,
                  auth_token: Optional[str] = None,
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
-                 read_hints: int = 100_000, peer_id: Optional[str] = None):
+                 read_hints: int = 100_000, location_cache_ttl: float = 2.0, location_cache_size: int = 100_000,
+                 peer_id: Optional[str] = None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         parse_endpoint(master)
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout)):
@@ -261,10 +117,25 @@ class Client:
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
         if not isinstance(read_hints, int) or read_hints < 0:
             raise InvalidArgument("INVALID_PARAMS", f"read_hints = {read_hints!r} (expected: an int >= 0, 0 = off)")
-        self._hints = _ReadHints(read_hints) if read_hints else None
+        if (not isinstance(location_cache_ttl, (int, float)) or isinstance(location_cache_ttl, bool)
+                or not location_cache_ttl >= 0):
+            raise InvalidArgument("INVALID_PARAMS", f"location_cache_ttl = {location_cache_ttl!r} (expected: seconds "
+                                                    ">= 0, 0 = off, as client.location-cache-ttl)")
+        if not isinstance(location_cache_size, int) or isinstance(location_cache_size, bool) or location_cache_size < 0:
+            raise InvalidArgument("INVALID_PARAMS", f"location_cache_size = {location_cache_size!r} (expected: an "
+                                                    "int >= 0, 0 = off, as client.location-cache-size)")
+        ttl_ns = int(round(location_cache_ttl * 1e9))
         self._closed = False
         self._counts = {"shared_reads": 0, "shared_writes": 0, "network_reads": 0, "network_writes": 0,
-                        "ssd_reads": 0}
+                        "ssd_reads": 0, "lookups": 0}
+        self._io = Transfers(self._pool, self._shared, slice_size, self._counts)
+        self._locator = Locator(self._rpc, self._io.checks_epoch, lambda r: self._io.direct(r, False) is not None,
+                                LocationCache(ttl_ns, location_cache_size) if ttl_ns > 0 and location_cache_size
+                                else None, ReadHints(read_hints) if read_hints else None, self._counts)
+        self._locations = self._locator.locations
+        self._hints = self._locator.hints
+        #: what this client's lookups tell the master about reusing their answers (0 = the cache is off)
+        self._cache_for_ms = self._locator.cache_for_ms
 
     @classmethod
     def connect(cls, master: str, **options) -> "Client":
@@ -278,8 +149,13 @@ class Client:
         (default True: use same-host nodes' shared-memory segments, as ``client.shared-memory``),
         ``slice_size`` (default 16 MiB, as ``client.transfer-slice-size``), ``max_frame_size``,
         ``read_hints`` (default 100000 keys, 0 = off: a get of a key this client saw before reads its
-        last known replica while the master is asked, as ``client.read-hint-cache-size``), ``peer_id``
-        (the name the servers log, and this client's writer id: default ``client-py-<uuid>``).
+        last known replica while the master is asked, as ``client.read-hint-cache-size``),
+        ``location_cache_ttl`` (s, default 2, 0 = off: a get, exists or batch read reuses this client's
+        lookup of the key made less than this long ago — at most half the master's read lease and 20 s —
+        instead of asking the master again, as ``client.location-cache-ttl``; a forced remove by another
+        client returns only once that reuse has ended), ``location_cache_size`` (default 100000
+        locations, least recently used dropped first, as ``client.location-cache-size``), ``peer_id`` (the
+        name the servers log, and this client's writer id: default ``client-py-<uuid>``).
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
         mismatch, ILLEGAL_CLIENT if it rejects the auth token.
@@ -329,28 +205,14 @@ class Client:
     def _segment_info(self, endpoint: str, segment: str):
         return self._pool.call(endpoint, Op.SEGMENT_INFO, pb.SegmentInfoRequest(segment=segment), pb.SegmentInfoReply)
 
-    def _direct(self, r, for_write: bool):
-        """The replica's bytes mapped into this process, or None."""
-        if self._shared is None or r.type != "MEMORY":
-            return None
-        return self._shared.slice(r.endpoint, r.segment, r.offset, r.size, for_write)
-
-    def _epoch_moved(self, r) -> bool:
-        """Whether a direct copy of replica ``r`` may have met another mount's bytes (checked after the
-        copy of a read, before a write); the node makes the same check on the socket path."""
-        if r.mount_epoch == 0:
-            return False
-        now = self._shared.mount_epoch(r.segment)
-        return now >= 0 and now != r.mount_epoch
-
     # ------------------------------------------------------------------ put
 
     def put(self, key: str, value, *, replicas: int = 1, preferred_segment: Optional[str] = None,
             soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> None:
         """Stores ``value`` (any buffer, read in place) under ``key`` with ``replicas`` copies on
         different nodes. A put of an existing key is a successful no-op (the stored bytes stay) unless
-        ``upsert``; objects are at least 1 byte (the master refuses empty ones with INVALID_PARAMS, as
-        Mooncake does).
+        ``upsert``. An empty value is stored if the master accepts it (today's master refuses it with
+        INVALID_PARAMS, as Mooncake does).
 
         Raises TiffinError: INVALID_KEY, INVALID_PARAMS, NO_AVAILABLE_HANDLE (no room, after retries),
         TRANSFER_FAIL, RPC_FAIL/RPC_TIMEOUT (master), OBJECT_HAS_LEASE (upsert of an object being read).
@@ -374,8 +236,7 @@ class Client:
             src.release()
 
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
-        if self._hints is not None:
-            self._hints.invalidate(key)
+        self._locator.forget(key)
         req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options)
         attempt = 0
         while True:
@@ -386,22 +247,23 @@ class Client:
                 if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
                     return  # Mooncake's rule: a put of an existing key is a successful no-op
                 if e.code == "INVALID_PARAMS" and src.size == 0:
-                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the value is empty; Tiffin (like Mooncake) "
-                                                        "stores objects of at least 1 byte") from None
+                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the master refused the empty value ({e}); "
+                                                        "it stores objects of at least 1 byte") from None
                 if e.code != "NO_AVAILABLE_HANDLE" or attempt >= PUT_RETRIES:
                     raise
                 time.sleep(0.020 * (1 << attempt))  # a failed allocation wakes the master's evictor
                 attempt += 1
-        replicas = [_replica(r) for r in reply.replicas]
+        replicas = [replica_from(r) for r in reply.replicas]
         try:
-            failed = self._write_all([replicas], [src])[0]
+            failed = self._io.write([replicas], [src])[0]
         except Exception as e:  # noqa: BLE001 - the put is revoked whatever went wrong
             failed = e
         if failed is not None:
             self._revoke_quietly([key])
-            raise _transfer_failure(f"put {key!r}", failed)
+            raise transfer_failure(f"put {key!r}", failed)
         self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key), pb.Empty)
-        self._remember(key, replicas)
+        self._locator.forget_location(key)  # a lookup of another thread that overlapped the put must not stay
+        self._locator.remember(key, replicas)
 
     def _revoke_quietly(self, keys) -> None:
         try:
@@ -413,44 +275,6 @@ class Client:
         except TiffinError as e:
             log.warning("PutRevoke of %d key(s) failed (%s); the master releases them after its put timeout",
                         len(keys), e)
-
-    def _write_all(self, replicas_per_object: list, srcs: list) -> list:
-        """Writes every replica of every object (same-host ones by memory copy, the others over the
-        network, all requests to all nodes sent before any answer is read). Returns per object None or
-        its first failure."""
-        n = len(srcs)
-        failed: list = [None] * n
-        batches: dict = {}
-        step = self.slice_size
-        for k in range(n):
-            replicas = replicas_per_object[k]
-            if replicas is None:
-                continue
-            src = srcs[k]
-            for r in replicas:
-                local = self._direct(r, True)
-                if local is not None and self._epoch_moved(r):
-                    local = None  # re-mounted since PUT_START: the node refuses the write over the socket
-                if local is not None:
-                    try:
-                        src.copy_to(local)
-                        self._counts["shared_writes"] += 1
-                    except Exception as e:  # noqa: BLE001
-                        failed[k] = failed[k] or _transfer_failure("same-host write", e)
-                    continue
-                self._counts["network_writes"] += 1
-                reqs = batches.setdefault(r.endpoint, [])
-                for off in range(0, r.size, step):
-                    length = min(step, r.size - off)
-                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                                       mount_epoch=r.mount_epoch), out=src.slice(off, length), owner=k))
-        if batches:
-            outcome = self._pool.exchange(Op.DATA_WRITE, batches)
-            for ep, results in outcome.items():
-                for req, err in zip(batches[ep], results):
-                    if err is not None and failed[req.owner] is None:
-                        failed[req.owner] = err
-        return failed
 
     def batch_put(self, keys, values=None, *, replicas: int = 1, preferred_segment: Optional[str] = None,
                   soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> list:
@@ -478,9 +302,8 @@ class Client:
         if n == 0:
             self._check_open()
             return []
-        if self._hints is not None:
-            for k in keys:
-                self._hints.invalidate(k)
+        for k in keys:
+            self._locator.forget(k)
         reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
             client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options), pb.BatchPutStartReply)
         if len(reply.results) != n:
@@ -493,14 +316,14 @@ class Client:
                 code = "OK"
                 to_write.append(None)
             elif code == "OK":
-                to_write.append([_replica(x) for x in r.replicas])
+                to_write.append([replica_from(x) for x in r.replicas])
             else:
                 to_write.append(None)
             codes.append(code)
         try:
-            failed = self._write_all(to_write, srcs)
+            failed = self._io.write(to_write, srcs)
         except Exception as e:  # noqa: BLE001
-            failed = [_transfer_failure("batch put", e)] * n
+            failed = [transfer_failure("batch put", e)] * n
         to_end, end_at, to_revoke = [], [], []
         for i in range(n):
             if to_write[i] is None:
@@ -510,7 +333,7 @@ class Client:
                 end_at.append(i)
             else:
                 log.debug("batch put: write of %r failed: %s", keys[i], failed[i])
-                codes[i] = _transfer_failure("batch put", failed[i]).code
+                codes[i] = transfer_failure("batch put", failed[i]).code
                 to_revoke.append(keys[i])
         if to_revoke:
             self._revoke_quietly(to_revoke)
@@ -519,95 +342,56 @@ class Client:
                               pb.BatchCodesReply)
             for j, i in enumerate(end_at):
                 codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
+                self._locator.forget_location(keys[i])
                 if codes[i] == "OK":
-                    self._remember(keys[i], to_write[i])
+                    self._locator.remember(keys[i], to_write[i])
         return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
 
     # ------------------------------------------------------------------ get
 
-    def _lookup(self, key: str) -> ObjectInfo:
-        loc = _info(self._rpc(Op.GET_REPLICA_LIST, pb.KeyRequest(key=key), pb.ObjectLocationMsg))
-        self._remember(key, loc.replicas)
+    # ------------------------------------------------------------------ get
+
+    def _location(self, key: str) -> ObjectInfo:
+        """The location of ``key`` for a read: the location cache's, else the master's."""
+        loc = self._cached_location(key, time.monotonic_ns(), [False])
+        return loc if loc is not None else self._locator.lookup(key)
+
+    def _with_fresh_retry(self, key: str, read, arg):
+        """Runs ``read(key, arg, use_cache, cached)``; when it fails after using a cached location (a node
+        refused a re-mounted segment's descriptor, or was unreachable), drops the entry and runs it once
+        more with a fresh lookup, so the caller gets the master's current answer (``LocationRetry``)."""
+        cached = [False]
+        try:
+            return read(key, arg, True, cached)
+        except TiffinError as e:
+            if not cached[0] or not _retry_fresh(e.code):
+                raise
+            log.debug("read of %r through its cached location failed (%s); looking it up again", key, e.code)
+            self._locator.refused(key)
+        return read(key, arg, False, cached)
+
+    def _refused_cached(self, results: list, cached: list) -> list:
+        """Positions of failed batch results whose location came from the location cache; their entries
+        are dropped, so the caller reads them again after a fresh lookup."""
+        again = []
+        for i, r in enumerate(results):
+            if cached[i] and r.code != "OK" and _retry_fresh(r.code):
+                self._locator.refused(r.key)
+                again.append(i)
+        return again
+
+    def _cached_location(self, key: str, now_ns: int, cached: list):
+        """The location cache's usable location of ``key`` (then ``cached[0]`` is set), or None."""
+        if self._locations is None:
+            return None
+        self._check_open()
+        loc = self._locations.get(key, now_ns)
+        if loc is not None:
+            cached[0] = True
         return loc
 
-    def _remember(self, key: str, replicas) -> None:
-        if self._hints is not None:
-            self._hints.remember(key, replicas, lambda r: self._direct(r, False) is not None)
-
-    def _hint_for(self, key: str):
-        return self._hints.get(key) if self._hints is not None else None
-
-    def _speculate(self, key: str, hint: _Hint, dst: B.Chunks, start: float):
-        """Sends the read of ``hint`` into ``dst`` (exactly ``hint.size`` bytes) on an idle connection to
-        its node (if there is one: a hint never waits for a connect), then looks ``key`` up. Returns
-        (location, True) when the lookup named the hinted replica and its bytes arrived in ``dst``
-        within the lease; (location, False) when the caller must read the location the usual way.
-        Raises what the lookup raises (the hint is dropped)."""
-        conn = self._pool.acquire_idle(hint.endpoint)
-        reqs = first = None
-        if conn is not None:
-            reqs = []
-            for off in range(0, hint.size, self.slice_size):
-                length = min(self.slice_size, hint.size - off)
-                reqs.append(Request(pb.DataRequest(segment=hint.segment, offset=hint.offset + off, length=length,
-                                                   mount_epoch=hint.mount_epoch), into=dst.slice(off, length)))
-            try:
-                first = conn.send(Op.DATA_READ, reqs)
-            except TiffinError:
-                self._pool.release(conn)  # closed by the failed send
-                conn = None
-        try:
-            loc = self._lookup(key)
-        except BaseException as e:
-            self._hints.invalidate(key)
-            if conn is not None:  # a key that is gone is common; its node most likely is fine
-                self._abandon(conn, first, reqs, hint, isinstance(e, TiffinError) and e.code == "OBJECT_NOT_FOUND")
-            raise
-        if conn is None:
-            return loc, False
-        if not self._hints.confirms(loc, hint):
-            self._abandon(conn, first, reqs, hint, any(r.endpoint == hint.endpoint for r in loc.replicas))
-            return loc, False
-        try:
-            errs = conn.receive(Op.DATA_READ, first, reqs, start + loc.lease_ttl_ms / 1000.0)
-        except BaseException:
-            conn.close()  # interrupted mid-answer: the stream position is unknown
-            raise
-        finally:
-            self._pool.release(conn)
-        for e in errs:
-            if e is not None:
-                if e.code == "LEASE_EXPIRED":
-                    raise e  # the node may be stalled; after the lease no replica's bytes can be trusted
-                log.debug("speculative read of %r failed (%s); reading it again", key, e)
-                return loc, False
-        elapsed_ms = (time.monotonic() - start) * 1000.0
-        if elapsed_ms >= loc.lease_ttl_ms:
-            raise TiffinError("LEASE_EXPIRED", f"{key!r}: the read took {elapsed_ms:.0f} ms but the lease lasted "
-                                               f"{loc.lease_ttl_ms} ms; the bytes may have been evicted, retry")
-        self._counts["network_reads"] += 1
-        return loc, True
-
-    def _abandon(self, conn, first, reqs, hint, node_alive: bool) -> None:
-        """Gives the connection back without the speculative answers: read and thrown away when small
-        and the node is alive, else the connection is closed."""
-        if node_alive and hint.size <= _DISCARD_MAX:
-            conn.receive(Op.DATA_READ, first, [Request(r.msg) for r in reqs], time.monotonic() + _DISCARD_WAIT_S)
-        else:
-            conn.close()
-        self._pool.release(conn)
-
-    def _batch_lookup(self, keys: list) -> list:
-        """One ObjectInfo or error code name per key."""
-        reply = self._rpc(Op.BATCH_GET_REPLICA_LIST, pb.BatchKeysRequest(keys=keys), pb.BatchLocationsReply)
-        if len(reply.results) != len(keys):
-            raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} locations for "
-                                                  f"{len(keys)} keys")
-        out = [_info(r.location) if r.code == 0 else code_name(r.code) for r in reply.results]
-        for k, loc in zip(keys, out):
-            if isinstance(loc, ObjectInfo):
-                self._remember(k, loc.replicas)
-        return out
+    def _speculate(self, key: str, hint, dst: B.Chunks, start_ns: int):
+        return self._io.speculate(key, hint, dst, start_ns / 1e9, self._locator.lookup, self._hints)
 
     def get(self, key: str) -> bytes:
         """The object's bytes (a new ``bytes``).
@@ -616,17 +400,22 @@ class Client:
         RPC_FAIL/RPC_TIMEOUT, ...
         """
         key = B.check_key(key)
-        start = time.monotonic()
-        hint = self._hint_for(key)
-        if hint is not None:
-            buf = bytearray(hint.size)
-            loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), start)
-            if done:
-                return bytes(buf)
-        else:
-            loc = self._lookup(key)
+        return self._with_fresh_retry(key, self._get_once, None)
+
+    def _get_once(self, key: str, _unused, use_cache: bool, cached: list) -> bytes:
+        now = time.monotonic_ns()
+        loc = self._cached_location(key, now, cached) if use_cache else None
+        if loc is None:
+            hint = self._locator.hint_for(key)
+            if hint is not None:
+                buf = bytearray(hint.size)
+                loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), now)
+                if done:
+                    return bytes(buf)
+            else:
+                loc = self._locator.lookup(key)
         buf = bytearray(loc.size)
-        self._read_one(loc, B.Chunks([memoryview(buf)]), start)
+        self._io.read_one(loc, B.Chunks([memoryview(buf)]), now / 1e9)
         return bytes(buf)
 
     def get_into(self, key: str, buffer) -> int:
@@ -640,166 +429,57 @@ class Client:
         key = B.check_key(key)
         dst = B.Chunks([B.writable(buffer)])
         try:
-            return self._get_into(key, dst)
+            return self._with_fresh_retry(key, self._get_into_once, dst)
         finally:
             dst.release()
 
     def _get_into(self, key: str, dst: B.Chunks) -> int:
-        start = time.monotonic()
-        hint = self._hint_for(key)
-        if hint is not None and dst.size >= hint.size:
-            loc, done = self._speculate(key, hint, dst.prefix(hint.size), start)
-            if done:
-                return hint.size
-        else:
-            loc = self._lookup(key)
+        return self._with_fresh_retry(key, self._get_into_once, dst)
+
+    def _get_into_once(self, key: str, dst: B.Chunks, use_cache: bool, cached: list) -> int:
+        now = time.monotonic_ns()
+        loc = self._cached_location(key, now, cached) if use_cache else None
+        if loc is None:
+            hint = self._locator.hint_for(key)
+            if hint is not None and dst.size >= hint.size:
+                loc, done = self._speculate(key, hint, dst.prefix(hint.size), now)
+                if done:
+                    return hint.size
+            else:
+                loc = self._locator.lookup(key)
         if dst.size < loc.size:
             raise TiffinError("BUFFER_OVERFLOW", f"{key!r} is {loc.size} bytes but the destination holds {dst.size}")
-        self._read_one(loc, dst.prefix(loc.size), start)
+        self._io.read_one(loc, dst.prefix(loc.size), now / 1e9)
         return loc.size
-
-    def _read_one(self, loc: ObjectInfo, dst: B.Chunks, start: float) -> None:
-        err = self._read_many([loc], [dst], start)[0]
-        if err is not None:
-            raise err
-
-    def _read_many(self, locs: list, dsts: list, start: float) -> list:
-        """Reads object k of ``locs`` into ``dsts[k]`` (Chunks of exactly its size): a same-host replica
-        by memory copy, else the remote memory replicas in order (round r tries replica r of every
-        object still unread, all pipelined), else the SSD tier. Returns per object None or its error."""
-        n = len(locs)
-        errs: list = [None] * n
-        remote: dict = {}
-        ssd: list = []
-        for k, loc in enumerate(locs):
-            memory = []
-            done = False
-            for r in loc.replicas:
-                if r.type != "MEMORY":
-                    continue
-                local = self._direct(r, False)
-                if local is None:
-                    memory.append(r)
-                    continue
-                try:
-                    dsts[k].copy_from(local)
-                except Exception as e:  # noqa: BLE001 - unmapped meanwhile: use the socket
-                    log.debug("same-host read of %r failed (%s), using the socket", loc.key, e)
-                    memory.append(r)
-                    continue
-                if self._epoch_moved(r):
-                    memory.append(r)  # re-mounted since the master named it: leave it to the node, which refuses it
-                    continue
-                done = True
-                self._counts["shared_reads"] += 1
-                break
-            if done:
-                continue
-            if memory:
-                remote[k] = memory
-                continue
-            disk = next((r for r in loc.replicas if r.type == "LOCAL_DISK"), None)
-            if disk is not None:
-                ssd.append((k, disk))
-            else:
-                errs[k] = TiffinError("REPLICA_IS_NOT_READY", f"{loc.key!r}: no readable replica")
-        if ssd:
-            self._read_ssd(locs, dsts, ssd, errs)
-        round_ = 0
-        while remote:
-            batches: dict = {}
-            lease = min(locs[k].lease_ttl_ms for k in remote) / 1000.0
-            for k, memory in remote.items():
-                r = memory[round_]
-                self._counts["network_reads"] += 1
-                reqs = batches.setdefault(r.endpoint, [])
-                for off in range(0, r.size, self.slice_size):
-                    length = min(self.slice_size, r.size - off)
-                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                                       mount_epoch=r.mount_epoch),
-                                        into=dsts[k].slice(off, length), owner=k))
-            outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
-            failed: dict = {}
-            for ep, results in outcome.items():
-                for req, err in zip(batches[ep], results):
-                    if err is not None and req.owner not in failed:
-                        failed[req.owner] = err
-            round_ += 1
-            again = {}
-            for k in remote:
-                err = failed.get(k)
-                if err is None:
-                    continue
-                if err.code != "LEASE_EXPIRED" and round_ < len(remote[k]):
-                    # after the lease no replica's bytes can be trusted: then the read fails as it is
-                    log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, round_ - 1, err)
-                    again[k] = remote[k]
-                else:
-                    errs[k] = _transfer_failure(f"get {locs[k].key!r}", err)
-            remote = again
-        now = time.monotonic()
-        for k, loc in enumerate(locs):
-            if errs[k] is None and (now - start) * 1000.0 >= loc.lease_ttl_ms:
-                errs[k] = TiffinError("LEASE_EXPIRED", f"{loc.key!r}: the read took {(now - start) * 1000:.0f} ms "
-                                      f"but the lease lasted {loc.lease_ttl_ms} ms; the bytes may have been evicted, "
-                                      "retry")
-        return errs
-
-    def _read_ssd(self, locs, dsts, items, errs) -> None:
-        """Objects only on a node's SSD tier: one DATA_READ_SSD per node; its answer holds the objects
-        back to back (staged, then copied: this path is rare)."""
-        by_node: dict = {}
-        for k, r in items:
-            by_node.setdefault(r.endpoint, []).append(k)
-        for ep, ks in by_node.items():
-            total = sum(locs[k].size for k in ks)
-            staging = memoryview(bytearray(total))
-            try:
-                c = self._pool.acquire(ep)
-            except TiffinError as e:
-                for k in ks:
-                    errs[k] = _transfer_failure(f"get {locs[k].key!r}", e)
-                continue
-            try:
-                reply = c.call(Op.DATA_READ_SSD, pb.SsdReadRequest(keys=[locs[k].key for k in ks]), pb.SsdReadReply,
-                               None, [staging])
-                got = c._last_bulk
-            except TiffinError as e:
-                for k in ks:
-                    errs[k] = _transfer_failure(f"get {locs[k].key!r}", e)
-                continue
-            finally:
-                self._pool.release(c)
-            sizes = list(reply.sizes)
-            if len(sizes) != len(ks) or sum(max(0, s) for s in sizes) != got:
-                for k in ks:
-                    errs[k] = TiffinError("TRANSFER_FAIL", f"node {ep} answered an SSD read of {len(ks)} keys with "
-                                          f"{len(sizes)} sizes and {got} bytes; is it running the same Tiffin version?")
-                continue
-            at = 0
-            for k, size in zip(ks, sizes):
-                if size != locs[k].size:
-                    errs[k] = TiffinError("OBJECT_NOT_FOUND", f"{locs[k].key!r}: its SSD copy on {ep} is gone or corrupt")
-                    at += max(0, size)
-                    continue
-                dsts[k].copy_from(staging[at:at + size])
-                self._counts["ssd_reads"] += 1
-                at += size
 
     def batch_get(self, keys) -> list:
         """Many objects with one master round trip, reads pipelined per node: one :class:`KeyResult`
         per key (value: the bytes). Missing keys answer OBJECT_NOT_FOUND; a key given twice is read
         twice."""
         keys = B.check_keys(keys)
+        return [KeyResult(r.key, bytes(buf), "OK") if r.ok else r for r, buf in self._batch_get_buffers(keys, bytearray)]
+
+    def _batch_get_buffers(self, keys: list, alloc) -> list:
+        """Reads each key into a new buffer ``alloc(size)``: one (KeyResult, buffer or None) per key; keys
+        whose cached location failed are read again after a fresh lookup."""
         if not keys:
             self._check_open()
             return []
+        cached = [False] * len(keys)
+        out = self._batch_get_buffers_once(keys, alloc, cached)
+        again = self._refused_cached([r for r, _ in out], cached) if self._locations is not None else ()
+        if again:
+            for i, r in zip(again, self._batch_get_buffers_once([keys[i] for i in again], alloc, None)):
+                out[i] = r
+        return out
+
+    def _batch_get_buffers_once(self, keys: list, alloc, cached) -> list:
         start = time.monotonic()
-        locs = self._batch_lookup(keys)
-        bufs = [bytearray(l.size) if isinstance(l, ObjectInfo) else None for l in locs]
+        locs = self._batch_lookup(keys, cached)
+        bufs = [alloc(l.size) if isinstance(l, ObjectInfo) else None for l in locs]
         results = self._batch_read(keys, locs, [B.Chunks([memoryview(b)]) if b is not None else None for b in bufs],
                                    start)
-        return [KeyResult(r.key, bytes(bufs[i]), "OK") if r.ok else r for i, r in enumerate(results)]
+        return list(zip(results, bufs))
 
     def batch_get_into(self, keys, buffers) -> list:
         """Reads each key into its buffer (as :meth:`get_into`) with one master round trip and the
@@ -822,10 +502,24 @@ class Client:
         if not keys:
             self._check_open()
             return []
+        cached = [False] * len(keys)
+        out = self._batch_get_into_once(keys, dsts, cached)
+        again = self._refused_cached(out, cached) if self._locations is not None else ()
+        if again:
+            for i, r in zip(again, self._batch_get_into_once([keys[i] for i in again], [dsts[i] for i in again],
+                                                             None)):
+                out[i] = r
+        return out
+
+    def _batch_get_into_once(self, keys: list, dsts: list, cached) -> list:
         start = time.monotonic()
-        locs = self._batch_lookup(keys)
+        locs = self._batch_lookup(keys, cached)
         results = self._batch_read(keys, locs, dsts, start)
         return [KeyResult(r.key, locs[i].size, "OK") if r.ok else r for i, r in enumerate(results)]
+
+    def _batch_lookup(self, keys: list, cached: Optional[list]) -> list:
+        self._check_open()
+        return self._locator.batch_lookup(keys, cached)
 
     def _batch_read(self, keys, locs, dsts, start) -> list:
         idx, rl, rd = [], [], []
@@ -840,7 +534,7 @@ class Client:
                 rl.append(loc)
                 rd.append(dsts[i].prefix(loc.size))
         if idx:
-            errs = self._read_many(rl, rd, start)
+            errs = self._io.read_many(rl, rd, start)
             for j, i in enumerate(idx):
                 out[i] = KeyResult(keys[i], None, "OK" if errs[j] is None else errs[j].code)
         return out
@@ -848,33 +542,58 @@ class Client:
     # ------------------------------------------------------------------ exists, remove, query
 
     def exists(self, key: str) -> bool:
-        """Whether an object with this key exists (and is complete)."""
+        """Whether an object with this key exists (and is complete). True at once when this client holds
+        a usable cached location of it (leased by its earlier lookup: not removed, since a forced remove
+        waits for the reuse to end)."""
         key = B.check_key(key)
+        if self._cached_location(key, time.monotonic_ns(), [False]) is not None:
+            return True
         return self._rpc(Op.EXIST_KEY, pb.KeyRequest(key=key), pb.ExistReply).exists
 
     def batch_exists(self, keys) -> list:
-        """:meth:`exists` for many keys in one round trip: one :class:`KeyResult` per key (value bool)."""
+        """:meth:`exists` for many keys in one round trip (none for the keys the location cache holds):
+        one :class:`KeyResult` per key (value bool)."""
         keys = B.check_keys(keys)
         if not keys:
             self._check_open()
             return []
-        reply = self._rpc(Op.BATCH_EXIST_KEY, pb.BatchKeysRequest(keys=keys), pb.BatchExistReply)
-        out = []
-        for i, k in enumerate(keys):
-            code = code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR"
-            out.append(KeyResult(k, bool(reply.exists[i]) if code == "OK" and i < len(reply.exists) else None, code))
+        out: list = [None] * len(keys)
+        ask, at = keys, range(len(keys))
+        if self._locations is not None:
+            self._check_open()
+            now = time.monotonic_ns()
+            ask, at = [], []
+            for i, k in enumerate(keys):
+                if self._locations.get(k, now) is not None:
+                    out[i] = KeyResult(k, True, "OK")
+                else:
+                    ask.append(k)
+                    at.append(i)
+            if not ask:
+                return out
+        reply = self._rpc(Op.BATCH_EXIST_KEY, pb.BatchKeysRequest(keys=ask), pb.BatchExistReply)
+        for j, (i, k) in enumerate(zip(at, ask)):
+            code = code_name(reply.codes[j]) if j < len(reply.codes) else "INTERNAL_ERROR"
+            out[i] = KeyResult(k, bool(reply.exists[j]) if code == "OK" and j < len(reply.exists) else None, code)
         return out
 
     def remove(self, key: str, force: bool = False) -> None:
         """Removes the object. Without ``force`` an object being read (holding a read lease: every get
-        grants one, ``master.lease-ttl``) is refused with OBJECT_HAS_LEASE.
+        grants one, ``master.lease-ttl``) is refused with OBJECT_HAS_LEASE. A forced remove of an object
+        that another client holds in its location cache returns once that client's reuse has ended (at
+        most its ``location_cache_ttl`` and a quarter); this client's own cache entries are dropped at
+        once.
 
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
         """
         key = B.check_key(key)
-        if self._hints is not None:
-            self._hints.invalidate(key)
-        self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force)), pb.Empty)
+        # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
+        # remove does not wait for, must not leave the removed object in the location cache
+        self._locator.forget(key)
+        try:
+            self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force), cache_owner=self._locator.cache_owner), pb.Empty)
+        finally:
+            self._locator.forget_location(key)
 
     def batch_remove(self, keys, force: bool = False) -> list:
         """:meth:`remove` for many keys: one :class:`KeyResult` per key."""
@@ -882,27 +601,39 @@ class Client:
         if not keys:
             self._check_open()
             return []
-        if self._hints is not None:
+        for k in keys:
+            self._locator.forget(k)
+        try:
+            reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
+                                                                   cache_owner=self._locator.cache_owner), pb.BatchCodesReply)
+        finally:
             for k in keys:
-                self._hints.invalidate(k)
-        reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force)), pb.BatchCodesReply)
+                self._locator.forget_location(k)
         return [KeyResult(k, None, code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR")
                 for i, k in enumerate(keys)]
 
     def remove_by_regex(self, regex: str, force: bool = False) -> int:
         """Removes the objects whose key matches ``regex`` (RE2 syntax, searched anywhere in the key:
-        anchor it with ``^``/``$``); returns how many. An invalid pattern raises INVALID_PARAMS."""
+        anchor it with ``^``/``$``); returns how many. An invalid pattern raises INVALID_PARAMS. Drops
+        this client's whole location cache (Python's ``re`` is not RE2: matching here could miss keys
+        the master removes)."""
         if not isinstance(regex, str):
             raise InvalidArgument("INVALID_PARAMS", "regex must be a str")
-        if self._hints is not None:
-            self._hints.clear()  # only saves wasted reads: a hint is used only once a lookup confirms it
-        return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force)), pb.CountReply).count
+        self._locator.forget_all()
+        try:
+            return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force),
+                                                                 cache_owner=self._locator.cache_owner), pb.CountReply).count
+        finally:
+            self._locator.forget_all()
 
     def remove_all(self, force: bool = False) -> int:
         """Removes every object (leased ones only with ``force``); returns how many."""
-        if self._hints is not None:
-            self._hints.clear()
-        return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force)), pb.CountReply).count
+        self._locator.forget_all()
+        try:
+            return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force), cache_owner=self._locator.cache_owner),
+                             pb.CountReply).count
+        finally:
+            self._locator.forget_all()
 
     def list(self, prefix: str = "", limit: int = 1000) -> KeyListing:
         """Keys starting with ``prefix``, in order, with their sizes: at most ``limit`` (the master caps
@@ -929,11 +660,13 @@ class Client:
         }
 
     def locate(self, key: str) -> Optional[ObjectInfo]:
-        """Where the object's replicas are, or None if it does not exist (grants a read lease, like a
-        get's lookup)."""
+        """Where the object's replicas are, or None if it does not exist: always the master's current
+        answer (grants a read lease, like a get's lookup; not taken from nor kept in the location
+        cache)."""
         key = B.check_key(key)
+        self._check_open()
         try:
-            return self._lookup(key)
+            return self._locator.locate(key)
         except TiffinError as e:
             if e.code == "OBJECT_NOT_FOUND":
                 return None
@@ -953,13 +686,24 @@ class Client:
 
     def transfer_counts(self) -> dict:
         """How many replica reads and writes went through same-host mappings (``shared_*``), over the
-        network (``network_*``, one per replica attempted) and from SSD tiers, and how many speculative
-        reads the master's answer confirmed or refuted (``hints_*``); for diagnostics and tests (counted
+        network (``network_*``, one per replica attempted) and from SSD tiers, how many speculative
+        reads the master's answer confirmed or refuted (``hints_*``), how many lookups were sent to the
+        master (``lookups``: GET_REPLICA_LIST and BATCH_GET_REPLICA_LIST requests) and what the location
+        cache answered (``location_hits``, ``location_misses``, ``location_refused``: reads through a
+        cached location that failed and were looked up again); for diagnostics and tests (counted
         without a lock: approximate when threads race)."""
         out = dict(self._counts)
         out["hints_confirmed"] = self._hints.confirmed if self._hints is not None else 0
         out["hints_refuted"] = self._hints.refuted if self._hints is not None else 0
+        stats = self.location_cache_stats() or {}
+        for k in ("hits", "misses", "refused"):
+            out[f"location_{k}"] = stats.get(k, 0)
         return out
+
+    def location_cache_stats(self) -> Optional[dict]:
+        """The location cache's counters (``hits``, ``misses``, ``refused``) and ``size`` (locations kept),
+        or None when it is off (``location_cache_ttl=0``)."""
+        return self._locations.stats() if self._locations is not None else None
 
     def connections_opened(self) -> int:
         """Connections opened so far (each a TCP connect and a handshake); for diagnostics."""

@@ -116,6 +116,17 @@ def _size(value, name: str) -> int:
     raise InvalidArgument("INVALID_PARAMS", f"{name} = {value!r} is not a size (e.g. 16777216 or \"16MB\")")
 
 
+def _seconds(value, name: str) -> float:
+    """A duration in seconds: a number, or text such as "2", "2s", "500ms"."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*", value.lower())
+        if m:
+            return float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
+    raise InvalidArgument("INVALID_PARAMS", f"{name} = {value!r} is not a duration (seconds >= 0, or e.g. \"500ms\")")
+
+
 def _str(value, name: str) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogateescape")
@@ -155,18 +166,22 @@ class MooncakeDistributedStore:
     def setup(self, local_hostname, metadata_server=None, global_segment_size=16 * _MiB,
               local_buffer_size=16 * _MiB, protocol="tcp", rdma_devices="", master_server_addr="127.0.0.1:50051",
               engine=None, enable_ssd_offload=False, ssd_offload_path="", tenant_id="default",
-              enable_client_http_server=False, client_http_port=9300, **extra) -> int:
+              enable_client_http_server=False, client_http_port=9300, *, location_cache_ttl=2.0, **extra) -> int:
         """Connects to the Tiffin master at ``master_server_addr``. Also ``setup(config_dict)`` with the
         same names as keys (sizes may be text such as "4 GB"; the master may also be given as
         ``master_server_address``). Returns 0, or a negative code (RPC_FAIL -900 when the master cannot
-        be reached, INVALID_PARAMS -600 for a bad or repeated setup)."""
+        be reached, INVALID_PARAMS -600 for a bad or repeated setup).
+
+        Tiffin's own option, a keyword (or a key of the dict): ``location_cache_ttl``, how long a lookup
+        is reused for later reads of the key (seconds, or text such as "500ms" or "2s"; default 2, 0 =
+        off), as :meth:`tiffin.Client.connect`'s."""
         if isinstance(local_hostname, dict):
             cfg = dict(local_hostname)
             if "local_hostname" not in cfg or "metadata_server" not in cfg:
                 raise InvalidArgument("INVALID_PARAMS", "setup(config): local_hostname and metadata_server are required")
             master = cfg.pop("master_server_addr", cfg.pop("master_server_address", "127.0.0.1:50051"))
             known = ("local_hostname", "metadata_server", "global_segment_size", "local_buffer_size", "protocol",
-                     "rdma_devices", "tenant_id", "enable_ssd_offload", "ssd_offload_path")
+                     "rdma_devices", "tenant_id", "enable_ssd_offload", "ssd_offload_path", "location_cache_ttl")
             kwargs = {k: cfg.pop(k) for k in known if k in cfg}
             if "device_name" in cfg:
                 kwargs.setdefault("rdma_devices", cfg.pop("device_name"))
@@ -182,6 +197,7 @@ class MooncakeDistributedStore:
         protocol = _str(protocol, "protocol")
         rdma_devices = _str(rdma_devices or "", "rdma_devices")
         master = _str(master_server_addr, "master_server_addr")
+        ttl = _seconds(location_cache_ttl, "location_cache_ttl")
         if isinstance(enable_ssd_offload, str):
             enable_ssd_offload = enable_ssd_offload.strip().lower() in ("1", "true", "yes", "on", "enable")
         if (tenant_id or "default") != "default":
@@ -211,7 +227,8 @@ class MooncakeDistributedStore:
                 return CODES["INVALID_PARAMS"]
             try:
                 # the peer id is the writer id too: one per store
-                self._client = Client.connect(master, peer_id=f"mooncake-api-{hostname}-{os.getpid()}-{id(self):x}")
+                self._client = Client.connect(master, peer_id=f"mooncake-api-{hostname}-{os.getpid()}-{id(self):x}",
+                                              location_cache_ttl=ttl)
             except InvalidArgument:
                 raise
             except TiffinError as e:
@@ -382,28 +399,18 @@ class MooncakeDistributedStore:
         handles (no copy after the socket)."""
         keys = _keys(keys)
         try:
-            c = self._c()
-            if not keys:
-                return []
-            start = time.monotonic()
-            locs = c._batch_lookup(keys)
+            results = self._c()._batch_get_buffers(keys, BufferHandle)
         except InvalidArgument:
             raise
         except TiffinError:
             return [None] * len(keys)
-        handles = [BufferHandle(l.size) if not isinstance(l, str) else None for l in locs]
-        dsts = [B.Chunks([memoryview(h)]) if h is not None else None for h in handles]
-        try:
-            results = c._batch_read(keys, locs, dsts, start)
-        except TiffinError:
-            return [None] * len(keys)
-        return [h if r.ok else None for h, r in zip(handles, results)]
+        return [h if r.ok else None for r, h in results]
 
     def get_size(self, key) -> int:
         """The object's size in bytes, or a negative code (OBJECT_NOT_FOUND -704). Like Mooncake's, the
         lookup grants a read lease."""
         try:
-            return self._c()._lookup(B.check_key(_key(key))).size
+            return self._c()._location(B.check_key(_key(key))).size
         except InvalidArgument:
             raise
         except TiffinError as e:

@@ -8,7 +8,7 @@ Engine side (LMCache configuration YAML)::
     extra_config:
       remote_storage_plugin.tiffin.module_path: tiffin.adapters.lmcache
       remote_storage_plugin.tiffin.class_name: TiffinConnectorAdapter
-      # optional: tiffin.replicas: 2, tiffin.timeout: 30, save_chunk_meta: false
+      # optional: tiffin.replicas: 2, tiffin.timeout: 30, tiffin.location_cache_ttl: 2, save_chunk_meta: false
 
 LMCache's ``ConnectorManager`` imports the module, builds ``TiffinConnectorAdapter()``, asks it
 ``can_parse(url)`` and then ``create_connector(context)``; the connector is LMCache's
@@ -134,7 +134,8 @@ class TiffinConnector(_ConnectorBase):
         self.loop = loop
         self.local_cpu_backend = local_cpu_backend
         self.client = client if client is not None else Client.connect(
-            f"{parsed.hostname}:{parsed.port}", timeout=float(extra.get("tiffin.timeout", 30.0)))
+            f"{parsed.hostname}:{parsed.port}", timeout=float(extra.get("tiffin.timeout", 30.0)),
+            location_cache_ttl=float(extra.get("tiffin.location_cache_ttl", 2.0)))
         self._options = _options(int(extra.get("tiffin.replicas", 1)), None, False, False, False)
         self._pin_warned = False
 

@@ -16,7 +16,8 @@ batch call, and a page that already exists is not written again.
 
 ``extra_config`` keys: ``master_server_address`` (or ``tiffin_master``; default the environment's
 ``TIFFIN_MASTER_ADDRESS``, else 127.0.0.1:50051), ``replicas`` (1), ``timeout`` (s),
-``shared_memory`` (true), ``extra_backend_tag`` (a key prefix, as Mooncake's).
+``shared_memory`` (true), ``location_cache_ttl`` (s, 2; 0 = off), ``extra_backend_tag`` (a key prefix, as
+Mooncake's).
 
 Thread-safety: SGLang calls a backend from its prefetch and backup threads at once; this class is
 thread-safe (its state after construction is the thread-safe :class:`tiffin.Client` and read-only
@@ -79,7 +80,8 @@ class TiffinHiCacheStorage(_Base):
                   or os.environ.get("TIFFIN_MASTER_ADDRESS", "127.0.0.1:50051"))
         self.replicas = int(extra.get("replicas", 1))
         self.client = client if client is not None else Client.connect(
-            master, timeout=float(extra.get("timeout", 30.0)), shared_memory=bool(extra.get("shared_memory", True)))
+            master, timeout=float(extra.get("timeout", 30.0)), shared_memory=bool(extra.get("shared_memory", True)),
+            location_cache_ttl=float(extra.get("location_cache_ttl", 2.0)))
         self.is_mla = bool(_cfg(storage_config, "is_mla_model", False))
         tp_rank = _cfg(storage_config, "tp_rank", 0)
         pp_size = _cfg(storage_config, "pp_size", 1)

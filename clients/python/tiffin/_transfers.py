@@ -1,0 +1,357 @@
+"""Moving objects' bytes between the caller's buffers and the replicas the master named: the data plane
+half of a put or a get (the master half is :class:`tiffin.Client`'s).
+
+* writes: a same-host shared-memory replica with one memory copy, the others with DATA_WRITE in slices
+  of ``slice_size``, every slice to every node sent before any answer is read;
+* reads: a same-host replica by memory copy, else the remote memory replicas in the master's order
+  (each failure falling back to the next replica), else the SSD tier; a one-slice object none of whose
+  replicas is mapped here is one DATA_READ on a pooled connection, its bytes received straight into the
+  destination; every read must end within the read lease of its lookup (LEASE_EXPIRED otherwise: the
+  bytes may have been evicted and reused);
+* speculative reads of a read hint, sent together with the master lookup.
+
+Objects of 0 bytes have nothing to move: they are neither written nor read (no node is contacted).
+
+Thread-safety: thread-safe (no state of its own but counters, counted without a lock: approximate when
+threads race); each call borrows pooled connections. It holds the caller's memory only during a call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable, Optional
+
+from . import _buffers as B
+from ._hints import Hint, ReadHints
+from ._proto import tiffin_pb2 as pb
+from ._shm import SharedSegments
+from ._types import ObjectInfo
+from ._pool import Pool
+from ._wire import Op, Request, request_frame
+from .errors import TiffinError
+
+log = logging.getLogger("tiffin")
+
+_DISCARD_MAX = 1 << 20     # largest unwanted speculative answer read and thrown away (else: close)
+_DISCARD_WAIT_S = 0.020    # longest wait for it
+
+
+def transfer_failure(what: str, cause: BaseException) -> TiffinError:
+    """The node's own error when it said something precise, else TRANSFER_FAIL (as the Java client)."""
+    if isinstance(cause, TiffinError) and cause.code not in ("RPC_FAIL", "INTERNAL_ERROR"):
+        return cause
+    return TiffinError("TRANSFER_FAIL", f"{what}: moving bytes to or from a node failed ({cause}); check that the "
+                                        "nodes are reachable and retry")
+
+
+def _lease_expired(loc: ObjectInfo, elapsed_s: float) -> TiffinError:
+    return TiffinError("LEASE_EXPIRED", f"{loc.key!r}: the read took {elapsed_s * 1000:.0f} ms but the lease lasted "
+                                        f"{loc.lease_ttl_ms} ms; the bytes may have been evicted, retry")
+
+
+class Transfers:
+    """Reads and writes replicas for a :class:`tiffin.Client` (see the module comment).
+
+    ``pool``: connections to the nodes; ``shared``: the same-host mappings, or None (sockets only);
+    ``slice_size``: the largest DATA_READ/DATA_WRITE; ``counts``: the client's transfer counters
+    (``shared_reads``, ``network_reads``, ...), updated in place.
+
+    Thread-safety: thread-safe; see the module comment.
+    """
+
+    def __init__(self, pool: Pool, shared: Optional[SharedSegments], slice_size: int, counts: dict):
+        self._pool = pool
+        self._shared = shared
+        self._slice = slice_size
+        self._counts = counts
+
+    # ------------------------------------------------------------------ same-host mappings
+
+    def direct(self, r, for_write: bool):
+        """The replica's bytes mapped into this process, or None."""
+        if self._shared is None or r.type != "MEMORY":
+            return None
+        return self._shared.slice(r.endpoint, r.segment, r.offset, r.size, for_write)
+
+    def epoch_moved(self, r) -> bool:
+        """Whether a direct copy of replica ``r`` may have met another mount's bytes (checked after the
+        copy of a read, before a write); the node makes the same check on the socket path."""
+        if r.mount_epoch == 0:
+            return False
+        now = self._shared.mount_epoch(r.segment)
+        return now >= 0 and now != r.mount_epoch
+
+    def checks_epoch(self, r) -> bool:
+        """Whether a read of memory replica ``r`` checks its mount epoch: the node always does; a copy
+        through a mapping only when its node publishes the epoch."""
+        return r.mount_epoch != 0 and (self.direct(r, False) is None or self._shared.mount_epoch(r.segment) >= 0)
+
+    # ------------------------------------------------------------------ writes
+
+    def write(self, replicas_per_object: list, srcs: list) -> list:
+        """Writes every replica of every object (None: skip the object): same-host ones by memory copy,
+        the others over the network, all requests to all nodes sent before any answer is read. Returns
+        per object None or its first failure."""
+        n = len(srcs)
+        failed: list = [None] * n
+        batches: dict = {}
+        step = self._slice
+        for k in range(n):
+            replicas = replicas_per_object[k]
+            if replicas is None:
+                continue
+            src = srcs[k]
+            for r in replicas:
+                if r.size == 0:
+                    continue  # nothing to write
+                local = self.direct(r, True)
+                if local is not None and self.epoch_moved(r):
+                    local = None  # re-mounted since PUT_START: the node refuses the write over the socket
+                if local is not None:
+                    try:
+                        src.copy_to(local)
+                        self._counts["shared_writes"] += 1
+                    except Exception as e:  # noqa: BLE001
+                        failed[k] = failed[k] or transfer_failure("same-host write", e)
+                    continue
+                self._counts["network_writes"] += 1
+                reqs = batches.setdefault(r.endpoint, [])
+                for off in range(0, r.size, step):
+                    length = min(step, r.size - off)
+                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
+                                                       mount_epoch=r.mount_epoch), out=src.slice(off, length), owner=k))
+        if batches:
+            outcome = self._pool.exchange(Op.DATA_WRITE, batches)
+            for ep, results in outcome.items():
+                for req, err in zip(batches[ep], results):
+                    if err is not None and failed[req.owner] is None:
+                        failed[req.owner] = err
+        return failed
+
+    # ------------------------------------------------------------------ reads
+
+    def read_one(self, loc: ObjectInfo, dst: B.Chunks, start: float) -> None:
+        """Reads one object into ``dst`` (exactly its size); ``start`` (``time.monotonic()``) is when its
+        lookup was sent, from which the lease counts. Raises the read's TiffinError."""
+        if loc.size == 0:
+            return
+        replicas = loc.replicas
+        first = replicas[0] if replicas else None
+        if (first is not None and first.type == "MEMORY" and first.size == loc.size <= self._slice
+                and len(dst.parts) == 1 and (self._shared is None or not any(
+                    r.type == "MEMORY" and self.direct(r, False) is not None for r in replicas))):
+            self._read_remote(loc, dst.parts[0], start)
+            return
+        err = self.read_many([loc], [dst], start)[0]
+        if err is not None:
+            raise err
+
+    def _read_remote(self, loc: ObjectInfo, into: memoryview, start: float) -> None:
+        """The common get: one object of one slice, none of whose replicas is mapped here, read from its
+        first replica with one DATA_READ on a pooled connection; when that fails, the other memory
+        replicas as :meth:`read_many` tries them."""
+        r = loc.replicas[0]
+        self._counts["network_reads"] += 1
+        end = start + loc.lease_ttl_ms / 1000.0
+        try:
+            self._pool.read_into(r.endpoint, Op.DATA_READ, request_frame(Op.DATA_READ, pb.DataRequest(
+                segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch)), into, end)
+        except TiffinError as e:
+            rest = tuple(x for x in loc.replicas[1:] if x.type == "MEMORY")
+            if e.code == "LEASE_EXPIRED" or not rest:
+                # after the lease no replica's bytes can be trusted: then the read fails as it is
+                raise transfer_failure(f"get {loc.key!r}", e) from None
+            log.debug("read of %r from replica 0 failed (%s), trying the next", loc.key, e)
+            err = self.read_many([loc._replace(replicas=rest)], [B.Chunks([into])], start)[0]
+            if err is not None:
+                raise err from None
+            return
+        now = time.monotonic()
+        if now >= end:
+            raise _lease_expired(loc, now - start)
+
+    def read_many(self, locs: list, dsts: list, start: float) -> list:
+        """Reads object k of ``locs`` into ``dsts[k]`` (Chunks of exactly its size): a same-host replica
+        by memory copy, else the remote memory replicas in order (round r tries replica r of every
+        object still unread, all pipelined), else the SSD tier. Returns per object None or its error."""
+        n = len(locs)
+        errs: list = [None] * n
+        remote: dict = {}
+        ssd: list = []
+        for k, loc in enumerate(locs):
+            if loc.size == 0:
+                continue  # nothing to read
+            memory = []
+            done = False
+            for r in loc.replicas:
+                if r.type != "MEMORY":
+                    continue
+                local = self.direct(r, False)
+                if local is None:
+                    memory.append(r)
+                    continue
+                try:
+                    dsts[k].copy_from(local)
+                except Exception as e:  # noqa: BLE001 - unmapped meanwhile: use the socket
+                    log.debug("same-host read of %r failed (%s), using the socket", loc.key, e)
+                    memory.append(r)
+                    continue
+                if self.epoch_moved(r):
+                    memory.append(r)  # re-mounted since the master named it: leave it to the node, which refuses it
+                    continue
+                done = True
+                self._counts["shared_reads"] += 1
+                break
+            if done:
+                continue
+            if memory:
+                remote[k] = memory
+                continue
+            disk = next((r for r in loc.replicas if r.type == "LOCAL_DISK"), None)
+            if disk is not None:
+                ssd.append((k, disk))
+            else:
+                errs[k] = TiffinError("REPLICA_IS_NOT_READY", f"{loc.key!r}: no readable replica")
+        if ssd:
+            self._read_ssd(locs, dsts, ssd, errs)
+        round_ = 0
+        while remote:
+            batches: dict = {}
+            lease = min(locs[k].lease_ttl_ms for k in remote) / 1000.0
+            for k, memory in remote.items():
+                r = memory[round_]
+                self._counts["network_reads"] += 1
+                reqs = batches.setdefault(r.endpoint, [])
+                for off in range(0, r.size, self._slice):
+                    length = min(self._slice, r.size - off)
+                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
+                                                       mount_epoch=r.mount_epoch),
+                                        into=dsts[k].slice(off, length), owner=k))
+            outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
+            failed: dict = {}
+            for ep, results in outcome.items():
+                for req, err in zip(batches[ep], results):
+                    if err is not None and req.owner not in failed:
+                        failed[req.owner] = err
+            round_ += 1
+            again = {}
+            for k in remote:
+                err = failed.get(k)
+                if err is None:
+                    continue
+                if err.code != "LEASE_EXPIRED" and round_ < len(remote[k]):
+                    # after the lease no replica's bytes can be trusted: then the read fails as it is
+                    log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, round_ - 1, err)
+                    again[k] = remote[k]
+                else:
+                    errs[k] = transfer_failure(f"get {locs[k].key!r}", err)
+            remote = again
+        now = time.monotonic()
+        for k, loc in enumerate(locs):
+            if errs[k] is None and loc.size and (now - start) * 1000.0 >= loc.lease_ttl_ms:
+                errs[k] = _lease_expired(loc, now - start)
+        return errs
+
+    def _read_ssd(self, locs, dsts, items, errs) -> None:
+        """Objects only on a node's SSD tier: one DATA_READ_SSD per node; its answer holds the objects
+        back to back (staged, then copied: this path is rare)."""
+        by_node: dict = {}
+        for k, r in items:
+            by_node.setdefault(r.endpoint, []).append(k)
+        for ep, ks in by_node.items():
+            total = sum(locs[k].size for k in ks)
+            staging = memoryview(bytearray(total))
+            try:
+                c = self._pool.acquire(ep)
+            except TiffinError as e:
+                for k in ks:
+                    errs[k] = transfer_failure(f"get {locs[k].key!r}", e)
+                continue
+            try:
+                reply = c.call(Op.DATA_READ_SSD, pb.SsdReadRequest(keys=[locs[k].key for k in ks]), pb.SsdReadReply,
+                               None, [staging])
+                got = c._last_bulk
+            except TiffinError as e:
+                for k in ks:
+                    errs[k] = transfer_failure(f"get {locs[k].key!r}", e)
+                continue
+            finally:
+                self._pool.release(c)
+            sizes = list(reply.sizes)
+            if len(sizes) != len(ks) or sum(max(0, s) for s in sizes) != got:
+                for k in ks:
+                    errs[k] = TiffinError("TRANSFER_FAIL", f"node {ep} answered an SSD read of {len(ks)} keys with "
+                                          f"{len(sizes)} sizes and {got} bytes; is it running the same Tiffin version?")
+                continue
+            at = 0
+            for k, size in zip(ks, sizes):
+                if size != locs[k].size:
+                    errs[k] = TiffinError("OBJECT_NOT_FOUND", f"{locs[k].key!r}: its SSD copy on {ep} is gone or corrupt")
+                    at += max(0, size)
+                    continue
+                dsts[k].copy_from(staging[at:at + size])
+                self._counts["ssd_reads"] += 1
+                at += size
+
+    # ------------------------------------------------------------------ speculative reads (read hints)
+
+    def speculate(self, key: str, hint: Hint, dst: B.Chunks, start: float,
+                  lookup: Callable[[str], ObjectInfo], hints: ReadHints):
+        """Sends the read of ``hint`` into ``dst`` (exactly ``hint.size`` bytes) on an idle connection to
+        its node (if there is one: a hint never waits for a connect), then calls ``lookup(key)``. Returns
+        (location, True) when the lookup named the hinted replica and its bytes arrived in ``dst``
+        within the lease; (location, False) when the caller must read the location the usual way.
+        Raises what the lookup raises (the hint is dropped)."""
+        conn = self._pool.acquire_idle(hint.endpoint)
+        reqs = first = None
+        if conn is not None:
+            reqs = []
+            for off in range(0, hint.size, self._slice):
+                length = min(self._slice, hint.size - off)
+                reqs.append(Request(pb.DataRequest(segment=hint.segment, offset=hint.offset + off, length=length,
+                                                   mount_epoch=hint.mount_epoch), into=dst.slice(off, length)))
+            try:
+                first = conn.send(Op.DATA_READ, reqs)
+            except TiffinError:
+                self._pool.release(conn)  # closed by the failed send
+                conn = None
+        try:
+            loc = lookup(key)
+        except BaseException as e:
+            hints.invalidate(key)
+            if conn is not None:  # a key that is gone is common; its node most likely is fine
+                self._abandon(conn, first, reqs, hint, isinstance(e, TiffinError) and e.code == "OBJECT_NOT_FOUND")
+            raise
+        if conn is None:
+            return loc, False
+        if not hints.confirms(loc, hint):
+            self._abandon(conn, first, reqs, hint, any(r.endpoint == hint.endpoint for r in loc.replicas))
+            return loc, False
+        try:
+            errs = conn.receive(Op.DATA_READ, first, reqs, start + loc.lease_ttl_ms / 1000.0)
+        except BaseException:
+            conn.close()  # interrupted mid-answer: the stream position is unknown
+            raise
+        finally:
+            self._pool.release(conn)
+        for e in errs:
+            if e is not None:
+                if e.code == "LEASE_EXPIRED":
+                    raise e  # the node may be stalled; after the lease no replica's bytes can be trusted
+                log.debug("speculative read of %r failed (%s); reading it again", key, e)
+                return loc, False
+        elapsed = time.monotonic() - start
+        if elapsed * 1000.0 >= loc.lease_ttl_ms:
+            raise _lease_expired(loc, elapsed)
+        self._counts["network_reads"] += 1
+        return loc, True
+
+    def _abandon(self, conn, first, reqs, hint, node_alive: bool) -> None:
+        """Gives the connection back without the speculative answers: read and thrown away when small
+        and the node is alive, else the connection is closed."""
+        if node_alive and hint.size <= _DISCARD_MAX:
+            conn.receive(Op.DATA_READ, first, [Request(r.msg) for r in reqs], time.monotonic() + _DISCARD_WAIT_S)
+        else:
+            conn.close()
+        self._pool.release(conn)

@@ -1,0 +1,83 @@
+"""The values the client hands out: where an object's replicas are (:class:`Replica`,
+:class:`ObjectInfo`), the outcome of one key of a batch call (:class:`KeyResult`) and a key listing
+(:class:`KeyListing`), and their construction from the master's protobuf answers.
+
+Thread-safety: the named tuples are immutable, so thread-safe; a KeyListing is a plain list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+from .errors import TiffinError
+
+MEMORY = 0
+LOCAL_DISK = 2
+_REPLICA_TYPES = {MEMORY: "MEMORY", LOCAL_DISK: "LOCAL_DISK"}
+_REPLICA_STATUS = ("UNDEFINED", "INITIALIZED", "PROCESSING", "COMPLETE", "REMOVED", "FAILED")
+
+
+class Replica(NamedTuple):
+    """Where one copy of an object lives (immutable)."""
+
+    replica_id: int
+    type: str          # "MEMORY" or "LOCAL_DISK"
+    status: str        # "COMPLETE", ...
+    segment: str
+    node_id: str
+    endpoint: str      # host:port of the node's data plane
+    offset: int
+    size: int
+    mount_epoch: int
+
+
+class ObjectInfo(NamedTuple):
+    """An object's location as the master answered it (immutable); the lookup granted a read lease of
+    ``lease_ttl_ms``."""
+
+    key: str
+    size: int
+    version: int
+    lease_ttl_ms: int
+    replicas: tuple
+
+
+class KeyResult(NamedTuple):
+    """The outcome of one key of a batch call (immutable): ``code`` is ``"OK"`` or an error code name;
+    ``value`` is the call's result for the key (bytes, bytes read, bool, ...) or None."""
+
+    key: str
+    value: Any
+    code: str
+
+    @property
+    def ok(self) -> bool:
+        return self.code == "OK"
+
+    @property
+    def error(self) -> Optional[TiffinError]:
+        return None if self.code == "OK" else TiffinError(self.code, f"{self.code}: key {self.key!r}")
+
+    def unwrap(self):
+        """The value, or raises the key's TiffinError."""
+        if self.code != "OK":
+            raise TiffinError(self.code, f"{self.code}: key {self.key!r}")
+        return self.value
+
+
+class KeyListing(list):
+    """``list()``'s answer: (key, size) pairs in key order; ``truncated`` says whether more keys match."""
+
+    truncated: bool = False
+
+
+def replica_from(r) -> Replica:
+    """A Replica from a ``ReplicaDescriptorMsg``."""
+    return Replica(r.replica_id, _REPLICA_TYPES.get(r.type, str(r.type)),
+                   _REPLICA_STATUS[r.status] if 0 <= r.status < len(_REPLICA_STATUS) else str(r.status),
+                   r.segment, r.node_id, r.endpoint, r.offset, r.size, r.mount_epoch)
+
+
+def info_from(m) -> ObjectInfo:
+    """An ObjectInfo from an ``ObjectLocationMsg``."""
+    return ObjectInfo(m.key, m.size, m.version, m.lease_ttl_ms, tuple(replica_from(r) for r in m.replicas))
