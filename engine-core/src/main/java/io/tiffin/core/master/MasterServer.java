@@ -73,7 +73,8 @@ public final class MasterServer implements AutoCloseable {
             server.start(options.host(), options.port());
             if (options.adminPort() >= 0) {
                 try {
-                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), metrics::scrape, this::healthJson);
+                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), options.transport(),
+                            metrics::scrape, this::healthJson);
                 } catch (IOException e) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "master.admin-port = " + options.adminPort()
                             + ": cannot listen on " + options.host() + ":" + options.adminPort() + " (" + e.getMessage()
