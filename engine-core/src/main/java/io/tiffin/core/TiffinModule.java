@@ -163,9 +163,20 @@ public final class TiffinModule extends AbstractModule {
 
     @Provides
     @Singleton
+    io.tiffin.core.master.FailoverSettings failoverSettings(TiffinConfig config) {
+        String dir = config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_STATE_DIR);
+        return new io.tiffin.core.master.FailoverSettings(
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_COORDINATOR),
+                dir.isEmpty() ? null : java.nio.file.Path.of(dir),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_ADVERTISE_ADDRESS),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_COORDINATOR_SESSION_TIMEOUT), true);
+    }
+
+    @Provides
+    @Singleton
     NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
-        HostPort master = config.get(MASTER_ADDRESS);
-        NodeServer.Options options = NodeServer.Options.builder(master.toString())
+        String master = config.get(MASTER_ADDRESS);
+        NodeServer.Options options = NodeServer.Options.builder(master)
                 .nodeId(config.get(NODE_ID)).host(config.get(NODE_HOST)).port(config.get(NODE_PORT)).segmentSize(config.get(NODE_SEGMENT_SIZE))
                 .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)) .withIoThreads(config.get(NODE_IO_THREADS))).build();
         String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
@@ -233,7 +244,8 @@ public final class TiffinModule extends AbstractModule {
                     config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
                     plugins.hotCachePolicy(policy), policySettings);
         }
-        return TiffinClient.Options.builder(config.get(MASTER_ADDRESS).toString())
+        return TiffinClient.Options.builder(config.get(MASTER_ADDRESS))
+                .failoverTimeout(config.get(io.tiffin.core.config.TiffinConfigKeys.CLIENT_FAILOVER_TIMEOUT))
                 .transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)))
                 .sliceSize(config.get(CLIENT_TRANSFER_SLICE_SIZE))
                 .localMemcpy(config.get(CLIENT_LOCAL_MEMCPY))

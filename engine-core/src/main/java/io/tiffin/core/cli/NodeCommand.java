@@ -24,7 +24,8 @@ import picocli.CommandLine.Option;
         description = "Runs a storage node that mounts one segment at the master (until Ctrl-C).")
 final class NodeCommand extends ServerCommand {
     @Option(names = "--master", paramLabel = "HOST:PORT",
-            description = "The master (master.address; default 127.0.0.1:50051).")
+            description = "The master, or every master (host:port,host:port,...: the leader is found among them)"
+                    + " (master.address; default 127.0.0.1:50051).")
     String master;
 
     @Option(names = "--host", paramLabel = "HOST",

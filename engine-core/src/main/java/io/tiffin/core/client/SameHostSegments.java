@@ -53,6 +53,11 @@ final class SameHostSegments implements AutoCloseable {
         return shared == null ? null : shared.slice(d.endpoint(), d.segment(), d.offset(), d.size(), forWrite);
     }
 
+    /** The segment of {@code d} when its node runs in this JVM (and same-JVM copies are on), else null. */
+    io.tiffin.core.local.LocalSegment sameJvm(ReplicaDescriptor d) {
+        return localMemcpy ? LocalSegmentDirectory.find(d.segment()) : null;
+    }
+
     /**
      * The current mount epoch of the segment a direct replica is copied from (a segment of this JVM, or
      * a same-host segment mapped here), or -1 when it is not known.

@@ -255,6 +255,26 @@ public final class ConfigKey<T> {
                 });
     }
 
+    /**
+     * One or more {@code host:port} addresses separated by commas (each as {@link HostPort}); the value is the list
+     * as written, blanks removed.
+     */
+    public static ConfigKey<String> addressList(String name, String defaultValue, String description) {
+        return new ConfigKey<>(name, "addresses", String.class, defaultValue, "", "host:port[,host:port...]",
+                "host:port, or several separated by commas", description, s -> {
+                    java.util.List<String> parts = new java.util.ArrayList<>();
+                    for (String p : s.split(",")) {
+                        if (!p.isBlank()) {
+                            parts.add(HostPort.parse(p).toString());
+                        }
+                    }
+                    if (parts.isEmpty()) {
+                        throw new IllegalArgumentException(s);
+                    }
+                    return String.join(",", parts);
+                });
+    }
+
     /** A {@code host:port} network address (see {@link HostPort}). */
     public static ConfigKey<HostPort> address(String name, String defaultValue, String description) {
         return new ConfigKey<>(name, "address", HostPort.class, defaultValue, "", "host:port",

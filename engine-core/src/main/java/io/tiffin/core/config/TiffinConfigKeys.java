@@ -28,8 +28,22 @@ public final class TiffinConfigKeys {
             "Port of the master's RPC server.");
     public static final ConfigKey<Integer> MASTER_ADMIN_PORT = ConfigKey.port("master.admin-port", 9003,
             "Port of the master's HTTP admin server (metrics, health, queries).");
-    public static final ConfigKey<HostPort> MASTER_ADDRESS = ConfigKey.address("master.address", "127.0.0.1:50051",
-            "Address nodes and clients connect to to reach the master.");
+    public static final ConfigKey<String> MASTER_ADDRESS = ConfigKey.addressList("master.address", "127.0.0.1:50051",
+            "Address nodes and clients connect to to reach the master; with standby masters, all of them"
+                    + " (host:port,host:port,...): the leader is found among them.");
+    public static final ConfigKey<String> MASTER_COORDINATOR = ConfigKey.string("master.coordinator", "",
+            "Coordination service electing one leader among several masters: zk://host:port[,host:port...][/root]"
+                    + " (ZooKeeper; root /tiffin by default). Empty = a single master.");
+    public static final ConfigKey<String> MASTER_STATE_DIR = ConfigKey.string("master.state-dir", "",
+            "Directory where a single master (no master.coordinator) keeps the cluster facts, so that after a"
+                    + " restart its nodes attach and keep their objects. Empty = a restarted master starts empty.");
+    public static final ConfigKey<String> MASTER_ADVERTISE_ADDRESS = ConfigKey.string("master.advertise-address", "",
+            "host:port clients and nodes reach this master at, as other masters name it; empty = master.host:"
+                    + "master.port (127.0.0.1 for a wildcard host).");
+    public static final ConfigKey<Duration> MASTER_COORDINATOR_SESSION_TIMEOUT = ConfigKey.duration(
+            "master.coordinator-session-timeout", "3s", MILLIS, "How long after a master loses its connection to"
+                    + " the coordination service its session ends: a dead leader is replaced about that long after"
+                    + " it died (the server may raise it to twice its tick time).");
     public static final ConfigKey<Duration> MASTER_LEASE_TTL = ConfigKey.duration("master.lease-ttl", "10s", MILLIS,
             "How long a read lease keeps an object from being removed or evicted.");
     public static final ConfigKey<Duration> MASTER_SOFT_PIN_TTL = ConfigKey.duration("master.soft-pin-ttl", "30m",
@@ -103,6 +117,9 @@ public final class TiffinConfigKeys {
             MILLIS, "Time a client waits for the answer to one request.");
     public static final ConfigKey<Duration> CLIENT_CONNECT_TIMEOUT = ConfigKey.duration("client.connect-timeout",
             "10s", MILLIS, "Time a client waits to open a connection.");
+    public static final ConfigKey<Duration> CLIENT_FAILOVER_TIMEOUT = ConfigKey.duration("client.failover-timeout",
+            "15s", MILLIS, "How long a client call keeps looking for the leader among the masters of"
+                    + " master.address, or waits for a master that recovers after a takeover, before it fails.");
     public static final ConfigKey<Long> CLIENT_TRANSFER_SLICE_SIZE = ConfigKey.size("client.transfer-slice-size",
             "16MiB", Sizes.KIB, 64 * Sizes.MIB, "Objects are moved in slices of at most this size.");
     public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
@@ -421,13 +438,15 @@ public final class TiffinConfigKeys {
 
     private static List<ConfigKey<?>> collect() {
         return List.of(
-                MASTER_HOST, MASTER_PORT, MASTER_ADMIN_PORT, MASTER_ADDRESS, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
+                MASTER_HOST, MASTER_PORT, MASTER_ADMIN_PORT, MASTER_ADDRESS, MASTER_COORDINATOR, MASTER_STATE_DIR,
+                MASTER_ADVERTISE_ADDRESS, MASTER_COORDINATOR_SESSION_TIMEOUT, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
                 MASTER_MAX_SOFT_PIN_TTL, MASTER_ALLOW_EVICT_SOFT_PINNED, MASTER_EVICTION_HIGH_WATERMARK,
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
                 MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
                 NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
                 NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                CLIENT_FAILOVER_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,

@@ -92,11 +92,35 @@ public final class MasterRpcService implements InProcessMaster {
     private final MasterService master;
     private final MasterMetrics metrics;
     private final ClientReports clientReports;
+    private final Leadership leadership;
 
     public MasterRpcService(MasterService master, MasterMetrics metrics, ClientReports clientReports) {
+        this(master, metrics, clientReports, Leadership.alwaysLeader());
+    }
+
+    /** As the three-argument form, serving only while {@code leadership} says this master leads. */
+    public MasterRpcService(MasterService master, MasterMetrics metrics, ClientReports clientReports,
+                            Leadership leadership) {
         this.master = master;
         this.metrics = metrics;
         this.clientReports = clientReports;
+        this.leadership = leadership;
+    }
+
+    /** {@code call}, refused while this master does not lead (every opcode but SERVICE_READY). */
+    private Call gated(Opcode op, Call call) {
+        return op == Opcode.SERVICE_READY ? call : request -> {
+            leadership.check();
+            return call.apply(request);
+        };
+    }
+
+    /** Refuses a removal while the master recovers objects from nodes (one of them might come back). */
+    private void refuseWhileRecovering(Opcode op) {
+        if (master.recovering()) {
+            throw new KeyFailure(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + ": this master took over moments ago"
+                    + " and still recovers objects from its nodes; retry in a moment");
+        }
     }
 
     @FunctionalInterface
@@ -143,7 +167,8 @@ public final class MasterRpcService implements InProcessMaster {
     /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
     private final Map<Opcode, Call> calls = new ConcurrentHashMap<>();
 
-    private void bind(TransportServer server, Executor executor, Opcode op, Call call) {
+    private void bind(TransportServer server, Executor executor, Opcode op, Call ungated) {
+        Call call = gated(op, ungated);
         calls.put(op, call);
         server.register(op, (request, responder) -> {
             MessageLite reply;
@@ -180,8 +205,14 @@ public final class MasterRpcService implements InProcessMaster {
         metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
     }
 
-    /** A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once). */
-    private record Held(MessageLite reply, long untilMillis) {
+    /**
+     * A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once) and
+     * {@code after} (null = nothing) has completed; if {@code after} fails, the call fails with its error.
+     */
+    private record Held(MessageLite reply, long untilMillis, java.util.concurrent.CompletableFuture<?> after) {
+        Held(MessageLite reply, long untilMillis) {
+            this(reply, untilMillis, null);
+        }
     }
 
     /**
@@ -213,19 +244,31 @@ public final class MasterRpcService implements InProcessMaster {
      * thread waits for it.
      */
     private void bindHeld(TransportServer server, Executor executor, ScheduledExecutorService delays, Opcode op,
-                          HeldCall call) {
+                          HeldCall ungated) {
+        HeldCall call = request -> {
+            if (op != Opcode.SERVICE_READY) {
+                leadership.check();
+            }
+            return ungated.apply(request);
+        };
         calls.put(op, request -> {
             Held held = call.apply(request);
-            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-            if (wait > 0) {
-                try {
-                    Thread.sleep(wait);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
-                            + " interrupted while it waited " + wait + " ms for locations clients cached before it to"
-                            + " expire; nothing needs redoing, though other clients may read the old object until then");
+            try {
+                if (held.after() != null) {
+                    held.after().get();
                 }
+                long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
+                if (wait > 0) {
+                    Thread.sleep(wait); // an in-process caller's own thread waits
+                }
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw failureOf(op, e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
+                        + " interrupted while it waited for locations clients cached before it to expire (or for its"
+                        + " nodes to forget it); nothing needs redoing, though other clients may read the old object"
+                        + " until then");
             }
             return held.reply();
         });
@@ -237,26 +280,61 @@ public final class MasterRpcService implements InProcessMaster {
                 responder.fail(e.code(), e.getMessage());
                 return;
             }
-            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-            if (wait == 0) {
-                responder.ok(held.reply());
+            if (held.after() == null || held.after().isDone()) {
+                answerHeld(op, held, responder, delays);
                 return;
             }
-            PendingReply reply = new PendingReply(op, responder);
-            pending.add(reply);
-            try {
-                delays.schedule(() -> {
-                    if (pending.remove(reply)) {
-                        responder.ok(held.reply());
-                    }
-                }, wait, TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException e) {
-                if (pending.remove(reply)) {
-                    responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(op, "the master is shutting down before the"
-                            + " locations clients cached before it expire (in " + wait + " ms)"));
+            PendingReply waiting = new PendingReply(op, responder);
+            pending.add(waiting);
+            held.after().whenComplete((v, err) -> {
+                if (!pending.remove(waiting)) {
+                    return; // answered by failHeldReplies
                 }
-            }
+                if (err != null) {
+                    TiffinException f = failureOf(op, err);
+                    responder.fail(f.code(), f.getMessage());
+                } else {
+                    answerHeld(op, held, responder, delays);
+                }
+            });
         }, executor);
+    }
+
+    /** Answers {@code held} once its time has come (its {@code after} is done). */
+    private void answerHeld(Opcode op, Held held, Responder responder, ScheduledExecutorService delays) {
+        if (held.after() != null && held.after().isCompletedExceptionally()) {
+            TiffinException f = failureOf(op, held.after().exceptionNow());
+            responder.fail(f.code(), f.getMessage());
+            return;
+        }
+        long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
+        if (wait == 0) {
+            responder.ok(held.reply());
+            return;
+        }
+        PendingReply reply = new PendingReply(op, responder);
+        pending.add(reply);
+        try {
+            delays.schedule(() -> {
+                if (pending.remove(reply)) {
+                    responder.ok(held.reply());
+                }
+            }, wait, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            if (pending.remove(reply)) {
+                responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(op, "the master is shutting down before the"
+                        + " locations clients cached before it expire (in " + wait + " ms)"));
+            }
+        }
+    }
+
+    /** The failure of a held call whose wait failed: a deposed master could not make its effect last. */
+    private static TiffinException failureOf(Opcode op, Throwable cause) {
+        if (cause instanceof TiffinException t) {
+            return new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + " may not have taken effect: "
+                    + t.getMessage() + "; retry it at the leader");
+        }
+        return new TiffinException(ErrorCode.INTERNAL_ERROR, op + " failed: " + cause);
     }
 
     /**
@@ -318,13 +396,15 @@ public final class MasterRpcService implements InProcessMaster {
         ServerLimits limits = server.settings().limits();
         Executor inline = null; // TransportServer runs handlers registered without executor on the event loop
         bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
-                .setVersion(TiffinVersion.VERSION).build());
+                .setVersion(TiffinVersion.VERSION).setLeader(leadership.leads()).setTerm(master.term())
+                .setLeaderHint(leadership.leaderHint()).build());
         bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
             r.peer().requireNode(req.getNodeId(), "PING");
             PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
             return PingReply.newBuilder().setNeedRemount(outcome == PingOutcome.UNKNOWN)
-                    .setSuperseded(outcome == PingOutcome.SUPERSEDED).build();
+                    .setSuperseded(outcome == PingOutcome.SUPERSEDED).setAttach(outcome == PingOutcome.ATTACH)
+                    .setTerm(master.term()).build();
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
@@ -346,6 +426,12 @@ public final class MasterRpcService implements InProcessMaster {
             }
             return Empty.getDefaultInstance();
         });
+        bind(server, executor, Opcode.ATTACH_SEGMENT, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.AttachSegmentRequest.parser());
+            r.peer().requireNode(req.getSegment().getNodeId(), "ATTACH_SEGMENT");
+            master.attachSegment(req.getSegment(), req.getTerm(), req.getRecordsList(), req.getFirst(), req.getLast());
+            return Empty.getDefaultInstance();
+        });
         bind(server, executor, Opcode.UNMOUNT_SEGMENT, r -> {
             UnmountSegmentRequest req = r.parseControl(UnmountSegmentRequest.parser());
             r.peer().requireNode(req.getNodeId(), "UNMOUNT_SEGMENT");
@@ -356,16 +442,21 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, inline, Opcode.PUT_START, r -> {
             PutStartRequest req = r.parseControl(PutStartRequest.parser());
             checkHardPin(limits, req.getOptions().getHardPin(), req.getSize());
-            KeyResult<List<ReplicaDescriptor>> res = master.putStart(r.peer().writer(req.getClientId()), req.getKey(), req.getSize(),
-                    Messages.fromMsg(req.getOptions()));
+            KeyResult<PutGrant> res = master.putStart(r.peer().writer(req.getClientId()), req.getKey(), req.getSize(),
+                    Messages.fromMsg(req.getOptions()), req.getPutId());
+            if (res.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
+                refuseWhileRecovering(Opcode.PUT_START); // the nodes with room may not have attached yet
+            }
             throwIfFailed(res.code(), req.getKey());
-            return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value())).build();
+            return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value().replicas()))
+                    .setVersion(res.value().version()).setCommitOnNodes(master.commitOnNodes()).build();
         });
         // Right after a restart, a completed put is reported once the previous run's cached locations end.
+        // After a takeover, once the nodes that may hold the key's previous object have attached.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
-            return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis());
+            return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
@@ -382,12 +473,17 @@ public final class MasterRpcService implements InProcessMaster {
             checkHardPin(limits, req.getOptions().getHardPin(), req.getSizesList().stream()
                     .mapToLong(size -> Math.max(0, size)).reduce(0, (a, b) -> a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b));
             var results = master.batchPutStart(r.peer().writer(req.getClientId()), req.getKeysList(), req.getSizesList(),
-                    Messages.fromMsg(req.getOptions()));
+                    Messages.fromMsg(req.getOptions()), req.getPutIdsList());
+            if (results.stream().anyMatch(res -> res.code() == ErrorCode.NO_AVAILABLE_HANDLE)) {
+                refuseWhileRecovering(Opcode.BATCH_PUT_START); // retried with the same put ids: the same replicas
+            }
             BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
-            for (KeyResult<List<ReplicaDescriptor>> res : results) {
+            boolean commit = master.commitOnNodes();
+            for (KeyResult<PutGrant> res : results) {
                 PutStartResult.Builder pr = PutStartResult.newBuilder().setCode(res.code().value());
                 if (res.isOk()) {
-                    pr.addAllReplicas(Messages.toMsgs(res.value()));
+                    pr.addAllReplicas(Messages.toMsgs(res.value().replicas())).setVersion(res.value().version())
+                            .setCommitOnNodes(commit);
                 }
                 b.addResults(pr);
             }
@@ -397,7 +493,7 @@ public final class MasterRpcService implements InProcessMaster {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
             return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList())),
-                    master.restartGuardUntilMillis());
+                    master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
@@ -464,29 +560,40 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             requireAdminToForce(r, req.getForce(), Opcode.REMOVE);
+            refuseWhileRecovering(Opcode.REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            throwIfFailed(master.remove(req.getKey(), req.getForce(), hold), req.getKey());
-            return new Held(Empty.getDefaultInstance(), hold.untilMillis());
+            ErrorCode[] code = new ErrorCode[1];
+            var forgotten = master.collectForgets(() -> code[0] = master.remove(req.getKey(), req.getForce(), hold));
+            throwIfFailed(code[0], req.getKey());
+            return new Held(Empty.getDefaultInstance(), hold.untilMillis(), forgotten);
         });
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_REMOVE, req.getKeysCount());
             requireAdminToForce(r, req.getForce(), Opcode.BATCH_REMOVE);
+            refuseWhileRecovering(Opcode.BATCH_REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
+            List<ErrorCode> done = new java.util.ArrayList<>();
+            var forgotten = master.collectForgets(() -> done.addAll(master.batchRemove(req.getKeysList(),
+                    req.getForce(), hold)));
+            return new Held(codes(done), hold.untilMillis(), forgotten);
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
             requireAdminToForce(r, req.getForce(), Opcode.REMOVE_BY_REGEX);
+            refuseWhileRecovering(Opcode.REMOVE_BY_REGEX);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            long n = master.removeByRegex(req.getRegex(), req.getForce(), hold);
-            return new Held(CountReply.newBuilder().setCount(n).build(), hold.untilMillis());
+            long[] n = new long[1];
+            var forgotten = master.collectForgets(() -> n[0] = master.removeByRegex(req.getRegex(), req.getForce(), hold));
+            return new Held(CountReply.newBuilder().setCount(n[0]).build(), hold.untilMillis(), forgotten);
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_ALL, r -> {
             RemoveAllRequest req = r.parseControl(RemoveAllRequest.parser());
+            refuseWhileRecovering(Opcode.REMOVE_ALL);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            return new Held(CountReply.newBuilder().setCount(master.removeAll(req.getForce(), hold)).build(),
-                    hold.untilMillis());
+            long[] n = new long[1];
+            var forgotten = master.collectForgets(() -> n[0] = master.removeAll(req.getForce(), hold));
+            return new Held(CountReply.newBuilder().setCount(n[0]).build(), hold.untilMillis(), forgotten);
         });
 
         bind(server, executor, Opcode.LIST_KEYS, r -> {
@@ -520,11 +627,13 @@ public final class MasterRpcService implements InProcessMaster {
             limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
             List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
             List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
+            List<Long> versions = new java.util.ArrayList<>(req.getObjectsCount());
             for (var o : req.getObjectsList()) {
                 keys.add(o.getKey());
                 sizes.add(o.getSize());
+                versions.add(o.getVersion());
             }
-            master.reportDiskObjects(req.getNodeId(), keys, sizes);
+            master.reportDiskObjects(req.getNodeId(), keys, sizes, versions);
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {
@@ -565,6 +674,11 @@ public final class MasterRpcService implements InProcessMaster {
             clientReports.accept(r.parseControl(io.tiffin.core.transport.proto.ClientReport.parser()));
             return Empty.getDefaultInstance();
         });
+    }
+
+    /** What a PutEnd waits for after a takeover: the end of the recovery; null when none runs. */
+    private java.util.concurrent.CompletableFuture<Void> recoveryWait() {
+        return master.recovering() ? master.recoveryEnded() : null;
     }
 
     /** The cluster summary served by STATS and /health. */

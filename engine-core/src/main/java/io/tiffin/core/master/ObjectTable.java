@@ -69,6 +69,25 @@ final class ObjectTable {
         return versions.incrementAndGet();
     }
 
+    /** Versions and replica ids continue above these (a master that took over, past its predecessor's reservations). */
+    void continueAbove(long version, long replicaId) {
+        versions.accumulateAndGet(version, Math::max);
+        replicaIds.accumulateAndGet(replicaId, Math::max);
+    }
+
+    /** A recovered object's version: later ones are higher. */
+    void noteVersion(long version) {
+        versions.accumulateAndGet(version, Math::max);
+    }
+
+    long lastVersion() {
+        return versions.get();
+    }
+
+    long lastReplicaId() {
+        return replicaIds.get();
+    }
+
     /** The id of a new (memory or SSD) replica. */
     long nextReplicaId() {
         return replicaIds.incrementAndGet();

@@ -38,7 +38,10 @@ public final class OpcodeRoles {
         return switch (op) {
             case HELLO, SERVICE_READY -> ANY;
             // a node's membership: a client must not mount, unmount or heartbeat as a node
-            case PING, MOUNT_SEGMENT, REMOUNT_SEGMENT, UNMOUNT_SEGMENT -> NODES;
+            case PING, MOUNT_SEGMENT, REMOUNT_SEGMENT, ATTACH_SEGMENT, UNMOUNT_SEGMENT -> NODES;
+            // a master's instruction to a node (failover: drop the records of removed objects); masters
+            // present the admin role to nodes
+            case FORGET -> ADMINS;
             // a node never puts, reads, lists or removes keys
             case PUT_START, PUT_END, PUT_REVOKE, BATCH_PUT_START, BATCH_PUT_END, BATCH_PUT_REVOKE,
                  GET_REPLICA_LIST, BATCH_GET_REPLICA_LIST, GET_REPLICA_LIST_BY_REGEX, EXIST_KEY, BATCH_EXIST_KEY,

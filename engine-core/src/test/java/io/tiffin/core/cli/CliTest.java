@@ -465,13 +465,26 @@ class CliTest {
     }
 
     @Test
-    void nodeCommandWithAnUnreachableMasterFails() throws IOException {
+    void nodeCommandWithAnUnreachableMasterStartsAndMountsOnceTheMasterIsUp() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Result r = tiffin("node", "--master", "127.0.0.1:" + port, "--segment-size", "16MiB");
-        assertThat(r.exit()).isEqualTo(1);
-        assertThat(r.err()).startsWith("error: RPC_FAIL: ").contains("127.0.0.1:" + port);
+        // a node serves its data plane (reads of what it holds) while no master is reachable, and mounts later
+        Running node = new Running("Tiffin node", "node", "--master", "127.0.0.1:" + port, "--segment-size", "16MiB",
+                "-D", "node.ping-interval=100ms");
+        assertThat(node.out()).as(node.err()).contains("Tiffin node");
+        try (io.tiffin.core.master.MasterServer later = io.tiffin.core.master.MasterServer.start(
+                new io.tiffin.core.master.MasterServer.Options("127.0.0.1", port, -1, 1,
+                        io.tiffin.core.master.MasterSettings.defaults(), io.tiffin.core.transport.TransportSettings
+                        .defaults(), strategy()))) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> !later.service().liveNodes().isEmpty());
+        }
+        assertThat(node.stop()).isZero();
+    }
+
+    private static io.tiffin.api.spi.allocation.AllocationStrategy strategy() {
+        return io.tiffin.core.TiffinModule.pluginRegistry(TiffinConfig.builder().build())
+                .allocationStrategy("random").create(new io.tiffin.api.spi.PluginContext(Map.of(), "master"));
     }
 }
