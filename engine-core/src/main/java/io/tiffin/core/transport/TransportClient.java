@@ -460,6 +460,16 @@ public final class TransportClient implements AutoCloseable {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             if (cause.getCause() instanceof javax.net.ssl.SSLException tls) {
+                io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+                if (ssl != null && !ssl.handshakeFuture().isSuccess()) {
+                    // this client's own side of the handshake failed (e.g. it does not trust the server's
+                    // certificate); Netty may report it here before the handshake-completion event
+                    failTls(ctx, "TLS handshake failed: " + tls.getMessage() + "; check that the server uses TLS"
+                            + " (transport.tls.enabled), that transport.tls.ca names the authority of its certificate"
+                            + " and that the certificate names the host dialled, and whether the server requires a"
+                            + " client certificate (transport.tls.cert, transport.tls.key)", tls);
+                    return;
+                }
                 // after the client's side of a TLS 1.3 handshake: the server's verdict on this client
                 failTls(ctx, "the server refused this client's TLS session (" + tls.getMessage() + "): does it"
                         + " require a client certificate (transport.tls.cert, transport.tls.key) issued by its"
