@@ -29,6 +29,7 @@ local hot cache.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from collections.abc import Mapping
@@ -95,7 +96,8 @@ class Client:
     releases them.
     """
 
-    def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0, auth_token: str = "",
+    def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0,
+                 auth_token: Optional[str] = None,
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
                  read_hints: int = 100_000, location_cache_ttl: float = 2.0, location_cache_size: int = 100_000,
                  peer_id: Optional[str] = None, failover_timeout: float = 15.0):
@@ -110,10 +112,14 @@ class Client:
         if slice_size + 64 * 1024 > max_frame_size:
             raise TiffinError("INVALID_PARAMS", f"slice_size = {slice_size} needs a max_frame_size above it plus 64 KiB")
         self.master = master
-        self.client_id = f"client-py-{uuid.uuid4()}"
+        # the master takes a put's writer from the connection's HELLO peer id: the two must be the same
+        self.client_id = peer_id or f"client-py-{uuid.uuid4()}"
         self.slice_size = slice_size
-        self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token or "", max_frame_size),
-                          peer_id or self.client_id)
+        if auth_token is None:
+            # as the Java processes read transport.client-token / transport.auth-token from the environment
+            auth_token = (os.environ.get("TIFFIN_TRANSPORT_CLIENT_TOKEN")
+                          or os.environ.get("TIFFIN_TRANSPORT_AUTH_TOKEN", ""))
+        self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size), self.client_id)
         self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
         if not isinstance(read_hints, int) or read_hints < 0:
@@ -143,7 +149,10 @@ class Client:
         """Connects to the master at ``host:port`` and checks that it runs the same Tiffin version.
 
         Options: ``timeout`` (s, default 30: longest wait for one answer, as ``client.rpc-timeout``),
-        ``connect_timeout`` (s, default 10), ``auth_token`` (``transport.auth-token``), ``shared_memory``
+        ``connect_timeout`` (s, default 10), ``auth_token`` (the token of the role this client acts in:
+        ``transport.client-token``, or ``transport.admin-token`` for ``remove_all`` and forced removals, or the
+        shared ``transport.auth-token``; default: the environment's ``TIFFIN_TRANSPORT_CLIENT_TOKEN``, else
+        ``TIFFIN_TRANSPORT_AUTH_TOKEN``, else none), ``shared_memory``
         (default True: use same-host nodes' shared-memory segments, as ``client.shared-memory``),
         ``slice_size`` (default 16 MiB, as ``client.transfer-slice-size``), ``max_frame_size``,
         ``read_hints`` (default 100000 keys, 0 = off: a get of a key this client saw before reads its
@@ -153,10 +162,10 @@ class Client:
         instead of asking the master again, as ``client.location-cache-ttl``; a forced remove by another
         client returns only once that reuse has ended), ``location_cache_size`` (default 100000
         locations, least recently used dropped first, as ``client.location-cache-size``), ``peer_id`` (the
-        name the servers log), ``failover_timeout`` (s, default 15: how long a call keeps looking for the
-        leader among several masters, or waits for a master that recovers, as ``client.failover-timeout``).
-        ``master`` may list every master of a cluster with failover, ``"h1:p1,h2:p2,h3:p3"``: the client
-        finds the leader.
+        name the servers log, and this client's writer id: default ``client-py-<uuid>``), ``failover_timeout``
+        (s, default 15: how long a call keeps looking for the leader among several masters, or waits for a
+        master that recovers, as ``client.failover-timeout``). ``master`` may list every master of a cluster
+        with failover, ``"h1:p1,h2:p2,h3:p3"``: the client finds the leader.
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
         mismatch, ILLEGAL_CLIENT if it rejects the auth token.

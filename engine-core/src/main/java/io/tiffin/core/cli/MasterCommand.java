@@ -42,7 +42,7 @@ final class MasterCommand extends ServerCommand {
 
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_HOST.name(), new Flag("--host", host));
         f.put(MASTER_PORT.name(), new Flag("--port", port));
         f.put(MASTER_ADMIN_PORT.name(), new Flag("--admin-port", adminPort));

@@ -56,7 +56,7 @@ final class NodeCommand extends ServerCommand {
 
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_ADDRESS.name(), new Flag("--master", master));
         f.put(NODE_HOST.name(), new Flag("--host", host));
         f.put(NODE_PORT.name(), new Flag("--port", port));

@@ -77,10 +77,11 @@ public final class MasterServer implements AutoCloseable {
             stateStore = election != null ? election.stateStore()
                     : new io.tiffin.core.coordination.FileStateStore(failover.stateDir());
             facts = new ClusterFacts(stateStore, () -> deposed("a successor wrote the cluster facts"));
-            // FORGETs must not wait long for a node that hangs: short connect and call deadlines
+            // FORGET is a master's instruction to a node: the master presents the admin role (it knows every
+            // role's token, since it checks them). FORGETs must not wait long for a node that hangs: short connect and call deadlines
             nodeConnections = new io.tiffin.core.transport.TransportClientPool("master-forgets", options.transport()
                     .withHandshakeTimeout(java.time.Duration.ofSeconds(1)).withRpcTimeout(java.time.Duration.ofSeconds(2))
-                    .withIoThreads(1), "master", ticker);
+                    .withIoThreads(1).presentingAs(io.tiffin.core.transport.Role.ADMIN), "master", ticker);
             forgets = new NodeForgets(nodeConnections, service::term);
             service.enableFailover(facts, forgets);
         } else {
@@ -103,7 +104,8 @@ public final class MasterServer implements AutoCloseable {
             server.start(options.host(), options.port());
             if (options.adminPort() >= 0) {
                 try {
-                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), metrics::scrape, this::healthJson);
+                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), options.transport(),
+                            metrics::scrape, this::healthJson);
                 } catch (IOException e) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "master.admin-port = " + options.adminPort()
                             + ": cannot listen on " + options.host() + ":" + options.adminPort() + " (" + e.getMessage()

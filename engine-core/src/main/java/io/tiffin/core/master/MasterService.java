@@ -476,6 +476,11 @@ public final class MasterService {
         return table.keyCount();
     }
 
+    /** Bytes of the hard-pinned objects (complete or being written). */
+    public long hardPinnedBytes() {
+        return table.hardPinnedBytes();
+    }
+
     public long capacityBytes() {
         return segments.capacityBytes();
     }

@@ -322,9 +322,14 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(Empty.getDefaultInstance());
         }, null);
+        long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame
         server.register(Opcode.DATA_READ, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             checkSegment(req);
+            if (req.getLength() > maxRead) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "a read of " + req.getLength() + " bytes does not"
+                        + " fit one answer frame (transport.max-frame-size less 64 KiB = " + maxRead + "); read slices");
+            }
             MemorySegment src = segment.slice(req.getOffset(), req.getLength());
             responder.ok(Empty.getDefaultInstance(), Unpooled.wrappedBuffer(src.asByteBuffer()));
         }, null);
@@ -345,8 +350,9 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(info.build());
         }, null);
-        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId,
-                ticker);
+        // a node's own connections (to its master, to other nodes) present the node role's token
+        TransportSettings asNode = o.transport().presentingAs(io.tiffin.core.transport.Role.NODE);
+        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", asNode.withIoThreads(1), nodeId, ticker);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tiffin-node-ticker");
             t.setDaemon(true);
@@ -396,7 +402,7 @@ public final class NodeServer implements AutoCloseable {
                 backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment, () -> link.master(), masterPool, ticker);
+                storageTier = new NodeStorageTier(nodeId, backend, segment, () -> link.master(), masterPool, ticker, asNode);
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }

@@ -73,17 +73,18 @@ final class NodeStorageTier implements AutoCloseable {
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
      * master} is the node's current master connection, {@code peers} its connections to other nodes, and
-     * {@code ticker} times the notices' back-off.
+     * {@code ticker} times the notices' back-off; {@code transport} bounds the SSD reads it serves (frame
+     * size, {@code node.ssd-read-memory}, {@code node.ssd-read-queue}).
      */
     NodeStorageTier(String nodeId, StorageBackend backend, LocalSegment segment, Supplier<TransportClient> master,
-                    TransportClientPool peers, Ticker ticker) {
+                    TransportClientPool peers, Ticker ticker, io.tiffin.core.transport.TransportSettings transport) {
         this.nodeId = nodeId;
         this.backend = backend;
         this.master = master;
         this.reports = new DiskReports(nodeId, master);
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
-        this.reads = new SsdReadService(backend, notices, io);
+        this.reads = new SsdReadService(backend, notices, io, transport.limits(), transport.maxFrameSize());
         this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, diskVersions);
         this.promotions = new PromotionWorker(nodeId, backend, segment, master, peers);
         backend.listener(new StorageListener() {

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A single master with {@code master.state-dir} (servers on loopback in this JVM): stopped and started again, it
  * gets every object back from its nodes' commit records — written over the socket and through a shared-memory
- * mapping — with its version; what was removed stays removed. A node that lists a master that is down before the
+ * mapping — with its version, and the objects only its nodes' SSD tiers hold with theirs; what was removed stays
+ * removed. A node that lists a master that is down before the
  * one that runs finds the running one; nodes serve reads of the locations clients hold while no master runs. And a
  * put of a key another writer is writing is not reported done.
  */
@@ -54,9 +55,14 @@ class MasterRecoveryTest {
     }
 
     private MasterServer startMaster(int port) {
-        TiffinConfig config = TiffinConfig.builder().set("master.port", Integer.toString(port))
-                .set("master.admin-port", "0").set("master.state-dir", dir.resolve("state").toString()).build();
-        var injector = Tiffin.injector(config);
+        return startMaster(port, Map.of());
+    }
+
+    private MasterServer startMaster(int port, Map<String, String> settings) {
+        TiffinConfig.Builder b = TiffinConfig.builder().set("master.port", Integer.toString(port))
+                .set("master.admin-port", "0").set("master.state-dir", dir.resolve("state").toString());
+        settings.forEach(b::set);
+        var injector = Tiffin.injector(b.build());
         return MasterServer.start(injector.getInstance(MasterServer.Options.class),
                 injector.getInstance(FailoverSettings.class), Ticker.SYSTEM);
     }
@@ -143,6 +149,57 @@ class MasterRecoveryTest {
             }
         } finally {
             nodes.forEach(NodeServer::close);
+            master.close();
+        }
+    }
+
+    @Test
+    void objectsKnownOnlyFromSsdComeBackWithTheirVersions() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        Map<String, String> tier = Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.5",
+                "master.eviction-ratio", "0.2");
+        MasterServer master = startMaster(port, tier);
+        try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            NodeServer node = NodeServer.start(NodeServer.Options.builder(address).nodeId("ssd").segmentSize(16 * MiB)
+                    .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(
+                            plugins.storageBackend("bucket"), new io.tiffin.api.spi.PluginContext(
+                                    Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
+            try {
+                Map<String, Long> versions = new HashMap<>();
+                try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                    for (int i = 0; i < 40; i++) {
+                        c.put("obj-" + i, TestCluster.randomBytes((int) MiB / 2 + i, i));
+                    }
+                    MasterServer first = master;
+                    await().atMost(Duration.ofSeconds(30)).until(() -> first.service().counters().offloads() > 10);
+                    for (int i = 0; i < 40; i++) {
+                        versions.put("obj-" + i, c.locate("obj-" + i).orElseThrow().version());
+                    }
+                }
+                master.close();
+                master = startMaster(port, tier);
+                MasterServer second = master;
+                try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                    await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+                    int ssdOnly = 0;
+                    for (int i = 0; i < 40; i++) {
+                        String key = "obj-" + i;
+                        // an object only on SSD comes back when the node registers its tier, right after attaching
+                        await().atMost(Duration.ofSeconds(30)).until(() -> c.locate(key).isPresent());
+                        var loc = c.locate(key).orElseThrow();
+                        assertThat(loc.version()).as(key).isEqualTo(versions.get(key));
+                        assertThat(c.get(key)).as(key).isEqualTo(TestCluster.randomBytes((int) MiB / 2 + i, i));
+                        if (loc.replicas().stream().noneMatch(r -> r.type() == io.tiffin.api.ReplicaType.MEMORY)) {
+                            ssdOnly++;
+                        }
+                    }
+                    assertThat(ssdOnly).as("objects known only from their SSD copies").isPositive();
+                }
+            } finally {
+                node.close();
+            }
+        } finally {
             master.close();
         }
     }
