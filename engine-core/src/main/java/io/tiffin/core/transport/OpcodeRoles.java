@@ -45,7 +45,7 @@ public final class OpcodeRoles {
             // a node never puts, reads, lists or removes keys
             case PUT_START, PUT_END, PUT_REVOKE, BATCH_PUT_START, BATCH_PUT_END, BATCH_PUT_REVOKE,
                  GET_REPLICA_LIST, BATCH_GET_REPLICA_LIST, GET_REPLICA_LIST_BY_REGEX, EXIST_KEY, BATCH_EXIST_KEY,
-                 REMOVE, BATCH_REMOVE, REMOVE_BY_REGEX, LIST_KEYS, STATS, CLIENT_REPORT -> CLIENTS;
+                 REMOVE, BATCH_REMOVE, REMOVE_BY_REGEX, LIST_KEYS, STATS, CLIENT_REPORT, EXPIRE -> CLIENTS;
             case REMOVE_ALL -> ADMINS;
             // the SSD tier: a node's reports and tasks
             case REGISTER_STORAGE, REPORT_DISK_OBJECTS, POLL_TASKS, OFFLOAD_DONE, PROMOTION_START, PROMOTION_END,
