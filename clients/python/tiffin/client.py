@@ -22,6 +22,10 @@ It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step
 * batch calls: one master round trip for all keys (none for keys the location cache holds), then the
   reads or writes of all objects pipelined per node.
 
+Length: about 740 lines, over the project's 700: this is the public API (every method's docstring is the
+reference docs/PYTHON.md points to); the work is in the modules it delegates to (_locator, _transfers,
+_masters, _pool, _wire).
+
 What the Java client has and this one does not (an optional speed-up there, see docs/PYTHON.md): the
 local hot cache.
 """
