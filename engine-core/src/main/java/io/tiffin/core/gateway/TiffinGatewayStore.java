@@ -8,9 +8,11 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.ClusterStats;
+import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -31,6 +33,9 @@ import java.util.concurrent.locks.LockSupport;
  * saw (its puts, reads and listings) and reads into a buffer of that size; a key it knows nothing of is
  * read into a small buffer first, and only a value that does not fit costs a listing for its size and a
  * second read (the client then reuses the location it looked up).
+ *
+ * <p>{@link #lend} is the client's {@link TiffinClient#pinLocal}: a replica in this JVM's segment (the
+ * standalone's node) in place for what is left of its read lease, or the hot cache's copy pinned.
  *
  * <p>Thread-safe.
  */
@@ -86,6 +91,42 @@ public final class TiffinGatewayStore implements GatewayStore {
             }
         }
         return readAtSize(key, buffers);
+    }
+
+    @Override
+    public Lent lend(String key) {
+        PinnedValue pinned = client.pinLocal(key);
+        if (pinned == null) {
+            return null;
+        }
+        if (pinned.size() > Integer.MAX_VALUE - 64) {
+            pinned.close(); // more than one RESP reply carries: the usual path says so
+            return null;
+        }
+        List<MemorySegment> segments = pinned.segments();
+        List<ByteBuffer> parts = new ArrayList<>(segments.size());
+        for (MemorySegment s : segments) {
+            parts.add(s.asByteBuffer());
+        }
+        return new PinnedLent(pinned, parts);
+    }
+
+    /** A {@link PinnedValue} as a loan. Thread-safe (as the pinned value). */
+    private record PinnedLent(PinnedValue pinned, List<ByteBuffer> parts) implements Lent {
+        @Override
+        public long size() {
+            return pinned.size();
+        }
+
+        @Override
+        public long validForNanos() {
+            return pinned.validForNanos();
+        }
+
+        @Override
+        public void close() {
+            pinned.close();
+        }
     }
 
     /** Second try of a read whose value did not fit: asks for the size, then reads into a buffer that fits. */
