@@ -61,15 +61,18 @@ final class PinnedReads {
     }
 
     /**
-     * The key's bytes without waiting, or null: only through a location the location cache holds, from a
-     * replica in a segment of this JVM (in place, valid for what is left of the lease) or from the hot
-     * cache's current copy (pinned). No master call, no transfer, no lock held by another thread's I/O.
+     * The key's bytes without a transfer, or null: from a replica in a segment of this JVM (in place, valid for
+     * what is left of the lease) or from the hot cache's current copy (pinned). The location comes from the
+     * location cache; when it holds none, null at once, or with {@code lookUp} the master's (which waits).
      */
-    PinnedValue pinLocal(String key) {
+    PinnedValue pinLocal(String key, boolean lookUp) {
         long start = clock.now();
         ObjectLocation loc = locator.cachedLocation(key, start, new boolean[1]);
         if (loc == null) {
-            return null;
+            if (!lookUp) {
+                return null;
+            }
+            loc = locator.lookUp(key); // a lease from now on, the location kept for the next reads
         }
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() != ReplicaType.MEMORY) {

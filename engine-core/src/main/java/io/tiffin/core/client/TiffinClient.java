@@ -370,7 +370,19 @@ public final class TiffinClient implements KvStore {
      */
     public PinnedValue pinLocal(String key) {
         KeyChecks.checkKey(key);
-        return pinnedReads.pinLocal(key);
+        return pinnedReads.pinLocal(key, false);
+    }
+
+    /**
+     * {@link #pinLocal}, asking the master for the location when the location cache has none (this waits for
+     * the master; the location is then kept for later reads): null when the bytes are neither in this JVM's
+     * segment nor in the hot cache.
+     *
+     * @throws TiffinException as {@link #getInto} for the lookup ({@code OBJECT_NOT_FOUND} for a missing key)
+     */
+    public PinnedValue pinLocalOrLookUp(String key) {
+        KeyChecks.checkKey(key);
+        return pinnedReads.pinLocal(key, true);
     }
 
     /**

@@ -135,12 +135,9 @@ final class CommandRunner implements Runnable {
 
     /**
      * On the event loop, right after {@link #idle()}: writes the replies of {@code commands} answered there,
-     * {@code reserved} bytes of the memory budget released once they are written. When {@code validForNanos}
-     * is finite, some reply is sent from memory the store holds for it only that long: if it is not written
-     * well before then, the connection is closed rather than let the socket read bytes that may be another
-     * value's by then.
+     * {@code reserved} bytes of the memory budget released once they are written.
      */
-    void writeNow(List<RespCommand> commands, List<RedisMessage> replies, long reserved, long validForNanos) {
+    void writeNow(List<RespCommand> commands, List<RedisMessage> replies, long reserved) {
         long bytes = 0;
         long weight = 0;
         for (RedisMessage m : replies) {
@@ -153,7 +150,7 @@ final class CommandRunner implements Runnable {
         gw.stats.commandsProcessed.add(commands.size());
         connection.commandsDone(weight);
         unwritten.addAndGet(bytes);
-        write(replies, bytes, reserved, End.NONE, validForNanos);
+        write(replies, bytes, reserved, End.NONE);
     }
 
     /**
@@ -370,6 +367,11 @@ final class CommandRunner implements Runnable {
         pending.add(m);
         long weight = Replies.weight(m);
         pendingBytes += weight;
+        if (LentValue.of(m) != null) {
+            gw.budget.forceReserve(weight); // the store's memory held for the reply, counted as the gateway's
+            pendingReserved += weight;
+            return;
+        }
         // a reply that is not a value read for it (KEYS, SCAN, INFO, ...) is counted in the memory budget too
         long beyondValues = Math.max(0, weight - reservedNow);
         if (beyondValues > 4096) {
@@ -434,7 +436,7 @@ final class CommandRunner implements Runnable {
     private void deliver(List<RedisMessage> replies, long bytes, long reserved, End end) {
         unwritten.addAndGet(bytes);
         try {
-            channel.eventLoop().execute(() -> write(replies, bytes, reserved, end, Long.MAX_VALUE));
+            channel.eventLoop().execute(() -> write(replies, bytes, reserved, end));
         } catch (RejectedExecutionException e) {
             replies.forEach(ReferenceCountUtil::release);
             written(bytes, reserved, false);
@@ -443,12 +445,21 @@ final class CommandRunner implements Runnable {
 
     /**
      * On the event loop: writes the replies; when the last is written (or fails), their memory is given back.
-     * With a finite {@code validForNanos}, the connection closes if they are not written within most of it.
+     * A reply sent from memory the store lent for a limited time ({@link LentValue}) must be written well before
+     * then: otherwise the connection is closed rather than let the socket read bytes that may be another
+     * value's by then ({@link #guard}).
      */
-    private void write(List<RedisMessage> replies, long bytes, long reserved, End end, long validForNanos) {
+    private void write(List<RedisMessage> replies, long bytes, long reserved, End end) {
         int last = replies.size() - 1;
-        for (int i = 0; i < last; i++) {
-            channel.write(replies.get(i), channel.voidPromise());
+        long validForNanos = Long.MAX_VALUE;
+        for (int i = 0; i <= last; i++) {
+            LentValue lent = LentValue.of(replies.get(i));
+            if (lent != null) {
+                validForNanos = Math.min(validForNanos, lent.validForNanos());
+            }
+            if (i < last) {
+                channel.write(replies.get(i), channel.voidPromise());
+            }
         }
         ChannelPromise promise = channel.newPromise();
         promise.addListener(f -> written(bytes, reserved, f.isSuccess()));

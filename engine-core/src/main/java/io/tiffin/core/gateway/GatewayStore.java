@@ -56,6 +56,14 @@ public interface GatewayStore extends AutoCloseable {
     }
 
     /**
+     * {@link #lend}, but the store may wait for what it needs to know (e.g. where the value is): for a command
+     * thread, never an event loop. Null when it cannot lend the value (then use {@link #get}).
+     */
+    default Lent lendAfterLookUp(String key) {
+        return null;
+    }
+
+    /**
      * Bytes of a value lent by {@link #lend}: its owner (whoever holds it) closes it exactly once, after the
      * last use of {@link #parts()}.
      *

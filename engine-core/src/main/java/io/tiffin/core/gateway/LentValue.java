@@ -18,12 +18,17 @@ import java.util.concurrent.atomic.AtomicLong;
 final class LentValue extends CompositeByteBuf {
     private final GatewayStore.Lent lent;
     private final AtomicLong open;
+    /** When the loan's bytes may stop being the value's ({@link System#nanoTime()}); MAX_VALUE: never. */
+    private final long validUntilNanos;
 
     /** Takes the loan over; {@link EncodedReply#bulk} may add the reply's framing around it. */
     LentValue(GatewayStore.Lent lent, AtomicLong open) {
         super(UnpooledByteBufAllocator.DEFAULT, true, lent.parts().size() + 2);
         this.lent = lent;
         this.open = open;
+        long validFor = lent.validForNanos();
+        long now = System.nanoTime();
+        this.validUntilNanos = validFor == Long.MAX_VALUE || now + validFor < now ? Long.MAX_VALUE : now + validFor;
         try {
             for (ByteBuffer part : lent.parts()) {
                 addComponent(true, Unpooled.wrappedBuffer(part.duplicate()));
@@ -33,6 +38,16 @@ final class LentValue extends CompositeByteBuf {
             throw e;
         }
         open.incrementAndGet();
+    }
+
+    /** How much longer the bytes are the value's (Long.MAX_VALUE: until released). */
+    long validForNanos() {
+        return validUntilNanos == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, validUntilNanos - System.nanoTime());
+    }
+
+    /** The lent bytes of {@code reply}, or null when it holds none. */
+    static LentValue of(io.netty.handler.codec.redis.RedisMessage reply) {
+        return reply instanceof EncodedReply e && e.content() instanceof LentValue v ? v : null;
     }
 
     @Override

@@ -50,7 +50,6 @@ final class ReadyGets {
         List<RedisMessage> replies = new ArrayList<>();
         long bytes = 0;
         long reserved = 0;
-        long validFor = Long.MAX_VALUE;
         int n = 0;
         try {
             for (RespCommand c : commands) {
@@ -70,7 +69,6 @@ final class ReadyGets {
                     reserved += size;
                     reply = EncodedReply.bulk(new LentValue(lent, gw.stats.lentOpen));
                     gw.stats.lentReplies.increment();
-                    validFor = Math.min(validFor, valid);
                 } else {
                     lent.close();
                     reply = null;
@@ -95,7 +93,7 @@ final class ReadyGets {
         }
         gw.stats.hits.add(n);
         gw.stats.readyGets.add(n);
-        runner.writeNow(new ArrayList<>(commands.subList(0, n)), replies, reserved, validFor);
+        runner.writeNow(new ArrayList<>(commands.subList(0, n)), replies, reserved);
         return n;
     }
 

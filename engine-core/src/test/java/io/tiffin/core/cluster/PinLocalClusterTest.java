@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link TiffinClient#pinLocal}: what a client has at hand without waiting — a replica in a segment of its JVM,
+ * {@link TiffinClient#pinLocal} (and {@code pinLocalOrLookUp}, which may ask the master): what a client has at
+ * hand without waiting — a replica in a segment of its JVM,
  * in place for what is left of the read lease, or its hot cache's copy, pinned — and null for everything else.
  */
 class PinLocalClusterTest {
@@ -41,7 +42,12 @@ class PinLocalClusterTest {
             byte[] value = TestCluster.randomBytes(300_000, 1);
             c.put("k", value, PutOptions.replicas(1));
             assertThat(c.pinLocal("k")).as("no location at hand: the client's own put dropped it").isNull();
-            assertThat(c.get("k")).isEqualTo(value);
+            try (PinnedValue looked = c.pinLocalOrLookUp("k")) {
+                assertThat(looked.inPlace()).isTrue();
+                assertThat(bytesOf(looked)).isEqualTo(value);
+            }
+            assertThatThrownBy(() -> c.pinLocalOrLookUp("missing")).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
             try (PinnedValue p = c.pinLocal("k")) {
                 assertThat(p).isNotNull();
                 assertThat(p.inPlace()).isTrue();

@@ -126,6 +126,41 @@ class GatewayZeroCopyTest {
     }
 
     @Test
+    void largeValuesAreLentOnTheCommandThreadsTooBeyondTheWriteBufferAndOnTheirFirstGet() {
+        byte[][] values = new byte[12][];
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            for (int i = 0; i < values.length; i++) {
+                values[i] = random(1 << 20, 100 + i);
+                setAndWarm(s, "zc:run:" + i, values[i]);
+            }
+            long ready = info(s, "ready_gets");
+            long lent = info(s, "zero_copy_replies");
+            // 12 MiB of replies in one read: the event loop answers up to gateway.write-buffer (8 MiB), the
+            // command thread the rest, once the client has taken half; all from the node's segment
+            ByteArrayOutputStream pipeline = new ByteArrayOutputStream();
+            for (int i = 0; i < values.length; i++) {
+                pipeline.writeBytes(command("GET", "zc:run:" + i));
+            }
+            s.send(pipeline.toByteArray());
+            for (byte[] v : values) {
+                assertThat((byte[]) s.read()).isEqualTo(v);
+            }
+            assertThat(info(s, "zero_copy_replies") - lent).isEqualTo(values.length);
+            assertThat(info(s, "ready_gets") - ready).as("not all on the event loop").isLessThan(values.length);
+            // a value just stored has no location at hand: its first GET looks it up on a command thread and is
+            // lent there
+            byte[] fresh = random(1 << 20, 200);
+            assertThat(s.call("SET", "zc:run:fresh", fresh)).isEqualTo("OK");
+            long before = info(s, "zero_copy_replies");
+            long readyBefore = info(s, "ready_gets");
+            assertThat((byte[]) s.call("GET", "zc:run:fresh")).isEqualTo(fresh);
+            assertThat(info(s, "zero_copy_replies") - before).isEqualTo(1);
+            assertThat(info(s, "ready_gets") - readyBefore).isZero();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.gateway.lentValues() == 0);
+    }
+
+    @Test
     void aReplacedOrRemovedValueIsNeverServedFromItsOldLocation() {
         byte[] first = random(1 << 20, 4);
         byte[] second = random(1 << 20, 5);
