@@ -181,6 +181,103 @@ def test_bad_client_options():
         assert e.value.code == "INVALID_PARAMS"
 
 
+class FakeMaster:
+    """A master that completes handshakes and answers SERVICE_READY as a leader (of ``term``) or a standby;
+    a standby refuses every other call with UNAVAILABLE_IN_CURRENT_STATUS (-1010), a leader answers
+    EXIST_KEY with ``exists`` True. Serves connections one after the other, many requests each."""
+
+    def __init__(self, leader: bool, term: int):
+        self.leader, self.term = leader, term
+        self.calls = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.endpoint = f"127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _serve(self, conn):
+        with conn:
+            while True:
+                head = conn.recv(28, socket.MSG_WAITALL)
+                if len(head) < 28:
+                    return
+                rest = conn.recv(struct.unpack(">i", head[:4])[0] - 24, socket.MSG_WAITALL)
+                op, rid, _ = request_of(head + rest)
+                self.calls.append(op)
+                if op == 1:
+                    out = response(1, rid, 0, pb.HelloReply(protocol_version=2).SerializeToString())
+                elif op == _wire.Op.SERVICE_READY:
+                    out = response(op, rid, 0, pb.ServiceReadyReply(version=_wire.STORE_VERSION, leader=self.leader,
+                                                                    term=self.term).SerializeToString())
+                elif not self.leader:
+                    out = response(op, rid, -1010, pb.ErrorReply(message="not the leader").SerializeToString())
+                else:
+                    out = response(op, rid, 0, pb.ExistReply(exists=True).SerializeToString())
+                conn.sendall(out)
+
+    def _run(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def close(self):
+        self.sock.close()
+
+
+def test_calls_find_the_leader_of_the_highest_term_among_the_listed_masters():
+    standby, old, leader = FakeMaster(False, 3), FakeMaster(True, 2), FakeMaster(True, 4)
+    try:
+        with tiffin.Client.connect(f"{standby.endpoint}, {old.endpoint},{leader.endpoint}", timeout=2) as c:
+            assert c.exists("k")  # the standby refuses; the client asks all three and follows the term-4 leader
+            assert c._masters.leader == leader.endpoint and c._masters.discoveries == 1
+            assert _wire.Op.EXIST_KEY in leader.calls and _wire.Op.EXIST_KEY not in old.calls
+            assert c.exists("k") and c._masters.discoveries == 1  # stays with it
+    finally:
+        for m in (standby, old, leader):
+            m.close()
+
+
+def test_a_call_with_no_leader_gives_up_after_the_failover_timeout():
+    standby = FakeMaster(False, 1)
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))  # bound, not listening: refused
+        try:
+            with tiffin.Client.connect(f"{standby.endpoint},127.0.0.1:{dead.getsockname()[1]}", timeout=1,
+                                       failover_timeout=0.8) as c:
+                t = time.monotonic()
+                with pytest.raises(TiffinError) as e:
+                    c.exists("k")
+                assert e.value.code == "UNAVAILABLE_IN_CURRENT_STATUS" and 0.8 <= time.monotonic() - t < 5
+        finally:
+            standby.close()
+
+
+def test_master_lists_are_checked():
+    from tiffin._masters import parse_masters
+    assert parse_masters(" a:1, b:2 ,a:1") == ["a:1", "b:2"]
+    for bad in (" , ", "a:1,nope", "", None):
+        with pytest.raises(TiffinError) as e:
+            parse_masters(bad)
+        assert e.value.code == "INVALID_PARAMS"
+    with pytest.raises(TiffinError) as e:
+        tiffin.Client("127.0.0.1:1", failover_timeout=0)
+    assert e.value.code == "INVALID_PARAMS"
+
+
+def test_put_ids_are_non_zero_64_bit_and_commit_records_follow_the_grant():
+    from tiffin._transfers import commit_record as _commit, new_put_id as _new_put_id
+    from tiffin.client import _options
+    ids = {_new_put_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(0 < i < 1 << 64 for i in ids)
+    opts = _options(2, None, True, False, False)
+    assert _commit("k", 10, pb.PutStartReply(version=7, commit_on_nodes=False), 5, opts) is None
+    rec = _commit("k", 10, pb.PutStartReply(version=7, commit_on_nodes=True), 5, opts)
+    assert (rec.key, rec.size, rec.version, rec.put_id, rec.soft_pin, rec.hard_pin) == ("k", 10, 7, 5, True, False)
+
+
 # ---------------------------------------------------------------------------------- errors
 
 def test_error_has_code_name_value_and_hint():

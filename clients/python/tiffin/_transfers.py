@@ -2,7 +2,9 @@
 half of a put or a get (the master half is :class:`tiffin.Client`'s).
 
 * writes: a same-host shared-memory replica with one memory copy, the others with DATA_WRITE in slices
-  of ``slice_size``, every slice to every node sent before any answer is read;
+  of ``slice_size``, every slice to every node sent before any answer is read; with failover on, the
+  last write of every replica carries the object's commit record (after a memory copy, a DATA_WRITE of
+  no bytes does), which its node keeps for a master that takes over;
 * reads: a same-host replica by memory copy, else the remote memory replicas in the master's order
   (each failure falling back to the next replica), else the SSD tier; a one-slice object none of whose
   replicas is mapped here is one DATA_READ on a pooled connection, its bytes received straight into the
@@ -19,6 +21,7 @@ threads race); each call borrows pooled connections. It holds the caller's memor
 from __future__ import annotations
 
 import logging
+import random
 import time
 from typing import Callable, Optional
 
@@ -35,6 +38,20 @@ log = logging.getLogger("tiffin")
 
 _DISCARD_MAX = 1 << 20     # largest unwanted speculative answer read and thrown away (else: close)
 _DISCARD_WAIT_S = 0.020    # longest wait for it
+
+
+def new_put_id() -> int:
+    """A put's id: random, non-zero, the same for the repeats of its PUT_START (never doubled)."""
+    return random.getrandbits(64) or 1
+
+
+def commit_record(key: str, size: int, grant, put_id: int, options: pb.PutOptionsMsg):
+    """The record a writer leaves on the nodes with the object when the master asks for it (failover on:
+    ``grant.commit_on_nodes``), else None; :meth:`Transfers.write` sets its offset per replica."""
+    if not grant.commit_on_nodes:
+        return None
+    return pb.CommitRecord(key=key, size=size, version=grant.version, put_id=put_id, hard_pin=options.hard_pin,
+                           soft_pin=options.soft_pin)
 
 
 def transfer_failure(what: str, cause: BaseException) -> TiffinError:
@@ -89,10 +106,11 @@ class Transfers:
 
     # ------------------------------------------------------------------ writes
 
-    def write(self, replicas_per_object: list, srcs: list) -> list:
+    def write(self, replicas_per_object: list, srcs: list, commits: Optional[list] = None) -> list:
         """Writes every replica of every object (None: skip the object): same-host ones by memory copy,
-        the others over the network, all requests to all nodes sent before any answer is read. Returns
-        per object None or its first failure."""
+        the others over the network, all requests to all nodes sent before any answer is read.
+        ``commits``: per object its commit record or None (see :func:`commit_record`); the node records the
+        object once the write carrying it is done. Returns per object None or its first failure."""
         n = len(srcs)
         failed: list = [None] * n
         batches: dict = {}
@@ -102,10 +120,9 @@ class Transfers:
             if replicas is None:
                 continue
             src = srcs[k]
+            commit = commits[k] if commits else None
             for r in replicas:
-                if r.size == 0:
-                    continue  # nothing to write
-                local = self.direct(r, True)
+                local = self.direct(r, True) if r.size else None
                 if local is not None and self.epoch_moved(r):
                     local = None  # re-mounted since PUT_START: the node refuses the write over the socket
                 if local is not None:
@@ -114,13 +131,24 @@ class Transfers:
                         self._counts["shared_writes"] += 1
                     except Exception as e:  # noqa: BLE001
                         failed[k] = failed[k] or transfer_failure("same-host write", e)
+                        continue
+                if local is not None or r.size == 0:
+                    if commit is not None:  # the record alone: a write of no bytes
+                        commit.offset = r.offset
+                        batches.setdefault(r.endpoint, []).append(Request(pb.DataRequest(
+                            segment=r.segment, offset=r.offset, length=0, mount_epoch=r.mount_epoch, commit=commit),
+                            owner=k))
                     continue
                 self._counts["network_writes"] += 1
                 reqs = batches.setdefault(r.endpoint, [])
                 for off in range(0, r.size, step):
                     length = min(step, r.size - off)
-                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                                       mount_epoch=r.mount_epoch), out=src.slice(off, length), owner=k))
+                    msg = pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
+                                         mount_epoch=r.mount_epoch)
+                    if commit is not None and off + length >= r.size:
+                        commit.offset = r.offset
+                        msg.commit.CopyFrom(commit)
+                    reqs.append(Request(msg, out=src.slice(off, length), owner=k))
         if batches:
             outcome = self._pool.exchange(Op.DATA_WRITE, batches)
             for ep, results in outcome.items():

@@ -132,7 +132,8 @@ class Settings:
 
     rpc_timeout: longest wait for any one answer or for the socket to take more bytes (seconds).
     connect_timeout: bound on connecting plus the HELLO handshake (seconds).
-    auth_token: the shared secret of ``transport.auth-token``; empty = none.
+    auth_token: the token presented in HELLO (a role's, ``transport.client-token`` etc., or the shared
+        ``transport.auth-token``); empty = none.
     max_frame_size: largest answer frame accepted (the servers' ``transport.max-frame-size``).
     """
 

@@ -2,11 +2,16 @@
 
 It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step:
 
-* put: PUT_START (retried while the master answers NO_AVAILABLE_HANDLE, up to 5 times with growing
-  pauses, so its evictor can free room) -> write every replica (:class:`tiffin._transfers.Transfers`)
-  -> PUT_END; any failed write -> PUT_REVOKE and the error (TRANSFER_FAIL unless the node said something
-  more precise). A put of an existing key is a successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS
-  counts as success) unless ``upsert``.
+* put: PUT_START with a random put id (retried while the master answers NO_AVAILABLE_HANDLE, up to 5
+  times with growing pauses, so its evictor can free room, or REPLICA_IS_NOT_READY: another writer's put
+  of the key in progress) -> write every replica (:class:`tiffin._transfers.Transfers`) -> PUT_END; any
+  failed write -> PUT_REVOKE and the error (TRANSFER_FAIL unless the node said something more precise). A
+  put of an existing (complete) key is a successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS counts
+  as success) unless ``upsert``. With failover on (the master says ``commit_on_nodes``) the last write of
+  every replica carries the object's commit record, which its node keeps, so a master that takes over
+  recovers the object.
+* masters: ``"h1:p1,h2:p2,h3:p3"`` lists a cluster's masters; calls go to the leader and are repeated
+  across a leader change (:class:`tiffin._masters.Masters`).
 * get: the key's location from the location cache, else GET_REPLICA_LIST (the master grants a read
   lease; :class:`tiffin._locator.Locator`) -> the replicas' bytes (``Transfers``: a same-host replica by
   memory copy, else the remote memory replicas in the master's order, else the SSD tier) within the
@@ -24,6 +29,7 @@ local hot cache.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from collections.abc import Mapping
@@ -33,12 +39,13 @@ from . import _buffers as B
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._locator import Locator
+from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._transfers import Transfers, transfer_failure
+from ._transfers import Transfers, commit_record, new_put_id, transfer_failure
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
-from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME, parse_endpoint
+from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME
 from .errors import InvalidArgument, TiffinError, code_name
 
 log = logging.getLogger("tiffin")
@@ -89,13 +96,14 @@ class Client:
     releases them.
     """
 
-    def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0, auth_token: str = "",
+    def __init__(self, master: str, *, timeout: float = 30.0, connect_timeout: float = 10.0,
+                 auth_token: Optional[str] = None,
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
                  read_hints: int = 100_000, location_cache_ttl: float = 2.0, location_cache_size: int = 100_000,
-                 peer_id: Optional[str] = None):
+                 peer_id: Optional[str] = None, failover_timeout: float = 15.0):
         """Prefer :meth:`connect`, which also checks the master's version."""
-        parse_endpoint(master)
-        for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout)):
+        for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
+                        ("failover_timeout", failover_timeout)):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
                 raise InvalidArgument("INVALID_PARAMS", f"{name} = {v!r} (expected: seconds > 0)")
         if not isinstance(slice_size, int) or not 1024 <= slice_size <= 64 * MiB:
@@ -104,10 +112,15 @@ class Client:
         if slice_size + 64 * 1024 > max_frame_size:
             raise TiffinError("INVALID_PARAMS", f"slice_size = {slice_size} needs a max_frame_size above it plus 64 KiB")
         self.master = master
-        self.client_id = f"client-py-{uuid.uuid4()}"
+        # the master takes a put's writer from the connection's HELLO peer id: the two must be the same
+        self.client_id = peer_id or f"client-py-{uuid.uuid4()}"
         self.slice_size = slice_size
-        self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token or "", max_frame_size),
-                          peer_id or self.client_id)
+        if auth_token is None:
+            # as the Java processes read transport.client-token / transport.auth-token from the environment
+            auth_token = (os.environ.get("TIFFIN_TRANSPORT_CLIENT_TOKEN")
+                          or os.environ.get("TIFFIN_TRANSPORT_AUTH_TOKEN", ""))
+        self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size), self.client_id)
+        self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
         if not isinstance(read_hints, int) or read_hints < 0:
             raise InvalidArgument("INVALID_PARAMS", f"read_hints = {read_hints!r} (expected: an int >= 0, 0 = off)")
@@ -136,7 +149,10 @@ class Client:
         """Connects to the master at ``host:port`` and checks that it runs the same Tiffin version.
 
         Options: ``timeout`` (s, default 30: longest wait for one answer, as ``client.rpc-timeout``),
-        ``connect_timeout`` (s, default 10), ``auth_token`` (``transport.auth-token``), ``shared_memory``
+        ``connect_timeout`` (s, default 10), ``auth_token`` (the token of the role this client acts in:
+        ``transport.client-token``, or ``transport.admin-token`` for ``remove_all`` and forced removals, or the
+        shared ``transport.auth-token``; default: the environment's ``TIFFIN_TRANSPORT_CLIENT_TOKEN``, else
+        ``TIFFIN_TRANSPORT_AUTH_TOKEN``, else none), ``shared_memory``
         (default True: use same-host nodes' shared-memory segments, as ``client.shared-memory``),
         ``slice_size`` (default 16 MiB, as ``client.transfer-slice-size``), ``max_frame_size``,
         ``read_hints`` (default 100000 keys, 0 = off: a get of a key this client saw before reads its
@@ -146,7 +162,10 @@ class Client:
         instead of asking the master again, as ``client.location-cache-ttl``; a forced remove by another
         client returns only once that reuse has ended), ``location_cache_size`` (default 100000
         locations, least recently used dropped first, as ``client.location-cache-size``), ``peer_id`` (the
-        name the servers log).
+        name the servers log, and this client's writer id: default ``client-py-<uuid>``), ``failover_timeout``
+        (s, default 15: how long a call keeps looking for the leader among several masters, or waits for a
+        master that recovers, as ``client.failover-timeout``). ``master`` may list every master of a cluster
+        with failover, ``"h1:p1,h2:p2,h3:p3"``: the client finds the leader.
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
         mismatch, ILLEGAL_CLIENT if it rejects the auth token.
@@ -189,9 +208,9 @@ class Client:
         if self._closed:
             raise TiffinError("UNAVAILABLE_IN_CURRENT_STATUS", "the client is closed")
 
-    def _rpc(self, op: int, req, reply_cls):
+    def _rpc(self, op: int, req, reply_cls, retried: Optional[list] = None):
         self._check_open()
-        return self._pool.call(self.master, op, req, reply_cls)
+        return self._masters.call(op, req, reply_cls, retried)
 
     def _segment_info(self, endpoint: str, segment: str):
         return self._pool.call(endpoint, Op.SEGMENT_INFO, pb.SegmentInfoRequest(segment=segment), pb.SegmentInfoReply)
@@ -228,7 +247,8 @@ class Client:
 
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
         self._locator.forget(key)
-        req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options)
+        put_id = new_put_id()
+        req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options, put_id=put_id)
         attempt = 0
         while True:
             try:
@@ -236,17 +256,18 @@ class Client:
                 break
             except TiffinError as e:
                 if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
-                    return  # Mooncake's rule: a put of an existing key is a successful no-op
+                    return  # Mooncake's rule: a put of an existing (complete) key is a successful no-op
                 if e.code == "INVALID_PARAMS" and src.size == 0:
                     raise TiffinError("INVALID_PARAMS", f"put {key!r}: the master refused the empty value ({e}); "
                                                         "it stores objects of at least 1 byte") from None
-                if e.code != "NO_AVAILABLE_HANDLE" or attempt >= PUT_RETRIES:
+                if e.code not in ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY") or attempt >= PUT_RETRIES:
                     raise
-                time.sleep(0.020 * (1 << attempt))  # a failed allocation wakes the master's evictor
+                # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon
+                time.sleep(0.020 * (1 << attempt))
                 attempt += 1
         replicas = [replica_from(r) for r in reply.replicas]
         try:
-            failed = self._io.write([replicas], [src])[0]
+            failed = self._io.write([replicas], [src], [commit_record(key, src.size, reply, put_id, options)])[0]
         except Exception as e:  # noqa: BLE001 - the put is revoked whatever went wrong
             failed = e
         if failed is not None:
@@ -272,7 +293,7 @@ class Client:
         """Stores many objects with one master round trip per phase and all writes pipelined:
         ``batch_put(keys, values)`` or ``batch_put({key: value, ...})``. Returns one :class:`KeyResult`
         per key (value None); an existing key is OK (not overwritten) unless ``upsert``. A key given
-        twice is written once (the first value; the second counts as existing)."""
+        twice is written once (the first value; the second counts as existing, with the first's outcome)."""
         if values is None and isinstance(keys, Mapping):
             keys, values = list(keys.keys()), list(keys.values())
         keys = B.check_keys(keys)
@@ -295,24 +316,35 @@ class Client:
             return []
         for k in keys:
             self._locator.forget(k)
+        put_ids = [new_put_id() for _ in range(n)]
         reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
-            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options), pb.BatchPutStartReply)
+            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options, put_ids=put_ids),
+            pb.BatchPutStartReply)
         if len(reply.results) != n:
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} results for {n} keys")
         codes = []
         to_write: list = []
-        for r in reply.results:
+        commits: list = []
+        first_of: dict = {}  # key -> index of its first occurrence granted in this batch
+        same_as: dict = {}  # index of a repeated key -> that first occurrence, whose outcome it shares
+        for i, r in enumerate(reply.results):
             code = code_name(r.code)
+            commit = None
             if code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
-                code = "OK"
+                code = "OK"  # complete: a successful no-op (another writer's put in progress is not)
                 to_write.append(None)
             elif code == "OK":
                 to_write.append([replica_from(x) for x in r.replicas])
+                commit = commit_record(keys[i], srcs[i].size, r, put_ids[i], options)
+                first_of.setdefault(keys[i], i)
             else:
                 to_write.append(None)
+                if code == "REPLICA_IS_NOT_READY" and keys[i] in first_of:
+                    same_as[i] = first_of[keys[i]]  # in progress: by this very batch
             codes.append(code)
+            commits.append(commit)
         try:
-            failed = self._io.write(to_write, srcs)
+            failed = self._io.write(to_write, srcs, commits)
         except Exception as e:  # noqa: BLE001
             failed = [transfer_failure("batch put", e)] * n
         to_end, end_at, to_revoke = [], [], []
@@ -336,6 +368,8 @@ class Client:
                 self._locator.forget_location(keys[i])
                 if codes[i] == "OK":
                     self._locator.remember(keys[i], to_write[i])
+        for i, first in same_as.items():
+            codes[i] = codes[first]  # a key given twice is written once: the second shares the first's outcome
         return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
 
     # ------------------------------------------------------------------ get
@@ -576,13 +610,19 @@ class Client:
         once.
 
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
+        A repeat (after a lost answer or a leader change) that finds the key gone counts as done.
         """
         key = B.check_key(key)
         # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
         # remove does not wait for, must not leave the removed object in the location cache
         self._locator.forget(key)
+        retried = [False]
         try:
-            self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force), cache_owner=self._locator.cache_owner), pb.Empty)
+            self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force), cache_owner=self._locator.cache_owner),
+                      pb.Empty, retried)
+        except TiffinError as e:
+            if not (retried[0] and e.code == "OBJECT_NOT_FOUND"):
+                raise
         finally:
             self._locator.forget_location(key)
 

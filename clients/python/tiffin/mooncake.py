@@ -226,7 +226,9 @@ class MooncakeDistributedStore:
                 log.error("setup: the store is already set up; close() it first")
                 return CODES["INVALID_PARAMS"]
             try:
-                self._client = Client.connect(master, peer_id=f"mooncake-api-{hostname}", location_cache_ttl=ttl)
+                # the peer id is the writer id too: one per store
+                self._client = Client.connect(master, peer_id=f"mooncake-api-{hostname}-{os.getpid()}-{id(self):x}",
+                                              location_cache_ttl=ttl)
             except InvalidArgument:
                 raise
             except TiffinError as e:

@@ -30,6 +30,13 @@ final class BenchClientOptions {
         return kv(masterAddress, readHints, locationCacheTtl).withSharedMemory(false);
     }
 
+    /** Target {@code tiffin-remote-tls}: {@link #kvRemote} over TLS with {@code tls}. */
+    static TiffinClient.Options kvRemoteTls(String masterAddress, long readHints, Duration locationCacheTtl,
+                                            io.tiffin.core.transport.TlsSettings tls) {
+        TiffinClient.Options o = kvRemote(masterAddress, readHints, locationCacheTtl);
+        return o.toBuilder().transport(o.transport().withTls(tls)).build();
+    }
+
     /** Target {@code tiffin-unhinted}: {@link #kvRemote} without read hints. */
     static TiffinClient.Options kvUnhinted(String masterAddress, Duration locationCacheTtl) {
         return kv(masterAddress, 0, locationCacheTtl).withSharedMemory(false);

@@ -5,6 +5,7 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.Durations;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.transport.TlsSettings;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -29,7 +30,10 @@ import picocli.CommandLine.Option;
  * {@code --shared-memory-dir} the nodes keep their segments in shared memory and target
  * {@code tiffin-shm} is a client (of this process, on the nodes' host) that maps them. With
  * {@code --location-cache-ttl} (default 2 s, the client's default) the Tiffin clients reuse lookups;
- * {@code --uncached-baseline} adds {@code tiffin-uncached}, tiffin-remote without that reuse. Each measurement runs
+ * {@code --uncached-baseline} adds {@code tiffin-uncached}, tiffin-remote without that reuse. With {@code --tls}
+ * a second cluster (master here, as many node processes) serves TLS with a certificate made for the run
+ * ({@link BenchTls}), and target {@code tiffin-remote-tls}, tiffin-remote's client over TLS, is measured
+ * right after tiffin-remote, so the ratio of the two is TLS's cost ({@code --tls-provider} picks the engine). Each measurement runs
  * {@code --clients} threads, each with one request at a time, for {@code --duration} seconds after
  * {@code --warmup} seconds; latency percentiles come from HdrHistogram (for batch get, of one batch
  * call). Puts overwrite a small ring of keys per thread (upsert) so long runs do not fill the pool.
@@ -138,6 +142,17 @@ public final class BenchKvCommand implements Callable<Integer> {
                     + " first case, in all (default ${DEFAULT-VALUE}; 6 left a run's first case measurably colder)")
     double clusterWarmup;
 
+    @Option(names = "--tls",
+            description = "also start a TLS cluster (master here, --nodes node processes, a certificate made for the run)"
+                    + " and measure target tiffin-remote-tls: tiffin-remote's client over TLS, right after"
+                    + " tiffin-remote; not with --master")
+    boolean tls;
+
+    @Option(names = "--tls-provider", defaultValue = "auto",
+            description = "TLS engine of --tls's cluster and client: auto (OpenSSL where it loads), openssl or jdk"
+                    + " (transport.tls.provider; default ${DEFAULT-VALUE})")
+    String tlsProvider;
+
     @Option(names = "--redis", description = "host:port of a Redis server to run the same workload against")
     String redis;
 
@@ -164,7 +179,9 @@ public final class BenchKvCommand implements Callable<Integer> {
         KvReport report = new KvReport(out);
         KvLoad load = new KvLoad(clients, warmup, duration, report);
         try (KvCluster cluster = master != null ? KvCluster.existing(master)
-                : KvCluster.start(nodes, segmentSize, nodeIoThreads, sharedMemoryDir, out);
+                : KvCluster.start(nodes, segmentSize, nodeIoThreads, sharedMemoryDir, out, null);
+             BenchTls pki = tls ? BenchTls.create(TlsSettings.Provider.parse(tlsProvider)) : null;
+             KvCluster tlsCluster = tls ? KvCluster.start(nodes, segmentSize, nodeIoThreads, null, out, pki) : null;
              Arena arena = Arena.ofShared()) {
             String address = cluster.address();
             out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
@@ -177,11 +194,18 @@ public final class BenchKvCommand implements Callable<Integer> {
                          : TiffinClient.connect(BenchClientOptions.kvShm(address, readHints, cacheTtl));
                  TiffinClient uncached = uncachedBaseline
                          ? TiffinClient.connect(BenchClientOptions.kvUncached(address, readHints)) : null;
+                 TiffinClient remoteTls = tlsCluster == null ? null : TiffinClient.connect(BenchClientOptions
+                         .kvRemoteTls(tlsCluster.address(), readHints, cacheTtl, pki.clientSettings()));
                  SocketBaseline socket = new SocketBaseline(workload.maxSize(), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? workload.maxWorkingSet() : 0)) {
                 // per size, in this order; then Redis for every size
                 List<KvTarget> targets = new ArrayList<>();
                 targets.add(TiffinTarget.remote(remote, load, workload, out, dataPlane));
+                if (remoteTls != null) {
+                    out.printf("TLS cluster: master %s (%s)%n", tlsCluster.address(),
+                            io.tiffin.core.transport.TlsContexts.load(pki.clientSettings()));
+                    targets.add(TiffinTarget.remoteTls(remoteTls, load, workload, out));
+                }
                 if (unhinted != null && workload.measures("get")) {
                     targets.add(TiffinTarget.unhinted(unhinted, load, workload, out));
                 }
@@ -196,6 +220,9 @@ public final class BenchKvCommand implements Callable<Integer> {
                 KvTarget redisTarget = redis == null ? null : new RedisTarget(redis, load, workload);
 
                 TiffinTarget.warmCluster(remote, load, workload.valueSizes(), clusterWarmup, arena);
+                if (remoteTls != null) {
+                    TiffinTarget.warmCluster(remoteTls, load, workload.valueSizes(), clusterWarmup, arena);
+                }
                 for (int round = 1; round <= rounds; round++) {
                     if (rounds > 1) {
                         out.printf("Round %d of %d%n", round, rounds);
@@ -226,6 +253,16 @@ public final class BenchKvCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--operations: unknown operation '"
                         + op + "' (expected put, get, batch_get or batch_put, separated by commas)");
             }
+        }
+        try {
+            TlsSettings.Provider.parse(tlsProvider);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tls-provider: '" + tlsProvider
+                    + "' is not auto, openssl or jdk");
+        }
+        if (tls && master != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tls starts a TLS cluster of its own;"
+                    + " it cannot be combined with --master");
         }
         if (nodes < 1 || clients < 1 || batchSize < 1 || rounds < 1 || duration <= 0 || warmup < 0
                 || clusterWarmup < 0) {

@@ -56,7 +56,9 @@ import picocli.CommandLine.Option;
  * </ul>
  *
  * Prints {@code Operations per second: X} (keys per second for batch operations). Without
- * {@code --master} it starts a master in this JVM on a free port. The fake node is pinged so the master
+ * {@code --master} it starts a master in this JVM on a free port; with {@code --failover} that master runs with
+ * failover on, the leader of {@code --failover-masters} masters (the others stand by) elected through a ZooKeeper
+ * server in this JVM or {@code --coordinator}, as {@code tiffin master --coordinator} runs. The fake node is pinged so the master
  * keeps its segments, and its segments are unmounted at the end (which erases the bench's keys).
  *
  * <p>Not thread-safe: one instance runs one benchmark.
@@ -111,6 +113,18 @@ public final class BenchMasterCommand implements Callable<Integer> {
     @Option(names = "--csv", description = "append a row to this CSV file: operation,clients,batch_size,duration_s,ops_per_sec")
     Path csv;
 
+    @Option(names = "--failover", description = "the master started in this JVM runs with failover on: it leads"
+            + " standby masters (also in this JVM) through a coordination service; not with --master")
+    boolean failover;
+
+    @Option(names = "--failover-masters", defaultValue = "3", description = "masters with --failover, the leader"
+            + " and its standbys (default ${DEFAULT-VALUE})")
+    int failoverMasters;
+
+    @Option(names = "--coordinator", description = "with --failover: zk://host:port[/root] of a running ZooKeeper;"
+            + " default: a ZooKeeper server in this JVM")
+    String coordinator;
+
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
     private final String nodeId = "bench-node-" + runId;
     private final AtomicLong failures = new AtomicLong();
@@ -124,8 +138,15 @@ public final class BenchMasterCommand implements Callable<Integer> {
     public Integer call() {
         validate();
         MasterServer local = null;
+        LocalFailoverMasters masters = null;
         String address = master;
-        if (address == null) {
+        if (address == null && failover) {
+            masters = new LocalFailoverMasters(failoverMasters, coordinator, java.time.Duration.ofSeconds(60));
+            local = masters.leader();
+            address = "127.0.0.1:" + local.address().getPort();
+            System.out.printf("Failover on: %s leads the masters %s, elected through %s%n", address, masters.addresses(),
+                    masters.coordinator());
+        } else if (address == null) {
             local = BenchSupport.startLocalMaster();
             address = "127.0.0.1:" + local.address().getPort();
         }
@@ -178,7 +199,9 @@ public final class BenchMasterCommand implements Callable<Integer> {
             pinger.shutdownNow();
             clients.forEach(TransportClient::close);
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-            if (local != null) {
+            if (masters != null) {
+                masters.close();
+            } else if (local != null) {
                 local.close();
             }
         }
@@ -190,6 +213,16 @@ public final class BenchMasterCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--num-segments, --num-clients,"
                     + " --num-threads, --num-keys, --batch-size, --value-size and --duration must be >= 1,"
                     + " --warmup and --io-threads >= 0");
+        }
+        if (failover && master != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--failover starts masters in this JVM;"
+                    + " with --master, run the masters with --coordinator yourself");
+        }
+        if (!failover && coordinator != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--coordinator needs --failover");
+        }
+        if (failover && failoverMasters < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--failover-masters must be >= 1");
         }
     }
 

@@ -42,14 +42,16 @@ final class KvCluster implements AutoCloseable {
      * @param segmentSize memory per node, e.g. {@code 2GiB}
      * @param nodeIoThreads event-loop threads per node, 0 = the node's default
      * @param sharedMemoryDir where the nodes keep their segments in shared memory, or null
+     * @param tls the PKI of a TLS cluster (master and nodes serve TLS), or null for plaintext
      */
-    static KvCluster start(int nodes, String segmentSize, int nodeIoThreads, Path sharedMemoryDir, PrintStream out)
-            throws IOException {
-        MasterServer master = BenchSupport.startLocalMaster();
+    static KvCluster start(int nodes, String segmentSize, int nodeIoThreads, Path sharedMemoryDir, PrintStream out,
+                           BenchTls tls) throws IOException {
+        MasterServer master = BenchSupport.startLocalMaster(tls == null ? new String[0]
+                : tls.serverConfig().toArray(String[]::new));
         KvCluster cluster = new KvCluster(master, "127.0.0.1:" + master.address().getPort());
         try {
             for (int i = 0; i < nodes; i++) {
-                cluster.startNode(i, segmentSize, nodeIoThreads, sharedMemoryDir, out);
+                cluster.startNode(i, segmentSize, nodeIoThreads, sharedMemoryDir, out, tls);
             }
         } catch (IOException | RuntimeException e) {
             cluster.close();
@@ -63,14 +65,18 @@ final class KvCluster implements AutoCloseable {
         return address;
     }
 
-    private void startNode(int i, String segmentSize, int nodeIoThreads, Path sharedMemoryDir, PrintStream out)
-            throws IOException {
+    private void startNode(int i, String segmentSize, int nodeIoThreads, Path sharedMemoryDir, PrintStream out,
+                           BenchTls tls) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-Dguice_bytecode_gen_option=DISABLED", "-Xmx512m",
                 "-cp", System.getProperty("java.class.path"), BenchNodeMain.class.getName(), address,
-                "bench-node-" + i, segmentSize, Integer.toString(nodeIoThreads),
-                sharedMemoryDir == null ? "" : sharedMemoryDir.toString());
+                (tls == null ? "bench-node-" : "bench-tls-node-") + i, segmentSize, Integer.toString(nodeIoThreads),
+                sharedMemoryDir == null ? "" : sharedMemoryDir.toString()));
+        if (tls != null) {
+            command.addAll(tls.nodeArguments());
+        }
+        ProcessBuilder pb = new ProcessBuilder(command);
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         Process p = pb.start();
         processes.add(p);

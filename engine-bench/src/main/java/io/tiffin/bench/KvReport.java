@@ -171,6 +171,10 @@ final class KvReport {
         if (uncached != null && r.target().equals("tiffin-remote")) {
             line.append(String.format(Locale.ROOT, ", %.2fx tiffin-uncached", r.gbPerSec() / uncached.gbPerSec()));
         }
+        KvResult plain = byKey.get("tiffin-remote/get/" + r.valueSize());
+        if (plain != null && r.target().equals("tiffin-remote-tls")) {
+            line.append(String.format(Locale.ROOT, ", %.2fx tiffin-remote", r.gbPerSec() / plain.gbPerSec()));
+        }
         KvResult unhinted = byKey.get("tiffin-unhinted/get/" + r.valueSize());
         if (unhinted != null && r.target().equals("tiffin-remote")) {
             line.append(String.format(Locale.ROOT, ", %.2fx tiffin-unhinted", r.gbPerSec() / unhinted.gbPerSec()));

@@ -66,6 +66,11 @@ final class TiffinTarget implements KvTarget {
         return new TiffinTarget("tiffin-remote", client, load, workload, out, true, true, dataPlane, null);
     }
 
+    /** {@code tiffin-remote-tls}: {@link #remote} over TLS, a client of the bench's TLS cluster. */
+    static TiffinTarget remoteTls(TiffinClient client, KvLoad load, KvWorkload workload, PrintStream out) {
+        return new TiffinTarget("tiffin-remote-tls", client, load, workload, out, true, true, false, null);
+    }
+
     /** {@code tiffin-shm}: a client that maps the nodes' segments in {@code sharedMemoryDir}. */
     static TiffinTarget shm(TiffinClient client, KvLoad load, KvWorkload workload, PrintStream out,
                             Path sharedMemoryDir) {

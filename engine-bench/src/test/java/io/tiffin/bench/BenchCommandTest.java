@@ -35,13 +35,13 @@ class BenchCommandTest {
         Result r = tiffin("bench");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err()).contains("missing benchmark")
-                .contains("alloc", "master", "prefix", "kv", "storage", "promotion", "hotcache", "cache-sim");
+                .contains("alloc", "master", "prefix", "kv", "storage", "promotion", "hotcache", "cache-sim", "failover");
     }
 
     @Test
     void eachBenchmarkAnswersHelp() {
         for (String b : new String[] {"alloc", "master", "prefix", "kv", "storage", "promotion", "hotcache",
-                "cache-sim"}) {
+                "cache-sim", "failover"}) {
             Result r = tiffin("bench", b, "--help");
             assertThat(r.exit()).as(b).isZero();
             assertThat(r.out()).as(b).contains("Usage: tiffin bench " + b);

@@ -99,8 +99,45 @@ public final class TiffinModule extends AbstractModule {
     @Singleton
     TransportSettings transportSettings(TiffinConfig config) {
         return new TransportSettings((int) Math.min(Integer.MAX_VALUE, config.get(TRANSPORT_MAX_FRAME_SIZE)),
-                config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_HANDSHAKE_TIMEOUT),
-                config.get(TRANSPORT_IO_THREADS), config.get(TRANSPORT_NATIVE), config.get(CLIENT_RPC_TIMEOUT));
+                credentials(config), config.get(TRANSPORT_HANDSHAKE_TIMEOUT),
+                config.get(TRANSPORT_IO_THREADS), config.get(TRANSPORT_NATIVE), config.get(CLIENT_RPC_TIMEOUT),
+                tlsSettings(config), serverLimits(config), config.get(TRANSPORT_INSECURE));
+    }
+
+    /**
+     * The tokens of {@code transport.*-token} and the certificate names of {@code transport.tls.*-names};
+     * connections present the client role's token (a node's: the node role's).
+     */
+    static io.tiffin.core.transport.Credentials credentials(TiffinConfig config) {
+        return new io.tiffin.core.transport.Credentials(config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_CLIENT_TOKEN),
+                config.get(TRANSPORT_NODE_TOKEN), config.get(TRANSPORT_ADMIN_TOKEN), io.tiffin.core.transport.Role.CLIENT,
+                java.util.Map.of(io.tiffin.core.transport.Role.CLIENT, config.get(TRANSPORT_TLS_CLIENT_NAMES),
+                        io.tiffin.core.transport.Role.NODE, config.get(TRANSPORT_TLS_NODE_NAMES),
+                        io.tiffin.core.transport.Role.ADMIN, config.get(TRANSPORT_TLS_ADMIN_NAMES)));
+    }
+
+    /** {@code transport.tls.*}; file names as given (relative ones against the working directory). */
+    static io.tiffin.core.transport.TlsSettings tlsSettings(TiffinConfig config) {
+        return new io.tiffin.core.transport.TlsSettings(config.get(TRANSPORT_TLS_ENABLED), path(config, TRANSPORT_TLS_CERT),
+                path(config, TRANSPORT_TLS_KEY), path(config, TRANSPORT_TLS_CA),
+                io.tiffin.core.transport.TlsSettings.ClientAuth.parse(config.get(TRANSPORT_TLS_CLIENT_AUTH)),
+                io.tiffin.core.transport.TlsSettings.Provider.parse(config.get(TRANSPORT_TLS_PROVIDER)),
+                config.get(TRANSPORT_TLS_VERIFY_HOSTNAME));
+    }
+
+    private static Path path(TiffinConfig config, io.tiffin.core.config.ConfigKey<String> key) {
+        String v = config.get(key);
+        return v.isEmpty() ? null : Path.of(v);
+    }
+
+    /** The limits servers enforce on their peers. */
+    static io.tiffin.core.transport.ServerLimits serverLimits(TiffinConfig config) {
+        return new io.tiffin.core.transport.ServerLimits((int) (long) config.get(TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE),
+                config.get(TRANSPORT_IDLE_TIMEOUT), config.get(TRANSPORT_FRAME_TIMEOUT),
+                config.get(TRANSPORT_MAX_CONNECTIONS), config.get(TRANSPORT_MAX_CONNECTIONS_PER_ADDRESS),
+                (int) (long) config.get(TRANSPORT_WRITE_BUFFER_LIMIT), config.get(TRANSPORT_MAX_BATCH_KEYS),
+                (int) (long) config.get(TRANSPORT_MAX_QUERY_ANSWER_SIZE), config.get(NODE_SSD_READ_MEMORY),
+                config.get(NODE_SSD_READ_QUEUE), config.get(MASTER_MAX_HARD_PINNED_SHARE));
     }
 
     @Provides
@@ -126,9 +163,20 @@ public final class TiffinModule extends AbstractModule {
 
     @Provides
     @Singleton
+    io.tiffin.core.master.FailoverSettings failoverSettings(TiffinConfig config) {
+        String dir = config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_STATE_DIR);
+        return new io.tiffin.core.master.FailoverSettings(
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_COORDINATOR),
+                dir.isEmpty() ? null : java.nio.file.Path.of(dir),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_ADVERTISE_ADDRESS),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_COORDINATOR_SESSION_TIMEOUT), true);
+    }
+
+    @Provides
+    @Singleton
     NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
-        HostPort master = config.get(MASTER_ADDRESS);
-        NodeServer.Options options = NodeServer.Options.builder(master.toString())
+        String master = config.get(MASTER_ADDRESS);
+        NodeServer.Options options = NodeServer.Options.builder(master)
                 .nodeId(config.get(NODE_ID)).host(config.get(NODE_HOST)).port(config.get(NODE_PORT)).segmentSize(config.get(NODE_SEGMENT_SIZE))
                 .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)) .withIoThreads(config.get(NODE_IO_THREADS))).build();
         String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
@@ -196,7 +244,8 @@ public final class TiffinModule extends AbstractModule {
                     config.get(HOTCACHE_MAX_ENTRY_SHARE), config.get(HOTCACHE_RING_SIZE),
                     plugins.hotCachePolicy(policy), policySettings);
         }
-        return TiffinClient.Options.builder(config.get(MASTER_ADDRESS).toString())
+        return TiffinClient.Options.builder(config.get(MASTER_ADDRESS))
+                .failoverTimeout(config.get(io.tiffin.core.config.TiffinConfigKeys.CLIENT_FAILOVER_TIMEOUT))
                 .transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)))
                 .sliceSize(config.get(CLIENT_TRANSFER_SLICE_SIZE))
                 .localMemcpy(config.get(CLIENT_LOCAL_MEMCPY))

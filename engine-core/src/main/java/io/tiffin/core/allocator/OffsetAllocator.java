@@ -212,6 +212,58 @@ public final class OffsetAllocator {
     }
 
     /**
+     * Rebuilds the allocator to hold exactly the allocations {@code (offsets[i], sizes[i])} as {@link #allocate}
+     * reserves them (same rounding): a master taking over a segment learns its used space from the node's
+     * objects. Earlier handles become invalid. O(n log n).
+     *
+     * @return per allocation its handle, or {@link #NO_SPACE} where it overlaps one at a lower offset or does not fit
+     */
+    public long[] restore(long[] offsets, long[] sizes) {
+        reset();
+        removeNodeFromBin(binHeads[uintToFloatRoundDown(scaledCapacity)]); // the one free region
+        Integer[] order = java.util.stream.IntStream.range(0, offsets.length).boxed()
+                .sorted((a, b) -> Long.compare(offsets[a], offsets[b])).toArray(Integer[]::new);
+        long[] handles = new long[offsets.length];
+        Arrays.fill(handles, NO_SPACE);
+        long cursor = 0;
+        int last = UNUSED;
+        for (int i : order) {
+            long scaledOffset = offsets[i] >>> multiplierBits;
+            long rounded = sizes[i] <= 0 ? 0 : floatToUint(uintToFloatRoundUp(((sizes[i] - 1) >>> multiplierBits) + 1));
+            if (rounded == 0 || (offsets[i] & ((1L << multiplierBits) - 1)) != 0 || scaledOffset < cursor
+                    || scaledOffset + rounded > scaledCapacity || !ensureFreeNode() || freeNodeCount < 2) {
+                continue;
+            }
+            if (scaledOffset > cursor) {
+                last = link(last, insertNodeIntoBin(scaledOffset - cursor, cursor));
+            }
+            int node = freeNodes[--freeNodeCount];
+            nodeOffset[node] = (int) scaledOffset;
+            nodeSize[node] = (int) rounded;
+            nodeUsed[node] = true;
+            binListPrev[node] = binListNext[node] = UNUSED;
+            allocationCount++;
+            last = link(last, node);
+            handles[i] = node;
+            cursor = scaledOffset + rounded;
+        }
+        if (cursor < scaledCapacity) {
+            link(last, insertNodeIntoBin(scaledCapacity - cursor, cursor));
+        }
+        return handles;
+    }
+
+    /** Makes {@code node} the physical successor of {@code last} (UNUSED = first); returns {@code node}. */
+    private int link(int last, int node) {
+        neighborPrev[node] = last;
+        neighborNext[node] = UNUSED;
+        if (last != UNUSED) {
+            neighborNext[last] = node;
+        }
+        return node;
+    }
+
+    /**
      * Frees an allocation, merging it with free physically adjacent regions. Runs in O(1).
      *
      * @param handle a handle returned by {@link #allocate(long)} and not freed since

@@ -5,6 +5,7 @@ import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.transport.Role;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
@@ -31,6 +32,14 @@ abstract class ClientCommand extends TiffinCommand {
         return null;
     }
 
+    /**
+     * The role whose token this command's connections present ({@code transport.client-token}, or
+     * {@code transport.admin-token} for what only an admin may do); the client role unless overridden.
+     */
+    Role role() {
+        return Role.CLIENT;
+    }
+
     /** Checks the arguments before connecting; throws {@link picocli.CommandLine.ParameterException}. */
     void check() {
     }
@@ -42,7 +51,9 @@ abstract class ClientCommand extends TiffinCommand {
         f.put(MASTER_ADDRESS.name(), new Flag("--master", master));
         TiffinConfig config = config(f);
         masterAddress = config.get(MASTER_ADDRESS).toString();
-        try (TiffinClient client = TiffinClient.connect(component(config, TiffinClient.Options.class))) {
+        TiffinClient.Options options = component(config, TiffinClient.Options.class);
+        options = options.toBuilder().transport(options.transport().presentingAs(role())).build();
+        try (TiffinClient client = TiffinClient.connect(options)) {
             int code = run(client);
             out().flush();
             return code;

@@ -4,6 +4,7 @@ import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_REPLICAS;
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
+import static io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_INSECURE;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
@@ -13,6 +14,7 @@ import io.tiffin.core.gateway.GatewayServer;
 import io.tiffin.core.gateway.GatewaySettings;
 import io.tiffin.core.gateway.GatewayStore;
 import io.tiffin.core.gateway.TiffinGatewayStore;
+import io.tiffin.core.transport.ProtectedMode;
 import java.util.Deque;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -43,7 +45,7 @@ final class GatewayCommand extends ServerCommand {
 
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_ADDRESS.name(), new Flag("--master", master));
         f.put(GATEWAY_HOST.name(), new Flag("--host", host));
         f.put(GATEWAY_PORT.name(), new Flag("--port", port));
@@ -64,8 +66,18 @@ final class GatewayCommand extends ServerCommand {
      * message naming {@code flag}.
      */
     static GatewayServer startGateway(TiffinConfig config, GatewayStore store, String flag) {
+        GatewaySettings settings = GatewaySettings.from(config);
+        if (settings.password().isEmpty() && !config.get(TRANSPORT_INSECURE)
+                && !ProtectedMode.isLoopback(settings.host())) {
+            store.close(); // protected mode, as for the master and the nodes (docs/SECURITY.md)
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "the Redis gateway refuses to listen on "
+                    + settings.host() + ":" + settings.port() + ": that address is reachable from other hosts and no"
+                    + " password is set, so anyone who can reach it could read, overwrite or remove every object. Set"
+                    + " transport.client-token (or transport.auth-token), clients then AUTH with it; or bind to"
+                    + " 127.0.0.1 (gateway.host); or accept the risk with --insecure (transport.insecure = true)");
+        }
         try {
-            return GatewayServer.start(store, GatewaySettings.from(config));
+            return GatewayServer.start(store, settings);
         } catch (TiffinException e) {
             store.close();
             throw new TiffinException(ErrorCode.INVALID_PARAMS, flag + " " + config.get(GATEWAY_PORT) + " (gateway.port ["

@@ -31,12 +31,23 @@ final class MasterCommand extends ServerCommand {
             description = "Admin HTTP port for /metrics and /health (master.admin-port; default 9003).")
     String adminPort;
 
+    @Option(names = "--coordinator", paramLabel = "URL", description = "Elect the leader among several masters"
+            + " through this coordination service: zk://host:port[,host:port...][/root] (master.coordinator;"
+            + " default none: a single master).")
+    String coordinator;
+
+    @Option(names = "--state-dir", paramLabel = "DIR", description = "Keep the cluster facts here, so a restarted"
+            + " single master gets its objects back from its nodes (master.state-dir; default none).")
+    String stateDir;
+
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_HOST.name(), new Flag("--host", host));
         f.put(MASTER_PORT.name(), new Flag("--port", port));
         f.put(MASTER_ADMIN_PORT.name(), new Flag("--admin-port", adminPort));
+        f.put(io.tiffin.core.config.TiffinConfigKeys.MASTER_COORDINATOR.name(), new Flag("--coordinator", coordinator));
+        f.put(io.tiffin.core.config.TiffinConfigKeys.MASTER_STATE_DIR.name(), new Flag("--state-dir", stateDir));
         return config(f);
     }
 
@@ -44,8 +55,13 @@ final class MasterCommand extends ServerCommand {
     void start(TiffinConfig config, Deque<AutoCloseable> started) {
         Injector injector = Tiffin.injector(config);
         started.push(injector.getInstance(PluginRegistry.class));
-        MasterServer master = MasterServer.start(injector.getInstance(MasterServer.Options.class));
+        io.tiffin.core.master.FailoverSettings failover = injector.getInstance(
+                io.tiffin.core.master.FailoverSettings.class);
+        MasterServer master = MasterServer.start(injector.getInstance(MasterServer.Options.class), failover,
+                io.tiffin.core.util.Ticker.SYSTEM);
         started.push(master);
-        out().println(masterLine(config.get(MASTER_HOST), master.address(), master.adminAddress()));
+        out().println(masterLine(config.get(MASTER_HOST), master.address(), master.adminAddress())
+                + (failover.coordinator().isEmpty() ? "" : ", " + master.role().name().toLowerCase(
+                java.util.Locale.ROOT) + " of " + failover.coordinator()));
     }
 }

@@ -24,7 +24,8 @@ import picocli.CommandLine.Option;
         description = "Runs a storage node that mounts one segment at the master (until Ctrl-C).")
 final class NodeCommand extends ServerCommand {
     @Option(names = "--master", paramLabel = "HOST:PORT",
-            description = "The master (master.address; default 127.0.0.1:50051).")
+            description = "The master, or every master (host:port,host:port,...: the leader is found among them)"
+                    + " (master.address; default 127.0.0.1:50051).")
     String master;
 
     @Option(names = "--host", paramLabel = "HOST",
@@ -55,7 +56,7 @@ final class NodeCommand extends ServerCommand {
 
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_ADDRESS.name(), new Flag("--master", master));
         f.put(NODE_HOST.name(), new Flag("--host", host));
         f.put(NODE_PORT.name(), new Flag("--port", port));

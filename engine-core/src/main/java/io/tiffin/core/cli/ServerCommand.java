@@ -23,7 +23,8 @@ import sun.misc.SignalHandler;
  * is asked to stop (SIGINT, SIGTERM) or the running thread is interrupted; then closes everything in
  * reverse start order, prints {@code Stopped.} and returns 0, so that an orderly stop by a signal
  * exits with code 0 (not 130 or 143). A second SIGINT or SIGTERM while stopping exits at once, with
- * code 128 + the signal's number, without finishing the cleanup.
+ * code 128 + the signal's number, without finishing the cleanup. Every server command takes
+ * {@code --insecure} (protected mode off, {@code transport.insecure}).
  *
  * <p>Not thread-safe: one instance runs once. Should the JVM shut down for another reason (SIGHUP,
  * {@link System#exit}), the shutdown hook it registers closes the resources this command started, on
@@ -31,6 +32,19 @@ import sun.misc.SignalHandler;
  */
 abstract class ServerCommand extends TiffinCommand {
     private static final Logger LOG = LogManager.getLogger(ServerCommand.class);
+
+    @picocli.CommandLine.Option(names = "--insecure", description = "Start even when listening on an address other"
+            + " hosts reach with no credentials (no transport.auth-token, no mutual TLS): anyone who reaches it can"
+            + " read, overwrite or remove every object (transport.insecure).")
+    boolean insecure;
+
+    /** An empty, ordered flag map for {@link #config(Map)} holding the flags every server command has. */
+    final Map<String, Flag> serverFlags() {
+        Map<String, Flag> f = flags();
+        f.put(io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_INSECURE.name(), new Flag("--insecure",
+                insecure ? "true" : null));
+        return f;
+    }
 
     /** The resolved configuration from the file, the environment, {@code -D} and this command's flags. */
     abstract TiffinConfig resolveConfig();

@@ -48,7 +48,7 @@ final class StandaloneCommand extends ServerCommand {
 
     @Override
     TiffinConfig resolveConfig() {
-        Map<String, Flag> f = flags();
+        Map<String, Flag> f = serverFlags();
         f.put(MASTER_HOST.name(), new Flag("--host", host));
         f.put(NODE_HOST.name(), new Flag("--host", host));
         f.put(GATEWAY_HOST.name(), new Flag("--host", host));

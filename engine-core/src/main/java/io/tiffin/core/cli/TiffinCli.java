@@ -38,9 +38,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "tiffin", mixinStandardHelpOptions = true, versionProvider = TiffinCli.Version.class,
         description = "Tiffin: a distributed KV-cache store.",
-        subcommands = {StandaloneCommand.class, MasterCommand.class, NodeCommand.class, GatewayCommand.class,
-                PutCommand.class, GetCommand.class, RmCommand.class, LsCommand.class, StatCommand.class,
-                PluginsCommand.class})
+        subcommands = {StandaloneCommand.class, MasterCommand.class, NodeCommand.class, CoordinatorCommand.class,
+                GatewayCommand.class, PutCommand.class, GetCommand.class, RmCommand.class, LsCommand.class,
+                StatCommand.class, PluginsCommand.class})
 public final class TiffinCli implements Runnable {
     /** Exit code of a failed operation. */
     static final int EXIT_FAILURE = 1;

@@ -66,6 +66,30 @@ final class MasterStub {
     private final boolean inProcess;
     private final BlockingConnectionPool connections;
     private final ClientLifecycle lifecycle;
+    /** The masters ({@code master.address} may list several: the leader is found among them). */
+    private final io.tiffin.core.coordination.MasterAddresses addresses;
+    /** The master calls go to now (the leader, when several are listed). */
+    private volatile String leader;
+    /** How long a call keeps looking for a leader (several masters listed) or waits for a recovering one. */
+    private final long failoverNanos;
+    private final Object discovery = new Object();
+    private static final java.util.concurrent.ExecutorService PROBES = java.util.concurrent.Executors.newCachedThreadPool(
+            r -> {
+                Thread t = new Thread(r, "tiffin-client-master-probe");
+                t.setDaemon(true);
+                return t;
+            });
+
+    /**
+     * What a PutStart grants.
+     *
+     * <p>Thread-safe (immutable).
+     *
+     * @param version the object's version (0 from masters that assign it at PutEnd)
+     * @param commitOnNodes whether the writer records the object on each replica's node (failover on)
+     */
+    record Grant(List<ReplicaDescriptor> replicas, long version, boolean commitOnNodes) {
+    }
 
     /**
      * @param masterAddress {@code host:port} of the master
@@ -74,10 +98,27 @@ final class MasterStub {
      * @param lifecycle refuses calls once the client is closed
      */
     MasterStub(String masterAddress, boolean inProcess, BlockingConnectionPool connections, ClientLifecycle lifecycle) {
+        this(masterAddress, inProcess, connections, lifecycle, java.time.Duration.ofSeconds(15));
+    }
+
+    /**
+     * @param failover how long a call keeps retrying while no master leads or the leader recovers (several masters
+     *     listed; with one, only a recovering master's refusals are retried)
+     */
+    MasterStub(String masterAddress, boolean inProcess, BlockingConnectionPool connections, ClientLifecycle lifecycle,
+               java.time.Duration failover) {
         this.masterAddress = masterAddress;
         this.inProcess = inProcess;
         this.connections = connections;
         this.lifecycle = lifecycle;
+        this.addresses = io.tiffin.core.coordination.MasterAddresses.parse(masterAddress);
+        this.leader = addresses.first();
+        this.failoverNanos = failover.toNanos();
+    }
+
+    /** The master calls go to now. */
+    String leader() {
+        return leader;
     }
 
     String masterAddress() {
@@ -93,9 +134,18 @@ final class MasterStub {
 
     /** PutStart: the replicas to write {@code size} bytes of {@code key} to. */
     List<ReplicaDescriptor> putStart(String clientId, String key, long size, PutOptions options) {
+        return putStart(clientId, key, size, options, 0).replicas();
+    }
+
+    /**
+     * PutStart of the writer's put {@code putId} (non-zero; 0 = none): a retry of it (after a lost answer or a
+     * leader change) gets the same replicas, never a success without bytes.
+     */
+    Grant putStart(String clientId, String key, long size, PutOptions options, long putId) {
         PutStartRequest request = PutStartRequest.newBuilder().setClientId(clientId).setKey(key).setSize(size)
-                .setOptions(Messages.toMsg(options)).build();
-        return Messages.fromMsgs(call(Opcode.PUT_START, request, PutStartReply.parser()).getReplicasList());
+                .setOptions(Messages.toMsg(options)).setPutId(putId).build();
+        PutStartReply reply = call(Opcode.PUT_START, request, PutStartReply.parser());
+        return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes());
     }
 
     /** PutEnd: every replica of {@code key} is written. */
@@ -109,20 +159,23 @@ final class MasterStub {
     }
 
     /** BatchPutStart: per key, in order, the replicas to write or the master's refusal. */
-    List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, long[] sizes,
-                                                          PutOptions options) {
+    List<KeyResult<Grant>> batchPutStart(String clientId, List<String> keys, long[] sizes, PutOptions options,
+                                         long[] putIds) {
         BatchPutStartRequest.Builder request = BatchPutStartRequest.newBuilder().setClientId(clientId)
                 .setOptions(Messages.toMsg(options)).addAllKeys(keys);
         for (long size : sizes) {
             request.addSizes(size);
         }
+        for (long id : putIds) {
+            request.addPutIds(id);
+        }
         BatchPutStartReply reply = call(Opcode.BATCH_PUT_START, request.build(), BatchPutStartReply.parser());
-        List<KeyResult<List<ReplicaDescriptor>>> out = new ArrayList<>(keys.size());
+        List<KeyResult<Grant>> out = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             PutStartResult r = reply.getResults(i);
             ErrorCode code = ErrorCode.fromValue(r.getCode());
-            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), Messages.fromMsgs(r.getReplicasList()))
-                    : KeyResult.failed(keys.get(i), code));
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), new Grant(Messages.fromMsgs(r.getReplicasList()),
+                    r.getVersion(), r.getCommitOnNodes())) : KeyResult.failed(keys.get(i), code));
         }
         return out;
     }
@@ -199,10 +252,20 @@ final class MasterStub {
 
     // ------------------------------------------------------------------ removes
 
-    /** Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. */
+    /**
+     * Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. A retry (after a
+     * lost answer or a leader change) that finds the key gone counts as done: the first attempt removed it.
+     */
     void remove(String key, boolean force, long cacheOwner) {
-        call(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build(),
-                Empty.parser());
+        boolean[] retried = new boolean[1];
+        try {
+            call(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build(),
+                    Empty.parser(), retried);
+        } catch (TiffinException e) {
+            if (!(retried[0] && e.code() == ErrorCode.OBJECT_NOT_FOUND)) {
+                throw e;
+            }
+        }
     }
 
     /** BatchRemove: per key, in order, the master's code; as {@link #remove}. */
@@ -275,12 +338,100 @@ final class MasterStub {
         return out;
     }
 
-    /** One master call, on the calling thread: direct to a master of this JVM, else on a pooled connection. */
     private <T extends MessageLite> T call(Opcode op, MessageLite request, Parser<T> parser) {
+        return call(op, request, parser, null);
+    }
+
+    /**
+     * One master call, on the calling thread, to the leader. While no master leads (several listed), the leader
+     * recovers, or it cannot be reached (several listed), the call is repeated for up to the failover time, the
+     * leader looked for again between attempts; {@code retried[0]} (if given) tells whether it was.
+     */
+    private <T extends MessageLite> T call(Opcode op, MessageLite request, Parser<T> parser, boolean[] retried) {
+        long deadline = System.nanoTime() + failoverNanos;
+        for (int attempt = 0; ; attempt++) {
+            String target = leader;
+            try {
+                return callOnce(target, op, request, parser);
+            } catch (TiffinException e) {
+                boolean leaderGone = addresses.size() > 1 && (e.code() == ErrorCode.RPC_FAIL
+                        || e.code() == ErrorCode.RPC_TIMEOUT);
+                if (!(leaderGone || e.code() == ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS)
+                        || System.nanoTime() - deadline > 0 || lifecycle.isClosed()) {
+                    throw e;
+                }
+                if (retried != null) {
+                    retried[0] = true;
+                }
+                if (addresses.size() > 1) {
+                    discover(target);
+                }
+                pause(Math.min(200, 20L << Math.min(attempt, 4)));
+            }
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis); // paces the retries while masters elect a leader or one recovers
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.RPC_FAIL, "interrupted while looking for the master leader", e);
+        }
+    }
+
+    /**
+     * Asks every listed master whether it leads (in parallel, at most a second: a paused one must not hold the
+     * others up) and follows the leader of the highest term. Unless another thread already moved on from
+     * {@code failed}.
+     */
+    private void discover(String failed) {
+        synchronized (discovery) {
+            if (!leader.equals(failed)) {
+                return;
+            }
+            List<String> all = addresses.all();
+            java.util.concurrent.BlockingQueue<Integer> answered = new java.util.concurrent.LinkedBlockingQueue<>();
+            List<java.util.concurrent.CompletableFuture<ServiceReadyReply>> answers = new ArrayList<>();
+            for (int i = 0; i < all.size(); i++) {
+                String a = all.get(i);
+                int index = i;
+                var f = java.util.concurrent.CompletableFuture.supplyAsync(() -> callOnce(a, Opcode.SERVICE_READY,
+                        Empty.getDefaultInstance(), ServiceReadyReply.parser()), PROBES);
+                f.whenComplete((r, e) -> answered.add(index));
+                answers.add(f);
+            }
+            // answers as they come; after a leader's, only a short wait for one of a higher term (a paused master
+            // must not hold the others up)
+            long end = System.nanoTime() + 1_000_000_000L;
+            long bestTerm = -1;
+            for (int seen = 0; seen < all.size(); seen++) {
+                Integer i;
+                try {
+                    i = answered.poll(Math.max(1, end - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                if (i == null) {
+                    break;
+                }
+                ServiceReadyReply r = answers.get(i).isCompletedExceptionally() ? null : answers.get(i).getNow(null);
+                if (r != null && r.getLeader() && r.getTerm() > bestTerm) {
+                    bestTerm = r.getTerm();
+                    leader = all.get(i);
+                    end = Math.min(end, System.nanoTime() + 50_000_000L);
+                }
+            }
+        }
+    }
+
+    /** One master call to {@code target}: direct to a master of this JVM, else on a pooled connection. */
+    private <T extends MessageLite> T callOnce(String target, Opcode op, MessageLite request, Parser<T> parser) {
         lifecycle.checkOpen();
-        InProcessMaster local = inProcess ? InProcessMasters.find(masterAddress) : null;
+        InProcessMaster local = inProcess ? InProcessMasters.find(target) : null;
         if (local == null) {
-            return connections.call(masterAddress, op, request, parser);
+            return connections.call(target, op, request, parser);
         }
         MessageLite reply = local.call(op, request);
         try {

@@ -17,16 +17,21 @@ import org.apache.logging.log4j.Logger;
 /**
  * Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and {@link
  * ErrorCode#TRANSFER_FAIL}. A PutStart that finds no room ({@code NO_AVAILABLE_HANDLE}) is retried a few
- * times while the master's evictor frees some. A put of an existing key without upsert is a successful
- * no-op (Mooncake's rule). Replicas in a segment this client reaches directly ({@link SameHostSegments}) are
- * written with a memory copy, the others through {@link SliceExchange}. The key is dropped from the client's
- * caches before the put, and a written object's first replica becomes its read hint.
+ * times while the master's evictor frees some, and one that finds another writer's put of the key in
+ * progress ({@code REPLICA_IS_NOT_READY}) while that put ends. A put of an existing (complete) key without
+ * upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the same when {@link
+ * MasterStub} resends it after a lost answer or a leader change, so a retried PutStart gets the same replicas
+ * and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica carries the
+ * object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
+ * client reaches directly ({@link SameHostSegments}) are written with a memory copy, the others through
+ * {@link SliceExchange}. The key is dropped from the client's caches before the put, and a written object's
+ * first replica becomes its read hint.
  *
  * <p>Thread-safe (no state of its own). Arguments are checked by the caller ({@link TiffinClient}).
  */
 final class PutPipeline {
     private static final Logger LOG = LogManager.getLogger(PutPipeline.class);
-    /** Retries of a PutStart that found no room, while eviction (or offload to SSD) frees some. */
+    /** Retries of a PutStart that found no room (while eviction or offload to SSD frees some) or the key in progress. */
     private static final int PUT_RETRIES = 5;
 
     private final MasterStub master;
@@ -46,18 +51,30 @@ final class PutPipeline {
         this.lifecycle = lifecycle;
     }
 
+    /** A put's id: random and non-zero, the same for its retries. */
+    private static long newPutId() {
+        long id = 0;
+        while (id == 0) {
+            id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        }
+        return id;
+    }
+
     /** Stores {@code value} (shareable: not thread-confined) under {@code key}. */
     void put(String key, MemorySegment value, PutOptions putOptions) {
         caches.invalidate(key);
         long size = value.byteSize();
-        List<ReplicaDescriptor> replicas = null;
+        long putId = newPutId();
+        MasterStub.Grant grant = null;
         try {
-            for (int attempt = 0; replicas == null; attempt++) {
+            for (int attempt = 0; grant == null; attempt++) {
                 try {
-                    replicas = master.putStart(clientId, key, size, putOptions);
+                    grant = master.putStart(clientId, key, size, putOptions, putId);
                 } catch (TiffinException e) {
-                    // A failed allocation wakes the master's evictor (every 10 ms); give it a moment.
-                    if (e.code() != ErrorCode.NO_AVAILABLE_HANDLE || attempt >= PUT_RETRIES) {
+                    // A failed allocation wakes the master's evictor (every 10 ms); give it a moment. Another
+                    // writer's put of the key (REPLICA_IS_NOT_READY) usually ends or is revoked as soon.
+                    if ((e.code() != ErrorCode.NO_AVAILABLE_HANDLE && e.code() != ErrorCode.REPLICA_IS_NOT_READY)
+                            || attempt >= PUT_RETRIES) {
                         throw e;
                     }
                     sleepBeforeRetry(attempt);
@@ -69,9 +86,11 @@ final class PutPipeline {
             }
             throw e;
         }
+        List<ReplicaDescriptor> replicas = grant.replicas();
         TiffinException failed;
         try {
-            failed = writeAll(List.of(replicas), List.of(value))[0];
+            failed = writeAll(List.of(replicas), List.of(value),
+                    java.util.Collections.singletonList(commitOf(key, size, grant, putId, putOptions)))[0];
         } catch (RuntimeException e) {
             failed = lifecycle.transferFailure("put " + key, e);
         }
@@ -85,12 +104,22 @@ final class PutPipeline {
         }
     }
 
+    /** The record a writer leaves on the nodes with the object (failover on), or null. */
+    private static io.tiffin.core.transport.proto.CommitRecord commitOf(String key, long size, MasterStub.Grant g,
+                                                                    long putId, PutOptions o) {
+        if (!g.commitOnNodes()) {
+            return null;
+        }
+        return io.tiffin.core.transport.proto.CommitRecord.newBuilder().setKey(key).setSize(size)
+                .setVersion(g.version()).setPutId(putId).setHardPin(o.hardPin()).setSoftPin(o.softPin()).build();
+    }
+
     private static void sleepBeforeRetry(int attempt) {
         try {
             Thread.sleep(20L << attempt);
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "interrupted while waiting for free space", ie);
+            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "interrupted while waiting to retry a PutStart", ie);
         }
     }
 
@@ -107,28 +136,40 @@ final class PutPipeline {
         keys.forEach(caches::invalidate);
         int n = keys.size();
         long[] sizes = new long[n];
+        long[] putIds = new long[n];
         for (int i = 0; i < n; i++) {
             sizes[i] = values.get(i).byteSize();
+            putIds[i] = newPutId();
         }
-        List<KeyResult<List<ReplicaDescriptor>>> started = master.batchPutStart(clientId, keys, sizes, putOptions);
+        List<KeyResult<MasterStub.Grant>> started = master.batchPutStart(clientId, keys, sizes, putOptions, putIds);
         ErrorCode[] codes = new ErrorCode[n];
         List<List<ReplicaDescriptor>> toWrite = new ArrayList<>(n);
+        List<io.tiffin.core.transport.proto.CommitRecord> commits = new ArrayList<>(n);
+        Map<String, Integer> firstGranted = new java.util.HashMap<>();
+        Map<Integer, Integer> sameAs = new LinkedHashMap<>(); // a key given twice: its later index → the first
         for (int i = 0; i < n; i++) {
-            KeyResult<List<ReplicaDescriptor>> r = started.get(i);
+            KeyResult<MasterStub.Grant> r = started.get(i);
             ErrorCode code = r.code();
             if (code == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
-                code = ErrorCode.OK; // existing key: successful no-op
+                code = ErrorCode.OK; // existing (complete) key: successful no-op
                 toWrite.add(null);
+                commits.add(null);
             } else if (code == ErrorCode.OK) {
-                toWrite.add(r.value());
+                toWrite.add(r.value().replicas());
+                commits.add(commitOf(keys.get(i), sizes[i], r.value(), putIds[i], putOptions));
+                firstGranted.putIfAbsent(keys.get(i), i);
             } else {
                 toWrite.add(null);
+                commits.add(null);
+                if (code == ErrorCode.REPLICA_IS_NOT_READY && firstGranted.containsKey(keys.get(i))) {
+                    sameAs.put(i, firstGranted.get(keys.get(i))); // in progress: by this very batch
+                }
             }
             codes[i] = code;
         }
         TiffinException[] failed;
         try {
-            failed = writeAll(toWrite, values);
+            failed = writeAll(toWrite, values, commits);
         } catch (RuntimeException e) {
             failed = new TiffinException[n];
             Arrays.fill(failed, lifecycle.transferFailure("batch put", e));
@@ -166,6 +207,8 @@ final class PutPipeline {
                 }
             }
         }
+        // a key given twice is written once (its first value): the later one shares that write's outcome
+        sameAs.forEach((later, first) -> codes[later] = codes[first]);
         List<KeyResult<Void>> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(codes[i] == ErrorCode.OK ? KeyResult.ok(keys.get(i), null) : KeyResult.failed(keys.get(i), codes[i]));
@@ -178,7 +221,8 @@ final class PutPipeline {
      * copy, the others over pooled blocking connections, all requests to all nodes sent before any answer
      * is awaited. Returns per object null when all its replicas were written, else the first failure.
      */
-    private TiffinException[] writeAll(List<List<ReplicaDescriptor>> replicasPerObject, List<MemorySegment> srcs) {
+    private TiffinException[] writeAll(List<List<ReplicaDescriptor>> replicasPerObject, List<MemorySegment> srcs,
+                                       List<io.tiffin.core.transport.proto.CommitRecord> commits) {
         int n = srcs.size();
         TiffinException[] failed = new TiffinException[n];
         Map<String, SliceExchange.NodeRequests> byNode = new LinkedHashMap<>();
@@ -188,6 +232,7 @@ final class PutPipeline {
                 continue;
             }
             MemorySegment src = srcs.get(k);
+            io.tiffin.core.transport.proto.CommitRecord commit = commits.get(k);
             for (ReplicaDescriptor d : replicas) {
                 MemorySegment local;
                 try {
@@ -202,18 +247,42 @@ final class PutPipeline {
                 if (local != null) {
                     try {
                         MemorySegment.copy(src, 0, local, 0, d.size());
+                        if (commit != null) {
+                            commitDirect(byNode, k, d, commit);
+                        }
                     } catch (RuntimeException e) {
                         failed[k] = failed[k] != null ? failed[k] : lifecycle.transferFailure("local write", e);
                     }
                     continue;
                 }
-                slices.addWrite(byNode, k, d, src);
+                slices.addWrite(byNode, k, d, src, commit == null ? null : commit.toBuilder().setOffset(d.offset())
+                        .build());
             }
         }
         if (byNode.isEmpty()) {
             return failed;
         }
         TiffinException[] sent = slices.write(byNode.values(), n);
+        return merge(failed, sent);
+    }
+
+    /**
+     * Records an object copied straight into a replica's memory on its node: in its segment object when the node
+     * runs in this JVM, else with a write of no bytes carrying the record (sent with the other writes).
+     */
+    private void commitDirect(Map<String, SliceExchange.NodeRequests> byNode, int k, ReplicaDescriptor d,
+                              io.tiffin.core.transport.proto.CommitRecord commit) {
+        io.tiffin.core.local.LocalSegment same = sameHost.sameJvm(d);
+        if (same != null) {
+            same.commit(d.mountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(commit.getKey(), d.offset(),
+                    commit.getSize(), commit.getVersion(), commit.getPutId(), commit.getHardPin(), commit.getSoftPin()));
+        } else {
+            slices.addCommit(byNode, k, d, commit.toBuilder().setOffset(d.offset()).build());
+        }
+    }
+
+    private static TiffinException[] merge(TiffinException[] failed, TiffinException[] sent) {
+        int n = failed.length;
         for (int k = 0; k < n; k++) {
             if (failed[k] == null) {
                 failed[k] = sent[k];

@@ -53,6 +53,11 @@ final class SameHostSegments implements AutoCloseable {
         return shared == null ? null : shared.slice(d.endpoint(), d.segment(), d.offset(), d.size(), forWrite);
     }
 
+    /** The segment of {@code d} when its node runs in this JVM (and same-JVM copies are on), else null. */
+    io.tiffin.core.local.LocalSegment sameJvm(ReplicaDescriptor d) {
+        return localMemcpy ? LocalSegmentDirectory.find(d.segment()) : null;
+    }
+
     /**
      * The replica's bytes in a segment of this JVM (the same-JVM shortcut), or null; never asks anything of
      * the node, so it does not wait. Valid while the segment's node runs.

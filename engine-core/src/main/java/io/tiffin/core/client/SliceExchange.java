@@ -60,14 +60,31 @@ final class SliceExchange {
         }
     }
 
-    /** Adds the slices writing {@code src} (the object {@code owner}) to replica {@code d}. */
-    void addWrite(Map<String, NodeRequests> byNode, int owner, ReplicaDescriptor d, MemorySegment src) {
+    /**
+     * Adds the slices writing {@code src} (the object {@code owner}) to replica {@code d}; the last carries
+     * {@code commit} (null = none): the node records the object once all its slices are written (they arrive in
+     * order on one connection).
+     */
+    void addWrite(Map<String, NodeRequests> byNode, int owner, ReplicaDescriptor d, MemorySegment src,
+                  io.tiffin.core.transport.proto.CommitRecord commit) {
         NodeRequests batch = byNode.computeIfAbsent(d.endpoint(), NodeRequests::new);
         for (long off = 0; off < d.size(); off += sliceSize) {
             long len = Math.min(sliceSize, d.size() - off);
-            batch.add(owner, DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                    .setLength(len).setMountEpoch(d.mountEpoch()).build(), src.asSlice(off, len));
+            DataRequest.Builder req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
+                    .setLength(len).setMountEpoch(d.mountEpoch());
+            if (commit != null && off + len >= d.size()) {
+                req.setCommit(commit);
+            }
+            batch.add(owner, req.build(), src.asSlice(off, len));
         }
+    }
+
+    /** Adds a write of no bytes carrying {@code commit} for replica {@code d}, copied into its node's memory directly. */
+    void addCommit(Map<String, NodeRequests> byNode, int owner, ReplicaDescriptor d,
+                   io.tiffin.core.transport.proto.CommitRecord commit) {
+        byNode.computeIfAbsent(d.endpoint(), NodeRequests::new).add(owner, DataRequest.newBuilder()
+                .setSegment(d.segment()).setOffset(d.offset()).setLength(0).setMountEpoch(d.mountEpoch())
+                .setCommit(commit).build(), null);
     }
 
     /** Sends the writes gathered in {@code byNode}; per object (0 to {@code objects} - 1) null or its first failure. */

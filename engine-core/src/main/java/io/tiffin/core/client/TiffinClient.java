@@ -65,13 +65,16 @@ public final class TiffinClient implements KvStore {
      * @param readHints most keys whose last known replica a get reads while looking the key up ({@link
      *     ReadHints}; {@code client.read-hint-cache-size}); 0 = off
      * @param ticker the client's clock: leases, location-cache windows, shared-memory liveness
+     * @param failoverTimeout how long a call looks for the leader among several masters, or waits for one that
+     *     recovers after a takeover ({@code client.failover-timeout})
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
                           HotCacheSettings hotCache, boolean sharedMemory, LocationCache.Settings locationCache,
-                          long readHints, Ticker ticker) {
+                          long readHints, Ticker ticker, java.time.Duration failoverTimeout) {
         /** Prefer {@link #builder(String)}, which names each setting. */
         public Options {
             Objects.requireNonNull(masterAddress, "masterAddress");
+            failoverTimeout = failoverTimeout == null ? java.time.Duration.ofSeconds(15) : failoverTimeout;
             Objects.requireNonNull(transport, "transport");
             Objects.requireNonNull(ticker, "ticker");
             locationCache = locationCache == null ? LocationCache.Settings.DISABLED : locationCache;
@@ -100,7 +103,7 @@ public final class TiffinClient implements KvStore {
         public Builder toBuilder() {
             return new Builder(masterAddress).transport(transport).sliceSize(sliceSize).localMemcpy(localMemcpy)
                     .hotCache(hotCache).sharedMemory(sharedMemory).locationCache(locationCache).readHints(readHints)
-                    .ticker(ticker);
+                    .ticker(ticker).failoverTimeout(failoverTimeout);
         }
 
         public Options withHotCache(HotCacheSettings settings) {
@@ -140,12 +143,19 @@ public final class TiffinClient implements KvStore {
             private LocationCache.Settings locationCache = LocationCache.Settings.DEFAULT;
             private long readHints = ReadHints.DEFAULT_SIZE;
             private Ticker ticker = Ticker.SYSTEM;
+            private java.time.Duration failoverTimeout = java.time.Duration.ofSeconds(15);
 
             private Builder(String masterAddress) {
                 this.masterAddress = masterAddress;
             }
 
-            /** {@code host:port} of the master. */
+            /** How long a call looks for the leader, or waits for one that recovers ({@code client.failover-timeout}). */
+            public Builder failoverTimeout(java.time.Duration timeout) {
+                this.failoverTimeout = timeout;
+                return this;
+            }
+
+            /** {@code host:port} of the master, or of every master ({@code host:port,host:port,...}). */
             public Builder masterAddress(String address) {
                 this.masterAddress = address;
                 return this;
@@ -205,7 +215,7 @@ public final class TiffinClient implements KvStore {
              */
             public Options build() {
                 return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory,
-                        locationCache, readHints, ticker);
+                        locationCache, readHints, ticker, failoverTimeout);
             }
         }
     }
@@ -236,7 +246,8 @@ public final class TiffinClient implements KvStore {
         this.pool = new TransportClientPool("client", options.transport(), clientId, options.ticker());
         this.direct = new BlockingConnectionPool("client", options.transport(), clientId, options.ticker());
         this.sameHost = new SameHostSegments(options.localMemcpy(), options.sharedMemory(), direct, options.ticker());
-        this.master = new MasterStub(options.masterAddress(), options.localMemcpy(), direct, lifecycle);
+        this.master = new MasterStub(options.masterAddress(), options.localMemcpy(), direct, lifecycle,
+                options.failoverTimeout());
         this.locator = new Locator(master, caches, sameHost, clock, cacheOwner);
         SliceExchange slices = new SliceExchange(direct, options.sliceSize(), clock, lifecycle);
         this.puts = new PutPipeline(master, clientId, caches, sameHost, slices, lifecycle);

@@ -231,6 +231,50 @@ public final class ConfigKey<T> {
                 });
     }
 
+    /**
+     * Certificate common names separated by commas (blanks around them ignored): each an exact name, or a
+     * prefix ending in {@code *}; empty = none.
+     */
+    public static ConfigKey<List<String>> commonNames(String name, String description) {
+        @SuppressWarnings("unchecked")
+        Class<List<String>> type = (Class<List<String>>) (Class<?>) List.class;
+        return new ConfigKey<>(name, "names", type, "", "", "", "certificate common names separated by commas,"
+                + " each exact or a prefix ending in * (e.g. node-*)", description, s -> {
+                    List<String> names = new java.util.ArrayList<>();
+                    for (String part : s.split(",", -1)) {
+                        String n = part.strip();
+                        if (n.isEmpty() && s.isBlank()) {
+                            continue;
+                        }
+                        if (n.isEmpty() || n.indexOf('*') >= 0 && n.indexOf('*') != n.length() - 1) {
+                            throw new IllegalArgumentException(s);
+                        }
+                        names.add(n);
+                    }
+                    return List.copyOf(names);
+                });
+    }
+
+    /**
+     * One or more {@code host:port} addresses separated by commas (each as {@link HostPort}); the value is the list
+     * as written, blanks removed.
+     */
+    public static ConfigKey<String> addressList(String name, String defaultValue, String description) {
+        return new ConfigKey<>(name, "addresses", String.class, defaultValue, "", "host:port[,host:port...]",
+                "host:port, or several separated by commas", description, s -> {
+                    java.util.List<String> parts = new java.util.ArrayList<>();
+                    for (String p : s.split(",")) {
+                        if (!p.isBlank()) {
+                            parts.add(HostPort.parse(p).toString());
+                        }
+                    }
+                    if (parts.isEmpty()) {
+                        throw new IllegalArgumentException(s);
+                    }
+                    return String.join(",", parts);
+                });
+    }
+
     /** A {@code host:port} network address (see {@link HostPort}). */
     public static ConfigKey<HostPort> address(String name, String defaultValue, String description) {
         return new ConfigKey<>(name, "address", HostPort.class, defaultValue, "", "host:port",

@@ -116,13 +116,13 @@ public final class TiffinConfig {
 
     /**
      * Every key with its raw value, known keys in definition order followed by open-prefix entries
-     * in key order; for showing the effective configuration. Values of
-     * {@link TiffinConfigKeys#TRANSPORT_AUTH_TOKEN} are masked.
+     * in key order; for showing the effective configuration. Values of the token keys
+     * ({@code transport.*-token}) are masked.
      */
     public Map<String, String> describe() {
         Map<String, String> m = new LinkedHashMap<>();
         settings.forEach((k, s) -> m.put(k,
-                k.equals(TiffinConfigKeys.TRANSPORT_AUTH_TOKEN.name()) && !s.raw().isEmpty() ? "****" : s.raw()));
+                k.startsWith("transport.") && k.endsWith("-token") && !s.raw().isEmpty() ? "****" : s.raw()));
         open.forEach((k, s) -> m.put(k, s.raw()));
         return Collections.unmodifiableMap(m);
     }

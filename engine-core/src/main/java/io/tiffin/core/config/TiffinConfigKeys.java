@@ -28,8 +28,22 @@ public final class TiffinConfigKeys {
             "Port of the master's RPC server.");
     public static final ConfigKey<Integer> MASTER_ADMIN_PORT = ConfigKey.port("master.admin-port", 9003,
             "Port of the master's HTTP admin server (metrics, health, queries).");
-    public static final ConfigKey<HostPort> MASTER_ADDRESS = ConfigKey.address("master.address", "127.0.0.1:50051",
-            "Address nodes and clients connect to to reach the master.");
+    public static final ConfigKey<String> MASTER_ADDRESS = ConfigKey.addressList("master.address", "127.0.0.1:50051",
+            "Address nodes and clients connect to to reach the master; with standby masters, all of them"
+                    + " (host:port,host:port,...): the leader is found among them.");
+    public static final ConfigKey<String> MASTER_COORDINATOR = ConfigKey.string("master.coordinator", "",
+            "Coordination service electing one leader among several masters: zk://host:port[,host:port...][/root]"
+                    + " (ZooKeeper; root /tiffin by default). Empty = a single master.");
+    public static final ConfigKey<String> MASTER_STATE_DIR = ConfigKey.string("master.state-dir", "",
+            "Directory where a single master (no master.coordinator) keeps the cluster facts, so that after a"
+                    + " restart its nodes attach and keep their objects. Empty = a restarted master starts empty.");
+    public static final ConfigKey<String> MASTER_ADVERTISE_ADDRESS = ConfigKey.string("master.advertise-address", "",
+            "host:port clients and nodes reach this master at, as other masters name it; empty = master.host:"
+                    + "master.port (127.0.0.1 for a wildcard host).");
+    public static final ConfigKey<Duration> MASTER_COORDINATOR_SESSION_TIMEOUT = ConfigKey.duration(
+            "master.coordinator-session-timeout", "3s", MILLIS, "How long after a master loses its connection to"
+                    + " the coordination service its session ends: a dead leader is replaced about that long after"
+                    + " it died (the server may raise it to twice its tick time).");
     public static final ConfigKey<Duration> MASTER_LEASE_TTL = ConfigKey.duration("master.lease-ttl", "10s", MILLIS,
             "How long a read lease keeps an object from being removed or evicted.");
     public static final ConfigKey<Duration> MASTER_SOFT_PIN_TTL = ConfigKey.duration("master.soft-pin-ttl", "30m",
@@ -62,6 +76,11 @@ public final class TiffinConfigKeys {
             65536, "bytes", "Longest object key accepted, in UTF-8 bytes.");
     public static final ConfigKey<Long> MASTER_MAX_OBJECT_SIZE = ConfigKey.size("master.max-object-size", "1TiB", 1,
             Long.MAX_VALUE, "Largest object a put may store.");
+    public static final ConfigKey<Double> MASTER_MAX_HARD_PINNED_SHARE = ConfigKey.ratio(
+            "master.max-hard-pinned-share", 0.5, 0.0, true, 1.0, true,
+            "Largest share of the mounted capacity that hard-pinned objects (never evicted) may take; a put asking"
+                    + " for a hard pin beyond it is refused (INVALID_PARAMS), so a client cannot fill the store with"
+                    + " objects nothing can evict. Checked when the put starts.");
     public static final ConfigKey<String> ALLOCATION_STRATEGY = ConfigKey.pluginName("allocation.strategy", "random",
             "Allocation strategy placing replicas on segments; must be installed (see `tiffin plugins`).");
 
@@ -85,11 +104,22 @@ public final class TiffinConfigKeys {
                     + " the same host map and copy directly instead of using the socket; needs room for"
                     + " node.segment-size (reserved at start-up). Empty = anonymous memory, socket only.");
 
+    public static final ConfigKey<Long> NODE_SSD_READ_MEMORY = ConfigKey.size("node.ssd-read-memory", "256MiB",
+            Sizes.MIB, 64 * Sizes.GIB, "Bytes of SSD reads (DATA_READ_SSD) a node holds in memory at once; a read"
+                    + " waits for room on the node's I/O threads, and one request may ask for at most"
+                    + " transport.max-frame-size.");
+    public static final ConfigKey<Integer> NODE_SSD_READ_QUEUE = ConfigKey.integer("node.ssd-read-queue", 256, 1,
+            1_000_000, "requests", "SSD read requests a node keeps waiting for its I/O threads; more are refused"
+                    + " (UNAVAILABLE_IN_CURRENT_STATUS, retry later).");
+
     // ------------------------------------------------------------------------------------ client
     public static final ConfigKey<Duration> CLIENT_RPC_TIMEOUT = ConfigKey.duration("client.rpc-timeout", "30s",
             MILLIS, "Time a client waits for the answer to one request.");
     public static final ConfigKey<Duration> CLIENT_CONNECT_TIMEOUT = ConfigKey.duration("client.connect-timeout",
             "10s", MILLIS, "Time a client waits to open a connection.");
+    public static final ConfigKey<Duration> CLIENT_FAILOVER_TIMEOUT = ConfigKey.duration("client.failover-timeout",
+            "15s", MILLIS, "How long a client call keeps looking for the leader among the masters of"
+                    + " master.address, or waits for a master that recovers after a takeover, before it fails.");
     public static final ConfigKey<Long> CLIENT_TRANSFER_SLICE_SIZE = ConfigKey.size("client.transfer-slice-size",
             "16MiB", Sizes.KIB, 64 * Sizes.MIB, "Objects are moved in slices of at most this size.");
     public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
@@ -119,7 +149,19 @@ public final class TiffinConfigKeys {
             Sizes.MIB, Sizes.GIB,
             "Largest frame accepted on a connection; must exceed client.transfer-slice-size + 64KiB.");
     public static final ConfigKey<String> TRANSPORT_AUTH_TOKEN = ConfigKey.string("transport.auth-token", "",
-            "Shared secret every connection must present in its handshake; empty = no authentication.");
+            "Shared secret for every role without a token of its own (alone: every connection presents it and may"
+                    + " do everything, as before roles); empty = none. With no token at all there is no"
+                    + " authentication.");
+    public static final ConfigKey<String> TRANSPORT_CLIENT_TOKEN = ConfigKey.string("transport.client-token", "",
+            "Token of the client role (put, get, list, remove without force): servers accept it, clients present"
+                    + " it. Empty = transport.auth-token.");
+    public static final ConfigKey<String> TRANSPORT_NODE_TOKEN = ConfigKey.string("transport.node-token", "",
+            "Token of the node role (mount, heartbeat, SSD-tier tasks, copies between nodes): the master and nodes"
+                    + " accept it, nodes present it. Empty = transport.auth-token.");
+    public static final ConfigKey<String> TRANSPORT_ADMIN_TOKEN = ConfigKey.string("transport.admin-token", "",
+            "Token of the admin role (everything, also remove-all, forced removal, unmounting any node, and the admin"
+                    + " HTTP beyond loopback): servers accept it, tiffin rm --force presents it. Empty ="
+                    + " transport.auth-token.");
     public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
             "threads", "Network I/O threads of the master and of clients; 0 = half the available processors, at"
                     + " least 1 (a node's data plane has node.io-threads).");
@@ -127,6 +169,71 @@ public final class TiffinConfigKeys {
             "transport.handshake-timeout", "5s", MILLIS, "A connection must complete its handshake within this time.");
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,
             "Use the native epoll transport where available.");
+
+    public static final ConfigKey<List<String>> TRANSPORT_TLS_CLIENT_NAMES = ConfigKey.commonNames(
+            "transport.tls.client-names", "With mutual TLS: client certificates whose common name is one of these"
+                    + " hold the client role (as if they presented transport.client-token).");
+    public static final ConfigKey<List<String>> TRANSPORT_TLS_NODE_NAMES = ConfigKey.commonNames(
+            "transport.tls.node-names", "With mutual TLS: certificates whose common name is one of these hold the"
+                    + " node role, and the common name is the node id they may act for (so a node's certificate"
+                    + " must name its node.id).");
+    public static final ConfigKey<List<String>> TRANSPORT_TLS_ADMIN_NAMES = ConfigKey.commonNames(
+            "transport.tls.admin-names", "With mutual TLS: client certificates whose common name is one of these"
+                    + " hold the admin role.");
+    public static final ConfigKey<Boolean> TRANSPORT_INSECURE = ConfigKey.bool("transport.insecure", false,
+            "Protected mode off: let a master, node or admin server listen on an address other hosts reach although"
+                    + " a role is open (no transport.auth-token nor that role's token, no mutual TLS). Off, such a server refuses to"
+                    + " start. The flag --insecure sets it.");
+    public static final ConfigKey<Boolean> TRANSPORT_TLS_ENABLED = ConfigKey.bool("transport.tls.enabled", false,
+            "TLS on the master's RPC, the nodes' data plane, the admin HTTP and every client of them (set it on"
+                    + " all processes of a cluster). Servers need transport.tls.cert and transport.tls.key.");
+    public static final ConfigKey<String> TRANSPORT_TLS_CERT = ConfigKey.string("transport.tls.cert", "",
+            "PEM certificate chain this process presents (its own certificate first): a server's, or a client's"
+                    + " for mutual TLS. Its names (SAN) must include the hosts clients dial. Empty = none.");
+    public static final ConfigKey<String> TRANSPORT_TLS_KEY = ConfigKey.string("transport.tls.key", "",
+            "PEM private key of transport.tls.cert, unencrypted PKCS#8 (-----BEGIN PRIVATE KEY-----). Empty = none.");
+    public static final ConfigKey<String> TRANSPORT_TLS_CA = ConfigKey.string("transport.tls.ca", "",
+            "PEM certificates of the authorities to trust: clients check servers against them, servers check"
+                    + " client certificates against them. Empty = the JDK's trust store (and no client certificates).");
+    public static final ConfigKey<String> TRANSPORT_TLS_CLIENT_AUTH = ConfigKey.choice("transport.tls.client-auth",
+            "none", List.of("none", "optional", "require"),
+            "Whether servers ask clients for a certificate issued by transport.tls.ca: none, optional, or require"
+                    + " (mutual TLS; a credential like the auth token, for protected mode).");
+    public static final ConfigKey<String> TRANSPORT_TLS_PROVIDER = ConfigKey.choice("transport.tls.provider", "auto",
+            List.of("auto", "openssl", "jdk"),
+            "TLS engine: openssl (BoringSSL, bundled for linux-x86_64), jdk, or auto = openssl where it loads.");
+    public static final ConfigKey<Boolean> TRANSPORT_TLS_VERIFY_HOSTNAME = ConfigKey.bool(
+            "transport.tls.verify-hostname", true,
+            "Whether clients check that a server's certificate names the host they dialled.");
+    public static final ConfigKey<Long> TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE = ConfigKey.size(
+            "transport.max-handshake-frame-size", "64KiB", Sizes.KIB, 64 * Sizes.KIB,
+            "Largest frame a server accepts before the peer's handshake (HELLO) succeeded; a larger one closes"
+                    + " the connection, so an unauthenticated peer cannot make the server buffer big frames.");
+    public static final ConfigKey<Duration> TRANSPORT_IDLE_TIMEOUT = ConfigKey.durationOrZero("transport.idle-timeout",
+            "10m", SECONDS, "A server closes a connection that has neither sent nor received a byte for this long"
+                    + " (clients reconnect when they next need it). 0 = never.");
+    public static final ConfigKey<Duration> TRANSPORT_FRAME_TIMEOUT = ConfigKey.durationOrZero(
+            "transport.frame-timeout", "60s", SECONDS, "A server closes a connection whose frame has not arrived"
+                    + " whole this long after its first byte (a peer trickling bytes to hold the connection). 0 = no"
+                    + " limit.");
+    public static final ConfigKey<Integer> TRANSPORT_MAX_CONNECTIONS = ConfigKey.integer("transport.max-connections",
+            10_000, 1, 1_000_000, "connections", "Connections one server holds at once; a further one is answered"
+                    + " UNAVAILABLE_IN_CURRENT_STATUS and closed.");
+    public static final ConfigKey<Integer> TRANSPORT_MAX_CONNECTIONS_PER_ADDRESS = ConfigKey.integer(
+            "transport.max-connections-per-address", 1_000, 1, 1_000_000, "connections",
+            "Connections one server holds at once from one IP address; a further one is answered"
+                    + " UNAVAILABLE_IN_CURRENT_STATUS and closed.");
+    public static final ConfigKey<Long> TRANSPORT_WRITE_BUFFER_LIMIT = ConfigKey.size("transport.write-buffer-limit",
+            "4MiB", 64 * Sizes.KIB, Sizes.GIB, "Answer bytes waiting to be sent to one peer above which a server"
+                    + " stops reading that peer's requests, until a quarter of it is left: a peer that does not read"
+                    + " its answers cannot make the server queue them without end.");
+    public static final ConfigKey<Integer> TRANSPORT_MAX_BATCH_KEYS = ConfigKey.integer("transport.max-batch-keys",
+            100_000, 1, 10_000_000, "keys", "Keys one batch request may name (batch put, get, exist, remove); a"
+                    + " larger batch is refused (INVALID_PARAMS), so one request cannot hold a server's thread long.");
+    public static final ConfigKey<Long> TRANSPORT_MAX_QUERY_ANSWER_SIZE = ConfigKey.size(
+            "transport.max-query-answer-size", "15MiB", Sizes.KIB, 16 * Sizes.MIB - 64 * Sizes.KIB,
+            "Bytes of one answer listing keys: a LIST_KEYS answer stops there (truncated), a regex lookup whose"
+                    + " locations take more is refused; below the 16 MiB every peer accepts.");
 
     // ------------------------------------------------------------------- gateway (Redis protocol)
     public static final ConfigKey<String> GATEWAY_HOST = ConfigKey.host("gateway.host", "127.0.0.1", false,
@@ -298,6 +405,22 @@ public final class TiffinConfigKeys {
             problems.add(r.describe(MASTER_NODE_CHECK_INTERVAL) + " (expected: at most master.node-ttl, where "
                     + r.describe(MASTER_NODE_TTL) + ")");
         }
+        Optional<Boolean> tls = r.value(TRANSPORT_TLS_ENABLED);
+        Optional<String> cert = r.value(TRANSPORT_TLS_CERT);
+        Optional<String> key = r.value(TRANSPORT_TLS_KEY);
+        if (tls.orElse(false) && cert.isPresent() && key.isPresent() && cert.get().isEmpty() != key.get().isEmpty()) {
+            problems.add(r.describe(cert.get().isEmpty() ? TRANSPORT_TLS_CERT : TRANSPORT_TLS_KEY) + " (expected: set"
+                    + " together with " + (cert.get().isEmpty() ? r.describe(TRANSPORT_TLS_KEY)
+                    : r.describe(TRANSPORT_TLS_CERT)) + ": a certificate and its private key)");
+        }
+        Optional<String> clientAuth = r.value(TRANSPORT_TLS_CLIENT_AUTH);
+        Optional<String> ca = r.value(TRANSPORT_TLS_CA);
+        if (tls.orElse(false) && clientAuth.isPresent() && !clientAuth.get().equals("none") && ca.isPresent()
+                && ca.get().isEmpty()) {
+            problems.add(r.describe(TRANSPORT_TLS_CLIENT_AUTH) + " (expected: none unless transport.tls.ca names the"
+                    + " authorities whose client certificates servers accept, where " + r.describe(TRANSPORT_TLS_CA)
+                    + ")");
+        }
         Optional<Integer> ring = r.value(HOTCACHE_RING_SIZE);
         if (ring.isPresent() && Integer.bitCount(ring.get()) != 1) {
             problems.add(r.describe(HOTCACHE_RING_SIZE) + " (expected: a power of two, e.g. 4096)");
@@ -315,15 +438,25 @@ public final class TiffinConfigKeys {
 
     private static List<ConfigKey<?>> collect() {
         return List.of(
-                MASTER_HOST, MASTER_PORT, MASTER_ADMIN_PORT, MASTER_ADDRESS, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
+                MASTER_HOST, MASTER_PORT, MASTER_ADMIN_PORT, MASTER_ADDRESS, MASTER_COORDINATOR, MASTER_STATE_DIR,
+                MASTER_ADVERTISE_ADDRESS, MASTER_COORDINATOR_SESSION_TIMEOUT, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
                 MASTER_MAX_SOFT_PIN_TTL, MASTER_ALLOW_EVICT_SOFT_PINNED, MASTER_EVICTION_HIGH_WATERMARK,
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
                 MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
-                MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, ALLOCATION_STRATEGY, NODE_ID, NODE_HOST, NODE_PORT,
-                NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
+                NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
+                NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                CLIENT_FAILOVER_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
-                TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, PLUGINS_DIR, HOTCACHE_SIZE,
+                TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
+                TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,
+                TRANSPORT_TLS_ENABLED, TRANSPORT_TLS_CERT, TRANSPORT_TLS_KEY, TRANSPORT_TLS_CA, TRANSPORT_TLS_CLIENT_AUTH,
+                TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_TLS_CLIENT_NAMES, TRANSPORT_TLS_NODE_NAMES,
+                TRANSPORT_TLS_ADMIN_NAMES, TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE,
+                TRANSPORT_IDLE_TIMEOUT, TRANSPORT_FRAME_TIMEOUT, TRANSPORT_MAX_CONNECTIONS,
+                TRANSPORT_MAX_CONNECTIONS_PER_ADDRESS, TRANSPORT_WRITE_BUFFER_LIMIT, TRANSPORT_MAX_BATCH_KEYS,
+                TRANSPORT_MAX_QUERY_ANSWER_SIZE, PLUGINS_DIR, HOTCACHE_SIZE,
                 HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE, OFFLOAD_MODE,
                 OFFLOAD_QUEUE_LIMIT, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,
                 NODE_STORAGE_PATH, NODE_TASK_POLL_INTERVAL, GATEWAY_HOST, GATEWAY_PORT, GATEWAY_MAX_CONNECTIONS,

@@ -13,6 +13,7 @@ import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_REPLICAS;
 import static io.tiffin.core.config.TiffinConfigKeys.GATEWAY_WRITE_BUFFER;
 import static io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_AUTH_TOKEN;
+import static io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_CLIENT_TOKEN;
 import static io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_NATIVE;
 
 import io.tiffin.core.config.TiffinConfig;
@@ -54,15 +55,21 @@ public record GatewaySettings(String host, int port, int maxConnections, Duratio
         }
     }
 
-    /** The settings of the {@code gateway.*} keys (and {@code transport.auth-token}, {@code transport.native}). */
+    /** The settings of the {@code gateway.*} keys (and the client token, {@code transport.native}). */
     public static GatewaySettings from(TiffinConfig config) {
         return new GatewaySettings(config.get(GATEWAY_HOST), config.get(GATEWAY_PORT),
                 config.get(GATEWAY_MAX_CONNECTIONS), config.get(GATEWAY_IDLE_TIMEOUT),
                 (int) (long) config.get(GATEWAY_MAX_BULK_SIZE), config.get(GATEWAY_MAX_ARRAY_LENGTH),
                 (int) (long) config.get(GATEWAY_MAX_INLINE_LENGTH), config.get(GATEWAY_MAX_PIPELINE_BYTES),
                 config.get(GATEWAY_MAX_MEMORY), (int) (long) config.get(GATEWAY_WRITE_BUFFER),
-                config.get(GATEWAY_IO_THREADS), config.get(TRANSPORT_NATIVE), config.get(TRANSPORT_AUTH_TOKEN),
+                config.get(GATEWAY_IO_THREADS), config.get(TRANSPORT_NATIVE), password(config),
                 config.get(GATEWAY_REPLICAS));
+    }
+
+    /** RESP's AUTH password: the client role's token ({@code transport.client-token}, else {@code transport.auth-token}). */
+    private static String password(TiffinConfig config) {
+        String own = config.get(TRANSPORT_CLIENT_TOKEN);
+        return own.isEmpty() ? config.get(TRANSPORT_AUTH_TOKEN) : own;
     }
 
     /** The defaults, on {@code host:port}. */

@@ -44,6 +44,7 @@ public final class LocalSegment implements AutoCloseable {
     private final Path file;
     private final long[] fileIdentity;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final SegmentLedger ledger = new SegmentLedger();
 
     /**
      * Reserves {@code size} bytes of off-heap memory. Throws {@link TiffinException} (INVALID_PARAMS) if
@@ -125,6 +126,44 @@ public final class LocalSegment implements AutoCloseable {
     /** Sets the mount epoch; called by the owning node only, before it sends the (re-)mount. */
     public void setMountEpoch(long epoch) {
         LONG.setRelease(epochWord, 0L, epoch);
+    }
+
+    /** The records of the objects committed here (failover); see {@link SegmentLedger}. */
+    public SegmentLedger ledger() {
+        return ledger;
+    }
+
+    /**
+     * Records a committed object written under the descriptor's {@code descriptorEpoch} (0 = unchecked), atomically
+     * with respect to {@link #moveMountEpoch}: a commit of a descriptor of an earlier mount is refused.
+     *
+     * @throws TiffinException {@code REPLICA_IS_GONE} when the segment was re-mounted since the descriptor
+     */
+    public void commit(long descriptorEpoch, SegmentLedger.Entry entry) {
+        synchronized (ledger) {
+            long epoch = mountEpoch();
+            if (descriptorEpoch != 0 && descriptorEpoch != epoch) {
+                throw new TiffinException(ErrorCode.REPLICA_IS_GONE, "segment " + name + " was re-mounted (mount "
+                        + epoch + ") after the master handed out this replica (mount " + descriptorEpoch
+                        + "); repeat the put");
+            }
+            ledger.commit(entry);
+        }
+    }
+
+    /**
+     * Moves the mount epoch to {@code epoch} and returns the records at that instant ({@code keep}) or drops them
+     * (a master that forgot the segment): no commit of an earlier mount lands after it.
+     */
+    public java.util.List<SegmentLedger.Entry> moveMountEpoch(long epoch, boolean keep) {
+        synchronized (ledger) {
+            setMountEpoch(epoch);
+            if (keep) {
+                return ledger.snapshot();
+            }
+            ledger.clear();
+            return java.util.List.of();
+        }
     }
 
     public String name() {

@@ -13,6 +13,7 @@ import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.Responder;
+import io.tiffin.core.transport.ServerLimits;
 import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.proto.BatchCodesReply;
 import io.tiffin.core.transport.proto.BatchExistReply;
@@ -75,6 +76,12 @@ import org.apache.logging.log4j.Logger;
  * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
  * loop or worker waits for it and no eviction pass delays it.
  *
+ * <p><b>Access.</b> The transport has refused every opcode outside the peer's roles
+ * ({@link io.tiffin.core.transport.OpcodeRoles}); the handlers check what depends on the request through
+ * its {@link Frame#peer()}: a forced removal needs the admin role, a node's connection speaks for one node
+ * (acting for another, as unmounting it, needs the admin role), and a put's writer is the connection's
+ * peer id, not the client id the request names.
+ *
  * <p>Thread-safe: stateless apart from the service and metrics it calls, the table of bound calls
  * (a concurrent map filled at registration, read by {@link #call}) and the concurrent set of held replies
  * not yet sent.
@@ -85,11 +92,35 @@ public final class MasterRpcService implements InProcessMaster {
     private final MasterService master;
     private final MasterMetrics metrics;
     private final ClientReports clientReports;
+    private final Leadership leadership;
 
     public MasterRpcService(MasterService master, MasterMetrics metrics, ClientReports clientReports) {
+        this(master, metrics, clientReports, Leadership.alwaysLeader());
+    }
+
+    /** As the three-argument form, serving only while {@code leadership} says this master leads. */
+    public MasterRpcService(MasterService master, MasterMetrics metrics, ClientReports clientReports,
+                            Leadership leadership) {
         this.master = master;
         this.metrics = metrics;
         this.clientReports = clientReports;
+        this.leadership = leadership;
+    }
+
+    /** {@code call}, refused while this master does not lead (every opcode but SERVICE_READY). */
+    private Call gated(Opcode op, Call call) {
+        return op == Opcode.SERVICE_READY ? call : request -> {
+            leadership.check();
+            return call.apply(request);
+        };
+    }
+
+    /** Refuses a removal while the master recovers objects from nodes (one of them might come back). */
+    private void refuseWhileRecovering(Opcode op) {
+        if (master.recovering()) {
+            throw new KeyFailure(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + ": this master took over moments ago"
+                    + " and still recovers objects from its nodes; retry in a moment");
+        }
     }
 
     @FunctionalInterface
@@ -136,7 +167,8 @@ public final class MasterRpcService implements InProcessMaster {
     /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
     private final Map<Opcode, Call> calls = new ConcurrentHashMap<>();
 
-    private void bind(TransportServer server, Executor executor, Opcode op, Call call) {
+    private void bind(TransportServer server, Executor executor, Opcode op, Call ungated) {
+        Call call = gated(op, ungated);
         calls.put(op, call);
         server.register(op, (request, responder) -> {
             MessageLite reply;
@@ -173,8 +205,14 @@ public final class MasterRpcService implements InProcessMaster {
         metrics.addBytesOut(reply == null ? 24 : reply.getSerializedSize() + 24);
     }
 
-    /** A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once). */
-    private record Held(MessageLite reply, long untilMillis) {
+    /**
+     * A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once) and
+     * {@code after} (null = nothing) has completed; if {@code after} fails, the call fails with its error.
+     */
+    private record Held(MessageLite reply, long untilMillis, java.util.concurrent.CompletableFuture<?> after) {
+        Held(MessageLite reply, long untilMillis) {
+            this(reply, untilMillis, null);
+        }
     }
 
     /**
@@ -206,19 +244,31 @@ public final class MasterRpcService implements InProcessMaster {
      * thread waits for it.
      */
     private void bindHeld(TransportServer server, Executor executor, ScheduledExecutorService delays, Opcode op,
-                          HeldCall call) {
+                          HeldCall ungated) {
+        HeldCall call = request -> {
+            if (op != Opcode.SERVICE_READY) {
+                leadership.check();
+            }
+            return ungated.apply(request);
+        };
         calls.put(op, request -> {
             Held held = call.apply(request);
-            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-            if (wait > 0) {
-                try {
-                    Thread.sleep(wait);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
-                            + " interrupted while it waited " + wait + " ms for locations clients cached before it to"
-                            + " expire; nothing needs redoing, though other clients may read the old object until then");
+            try {
+                if (held.after() != null) {
+                    held.after().get();
                 }
+                long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
+                if (wait > 0) {
+                    Thread.sleep(wait); // an in-process caller's own thread waits
+                }
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw failureOf(op, e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
+                        + " interrupted while it waited for locations clients cached before it to expire (or for its"
+                        + " nodes to forget it); nothing needs redoing, though other clients may read the old object"
+                        + " until then");
             }
             return held.reply();
         });
@@ -230,26 +280,61 @@ public final class MasterRpcService implements InProcessMaster {
                 responder.fail(e.code(), e.getMessage());
                 return;
             }
-            long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-            if (wait == 0) {
-                responder.ok(held.reply());
+            if (held.after() == null || held.after().isDone()) {
+                answerHeld(op, held, responder, delays);
                 return;
             }
-            PendingReply reply = new PendingReply(op, responder);
-            pending.add(reply);
-            try {
-                delays.schedule(() -> {
-                    if (pending.remove(reply)) {
-                        responder.ok(held.reply());
-                    }
-                }, wait, TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException e) {
-                if (pending.remove(reply)) {
-                    responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(op, "the master is shutting down before the"
-                            + " locations clients cached before it expire (in " + wait + " ms)"));
+            PendingReply waiting = new PendingReply(op, responder);
+            pending.add(waiting);
+            held.after().whenComplete((v, err) -> {
+                if (!pending.remove(waiting)) {
+                    return; // answered by failHeldReplies
                 }
-            }
+                if (err != null) {
+                    TiffinException f = failureOf(op, err);
+                    responder.fail(f.code(), f.getMessage());
+                } else {
+                    answerHeld(op, held, responder, delays);
+                }
+            });
         }, executor);
+    }
+
+    /** Answers {@code held} once its time has come (its {@code after} is done). */
+    private void answerHeld(Opcode op, Held held, Responder responder, ScheduledExecutorService delays) {
+        if (held.after() != null && held.after().isCompletedExceptionally()) {
+            TiffinException f = failureOf(op, held.after().exceptionNow());
+            responder.fail(f.code(), f.getMessage());
+            return;
+        }
+        long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
+        if (wait == 0) {
+            responder.ok(held.reply());
+            return;
+        }
+        PendingReply reply = new PendingReply(op, responder);
+        pending.add(reply);
+        try {
+            delays.schedule(() -> {
+                if (pending.remove(reply)) {
+                    responder.ok(held.reply());
+                }
+            }, wait, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            if (pending.remove(reply)) {
+                responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(op, "the master is shutting down before the"
+                        + " locations clients cached before it expire (in " + wait + " ms)"));
+            }
+        }
+    }
+
+    /** The failure of a held call whose wait failed: a deposed master could not make its effect last. */
+    private static TiffinException failureOf(Opcode op, Throwable cause) {
+        if (cause instanceof TiffinException t) {
+            return new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + " may not have taken effect: "
+                    + t.getMessage() + "; retry it at the leader");
+        }
+        return new TiffinException(ErrorCode.INTERNAL_ERROR, op + " failed: " + cause);
     }
 
     /**
@@ -282,10 +367,23 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /**
-     * Most bytes of locations one GET_REPLICA_LIST_BY_REGEX answer carries: below the 16 MiB control-part
-     * limit every peer enforces, with room for the frame's other fields.
+     * Refuses a put asking for a hard pin of {@code bytes} when hard-pinned objects would take more than
+     * {@code master.max-hard-pinned-share} of the mounted capacity (checked at put start: puts racing each
+     * other may overshoot by their own sizes).
      */
-    static final int REGEX_ANSWER_LIMIT = io.tiffin.core.transport.FrameCodec.MAX_CONTROL_SIZE - 64 * 1024;
+    private void checkHardPin(ServerLimits limits, boolean hardPin, long bytes) {
+        if (!hardPin) {
+            return;
+        }
+        long cap = (long) (limits.maxHardPinnedShare() * master.capacityBytes());
+        long pinned = master.hardPinnedBytes();
+        if (bytes > cap - pinned) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "a hard pin of " + bytes + " more bytes would take"
+                    + " hard-pinned objects past master.max-hard-pinned-share = " + limits.maxHardPinnedShare()
+                    + " of the capacity (" + pinned + " of " + cap + " bytes pinned); put without hard pin, remove"
+                    + " pinned objects, or raise the share");
+        }
+    }
 
     /**
      * Registers every master opcode on {@code server}: per-key operations inline on the event loop,
@@ -295,23 +393,29 @@ public final class MasterRpcService implements InProcessMaster {
      *     right after a restart)
      */
     public void registerOn(TransportServer server, Executor executor, ScheduledExecutorService delays) {
+        ServerLimits limits = server.settings().limits();
         Executor inline = null; // TransportServer runs handlers registered without executor on the event loop
         bind(server, executor, Opcode.SERVICE_READY, r -> ServiceReadyReply.newBuilder()
-                .setVersion(TiffinVersion.VERSION).build());
+                .setVersion(TiffinVersion.VERSION).setLeader(leadership.leads()).setTerm(master.term())
+                .setLeaderHint(leadership.leaderHint()).build());
         bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "PING");
             PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
             return PingReply.newBuilder().setNeedRemount(outcome == PingOutcome.UNKNOWN)
-                    .setSuperseded(outcome == PingOutcome.SUPERSEDED).build();
+                    .setSuperseded(outcome == PingOutcome.SUPERSEDED).setAttach(outcome == PingOutcome.ATTACH)
+                    .setTerm(master.term()).build();
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
+            r.peer().requireNode(s.getNodeId(), "MOUNT_SEGMENT");
             master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
                         s.getMountEpoch(), s.getPingIntervalMs());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
             ReMountSegmentRequest req = r.parseControl(ReMountSegmentRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "REMOUNT_SEGMENT");
             for (Segment s : req.getSegmentsList()) {
                 if (!s.getNodeId().equals(req.getNodeId())) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "remount: segment " + s.getName()
@@ -322,39 +426,64 @@ public final class MasterRpcService implements InProcessMaster {
             }
             return Empty.getDefaultInstance();
         });
+        bind(server, executor, Opcode.ATTACH_SEGMENT, r -> {
+            var req = r.parseControl(io.tiffin.core.transport.proto.AttachSegmentRequest.parser());
+            r.peer().requireNode(req.getSegment().getNodeId(), "ATTACH_SEGMENT");
+            master.attachSegment(req.getSegment(), req.getTerm(), req.getRecordsList(), req.getFirst(), req.getLast());
+            return Empty.getDefaultInstance();
+        });
         bind(server, executor, Opcode.UNMOUNT_SEGMENT, r -> {
             UnmountSegmentRequest req = r.parseControl(UnmountSegmentRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "UNMOUNT_SEGMENT");
             master.unmountSegment(req.getNodeId(), req.getSegmentName());
             return Empty.getDefaultInstance();
         });
 
         bind(server, inline, Opcode.PUT_START, r -> {
             PutStartRequest req = r.parseControl(PutStartRequest.parser());
-            KeyResult<List<ReplicaDescriptor>> res = master.putStart(req.getClientId(), req.getKey(), req.getSize(),
-                    Messages.fromMsg(req.getOptions()));
+            checkHardPin(limits, req.getOptions().getHardPin(), req.getSize());
+            KeyResult<PutGrant> res = master.putStart(r.peer().writer(req.getClientId()), req.getKey(), req.getSize(),
+                    Messages.fromMsg(req.getOptions()), req.getPutId());
+            if (res.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
+                refuseWhileRecovering(Opcode.PUT_START); // the nodes with room may not have attached yet
+            }
             throwIfFailed(res.code(), req.getKey());
-            return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value())).build();
+            return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value().replicas()))
+                    .setVersion(res.value().version()).setCommitOnNodes(master.commitOnNodes()).build();
         });
         // Right after a restart, a completed put is reported once the previous run's cached locations end.
+        // After a takeover, once the nodes that may hold the key's previous object have attached.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putEnd(req.getClientId(), req.getKey()), req.getKey());
-            return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis());
+            throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
+            return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putRevoke(req.getClientId(), req.getKey()), req.getKey());
+            throwIfFailed(master.putRevoke(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
             return Empty.getDefaultInstance();
         });
         bind(server, inline, Opcode.BATCH_PUT_START, r -> {
             BatchPutStartRequest req = r.parseControl(BatchPutStartRequest.parser());
-            var results = master.batchPutStart(req.getClientId(), req.getKeysList(), req.getSizesList(),
-                    Messages.fromMsg(req.getOptions()));
+            limits.checkBatch(Opcode.BATCH_PUT_START, req.getKeysCount());
+            if (req.getSizesCount() != req.getKeysCount()) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "BATCH_PUT_START names " + req.getKeysCount()
+                        + " keys and " + req.getSizesCount() + " sizes; send one size per key");
+            }
+            checkHardPin(limits, req.getOptions().getHardPin(), req.getSizesList().stream()
+                    .mapToLong(size -> Math.max(0, size)).reduce(0, (a, b) -> a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b));
+            var results = master.batchPutStart(r.peer().writer(req.getClientId()), req.getKeysList(), req.getSizesList(),
+                    Messages.fromMsg(req.getOptions()), req.getPutIdsList());
+            if (results.stream().anyMatch(res -> res.code() == ErrorCode.NO_AVAILABLE_HANDLE)) {
+                refuseWhileRecovering(Opcode.BATCH_PUT_START); // retried with the same put ids: the same replicas
+            }
             BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
-            for (KeyResult<List<ReplicaDescriptor>> res : results) {
+            boolean commit = master.commitOnNodes();
+            for (KeyResult<PutGrant> res : results) {
                 PutStartResult.Builder pr = PutStartResult.newBuilder().setCode(res.code().value());
                 if (res.isOk()) {
-                    pr.addAllReplicas(Messages.toMsgs(res.value()));
+                    pr.addAllReplicas(Messages.toMsgs(res.value().replicas())).setVersion(res.value().version())
+                            .setCommitOnNodes(commit);
                 }
                 b.addResults(pr);
             }
@@ -362,12 +491,14 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
-            return new Held(codes(master.batchPutEnd(req.getClientId(), req.getKeysList())),
-                    master.restartGuardUntilMillis());
+            limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
+            return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList())),
+                    master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
-            return codes(master.batchPutRevoke(req.getClientId(), req.getKeysList()));
+            limits.checkBatch(Opcode.BATCH_PUT_REVOKE, req.getKeysCount());
+            return codes(master.batchPutRevoke(r.peer().writer(req.getClientId()), req.getKeysList()));
         });
 
         bind(server, inline, Opcode.GET_REPLICA_LIST, r -> {
@@ -379,6 +510,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, inline, Opcode.BATCH_GET_REPLICA_LIST, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_GET_REPLICA_LIST, req.getKeysCount());
             BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
             for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList(),
                     Integer.toUnsignedLong(req.getCacheForMs()), req.getCacheOwner())) {
@@ -398,10 +530,11 @@ public final class MasterRpcService implements InProcessMaster {
             for (ObjectLocation loc : matches) {
                 var msg = Messages.toMsg(loc);
                 bytes += msg.getSerializedSize() + 8L; // the field's tag and length (at most 6 bytes)
-                if (bytes > REGEX_ANSWER_LIMIT) {
+                if (bytes > limits.maxQueryAnswerSize()) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, matches.size() + " keys match " + req.getRegex()
-                            + ": their locations take more than the " + REGEX_ANSWER_LIMIT + " bytes one answer can"
-                            + " carry; narrow the pattern (their read leases end after master.lease-ttl)");
+                            + ": their locations take more than the " + limits.maxQueryAnswerSize() + " bytes one"
+                            + " answer may carry (transport.max-query-answer-size); narrow the pattern (their read"
+                            + " leases end after master.lease-ttl)");
                 }
                 b.addLocations(msg);
             }
@@ -415,6 +548,7 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, inline, Opcode.BATCH_EXIST_KEY, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_EXIST_KEY, req.getKeysCount());
             BatchExistReply.Builder b = BatchExistReply.newBuilder();
             for (KeyResult<Boolean> res : master.batchExistKey(req.getKeysList())) {
                 b.addCodes(res.code().value()).addExists(res.isOk() && res.value());
@@ -425,80 +559,114 @@ public final class MasterRpcService implements InProcessMaster {
         // Forced removals answer once no client can read a removed object through a cached location.
         bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
+            requireAdminToForce(r, req.getForce(), Opcode.REMOVE);
+            refuseWhileRecovering(Opcode.REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            throwIfFailed(master.remove(req.getKey(), req.getForce(), hold), req.getKey());
-            return new Held(Empty.getDefaultInstance(), hold.untilMillis());
+            ErrorCode[] code = new ErrorCode[1];
+            var forgotten = master.collectForgets(() -> code[0] = master.remove(req.getKey(), req.getForce(), hold));
+            throwIfFailed(code[0], req.getKey());
+            return new Held(Empty.getDefaultInstance(), hold.untilMillis(), forgotten);
         });
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
+            limits.checkBatch(Opcode.BATCH_REMOVE, req.getKeysCount());
+            requireAdminToForce(r, req.getForce(), Opcode.BATCH_REMOVE);
+            refuseWhileRecovering(Opcode.BATCH_REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            return new Held(codes(master.batchRemove(req.getKeysList(), req.getForce(), hold)), hold.untilMillis());
+            List<ErrorCode> done = new java.util.ArrayList<>();
+            var forgotten = master.collectForgets(() -> done.addAll(master.batchRemove(req.getKeysList(),
+                    req.getForce(), hold)));
+            return new Held(codes(done), hold.untilMillis(), forgotten);
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());
+            requireAdminToForce(r, req.getForce(), Opcode.REMOVE_BY_REGEX);
+            refuseWhileRecovering(Opcode.REMOVE_BY_REGEX);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            long n = master.removeByRegex(req.getRegex(), req.getForce(), hold);
-            return new Held(CountReply.newBuilder().setCount(n).build(), hold.untilMillis());
+            long[] n = new long[1];
+            var forgotten = master.collectForgets(() -> n[0] = master.removeByRegex(req.getRegex(), req.getForce(), hold));
+            return new Held(CountReply.newBuilder().setCount(n[0]).build(), hold.untilMillis(), forgotten);
         });
         bindHeld(server, executor, delays, Opcode.REMOVE_ALL, r -> {
             RemoveAllRequest req = r.parseControl(RemoveAllRequest.parser());
+            refuseWhileRecovering(Opcode.REMOVE_ALL);
             CacheHold hold = new CacheHold(req.getCacheOwner());
-            return new Held(CountReply.newBuilder().setCount(master.removeAll(req.getForce(), hold)).build(),
-                    hold.untilMillis());
+            long[] n = new long[1];
+            var forgotten = master.collectForgets(() -> n[0] = master.removeAll(req.getForce(), hold));
+            return new Held(CountReply.newBuilder().setCount(n[0]).build(), hold.untilMillis(), forgotten);
         });
 
         bind(server, executor, Opcode.LIST_KEYS, r -> {
             ListKeysRequest req = r.parseControl(ListKeysRequest.parser());
             int limit = req.getLimit() == 0 ? 1000 : (int) Math.min(req.getLimit(), 100_000);
             ListedKeys listed = master.listKeys(req.getPrefix(), limit);
-            ListKeysReply.Builder b = ListKeysReply.newBuilder().setTruncated(listed.truncated());
+            ListKeysReply.Builder b = ListKeysReply.newBuilder();
+            boolean truncated = listed.truncated();
+            long bytes = 0;
             for (Map.Entry<String, Long> e : listed.keys().entrySet()) {
+                // a key's field (tag, length, UTF-8 bytes) and its size (at most 10 bytes) in the packed list
+                bytes += com.google.protobuf.CodedOutputStream.computeStringSizeNoTag(e.getKey()) + 11L;
+                if (bytes > limits.maxQueryAnswerSize()) {
+                    truncated = true; // the caller lists on from the last key it got
+                    break;
+                }
                 b.addKeys(e.getKey()).addSizes(e.getValue());
             }
-            return b.build();
+            return b.setTruncated(truncated).build();
         });
         bind(server, executor, Opcode.STATS, r -> stats());
         bind(server, executor, Opcode.REGISTER_STORAGE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.StorageRegistration.parser());
+            r.peer().requireNode(req.getNodeId(), "REGISTER_STORAGE");
             master.registerStorage(req.getNodeId(), req.getCapacity());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REPORT_DISK_OBJECTS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
+            r.peer().requireNode(req.getNodeId(), "REPORT_DISK_OBJECTS");
+            limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
             List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
             List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
+            List<Long> versions = new java.util.ArrayList<>(req.getObjectsCount());
             for (var o : req.getObjectsList()) {
                 keys.add(o.getKey());
                 sizes.add(o.getSize());
+                versions.add(o.getVersion());
             }
-            master.reportDiskObjects(req.getNodeId(), keys, sizes);
+            master.reportDiskObjects(req.getNodeId(), keys, sizes, versions);
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "POLL_TASKS");
             var tasks = master.pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
+            r.peer().requireNode(req.getNodeId(), "OFFLOAD_DONE");
             master.offloadFailed(req.getNodeId(), req.getFailedList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.PROMOTION_START, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionStartRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "PROMOTION_START");
             KeyResult<ReplicaDescriptor> res = master.promotionStart(req.getNodeId(), req.getKey());
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value())).build();
         });
         bind(server, executor, Opcode.PROMOTION_END, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionEndRequest.parser());
+            r.peer().requireNode(req.getNodeId(), "PROMOTION_END");
             throwIfFailed(master.promotionEnd(req.getNodeId(), req.getKey(), req.getReplicaId(), req.getSuccess()),
                     req.getKey());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.EVICT_DISK_REPLICA, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskEvicted.parser());
+            r.peer().requireNode(req.getNodeId(), "EVICT_DISK_REPLICA");
+            limits.checkBatch(Opcode.EVICT_DISK_REPLICA, req.getKeysCount());
             master.evictDiskReplicas(req.getNodeId(), req.getKeysList());
             return Empty.getDefaultInstance();
         });
@@ -506,6 +674,11 @@ public final class MasterRpcService implements InProcessMaster {
             clientReports.accept(r.parseControl(io.tiffin.core.transport.proto.ClientReport.parser()));
             return Empty.getDefaultInstance();
         });
+    }
+
+    /** What a PutEnd waits for after a takeover: the end of the recovery; null when none runs. */
+    private java.util.concurrent.CompletableFuture<Void> recoveryWait() {
+        return master.recovering() ? master.recoveryEnded() : null;
     }
 
     /** The cluster summary served by STATS and /health. */
@@ -529,6 +702,13 @@ public final class MasterRpcService implements InProcessMaster {
                     .setStatus(v.status().name()));
         }
         return b.build();
+    }
+
+    /** A forced removal is the admin's: it takes objects clients are reading. */
+    private static void requireAdminToForce(Frame request, boolean force, Opcode op) {
+        if (force) {
+            request.peer().requireAdmin(op + " with force (removing objects while clients read them)");
+        }
     }
 
     private static BatchCodesReply codes(List<ErrorCode> codes) {

@@ -56,12 +56,43 @@ public final class MasterServer implements AutoCloseable {
     private final ScheduledExecutorService heldReplies;
     private final AdminHttpServer admin;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final Leadership leadership;
+    private final FailoverSettings failover;
+    /** With failover on: the election (null for a single master with a state directory, or without failover). */
+    private final io.tiffin.core.coordination.LeaderElection election;
+    private final io.tiffin.core.coordination.StateStore stateStore;
+    private final ClusterFacts facts;
+    private final NodeForgets forgets;
+    private final io.tiffin.core.transport.TransportClientPool nodeConnections;
 
-    private MasterServer(Options options, Ticker ticker) {
+    private MasterServer(Options options, FailoverSettings failover, Ticker ticker) {
+        this.failover = failover;
         service = new MasterService(options.settings(), options.strategy(), ticker, null);
         ClientReports clientReports = new ClientReports(ticker, 60_000);
         metrics = new MasterMetrics(service, clientReports);
-        rpc = new MasterRpcService(service, metrics, clientReports);
+        if (failover.enabled()) {
+            leadership = Leadership.standby();
+            election = failover.coordinator().isEmpty() ? null : new io.tiffin.core.coordination.ZooKeeperCoordination(
+                    failover.coordinator(), failover.sessionTimeout(), java.time.Duration.ofSeconds(15));
+            stateStore = election != null ? election.stateStore()
+                    : new io.tiffin.core.coordination.FileStateStore(failover.stateDir());
+            facts = new ClusterFacts(stateStore, () -> deposed("a successor wrote the cluster facts"));
+            // FORGET is a master's instruction to a node: the master presents the admin role (it knows every
+            // role's token, since it checks them). FORGETs must not wait long for a node that hangs: short connect and call deadlines
+            nodeConnections = new io.tiffin.core.transport.TransportClientPool("master-forgets", options.transport()
+                    .withHandshakeTimeout(java.time.Duration.ofSeconds(1)).withRpcTimeout(java.time.Duration.ofSeconds(2))
+                    .withIoThreads(1).presentingAs(io.tiffin.core.transport.Role.ADMIN), "master", ticker);
+            forgets = new NodeForgets(nodeConnections, service::term);
+            service.enableFailover(facts, forgets);
+        } else {
+            leadership = Leadership.alwaysLeader();
+            election = null;
+            stateStore = null;
+            facts = null;
+            forgets = null;
+            nodeConnections = null;
+        }
+        rpc = new MasterRpcService(service, metrics, clientReports, leadership);
         int threads = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
         workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
         background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));
@@ -73,7 +104,8 @@ public final class MasterServer implements AutoCloseable {
             server.start(options.host(), options.port());
             if (options.adminPort() >= 0) {
                 try {
-                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), metrics::scrape, this::healthJson);
+                    adminServer = new AdminHttpServer(options.host(), options.adminPort(), options.transport(),
+                            metrics::scrape, this::healthJson);
                 } catch (IOException e) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "master.admin-port = " + options.adminPort()
                             + ": cannot listen on " + options.host() + ":" + options.adminPort() + " (" + e.getMessage()
@@ -85,6 +117,15 @@ public final class MasterServer implements AutoCloseable {
             workers.shutdownNow();
             background.shutdownNow();
             heldReplies.shutdownNow();
+            if (forgets != null) {
+                forgets.close();
+                nodeConnections.close();
+            }
+            if (election != null) {
+                election.close();
+            } else if (stateStore != null) {
+                stateStore.close();
+            }
             throw e;
         }
         admin = adminServer;
@@ -96,6 +137,94 @@ public final class MasterServer implements AutoCloseable {
         long releaseCheck = Math.max(1000, Math.min(s.putStartReleaseTimeout().toMillis() / 10, 60_000));
         background.scheduleWithFixedDelay(guard("stuck-put release", service::releaseStuckPuts),
                 releaseCheck, releaseCheck, TimeUnit.MILLISECONDS);
+        if (failover.enabled()) {
+            background.scheduleWithFixedDelay(guard("id reservation and recovery", () -> {
+                if (leadership.leads()) {
+                    service.reserveIds();
+                }
+            }), 100, 100, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The {@code host:port} this master is known by: the configured advertised address, else the bound one. */
+    private String self() {
+        if (!failover.advertiseAddress().isEmpty()) {
+            return failover.advertiseAddress();
+        }
+        InetSocketAddress a = server.localAddress();
+        String host = a.getAddress() != null && a.getAddress().isAnyLocalAddress() ? "127.0.0.1" : a.getHostString();
+        return host + ":" + a.getPort();
+    }
+
+    /** Joins the election, or (a single master with a state directory) takes over at once. */
+    private void startFailover() {
+        if (election == null) {
+            takeOver();
+            return;
+        }
+        election.start(self(), new io.tiffin.core.coordination.LeaderElection.Listener() {
+            @Override
+            public void elected() {
+                background.execute(MasterServer.this::takeOver);
+            }
+
+            @Override
+            public void lost(String why) {
+                if (leadership.leads()) {
+                    deposed(why);
+                } else {
+                    leadership.leaderHint(election.leader());
+                }
+            }
+        });
+        leadership.leaderHint(election.leader());
+    }
+
+    /**
+     * Becomes the leader: the next term in the cluster facts (which fences the predecessor), the predecessor's
+     * segments restored to await their nodes, and a recovery of at most the node TTL (or the longest location-cache window, if longer).
+     */
+    private void takeOver() {
+        if (closed.get() || leadership.role() != Leadership.Role.STANDBY) {
+            return;
+        }
+        try {
+            long[] ids = service.idsSoFar();
+            io.tiffin.core.transport.proto.ClusterStateMsg previous = facts.claim(self(), ids[0], ids[1]);
+            // every live node attaches within about a heartbeat; one that has not within the node TTL is dead (or
+            // cut off: it re-mounts empty later), and no location cached from the predecessor outlives this
+            long window = Math.max(RestartGuard.longestCacheWindowMillis(service.settings().leaseTtl().toMillis()),
+                    service.settings().nodeTtl().toMillis());
+            service.restore(previous, window);
+            leadership.leaderHint(self());
+            leadership.lead();
+            LOG.info("Tiffin master {} leads in term {}; {} segments of the previous term await their nodes",
+                    self(), facts.term(), previous.getSegmentsCount());
+        } catch (RuntimeException e) {
+            LOG.error("Taking over failed: {}", e.toString(), e);
+            deposed("taking over failed: " + e.getMessage());
+        }
+    }
+
+    /** Stops leading for good; with {@code exitWhenDeposed}, ends the process so it restarts as a clean standby. */
+    private void deposed(String why) {
+        boolean wasLeader = leadership.leads();
+        leadership.depose();
+        LOG.error("Tiffin master {} stops serving: {}", server.localAddress(), why);
+        if (wasLeader && failover.exitWhenDeposed() && !closed.get()) {
+            org.apache.logging.log4j.LogManager.shutdown();
+            Runtime.getRuntime().halt(75);
+        }
+    }
+
+    /** This master's role (leader, standby, deposed). */
+    public Leadership.Role role() {
+        return leadership.role();
+    }
+
+    /** The term this master leads in (0 without failover or before it first leads). */
+    public long term() {
+        return service.term();
     }
 
     /** Starts a master; throws {@link TiffinException} if a port cannot be bound. */
@@ -104,7 +233,20 @@ public final class MasterServer implements AutoCloseable {
     }
 
     public static MasterServer start(Options options, Ticker ticker) {
-        MasterServer m = new MasterServer(options, ticker);
+        return start(options, FailoverSettings.none(), ticker);
+    }
+
+    /** Starts a master with {@code failover}; with a coordinator it serves once elected. */
+    public static MasterServer start(Options options, FailoverSettings failover, Ticker ticker) {
+        MasterServer m = new MasterServer(options, failover, ticker);
+        if (failover.enabled()) {
+            try {
+                m.startFailover();
+            } catch (RuntimeException e) {
+                m.close();
+                throw e;
+            }
+        }
         InProcessMasters.register(m.inProcessAddresses(), m.rpc);
         LOG.info("Tiffin master listening on {} (admin HTTP {})", m.address(),
                 m.admin == null ? "off" : m.admin.address());
@@ -131,7 +273,8 @@ public final class MasterServer implements AutoCloseable {
     }
 
     private String healthJson() {
-        return "{\"status\":\"ok\",\"role\":\"master\",\"version\":\"" + io.tiffin.core.transport.TiffinVersion.VERSION
+        return "{\"status\":\"ok\",\"role\":\"master\",\"leadership\":\"" + leadership.role().name()
+                .toLowerCase(java.util.Locale.ROOT) + "\",\"term\":" + service.term() + ",\"version\":\"" + io.tiffin.core.transport.TiffinVersion.VERSION
                 + "\",\"segments\":" + service.segmentViews().size() + ",\"live_nodes\":" + service.liveNodes().size()
                 + ",\"keys\":" + service.keyCount() + ",\"capacity_bytes\":" + service.capacityBytes()
                 + ",\"used_bytes\":" + service.usedBytes() + "}";
@@ -183,5 +326,14 @@ public final class MasterServer implements AutoCloseable {
         }
         server.close();
         workers.shutdownNow();
+        if (forgets != null) {
+            forgets.close();
+            nodeConnections.close();
+        }
+        if (election != null) {
+            election.close();
+        } else if (stateStore != null) {
+            stateStore.close();
+        }
     }
 }

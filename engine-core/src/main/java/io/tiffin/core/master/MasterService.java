@@ -63,6 +63,11 @@ public final class MasterService {
     private final PutCoordinator puts;
     private final ReplicaLookup lookups;
     private final Evictor evictor;
+    private final Recovery recovery;
+    private final SegmentAttachment attachment;
+    /** With failover on: the cluster facts (term, segments, id reservations); null otherwise. */
+    private volatile ClusterFacts facts;
+    private volatile NodeForgets forgets;
 
     /**
      * @param random the random source handed to the allocation strategy, or null for a thread-local
@@ -77,16 +82,97 @@ public final class MasterService {
         ReplicaPlacement placement = new ReplicaPlacement(strategy, segments, random);
         quarantine = new Quarantine(ticker, settings.putStartReleaseTimeout().toMillis());
         tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker);
-        membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker);
+        recovery = new Recovery(ticker);
+        membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, ticker);
         puts = new PutCoordinator(settings, table, placement, removal, tier, quarantine, counters, ticker);
-        lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker);
+        lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
+        attachment = new SegmentAttachment(segments, table, removal, recovery, settings, ticker, this::term);
         evictor = new Evictor(settings, table, segments, placement, quarantine, tier, puts::releaseStuckPuts,
                 counters, ticker);
     }
 
     public MasterSettings settings() {
         return settings;
+    }
+
+    // ------------------------------------------------------------------ failover
+
+    /** Turns failover on (before serving): mounts go to {@code clusterFacts}, frees through {@code forgets}. */
+    void enableFailover(ClusterFacts clusterFacts, NodeForgets forgets) {
+        this.facts = clusterFacts;
+        this.forgets = forgets;
+        membership.enableFailover(clusterFacts, forgets);
+    }
+
+    /**
+     * Takes over from the master that left {@code previous}: its segments await their nodes' attach, versions and
+     * replica ids continue above its reservations, and the recovery runs for at most {@code windowMillis}.
+     */
+    void restore(io.tiffin.core.transport.proto.ClusterStateMsg previous, long windowMillis) {
+        table.continueAbove(previous.getVersionFloor(), previous.getReplicaIdFloor());
+        membership.restore(previous.getSegmentsList());
+        java.util.Set<String> names = new java.util.HashSet<>();
+        previous.getSegmentsList().forEach(f -> names.add(f.getName()));
+        recovery.begin(names, windowMillis);
+    }
+
+    /** {versions, replica ids} handed out so far (where a takeover's reservations start). */
+    long[] idsSoFar() {
+        return new long[] {table.lastVersion(), table.lastReplicaId()};
+    }
+
+    /** The term this master serves in: 0 without failover. */
+    public long term() {
+        ClusterFacts f = facts;
+        return f == null ? 0 : f.term();
+    }
+
+    /** Whether writers record their objects on the nodes (failover on). */
+    public boolean commitOnNodes() {
+        return facts != null;
+    }
+
+    /** Whether this master is still recovering objects from nodes after a takeover ({@link Recovery}). */
+    public boolean recovering() {
+        return recovery.active();
+    }
+
+    /** Completes when the recovery ends (at once when none runs). */
+    java.util.concurrent.CompletableFuture<Void> recoveryEnded() {
+        return recovery.ended();
+    }
+
+    /**
+     * Runs {@code removal} and returns a future that completes when the nodes have dropped the records of what it
+     * freed (at once without failover): the removal may be answered then. See {@link NodeForgets}.
+     */
+    java.util.concurrent.CompletableFuture<Void> collectForgets(Runnable removal) {
+        NodeForgets f = forgets;
+        if (f == null) {
+            removal.run();
+            return null;
+        }
+        return f.collect(removal);
+    }
+
+    /** Reserves the next block of ids in the cluster facts when the current one is half used. */
+    void reserveIds() {
+        ClusterFacts f = facts;
+        recovery.check();
+        if (f != null) {
+            f.ensureReserved(table.lastVersion() + ClusterFacts.ID_BLOCK / 2,
+                    table.lastReplicaId() + ClusterFacts.ID_BLOCK / 2);
+        }
+    }
+
+    /**
+     * A node attaches a restored segment, reporting its objects in chunks; the last chunk takes the segment into
+     * service. See {@link SegmentAttachment#attach}.
+     */
+    int attachSegment(io.tiffin.core.transport.proto.Segment segment, long nodeTerm,
+                      List<io.tiffin.core.transport.proto.CommitRecord> records, boolean first, boolean last) {
+        return attachment.attach(segment, nodeTerm, records, first, last, membership);
     }
 
     public MasterCounters counters() {
@@ -192,15 +278,29 @@ public final class MasterService {
 
     /**
      * Allocates the replicas of a new object and returns where to write them (status PROCESSING).
-     * Codes: INVALID_KEY, INVALID_PARAMS (size), OBJECT_ALREADY_EXISTS (complete, or being written for
-     * less than the discard timeout; a plain put treats it as success), OBJECT_HAS_LEASE (upsert of a
+     * Codes: INVALID_KEY, INVALID_PARAMS (size), OBJECT_ALREADY_EXISTS (complete; a plain put treats it as
+     * success), REPLICA_IS_NOT_READY (another put of the key is being written, for less than the discard
+     * timeout: retry; or an upsert of an object being promoted), OBJECT_HAS_LEASE (upsert of a
      * leased object, or a key forced out while clients may still read it through cached locations),
-     * REPLICA_IS_NOT_READY / OBJECT_HAS_REPLICATION_TASK (upsert of an object being promoted / offloaded),
+     * OBJECT_HAS_REPLICATION_TASK (upsert of an object being offloaded),
      * NO_AVAILABLE_HANDLE (no segment had room; triggers eviction), INTERNAL_ERROR (the allocation
      * strategy failed).
      */
     public KeyResult<List<ReplicaDescriptor>> putStart(String clientId, String key, long size, PutOptions options) {
-        return puts.putStart(clientId, key, size, options);
+        return descriptorsOf(puts.putStart(clientId, key, size, options, 0));
+    }
+
+    /**
+     * As {@link #putStart(String, String, long, PutOptions)} for the writer's put {@code putId} (0 = none): a retry
+     * of a put still being written gets its replicas again (not OBJECT_ALREADY_EXISTS); the grant carries the
+     * object's version.
+     */
+    public KeyResult<PutGrant> putStart(String clientId, String key, long size, PutOptions options, long putId) {
+        return puts.putStart(clientId, key, size, options, putId);
+    }
+
+    private static KeyResult<List<ReplicaDescriptor>> descriptorsOf(KeyResult<PutGrant> r) {
+        return r.isOk() ? KeyResult.ok(r.key(), r.value().replicas()) : KeyResult.failed(r.key(), r.code());
     }
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
@@ -220,7 +320,14 @@ public final class MasterService {
      */
     public List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
                                                                   PutOptions options) {
-        return puts.batchPutStart(clientId, keys, sizes, options);
+        return puts.batchPutStart(clientId, keys, sizes, options, List.of()).stream()
+                .map(MasterService::descriptorsOf).toList();
+    }
+
+    /** As {@link #putStart(String, String, long, PutOptions, long)} for every key ({@code putIds}: one per key or empty). */
+    public List<KeyResult<PutGrant>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
+                                                   PutOptions options, List<Long> putIds) {
+        return puts.batchPutStart(clientId, keys, sizes, options, putIds);
     }
 
     /** {@link #putEnd} of every key, in request order. */
@@ -366,6 +473,11 @@ public final class MasterService {
         return table.keyCount();
     }
 
+    /** Bytes of the hard-pinned objects (complete or being written). */
+    public long hardPinnedBytes() {
+        return table.hardPinnedBytes();
+    }
+
     public long capacityBytes() {
         return segments.capacityBytes();
     }
@@ -438,7 +550,16 @@ public final class MasterService {
      * @throws TiffinException {@code SEGMENT_NOT_FOUND} when the node has no registered SSD tier
      */
     public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
-        tier.reportDiskObjects(nodeId, keys, sizes);
+        tier.reportDiskObjects(nodeId, keys, sizes, List.of());
+    }
+
+    /**
+     * As {@link #reportDiskObjects(String, List, List)} with each copy's version ({@code versions}: parallel, 0 =
+     * unknown): after a takeover an object known only from its SSD copy keeps its version, and a recovered object
+     * of that version gets the copy.
+     */
+    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
+        tier.reportDiskObjects(nodeId, keys, sizes, versions);
     }
 
     /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */

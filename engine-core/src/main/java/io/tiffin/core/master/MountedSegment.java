@@ -26,6 +26,18 @@ final class MountedSegment implements SegmentView {
     private volatile SegmentStatus status = SegmentStatus.OK;
     private volatile long used;
     private volatile long largestFree;
+    /**
+     * Restored from the cluster facts by a master that took over: no objects and no allocations until its node
+     * attaches and reports what it holds ({@link #attached}).
+     */
+    private volatile boolean awaitingAttach;
+    /**
+     * Unmounted and, with failover on, gone from the cluster facts: no master will restore it, so its node's
+     * records can no longer bring objects back ({@link NodeForgets} counts its forgets as done).
+     */
+    private volatile boolean voided;
+    /** With failover on: frees wait until the node dropped the object's record ({@link NodeForgets}); else null. */
+    private volatile NodeForgets forgets;
 
     MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation, long mountEpoch) {
         this.name = name;
@@ -75,6 +87,35 @@ final class MountedSegment implements SegmentView {
     @Override
     public SegmentStatus status() {
         return status;
+    }
+
+    /** Marks a restored segment: it takes no allocations until its node attaches. */
+    synchronized void awaitAttach() {
+        awaitingAttach = true;
+        if (status == SegmentStatus.OK) {
+            status = SegmentStatus.DRAINING;
+        }
+    }
+
+    boolean awaitingAttach() {
+        return awaitingAttach;
+    }
+
+    boolean voided() {
+        return voided;
+    }
+
+    /** See {@link #voided()}; called once the segment is unmounted and out of the facts. */
+    void markVoided() {
+        voided = true;
+    }
+
+    /** The node attached (or mounted the segment afresh): the segment takes allocations again. */
+    synchronized void attached() {
+        if (awaitingAttach && status == SegmentStatus.DRAINING) {
+            status = SegmentStatus.OK;
+        }
+        awaitingAttach = false;
     }
 
     boolean isMounted() {
@@ -150,6 +191,66 @@ final class MountedSegment implements SegmentView {
         }
         allocator.free(handle);
         refreshStats();
+    }
+
+    /**
+     * Frees the buffer of a replica of the object of {@code version} at {@code offset}: at once, or, with failover on,
+     * once the node has dropped its record of the object ({@link NodeForgets}), so no record ever names space that
+     * another object overwrites.
+     */
+    void release(long handle, long offset, long version) {
+        NodeForgets f = forgets;
+        if (f == null) {
+            free(handle);
+        } else {
+            f.forget(this, handle, offset, version);
+        }
+    }
+
+    /**
+     * With failover on, has the node drop its record of the object of {@code version} at {@code offset} now, while
+     * the buffer stays allocated (a forced removal of a leased object: readers may still read the bytes, but a
+     * master that takes over must not bring the object back); nothing without failover. The buffer is freed later
+     * through {@link #release}.
+     */
+    void forgetRecord(long offset, long version) {
+        NodeForgets f = forgets;
+        if (f != null) {
+            f.forget(this, -1, offset, version);
+        }
+    }
+
+    /** Frees handles whose records the node has dropped ({@link NodeForgets}). */
+    synchronized void freeForgotten(long[] handles, int count) {
+        if (status == SegmentStatus.UNMOUNTING) {
+            return;
+        }
+        for (int i = 0; i < count; i++) {
+            if (handles[i] >= 0) { // < 0: a record the master never allocated (dropped at attach)
+                allocator.free(handles[i]);
+            }
+        }
+        refreshStats();
+    }
+
+    /** Routes frees through {@code f} (failover on) or frees at once (null). */
+    void deferFreesTo(NodeForgets f) {
+        this.forgets = f;
+    }
+
+    /**
+     * Rebuilds the allocator from the objects the node reported ({@code ATTACH_SEGMENT}): {@code sizes} as PutStart
+     * allocated them (before {@link #ALIGNMENT}). Returns per object its handle, or -1 where it overlaps another or
+     * does not fit (the caller drops it).
+     */
+    synchronized long[] restore(long[] offsets, long[] sizes) {
+        long[] aligned = new long[sizes.length];
+        for (int i = 0; i < sizes.length; i++) {
+            aligned[i] = (sizes[i] + ALIGNMENT - 1) & -ALIGNMENT;
+        }
+        long[] handles = allocator.restore(offsets, aligned);
+        refreshStats();
+        return handles;
     }
 
     synchronized void markUnmounted() {

@@ -33,8 +33,17 @@ final class ObjectMetadata {
     static final long SEVERAL_CACHES = -1;
     /** Soft pin protects the object from the first eviction pass until this instant (ms); 0 = none. */
     long softPinDeadlineMillis;
-    /** Assigned at PutEnd; 0 while the put is in progress. */
+    /** Assigned at PutStart (the writer records it on the nodes with the object). */
     long version;
+    /** The writer's id of this put (PutStartRequest.put_id; 0 = none): a retried PutStart of it gets its replicas. */
+    long putId;
+    /**
+     * Rebuilt from a node's records by a master that took over (or restarted with its state): complete, and its
+     * writer's PutEnd, retried against this master, succeeds whoever sends it.
+     */
+    boolean recovered;
+    /** The put in progress replaces an existing object ({@code PutOptions.upsert}). */
+    boolean upsert;
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
     /** Copies on nodes' SSD tiers. */

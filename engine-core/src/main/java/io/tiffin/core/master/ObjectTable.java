@@ -33,6 +33,8 @@ final class ObjectTable {
     /** Every key, ordered. Updated under the key's shard lock. */
     private final ConcurrentSkipListSet<String> keyIndex = new ConcurrentSkipListSet<>();
     private final AtomicLong keyCount = new AtomicLong();
+    /** Bytes of the hard-pinned objects (master.max-hard-pinned-share caps them). */
+    private final AtomicLong hardPinnedBytes = new AtomicLong();
     private final AtomicLong replicaIds = new AtomicLong();
     private final AtomicLong versions = new AtomicLong();
 
@@ -67,6 +69,25 @@ final class ObjectTable {
         return versions.incrementAndGet();
     }
 
+    /** Versions and replica ids continue above these (a master that took over, past its predecessor's reservations). */
+    void continueAbove(long version, long replicaId) {
+        versions.accumulateAndGet(version, Math::max);
+        replicaIds.accumulateAndGet(replicaId, Math::max);
+    }
+
+    /** A recovered object's version: later ones are higher. */
+    void noteVersion(long version) {
+        versions.accumulateAndGet(version, Math::max);
+    }
+
+    long lastVersion() {
+        return versions.get();
+    }
+
+    long lastReplicaId() {
+        return replicaIds.get();
+    }
+
     /** The id of a new (memory or SSD) replica. */
     long nextReplicaId() {
         return replicaIds.incrementAndGet();
@@ -76,11 +97,20 @@ final class ObjectTable {
         return keyCount.get();
     }
 
+    /** Bytes of the hard-pinned objects held. */
+    long hardPinnedBytes() {
+        return hardPinnedBytes.get();
+    }
+
     /** Adds an object to its shard and the key index. Caller holds the shard lock. */
     void insert(MetadataShard shard, ObjectMetadata m) {
-        shard.objects.put(m.key, m);
+        ObjectMetadata replaced = shard.objects.put(m.key, m);
         keyIndex.add(m.key);
         keyCount.incrementAndGet();
+        long pinned = (m.hardPinned ? m.size : 0) - (replaced != null && replaced.hardPinned ? replaced.size : 0);
+        if (pinned != 0) {
+            hardPinnedBytes.addAndGet(pinned);
+        }
     }
 
     /**
@@ -93,6 +123,9 @@ final class ObjectTable {
         if (gone != null) {
             keyIndex.remove(key);
             keyCount.decrementAndGet();
+            if (gone.hardPinned) {
+                hardPinnedBytes.addAndGet(-gone.size);
+            }
             if (gone.cachedUntilMillis != 0 && gone.cachedUntilMillis > ticker.millis()) {
                 shard.hold(key, gone.cachedUntilMillis);
             }

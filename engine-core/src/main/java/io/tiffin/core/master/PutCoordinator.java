@@ -46,30 +46,32 @@ final class PutCoordinator {
         this.ticker = ticker;
     }
 
-    /** See {@link MasterService#putStart}. */
-    KeyResult<List<ReplicaDescriptor>> putStart(String clientId, String key, long size, PutOptions options) {
+    /** See {@link MasterService#putStart(String, String, long, PutOptions, long)}. */
+    KeyResult<PutGrant> putStart(String clientId, String key, long size, PutOptions options, long putId) {
         ErrorCode invalid = validatePut(key, size);
         if (invalid != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, invalid);
         }
-        return table.inShard(key, shard -> putStartLocked(shard, clientId, key, size, options, ticker.millis()));
+        return table.inShard(key, shard -> putStartLocked(shard, clientId, key, size, options, ticker.millis(), putId));
     }
 
-    List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
-                                                           PutOptions options) {
-        if (keys.size() != sizes.size()) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS,
-                    "batch put: " + keys.size() + " keys but " + sizes.size() + " sizes");
+    /** @param putIds one per key, or empty (none) */
+    List<KeyResult<PutGrant>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
+                                            PutOptions options, List<Long> putIds) {
+        if (keys.size() != sizes.size() || (!putIds.isEmpty() && putIds.size() != keys.size())) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put: " + keys.size() + " keys but "
+                    + sizes.size() + " sizes" + (putIds.isEmpty() ? "" : " and " + putIds.size() + " put ids"));
         }
         @SuppressWarnings("unchecked")
-        KeyResult<List<ReplicaDescriptor>>[] out = new KeyResult[keys.size()];
+        KeyResult<PutGrant>[] out = new KeyResult[keys.size()];
         long now = ticker.millis();
         table.forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
             ErrorCode invalid = validatePut(key, sizes.get(i));
             out[i] = invalid != ErrorCode.OK
                     ? KeyResult.failed(key == null ? "" : key, invalid)
-                    : putStartLocked(shard, clientId, key, sizes.get(i), options, now);
+                    : putStartLocked(shard, clientId, key, sizes.get(i), options, now,
+                            putIds.isEmpty() ? 0 : putIds.get(i));
         });
         return Arrays.asList(out);
     }
@@ -85,9 +87,21 @@ final class PutCoordinator {
         return ErrorCode.OK;
     }
 
-    private KeyResult<List<ReplicaDescriptor>> putStartLocked(MetadataShard shard, String clientId, String key,
-                                                              long size, PutOptions options, long now) {
+    private KeyResult<PutGrant> putStartLocked(MetadataShard shard, String clientId, String key, long size,
+                                               PutOptions options, long now, long putId) {
         ObjectMetadata existing = shard.objects.get(key);
+        if (existing != null && putId != 0 && existing.putId == putId) {
+            // The same put again (its writer retried a PutStart whose answer it lost): the same replicas while it
+            // is written; once complete, "exists", which the writer rightly takes as done (its bytes are there).
+            if (!existing.processing) {
+                return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            }
+            List<ReplicaDescriptor> same = new ArrayList<>(existing.replicas.size());
+            for (ReplicaRecord r : existing.replicas) {
+                same.add(r.toDescriptor());
+            }
+            return KeyResult.ok(key, new PutGrant(same, existing.version));
+        }
         if (existing == null && shard.heldUntil(key, now) != 0) {
             // forced out (or lost with its node) while clients may still read it through cached locations
             return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
@@ -110,8 +124,12 @@ final class PutCoordinator {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
                 }
                 removal.erase(shard, existing);
-            } else if (complete || existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+            } else if (complete) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
+            } else if (existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+                // Another put of the key is being written: not "exists", which writers take as done, while its
+                // writer may still fail and revoke (a put reported done with no bytes anywhere).
+                return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
             } else {
                 // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
                 // writer may still be writing into them.
@@ -132,31 +150,26 @@ final class PutCoordinator {
         if (sink.placed() < options.replicas()) {
             counters.partialAllocations.increment();
         }
+        long version = table.nextVersion();
         List<ReplicaRecord> replicas = new ArrayList<>(sink.placed());
         List<ReplicaDescriptor> descriptors = new ArrayList<>(sink.placed());
         for (int i = 0; i < sink.placed(); i++) {
             MountedSegment seg = sink.segment(i);
             long handle = sink.handle(i);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), size);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), size, version);
             replicas.add(r);
             descriptors.add(r.toDescriptor());
         }
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
+        m.version = version;
+        m.putId = putId;
+        m.upsert = options.upsert();
         table.insert(shard, m);
-        return KeyResult.ok(key, descriptors);
+        return KeyResult.ok(key, new PutGrant(descriptors, version));
     }
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
-        long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
-        for (ReplicaRecord r : stuck.replicas) {
-            if (r.status == ReplicaStatus.PROCESSING) {
-                quarantine.add(r, releaseAt);
-            } else {
-                r.free();
-            }
-        }
-        stuck.replicas.clear();
-        table.forget(shard, stuck.key);
+        removal.preempt(shard, stuck, stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis());
         counters.putStartDiscards.increment();
     }
 
@@ -177,6 +190,9 @@ final class PutCoordinator {
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
         }
+        if (m.recovered && !m.processing) {
+            return ErrorCode.OK; // its writer's PutEnd, retried after a failover
+        }
         if (!m.writerId.equals(clientId)) {
             return ErrorCode.ILLEGAL_CLIENT;
         }
@@ -192,7 +208,6 @@ final class PutCoordinator {
             r.status = ReplicaStatus.COMPLETE;
         }
         m.processing = false;
-        m.version = table.nextVersion();
         m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
         if (m.softPinRequested) {
             m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();

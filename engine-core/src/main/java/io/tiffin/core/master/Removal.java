@@ -101,7 +101,9 @@ final class Removal {
         }
         if (m.isLeased(now)) {
             // Forced removal of an object being read: the key goes now, but its buffers stay out of
-            // reach of new puts until the lease ends, so the reader never sees another object's bytes.
+            // reach of new puts until the lease ends, so the reader never sees another object's bytes. Its
+            // records on the nodes go now (the removal answers once they have): no takeover brings it back.
+            m.replicas.forEach(ReplicaRecord::forgetRecord);
             quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
             m.replicas.clear();
             tier.dropDiskCopies(m);
@@ -117,6 +119,23 @@ final class Removal {
      * instead; a put's own are the revoking writer's, or the stuck-put release's, concern), asks the nodes
      * holding SSD copies to delete them and forgets the key. Caller holds the shard lock.
      */
+    /**
+     * Ends a put in progress that another takes the key from, keeping the buffers still being written until
+     * {@code releaseAtMillis} (its writer may still be writing into them) and freeing the others. Caller holds
+     * the object's shard lock.
+     */
+    void preempt(MetadataShard shard, ObjectMetadata m, long releaseAtMillis) {
+        for (ReplicaRecord r : m.replicas) {
+            if (r.status == io.tiffin.api.ReplicaStatus.PROCESSING) {
+                quarantine.add(r, releaseAtMillis);
+            } else {
+                r.free();
+            }
+        }
+        m.replicas.clear();
+        table.forget(shard, m.key);
+    }
+
     void erase(MetadataShard shard, ObjectMetadata m) {
         if (!m.processing) {
             quarantine.takeWriting(m);

@@ -25,8 +25,11 @@ final class ReplicaLookup {
     private final TierCoordinator tier;
     private final long leaseTtlMillis;
     private final Ticker ticker;
+    private final Recovery recovery;
 
-    ReplicaLookup(ObjectTable table, Removal removal, TierCoordinator tier, long leaseTtlMillis, Ticker ticker) {
+    ReplicaLookup(ObjectTable table, Removal removal, TierCoordinator tier, long leaseTtlMillis, Ticker ticker,
+                  Recovery recovery) {
+        this.recovery = recovery;
         this.table = table;
         this.removal = removal;
         this.tier = tier;
@@ -79,7 +82,8 @@ final class ReplicaLookup {
                                                    long owner) {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
-            return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
+            // after a takeover the key may still come back with a node that has not attached: "retry", not "gone"
+            return KeyResult.failed(key, recovery.active() ? ErrorCode.REPLICA_IS_NOT_READY : ErrorCode.OBJECT_NOT_FOUND);
         }
         List<ReplicaDescriptor> readable = null;
         for (ReplicaRecord r : m.replicas) {

@@ -16,11 +16,14 @@ final class ReplicaRecord {
     final long handle;
     final long offset;
     final long size;
+    /** The version of the object the replica holds (what the node's record of it carries). */
+    final long version;
     ReplicaStatus status = ReplicaStatus.PROCESSING;
     private boolean freed;
 
-    ReplicaRecord(long id, MountedSegment segment, long handle, long offset, long size) {
+    ReplicaRecord(long id, MountedSegment segment, long handle, long offset, long size, long version) {
         this.id = id;
+        this.version = version;
         this.segment = segment;
         this.handle = handle;
         this.offset = offset;
@@ -36,11 +39,21 @@ final class ReplicaRecord {
         return !segment.isMounted();
     }
 
-    /** Returns the buffer to its segment's allocator; idempotent. */
+    /**
+     * Returns the buffer to its segment's allocator (with failover on, once the node has dropped its record of
+     * the object: {@link MountedSegment#release}); idempotent.
+     */
     void free() {
         if (!freed) {
             freed = true;
-            segment.free(handle);
+            segment.release(handle, offset, version);
+        }
+    }
+
+    /** Has the node drop its record of this replica's object now, keeping the buffer until {@link #free()}. */
+    void forgetRecord() {
+        if (!freed) {
+            segment.forgetRecord(offset, version);
         }
     }
 

@@ -77,6 +77,11 @@ final class RestartGuard {
      * ({@link ObjectMetadata#noteCachedLookup}).
      */
     private long longestCacheWindowMillis() {
+        return longestCacheWindowMillis(leaseTtlMillis);
+    }
+
+    /** As {@link #longestCacheWindowMillis()} for a lease of {@code leaseTtlMillis}. */
+    static long longestCacheWindowMillis(long leaseTtlMillis) {
         long window = ObjectMetadata.cacheWindowMillis(Long.MAX_VALUE, leaseTtlMillis);
         return Math.min(leaseTtlMillis, window + window / 4 + 1);
     }

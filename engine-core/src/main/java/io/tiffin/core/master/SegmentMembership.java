@@ -29,9 +29,14 @@ final class SegmentMembership {
     private final RestartGuard restartGuard;
     private final Duration nodeTtl;
     private final Ticker ticker;
+    private final Recovery recovery;
+    /** With failover on: the cluster facts (mounts and unmounts are written there first) and deferred frees. */
+    private volatile ClusterFacts facts;
+    private volatile NodeForgets forgets;
 
     SegmentMembership(SegmentRegistry segments, ObjectTable table, TierCoordinator tier, RestartGuard restartGuard,
-                      Duration nodeTtl, Ticker ticker) {
+                      Duration nodeTtl, Ticker ticker, Recovery recovery) {
+        this.recovery = recovery;
         this.segments = segments;
         this.table = table;
         this.tier = tier;
@@ -57,7 +62,7 @@ final class SegmentMembership {
         }
         if (!previous.isEmpty()) {
             for (String old : previous) {
-                segments.unmount(old);
+                unmountDurably(old);
             }
             LOG.warn("Node {} restarted (new incarnation); unmounted the segments of its previous run {} "
                     + "and erase the objects that lived only there. If it did not restart, two running nodes"
@@ -69,8 +74,48 @@ final class SegmentMembership {
             sweepDeadReplicas(Set.of());
         }
         restartGuard.noteMount(nodeId, mountEpoch, now);
+        ClusterFacts f = facts;
+        MountedSegment known = segments.get(name);
+        if (f != null && (known == null || known.awaitingAttach())) {
+            // durable before the segment takes objects: a successor restores it and waits for its node
+            f.segmentMounted(io.tiffin.core.transport.proto.SegmentFact.newBuilder().setName(name).setNodeId(nodeId)
+                    .setEndpoint(endpoint).setCapacity(capacity).setIncarnation(incarnation).build());
+        }
         segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, now + nodeTtl.toMillis());
+        segments.get(name).deferFreesTo(forgets);
+        recovery.settled(name);
         segments.heard(nodeId, now);
+    }
+
+    /** Turns failover on: mounts and unmounts go to {@code clusterFacts}, frees through {@code nodeForgets}. */
+    void enableFailover(ClusterFacts clusterFacts, NodeForgets nodeForgets) {
+        this.facts = clusterFacts;
+        this.forgets = nodeForgets;
+    }
+
+    /**
+     * Registers the segments the previous master listed, awaiting their nodes' attach (which must come within the
+     * node TTL, and within the recovery).
+     */
+    synchronized void restore(List<io.tiffin.core.transport.proto.SegmentFact> listed) {
+        long deadline = ticker.millis() + nodeTtl.toMillis();
+        for (var f : listed) {
+            segments.restore(f.getName(), f.getNodeId(), f.getEndpoint(), f.getCapacity(), f.getIncarnation(), deadline)
+                    .deferFreesTo(forgets);
+        }
+    }
+
+    /** Unmounts a segment, first out of the cluster facts; then it is void. */
+    private void unmountDurably(String name) {
+        ClusterFacts f = facts;
+        if (f != null) {
+            f.segmentsGone(List.of(name));
+        }
+        MountedSegment s = segments.unmount(name);
+        if (s != null) {
+            s.markVoided();
+        }
+        recovery.settled(name);
     }
 
     /** See {@link MasterService#unmountSegment}. */
@@ -83,7 +128,7 @@ final class SegmentMembership {
             throw new TiffinException(ErrorCode.INVALID_PARAMS,
                     "unmount: segment " + name + " belongs to node " + s.nodeId() + ", not " + nodeId);
         }
-        segments.unmount(name);
+        unmountDurably(name);
         if (segments.segmentNamesOf(nodeId).isEmpty()) {
             // The node's last segment left: the node is gone (a graceful stop), with its SSD tier.
             segments.forgetNode(nodeId);
@@ -97,6 +142,11 @@ final class SegmentMembership {
     /** See {@link MasterService#ping(String, long)}. */
     PingOutcome ping(String nodeId, long incarnation) {
         long now = ticker.millis();
+        if (segments.awaitsAttach(nodeId, incarnation)) {
+            // restored by this master: the node keeps its objects if it attaches during the recovery; after it, the
+            // objects removed meanwhile could come back with it, so it re-mounts empty
+            return recovery.active() ? PingOutcome.ATTACH : PingOutcome.UNKNOWN;
+        }
         if (incarnation != 0) {
             long mounted = segments.incarnationOf(nodeId);
             if (mounted != 0 && mounted != incarnation) {
@@ -111,13 +161,23 @@ final class SegmentMembership {
     }
 
     /** See {@link MasterService#expireNodes}. */
-    List<String> expireNodes() {
-        Map<String, List<String>> expired = segments.expireNodesAndUnmount(ticker.millis());
+    synchronized List<String> expireNodes() {
+        Map<String, List<MountedSegment>> expired = segments.expireNodesAndUnmount(ticker.millis());
         if (expired.isEmpty()) {
             return List.of();
         }
-        expired.forEach((node, names) -> {
-            LOG.warn("Node {} missed its heartbeats for {}; unmounted its segments {}", node, nodeTtl, names);
+        List<MountedSegment> gone = expired.values().stream().flatMap(List::stream).toList();
+        ClusterFacts f = facts;
+        if (f != null) {
+            f.segmentsGone(gone.stream().map(MountedSegment::name).toList());
+        }
+        for (MountedSegment s : gone) {
+            s.markVoided();
+            recovery.settled(s.name());
+        }
+        expired.forEach((node, segs) -> {
+            LOG.warn("Node {} missed its heartbeats for {}; unmounted its segments {}", node, nodeTtl,
+                    segs.stream().map(MountedSegment::name).toList());
             tier.nodeGone(node);
         });
         sweepDeadReplicas(expired.keySet());
@@ -125,10 +185,10 @@ final class SegmentMembership {
     }
 
     /** See {@link MasterService#forgetNode}. */
-    void forgetNode(String nodeId) {
+    synchronized void forgetNode(String nodeId) {
         segments.forgetNode(nodeId);
         for (String name : segments.segmentNamesOf(nodeId)) {
-            segments.unmount(name);
+            unmountDurably(name);
         }
         tier.nodeGone(nodeId);
         sweepDeadReplicas(Set.of(nodeId));

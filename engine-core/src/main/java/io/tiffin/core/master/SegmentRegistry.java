@@ -76,6 +76,7 @@ final class SegmentRegistry {
                         + " is already mounted by node " + existing.nodeId() + "; segment names must be unique");
             }
             existing.mountedAgain(mountEpoch);
+            existing.attached(); // a restored segment mounted afresh: empty, as its node re-mounted
             return false;
         }
         byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch));
@@ -84,6 +85,33 @@ final class SegmentRegistry {
         }
         republish();
         return true;
+    }
+
+    /**
+     * Registers a segment restored from the cluster facts (a master that took over): awaiting its node's attach,
+     * which must come before {@code nodeDeadline}. Returns it.
+     */
+    synchronized MountedSegment restore(String name, String nodeId, String endpoint, long capacity, long incarnation,
+                                        long nodeDeadline) {
+        MountedSegment s = new MountedSegment(name, nodeId, endpoint, capacity, incarnation, 0);
+        s.awaitAttach();
+        byName.put(name, s);
+        nodeDeadlines.put(nodeId, nodeDeadline);
+        if (incarnation != 0) {
+            incarnations.put(nodeId, incarnation);
+        }
+        republish();
+        return s;
+    }
+
+    /** Whether the node's segments were restored and await its attach. */
+    synchronized boolean awaitsAttach(String nodeId, long incarnation) {
+        for (MountedSegment s : byName.values()) {
+            if (s.nodeId().equals(nodeId) && s.awaitingAttach() && (incarnation == 0 || s.incarnation() == incarnation)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Removes a segment from the registry and marks it unmounted; returns it, or null if unknown. */
@@ -142,14 +170,14 @@ final class SegmentRegistry {
      * (and have the new segment unmounted as part of its expiry) in between. Returns each expired node's
      * unmounted segment names.
      */
-    synchronized Map<String, List<String>> expireNodesAndUnmount(long now) {
-        Map<String, List<String>> expired = new java.util.LinkedHashMap<>();
+    synchronized Map<String, List<MountedSegment>> expireNodesAndUnmount(long now) {
+        Map<String, List<MountedSegment>> expired = new java.util.LinkedHashMap<>();
         for (String node : expireNodes(now)) {
-            List<String> names = segmentNamesOf(node);
-            for (String name : names) {
-                unmount(name);
+            List<MountedSegment> gone = new ArrayList<>();
+            for (String name : segmentNamesOf(node)) {
+                gone.add(unmount(name));
             }
-            expired.put(node, names);
+            expired.put(node, gone);
         }
         return expired;
     }

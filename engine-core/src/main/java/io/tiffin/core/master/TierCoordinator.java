@@ -117,12 +117,13 @@ final class TierCoordinator {
      * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
      * offload its memory replicas are freed now (kept until the lease ends if it is being read).
      */
-    void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
+    void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
         StorageTier.NodeInfo node = storageNode(nodeId);
         long now = ticker.millis();
         table.forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
             long size = sizes.get(i);
+            long version = versions.isEmpty() ? 0 : versions.get(i);
             if (table.validateKey(key) != ErrorCode.OK || size <= 0) {
                 return;
             }
@@ -135,10 +136,17 @@ final class TierCoordinator {
             if (m == null) {
                 m = new ObjectMetadata(key, "ssd:" + nodeId, size, now, false, false, List.of());
                 m.processing = false;
-                m.version = table.nextVersion();
+                if (version > 0) { // the copy's own version (its node wrote it in this run): kept across a takeover
+                    table.noteVersion(version);
+                    m.version = version;
+                    m.recovered = true;
+                } else {
+                    m.version = table.nextVersion();
+                }
                 m.leaseTimeoutMillis = now;
                 table.insert(shard, m);
-            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending && nodeId.equals(m.taskNode))) {
+            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending && nodeId.equals(m.taskNode))
+                    && !(m.recovered && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
                 // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
                 tier.queueDelete(nodeId, key);
@@ -281,7 +289,8 @@ final class TierCoordinator {
             }
             MountedSegment seg = sink.segment(0);
             long handle = sink.handle(0);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), m.size);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), m.size,
+                    m.version);
             m.replicas.add(r);
             m.promotionQueued = true;
             m.taskNode = nodeId;

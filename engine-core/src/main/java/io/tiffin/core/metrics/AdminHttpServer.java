@@ -2,6 +2,12 @@ package io.tiffin.core.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
+import io.tiffin.core.transport.ProtectedMode;
+import io.tiffin.core.transport.TlsContexts;
+import io.tiffin.core.transport.TransportSettings;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -9,12 +15,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
  * The master's admin HTTP endpoint (default port 9003): {@code GET /metrics} (Prometheus text),
- * {@code GET /health} (JSON). Runs on its own small thread pool, never on a Netty event loop.
+ * {@code GET /health} (JSON). Runs on its own small thread pool, never on a Netty event loop. With
+ * {@code transport.tls.enabled} it is HTTPS with the process's certificate (and client certificates as
+ * {@code transport.tls.client-auth} says); who may use it is {@link AdminAccess}'s rule (a bearer token
+ * when bound beyond loopback), and like the RPC server it refuses an address beyond loopback without
+ * credentials ({@link ProtectedMode}).
  *
  * <p>Thread-safe. Owns its server and executor; {@link #close()} stops both.
  */
@@ -23,15 +34,37 @@ public final class AdminHttpServer implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService executor;
+    private final AdminAccess access;
 
     /**
-     * Binds and starts the server.
+     * Binds and starts the server with the TLS and credentials of {@code transport}.
      *
      * @param metrics text for /metrics
      * @param health JSON for /health
+     * @throws io.tiffin.api.TiffinException {@code INVALID_PARAMS} for an address beyond loopback without
+     *     credentials, or TLS files that cannot be loaded
      */
-    public AdminHttpServer(String host, int port, Supplier<String> metrics, Supplier<String> health) throws IOException {
-        server = HttpServer.create(new InetSocketAddress(host, port), 16);
+    public AdminHttpServer(String host, int port, TransportSettings transport, Supplier<String> metrics,
+                           Supplier<String> health) throws IOException {
+        ProtectedMode.check("admin HTTP", host, port, transport);
+        access = AdminAccess.of(host, transport);
+        TlsContexts tls = TlsContexts.load(transport.tls());
+        InetSocketAddress address = new InetSocketAddress(host, port);
+        if (tls == null) {
+            server = HttpServer.create(address, 16);
+        } else {
+            SSLContext context = tls.jdkServerContext();
+            HttpsServer https = HttpsServer.create(address, 16);
+            https.setHttpsConfigurator(new HttpsConfigurator(context) {
+                @Override
+                public void configure(HttpsParameters params) {
+                    javax.net.ssl.SSLParameters p = context.getDefaultSSLParameters();
+                    tls.applyClientAuth(p);
+                    params.setSSLParameters(p);
+                }
+            });
+            server = https;
+        }
         executor = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "tiffin-admin-http");
             t.setDaemon(true);
@@ -45,10 +78,20 @@ public final class AdminHttpServer implements AutoCloseable {
             ex.close();
         });
         server.start();
+        LOG.info("Admin {} on {}: {}", tls == null ? "HTTP" : "HTTPS", server.getAddress(), access);
     }
 
-    private static void respond(HttpExchange ex, String contentType, Supplier<String> body) throws IOException {
+    private void respond(HttpExchange ex, String contentType, Supplier<String> body) throws IOException {
         try (ex) {
+            if (!access.permits(ex.getRequestHeaders().getFirst("Authorization"))) {
+                byte[] why = (access.refusal() + "\n").getBytes(StandardCharsets.UTF_8);
+                ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"tiffin-admin\"");
+                ex.sendResponseHeaders(401, why.length);
+                try (OutputStream out = ex.getResponseBody()) {
+                    out.write(why);
+                }
+                return;
+            }
             if (!"GET".equals(ex.getRequestMethod())) {
                 ex.sendResponseHeaders(405, -1);
                 return;
@@ -71,6 +114,11 @@ public final class AdminHttpServer implements AutoCloseable {
 
     public InetSocketAddress address() {
         return server.getAddress();
+    }
+
+    /** Who may use the endpoints. */
+    public AdminAccess access() {
+        return access;
     }
 
     @Override

@@ -232,7 +232,7 @@ public final class NodeServer implements AutoCloseable {
                           io.tiffin.api.spi.PluginContext context) {
     }
 
-    private enum Tick { PING, POLL, REMOUNT }
+    private enum Tick { PING, POLL, REMOUNT, ATTACH, DISCOVER }
 
     /** A reusable heartbeat ring slot. */
     private static final class TickEvent {
@@ -245,25 +245,18 @@ public final class NodeServer implements AutoCloseable {
     private final TransportServer server;
     private final TransportClientPool masterPool;
     private final String masterAddress;
+    private final MasterLink link;
     private final ScheduledExecutorService heartbeat;
     private final com.lmax.disruptor.dsl.Disruptor<TickEvent> heartbeatDisruptor;
-    private final com.lmax.disruptor.RingBuffer<TickEvent> heartbeatRing;
+    private volatile com.lmax.disruptor.RingBuffer<TickEvent> heartbeatRing;
     private final NodeStorageTier tier;
     private final java.util.ArrayDeque<Long> pingTimes = new java.util.ArrayDeque<>();
     private final String endpoint;
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** Another process of this node.id mounted at the master: no more heartbeats from this one. */
-    private final AtomicBoolean superseded = new AtomicBoolean();
     private final Duration pingInterval;
     private final Ticker ticker;
-    private final AtomicLong consecutivePingFailures = new AtomicLong();
-    private final AtomicLong remounts = new AtomicLong();
-    /**
-     * The newest re-mount a ping answer asked for, as the number of re-mounts done when that ping was sent: an
-     * answer to a ping sent before the last re-mount finished is stale (the master may have answered it before
-     * it took that re-mount) and must not re-mount again, which would drop the objects put in between.
-     */
-    private final AtomicLong remountWantedAt = new AtomicLong(-1);
+    /** A quick extra heartbeat is scheduled (while the node looks for a leader). */
+    private final AtomicBoolean quickPingPending = new AtomicBoolean();
 
 
     private NodeServer(Options o) {
@@ -299,13 +292,44 @@ public final class NodeServer implements AutoCloseable {
                 throw new TiffinException(ErrorCode.INVALID_PARAMS, "write of " + req.getLength()
                         + " bytes carried " + bulk.readableBytes());
             }
-            MemorySegment dst = segment.slice(req.getOffset(), req.getLength());
-            bulk.getBytes(bulk.readerIndex(), dst.asByteBuffer());
+            if (req.getLength() > 0) {
+                MemorySegment dst = segment.slice(req.getOffset(), req.getLength());
+                bulk.getBytes(bulk.readerIndex(), dst.asByteBuffer());
+            }
+            if (req.hasCommit()) {
+                // the replica's last slice: the whole object is written (slices of a replica arrive in order
+                // on one connection), so a master that takes over may recover it from here
+                var c = req.getCommit();
+                segment.slice(c.getOffset(), c.getSize()); // bounds
+                segment.commit(req.getMountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(c.getKey(),
+                        c.getOffset(), c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(), c.getSoftPin()));
+            }
             responder.ok(Empty.getDefaultInstance());
         }, null);
+        server.register(Opcode.FORGET, (request, responder) -> {
+            var req = request.parseControl(io.tiffin.core.transport.proto.ForgetRequest.parser());
+            if (req.getTerm() < link().term()) {
+                throw new TiffinException(ErrorCode.INVALID_VERSION, "FORGET from a master of term " + req.getTerm()
+                        + "; this node follows term " + link().term());
+            }
+            if (req.getSegment().equals(segment.name())) {
+                for (int i = 0; i < req.getOffsetsCount(); i++) {
+                    segment.ledger().forget(req.getOffsets(i), req.getVersions(i));
+                }
+            }
+            if (tier() != null && req.getDiskKeysCount() > 0) {
+                tier().forgetDiskCopies(req.getDiskKeysList());
+            }
+            responder.ok(Empty.getDefaultInstance());
+        }, null);
+        long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame
         server.register(Opcode.DATA_READ, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             checkSegment(req);
+            if (req.getLength() > maxRead) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "a read of " + req.getLength() + " bytes does not"
+                        + " fit one answer frame (transport.max-frame-size less 64 KiB = " + maxRead + "); read slices");
+            }
             MemorySegment src = segment.slice(req.getOffset(), req.getLength());
             responder.ok(Empty.getDefaultInstance(), Unpooled.wrappedBuffer(src.asByteBuffer()));
         }, null);
@@ -326,8 +350,9 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(info.build());
         }, null);
-        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", o.transport().withIoThreads(1), nodeId,
-                ticker);
+        // a node's own connections (to its master, to other nodes) present the node role's token
+        TransportSettings asNode = o.transport().presentingAs(io.tiffin.core.transport.Role.NODE);
+        this.masterPool = new TransportClientPool("node-" + nodeId + "-master", asNode.withIoThreads(1), nodeId, ticker);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tiffin-node-ticker");
             t.setDaemon(true);
@@ -355,6 +380,17 @@ public final class NodeServer implements AutoCloseable {
                 LOG.warn("Node heartbeat ring failed to stop cleanly", ex);
             }
         });
+        this.link = new MasterLink(nodeId, incarnation, segment, this::segmentMsg, masterPool,
+                io.tiffin.core.coordination.MasterAddresses.parse(masterAddress), pingInterval, ticker,
+                action -> publishTick(switch (action) {
+                    case REMOUNT -> Tick.REMOUNT;
+                    case ATTACH -> Tick.ATTACH;
+                    case DISCOVER -> Tick.DISCOVER;
+                }), () -> {
+                    if (tier() != null) {
+                        tier().register();
+                    }
+                });
         NodeStorageTier storageTier = null;
         io.tiffin.api.spi.storage.StorageBackend backend = null;
         try {
@@ -366,7 +402,7 @@ public final class NodeServer implements AutoCloseable {
                 backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment, this::master, masterPool, ticker);
+                storageTier = new NodeStorageTier(nodeId, backend, segment, () -> link.master(), masterPool, ticker, asNode);
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }
@@ -374,8 +410,7 @@ public final class NodeServer implements AutoCloseable {
             server.start(o.host(), o.port());
             this.endpoint = o.host() + ":" + server.localAddress().getPort();
             LocalSegmentDirectory.register(segment);
-            mount();
-            if (tier != null) {
+            if (link.mountAtStart() && tier != null) {
                 tier.register();
             }
         } catch (RuntimeException e) {
@@ -396,9 +431,35 @@ public final class NodeServer implements AutoCloseable {
         }
     }
 
+    /** For handlers bound in the constructor (fields read once it has run). */
+    private MasterLink link() {
+        return link;
+    }
+
+    private NodeStorageTier tier() {
+        return tier;
+    }
+
     private void publishTick(Tick tick) {
         // Lossy: if the heartbeat thread is behind, a tick is skipped rather than queued.
-        heartbeatRing.tryPublishEvent((ev, seq, t) -> ev.tick = t, tick);
+        com.lmax.disruptor.RingBuffer<TickEvent> ring = heartbeatRing;
+        if (ring != null) {
+            ring.tryPublishEvent((ev, seq, t) -> ev.tick = t, tick);
+        }
+    }
+
+    /** Pings again in 100 ms (once): while the node looks for a leader, it does not wait a whole period. */
+    private void pingSoon() {
+        if (!closed.get() && quickPingPending.compareAndSet(false, true)) {
+            try {
+                heartbeat.schedule(() -> {
+                    quickPingPending.set(false);
+                    publishTick(Tick.PING);
+                }, 100, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                quickPingPending.set(false); // stopping
+            }
+        }
     }
 
     private void onTick(Tick tick) {
@@ -412,15 +473,26 @@ public final class NodeServer implements AutoCloseable {
                     pingTimes.poll();
                 }
             }
-            ping();
-        } else if (tick == Tick.REMOUNT) {
-            if (remountWantedAt.get() < remounts.get()) {
-                return; // asked by a ping sent before the last re-mount: that re-mount answered it
-            }
+            link.ping();
+        } else if (tick == Tick.REMOUNT || tick == Tick.ATTACH) {
             try {
-                remount();
+                if (tick == Tick.REMOUNT) {
+                    link.remount();
+                } else {
+                    link.attach();
+                }
             } catch (RuntimeException e) {
-                LOG.warn("Node {} could not re-mount at {}: {}", nodeId, masterAddress, e.getMessage());
+                LOG.warn("Node {} could not {} at {}: {}", nodeId, tick == Tick.REMOUNT ? "re-mount" : "attach",
+                        link.leader(), e.getMessage());
+                pingSoon();
+            }
+        } else if (tick == Tick.DISCOVER) {
+            String before = link.leader();
+            link.discover();
+            if (!link.leader().equals(before)) {
+                publishTick(Tick.PING);
+            } else {
+                pingSoon();
             }
         } else {
             tier.queueNoticeDelivery(); // first: queued notices go ahead of the offloads this poll brings
@@ -488,101 +560,6 @@ public final class NodeServer implements AutoCloseable {
                 .setPingIntervalMs(pingInterval.toMillis()).build();
     }
 
-    private TransportClient master() {
-        return masterPool.get(masterAddress);
-    }
-
-    /**
-     * Mounts the segment. While the master refuses because another process of this node.id was heard from
-     * lately (SEGMENT_ALREADY_EXISTS), retries for as long as it takes a stopped process's heartbeats to
-     * fall silent (a crash and a quick restart), then gives up with the master's explanation.
-     */
-    private void mount() {
-        long giveUpAt = ticker.nanos() + pingInterval.multipliedBy(4).plusSeconds(2).toNanos();
-        while (true) {
-            try {
-                master().callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(segmentMsg())
-                        .build(), Empty.parser());
-                return;
-            } catch (TiffinException e) {
-                if (e.code() != ErrorCode.SEGMENT_ALREADY_EXISTS || ticker.nanos() - giveUpAt > 0) {
-                    throw e;
-                }
-                LOG.info("Node {}: the master refused the mount for now ({}); retrying", nodeId, e.getMessage());
-                try {
-                    Thread.sleep(Math.max(50, pingInterval.toMillis() / 2));
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-            }
-        }
-    }
-
-    /**
-     * Sends a ping without waiting for the answer, so a slow master never delays the next heartbeat; an
-     * answer asking to re-mount schedules a REMOUNT on the heartbeat ring.
-     */
-    private void ping() {
-        if (closed.get() || superseded.get()) {
-            return;
-        }
-        java.util.concurrent.CompletableFuture<io.tiffin.core.transport.Frame> call;
-        long remountsBefore = remounts.get();
-        try {
-            call = master().call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).setIncarnation(incarnation)
-                    .build(), null);
-        } catch (RuntimeException e) {
-            pingFailed(e);
-            return;
-        }
-        call.whenComplete((frame, err) -> {
-            if (err != null) {
-                pingFailed(err);
-                return;
-            }
-            try {
-                PingReply reply = frame.parseControl(PingReply.parser());
-                if (consecutivePingFailures.getAndSet(0) >= 3) {
-                    LOG.info("Node {} reached the master {} again", nodeId, masterAddress);
-                }
-                if (reply.getSuperseded()) {
-                    if (superseded.compareAndSet(false, true)) {
-                        LOG.error("Node {}: another node process with the same node.id has joined the master {};"
-                                + " this one is no longer part of the cluster and stops its heartbeats. Stop it,"
-                                + " or give every node its own node.id", nodeId, masterAddress);
-                    }
-                } else if (reply.getNeedRemount()) {
-                    remountWantedAt.accumulateAndGet(remountsBefore, Math::max);
-                    publishTick(Tick.REMOUNT);
-                }
-            } finally {
-                frame.release();
-            }
-        });
-    }
-
-    private void pingFailed(Throwable e) {
-        long failures = consecutivePingFailures.incrementAndGet();
-        if (failures == 3 || failures % 60 == 0) {
-            LOG.warn("Node {} cannot reach the master {} ({} pings failed): {}", nodeId, masterAddress, failures,
-                    e.getMessage());
-        }
-    }
-
-    private void remount() {
-        // Before the master can hand out a descriptor of the new mount (written by this heartbeat thread only).
-        segment.setMountEpoch(segment.mountEpoch() + 1);
-        master().callSync(Opcode.REMOUNT_SEGMENT, ReMountSegmentRequest.newBuilder().setNodeId(nodeId)
-                .addSegments(segmentMsg()).build(), Empty.parser());
-        remounts.incrementAndGet();
-        LOG.warn("Master {} did not know node {}; re-mounted segment {} (its objects are gone)",
-                masterAddress, nodeId, segment.name());
-        if (tier != null) {
-            tier.register();
-        }
-    }
-
     public String nodeId() {
         return nodeId;
     }
@@ -603,12 +580,22 @@ public final class NodeServer implements AutoCloseable {
 
     /** Whether another process of this node.id has joined the master since (this one stopped its heartbeats). */
     public boolean superseded() {
-        return superseded.get();
+        return link.superseded();
     }
 
     /** How many times the node re-mounted after the master forgot it. */
     public long remounts() {
-        return remounts.get();
+        return link.remounts();
+    }
+
+    /** How many times the node attached its segment to a master that restored it (failover, restart). */
+    public long attaches() {
+        return link.attaches();
+    }
+
+    /** The master this node follows now ({@code host:port}). */
+    public String masterLeader() {
+        return link.leader();
     }
 
     /**
@@ -635,13 +622,7 @@ public final class NodeServer implements AutoCloseable {
             return;
         }
         heartbeat.shutdownNow();
-        try {
-            master().callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder().setNodeId(nodeId)
-                    .setSegmentName(segment.name()).build(), Empty.parser());
-        } catch (RuntimeException e) {
-            LOG.warn("Node {} could not unmount {} at the master ({}); the master drops it after the node TTL",
-                    nodeId, segment.name(), e.getMessage());
-        }
+        link.unmountQuietly();
         closeResources();
     }
 
@@ -651,6 +632,9 @@ public final class NodeServer implements AutoCloseable {
         server.close();
         if (tier != null) {
             tier.close();
+        }
+        if (link != null) {
+            link.close();
         }
         masterPool.close();
         segment.close();

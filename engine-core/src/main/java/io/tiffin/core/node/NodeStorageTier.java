@@ -63,28 +63,36 @@ final class NodeStorageTier implements AutoCloseable {
     private final SsdReadService reads;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean pollInFlight = new AtomicBoolean();
+    /**
+     * The version of each SSD copy this process wrote (from its offload task), reported with the copy so a master
+     * that takes over keeps the object's version; copies of a previous run report 0 (unknown).
+     */
+    private final java.util.concurrent.ConcurrentHashMap<String, Long> diskVersions =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
      * master} is the node's current master connection, {@code peers} its connections to other nodes, and
-     * {@code ticker} times the notices' back-off.
+     * {@code ticker} times the notices' back-off; {@code transport} bounds the SSD reads it serves (frame
+     * size, {@code node.ssd-read-memory}, {@code node.ssd-read-queue}).
      */
     NodeStorageTier(String nodeId, StorageBackend backend, LocalSegment segment, Supplier<TransportClient> master,
-                    TransportClientPool peers, Ticker ticker) {
+                    TransportClientPool peers, Ticker ticker, io.tiffin.core.transport.TransportSettings transport) {
         this.nodeId = nodeId;
         this.backend = backend;
         this.master = master;
         this.reports = new DiskReports(nodeId, master);
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
-        this.reads = new SsdReadService(backend, notices, io);
-        this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices);
+        this.reads = new SsdReadService(backend, notices, io, transport.limits(), transport.maxFrameSize());
+        this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, diskVersions);
         this.promotions = new PromotionWorker(nodeId, backend, segment, master, peers);
         backend.listener(new StorageListener() {
             @Override
             public void evicting(List<String> keys) {
                 // Called under the backend's write lock: only queue; the offload worker tells the master.
                 notices.queue(keys, false);
+                diskVersions.keySet().removeAll(keys);
             }
 
             @Override
@@ -107,7 +115,8 @@ final class NodeStorageTier implements AutoCloseable {
             reports.register(backend.capacityBytes());
             List<DiskObject> batch = new ArrayList<>();
             backend.scan((key, size) -> {
-                batch.add(DiskObject.newBuilder().setKey(key).setSize(size).build());
+                batch.add(DiskObject.newBuilder().setKey(key).setSize(size)
+                        .setVersion(diskVersions.getOrDefault(key, 0L)).build());
                 if (batch.size() == 1000) {
                     reports.held(batch);
                     total[0] += batch.size();
@@ -160,9 +169,23 @@ final class NodeStorageTier implements AutoCloseable {
         });
     }
 
+    /** Deletes SSD copies of objects the master removed ({@code FORGET}; task-poll deletes). Never blocks. */
+    void forgetDiskCopies(List<String> keys) {
+        List<String> deletes = List.copyOf(keys);
+        diskVersions.keySet().removeAll(deletes);
+        io.execute(() -> {
+            try {
+                backend.removeAll(deletes);
+            } catch (RuntimeException e) {
+                LOG.warn("Node {} could not delete {} SSD copies: {}", nodeId, deletes.size(), e.toString());
+            }
+        });
+    }
+
     private void accept(TaskPollReply reply) {
         if (reply.getDeletesCount() > 0) {
             List<String> deletes = List.copyOf(reply.getDeletesList());
+            diskVersions.keySet().removeAll(deletes);
             io.execute(() -> {
                 try {
                     backend.removeAll(deletes);

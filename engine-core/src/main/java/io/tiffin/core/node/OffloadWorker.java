@@ -57,9 +57,13 @@ final class OffloadWorker implements AutoCloseable {
     final LongAdder offloaded = new LongAdder();
     final LongAdder failures = new LongAdder();
 
+    /** Versions of the copies written (see {@code NodeStorageTier}); shared with the tier. */
+    private final java.util.Map<String, Long> diskVersions;
+
     OffloadWorker(String nodeId, StorageBackend backend, LocalSegment segment, DiskReports reports,
-                  EvictionNotices notices) {
+                  EvictionNotices notices, java.util.Map<String, Long> diskVersions) {
         this.nodeId = nodeId;
+        this.diskVersions = diskVersions;
         this.backend = backend;
         this.segment = segment;
         this.reports = reports;
@@ -149,7 +153,9 @@ final class OffloadWorker implements AutoCloseable {
                 notices.forget(objects.keySet());
                 for (OffloadTask t : tasks) {
                     if (objects.containsKey(t.getKey())) {
-                        written.add(DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize()).build());
+                        diskVersions.put(t.getKey(), t.getVersion());
+                        written.add(DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize())
+                                .setVersion(t.getVersion()).build());
                     }
                 }
             }

@@ -7,6 +7,7 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Responder;
+import io.tiffin.core.transport.ServerLimits;
 import io.tiffin.core.transport.proto.SsdReadReply;
 import io.tiffin.core.transport.proto.SsdReadRequest;
 import java.lang.foreign.MemorySegment;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -22,6 +24,12 @@ import org.apache.logging.log4j.Logger;
  * Serves clients' reads of SSD-only objects ({@code DATA_READ_SSD}): reads the asked keys from the
  * backend on the tier's I/O pool, never on a Netty event loop, and answers their bytes back to back, a
  * size per key (-1 for a key not held or not readable).
+ *
+ * <p><b>Bounds.</b> One request may ask for at most a frame's worth of bytes (its answer must fit one);
+ * at most {@code node.ssd-read-queue} requests wait or run at once (more are refused, {@code
+ * UNAVAILABLE_IN_CURRENT_STATUS}); and the answers being filled hold at most {@code node.ssd-read-memory}
+ * bytes: an I/O thread waits for room before it allocates (one request alone may always proceed, so a
+ * budget smaller than a request cannot stall it).
  *
  * <p>A key the node does not hold though the master sent a client for it (a notice the master never got,
  * or one still on its way) is queued as a lost copy's notice ({@link EvictionNotices}), so the listing
@@ -36,31 +44,73 @@ final class SsdReadService {
     private final StorageBackend backend;
     private final EvictionNotices notices;
     private final Executor io;
+    private final ServerLimits limits;
+    /** Most bytes one request may ask for: its answer must fit one frame. */
+    private final long maxRequestBytes;
+    /** Requests waiting or running. */
+    private final AtomicInteger queued = new AtomicInteger();
+    /** Bytes of the answers being filled; guarded by this. */
+    private long inMemory;
 
     final LongAdder reads = new LongAdder();
 
-    SsdReadService(StorageBackend backend, EvictionNotices notices, Executor io) {
+    SsdReadService(StorageBackend backend, EvictionNotices notices, Executor io, ServerLimits limits, int maxFrameSize) {
         this.backend = backend;
         this.notices = notices;
         this.io = io;
+        this.limits = limits;
+        this.maxRequestBytes = Math.max(0, maxFrameSize - 64 * 1024L);
     }
 
     /** {@code DATA_READ_SSD}: parses the request here, reads and answers on the I/O pool. */
     void serve(Frame request, Responder responder) {
         SsdReadRequest req = request.parseControl(SsdReadRequest.parser());
-        io.execute(() -> {
-            try {
-                read(req.getKeysList(), responder);
-            } catch (TiffinException e) {
-                responder.fail(e.code(), e.getMessage());
-            } catch (RuntimeException e) {
-                LOG.warn("SSD read failed", e);
-                responder.fail(ErrorCode.FILE_READ_FAIL, "SSD read failed: " + e.getMessage());
-            }
-        });
+        if (queued.incrementAndGet() > limits.ssdReadQueue()) {
+            queued.decrementAndGet();
+            throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "this node has "
+                    + limits.ssdReadQueue() + " SSD reads waiting (node.ssd-read-queue); retry later");
+        }
+        try {
+            io.execute(() -> {
+                try {
+                    read(req.getKeysList(), responder);
+                } catch (TiffinException e) {
+                    responder.fail(e.code(), e.getMessage());
+                } catch (RuntimeException e) {
+                    LOG.warn("SSD read failed", e);
+                    responder.fail(ErrorCode.FILE_READ_FAIL, "SSD read failed: " + e.getMessage());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    responder.fail(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the node is stopping; retry elsewhere");
+                } finally {
+                    queued.decrementAndGet();
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            queued.decrementAndGet();
+            throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the node's SSD tier is stopping", e);
+        }
     }
 
-    private void read(List<String> keys, Responder responder) {
+    /** Waits until {@code bytes} more fit {@code node.ssd-read-memory} (or nothing else is in memory). */
+    private synchronized void reserve(long bytes) throws InterruptedException {
+        while (inMemory > 0 && inMemory + bytes > limits.ssdReadMemory()) {
+            wait();
+        }
+        inMemory += bytes;
+    }
+
+    private synchronized void free(long bytes) {
+        inMemory -= bytes;
+        notifyAll();
+    }
+
+    /** Bytes of SSD answers being filled now; for tests. */
+    synchronized long inMemory() {
+        return inMemory;
+    }
+
+    private void read(List<String> keys, Responder responder) throws InterruptedException {
         long[] sizes = new long[keys.size()];
         long total = 0;
         List<String> missing = null;
@@ -81,16 +131,27 @@ final class SsdReadService {
             // skipped if the key is written again before it goes.
             notices.queue(missing, true);
         }
-        if (total > Integer.MAX_VALUE - 1024) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "SSD read of " + total
-                    + " bytes in one request; ask for fewer keys");
+        if (total > maxRequestBytes) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "SSD read of " + total + " bytes in one request, more"
+                    + " than one answer frame holds (" + maxRequestBytes + " bytes, transport.max-frame-size less 64"
+                    + " KiB); ask for fewer keys per request");
         }
-        ByteBuf out = Unpooled.directBuffer((int) total);
+        reserve(total);
+        try {
+            readReserved(keys, sizes, (int) total, responder);
+        } finally {
+            free(total);
+        }
+    }
+
+    /** Reads the keys of sizes {@code sizes} ({@code total} bytes, reserved) and answers. */
+    private void readReserved(List<String> keys, long[] sizes, int total, Responder responder) {
+        ByteBuf out = Unpooled.directBuffer(total);
         SsdReadReply.Builder reply = SsdReadReply.newBuilder();
         try {
             List<String> present = new ArrayList<>();
             List<MemorySegment> dsts = new ArrayList<>();
-            MemorySegment whole = MemorySegment.ofBuffer(out.nioBuffer(0, (int) total));
+            MemorySegment whole = MemorySegment.ofBuffer(out.nioBuffer(0, total));
             int off = 0;
             for (int i = 0; i < keys.size(); i++) {
                 if (sizes[i] > 0) {

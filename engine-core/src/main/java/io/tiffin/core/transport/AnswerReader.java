@@ -10,7 +10,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.util.function.Supplier;
 
 /**
@@ -41,7 +40,7 @@ final class AnswerReader {
     /** Control buffers above this size are not kept after the call that needed them. */
     private static final int KEEP_BUFFER_LIMIT = 1 << 20;
 
-    private final SocketChannel channel;
+    private final SocketStream channel;
     private final String endpoint;
     private final int maxFrameSize;
     private final Supplier<ByteBuffer> staging;
@@ -67,7 +66,7 @@ final class AnswerReader {
      * A reader of {@code channel}'s answers, frames limited to {@code maxFrameSize}; {@code staging} lends
      * the connection's staging buffer, {@code closeConnection} closes the connection.
      */
-    AnswerReader(SocketChannel channel, String endpoint, int maxFrameSize, Supplier<ByteBuffer> staging,
+    AnswerReader(SocketStream channel, String endpoint, int maxFrameSize, Supplier<ByteBuffer> staging,
                  Runnable closeConnection) {
         this.channel = channel;
         this.endpoint = endpoint;

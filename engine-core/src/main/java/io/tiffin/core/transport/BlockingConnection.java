@@ -49,6 +49,8 @@ public final class BlockingConnection implements AutoCloseable {
     private static final int STAGING_SIZE = 256 * 1024;
 
     private final SocketChannel channel;
+    /** The socket's bytes: plain, or a TLS session over it. */
+    private final SocketStream stream;
     private final String endpoint;
     private final TransportSettings settings;
     private final Ticker ticker;
@@ -67,25 +69,27 @@ public final class BlockingConnection implements AutoCloseable {
     private volatile boolean closed;
     private int calls;
 
-    private BlockingConnection(SocketChannel channel, String endpoint, TransportSettings settings, Ticker ticker) {
+    private BlockingConnection(SocketChannel channel, SocketStream stream, String endpoint, TransportSettings settings,
+                               Ticker ticker) {
         this.channel = channel;
+        this.stream = stream;
         this.endpoint = endpoint;
         this.settings = settings;
         this.ticker = ticker;
-        this.writer = new RequestWriter(channel, settings.maxFrameSize(), this::staging, this::progressed);
-        this.reader = new AnswerReader(channel, endpoint, settings.maxFrameSize(), this::staging, this::close);
+        this.writer = new RequestWriter(stream, settings.maxFrameSize(), this::staging, this::progressed);
+        this.reader = new AnswerReader(stream, endpoint, settings.maxFrameSize(), this::staging, this::close);
     }
 
     /**
-     * Connects to {@code host:port} and completes the HELLO handshake as {@code peerId}, all within the
-     * handshake timeout (enforced by {@code watchdog}'s registration once the socket exists); deadlines
-     * are measured on {@code ticker}.
+     * Connects to {@code host:port}, runs the TLS handshake when {@code tls} is not null, and completes the
+     * HELLO handshake as {@code peerId}, each within the handshake timeout (enforced by {@code watchdog}'s
+     * registration once the socket exists); deadlines are measured on {@code ticker}.
      *
-     * @throws TiffinException {@code RPC_FAIL} if the server cannot be reached or does not answer,
-     *     {@code INVALID_VERSION} if it speaks another protocol version, {@code ILLEGAL_CLIENT} if it
-     *     rejects the auth token
+     * @throws TiffinException {@code RPC_FAIL} if the server cannot be reached or does not answer, or the TLS
+     *     handshake fails, {@code INVALID_VERSION} if it speaks another protocol version, {@code
+     *     ILLEGAL_CLIENT} if it rejects the auth token (or wants TLS from a plaintext client)
      */
-    static BlockingConnection open(String host, int port, TransportSettings settings, String peerId,
+    static BlockingConnection open(String host, int port, TransportSettings settings, TlsContexts tls, String peerId,
                                    BlockingConnectionPool.Watchdog watchdog, Ticker ticker) {
         String endpoint = host + ":" + port;
         Duration timeout = settings.handshakeTimeout();
@@ -95,7 +99,14 @@ public final class BlockingConnection implements AutoCloseable {
         } catch (IOException e) {
             throw new TiffinException(ErrorCode.RPC_FAIL, "cannot open a socket to " + endpoint + ": " + e, e);
         }
-        BlockingConnection c = new BlockingConnection(ch, endpoint, settings, ticker);
+        BlockingConnection c;
+        try {
+            c = new BlockingConnection(ch, tls == null ? SocketStream.plain(ch)
+                    : new TlsSocketStream(ch, tls.newClientEngine(host, port)), endpoint, settings, ticker);
+        } catch (RuntimeException e) {
+            SocketStream.plain(ch).close();
+            throw new TiffinException(ErrorCode.RPC_FAIL, "cannot set up TLS to " + endpoint + ": " + e, e);
+        }
         try {
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
@@ -122,20 +133,52 @@ public final class BlockingConnection implements AutoCloseable {
     }
 
     private void handshake(String peerId) {
+        if (stream instanceof TlsSocketStream tlsStream) {
+            callTimeoutNanos = settings.handshakeTimeout().toNanos();
+            deadlineNanos = deadline(callTimeoutNanos);
+            try {
+                tlsStream.handshake();
+            } catch (IOException e) {
+                close();
+                String why = expired ? "no TLS handshake within " + settings.handshakeTimeout() : e.toString();
+                throw new TiffinException(ErrorCode.RPC_FAIL, "TLS handshake with " + endpoint + " failed (" + why
+                        + "); check that the server uses TLS (transport.tls.enabled), that transport.tls.ca names the"
+                        + " authority of its certificate and that the certificate names the host dialled, and"
+                        + " whether the server requires a client certificate (transport.tls.cert, transport.tls.key)", e);
+            } finally {
+                deadlineNanos = 0;
+            }
+        }
         Hello hello = Hello.newBuilder().setProtocolVersion(TiffinVersion.PROTOCOL_VERSION)
-                .setToken(settings.authToken()).setPeerId(peerId == null ? "" : peerId).build();
+                .setToken(settings.credentials().presentedToken()).setPeerId(peerId == null ? "" : peerId).build();
         HelloReply reply;
         try {
             reply = call(Opcode.HELLO, hello, null, HelloReply.parser(), null, settings.handshakeTimeout().toNanos());
         } catch (TiffinException e) {
             ErrorCode code = e.code() == ErrorCode.RPC_TIMEOUT ? ErrorCode.RPC_FAIL : e.code();
-            throw new TiffinException(code, "handshake with " + endpoint + " failed: " + e.getMessage(), e);
+            String hint = "";
+            if (hasTlsCause(e)) {
+                hint = "; the server refused this client's TLS session: does it require a client certificate"
+                        + " (transport.tls.cert, transport.tls.key) issued by its transport.tls.ca?";
+            } else if (code == ErrorCode.RPC_FAIL && !(stream instanceof TlsSocketStream)) {
+                hint = "; if the server uses TLS (transport.tls.enabled), enable it here too";
+            }
+            throw new TiffinException(code, "handshake with " + endpoint + " failed: " + e.getMessage() + hint, e);
         }
         if (reply.getProtocolVersion() != TiffinVersion.PROTOCOL_VERSION) {
             throw new TiffinException(ErrorCode.INVALID_VERSION, "server " + endpoint + " speaks protocol version "
                     + reply.getProtocolVersion() + ", this client " + TiffinVersion.PROTOCOL_VERSION
                     + "; run the same Tiffin version on clients and servers");
         }
+    }
+
+    private static boolean hasTlsCause(Throwable t) {
+        for (; t != null; t = t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@code host:port} of the server. */
@@ -436,11 +479,7 @@ public final class BlockingConnection implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // nothing left to release
-        }
+        stream.close();
     }
 
     @Override

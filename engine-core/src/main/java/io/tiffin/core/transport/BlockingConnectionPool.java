@@ -30,6 +30,9 @@ import java.util.function.Function;
  * Ticker#SYSTEM} unless one is given), so a test that moves a manual ticker past a deadline sees the call
  * time out within a tick.
  *
+ * <p>With TLS on ({@link TlsSettings}) the pool loads the TLS contexts once at construction and every
+ * connection runs its own TLS session ({@link TlsSocketStream}) before the HELLO.
+ *
  * <p>Thread-safe. {@link #close} closes idle connections at once and lent ones when they come back.
  */
 public final class BlockingConnectionPool implements AutoCloseable {
@@ -41,6 +44,8 @@ public final class BlockingConnectionPool implements AutoCloseable {
     private final TransportSettings settings;
     private final String peerId;
     private final Ticker ticker;
+    /** Loaded once from the settings; null for plaintext. */
+    private final TlsContexts tls;
     private final ConcurrentHashMap<String, Idle> idle = new ConcurrentHashMap<>();
     private final Watchdog watchdog;
     private final Function<String, Idle> newIdle = k -> new Idle();
@@ -63,6 +68,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.tls = TlsContexts.load(settings.tls());
         this.watchdog = new Watchdog(Objects.requireNonNull(name, "name") + "-blocking-watchdog", ticker);
     }
 
@@ -80,7 +86,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             return c;
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog, ticker);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }
@@ -125,7 +131,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, peerId, watchdog, ticker);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }

@@ -25,7 +25,8 @@ import java.util.Objects;
  * example into {@link Responder#ok(MessageLite, ByteBuf)}), pass {@code frame.bulk().retain()} or a
  * {@code retainedSlice()}.
  *
- * <p>Thread-safety: the header fields are immutable and the reference count is atomic, so a frame may
+ * <p>Thread-safety: the header fields are immutable (the {@link #peer()} of a received request is set
+ * once, before the frame is handed to its handler) and the reference count is atomic, so a frame may
  * be handed between threads; its buffers' reader indexes are not synchronised, so only one thread at a
  * time may read them.
  */
@@ -63,6 +64,8 @@ public final class Frame extends AbstractReferenceCounted {
     private final ErrorCode status;
     private final ByteBuf control;
     private final ByteBuf bulk;
+    /** Who sent a request a server received; null until set (then {@link Peer#IN_PROCESS} is reported). */
+    private Peer peer;
 
     /**
      * Creates a frame that takes ownership of {@code control} and {@code bulk} (null means empty).
@@ -139,6 +142,21 @@ public final class Frame extends AbstractReferenceCounted {
     /** The bulk bytes (possibly empty); owned by this frame, do not release. */
     public ByteBuf bulk() {
         return bulk;
+    }
+
+    /**
+     * Who sent this request, as its connection's handshake proved it: set by the server before the
+     * handler runs (the hand-off to the handler's thread publishes it). A frame made in this JVM (an
+     * in-process call) answers {@link Peer#IN_PROCESS}.
+     */
+    public Peer peer() {
+        Peer p = peer;
+        return p == null ? Peer.IN_PROCESS : p;
+    }
+
+    /** Sets {@link #peer()}; for the server connection that read the frame, before it dispatches it. */
+    void peer(Peer value) {
+        this.peer = value;
     }
 
     /**

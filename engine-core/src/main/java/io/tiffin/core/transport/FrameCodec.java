@@ -9,6 +9,7 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.MessageToMessageEncoder;
 import io.tiffin.api.ErrorCode;
+import io.tiffin.core.util.Ticker;
 import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -84,9 +85,24 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
 
     private static final Encoder ENCODER = new Encoder();
 
-    /** A codec that rejects frames whose length field exceeds {@code maxFrameSize}. */
+    /** A codec that rejects frames whose length field exceeds {@code maxFrameSize} (a client's). */
     public FrameCodec(int maxFrameSize) {
-        super(new Decoder(maxFrameSize), ENCODER);
+        super(new Decoder(maxFrameSize, maxFrameSize, 0, Ticker.SYSTEM), ENCODER);
+    }
+
+    /**
+     * A server's codec: frames of at most {@code limits.maxHandshakeFrameSize()} until {@link
+     * #handshakeDone()}, then {@code maxFrameSize}; each frame whole within {@code limits.frameTimeout()}
+     * of its first byte, on {@code ticker}.
+     */
+    public FrameCodec(int maxFrameSize, ServerLimits limits, Ticker ticker) {
+        super(new Decoder(maxFrameSize, Math.min(maxFrameSize, limits.maxHandshakeFrameSize()),
+                limits.frameTimeout().toNanos(), ticker), ENCODER);
+    }
+
+    /** The peer completed the handshake: frames up to the frame size limit are accepted from now on. */
+    public void handshakeDone() {
+        inboundHandler().limit = inboundHandler().maxFrameSize;
     }
 
     /** Zero bytes after {@code bytes} bytes up to the next multiple of {@value #ALIGNMENT}. */
@@ -169,16 +185,26 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         private static final Logger LOG = LogManager.getLogger(FrameCodec.class);
 
         private final int maxFrameSize;
+        /** The frame size accepted now: the handshake limit until the handshake, then maxFrameSize. */
+        private int limit;
+        /** How long a frame may take to arrive whole; 0 = no limit. */
+        private final long frameTimeoutNanos;
+        private final Ticker ticker;
+        /** When the first byte of the frame being received arrived ({@link Ticker#nanos()}); 0 = none pending. */
+        private long frameStartNanos;
         private boolean failed;
         /** Whether the cumulation currently gathers a large frame as a composite of the received buffers. */
         private boolean composite;
 
-        Decoder(int maxFrameSize) {
-            if (maxFrameSize < HEADER_SIZE) {
-                throw new IllegalArgumentException("maxFrameSize " + maxFrameSize + " is smaller than the "
+        Decoder(int maxFrameSize, int handshakeLimit, long frameTimeoutNanos, Ticker ticker) {
+            if (handshakeLimit < HEADER_SIZE) {
+                throw new IllegalArgumentException("frame size limit " + handshakeLimit + " is smaller than the "
                         + HEADER_SIZE + "-byte frame header; configure a larger transport max frame size");
             }
             this.maxFrameSize = maxFrameSize;
+            this.limit = handshakeLimit;
+            this.frameTimeoutNanos = frameTimeoutNanos;
+            this.ticker = ticker;
         }
 
         @Override
@@ -189,14 +215,21 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
             }
             int readable = in.readableBytes();
             if (readable < LENGTH_FIELD_SIZE) {
+                checkStalled(ctx, in);
                 return;
             }
             int start = in.readerIndex();
             int length = in.getInt(start);
             FrameHeader h;
             try {
+                if (limit < maxFrameSize && length > limit) {
+                    throw new FrameHeader.Malformed("frame length " + length + " before the handshake exceeds"
+                            + " transport.max-handshake-frame-size = " + limit + " bytes (the first frame must be a"
+                            + " small HELLO)");
+                }
                 FrameHeader.checkLength(length, maxFrameSize);
                 if (readable < FrameHeader.SIZE) {
+                    checkStalled(ctx, in);
                     return;
                 }
                 h = FrameHeader.decode(in, start, maxFrameSize);
@@ -205,6 +238,9 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 return;
             }
             if (readable < LENGTH_FIELD_SIZE + length) {
+                if (checkStalled(ctx, in)) {
+                    return;
+                }
                 if (length >= PRESIZE_THRESHOLD && !composite) {
                     // Keep the rest of a large frame as the list of buffers it arrives in: merging would
                     // copy every byte into one (unpooled, zeroed) buffer as large as the frame.
@@ -217,12 +253,35 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 composite = false;
                 setCumulator(MERGE_CUMULATOR);
             }
+            frameStartNanos = 0;
             ByteBuf control = h.controlLength() == 0 ? Unpooled.EMPTY_BUFFER
                     : in.retainedSlice(start + FrameHeader.SIZE, h.controlLength());
             ByteBuf bulk = h.bulkLength() == 0 ? Unpooled.EMPTY_BUFFER
                     : in.retainedSlice(start + h.bulkOffset(), h.bulkLength());
             in.skipBytes(h.frameSize());
             out.add(new Frame(h.kind(), h.opcode(), h.requestId(), ErrorCode.fromValue(h.status()), control, bulk));
+        }
+
+        /**
+         * A frame is incomplete: notes when its first byte came, and refuses it once it has taken longer than
+         * the frame timeout (a peer trickling bytes to hold the connection). Returns whether it refused.
+         */
+        private boolean checkStalled(ChannelHandlerContext ctx, ByteBuf in) {
+            if (frameTimeoutNanos == 0) {
+                return false;
+            }
+            long now = ticker.nanos();
+            if (frameStartNanos == 0) {
+                frameStartNanos = now == 0 ? 1 : now;
+                return false;
+            }
+            if (now - frameStartNanos > frameTimeoutNanos) {
+                reject(ctx, in, "a frame did not arrive whole within transport.frame-timeout = "
+                        + java.time.Duration.ofNanos(frameTimeoutNanos) + " (" + in.readableBytes() + " bytes of it"
+                        + " came); a stalled or deliberately slow peer");
+                return true;
+            }
+            return false;
         }
 
         private void reject(ChannelHandlerContext ctx, ByteBuf in, String problem) {

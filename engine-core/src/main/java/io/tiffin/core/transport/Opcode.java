@@ -13,6 +13,8 @@ public enum Opcode {
     MOUNT_SEGMENT(4),
     REMOUNT_SEGMENT(5),
     UNMOUNT_SEGMENT(6),
+    /** A node joins a master that restored its segment, reporting what it holds (failover). */
+    ATTACH_SEGMENT(7),
 
     PUT_START(10),
     PUT_END(11),
@@ -47,7 +49,9 @@ public enum Opcode {
     DATA_READ(100),
     DATA_WRITE(101),
     DATA_READ_SSD(102),
-    SEGMENT_INFO(103);
+    SEGMENT_INFO(103),
+    /** Master to node: drop the records of freed objects before their space is reused (failover). */
+    FORGET(104);
 
     private static final Opcode[] BY_CODE = new Opcode[256];
 

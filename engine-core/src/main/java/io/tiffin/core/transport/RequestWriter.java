@@ -7,7 +7,6 @@ import io.tiffin.api.TiffinException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -28,7 +27,7 @@ final class RequestWriter {
     /** Pending buffers above this size are not kept after the call that needed them. */
     private static final int KEEP_BUFFER_LIMIT = 1 << 20;
 
-    private final SocketChannel channel;
+    private final SocketStream channel;
     private final int maxFrameSize;
     private final Supplier<ByteBuffer> staging;
     private final Runnable progressed;
@@ -48,7 +47,7 @@ final class RequestWriter {
      * A writer to {@code channel} of frames up to {@code maxFrameSize}; {@code staging} lends the
      * connection's staging buffer; {@code progressed} runs whenever a write makes progress.
      */
-    RequestWriter(SocketChannel channel, int maxFrameSize, Supplier<ByteBuffer> staging, Runnable progressed) {
+    RequestWriter(SocketStream channel, int maxFrameSize, Supplier<ByteBuffer> staging, Runnable progressed) {
         this.channel = channel;
         this.maxFrameSize = maxFrameSize;
         this.staging = staging;

@@ -51,6 +51,8 @@ public final class TransportClient implements AutoCloseable {
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final AtomicLong nextRequestId = new AtomicLong(1);
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Why the TLS session failed, once it did (null = it did not): later failures say so. */
+    private volatile String tlsFailure;
     private volatile Channel channel;
     private volatile boolean ready;
     private volatile String serverVersion = "";
@@ -109,6 +111,20 @@ public final class TransportClient implements AutoCloseable {
 
     private static TransportClient connect(String host, int port, TransportSettings settings, String peerId,
             EventLoopGroup group, int protocolVersion, Ticker ticker) {
+        return connect(host, port, settings, TlsContexts.load(settings.tls()), peerId, group, protocolVersion, ticker);
+    }
+
+    /**
+     * As {@link #connect(String, int, TransportSettings, String, EventLoopGroup, Ticker)} with TLS contexts
+     * already loaded from {@code settings.tls()} ({@code tls} null = plaintext), as a pool keeps them.
+     */
+    static TransportClient connect(String host, int port, TransportSettings settings, TlsContexts tls, String peerId,
+            EventLoopGroup group, Ticker ticker) {
+        return connect(host, port, settings, tls, peerId, group, TiffinVersion.PROTOCOL_VERSION, ticker);
+    }
+
+    private static TransportClient connect(String host, int port, TransportSettings settings, TlsContexts tls,
+            String peerId, EventLoopGroup group, int protocolVersion, Ticker ticker) {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(settings, "settings");
         Objects.requireNonNull(group, "group");
@@ -127,6 +143,10 @@ public final class TransportClient implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast("tls", tls.newClientHandler(ch.alloc(), host, port,
+                                    settings.handshakeTimeout()));
+                        }
                         ch.pipeline()
                                 .addLast("frame-codec", new FrameCodec(settings.maxFrameSize()))
                                 .addLast("client", client.new Inbound());
@@ -163,7 +183,7 @@ public final class TransportClient implements AutoCloseable {
     private void handshake(String peerId, int protocolVersion, long deadline, Ticker ticker) {
         Hello hello = Hello.newBuilder()
                 .setProtocolVersion(protocolVersion)
-                .setToken(settings.authToken())
+                .setToken(settings.credentials().presentedToken())
                 .setPeerId(peerId == null ? "" : peerId)
                 .build();
         long remaining = Math.max(1, deadline - ticker.nanos());
@@ -298,8 +318,10 @@ public final class TransportClient implements AutoCloseable {
             call.timer = ch.eventLoop().schedule(() -> timeOut(requestId), timeoutNanos, TimeUnit.NANOSECONDS);
             ch.writeAndFlush(frame).addListener(f -> {
                 if (!f.isSuccess()) {
+                    String tls = tlsFailure;
                     fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + " to " + endpoint
-                            + " (" + f.cause() + "); check that the server is running and retry", f.cause()));
+                            + (tls != null ? ": " + tls : " (" + f.cause() + "); check that the server is running and"
+                            + " retry"), f.cause()));
                 }
             });
         };
@@ -336,19 +358,22 @@ public final class TransportClient implements AutoCloseable {
     }
 
     private void failAll(String why) {
+        String tls = tlsFailure;
         for (Long requestId : pending.keySet()) {
             Pending call = pending.get(requestId);
             if (call != null) {
-                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + " closed"
-                        + " before " + call.opcode + " was answered (" + why + "); retry on a new connection,"
-                        + " the request may or may not have run"));
+                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, tls != null ? "connection to " + endpoint + ": "
+                        + tls : "connection to " + endpoint + " closed before " + call.opcode + " was answered ("
+                        + why + "); retry on a new connection, the request may or may not have run"));
             }
         }
     }
 
     private TiffinException closedException(Opcode opcode) {
-        return new TiffinException(ErrorCode.RPC_FAIL, "cannot send " + opcode + ": the connection to " + endpoint
-                + " is closed; get a new client (TransportClientPool reconnects)");
+        String tls = tlsFailure;
+        return new TiffinException(ErrorCode.RPC_FAIL, tls != null ? "cannot send " + opcode + " to " + endpoint + ": "
+                + tls : "cannot send " + opcode + ": the connection to " + endpoint + " is closed; get a new client"
+                + " (TransportClientPool reconnects)");
     }
 
     private static TiffinException unwrap(Throwable t) {
@@ -409,7 +434,48 @@ public final class TransportClient implements AutoCloseable {
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof io.netty.handler.ssl.SslHandshakeCompletionEvent done && !done.isSuccess()) {
+                failTls(ctx, "TLS handshake failed: " + done.cause().getMessage() + "; check that the server uses"
+                        + " TLS (transport.tls.enabled), that transport.tls.ca names the authority of its certificate"
+                        + " and that the certificate names the host dialled, and whether the server requires a"
+                        + " client certificate (transport.tls.cert, transport.tls.key)", done.cause());
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        /**
+         * Fails every pending call with a TLS failure's explanation and closes; later calls (the HELLO, when
+         * the TLS handshake failed before it was sent) fail with it too.
+         */
+        private void failTls(ChannelHandlerContext ctx, String why, Throwable cause) {
+            tlsFailure = why;
+            for (Long requestId : pending.keySet()) {
+                fail(requestId, new TiffinException(ErrorCode.RPC_FAIL, "connection to " + endpoint + ": " + why,
+                        cause));
+            }
+            ctx.close();
+        }
+
+        @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (cause.getCause() instanceof javax.net.ssl.SSLException tls) {
+                io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+                if (ssl != null && !ssl.handshakeFuture().isSuccess()) {
+                    // this client's own side of the handshake failed (e.g. it does not trust the server's
+                    // certificate); Netty may report it here before the handshake-completion event
+                    failTls(ctx, "TLS handshake failed: " + tls.getMessage() + "; check that the server uses TLS"
+                            + " (transport.tls.enabled), that transport.tls.ca names the authority of its certificate"
+                            + " and that the certificate names the host dialled, and whether the server requires a"
+                            + " client certificate (transport.tls.cert, transport.tls.key)", tls);
+                    return;
+                }
+                // after the client's side of a TLS 1.3 handshake: the server's verdict on this client
+                failTls(ctx, "the server refused this client's TLS session (" + tls.getMessage() + "): does it"
+                        + " require a client certificate (transport.tls.cert, transport.tls.key) issued by its"
+                        + " transport.tls.ca?", tls);
+                return;
+            }
             if (cause instanceof IOException) {
                 LOG.debug("Connection to {} failed: {}", endpoint, cause.toString());
             } else {

@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe. {@link #get} may block while connecting (at most the handshake timeout) and must not
  * be called on an event-loop thread; concurrent gets for one endpoint connect only once. Clients
- * returned by the pool belong to it: callers must not close them. Holds no buffers.
+ * returned by the pool belong to it: callers must not close them. Holds no buffers; holds the TLS contexts
+ * ({@link TlsContexts}) loaded from the settings at construction, when TLS is on.
  */
 public final class TransportClientPool implements AutoCloseable {
 
@@ -22,6 +23,8 @@ public final class TransportClientPool implements AutoCloseable {
     private final String peerId;
     private final Ticker ticker;
     private final EventLoopGroup group;
+    /** Loaded once from the settings; null for plaintext. */
+    private final TlsContexts tls;
     private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -47,6 +50,7 @@ public final class TransportClientPool implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.tls = TlsContexts.load(settings.tls());
         this.group = EventLoops.newGroup(Objects.requireNonNull(name, "name") + "-client", settings.ioThreads(),
                 settings.useNative());
     }
@@ -84,7 +88,7 @@ public final class TransportClientPool implements AutoCloseable {
             if (client != null) {
                 client.close();
             }
-            client = TransportClient.connect(host, port, settings, peerId, group, ticker);
+            client = TransportClient.connect(host, port, settings, tls, peerId, group, ticker);
             slot.client = client;
         }
         if (closed) {

@@ -520,4 +520,37 @@ class OffsetAllocatorTest {
         allocator.verifyInvariants();
         assertThat(allocator.allocate(8 * MiB)).isNotNegative();
     }
+
+    @Test
+    void restoreHoldsExactlyTheReportedAllocationsAndRefusesOverlaps() {
+        OffsetAllocator original = new OffsetAllocator(1L << 20);
+        long[] offsets = new long[40];
+        long[] sizes = new long[40];
+        java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+        for (int i = 0; i < 40; i++) {
+            sizes[i] = 64 + r.nextInt(8000);
+            offsets[i] = original.offset(original.allocate(sizes[i]));
+        }
+        OffsetAllocator restored = new OffsetAllocator(1L << 20);
+        long[] handles = restored.restore(offsets, sizes);
+        restored.verifyInvariants();
+        assertThat(restored.usedBytes()).isEqualTo(original.usedBytes());
+        for (int i = 0; i < 40; i++) {
+            assertThat(handles[i]).isNotNegative();
+            assertThat(restored.offset(handles[i])).isEqualTo(offsets[i]);
+            assertThat(restored.allocatedSize(handles[i])).isEqualTo(original.allocatedSize(i));
+        }
+        // freeing what was restored gives the whole range back
+        for (long h : handles) {
+            restored.free(h);
+        }
+        restored.verifyInvariants();
+        assertThat(restored.usedBytes()).isZero();
+        // a second allocation over the same bytes, and one past the end, are refused
+        long[] clash = restored.restore(new long[] {0, 64, 1L << 20}, new long[] {128, 64, 64});
+        assertThat(clash[0]).isNotNegative();
+        assertThat(clash[1]).isEqualTo(OffsetAllocator.NO_SPACE);
+        assertThat(clash[2]).isEqualTo(OffsetAllocator.NO_SPACE);
+        restored.verifyInvariants();
+    }
 }

@@ -114,6 +114,26 @@ class GatewayCommandTest {
     }
 
     @Test
+    void aGatewayReachableFromOtherHostsWithoutAPasswordRefusesToStartUnlessInsecure() throws Exception {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = run(err, "gateway", "--master", master, "--host", "0.0.0.0", "--port", "0");
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .startsWith("error: INVALID_PARAMS: the Redis gateway refuses to listen on 0.0.0.0:0")
+                .contains("transport.client-token").contains("--insecure");
+        Running insecure = new Running("listening", "gateway", "--master", master, "--host", "0.0.0.0", "--port",
+                "0", "--insecure");
+        assertThat(insecure.out()).as(insecure.err.toString(StandardCharsets.UTF_8))
+                .contains("Tiffin Redis gateway listening on 0.0.0.0:");
+        assertThat(insecure.stop()).isZero();
+        Running withPassword = new Running("listening", "gateway", "--set", "transport.client-token=s3cret",
+                "--master", master, "--host", "0.0.0.0", "--port", "0");
+        assertThat(withPassword.out()).as(withPassword.err.toString(StandardCharsets.UTF_8))
+                .contains("Tiffin Redis gateway listening on 0.0.0.0:");
+        assertThat(withPassword.stop()).isZero();
+    }
+
+    @Test
     void gatewayOnAPortInUseFailsNamingTheFlag() throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             ByteArrayOutputStream err = new ByteArrayOutputStream();

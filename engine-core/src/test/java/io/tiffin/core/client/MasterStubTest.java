@@ -88,7 +88,8 @@ class MasterStubTest {
 
         assertThat(refusal(() -> stub.putStart("stub-client", p + "a", 5, PutOptions.DEFAULT)).code())
                 .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
-        assertThat(stub.batchPutStart("stub-client", List.of(p + "a", ""), new long[] {5, 5}, PutOptions.DEFAULT))
+        assertThat(stub.batchPutStart("stub-client", List.of(p + "a", ""), new long[] {5, 5}, PutOptions.DEFAULT,
+                new long[] {1, 2}))
                 .extracting(KeyResult::code).containsExactly(ErrorCode.OBJECT_ALREADY_EXISTS, ErrorCode.INVALID_KEY);
         assertThat(refusal(() -> stub.putEnd("stub-client", p + "never-started")).code())
                 .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);

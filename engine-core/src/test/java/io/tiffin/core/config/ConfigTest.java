@@ -44,7 +44,7 @@ class ConfigTest {
         assertThat(c.get(MASTER_HOST)).isEqualTo("127.0.0.1");
         assertThat(c.get(MASTER_PORT)).isEqualTo(50051);
         assertThat(c.get(MASTER_ADMIN_PORT)).isEqualTo(9003);
-        assertThat(c.get(MASTER_ADDRESS)).isEqualTo(new HostPort("127.0.0.1", 50051));
+        assertThat(c.get(MASTER_ADDRESS)).isEqualTo("127.0.0.1:50051");
         assertThat(c.get(MASTER_LEASE_TTL)).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.get(MASTER_SOFT_PIN_TTL)).isEqualTo(Duration.ofMinutes(30));
         assertThat(c.get(MASTER_MAX_SOFT_PIN_TTL)).isEqualTo(Duration.ofHours(24));
@@ -105,7 +105,7 @@ class ConfigTest {
         assertThat(c.get(MASTER_LEASE_TTL)).isEqualTo(Duration.ofMillis(250));
         assertThat(c.get(MASTER_NODE_TTL)).isEqualTo(Duration.ofSeconds(20));
         assertThat(c.get(CLIENT_TRANSFER_SLICE_SIZE)).isEqualTo(4L << 20);
-        assertThat(c.get(MASTER_ADDRESS)).isEqualTo(new HostPort("::1", 7000));
+        assertThat(c.get(MASTER_ADDRESS)).isEqualTo("[::1]:7000");
         assertThat(c.source(NODE_SEGMENT_SIZE)).startsWith("file ").endsWith(".properties");
     }
 

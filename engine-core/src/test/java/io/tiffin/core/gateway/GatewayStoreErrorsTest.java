@@ -50,8 +50,8 @@ class GatewayStoreErrorsTest {
                 .set("node.segment-size", "16MiB").build();
         try (Tiffin tiffin = Tiffin.embedded(config)) {
             String master = "127.0.0.1:" + tiffin.master().address().getPort();
-            TransportSettings quick = new TransportSettings(TransportSettings.DEFAULT_MAX_FRAME_SIZE, "",
-                    Duration.ofSeconds(2), 1, true, Duration.ofSeconds(2));
+            TransportSettings quick = TransportSettings.defaults().withHandshakeTimeout(Duration.ofSeconds(2))
+                    .withIoThreads(1).withRpcTimeout(Duration.ofSeconds(2));
             GatewayStore store = TiffinGatewayStore.connect(
                     TiffinClient.Options.builder(master).transport(quick).localMemcpy(false).build(), 1);
             try (GatewayServer gateway = GatewayServer.start(store, GatewaySettings.defaults("127.0.0.1", 0));

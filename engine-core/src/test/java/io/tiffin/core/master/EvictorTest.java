@@ -49,7 +49,7 @@ class EvictorTest {
     private ObjectMetadata object(String key, long leaseEnd, boolean hardPin, long softPinDeadline) {
         long handle = segment.allocate(OBJECT);
         assertThat(handle).as("room for %s", key).isNotNegative();
-        ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle), OBJECT);
+        ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle), OBJECT, 0);
         r.status = ReplicaStatus.COMPLETE;
         ObjectMetadata m = new ObjectMetadata(key, "writer", OBJECT, 0, hardPin, softPinDeadline != 0, List.of(r));
         m.processing = false;

@@ -137,16 +137,53 @@ class MasterServiceTest {
         }
 
         @Test
-        void putOfAKeyBeingWrittenIsRefusedUntilTheDiscardTimeout() {
+        void putOfAKeyBeingWrittenIsNotReadyUntilTheDiscardTimeout() {
             mount("s1", 64 * MiB);
             master.putStart("c1", "k", 100, PutOptions.DEFAULT);
+            // not "exists": c1 may still revoke, and c2 would have reported a put with no bytes anywhere
             assertThat(master.putStart("c2", "k", 100, PutOptions.DEFAULT).code())
-                    .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+                    .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+            assertThat(master.putStart("c2", "k", 100, PutOptions.DEFAULT, 77).code())
+                    .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
             ticker.advance(Duration.ofSeconds(31));
             assertThat(master.putStart("c2", "k", 100, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OK);
             assertThat(master.counters().putStartDiscards()).isEqualTo(1);
             assertThat(master.putEnd("c1", "k")).as("the pre-empted writer lost the key")
                     .isEqualTo(ErrorCode.ILLEGAL_CLIENT);
+        }
+
+        @Test
+        void aRetriedPutStartOfTheSamePutGetsTheSameReplicasAndIsNeverDoubled() {
+            mount("s1", 64 * MiB);
+            mount("s2", 64 * MiB);
+            PutOptions two = PutOptions.DEFAULT.withReplicas(2);
+            KeyResult<PutGrant> first = master.putStart("c1", "k", 1000, two, 42);
+            assertThat(first.code()).isEqualTo(ErrorCode.OK);
+            long used = master.usedBytes();
+            KeyResult<PutGrant> again = master.putStart("c1", "k", 1000, two, 42);
+            assertThat(again.code()).as("the same put, its answer lost").isEqualTo(ErrorCode.OK);
+            assertThat(again.value()).isEqualTo(first.value());
+            assertThat(master.usedBytes()).as("nothing allocated twice").isEqualTo(used);
+            assertThat(master.batchPutStart("c1", List.of("k"), List.of(1000L), two, List.of(42L)).get(0).value())
+                    .isEqualTo(first.value());
+            assertThat(master.putStart("c1", "k", 1000, two, 43).code()).as("another put of the key")
+                    .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+            assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+            assertThat(master.putStart("c1", "k", 1000, two, 42).code()).as("done: its bytes are there")
+                    .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+            assertThat(master.getReplicaList("k").value().version()).isEqualTo(first.value().version());
+            assertThat(master.keyCount()).isEqualTo(1);
+        }
+
+        @Test
+        void aPutRevokedByItsWriterLetsTheWaitingPutIn() {
+            mount("s1", 64 * MiB);
+            master.putStart("c1", "k", 100, PutOptions.DEFAULT, 1);
+            assertThat(master.putStart("c2", "k", 100, PutOptions.DEFAULT, 2).code())
+                    .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+            assertThat(master.putRevoke("c1", "k")).isEqualTo(ErrorCode.OK);
+            assertThat(master.putStart("c2", "k", 100, PutOptions.DEFAULT, 2).code()).isEqualTo(ErrorCode.OK);
+            assertThat(master.putEnd("c2", "k")).isEqualTo(ErrorCode.OK);
         }
 
         @Test

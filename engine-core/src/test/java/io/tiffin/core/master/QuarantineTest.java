@@ -17,7 +17,7 @@ class QuarantineTest {
 
     private ReplicaRecord replica(ReplicaStatus status) {
         long handle = segment.allocate(4096);
-        ReplicaRecord r = new ReplicaRecord(handle, segment, handle, segment.offset(handle), 4096);
+        ReplicaRecord r = new ReplicaRecord(handle, segment, handle, segment.offset(handle), 4096, 0);
         r.status = status;
         return r;
     }

@@ -1,0 +1,141 @@
+"""Failover with real processes: this client's puts are recorded on the nodes (commit records), so a
+master killed with SIGKILL loses none of them, whether it restarts with its ``--state-dir`` or a
+standby master takes over (``tiffin coordinator`` runs a real ZooKeeper server); the client finds the
+new leader among the listed masters by itself."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+
+import pytest
+
+import tiffin
+from tiffin import TiffinError
+from tiffin._proto import tiffin_pb2 as pb
+from tiffin._wire import Connection, Op, Settings
+
+from conftest import Proc, _require_dist, shm_dir_for, start_node, wait_nodes
+
+MiB = 1 << 20
+
+
+def data(key: str) -> bytes:
+    r = random.Random(key)
+    return r.randbytes(100 + r.randrange(300_000))
+
+
+def free_port() -> int:
+    """A port free now, below the kernel's ephemeral range: a master is restarted on it, and a port of that
+    range could meanwhile be handed to another process's connection."""
+    for _ in range(200):
+        port = random.randrange(10_000, 30_000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port found in 10000..29999")
+
+
+def master_proc(port: int, *extra) -> Proc:
+    return Proc("master", ["master", "--host", "127.0.0.1", "--port", str(port), "--admin-port", "0"] + list(extra),
+                r"Tiffin master listening on ([^\s/]+:\d+)")
+
+
+def leader_of(addresses: list) -> str:
+    """The master that says it leads (SERVICE_READY), asked until one does."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for a in addresses:
+            try:
+                conn = Connection.open(a, Settings(2.0, 2.0), "failover-test")
+                try:
+                    if conn.call(Op.SERVICE_READY, pb.Empty(), pb.ServiceReadyReply).leader:
+                        return a
+                finally:
+                    conn.close()
+            except TiffinError:
+                pass
+        time.sleep(0.2)
+    raise AssertionError(f"no master of {addresses} leads")
+
+
+def put_some(c, prefix: str, n: int) -> dict:
+    """Single puts (2 replicas; some hard-pinned) and a batch put; key -> version."""
+    keys = [f"{prefix}{i}" for i in range(n)]
+    for i, k in enumerate(keys[: n // 2]):
+        c.put(k, data(k), replicas=2, hard_pin=i % 3 == 0)
+    rest = keys[n // 2:]
+    assert all(r.ok for r in c.batch_put(rest, [data(k) for k in rest], replicas=2))
+    return {k: c.locate(k).version for k in keys}
+
+
+def test_a_single_master_restarted_with_its_state_dir_keeps_this_clients_puts(tmp_path):
+    _require_dist()
+    port = free_port()
+    state = str(tmp_path / "state")
+    address = f"127.0.0.1:{port}"
+    master = master_proc(port, "--state-dir", state)
+    shm_dir = shm_dir_for(64 * MiB)
+    nodes = [start_node(address, "64MiB", shm_dir), start_node(address, "64MiB")]
+    try:
+        wait_nodes(address, 2)
+        # shared memory (the record travels as a write of no bytes) and sockets (on the last slice)
+        with tiffin.Client.connect(address, slice_size=64 * 1024) as shm, \
+                tiffin.Client.connect(address, shared_memory=False, slice_size=64 * 1024) as tcp:
+            versions = put_some(shm, "shm/", 10)
+            versions.update(put_some(tcp, "tcp/", 10))
+            assert shm.transfer_counts()["shared_writes"] > 0
+            tcp.remove("tcp/0", force=True)  # locate() above leased it
+            del versions["tcp/0"]
+        master.kill()
+        master = master_proc(port, "--state-dir", state)
+        with tiffin.Client.connect(address, shared_memory=False, failover_timeout=30) as c:
+            deadline = time.monotonic() + 30
+            while not c.exists("shm/1"):  # the nodes attach within a few pings
+                assert time.monotonic() < deadline, "the nodes did not attach to the restarted master"
+                time.sleep(0.1)
+            for k, v in versions.items():
+                assert c.get(k) == data(k), k
+                assert c.locate(k).version == v, k
+            assert not c.exists("tcp/0")
+            c.put("after", b"x" * 1000)  # and it takes new puts
+            assert c.get("after") == b"x" * 1000
+    finally:
+        for p in nodes + [master]:
+            p.stop()
+
+
+def test_the_client_follows_a_new_leader_after_the_leader_is_killed(tmp_path):
+    _require_dist()
+    zk = Proc("coordinator", ["coordinator", "--port", "0", "--data-dir", str(tmp_path / "zk")],
+              r"listening on [^\s]+:(\d+)")
+    url = f"zk://127.0.0.1:{zk.match.group(1)}/py-{os.getpid()}"
+    ports = [free_port(), free_port()]
+    addresses = [f"127.0.0.1:{p}" for p in ports]
+    listed = ",".join(addresses)
+    masters = {a: master_proc(p, "--coordinator", url) for a, p in zip(addresses, ports)}
+    nodes = []
+    try:
+        leader = leader_of(addresses)
+        nodes = [start_node(listed, "64MiB", None, "-D", "node.ping-interval=250ms") for _ in range(2)]
+        wait_nodes(leader, 2)
+        with tiffin.Client.connect(listed, shared_memory=False, timeout=5, failover_timeout=40) as c:
+            versions = put_some(c, "f/", 12)
+            masters[leader].kill()
+            t = time.monotonic()
+            c.put("f/after", b"y" * 5000, replicas=2)  # waits for the standby to lead and recover
+            took = time.monotonic() - t
+            assert c._masters.leader != leader and c._masters.discoveries >= 1
+            for k, v in versions.items():
+                assert c.get(k) == data(k), k
+                assert c.locate(k).version == v, k
+            assert c.get("f/after") == b"y" * 5000
+            assert took < 30, took
+    finally:
+        for p in nodes + list(masters.values()) + [zk]:
+            p.stop()

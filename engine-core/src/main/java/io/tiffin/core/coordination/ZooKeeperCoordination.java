@@ -1,0 +1,187 @@
+package io.tiffin.core.coordination;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Leader election and the cluster facts on ZooKeeper, through Apache Curator: the masters of a cluster join a
+ * {@link LeaderLatch} at {@code <root>/leader} (its ephemeral, sequential znodes name the candidates; the lowest
+ * leads), and the leader keeps the facts in {@code <root>/state}, written with the znode's version as
+ * compare-and-set. A master whose session is suspended (it lost its connection) or expired is told at once that it
+ * may no longer lead ({@link LeaderElection.Listener#lost}), before the coordination service has chosen another:
+ * it stops accepting writes, and its successor's first write of the facts fences it for good.
+ *
+ * <p>Address: {@code zk://host:port[,host:port...][/root]} (root {@code /tiffin} by default).
+ *
+ * <p>Thread-safe. Owns its Curator client and latch; {@link #close()} leaves the election and closes the session.
+ */
+public final class ZooKeeperCoordination implements LeaderElection {
+    private static final Logger LOG = LogManager.getLogger(ZooKeeperCoordination.class);
+
+    private final CuratorFramework curator;
+    private final String root;
+    private final ZooKeeperStateStore store;
+    private volatile LeaderLatch latch;
+
+    /**
+     * Connects to the ensemble named by {@code url}; the session expires {@code sessionTimeout} after the connection
+     * is lost (the server may raise it to its minimum, twice its tick time).
+     *
+     * @throws IllegalArgumentException for a malformed address
+     * @throws IllegalStateException when no server answers within {@code connectTimeout}
+     */
+    public ZooKeeperCoordination(String url, Duration sessionTimeout, Duration connectTimeout) {
+        String[] parts = parse(url);
+        this.root = parts[1];
+        this.curator = CuratorFrameworkFactory.builder().connectString(parts[0])
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
+                .connectionTimeoutMs((int) Math.min(sessionTimeout.toMillis(), connectTimeout.toMillis()))
+                .retryPolicy(new ExponentialBackoffRetry(100, 5, 1000)).build();
+        curator.start();
+        try {
+            if (!curator.blockUntilConnected((int) connectTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                curator.close();
+                throw new IllegalStateException("no ZooKeeper server answered at " + parts[0] + " within "
+                        + connectTimeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            curator.close();
+            throw new IllegalStateException("interrupted while connecting to " + parts[0], e);
+        }
+        this.store = new ZooKeeperStateStore(curator, root + "/state");
+    }
+
+    /** {connect string, root} of {@code zk://hosts[/root]}. */
+    static String[] parse(String url) {
+        if (!url.startsWith("zk://") || url.length() <= 5) {
+            throw new IllegalArgumentException("master.coordinator = " + url
+                    + " (expected: zk://host:port[,host:port...][/root])");
+        }
+        String rest = url.substring(5);
+        int slash = rest.indexOf('/');
+        String hosts = slash < 0 ? rest : rest.substring(0, slash);
+        String root = slash < 0 || slash == rest.length() - 1 ? "/tiffin" : rest.substring(slash);
+        if (hosts.isEmpty()) {
+            throw new IllegalArgumentException("master.coordinator = " + url + " names no server");
+        }
+        return new String[] {hosts, root.endsWith("/") ? root.substring(0, root.length() - 1) : root};
+    }
+
+    @Override
+    public void start(String candidate, Listener listener) {
+        LeaderLatch l = new LeaderLatch(curator, root + "/leader", candidate, LeaderLatch.CloseMode.NOTIFY_LEADER);
+        l.addListener(new LeaderLatchListener() {
+            @Override
+            public void isLeader() {
+                listener.elected();
+            }
+
+            @Override
+            public void notLeader() {
+                listener.lost("the coordination service no longer names this master leader");
+            }
+        });
+        curator.getConnectionStateListenable().addListener((client, state) -> {
+            if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
+                listener.lost("the session with the coordination service is " + state.name().toLowerCase(
+                        java.util.Locale.ROOT));
+            }
+        });
+        latch = l;
+        try {
+            l.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot join the election at " + root + "/leader: " + e, e);
+        }
+    }
+
+    @Override
+    public String leader() {
+        LeaderLatch l = latch;
+        try {
+            if (l != null) {
+                return l.getLeader().getId();
+            }
+            return "";
+        } catch (Exception e) {
+            return "";
+        }
+    }
+
+    @Override
+    public StateStore stateStore() {
+        return store;
+    }
+
+    @Override
+    public void close() {
+        LeaderLatch l = latch;
+        if (l != null) {
+            try {
+                l.close();
+            } catch (Exception e) {
+                LOG.debug("leaving the election: {}", e.toString());
+            }
+        }
+        curator.close();
+    }
+
+    /**
+     * The facts in one znode, compare-and-set on its version.
+     *
+     * <p>Thread-safe (Curator's client is).
+     */
+    static final class ZooKeeperStateStore implements StateStore {
+        private final CuratorFramework curator;
+        private final String path;
+
+        ZooKeeperStateStore(CuratorFramework curator, String path) {
+            this.curator = curator;
+            this.path = path;
+        }
+
+        @Override
+        public Snapshot read() {
+            try {
+                Stat stat = new Stat();
+                byte[] data = curator.getData().storingStatIn(stat).forPath(path);
+                return new Snapshot(data == null ? new byte[0] : data, stat.getVersion());
+            } catch (KeeperException.NoNodeException e) {
+                return new Snapshot(new byte[0], -1);
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot read " + path + ": " + e, e);
+            }
+        }
+
+        @Override
+        public long write(byte[] data, long expectedVersion) {
+            try {
+                if (expectedVersion < 0) {
+                    curator.create().creatingParentsIfNeeded().forPath(path, data);
+                    return 0;
+                }
+                return curator.setData().withVersion((int) expectedVersion).forPath(path, data).getVersion();
+            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException e) {
+                throw new StateConflictException("another master wrote " + path + " meanwhile");
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot write " + path + ": " + e, e);
+            }
+        }
+
+        @Override
+        public void close() {
+            // the coordination's client is closed with it
+        }
+    }
+}

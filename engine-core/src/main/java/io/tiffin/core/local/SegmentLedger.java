@@ -1,0 +1,67 @@
+package io.tiffin.core.local;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The objects committed in one node segment, as their writers recorded them (the commit record of their last
+ * write): key, offset, size, version, put id and pins. With failover on, a node is the source of truth for
+ * what its memory holds: a master that takes over (or restarts with {@code master.state-dir}) rebuilds its
+ * objects from these records ({@code ATTACH_SEGMENT}). The master drops a record ({@code FORGET}) before it
+ * reuses the object's space, so a record never names bytes that another object overwrote; a commit also
+ * drops any record it overlaps.
+ *
+ * <p>Thread-safe: every method is synchronized. {@link LocalSegment} moves its mount epoch under this
+ * object's monitor, so a commit checked against the epoch and an epoch move with a snapshot are atomic with
+ * respect to each other.
+ */
+public final class SegmentLedger {
+    /**
+     * One committed object.
+     *
+     * <p>Thread-safe (immutable).
+     *
+     * @param offset of the whole object in the segment
+     */
+    public record Entry(String key, long offset, long size, long version, long putId, boolean hardPin,
+                        boolean softPin) {
+    }
+
+    private final TreeMap<Long, Entry> byOffset = new TreeMap<>();
+
+    /** Records a committed object, dropping the records whose space it overlaps. */
+    public synchronized void commit(Entry e) {
+        Map.Entry<Long, Entry> below = byOffset.floorEntry(e.offset());
+        if (below != null && below.getValue().offset() + below.getValue().size() > e.offset()) {
+            byOffset.remove(below.getKey());
+        }
+        byOffset.subMap(e.offset(), true, e.offset() + Math.max(1, e.size()), false).clear();
+        byOffset.put(e.offset(), e);
+    }
+
+    /** Drops the record at {@code offset} if it has {@code version} (0 = any); returns whether one went. */
+    public synchronized boolean forget(long offset, long version) {
+        Entry e = byOffset.get(offset);
+        if (e == null || (version != 0 && e.version() != version)) {
+            return false;
+        }
+        byOffset.remove(offset);
+        return true;
+    }
+
+    /** The records, in offset order. */
+    public synchronized List<Entry> snapshot() {
+        return new ArrayList<>(byOffset.values());
+    }
+
+    /** Drops every record (the master forgot the segment's objects). */
+    public synchronized void clear() {
+        byOffset.clear();
+    }
+
+    public synchronized int size() {
+        return byOffset.size();
+    }
+}

@@ -1,0 +1,114 @@
+package io.tiffin.core.master;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.tiffin.core.coordination.StateConflictException;
+import io.tiffin.core.coordination.StateStore;
+import io.tiffin.core.transport.proto.ClusterStateMsg;
+import io.tiffin.core.transport.proto.SegmentFact;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The few facts a master that takes over (or restarts with {@code master.state-dir}) needs and cannot learn from
+ * the nodes: the leader's term, the segments mounted (so it knows which nodes to wait for, and that a node it does
+ * not list must re-mount empty), and where versions and replica ids continue. Kept in a {@link StateStore} (a
+ * znode, or a file), every write a compare-and-set: the first write of a new leader (its term) makes every later
+ * write of its predecessor fail, and a master whose write fails learns it was deposed ({@code onDeposed}).
+ * Written on mounts, unmounts and node expiry (rare), and when a block of ids is used up ({@link #ID_BLOCK}), never
+ * on the put or get path.
+ *
+ * <p>Thread-safe: writes are serialized on this object.
+ */
+final class ClusterFacts {
+    /** Versions and replica ids reserved at a time: a successor starts above them. */
+    static final long ID_BLOCK = 1L << 26;
+
+    private final StateStore store;
+    private final Runnable onDeposed;
+    private ClusterStateMsg current = ClusterStateMsg.getDefaultInstance();
+    private long version = -1;
+
+    ClusterFacts(StateStore store, Runnable onDeposed) {
+        this.store = store;
+        this.onDeposed = onDeposed;
+    }
+
+    /**
+     * Takes over as {@code self}: reads the facts, moves to the next term and reserves ids above {@code versionsFrom}
+     * / {@code replicaIdsFrom} (this master's clock-based starts) and above the previous leader's reservations.
+     * Returns the facts as the previous leader left them.
+     */
+    synchronized ClusterStateMsg claim(String self, long versionsFrom, long replicaIdsFrom) {
+        StateStore.Snapshot s = store.read();
+        ClusterStateMsg previous;
+        try {
+            previous = s.data().length == 0 ? ClusterStateMsg.getDefaultInstance() : ClusterStateMsg.parseFrom(s.data());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("the cluster facts do not decode (" + e.getMessage() + ")", e);
+        }
+        version = s.version();
+        current = previous;
+        long versionFloor = Math.max(versionsFrom, previous.getVersionFloor()) + ID_BLOCK;
+        long replicaFloor = Math.max(replicaIdsFrom, previous.getReplicaIdFloor()) + ID_BLOCK;
+        write(previous.toBuilder().setTerm(previous.getTerm() + 1).setLeader(self).setVersionFloor(versionFloor)
+                .setReplicaIdFloor(replicaFloor).build());
+        return previous;
+    }
+
+    synchronized long term() {
+        return current.getTerm();
+    }
+
+    synchronized ClusterStateMsg current() {
+        return current;
+    }
+
+    /** A segment was mounted (or mounted again by a new incarnation); durable when this returns. */
+    synchronized void segmentMounted(SegmentFact fact) {
+        ClusterStateMsg.Builder b = current.toBuilder().clearSegments();
+        for (SegmentFact f : current.getSegmentsList()) {
+            if (!f.getName().equals(fact.getName())) {
+                b.addSegments(f);
+            }
+        }
+        write(b.addSegments(fact).build());
+    }
+
+    /** Segments were unmounted (a graceful stop, node expiry, a restart of the node); durable when this returns. */
+    synchronized void segmentsGone(Collection<String> names) {
+        if (names.isEmpty() || current.getSegmentsList().stream().noneMatch(f -> names.contains(f.getName()))) {
+            return;
+        }
+        ClusterStateMsg.Builder b = current.toBuilder().clearSegments();
+        for (SegmentFact f : current.getSegmentsList()) {
+            if (!names.contains(f.getName())) {
+                b.addSegments(f);
+            }
+        }
+        write(b.build());
+    }
+
+    /** Reserves the next block when {@code version} or {@code replicaId} reaches the end of the reserved ones. */
+    synchronized void ensureReserved(long version, long replicaId) {
+        if (version < current.getVersionFloor() && replicaId < current.getReplicaIdFloor()) {
+            return;
+        }
+        write(current.toBuilder().setVersionFloor(Math.max(version, current.getVersionFloor()) + ID_BLOCK)
+                .setReplicaIdFloor(Math.max(replicaId, current.getReplicaIdFloor()) + ID_BLOCK).build());
+    }
+
+    /** The segments as the facts list them. */
+    synchronized List<SegmentFact> segments() {
+        return current.getSegmentsList();
+    }
+
+    private void write(ClusterStateMsg next) {
+        try {
+            version = store.write(next.toByteArray(), version);
+            current = next;
+        } catch (StateConflictException e) {
+            onDeposed.run();
+            throw e;
+        }
+    }
+}

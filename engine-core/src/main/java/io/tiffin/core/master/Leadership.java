@@ -1,0 +1,91 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+
+/**
+ * Whether this master serves requests: the leader does; a standby (waiting to be elected, or taking over) and a
+ * deposed leader (its coordination session was suspended or expired, or a successor wrote the cluster facts) answer
+ * every request but {@code SERVICE_READY} with {@code UNAVAILABLE_IN_CURRENT_STATUS} naming the leader they know, so
+ * clients and nodes look for it. Without failover a master is always the leader.
+ *
+ * <p>Thread-safe: volatile fields.
+ */
+public final class Leadership {
+    /** A master's role. */
+    public enum Role { LEADER, STANDBY, DEPOSED }
+
+    private volatile Role role;
+    private volatile String leaderHint = "";
+
+    private Leadership(Role role) {
+        this.role = role;
+    }
+
+    /** A master without failover: leads from the start. */
+    public static Leadership alwaysLeader() {
+        return new Leadership(Role.LEADER);
+    }
+
+    /** A master that leads once elected. */
+    static Leadership standby() {
+        return new Leadership(Role.STANDBY);
+    }
+
+    public Role role() {
+        return role;
+    }
+
+    public boolean leads() {
+        return role == Role.LEADER;
+    }
+
+    void lead() {
+        if (role != Role.DEPOSED) {
+            role = Role.LEADER;
+        }
+    }
+
+    /** No longer leads, for good: a deposed master's state cannot be trusted again. */
+    void depose() {
+        role = Role.DEPOSED;
+    }
+
+    /** The leader's {@code host:port} as this master last heard (empty = unknown). */
+    public String leaderHint() {
+        return leaderHint;
+    }
+
+    void leaderHint(String hint) {
+        leaderHint = hint == null ? "" : hint;
+    }
+
+    /**
+     * Refuses a request unless this master leads.
+     *
+     * @throws TiffinException {@code UNAVAILABLE_IN_CURRENT_STATUS}, naming the leader when known
+     */
+    void check() {
+        Role r = role;
+        if (r != Role.LEADER) {
+            throw new NotLeader(r == Role.DEPOSED ? "this master was deposed" : "this master is a standby",
+                    leaderHint);
+        }
+    }
+
+    /** The refusal of a master that does not lead; no stack trace (ordinary traffic during a failover). */
+    static final class NotLeader extends TiffinException {
+        private static final long serialVersionUID = 1L;
+
+        NotLeader(String what, String leader) {
+            super(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "not the leader: " + what
+                    + (leader.isEmpty() ? "; the leader is not known yet" : "; the leader is " + leader)
+                    + "; ask another master (master.address lists them)");
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClientPool;
+import io.tiffin.core.transport.proto.ForgetRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * With failover on, nodes keep a record of every object committed in their segment ({@code SegmentLedger}) and a
+ * master that takes over rebuilds its objects from them. So the space of an object that goes (removed, evicted,
+ * replaced, a put revoked) is given back to the segment's allocator only once its node has dropped the record
+ * ({@code FORGET}, sent in batches per segment): no record ever names bytes another object overwrote, whatever the
+ * writer's path (socket, shared memory, same JVM). A removal answers only when its forgets are done ({@link
+ * #collect}), so a removed object cannot come back from a node after a failover.
+ *
+ * <p>A node that refuses the connection has no process left holding records: its forgets count as done. One that
+ * does not answer is asked again every 200 ms until its segment is unmounted (node expiry), which voids its
+ * records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
+ * frees stay undone and the removals waiting for them fail.
+ *
+ * <p>Thread-safe: per segment a queue and at most one FORGET in flight; sends run on a small pool (a node that
+ * hangs holds up only its own segment's forgets).
+ */
+final class NodeForgets implements AutoCloseable {
+    private static final Logger LOG = LogManager.getLogger(NodeForgets.class);
+    private static final int MAX_BATCH = 50_000;
+
+    private record Item(long handle, long offset, long version, CompletableFuture<Void> done) {
+    }
+
+    /** A segment's queued forgets; guarded by its own monitor. */
+    private static final class Queue {
+        final List<Item> items = new ArrayList<>();
+        boolean inFlight;
+    }
+
+    private final TransportClientPool pool;
+    private final LongSupplier term;
+    private final Map<MountedSegment, Queue> queues = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService senders = Executors.newScheduledThreadPool(2, r -> {
+        Thread t = new Thread(r, "tiffin-master-forgets");
+        t.setDaemon(true);
+        return t;
+    });
+    private final ThreadLocal<List<CompletableFuture<Void>>> collecting = new ThreadLocal<>();
+
+    /**
+     * @param pool connections to the nodes' data planes (owned by the caller)
+     * @param term this master's term, sent with every FORGET
+     */
+    NodeForgets(TransportClientPool pool, LongSupplier term) {
+        this.pool = pool;
+        this.term = term;
+    }
+
+    /** Queues the drop of the record of the object of {@code version} at {@code offset}, then frees {@code handle}. */
+    void forget(MountedSegment segment, long handle, long offset, long version) {
+        List<CompletableFuture<Void>> scope = collecting.get();
+        CompletableFuture<Void> done = null;
+        if (scope != null) {
+            done = new CompletableFuture<>();
+            scope.add(done);
+        }
+        Queue q = queues.computeIfAbsent(segment, s -> new Queue());
+        boolean start;
+        synchronized (q) {
+            q.items.add(new Item(handle, offset, version, done));
+            start = !q.inFlight;
+            q.inFlight = true;
+        }
+        if (start) {
+            schedule(segment, q, 0);
+        }
+    }
+
+    /**
+     * Collects the forgets the calling thread queues while {@code action} runs; the returned future completes when
+     * they are all done (at once if there are none), exceptionally if this master was deposed meanwhile.
+     */
+    CompletableFuture<Void> collect(Runnable action) {
+        List<CompletableFuture<Void>> previous = collecting.get();
+        List<CompletableFuture<Void>> mine = new ArrayList<>();
+        collecting.set(mine);
+        try {
+            action.run();
+        } finally {
+            collecting.set(previous);
+            if (previous != null) {
+                previous.addAll(mine);
+            }
+        }
+        return mine.isEmpty() ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.allOf(mine.toArray(CompletableFuture[]::new));
+    }
+
+    /** Forgets queued and not yet done, over all segments. */
+    int pending() {
+        int n = 0;
+        for (Queue q : queues.values()) {
+            synchronized (q) {
+                n += q.items.size();
+            }
+        }
+        return n;
+    }
+
+    private void schedule(MountedSegment segment, Queue q, long delayMillis) {
+        try {
+            senders.schedule(() -> send(segment, q), delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            synchronized (q) {
+                q.inFlight = false; // closing
+            }
+        }
+    }
+
+    private void send(MountedSegment segment, Queue q) {
+        List<Item> batch;
+        synchronized (q) {
+            if (q.items.isEmpty()) {
+                q.inFlight = false;
+                return;
+            }
+            int n = Math.min(MAX_BATCH, q.items.size());
+            batch = new ArrayList<>(q.items.subList(0, n));
+            q.items.subList(0, n).clear();
+        }
+        if (segment.voided()) {
+            finish(segment, q, batch, true);
+            return;
+        }
+        ForgetRequest.Builder req = ForgetRequest.newBuilder().setTerm(term.getAsLong()).setSegment(segment.name());
+        for (Item i : batch) {
+            req.addOffsets(i.offset()).addVersions(i.version());
+        }
+        try {
+            pool.get(segment.endpoint()).callSync(Opcode.FORGET, req.build(),
+                    io.tiffin.core.transport.proto.Empty.parser());
+            finish(segment, q, batch, true);
+        } catch (TiffinException e) {
+            if (refused(e) || segment.voided()) {
+                finish(segment, q, batch, true); // no process holds these records any more
+            } else if (e.code() == ErrorCode.INVALID_VERSION) {
+                LOG.error("Node of segment {} follows a newer master term: this master ({}) is deposed; {} frees"
+                        + " stay undone", segment.name(), term.getAsLong(), batch.size());
+                for (Item i : batch) {
+                    if (i.done() != null) {
+                        i.done().completeExceptionally(e);
+                    }
+                }
+                synchronized (q) {
+                    q.inFlight = false;
+                }
+            } else {
+                synchronized (q) {
+                    q.items.addAll(0, batch);
+                }
+                schedule(segment, q, 200);
+            }
+        }
+    }
+
+    private void finish(MountedSegment segment, Queue q, List<Item> batch, boolean free) {
+        if (free) {
+            long[] handles = new long[batch.size()];
+            for (int i = 0; i < handles.length; i++) {
+                handles[i] = batch.get(i).handle();
+            }
+            segment.freeForgotten(handles, handles.length);
+        }
+        for (Item i : batch) {
+            if (i.done() != null) {
+                i.done().complete(null);
+            }
+        }
+        send(segment, q); // the next batch, or clears inFlight
+    }
+
+    /** Whether the connection was refused: nothing listens, so no process holds the segment's records. */
+    private static boolean refused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void close() {
+        senders.shutdownNow();
+    }
+}

@@ -1,0 +1,166 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.ReplicaStatus;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.transport.proto.CommitRecord;
+import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.util.Ticker;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * Takes a restored segment into service when its node attaches ({@code ATTACH_SEGMENT}): rebuilds the segment's
+ * allocator from the objects the node reports (its {@code SegmentLedger}) and adds them to the object table, with
+ * the version, put id and pins their writers recorded. A key already known at a lower version (another node's
+ * older copy) is replaced by the newer; a record older than the known version, or overlapping another, is dropped
+ * and the node told to forget it. A plain put of the key started during the recovery yields to the record (it was
+ * a put of an existing key); an upsert started then replaces it. Recovered objects start leased for one {@code master.lease-ttl} (the previous
+ * master's leases are unknown) and soft-pinned for a full soft-pin TTL if they were.
+ *
+ * <p>Thread-safe: chunks are gathered under this object's monitor; the segment is taken into service under the
+ * membership's mount monitor (lock order: membership → shard → segment).
+ */
+final class SegmentAttachment {
+    private static final Logger LOG = LogManager.getLogger(SegmentAttachment.class);
+
+    private final SegmentRegistry segments;
+    private final ObjectTable table;
+    private final Removal removal;
+    private final Recovery recovery;
+    private final MasterSettings settings;
+    private final Ticker ticker;
+    private final LongSupplier term;
+    private final Map<String, List<CommitRecord>> gathering = new HashMap<>();
+
+    SegmentAttachment(SegmentRegistry segments, ObjectTable table, Removal removal, Recovery recovery,
+                      MasterSettings settings, Ticker ticker, LongSupplier term) {
+        this.segments = segments;
+        this.table = table;
+        this.removal = removal;
+        this.recovery = recovery;
+        this.settings = settings;
+        this.ticker = ticker;
+        this.term = term;
+    }
+
+    /**
+     * One chunk of a node's attach; the last takes the segment into service. Returns the number of objects
+     * recovered (0 until the last chunk).
+     *
+     * @throws TiffinException {@code UNAVAILABLE_IN_CURRENT_STATUS} when the segment is not awaiting its node
+     *     (unknown, already attached, or the recovery ended: the node re-mounts empty), {@code INVALID_VERSION}
+     *     for another term
+     */
+    int attach(Segment segment, long nodeTerm, List<CommitRecord> records, boolean first, boolean last,
+               Object mountMonitor) {
+        if (nodeTerm != term.getAsLong()) {
+            throw new TiffinException(ErrorCode.INVALID_VERSION, "attach for term " + nodeTerm + ", this master serves"
+                    + " term " + term.getAsLong());
+        }
+        List<CommitRecord> all;
+        synchronized (this) {
+            if (first) {
+                gathering.put(segment.getName(), new ArrayList<>(records));
+            } else {
+                List<CommitRecord> so = gathering.get(segment.getName());
+                if (so == null) {
+                    throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "attach of " + segment.getName()
+                            + ": a chunk without its first; attach again");
+                }
+                so.addAll(records);
+            }
+            if (!last) {
+                return 0;
+            }
+            all = gathering.remove(segment.getName());
+        }
+        synchronized (mountMonitor) {
+            MountedSegment s = segments.get(segment.getName());
+            if (s == null || !s.awaitingAttach() || s.incarnation() != segment.getIncarnation() || !recovery.active()) {
+                throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "segment " + segment.getName()
+                        + " is not awaiting its node (unknown, attached, or the recovery ended); re-mount it");
+            }
+            int n = takeIntoService(s, segment.getMountEpoch(), all);
+            LOG.info("Segment {} of node {} attached: {} of its {} objects recovered", s.name(), s.nodeId(), n,
+                    all.size());
+            recovery.settled(s.name());
+            return n;
+        }
+    }
+
+    private int takeIntoService(MountedSegment s, long mountEpoch, List<CommitRecord> records) {
+        long[] offsets = new long[records.size()];
+        long[] sizes = new long[records.size()];
+        for (int i = 0; i < offsets.length; i++) {
+            offsets[i] = records.get(i).getOffset();
+            sizes[i] = records.get(i).getSize();
+        }
+        long[] handles = s.restore(offsets, sizes);
+        s.mountedAgain(mountEpoch);
+        long now = ticker.millis();
+        int recovered = 0;
+        for (int i = 0; i < handles.length; i++) {
+            CommitRecord c = records.get(i);
+            table.noteVersion(c.getVersion());
+            if (handles[i] < 0) {
+                s.release(-1, c.getOffset(), c.getVersion()); // overlaps another record: the node forgets it
+                continue;
+            }
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), s, handles[i], c.getOffset(), c.getSize(),
+                    c.getVersion());
+            r.status = ReplicaStatus.COMPLETE;
+            if (c.getKey().isEmpty() || table.validateKey(c.getKey()) != ErrorCode.OK) {
+                r.free();
+                continue;
+            }
+            if (table.inShard(c.getKey(), shard -> adopt(shard, c, r, now))) {
+                recovered++;
+            }
+        }
+        s.attached();
+        return recovered;
+    }
+
+    /** Adds {@code r} (the replica of record {@code c}) to its object; false when the record was stale. */
+    private boolean adopt(MetadataShard shard, CommitRecord c, ReplicaRecord r, long now) {
+        ObjectMetadata m = shard.objects.get(c.getKey());
+        if (m != null && m.version == c.getVersion() && m.size == c.getSize() && !m.processing) {
+            m.replicas.add(r); // another replica of the same object
+            return true;
+        }
+        if (m != null && m.processing) {
+            if (m.upsert) {
+                r.free(); // an upsert started during the recovery replaces it: the node forgets it
+                return false;
+            }
+            // A plain put of the key, started during the recovery (its PutEnd waits for the recovery's end): the
+            // key held this acknowledged object all along, so that put is a put of an existing key, a successful
+            // no-op (its PutEnd finds this recovered object and answers OK). Its buffers stay reserved until its
+            // writer's release timeout, as it may still be writing.
+            removal.preempt(shard, m, m.putStartMillis + settings.putStartReleaseTimeout().toMillis());
+        } else if (m != null && m.version > c.getVersion()) {
+            r.free(); // an older copy: the node forgets it
+            return false;
+        } else if (m != null) {
+            removal.erase(shard, m); // an older object of the key (another node's copy)
+        }
+        ObjectMetadata o = new ObjectMetadata(c.getKey(), "", c.getSize(), now, c.getHardPin(), c.getSoftPin(),
+                List.of(r));
+        o.version = c.getVersion();
+        o.putId = c.getPutId();
+        o.processing = false;
+        o.recovered = true;
+        o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown
+        if (c.getSoftPin()) {
+            o.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
+        }
+        table.insert(shard, o);
+        return true;
+    }
+}

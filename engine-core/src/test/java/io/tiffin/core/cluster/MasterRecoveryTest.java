@@ -1,0 +1,232 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.FailoverSettings;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.util.Ticker;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A single master with {@code master.state-dir} (servers on loopback in this JVM): stopped and started again, it
+ * gets every object back from its nodes' commit records — written over the socket and through a shared-memory
+ * mapping — with its version, and the objects only its nodes' SSD tiers hold with theirs; what was removed stays
+ * removed. A node that lists a master that is down before the
+ * one that runs finds the running one; nodes serve reads of the locations clients hold while no master runs. And a
+ * put of a key another writer is writing is not reported done.
+ */
+class MasterRecoveryTest {
+    private static final long MiB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    /** A port free now, below the ephemeral range (the restarted master binds it again; see FailoverCluster). */
+    private static int freePort() throws IOException {
+        java.util.SplittableRandom random = new java.util.SplittableRandom();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = 10_000 + random.nextInt(20_000);
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+                return port;
+            } catch (IOException e) {
+                // taken: try another
+            }
+        }
+        throw new IOException("no free port found in 10000..29999");
+    }
+
+    private MasterServer startMaster(int port) {
+        return startMaster(port, Map.of());
+    }
+
+    private MasterServer startMaster(int port, Map<String, String> settings) {
+        TiffinConfig.Builder b = TiffinConfig.builder().set("master.port", Integer.toString(port))
+                .set("master.admin-port", "0").set("master.state-dir", dir.resolve("state").toString());
+        settings.forEach(b::set);
+        var injector = Tiffin.injector(b.build());
+        return MasterServer.start(injector.getInstance(MasterServer.Options.class),
+                injector.getInstance(FailoverSettings.class), Ticker.SYSTEM);
+    }
+
+    private static byte[] value(String key) {
+        return TestCluster.randomBytes(1000 + Math.floorMod(key.hashCode(), 200_000), key.hashCode());
+    }
+
+    @Test
+    void aRestartedMasterGetsEveryObjectBackFromItsNodesCommitRecords() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        String nobody = "127.0.0.1:" + freePort();
+        java.nio.file.Files.createDirectories(dir.resolve("shm"));
+        MasterServer master = startMaster(port);
+        List<NodeServer> nodes = new ArrayList<>();
+        try {
+            // the first listed master is down: the node asks every listed master and follows the one that leads
+            nodes.add(NodeServer.start(NodeServer.Options.builder(nobody + "," + address).nodeId("shm")
+                    .segmentSize(32 * MiB).pingInterval(Duration.ofMillis(200)).sharedMemoryDir(dir.resolve("shm"))
+                    .build()));
+            nodes.add(NodeServer.start(NodeServer.Options.builder(address).nodeId("tcp").segmentSize(32 * MiB)
+                    .pingInterval(Duration.ofMillis(200)).build()));
+            MasterServer first = master;
+            await().atMost(Duration.ofSeconds(30)).until(() -> first.service().liveNodes().size() == 2);
+            Map<String, Long> versions = new HashMap<>();
+            PutOptions two = PutOptions.DEFAULT.withReplicas(2);
+            try (TiffinClient shm = TiffinClient.connect(TestCluster.remoteOptions(address).sharedMemory(true)
+                    .sliceSize(64 * 1024).build());
+                 TiffinClient tcp = TiffinClient.connect(TestCluster.remoteOptions(address)
+                         .sliceSize(64 * 1024).build())) {
+                for (int i = 0; i < 10; i++) {
+                    shm.put("shm/" + i, value("shm/" + i), i % 3 == 0 ? two.withHardPin(true) : two);
+                }
+                List<String> batch = new ArrayList<>();
+                List<java.lang.foreign.MemorySegment> values = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    batch.add("tcp/" + i);
+                    values.add(java.lang.foreign.MemorySegment.ofArray(value("tcp/" + i)));
+                }
+                assertThat(tcp.batchPutFrom(batch, values, two)).allMatch(r -> r.isOk());
+                for (String k : List.of("shm/0", "shm/5", "tcp/0", "tcp/9")) {
+                    versions.put(k, tcp.locate(k).orElseThrow().version());
+                }
+                tcp.remove("tcp/1");
+                assertThat(tcp.get("tcp/2")).isEqualTo(value("tcp/2")); // read: leased for master.lease-ttl
+                tcp.remove("tcp/2", true); // forced: the key goes now, the buffers stay until the lease ends
+            }
+            master.close(); // its heap is gone; the state directory and the nodes' records stay
+            master = startMaster(port);
+            MasterServer second = master;
+            assertThat(second.term()).isEqualTo(2);
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+                for (int i = 0; i < 10; i++) {
+                    assertThat(c.get("shm/" + i)).as("shm/%d", i).isEqualTo(value("shm/" + i));
+                    if (i != 1 && i != 2) {
+                        assertThat(c.get("tcp/" + i)).as("tcp/%d", i).isEqualTo(value("tcp/" + i));
+                    }
+                }
+                versions.forEach((k, v) -> assertThat(c.locate(k).orElseThrow().version()).as(k).isEqualTo(v));
+                assertThat(c.locate("shm/3").orElseThrow().replicas()).hasSize(2);
+                for (String removed : List.of("tcp/1", "tcp/2")) {
+                    assertThatThrownBy(() -> c.get(removed)).as(removed).isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+                }
+                c.put("after", value("after"), two);
+                assertThat(c.get("after")).isEqualTo(value("after"));
+                assertThat(c.locate("after").orElseThrow().version()).isGreaterThan(versions.get("tcp/9"));
+            }
+        } finally {
+            nodes.forEach(NodeServer::close);
+            master.close();
+        }
+    }
+
+    @Test
+    void objectsKnownOnlyFromSsdComeBackWithTheirVersions() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        Map<String, String> tier = Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.5",
+                "master.eviction-ratio", "0.2");
+        MasterServer master = startMaster(port, tier);
+        try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            NodeServer node = NodeServer.start(NodeServer.Options.builder(address).nodeId("ssd").segmentSize(16 * MiB)
+                    .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(
+                            plugins.storageBackend("bucket"), new io.tiffin.api.spi.PluginContext(
+                                    Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
+            try {
+                Map<String, Long> versions = new HashMap<>();
+                try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                    for (int i = 0; i < 40; i++) {
+                        c.put("obj-" + i, TestCluster.randomBytes((int) MiB / 2 + i, i));
+                    }
+                    MasterServer first = master;
+                    await().atMost(Duration.ofSeconds(30)).until(() -> first.service().counters().offloads() > 10);
+                    for (int i = 0; i < 40; i++) {
+                        versions.put("obj-" + i, c.locate("obj-" + i).orElseThrow().version());
+                    }
+                }
+                master.close();
+                master = startMaster(port, tier);
+                MasterServer second = master;
+                try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                    await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+                    int ssdOnly = 0;
+                    for (int i = 0; i < 40; i++) {
+                        String key = "obj-" + i;
+                        // an object only on SSD comes back when the node registers its tier, right after attaching
+                        await().atMost(Duration.ofSeconds(30)).until(() -> c.locate(key).isPresent());
+                        var loc = c.locate(key).orElseThrow();
+                        assertThat(loc.version()).as(key).isEqualTo(versions.get(key));
+                        assertThat(c.get(key)).as(key).isEqualTo(TestCluster.randomBytes((int) MiB / 2 + i, i));
+                        if (loc.replicas().stream().noneMatch(r -> r.type() == io.tiffin.api.ReplicaType.MEMORY)) {
+                            ssdOnly++;
+                        }
+                    }
+                    assertThat(ssdOnly).as("objects known only from their SSD copies").isPositive();
+                }
+            } finally {
+                node.close();
+            }
+        } finally {
+            master.close();
+        }
+    }
+
+    @Test
+    void aNodeServesReadsOfLocationsClientsHoldWhileNoMasterRuns() {
+        TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB);
+        try {
+            TiffinClient c = cluster.locationCachingClient(Duration.ofSeconds(30));
+            byte[] v = TestCluster.randomBytes(5000, 3);
+            c.put("k", v);
+            assertThat(c.get("k")).isEqualTo(v); // looked up: the location is cached for the lease
+            cluster.master.close();
+            assertThat(c.get("k")).as("read from the node, no master running").isEqualTo(v);
+            assertThatThrownBy(() -> c.get("never-looked-up")).isInstanceOf(TiffinException.class);
+        } finally {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void aPutOfAKeyAnotherWriterIsWritingIsNotReportedDone() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient c = cluster.remoteClient();
+            assertThat(cluster.master.service().putStart("other-writer", "k", 100, PutOptions.DEFAULT).code())
+                    .isEqualTo(ErrorCode.OK);
+            // the other writer may still fail: "exists" would report a put with no bytes anywhere
+            assertThatThrownBy(() -> c.put("k", new byte[100])).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY));
+            assertThat(c.batchPutFrom(List.of("k"), List.of(java.lang.foreign.MemorySegment.ofArray(new byte[100])),
+                    PutOptions.DEFAULT).get(0).code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+            assertThat(cluster.master.service().putRevoke("other-writer", "k")).isEqualTo(ErrorCode.OK);
+            byte[] mine = TestCluster.randomBytes(100, 1);
+            c.put("k", mine);
+            assertThat(c.get("k")).isEqualTo(mine);
+            // a key given twice in one batch is written once: the second shares the first's outcome
+            byte[] first = TestCluster.randomBytes(300, 2);
+            assertThat(c.batchPutFrom(List.of("twice", "twice"), List.of(java.lang.foreign.MemorySegment.ofArray(first),
+                    java.lang.foreign.MemorySegment.ofArray(new byte[50])), PutOptions.DEFAULT))
+                    .extracting(r -> r.code()).containsExactly(ErrorCode.OK, ErrorCode.OK);
+            assertThat(c.get("twice")).isEqualTo(first);
+        }
+    }
+}

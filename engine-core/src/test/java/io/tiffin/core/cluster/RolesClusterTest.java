@@ -1,0 +1,189 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Credentials;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.Role;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.MountSegmentRequest;
+import io.tiffin.core.transport.proto.PingReply;
+import io.tiffin.core.transport.proto.PingRequest;
+import io.tiffin.core.transport.proto.PutOptionsMsg;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.transport.proto.UnmountSegmentRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A cluster whose master and nodes accept one token per role (transport.client-token, node-token,
+ * admin-token): what clients, nodes and administrators may do, and the error each refusal shows.
+ */
+class RolesClusterTest {
+    private static final Credentials SERVERS = Credentials.NONE.withToken(Role.CLIENT, "client-secret")
+            .withToken(Role.NODE, "node-secret").withToken(Role.ADMIN, "admin-secret");
+    private static final List<AutoCloseable> open = new ArrayList<>();
+    private static MasterServer master;
+    private static String address;
+    private static List<NodeServer> nodes = new ArrayList<>();
+    private static TiffinClient client;
+    private static TiffinClient admin;
+
+    @BeforeAll
+    static void start() {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("transport.client-token", "client-secret").set("transport.node-token", "node-secret")
+                .set("transport.admin-token", "admin-secret").build();
+        master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class));
+        open.add(master);
+        address = "127.0.0.1:" + master.address().getPort();
+        for (int i = 0; i < 2; i++) {
+            // a node presents the node role's token by itself
+            NodeServer node = NodeServer.start(NodeServer.Options.builder(address).nodeId("role-node-" + i)
+                    .segmentSize(32L << 20).pingInterval(Duration.ofMillis(200))
+                    .transport(TransportSettings.defaults().withCredentials(SERVERS)).build());
+            nodes.add(node);
+            open.add(node);
+        }
+        // each process knows its own token only
+        client = TiffinClient.connect(TestCluster.remoteOptions(address).transport(TransportSettings.defaults()
+                .withCredentials(Credentials.NONE.withToken(Role.CLIENT, "client-secret"))).build());
+        open.add(client);
+        admin = TiffinClient.connect(TestCluster.remoteOptions(address).transport(TransportSettings.defaults()
+                .withCredentials(Credentials.NONE.withToken(Role.ADMIN, "admin-secret").presentingAs(Role.ADMIN)))
+                .build());
+        open.add(admin);
+        await().atMost(Duration.ofSeconds(10)).until(() -> master.service().liveNodes().size() == 2);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    /** Raw calls to the master presenting {@code token}, with HELLO peer id {@code peerId}. */
+    private static BlockingConnectionPool peer(String token, String peerId) {
+        BlockingConnectionPool pool = new BlockingConnectionPool("roles", TransportSettings.defaults()
+                .withAuthToken(token), peerId);
+        open.add(pool);
+        return pool;
+    }
+
+    private static void assertIllegal(ThrowingCallable call, String... parts) {
+        var a = assertThatThrownBy(call).isInstanceOfSatisfying(TiffinException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_CLIENT));
+        for (String p : parts) {
+            a.hasMessageContaining(p);
+        }
+    }
+
+    @Test
+    void aClientPutsGetsAndRemovesButNeitherForcesNorRemovesAll() {
+        byte[] value = TestCluster.randomBytes(50_000, 1);
+        client.put("roles-a", value, PutOptions.DEFAULT);
+        assertThat(client.get("roles-a")).isEqualTo(value);
+        assertIllegal(() -> client.removeAll(false), "refuses REMOVE_ALL", "REMOVE_ALL needs the admin role",
+                "connect with transport.admin-token");
+        assertIllegal(() -> client.remove("roles-a", true), "REMOVE with force", "needs the admin role",
+                "transport.admin-token");
+        assertIllegal(() -> client.removeByRegex("roles-.*", true), "REMOVE_BY_REGEX with force");
+        assertThat(client.exists("roles-a")).isTrue();
+        // a removal without force is the client's (of a key nobody read: a get or exists holds a read lease)
+        client.put("roles-a2", value, PutOptions.DEFAULT);
+        client.remove("roles-a2", false);
+        assertThat(client.exists("roles-a2")).isFalse();
+    }
+
+    @Test
+    void anAdminRemovesEverythingAndForces() {
+        client.put("roles-b", new byte[1000], PutOptions.DEFAULT);
+        client.put("roles-c", new byte[1000], PutOptions.DEFAULT);
+        admin.remove("roles-b", true);
+        assertThat(admin.removeAll(true)).isGreaterThanOrEqualTo(1);
+        assertThat(client.exists("roles-c")).isFalse();
+    }
+
+    @Test
+    void aClientCannotMountUnmountOrHeartbeatAsANode() {
+        BlockingConnectionPool intruder = peer("client-secret", "intruder");
+        NodeServer victim = nodes.get(0);
+        assertIllegal(() -> intruder.call(address, Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder()
+                .setSegment(Segment.newBuilder().setName("fake").setNodeId(victim.nodeId()).setEndpoint("127.0.0.1:9")
+                        .setCapacity(1 << 20)).build(), Empty.parser()),
+                "refuses MOUNT_SEGMENT from peer intruder", "(role client)", "needs the node or admin role",
+                "connect with transport.node-token");
+        assertIllegal(() -> intruder.call(address, Opcode.PING, PingRequest.newBuilder().setNodeId(victim.nodeId())
+                .build(), PingReply.parser()), "refuses PING");
+        assertIllegal(() -> intruder.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                .setNodeId(victim.nodeId()).setSegmentName(victim.segmentName()).build(), Empty.parser()),
+                "refuses UNMOUNT_SEGMENT");
+        assertThat(master.service().liveNodes()).hasSize(2);
+        assertThat(master.service().segmentViews()).noneMatch(v -> v.name().equals("fake"));
+    }
+
+    @Test
+    void aNodeCannotRemoveKeysNorUnmountAnotherNodeButAnAdminCan() {
+        client.put("roles-d", new byte[1000], PutOptions.DEFAULT);
+        NodeServer self = nodes.get(0);
+        NodeServer other = nodes.get(1);
+        BlockingConnectionPool node = peer("node-secret", self.nodeId());
+        assertIllegal(() -> node.call(address, Opcode.REMOVE, KeyRequest.newBuilder().setKey("roles-d").build(),
+                Empty.parser()), "refuses REMOVE", "(role node)", "needs the client or admin role");
+        assertIllegal(() -> node.call(address, Opcode.GET_REPLICA_LIST, KeyRequest.newBuilder().setKey("roles-d")
+                .build(), Empty.parser()), "refuses GET_REPLICA_LIST");
+        assertThat(client.exists("roles-d")).isTrue();
+        // this connection speaks for the node it named first
+        node.call(address, Opcode.PING, PingRequest.newBuilder().setNodeId(self.nodeId()).build(), PingReply.parser());
+        assertIllegal(() -> node.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                .setNodeId(other.nodeId()).setSegmentName(other.segmentName()).build(), Empty.parser()),
+                "UNMOUNT_SEGMENT for node " + other.nodeId() + " refused: this connection speaks for node "
+                        + self.nodeId(), "needs the admin role (transport.admin-token)");
+        assertThat(master.service().liveNodes()).contains(other.nodeId());
+        // the admin may: the node is told to re-mount at its next heartbeat and comes back
+        long remounts = other.remounts();
+        peer("admin-secret", "ops").call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                .setNodeId(other.nodeId()).setSegmentName(other.segmentName()).build(), Empty.parser());
+        await().atMost(Duration.ofSeconds(10)).until(() -> other.remounts() > remounts
+                && master.service().liveNodes().contains(other.nodeId()));
+    }
+
+    @Test
+    void aPutsWriterIsTheConnectionsPeerIdNotTheClientIdItNames() {
+        BlockingConnectionPool writer = peer("client-secret", "writer-a");
+        BlockingConnectionPool other = peer("client-secret", "writer-b");
+        PutStartReply started = writer.call(address, Opcode.PUT_START, PutStartRequest.newBuilder().setClientId("writer-a")
+                .setKey("roles-e").setSize(100).setOptions(PutOptionsMsg.newBuilder().setReplicas(1)).build(),
+                PutStartReply.parser());
+        assertThat(started.getReplicasCount()).isEqualTo(1);
+        assertIllegal(() -> other.call(address, Opcode.PUT_END, KeyRequest.newBuilder().setClientId("writer-a")
+                .setKey("roles-e").build(), Empty.parser()), "a put request naming client writer-a came on a"
+                + " connection whose HELLO declared peer id writer-b");
+        assertIllegal(() -> other.call(address, Opcode.PUT_REVOKE, KeyRequest.newBuilder().setKey("roles-e").build(),
+                Empty.parser()), "roles-e: ILLEGAL_CLIENT");
+        // the writer's own connection may name itself or no one
+        writer.call(address, Opcode.PUT_REVOKE, KeyRequest.newBuilder().setKey("roles-e").build(), Empty.parser());
+        assertThat(client.exists("roles-e")).isFalse();
+    }
+}

@@ -1,0 +1,165 @@
+package io.tiffin.core.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.coordination.FileStateStore;
+import io.tiffin.core.transport.TransportClientPool;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.CommitRecord;
+import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.util.ManualTicker;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A master that takes over (term 2) from one that died (term 1), with the cluster facts in a state directory: the
+ * segment of term 1 awaits its node, which attaches with the commit records its writers left; what the new master
+ * rebuilds from them, and how puts started during the recovery meet the recovered objects. The node's data plane is
+ * a port nobody listens on (its FORGETs are refused: no process holds records there).
+ */
+class SegmentAttachmentTest {
+    private static final long MiB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private final ManualTicker ticker = new ManualTicker();
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private String deadEndpoint;
+
+    @BeforeEach
+    void pickAnEndpointNobodyListensOn() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            deadEndpoint = "127.0.0.1:" + s.getLocalPort();
+        }
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable c : open.reversed()) {
+            c.close();
+        }
+    }
+
+    /** A master of the next term over the facts in {@code dir}, recovering what the previous term left. */
+    private MasterService takeOver(String self) {
+        FileStateStore store = new FileStateStore(dir.resolve("state"));
+        open.add(store);
+        // eviction (run by the test only) of everything evictable, whenever anything is used
+        MasterService master = new MasterService(MasterSettings.defaults().withEviction(0.0, 1.0),
+                MasterServiceTest.IN_ORDER, ticker, null);
+        TransportClientPool pool = new TransportClientPool("attach-test", TransportSettings.defaults()
+                .withHandshakeTimeout(Duration.ofSeconds(1)).withRpcTimeout(Duration.ofSeconds(1)).withIoThreads(1),
+                "attach-test", ticker);
+        open.add(pool);
+        NodeForgets forgets = new NodeForgets(pool, master::term);
+        open.add(forgets);
+        ClusterFacts facts = new ClusterFacts(store, () -> { });
+        master.enableFailover(facts, forgets);
+        long[] ids = master.idsSoFar();
+        master.restore(facts.claim(self, ids[0], ids[1]), 10_000);
+        return master;
+    }
+
+    /** The term-1 master's death: its state file is let go (the process is gone). */
+    private void dies() throws Exception {
+        for (AutoCloseable c : open.reversed()) {
+            c.close();
+        }
+        open.clear();
+    }
+
+    private static CommitRecord record(String key, ReplicaDescriptor d, long version, long putId, boolean hardPin) {
+        return CommitRecord.newBuilder().setKey(key).setOffset(d.offset()).setSize(d.size()).setVersion(version)
+                .setPutId(putId).setHardPin(hardPin).build();
+    }
+
+    private static Segment segment(long mountEpoch) {
+        return Segment.newBuilder().setName("s1").setNodeId("n1").setCapacity(64 * MiB).setIncarnation(7)
+                .setMountEpoch(mountEpoch).build();
+    }
+
+    @Test
+    void theAttachingNodesRecordsComeBackAndPutsStartedMeanwhileMeetThem() throws Exception {
+        MasterService first = takeOver("m1");
+        assertThat(first.term()).isEqualTo(1);
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        List<CommitRecord> records = new ArrayList<>();
+        for (String key : List.of("kept", "plain", "upserted", "pinned")) {
+            KeyResult<PutGrant> g = first.putStart("w1", key, 1000, PutOptions.DEFAULT.withHardPin(key.equals("pinned")),
+                    key.hashCode());
+            assertThat(first.putEnd("w1", key)).isEqualTo(ErrorCode.OK);
+            records.add(record(key, g.value().replicas().get(0), g.value().version(), key.hashCode(),
+                    key.equals("pinned")));
+        }
+        long keptVersion = records.get(0).getVersion();
+        ReplicaDescriptor plainReplica = first.getReplicaList("plain").value().replicas().get(0);
+        // a record overlapping "kept"'s bytes (an object whose space was reused: never both on one node)
+        records.add(records.get(0).toBuilder().setKey("overlapping").setOffset(records.get(0).getOffset() + 64)
+                .setVersion(keptVersion + 100).build());
+        dies();
+
+        MasterService second = takeOver("m2");
+        assertThat(second.term()).isEqualTo(2);
+        assertThat(second.recovering()).isTrue();
+        assertThat(second.getReplicaList("kept").code()).as("its node has not attached yet")
+                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        second.mountSegment("s2", "n2", deadEndpoint, 64 * MiB, 9, 1);
+        // puts of the same keys while the recovery runs (their PutEnds wait for its end): a plain one and an upsert
+        assertThat(second.putStart("w2", "plain", 2000, PutOptions.DEFAULT, 5).code()).isEqualTo(ErrorCode.OK);
+        KeyResult<PutGrant> upsert = second.putStart("w2", "upserted", 3000, PutOptions.DEFAULT.withUpsert(true), 6);
+        assertThat(upsert.code()).isEqualTo(ErrorCode.OK);
+        assertThat(upsert.value().version()).as("versions continue above the previous term's")
+                .isGreaterThan(keptVersion);
+
+        assertThatThrownBy(() -> second.attachSegment(segment(2), 1, records, true, true))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_VERSION));
+        int recovered = second.attachSegment(segment(2), 2, records, true, true);
+        assertThat(recovered).as("kept, plain, pinned").isEqualTo(3);
+        assertThat(second.recovering()).isFalse();
+
+        ObjectLocation kept = second.getReplicaList("kept").value();
+        assertThat(kept.version()).isEqualTo(keptVersion);
+        assertThat(kept.replicas()).singleElement().satisfies(d -> {
+            assertThat(d.segment()).isEqualTo("s1");
+            assertThat(d.offset()).isEqualTo(records.get(0).getOffset());
+            assertThat(d.mountEpoch()).as("descriptors of the new mount only").isEqualTo(2);
+        });
+        assertThat(second.getReplicaList("overlapping").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        // the plain put was a put of an existing key: its PutEnd succeeds and the acknowledged object stays
+        assertThat(second.putEnd("w2", "plain")).isEqualTo(ErrorCode.OK);
+        ObjectLocation plain = second.getReplicaList("plain").value();
+        assertThat(plain.size()).isEqualTo(1000);
+        assertThat(plain.replicas().get(0).offset()).isEqualTo(plainReplica.offset());
+        // the upsert replaces the recorded object
+        assertThat(second.putEnd("w2", "upserted")).isEqualTo(ErrorCode.OK);
+        assertThat(second.getReplicaList("upserted").value().size()).isEqualTo(3000);
+        assertThat(second.putStart("w2", "kept", 10, PutOptions.DEFAULT, 7).code())
+                .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+        // a node that attaches late (the recovery is over) must re-mount empty
+        assertThatThrownBy(() -> second.attachSegment(segment(3), 2, records, true, true))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
+        // the hard pin travelled with the record: once the leases are over, an eviction of everything leaves it
+        ticker.advance(Duration.ofSeconds(11));
+        assertThat(second.runEvictionOnce()).isPositive();
+        assertThat(second.getReplicaList("pinned").code()).isEqualTo(ErrorCode.OK);
+        assertThat(second.getReplicaList("kept").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+    }
+}

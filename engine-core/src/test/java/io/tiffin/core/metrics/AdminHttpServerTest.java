@@ -1,0 +1,108 @@
+package io.tiffin.core.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.transport.Credentials;
+import io.tiffin.core.transport.Role;
+import io.tiffin.core.transport.TestCertificates;
+import io.tiffin.core.transport.TransportSettings;
+import java.io.FileInputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Who may use the admin endpoints ({@link AdminAccess}), over HTTP and HTTPS. */
+class AdminHttpServerTest {
+    private static HttpResponse<String> get(HttpClient http, String url, String authorization) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url));
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void onLoopbackAnyoneOnThisHostMayAsk() throws Exception {
+        try (AdminHttpServer admin = new AdminHttpServer("127.0.0.1", 0, TransportSettings.defaults(), () -> "m 1",
+                () -> "{}"); HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> r = get(http, "http://127.0.0.1:" + admin.address().getPort() + "/metrics", null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("m 1");
+        }
+    }
+
+    @Test
+    void beyondLoopbackTheTokenIsNeeded() throws Exception {
+        TransportSettings withToken = TransportSettings.defaults().withAuthToken("s3cret");
+        try (AdminHttpServer admin = new AdminHttpServer("0.0.0.0", 0, withToken, () -> "m 1", () -> "{}");
+             HttpClient http = HttpClient.newHttpClient()) {
+            assertThat(admin.access().needsToken()).isTrue();
+            String url = "http://127.0.0.1:" + admin.address().getPort() + "/health";
+            HttpResponse<String> none = get(http, url, null);
+            assertThat(none.statusCode()).isEqualTo(401);
+            assertThat(none.headers().firstValue("WWW-Authenticate")).contains("Bearer realm=\"tiffin-admin\"");
+            assertThat(none.body()).contains("Authorization: Bearer <transport.auth-token>");
+            assertThat(get(http, url, "Bearer wrong").statusCode()).isEqualTo(401);
+            assertThat(get(http, url, "Basic czNjcmV0").statusCode()).isEqualTo(401);
+            HttpResponse<String> ok = get(http, url, "Bearer s3cret");
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).isEqualTo("{}");
+        }
+    }
+
+    @Test
+    void withRoleTokensOnlyTheAdminTokenOpensTheEndpoints() throws Exception {
+        TransportSettings roles = TransportSettings.defaults().withCredentials(Credentials.NONE
+                .withToken(Role.CLIENT, "client-secret").withToken(Role.NODE, "node-secret")
+                .withToken(Role.ADMIN, "admin-secret"));
+        try (AdminHttpServer admin = new AdminHttpServer("0.0.0.0", 0, roles, () -> "m 3", () -> "{}");
+             HttpClient http = HttpClient.newHttpClient()) {
+            String url = "http://127.0.0.1:" + admin.address().getPort() + "/metrics";
+            HttpResponse<String> client = get(http, url, "Bearer client-secret");
+            assertThat(client.statusCode()).isEqualTo(401);
+            assertThat(client.body()).contains("Authorization: Bearer <transport.admin-token>, the admin role's token");
+            assertThat(get(http, url, "Bearer node-secret").statusCode()).isEqualTo(401);
+            HttpResponse<String> ok = get(http, url, "Bearer admin-secret");
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).isEqualTo("m 3");
+        }
+    }
+
+    @Test
+    void beyondLoopbackWithoutCredentialsItRefusesToStart() {
+        assertThatThrownBy(() -> new AdminHttpServer("0.0.0.0", 0, TransportSettings.defaults(), () -> "", () -> ""))
+                .isInstanceOf(TiffinException.class).hasMessageContaining("admin HTTP refuses to listen on 0.0.0.0")
+                .hasMessageContaining("--insecure");
+    }
+
+    @Test
+    void withTlsItIsHttps(@TempDir Path dir) throws Exception {
+        TestCertificates certs = TestCertificates.create(dir);
+        TransportSettings tls = TransportSettings.defaults().withTls(certs.server.settings());
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        try (FileInputStream in = new FileInputStream(certs.server.ca().toFile())) {
+            trust.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, tmf.getTrustManagers(), null);
+        try (AdminHttpServer admin = new AdminHttpServer("127.0.0.1", 0, tls, () -> "m 2", () -> "{}");
+             HttpClient http = HttpClient.newBuilder().sslContext(context).build()) {
+            HttpResponse<String> r = get(http, "https://127.0.0.1:" + admin.address().getPort() + "/metrics", null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("m 2");
+        }
+    }
+}
