@@ -60,6 +60,43 @@ final class PinnedReads {
         });
     }
 
+    /**
+     * The key's bytes without a transfer, or null: from a replica in a segment of this JVM (in place, valid for
+     * what is left of the lease) or from the hot cache's current copy (pinned). The location comes from the
+     * location cache; when it holds none, null at once, or with {@code lookUp} the master's (which waits).
+     */
+    PinnedValue pinLocal(String key, boolean lookUp) {
+        long start = clock.now();
+        ObjectLocation loc = locator.cachedLocation(key, start, new boolean[1]);
+        if (loc == null) {
+            if (!lookUp) {
+                return null;
+            }
+            loc = locator.lookUp(key); // a lease from now on, the location kept for the next reads
+        }
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.type() != ReplicaType.MEMORY) {
+                continue;
+            }
+            MemorySegment local = sameHost.inThisJvm(d);
+            if (local != null && local.byteSize() >= loc.size()) {
+                // re-mounted since the master named it: the bytes may be another mount's (an ordinary read
+                // goes to the node, which refuses the descriptor)
+                return sameHost.epochMoved(d) ? null : PinnedValue.inPlace(local.asSlice(0, loc.size()), clock,
+                        start + TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
+            }
+        }
+        if (hotCache == null || remoteMemoryReplicas(loc) == null) {
+            return null;
+        }
+        try {
+            LocalHotCache.Pinned pinned = hotCache.tryPin(loc.key(), loc.version(), loc.size());
+            return pinned == null ? null : new PinnedValue(pinned.segments(), loc.size(), true, pinned);
+        } catch (IllegalStateException closedArena) {
+            return null;
+        }
+    }
+
     List<KeyResult<PinnedValue>> batchGetPinned(List<String> keys) {
         boolean[] cached = new boolean[keys.size()];
         long start = clock.now();

@@ -5,10 +5,13 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The bytes of one object returned by {@link TiffinClient#getPinned}: read-only views, valid until
- * {@link #close()}. Served from the client's hot cache, the views are the cache's own blocks, pinned
- * (no byte was copied; the blocks are not reused until this value is closed); otherwise they cover one
- * buffer that this value owns and frees on close.
+ * The bytes of one object returned by {@link TiffinClient#getPinned} or {@link TiffinClient#pinLocal}:
+ * read-only views, valid until {@link #close()}. Served from the client's hot cache, the views are the
+ * cache's own blocks, pinned (no byte was copied; the blocks are not reused until this value is closed);
+ * from {@link TiffinClient#pinLocal} they may also be the replica itself in a segment of this JVM
+ * ({@link #inPlace()}), valid only until the read lease ends ({@link #validForNanos()}): the master keeps
+ * the bytes the object's until then, not longer; otherwise they cover one buffer that this value owns and
+ * frees on close.
  *
  * <p>Close it promptly (try-with-resources): pinned cache blocks cannot hold other objects meanwhile.
  * Access after {@link #close()}, or after the client was closed, throws {@link IllegalStateException}
@@ -22,13 +25,50 @@ public final class PinnedValue implements AutoCloseable {
     private final long size;
     private final boolean fromCache;
     private final AutoCloseable owner;
+    /** The client's clock; null when the views stay valid until close. */
+    private final LeaseClock clock;
+    /** With a clock: the moment ({@link LeaseClock#now()}) the lease protecting the views ends. */
+    private final long validUntilNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     PinnedValue(List<MemorySegment> segments, long size, boolean fromCache, AutoCloseable owner) {
+        this(segments, size, fromCache, owner, null, 0);
+    }
+
+    private PinnedValue(List<MemorySegment> segments, long size, boolean fromCache, AutoCloseable owner,
+                        LeaseClock clock, long validUntilNanos) {
         this.segments = List.copyOf(segments);
         this.size = size;
         this.fromCache = fromCache;
         this.owner = owner;
+        this.clock = clock;
+        this.validUntilNanos = validUntilNanos;
+    }
+
+    /**
+     * A view of a replica in a segment of this JVM, valid until {@code validUntilNanos} of {@code clock} (the
+     * end of the read lease); nothing to release.
+     */
+    static PinnedValue inPlace(MemorySegment replica, LeaseClock clock, long validUntilNanos) {
+        return new PinnedValue(List.of(replica.asReadOnly()), replica.byteSize(), false, () -> { }, clock,
+                validUntilNanos);
+    }
+
+    /**
+     * Whether the views are the replica's own memory in this JVM (not a copy, not the hot cache): valid
+     * only for {@link #validForNanos()} more.
+     */
+    public boolean inPlace() {
+        return clock != null;
+    }
+
+    /**
+     * How much longer the views hold this object's bytes, in nanoseconds of the client's clock: what is
+     * left of the read lease for {@link #inPlace()} views (0 once it ended: the bytes may belong to another
+     * object then), {@link Long#MAX_VALUE} for pinned cache blocks and owned buffers (valid until close).
+     */
+    public long validForNanos() {
+        return clock == null ? Long.MAX_VALUE : Math.max(0, validUntilNanos - clock.now());
     }
 
     /** The object's bytes in order, as one or more read-only segments. */

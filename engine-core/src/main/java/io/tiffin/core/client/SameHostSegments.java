@@ -59,6 +59,22 @@ final class SameHostSegments implements AutoCloseable {
     }
 
     /**
+     * The replica's bytes in a segment of this JVM (the same-JVM shortcut), or null; never asks anything of
+     * the node, so it does not wait. Valid while the segment's node runs.
+     */
+    MemorySegment inThisJvm(ReplicaDescriptor d) {
+        if (!localMemcpy) {
+            return null;
+        }
+        LocalSegment local = LocalSegmentDirectory.find(d.segment());
+        try {
+            return local == null ? null : local.slice(d.offset(), d.size());
+        } catch (RuntimeException closedOrOutside) {
+            return null;
+        }
+    }
+
+    /**
      * The current mount epoch of the segment a direct replica is copied from (a segment of this JVM, or
      * a same-host segment mapped here), or -1 when it is not known.
      */

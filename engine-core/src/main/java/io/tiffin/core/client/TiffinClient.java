@@ -369,6 +369,34 @@ public final class TiffinClient implements KvStore {
     }
 
     /**
+     * Zero-copy get that never waits (for callers on an event loop): the key's bytes when this client has
+     * them at hand — a location in its location cache and either a replica in a segment of this JVM (the
+     * views are the replica itself, {@link PinnedValue#inPlace()}, valid only for
+     * {@link PinnedValue#validForNanos()} more: the rest of the read lease) or the hot cache's current copy
+     * (pinned until closed) — else null, and the caller reads the key the ordinary way. Makes no master
+     * call and no transfer. A replica in a mapped same-host segment is not served in place (the mapping may
+     * be unmapped while the views are in use).
+     *
+     * @throws TiffinException {@code INVALID_KEY} for a key that is null or not valid Unicode
+     */
+    public PinnedValue pinLocal(String key) {
+        KeyChecks.checkKey(key);
+        return pinnedReads.pinLocal(key, false);
+    }
+
+    /**
+     * {@link #pinLocal}, asking the master for the location when the location cache has none (this waits for
+     * the master; the location is then kept for later reads): null when the bytes are neither in this JVM's
+     * segment nor in the hot cache.
+     *
+     * @throws TiffinException as {@link #getInto} for the lookup ({@code OBJECT_NOT_FOUND} for a missing key)
+     */
+    public PinnedValue pinLocalOrLookUp(String key) {
+        KeyChecks.checkKey(key);
+        return pinnedReads.pinLocal(key, true);
+    }
+
+    /**
      * Zero-copy batch get: {@link #getPinned} for many keys with one master round trip; the misses are
      * read together (pipelined per node). One result per key, in order; close every value returned.
      */

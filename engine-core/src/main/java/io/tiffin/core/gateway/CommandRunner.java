@@ -124,6 +124,36 @@ final class CommandRunner implements Runnable {
     }
 
     /**
+     * Whether replies may be written at once on the event loop ({@link ReadyGets}): no command of this
+     * connection is queued, running, in a {@link LoopBatch} or waiting to be written, so they come in order.
+     * Event loop only.
+     */
+    boolean idle() {
+        return !closed && !session.closing() && session.authenticated() && !enlisted && !scheduled.get()
+                && queue.isEmpty() && unwritten.get() == 0;
+    }
+
+    /**
+     * On the event loop, right after {@link #idle()}: writes the replies of {@code commands} answered there,
+     * {@code reserved} bytes of the memory budget released once they are written.
+     */
+    void writeNow(List<RespCommand> commands, List<RedisMessage> replies, long reserved) {
+        long bytes = 0;
+        long weight = 0;
+        for (RedisMessage m : replies) {
+            bytes += Replies.weight(m);
+        }
+        for (RespCommand c : commands) {
+            weight += c.weight();
+            c.release();
+        }
+        gw.stats.commandsProcessed.add(commands.size());
+        connection.commandsDone(weight);
+        unwritten.addAndGet(bytes);
+        write(replies, bytes, reserved, End.NONE);
+    }
+
+    /**
      * The replies of the enlisted {@code commands} (any thread): written in order, with {@code reserved} bytes
      * of the memory budget released once they are; then the commands are released and the runner goes on.
      */
@@ -337,6 +367,11 @@ final class CommandRunner implements Runnable {
         pending.add(m);
         long weight = Replies.weight(m);
         pendingBytes += weight;
+        if (LentValue.of(m) != null) {
+            gw.budget.forceReserve(weight); // the store's memory held for the reply, counted as the gateway's
+            pendingReserved += weight;
+            return;
+        }
         // a reply that is not a value read for it (KEYS, SCAN, INFO, ...) is counted in the memory budget too
         long beyondValues = Math.max(0, weight - reservedNow);
         if (beyondValues > 4096) {
@@ -408,14 +443,29 @@ final class CommandRunner implements Runnable {
         }
     }
 
-    /** On the event loop: writes the replies; when the last is written (or fails), their memory is given back. */
+    /**
+     * On the event loop: writes the replies; when the last is written (or fails), their memory is given back.
+     * A reply sent from memory the store lent for a limited time ({@link LentValue}) must be written well before
+     * then: otherwise the connection is closed rather than let the socket read bytes that may be another
+     * value's by then ({@link #guard}).
+     */
     private void write(List<RedisMessage> replies, long bytes, long reserved, End end) {
         int last = replies.size() - 1;
-        for (int i = 0; i < last; i++) {
-            channel.write(replies.get(i), channel.voidPromise());
+        long validForNanos = Long.MAX_VALUE;
+        for (int i = 0; i <= last; i++) {
+            LentValue lent = LentValue.of(replies.get(i));
+            if (lent != null) {
+                validForNanos = Math.min(validForNanos, lent.validForNanos());
+            }
+            if (i < last) {
+                channel.write(replies.get(i), channel.voidPromise());
+            }
         }
         ChannelPromise promise = channel.newPromise();
         promise.addListener(f -> written(bytes, reserved, f.isSuccess()));
+        if (validForNanos != Long.MAX_VALUE) {
+            guard(promise, validForNanos);
+        }
         if (end == End.LINGER) {
             promise.addListener(f -> {
                 if (channel instanceof DuplexChannel duplex && f.isSuccess()) {
@@ -427,6 +477,31 @@ final class CommandRunner implements Runnable {
             });
         }
         channel.writeAndFlush(replies.get(last), promise);
+    }
+
+    /**
+     * Least time left for the event loop to close the connection between the guard's moment and the end of the
+     * store's hold on the bytes being sent (a late timer, a busy loop).
+     */
+    static final long GUARD_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    /**
+     * Closes the connection when the replies of {@code promise} are still being written once three quarters of
+     * {@code validForNanos} (and at least {@link #GUARD_MARGIN_NANOS} before its end) have passed: the client
+     * reads too slowly for bytes lent for that long. Closing on the event loop stops the socket writes.
+     */
+    private void guard(ChannelPromise promise, long validForNanos) {
+        long delay = Math.max(0, validForNanos - Math.max(validForNanos / 4, GUARD_MARGIN_NANOS));
+        java.util.concurrent.ScheduledFuture<?> timer = channel.eventLoop().schedule(() -> {
+            if (!promise.isDone()) {
+                gw.stats.lentExpired.increment();
+                org.apache.logging.log4j.LogManager.getLogger(CommandRunner.class).warn("Closing RESP connection from"
+                        + " {}: a reply sent from Tiffin's memory was not taken within {} ms, before the read lease on"
+                        + " its bytes ends", channel.remoteAddress(), TimeUnit.NANOSECONDS.toMillis(delay));
+                channel.close();
+            }
+        }, delay, TimeUnit.NANOSECONDS);
+        promise.addListener(f -> timer.cancel(false));
     }
 
     private void written(long bytes, long reserved, boolean success) {

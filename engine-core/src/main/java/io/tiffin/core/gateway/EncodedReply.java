@@ -17,8 +17,29 @@ final class EncodedReply extends DefaultByteBufHolder implements RedisMessage {
     /** Room after the value for the CRLF. */
     static final int TAILROOM = 2;
 
+    /** The CRLF after a lent value, shared (duplicates are never released). */
+    private static final ByteBuf CRLF = io.netty.buffer.Unpooled.unreleasableBuffer(io.netty.buffer.Unpooled
+            .directBuffer(2).writeByte('\r').writeByte('\n').asReadOnly());
+
     private EncodedReply(ByteBuf wire) {
         super(wire);
+    }
+
+    /**
+     * {@code value} as a bulk-string reply without a copy: the header and CRLF become pieces of the composite
+     * around the lent bytes. Takes the buffer over.
+     */
+    static RedisMessage bulk(LentValue value) {
+        int n = value.readableBytes();
+        byte[] header = ("$" + n + "\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        try {
+            value.addComponent(true, 0, io.netty.buffer.Unpooled.directBuffer(header.length).writeBytes(header));
+            value.addComponent(true, CRLF.duplicate());
+        } catch (RuntimeException e) {
+            value.release();
+            throw e;
+        }
+        return new EncodedReply(value);
     }
 
     /**

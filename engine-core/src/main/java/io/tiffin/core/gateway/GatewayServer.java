@@ -130,6 +130,11 @@ public final class GatewayServer implements AutoCloseable {
         return gw.budget.used();
     }
 
+    /** Values lent by the store for replies and not yet released (0 once every such reply is written or dropped). */
+    public long lentValues() {
+        return gw.stats.lentOpen.get();
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {

@@ -1,6 +1,7 @@
 package io.tiffin.core.gateway;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -23,4 +24,12 @@ final class GatewayStats {
     /** Batch calls of the {@link PutCombiner} and the keys they carried. */
     final LongAdder putBatches = new LongAdder();
     final LongAdder putBatchKeys = new LongAdder();
+    /** GETs answered on the event loop from a value the store had at hand ({@link ReadyGets}). */
+    final LongAdder readyGets = new LongAdder();
+    /** Of those, replies sent from the store's memory without a copy ({@link LentValue}). */
+    final LongAdder lentReplies = new LongAdder();
+    /** Lent values not yet released: the store's memory held for replies being written. */
+    final AtomicLong lentOpen = new AtomicLong();
+    /** Connections closed because a lent reply was not taken before the store's hold on its bytes ended. */
+    final LongAdder lentExpired = new LongAdder();
 }

@@ -2,6 +2,7 @@ package io.tiffin.core.gateway;
 
 import io.netty.buffer.ByteBuf;
 import io.tiffin.api.KeyResult;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.OptionalLong;
 
@@ -43,6 +44,48 @@ public interface GatewayStore extends AutoCloseable {
      * the key holds no value.
      */
     ByteBuf get(String key, ValueBuffers buffers);
+
+    /**
+     * The value of {@code key} if the store has it at hand: no call, no transfer, no wait (the caller may be an
+     * event loop). The bytes are lent, not copied: read-only views of memory the store holds for this value
+     * until the {@link Lent} is closed, and at most for {@link Lent#validForNanos()}. Null when the store does
+     * not have it at hand (then use {@link #get}, which also tells a missing key); the default never has.
+     */
+    default Lent lend(String key) {
+        return null;
+    }
+
+    /**
+     * {@link #lend}, but the store may wait for what it needs to know (e.g. where the value is): for a command
+     * thread, never an event loop. Null when it cannot lend the value (then use {@link #get}).
+     */
+    default Lent lendAfterLookUp(String key) {
+        return null;
+    }
+
+    /**
+     * Bytes of a value lent by {@link #lend}: its owner (whoever holds it) closes it exactly once, after the
+     * last use of {@link #parts()}.
+     *
+     * <p>Thread-safe: the parts may be read from any thread, and closed from another.
+     */
+    interface Lent extends AutoCloseable {
+        /** The value's bytes in order: read-only direct buffers (their position and limit are the caller's). */
+        List<ByteBuffer> parts();
+
+        /** The value's size, bytes. */
+        long size();
+
+        /**
+         * How much longer the parts hold this value's bytes, nanoseconds ({@link Long#MAX_VALUE}: until
+         * closed). After that they may hold another value's bytes: whatever still reads them must stop first.
+         */
+        long validForNanos();
+
+        /** Ends the loan; idempotent. */
+        @Override
+        void close();
+    }
 
     /**
      * {@link #get} for several keys in one call; a missing key is {@code OBJECT_NOT_FOUND}. The buffers of

@@ -169,15 +169,19 @@ final class LoopBatch {
         for (Entry e : entries) {
             List<RedisMessage> mine = new ArrayList<>(e.keys().size());
             long held = 0;
+            long lent = 0;
             for (int i = 0; i < e.keys().size(); i++) {
                 RedisMessage m = replies.get(at++);
-                if (m instanceof io.netty.buffer.ByteBufHolder b && b.content().capacity() > 0) {
+                if (LentValue.of(m) != null) {
+                    lent += Replies.weight(m); // the store's memory held for the reply, counted as the gateway's
+                } else if (m instanceof io.netty.buffer.ByteBufHolder b && b.content().capacity() > 0) {
                     held += b.content().capacity(); // a value read for this reply (capacity = what was reserved)
                 }
                 mine.add(e.protocol() == 3 && m == FullBulkStringRedisMessage.NULL_INSTANCE ? Resp3.NULL : m);
             }
             given += held;
-            e.runner().enlistedDone(e.commands(), mine, held);
+            gw.budget.forceReserve(lent);
+            e.runner().enlistedDone(e.commands(), mine, held + lent);
         }
         gw.budget.release(reserved - given); // buffers of reads that failed or were read again
     }

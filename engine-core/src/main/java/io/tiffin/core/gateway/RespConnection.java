@@ -46,6 +46,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     private CommandRunner runner;
     private Session session;
     private LoopBatch loopBatch;
+    private ReadyGets readyGets;
     private boolean counted;
     private boolean rejected;
     /** Reading stopped (flow control or a protocol error). Written on the event loop. */
@@ -76,6 +77,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         loopBatch = loopBatches.apply(context.channel().eventLoop());
         parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings);
         runner = new CommandRunner(gw, table, session, context.channel(), executor, this);
+        readyGets = new ReadyGets(gw, runner, context.alloc());
         context.fireChannelActive();
     }
 
@@ -105,11 +107,16 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         batch.add(c);
     }
 
-    /** Hands the commands read to the loop's batch (plain GETs or SETs of an idle connection) or to the runner. */
+    /**
+     * Answers the leading GETs whose values the store has at hand ({@link ReadyGets}), and hands the rest of the
+     * commands read to the loop's batch (plain GETs or SETs of an idle connection) or to the runner.
+     */
     private void submit() {
         if (!batch.isEmpty()) {
-            if (failed || !loopBatch.offer(runner, session, batch)) {
-                runner.submit(List.copyOf(batch));
+            int answered = failed ? 0 : readyGets.serve(batch);
+            List<RespCommand> rest = answered == 0 ? batch : batch.subList(answered, batch.size());
+            if (!rest.isEmpty() && (failed || !loopBatch.offer(runner, session, rest))) {
+                runner.submit(List.copyOf(rest));
             }
             batch.clear();
         }

@@ -32,6 +32,10 @@ final class StringCommands {
 
     RedisMessage get(CommandSpec.Call call) {
         String key = call.command().key(1);
+        RedisMessage lent = lentReply(key);
+        if (lent != null) {
+            return lent;
+        }
         ByteBuf value;
         try {
             value = gw.store.get(key, call.buffers());
@@ -65,8 +69,37 @@ final class StringCommands {
         return FullBulkStringRedisMessage.EMPTY_INSTANCE;
     }
 
-    /** GETs of several keys in one store call, one reply each (pipelined GETs of one read). */
+    /**
+     * GETs of several keys, one reply each (pipelined GETs of one read): large values the store has at hand sent
+     * from its memory ({@link #lentReply}), the others read in one store call.
+     */
     List<RedisMessage> getRun(List<String> keys, GatewayStore.ValueBuffers buffers, int protocol) {
+        RedisMessage[] lent = new RedisMessage[keys.size()];
+        List<String> rest = new ArrayList<>(keys.size());
+        try {
+            for (int i = 0; i < keys.size(); i++) {
+                lent[i] = lentReply(keys.get(i));
+                if (lent[i] == null) {
+                    rest.add(keys.get(i));
+                }
+            }
+            List<RedisMessage> read = rest.isEmpty() ? List.of() : readRun(rest, buffers, protocol);
+            List<RedisMessage> out = new ArrayList<>(keys.size());
+            int at = 0;
+            for (RedisMessage m : lent) {
+                out.add(m != null ? m : read.get(at++));
+            }
+            return out;
+        } catch (RuntimeException | Error e) {
+            for (RedisMessage m : lent) {
+                io.netty.util.ReferenceCountUtil.release(m);
+            }
+            throw e;
+        }
+    }
+
+    /** GETs of several keys in one store call, one reply each. */
+    private List<RedisMessage> readRun(List<String> keys, GatewayStore.ValueBuffers buffers, int protocol) {
         List<KeyResult<ByteBuf>> results;
         try {
             results = gw.store.getAll(keys, buffers);
@@ -87,6 +120,34 @@ final class StringCommands {
             }
         }
         return out;
+    }
+
+    /**
+     * A GET's reply sent from the store's memory ({@link LentValue}) when the store can lend the value
+     * ({@link GatewayStore#lendAfterLookUp}) and it is larger than {@link ReadyGets#COPY_MAX}, or null. Only keys whose size
+     * hint is that large are asked about: a small value is read the usual way, with the rest of its run. The
+     * caller counts the reply in the memory budget and writes it with the lease guard ({@link CommandRunner}).
+     */
+    private RedisMessage lentReply(String key) {
+        if (gw.store.sizeHint(key) <= ReadyGets.COPY_MAX) {
+            return null;
+        }
+        GatewayStore.Lent lent;
+        try {
+            lent = gw.store.lendAfterLookUp(key);
+        } catch (TiffinException e) {
+            return null; // the usual read reports it
+        }
+        if (lent == null) {
+            return null;
+        }
+        if (lent.size() <= ReadyGets.COPY_MAX || lent.validForNanos() < ReadyGets.MIN_LEND_NANOS) {
+            lent.close();
+            return null;
+        }
+        gw.stats.hits.increment();
+        gw.stats.lentReplies.increment();
+        return EncodedReply.bulk(new LentValue(lent, gw.stats.lentOpen));
     }
 
     RedisMessage set(CommandSpec.Call call) {

@@ -8,9 +8,11 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.ClusterStats;
+import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -34,6 +36,10 @@ import java.util.concurrent.locks.LockSupport;
  * read into a small buffer first, and only a value that does not fit costs a listing for its size and a
  * second read (the client then reuses the location it looked up).
  *
+ * <p>{@link #lend} is the client's {@link TiffinClient#pinLocal} ({@link #lendAfterLookUp} its
+ * {@code pinLocalOrLookUp}): a replica in this JVM's segment (the standalone's node) in place for what is left
+ * of its read lease, or the hot cache's copy pinned.
+ *
  * <p>Thread-safe.
  */
 public final class TiffinGatewayStore implements GatewayStore {
@@ -50,6 +56,8 @@ public final class TiffinGatewayStore implements GatewayStore {
     private final String master;
     /** Last size seen per key; a hint only: a wrong one costs a second read, never a wrong answer. */
     private final Cache<String, Integer> sizes = Caffeine.newBuilder().maximumSize(100_000).build();
+    /** Whether the client lent a value once: then {@link #lendAfterLookUp} is worth its lookups. */
+    private volatile boolean lentBefore;
 
     private TiffinGatewayStore(TiffinClient client, boolean owned, int replicas, String master) {
         this.client = client;
@@ -88,6 +96,64 @@ public final class TiffinGatewayStore implements GatewayStore {
             }
         }
         return readAtSize(key, buffers);
+    }
+
+    @Override
+    public Lent lend(String key) {
+        return lent(client.pinLocal(key));
+    }
+
+    /**
+     * Looks the key up only once a value was lent (or with a hot cache): a client whose replicas are all on
+     * other nodes and that has no cache would pay a lookup of its own per key for nothing.
+     */
+    @Override
+    public Lent lendAfterLookUp(String key) {
+        if (!lentBefore && client.hotCache() == null) {
+            return null;
+        }
+        try {
+            return lent(client.pinLocalOrLookUp(key));
+        } catch (TiffinException e) {
+            return null; // missing or not readable: the usual read answers it
+        }
+    }
+
+    private Lent lent(PinnedValue pinned) {
+        if (pinned == null) {
+            return null;
+        }
+        if (!lentBefore) {
+            lentBefore = true;
+        }
+        if (pinned.size() > Integer.MAX_VALUE - 64) {
+            pinned.close(); // more than one RESP reply carries: the usual path says so
+            return null;
+        }
+        List<MemorySegment> segments = pinned.segments();
+        List<ByteBuffer> parts = new ArrayList<>(segments.size());
+        for (MemorySegment s : segments) {
+            parts.add(s.asByteBuffer());
+        }
+        return new PinnedLent(pinned, parts);
+    }
+
+    /** A {@link PinnedValue} as a loan. Thread-safe (as the pinned value). */
+    private record PinnedLent(PinnedValue pinned, List<ByteBuffer> parts) implements Lent {
+        @Override
+        public long size() {
+            return pinned.size();
+        }
+
+        @Override
+        public long validForNanos() {
+            return pinned.validForNanos();
+        }
+
+        @Override
+        public void close() {
+            pinned.close();
+        }
     }
 
     /** Second try of a read whose value did not fit: asks for the size, then reads into a buffer that fits. */

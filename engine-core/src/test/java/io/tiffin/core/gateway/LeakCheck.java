@@ -22,7 +22,8 @@ import org.apache.logging.log4j.core.config.Property;
 
 /**
  * What the gateway tests check after their connections have closed: every byte counted in the gateway's
- * memory was given back (reserved and released exactly once), every value buffer went back to its pool, and
+ * memory was given back (reserved and released exactly once), every value buffer went back to its pool, every
+ * value the store lent for a reply was released, and
  * Netty's paranoid leak detector reported no buffer that was never released.
  *
  * <p>Thread-safe.
@@ -65,6 +66,7 @@ final class LeakCheck {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             assertThat(gateway.connections()).isZero();
             assertThat(gateway.bufferedBytes()).as("bytes still counted in gateway.max-memory").isZero();
+            assertThat(gateway.lentValues()).as("values lent by the store for replies and never released").isZero();
             assertThat(((PooledByteBufAllocator) ValueAllocator.POOL).metric().directArenas().stream()
                     .mapToLong(PoolArenaMetric::numActiveAllocations).sum()).as("value buffers not released").isZero();
         });

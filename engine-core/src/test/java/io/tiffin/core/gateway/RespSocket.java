@@ -37,8 +37,16 @@ final class RespSocket implements AutoCloseable {
     }
 
     RespSocket(int port) {
+        this(port, 0);
+    }
+
+    /** With a receive buffer of {@code receiveBuffer} bytes (0 = the system's), e.g. small to hold replies back. */
+    RespSocket(int port, int receiveBuffer) {
         try {
             socket = new Socket();
+            if (receiveBuffer > 0) {
+                socket.setReceiveBufferSize(receiveBuffer);
+            }
             socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
             socket.setSoTimeout(30_000);
             socket.setTcpNoDelay(true);
@@ -51,6 +59,11 @@ final class RespSocket implements AutoCloseable {
 
     Socket socket() {
         return socket;
+    }
+
+    /** The reply stream, for tests that read a reply's raw bytes (after every earlier reply was read). */
+    InputStream input() {
+        return in;
     }
 
     RespSocket send(byte[] bytes) {

@@ -1,0 +1,271 @@
+package io.tiffin.core.gateway;
+
+import static io.tiffin.core.gateway.RespSocket.command;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * GETs answered on the event loop from values the store has at hand ({@link ReadyGets}), larger ones sent from
+ * the node's segment without a copy ({@link LentValue}): the bytes are exact, and every lent value is released
+ * once its reply is written, when its client disconnects in the middle of it, when its client reads slowly,
+ * and when its client reads so slowly that the gateway closes the connection before the read lease on the
+ * bytes ends (the default 10 s lease: a location is reused for 2 s, so the guard closes after 6 to 7.5 s).
+ */
+class GatewayZeroCopyTest {
+    private static final int BIG = 32 << 20;
+    private static GatewayFixture fixture;
+
+    @BeforeAll
+    static void start() {
+        LeakCheck.install();
+        fixture = GatewayFixture.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            LeakCheck.assertClean(fixture.gateway);
+        } finally {
+            fixture.close();
+        }
+    }
+
+    @BeforeEach
+    void nothingInFlight() {
+        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.gateway.lentValues() == 0
+                && fixture.gateway.bufferedBytes() == 0);
+    }
+
+    private static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
+    /** Stores {@code value} and reads it once the usual way, so that the next GETs find its location at hand. */
+    private static void setAndWarm(RespSocket s, String key, byte[] value) {
+        assertThat(s.call("SET", key, value)).isEqualTo("OK");
+        assertThat((byte[]) s.call("GET", key)).isEqualTo(value);
+    }
+
+    private static long info(RespSocket s, String field) {
+        String info = new String((byte[]) s.call("INFO", "stats"), StandardCharsets.UTF_8);
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith(field + ":")) {
+                return Long.parseLong(line.substring(field.length() + 1));
+            }
+        }
+        throw new AssertionError("INFO stats has no " + field + ": " + info);
+    }
+
+    /**
+     * Sends GET {@code key} on {@code s} (every earlier reply read) until the gateway lends its reply, which is
+     * then left unread: a GET the usual path answered (the location not at hand yet, or the connection not seen
+     * idle yet) is read, checked and sent again.
+     */
+    private static void sendLentGet(RespSocket s, String key, byte[] value) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            s.send(command("GET", key));
+            try {
+                await().atMost(Duration.ofSeconds(2)).until(() -> fixture.gateway.lentValues() > 0);
+                return true;
+            } catch (org.awaitility.core.ConditionTimeoutException servedTheUsualWay) {
+                assertThat((byte[]) s.read()).isEqualTo(value);
+                return false;
+            }
+        });
+    }
+
+    @Test
+    void valuesAtHandComeBackExactCopiedOrLentAndAreReleased() {
+        byte[] small = random(4096, 1);
+        byte[] medium = random(100_000, 2);
+        byte[] large = random(1 << 20, 3);
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            // retried as a whole: under load the location cache's 2 s may pass between the warm-up and the GETs
+            await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
+                setAndWarm(s, "zc:small", small);
+                setAndWarm(s, "zc:medium", medium);
+                setAndWarm(s, "zc:large", large);
+                long ready = info(s, "ready_gets");
+                long lent = info(s, "zero_copy_replies");
+                // one read of pipelined GETs: all answered on the event loop, in order
+                s.send(concat(command("GET", "zc:large"), command("GET", "zc:small"), command("GET", "zc:medium"),
+                        command("GET", "zc:large")));
+                assertThat((byte[]) s.read()).isEqualTo(large);
+                assertThat((byte[]) s.read()).isEqualTo(small);
+                assertThat((byte[]) s.read()).isEqualTo(medium);
+                assertThat((byte[]) s.read()).isEqualTo(large);
+                assertThat(info(s, "ready_gets") - ready).isEqualTo(4);
+                assertThat(info(s, "zero_copy_replies") - lent).as("values above 32 KiB sent without a copy")
+                        .isEqualTo(3);
+            });
+            // RESP3 frames a bulk string the same way
+            s.call("HELLO", "3");
+            assertThat((byte[]) s.call("GET", "zc:large")).isEqualTo(large);
+            // a GET the store cannot answer at once, then ones it can: replies stay in order
+            s.send(concat(command("GET", "zc:absent"), command("GET", "zc:small"), command("GET", "zc:large")));
+            assertThat(s.read()).isNull();
+            assertThat((byte[]) s.read()).isEqualTo(small);
+            assertThat((byte[]) s.read()).isEqualTo(large);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.gateway.lentValues() == 0);
+    }
+
+    @Test
+    void largeValuesAreLentOnTheCommandThreadsTooBeyondTheWriteBufferAndOnTheirFirstGet() {
+        byte[][] values = new byte[12][];
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            for (int i = 0; i < values.length; i++) {
+                values[i] = random(1 << 20, 100 + i);
+                setAndWarm(s, "zc:run:" + i, values[i]);
+            }
+            long ready = info(s, "ready_gets");
+            long lent = info(s, "zero_copy_replies");
+            // 12 MiB of replies in one read: the event loop answers up to gateway.write-buffer (8 MiB), the
+            // command thread the rest, once the client has taken half; all from the node's segment
+            ByteArrayOutputStream pipeline = new ByteArrayOutputStream();
+            for (int i = 0; i < values.length; i++) {
+                pipeline.writeBytes(command("GET", "zc:run:" + i));
+            }
+            s.send(pipeline.toByteArray());
+            for (byte[] v : values) {
+                assertThat((byte[]) s.read()).isEqualTo(v);
+            }
+            assertThat(info(s, "zero_copy_replies") - lent).isEqualTo(values.length);
+            assertThat(info(s, "ready_gets") - ready).as("not all on the event loop").isLessThan(values.length);
+            // a value just stored has no location at hand: its first GET looks it up on a command thread and is
+            // lent there
+            byte[] fresh = random(1 << 20, 200);
+            assertThat(s.call("SET", "zc:run:fresh", fresh)).isEqualTo("OK");
+            long before = info(s, "zero_copy_replies");
+            long readyBefore = info(s, "ready_gets");
+            assertThat((byte[]) s.call("GET", "zc:run:fresh")).isEqualTo(fresh);
+            assertThat(info(s, "zero_copy_replies") - before).isEqualTo(1);
+            assertThat(info(s, "ready_gets") - readyBefore).isZero();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.gateway.lentValues() == 0);
+    }
+
+    @Test
+    void aReplacedOrRemovedValueIsNeverServedFromItsOldLocation() {
+        byte[] first = random(1 << 20, 4);
+        byte[] second = random(1 << 20, 5);
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            setAndWarm(s, "zc:replaced", first);
+            assertThat((byte[]) s.call("GET", "zc:replaced")).isEqualTo(first);
+            assertThat(s.call("DEL", "zc:replaced")).isEqualTo(1L);
+            assertThat(s.call("GET", "zc:replaced")).isNull();
+            setAndWarm(s, "zc:replaced", second);
+            assertThat((byte[]) s.call("GET", "zc:replaced")).isEqualTo(second);
+        }
+    }
+
+    @Test
+    void aClientThatDisconnectsInTheMiddleOfALentReplyReleasesIt() throws IOException {
+        byte[] value = random(BIG, 6);
+        try (RespSocket s = new RespSocket(fixture.port(), 64 * 1024)) {
+            setAndWarm(s, "zc:big", value);
+            sendLentGet(s, "zc:big", value);
+            s.send(command("GET", "zc:big")); // a second reply waiting behind the first
+            byte[] head = s.input().readNBytes(64 * 1024);
+            assertThat(new String(head, 0, 11, StandardCharsets.US_ASCII)).isEqualTo("$" + BIG + "\r\n");
+            assertThat(Arrays.copyOfRange(head, 11, head.length)).isEqualTo(Arrays.copyOfRange(value, 0,
+                    head.length - 11));
+            s.socket().setSoLinger(true, 0); // a reset, with most of the reply unsent
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.gateway.connections() == 0
+                && fixture.gateway.lentValues() == 0 && fixture.gateway.bufferedBytes() == 0);
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            assertThat((byte[]) s.call("GET", "zc:big")).isEqualTo(value); // the gateway serves on
+        }
+    }
+
+    @Test
+    void aSlowReaderGetsTheExactBytesAndTheLoanEndsWhenItHasThem() throws IOException, InterruptedException {
+        byte[] value = random(BIG, 7);
+        try (RespSocket s = new RespSocket(fixture.port(), 64 * 1024)) {
+            setAndWarm(s, "zc:slow", value);
+            sendLentGet(s, "zc:slow", value);
+            InputStream in = s.input();
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            byte[] chunk = new byte[64 * 1024];
+            int expected = ("$" + value.length + "\r\n").length() + value.length + 2;
+            while (got.size() < expected) {
+                int n = in.read(chunk, 0, Math.min(chunk.length, expected - got.size()));
+                assertThat(n).as("the gateway closed the connection").isPositive();
+                got.write(chunk, 0, n);
+                if (got.size() < expected / 2) {
+                    assertThat(fixture.gateway.lentValues()).as("held while the reply is being sent").isEqualTo(1);
+                }
+                Thread.sleep(1); // a slow reader: paced, yet done well within the guard's 6 s
+            }
+            byte[] reply = got.toByteArray();
+            assertThat(new String(reply, 0, 11, StandardCharsets.US_ASCII)).isEqualTo("$" + value.length + "\r\n");
+            assertThat(Arrays.copyOfRange(reply, 11, 11 + value.length)).isEqualTo(value);
+            assertThat(new String(reply, 11 + value.length, 2, StandardCharsets.US_ASCII)).isEqualTo("\r\n");
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.gateway.lentValues() == 0);
+            assertThat((byte[]) s.call("GET", "zc:slow")).isEqualTo(value); // the connection goes on
+        }
+    }
+
+    @Test
+    void aClientTooSlowForTheReadLeaseIsDisconnectedBeforeItEnds() throws IOException {
+        byte[] value = random(BIG, 8);
+        long closedBefore;
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            closedBefore = info(s, "zero_copy_lease_closed");
+        }
+        try (RespSocket s = new RespSocket(fixture.port(), 64 * 1024)) {
+            setAndWarm(s, "zc:stalled", value);
+            sendLentGet(s, "zc:stalled", value);
+            // reads nothing while the lease runs: the gateway must give up on the reply before the lease ends
+            await().atMost(Duration.ofSeconds(30)).until(() -> fixture.gateway.lentValues() == 0);
+            s.socket().setSoTimeout(10_000);
+            byte[] received = readUntilClosed(s.input());
+            assertThat(received.length).as("the reply was cut short").isLessThan(BIG);
+            assertThat(new String(received, 0, 11, StandardCharsets.US_ASCII)).isEqualTo("$" + BIG + "\r\n");
+            assertThat(Arrays.copyOfRange(received, 11, received.length))
+                    .as("what was sent before the close is the value's own bytes")
+                    .isEqualTo(Arrays.copyOfRange(value, 0, received.length - 11));
+        }
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            assertThat(info(s, "zero_copy_lease_closed") - closedBefore).isEqualTo(1);
+        }
+    }
+
+    private static byte[] readUntilClosed(InputStream in) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] chunk = new byte[1 << 16];
+        try {
+            int n;
+            while ((n = in.read(chunk)) > 0) {
+                out.write(chunk, 0, n);
+            }
+        } catch (SocketException reset) {
+            // closed with bytes unsent: a reset ends the stream as well
+        }
+        return out.toByteArray();
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            out.writeBytes(p);
+        }
+        return out.toByteArray();
+    }
+}
