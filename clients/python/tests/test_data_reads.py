@@ -236,17 +236,13 @@ def test_zero_byte_objects_are_read_and_written_without_a_node(cluster, tcp_clie
     assert tcp_client.transfer_counts()["network_reads"] == 0
 
 
-def test_an_empty_put_is_the_masters_decision(tcp_client, prefix):
-    """The client sends an empty value's PUT_START as any other: the master refuses it (INVALID_PARAMS,
-    the client's message says why) or stores it, and then it reads back empty."""
+def test_an_empty_value_round_trips(tcp_client, prefix):
+    """An empty value is stored (the master gives it one allocation unit and 0-byte replicas) and reads
+    back empty through get, get_into and batch_get, without any node transfer."""
     key = f"{prefix}empty"
-    try:
-        tcp_client.put(key, b"")
-    except TiffinError as e:
-        assert e.code == "INVALID_PARAMS" and "at least 1 byte" in str(e)
-        assert not tcp_client.exists(key)
-        return
+    tcp_client.put(key, b"")
     assert tcp_client.exists(key)
     assert tcp_client.get(key) == b""
     assert tcp_client.get_into(key, bytearray(3)) == 0
+    assert [r.value for r in tcp_client.batch_get([key])] == [b""]
     tcp_client.remove(key, force=True)
