@@ -8,6 +8,7 @@ import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.TiffinVersion;
 import io.tiffin.core.local.InProcessMaster;
+import io.tiffin.core.master.HeldReplies.Held;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Messages;
@@ -45,12 +46,9 @@ import io.tiffin.core.transport.proto.StatsReply;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -74,7 +72,7 @@ import org.apache.logging.log4j.Logger;
  * cache is answered only once that reuse has ended ({@link CacheHold}), and so is a PutEnd
  * in the first moments after a restart ({@link MasterService#restartGuardUntilMillis}): the reply is
  * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
- * loop or worker waits for it and no eviction pass delays it.
+ * loop or worker waits for it and no eviction pass delays it ({@link HeldReplies}).
  *
  * <p><b>Access.</b> The transport has refused every opcode outside the peer's roles
  * ({@link io.tiffin.core.transport.OpcodeRoles}); the handlers check what depends on the request through
@@ -82,13 +80,8 @@ import org.apache.logging.log4j.Logger;
  * (acting for another, as unmounting it, needs the admin role), and a put's writer is the connection's
  * peer id, not the client id the request names.
  *
- * <p><b>Length.</b> About 750 lines, over the project's 700: it is the one table of every master opcode's
- * binding (a few lines each: decode, check the peer, call, encode), read top to bottom when an opcode is
- * added or its access rule changes. Splitting it by opcode family is the next step when it grows again.
- *
  * <p>Thread-safe: stateless apart from the service and metrics it calls, the table of bound calls
- * (a concurrent map filled at registration, read by {@link #call}) and the concurrent set of held replies
- * not yet sent.
+ * (a concurrent map filled at registration, read by {@link #call}) and its {@link HeldReplies}.
  */
 public final class MasterRpcService implements InProcessMaster {
     private static final Logger LOG = LogManager.getLogger(MasterRpcService.class);
@@ -109,6 +102,7 @@ public final class MasterRpcService implements InProcessMaster {
         this.metrics = metrics;
         this.clientReports = clientReports;
         this.leadership = leadership;
+        this.heldReplies = new HeldReplies(master);
     }
 
     /** {@code call}, refused while this master does not lead (every opcode but SERVICE_READY). */
@@ -132,40 +126,15 @@ public final class MasterRpcService implements InProcessMaster {
         MessageLite apply(Frame request) throws Exception;
     }
 
-    /**
-     * Held replies scheduled and not yet sent. Whoever removes one from the set answers it: its task, or
-     * {@link #failHeldReplies}; so each is answered exactly once.
-     */
-    private final Set<PendingReply> pending = ConcurrentHashMap.newKeySet();
-
-    /** A held reply waiting for its time. Identity equality: one per request. Thread-safe (immutable). */
-    private static final class PendingReply {
-        private final Opcode op;
-        private final Responder responder;
-
-        PendingReply(Opcode op, Responder responder) {
-            this.op = op;
-            this.responder = responder;
-        }
-    }
-
-    /** The error of a held call that took effect but whose reply cannot wait for the hold: {@code why} it cannot. */
-    private static String tookEffect(Opcode op, String why) {
-        return op + " took effect, but " + why + "; nothing needs redoing once a master is back";
-    }
+    /** Replies that wait for a hold (held removals, PutEnds right after a restart). */
+    private final HeldReplies heldReplies;
 
     /**
-     * Answers every held reply still waiting with an error saying its operation took effect: for a master
-     * that is closing (its scheduler has stopped), before its connections close, so no caller is left with
-     * a dropped connection for an operation that happened. Thread-safe; idempotent.
+     * Answers every held reply still waiting with an error saying its operation took effect (see
+     * {@link HeldReplies#failAll}). Thread-safe; idempotent.
      */
     public void failHeldReplies() {
-        for (PendingReply p : pending) {
-            if (pending.remove(p)) {
-                p.responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(p.op, "the master closed before the locations"
-                        + " clients cached before it expired"));
-            }
-        }
+        heldReplies.failAll();
     }
 
     /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
@@ -188,17 +157,28 @@ public final class MasterRpcService implements InProcessMaster {
 
     /** Runs {@code call} on {@code request} with the request metrics; the reply may be null (empty). */
     private MessageLite invoke(Opcode op, Call call, Frame request) throws Exception {
+        return invoke(op, call::apply, reply -> reply, request);
+    }
+
+    /** Runs {@code call} with the request metrics; {@code replyOf} names the reply its result carries. */
+    private <T> T invoke(Opcode op, FrameCall<T> call, java.util.function.Function<T, MessageLite> replyOf,
+                         Frame request) throws Exception {
         long start = System.nanoTime();
         boolean ok = false;
         try {
             countIn(request);
-            MessageLite reply = call.apply(request);
-            countOut(reply);
+            T result = call.apply(request);
+            countOut(replyOf.apply(result));
             ok = true;
-            return reply;
+            return result;
         } finally {
             metrics.recordRequest(op, System.nanoTime() - start, ok);
         }
+    }
+
+    @FunctionalInterface
+    private interface FrameCall<T> {
+        T apply(Frame request) throws Exception;
     }
 
     private void countIn(Frame request) {
@@ -210,36 +190,12 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     /**
-     * A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once) and
-     * {@code after} (null = nothing) has completed; if {@code after} fails, the call fails with its error.
-     */
-    private record Held(MessageLite reply, long untilMillis, java.util.concurrent.CompletableFuture<?> after) {
-        Held(MessageLite reply, long untilMillis) {
-            this(reply, untilMillis, null);
-        }
-    }
-
-    /**
      * A call whose reply may have to wait: removals ({@link CacheHold}) and, right after a
      * restart, PutEnds ({@link MasterService#restartGuardUntilMillis}).
      */
     @FunctionalInterface
     private interface HeldCall {
         Held apply(Frame request) throws Exception;
-    }
-
-    private Held invokeHeld(Opcode op, HeldCall call, Frame request) throws Exception {
-        long start = System.nanoTime();
-        boolean ok = false;
-        try {
-            countIn(request);
-            Held held = call.apply(request);
-            countOut(held.reply());
-            ok = true;
-            return held;
-        } finally {
-            metrics.recordRequest(op, System.nanoTime() - start, ok);
-        }
     }
 
     /**
@@ -250,95 +206,20 @@ public final class MasterRpcService implements InProcessMaster {
     private void bindHeld(TransportServer server, Executor executor, ScheduledExecutorService delays, Opcode op,
                           HeldCall ungated) {
         HeldCall call = request -> {
-            if (op != Opcode.SERVICE_READY) {
-                leadership.check();
-            }
+            leadership.check();
             return ungated.apply(request);
         };
-        calls.put(op, request -> {
-            Held held = call.apply(request);
-            try {
-                if (held.after() != null) {
-                    held.after().get();
-                }
-                long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-                if (wait > 0) {
-                    Thread.sleep(wait); // an in-process caller's own thread waits
-                }
-            } catch (java.util.concurrent.ExecutionException e) {
-                throw failureOf(op, e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new TiffinException(ErrorCode.INTERNAL_ERROR, op + " took effect, but the calling thread was"
-                        + " interrupted while it waited for locations clients cached before it to expire (or for its"
-                        + " nodes to forget it); nothing needs redoing, though other clients may read the old object"
-                        + " until then");
-            }
-            return held.reply();
-        });
+        calls.put(op, request -> heldReplies.await(op, call.apply(request)));
         server.register(op, (request, responder) -> {
             Held held;
             try {
-                held = invokeHeld(op, call, request);
+                held = invoke(op, call::apply, Held::reply, request);
             } catch (TiffinException e) {
                 responder.fail(e.code(), e.getMessage());
                 return;
             }
-            if (held.after() == null || held.after().isDone()) {
-                answerHeld(op, held, responder, delays);
-                return;
-            }
-            PendingReply waiting = new PendingReply(op, responder);
-            pending.add(waiting);
-            held.after().whenComplete((v, err) -> {
-                if (!pending.remove(waiting)) {
-                    return; // answered by failHeldReplies
-                }
-                if (err != null) {
-                    TiffinException f = failureOf(op, err);
-                    responder.fail(f.code(), f.getMessage());
-                } else {
-                    answerHeld(op, held, responder, delays);
-                }
-            });
+            heldReplies.send(op, held, responder, delays);
         }, executor);
-    }
-
-    /** Answers {@code held} once its time has come (its {@code after} is done). */
-    private void answerHeld(Opcode op, Held held, Responder responder, ScheduledExecutorService delays) {
-        if (held.after() != null && held.after().isCompletedExceptionally()) {
-            TiffinException f = failureOf(op, held.after().exceptionNow());
-            responder.fail(f.code(), f.getMessage());
-            return;
-        }
-        long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
-        if (wait == 0) {
-            responder.ok(held.reply());
-            return;
-        }
-        PendingReply reply = new PendingReply(op, responder);
-        pending.add(reply);
-        try {
-            delays.schedule(() -> {
-                if (pending.remove(reply)) {
-                    responder.ok(held.reply());
-                }
-            }, wait, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            if (pending.remove(reply)) {
-                responder.fail(ErrorCode.INTERNAL_ERROR, tookEffect(op, "the master is shutting down before the"
-                        + " locations clients cached before it expire (in " + wait + " ms)"));
-            }
-        }
-    }
-
-    /** The failure of a held call whose wait failed: a deposed master could not make its effect last. */
-    private static TiffinException failureOf(Opcode op, Throwable cause) {
-        if (cause instanceof TiffinException t) {
-            return new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + " may not have taken effect: "
-                    + t.getMessage() + "; retry it at the leader");
-        }
-        return new TiffinException(ErrorCode.INTERNAL_ERROR, op + " failed: " + cause);
     }
 
     /**
