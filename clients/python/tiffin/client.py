@@ -22,10 +22,6 @@ It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step
 * batch calls: one master round trip for all keys (none for keys the location cache holds), then the
   reads or writes of all objects pipelined per node.
 
-Length: about 740 lines, over the project's 700: this is the public API (every method's docstring is the
-reference docs/PYTHON.md points to); the work is in the modules it delegates to (_locator, _transfers,
-_masters, _pool, _wire).
-
 What the Java client has and this one does not (an optional speed-up there, see docs/PYTHON.md): the
 local hot cache.
 """
@@ -46,16 +42,16 @@ from ._locator import Locator
 from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._transfers import Transfers, commit_record, new_put_id, transfer_failure
+from ._transfers import Transfers
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
+from ._puts import Puts
 from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME
 from .errors import InvalidArgument, TiffinError, code_name
 
 log = logging.getLogger("tiffin")
 
 MiB = 1 << 20
-PUT_RETRIES = 5
 
 
 def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutOptionsMsg:
@@ -144,6 +140,7 @@ class Client:
                                 LocationCache(ttl_ns, location_cache_size) if ttl_ns > 0 and location_cache_size
                                 else None, ReadHints(read_hints) if read_hints else None, self._counts)
         self._locations = self._locator.locations
+        self._puts = Puts(self._rpc, self._io, self._locator, self.client_id, self._check_open)
         self._hints = self._locator.hints
         #: what this client's lookups tell the master about reusing their answers (0 = the cache is off)
         self._cache_for_ms = self._locator.cache_for_ms
@@ -250,47 +247,7 @@ class Client:
             src.release()
 
     def _put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
-        self._locator.forget(key)
-        put_id = new_put_id()
-        req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options, put_id=put_id)
-        attempt = 0
-        while True:
-            try:
-                reply = self._rpc(Op.PUT_START, req, pb.PutStartReply)
-                break
-            except TiffinError as e:
-                if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
-                    return  # Mooncake's rule: a put of an existing (complete) key is a successful no-op
-                if e.code == "INVALID_PARAMS" and src.size == 0:
-                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the master refused the empty value ({e}); "
-                                                        "it stores objects of at least 1 byte") from None
-                if e.code not in ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY") or attempt >= PUT_RETRIES:
-                    raise
-                # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon
-                time.sleep(0.020 * (1 << attempt))
-                attempt += 1
-        replicas = [replica_from(r) for r in reply.replicas]
-        try:
-            failed = self._io.write([replicas], [src], [commit_record(key, src.size, reply, put_id, options)])[0]
-        except Exception as e:  # noqa: BLE001 - the put is revoked whatever went wrong
-            failed = e
-        if failed is not None:
-            self._revoke_quietly([key])
-            raise transfer_failure(f"put {key!r}", failed)
-        self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key), pb.Empty)
-        self._locator.forget_location(key)  # a lookup of another thread that overlapped the put must not stay
-        self._locator.remember(key, replicas)
-
-    def _revoke_quietly(self, keys) -> None:
-        try:
-            if len(keys) == 1:
-                self._rpc(Op.PUT_REVOKE, pb.KeyRequest(client_id=self.client_id, key=keys[0]), pb.Empty)
-            else:
-                self._rpc(Op.BATCH_PUT_REVOKE, pb.BatchKeysRequest(client_id=self.client_id, keys=keys),
-                          pb.BatchCodesReply)
-        except TiffinError as e:
-            log.warning("PutRevoke of %d key(s) failed (%s); the master releases them after its put timeout",
-                        len(keys), e)
+        self._puts.put(key, src, options)
 
     def batch_put(self, keys, values=None, *, replicas: int = 1, preferred_segment: Optional[str] = None,
                   soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> list:
@@ -314,69 +271,7 @@ class Client:
                 c.release()
 
     def _batch_put(self, keys: list, srcs: list, options: pb.PutOptionsMsg) -> list:
-        n = len(keys)
-        if n == 0:
-            self._check_open()
-            return []
-        for k in keys:
-            self._locator.forget(k)
-        put_ids = [new_put_id() for _ in range(n)]
-        reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
-            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options, put_ids=put_ids),
-            pb.BatchPutStartReply)
-        if len(reply.results) != n:
-            raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} results for {n} keys")
-        codes = []
-        to_write: list = []
-        commits: list = []
-        first_of: dict = {}  # key -> index of its first occurrence granted in this batch
-        same_as: dict = {}  # index of a repeated key -> that first occurrence, whose outcome it shares
-        for i, r in enumerate(reply.results):
-            code = code_name(r.code)
-            commit = None
-            if code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
-                code = "OK"  # complete: a successful no-op (another writer's put in progress is not)
-                to_write.append(None)
-            elif code == "OK":
-                to_write.append([replica_from(x) for x in r.replicas])
-                commit = commit_record(keys[i], srcs[i].size, r, put_ids[i], options)
-                first_of.setdefault(keys[i], i)
-            else:
-                to_write.append(None)
-                if code == "REPLICA_IS_NOT_READY" and keys[i] in first_of:
-                    same_as[i] = first_of[keys[i]]  # in progress: by this very batch
-            codes.append(code)
-            commits.append(commit)
-        try:
-            failed = self._io.write(to_write, srcs, commits)
-        except Exception as e:  # noqa: BLE001
-            failed = [transfer_failure("batch put", e)] * n
-        to_end, end_at, to_revoke = [], [], []
-        for i in range(n):
-            if to_write[i] is None:
-                continue
-            if failed[i] is None:
-                to_end.append(keys[i])
-                end_at.append(i)
-            else:
-                log.debug("batch put: write of %r failed: %s", keys[i], failed[i])
-                codes[i] = transfer_failure("batch put", failed[i]).code
-                to_revoke.append(keys[i])
-        if to_revoke:
-            self._revoke_quietly(to_revoke)
-        if to_end:
-            ended = self._rpc(Op.BATCH_PUT_END, pb.BatchKeysRequest(client_id=self.client_id, keys=to_end),
-                              pb.BatchCodesReply)
-            for j, i in enumerate(end_at):
-                codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
-                self._locator.forget_location(keys[i])
-                if codes[i] == "OK":
-                    self._locator.remember(keys[i], to_write[i])
-        for i, first in same_as.items():
-            codes[i] = codes[first]  # a key given twice is written once: the second shares the first's outcome
-        return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
-
-    # ------------------------------------------------------------------ get
+        return self._puts.batch_put(keys, srcs, options)  # the adapters' entry: buffers already checked
 
     # ------------------------------------------------------------------ get
 

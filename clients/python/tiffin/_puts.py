@@ -1,0 +1,141 @@
+"""The put path of :class:`tiffin.client.Client`: PUT_START (retried while the master has no room or
+another writer's put of the key is in progress), the replicas' writes with their commit records
+(:class:`tiffin._transfers.Transfers`), then PUT_END, or PUT_REVOKE when a write failed; the location
+cache learns the new replicas. Single and batch puts.
+
+Thread-safe: holds no state of its own beyond the collaborators it is given, which are thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from . import _buffers as B
+from ._proto import tiffin_pb2 as pb
+from ._transfers import commit_record, new_put_id, transfer_failure
+from ._types import KeyResult, replica_from
+from ._wire import Op
+from .errors import TiffinError, code_name
+
+log = logging.getLogger("tiffin")
+
+#: PUT_START attempts after the first while the master answers NO_AVAILABLE_HANDLE or REPLICA_IS_NOT_READY
+PUT_RETRIES = 5
+
+
+class Puts:
+    """Puts through ``rpc`` (the client's master call), ``io`` (replica writes) and ``locator``."""
+
+    def __init__(self, rpc, io, locator, client_id: str, check_open):
+        self._rpc = rpc
+        self._io = io
+        self._locator = locator
+        self.client_id = client_id
+        self._check_open = check_open
+
+    def put(self, key: str, src: B.Chunks, options: pb.PutOptionsMsg) -> None:
+        self._locator.forget(key)
+        put_id = new_put_id()
+        req = pb.PutStartRequest(client_id=self.client_id, key=key, size=src.size, options=options, put_id=put_id)
+        attempt = 0
+        while True:
+            try:
+                reply = self._rpc(Op.PUT_START, req, pb.PutStartReply)
+                break
+            except TiffinError as e:
+                if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
+                    return  # Mooncake's rule: a put of an existing (complete) key is a successful no-op
+                if e.code == "INVALID_PARAMS" and src.size == 0:
+                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the master refused the empty value ({e}); "
+                                                        "it stores objects of at least 1 byte") from None
+                if e.code not in ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY") or attempt >= PUT_RETRIES:
+                    raise
+                # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon
+                time.sleep(0.020 * (1 << attempt))
+                attempt += 1
+        replicas = [replica_from(r) for r in reply.replicas]
+        try:
+            failed = self._io.write([replicas], [src], [commit_record(key, src.size, reply, put_id, options)])[0]
+        except Exception as e:  # noqa: BLE001 - the put is revoked whatever went wrong
+            failed = e
+        if failed is not None:
+            self._revoke_quietly([key])
+            raise transfer_failure(f"put {key!r}", failed)
+        self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key), pb.Empty)
+        self._locator.forget_location(key)  # a lookup of another thread that overlapped the put must not stay
+        self._locator.remember(key, replicas)
+
+    def _revoke_quietly(self, keys) -> None:
+        try:
+            if len(keys) == 1:
+                self._rpc(Op.PUT_REVOKE, pb.KeyRequest(client_id=self.client_id, key=keys[0]), pb.Empty)
+            else:
+                self._rpc(Op.BATCH_PUT_REVOKE, pb.BatchKeysRequest(client_id=self.client_id, keys=keys),
+                          pb.BatchCodesReply)
+        except TiffinError as e:
+            log.warning("PutRevoke of %d key(s) failed (%s); the master releases them after its put timeout",
+                        len(keys), e)
+
+    def batch_put(self, keys: list, srcs: list, options: pb.PutOptionsMsg) -> list:
+        n = len(keys)
+        if n == 0:
+            self._check_open()
+            return []
+        for k in keys:
+            self._locator.forget(k)
+        put_ids = [new_put_id() for _ in range(n)]
+        reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
+            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options, put_ids=put_ids),
+            pb.BatchPutStartReply)
+        if len(reply.results) != n:
+            raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} results for {n} keys")
+        codes = []
+        to_write: list = []
+        commits: list = []
+        first_of: dict = {}  # key -> index of its first occurrence granted in this batch
+        same_as: dict = {}  # index of a repeated key -> that first occurrence, whose outcome it shares
+        for i, r in enumerate(reply.results):
+            code = code_name(r.code)
+            commit = None
+            if code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
+                code = "OK"  # complete: a successful no-op (another writer's put in progress is not)
+                to_write.append(None)
+            elif code == "OK":
+                to_write.append([replica_from(x) for x in r.replicas])
+                commit = commit_record(keys[i], srcs[i].size, r, put_ids[i], options)
+                first_of.setdefault(keys[i], i)
+            else:
+                to_write.append(None)
+                if code == "REPLICA_IS_NOT_READY" and keys[i] in first_of:
+                    same_as[i] = first_of[keys[i]]  # in progress: by this very batch
+            codes.append(code)
+            commits.append(commit)
+        try:
+            failed = self._io.write(to_write, srcs, commits)
+        except Exception as e:  # noqa: BLE001
+            failed = [transfer_failure("batch put", e)] * n
+        to_end, end_at, to_revoke = [], [], []
+        for i in range(n):
+            if to_write[i] is None:
+                continue
+            if failed[i] is None:
+                to_end.append(keys[i])
+                end_at.append(i)
+            else:
+                log.debug("batch put: write of %r failed: %s", keys[i], failed[i])
+                codes[i] = transfer_failure("batch put", failed[i]).code
+                to_revoke.append(keys[i])
+        if to_revoke:
+            self._revoke_quietly(to_revoke)
+        if to_end:
+            ended = self._rpc(Op.BATCH_PUT_END, pb.BatchKeysRequest(client_id=self.client_id, keys=to_end),
+                              pb.BatchCodesReply)
+            for j, i in enumerate(end_at):
+                codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
+                self._locator.forget_location(keys[i])
+                if codes[i] == "OK":
+                    self._locator.remember(keys[i], to_write[i])
+        for i, first in same_as.items():
+            codes[i] = codes[first]  # a key given twice is written once: the second shares the first's outcome
+        return [KeyResult(keys[i], None, codes[i]) for i in range(n)]
