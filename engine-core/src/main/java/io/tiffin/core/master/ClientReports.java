@@ -28,6 +28,22 @@ final class ClientReports {
         reports.put(report.getClientId(), new Entry(report, ticker.millis()));
     }
 
+    /** One client's latest report and how long ago it came (ms). */
+    record Latest(ClientReport report, long ageMillis) {
+    }
+
+    /** The latest report of each live client. */
+    java.util.List<Latest> latest() {
+        long now = ticker.millis();
+        java.util.List<Latest> out = new java.util.ArrayList<>();
+        for (Entry e : reports.values()) {
+            if (e.receivedMillis() + expiryMillis >= now) {
+                out.add(new Latest(e.report(), now - e.receivedMillis()));
+            }
+        }
+        return out;
+    }
+
     /** The sum over live clients. */
     public HotCacheTotals totals() {
         long now = ticker.millis();

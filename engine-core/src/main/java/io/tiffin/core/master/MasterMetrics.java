@@ -154,6 +154,18 @@ public final class MasterMetrics {
         time.observe(nanos / 1e9);
     }
 
+    /** Requests handled so far of the operations {@code ops}, summed. */
+    public long requestCount(Opcode... ops) {
+        long n = 0;
+        for (Opcode op : ops) {
+            CounterDataPoint p = requestPoints[op.ordinal()];
+            if (p != null) {
+                n += p.getLongValue();
+            }
+        }
+        return n;
+    }
+
     public void addBytesIn(long n) {
         bytesIn.inc(n);
     }

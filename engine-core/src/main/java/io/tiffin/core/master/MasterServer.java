@@ -64,6 +64,7 @@ public final class MasterServer implements AutoCloseable {
     private final ClusterFacts facts;
     private final NodeForgets forgets;
     private final io.tiffin.core.transport.TransportClientPool nodeConnections;
+    private final OpRates opRates;
 
     private MasterServer(Options options, FailoverSettings failover, Ticker ticker) {
         this.failover = failover;
@@ -93,6 +94,9 @@ public final class MasterServer implements AutoCloseable {
             nodeConnections = null;
         }
         rpc = new MasterRpcService(service, metrics, clientReports, leadership);
+        opRates = new OpRates(metrics, service.counters(), ticker);
+        MasterStatus status = new MasterStatus(service, clientReports, leadership, opRates,
+                io.tiffin.core.metrics.RecentErrors.installed(), this::self, failover.enabled());
         int threads = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
         workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
         background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));
@@ -105,7 +109,7 @@ public final class MasterServer implements AutoCloseable {
             if (options.adminPort() >= 0) {
                 try {
                     adminServer = new AdminHttpServer(options.host(), options.adminPort(), options.transport(),
-                            metrics::scrape, this::healthJson);
+                            metrics::scrape, this::healthJson, status::json);
                 } catch (IOException e) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "master.admin-port = " + options.adminPort()
                             + ": cannot listen on " + options.host() + ":" + options.adminPort() + " (" + e.getMessage()
@@ -134,6 +138,7 @@ public final class MasterServer implements AutoCloseable {
                 s.evictionInterval().toMillis(), s.evictionInterval().toMillis(), TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(guard("node liveness", service::expireNodes),
                 s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
+        background.scheduleWithFixedDelay(guard("status rates", opRates::sample), 0, 1000, TimeUnit.MILLISECONDS);
         // expired objects no client asks for: their space back within a second of their deadline
         background.scheduleWithFixedDelay(guard("expiry", service::expireObjects), 1000, 1000, TimeUnit.MILLISECONDS);
         long releaseCheck = Math.max(1000, Math.min(s.putStartReleaseTimeout().toMillis() / 10, 60_000));

@@ -277,6 +277,32 @@ public final class MasterService {
         return segments.liveNodes();
     }
 
+    /** Each node's deadline and last heartbeat (for the status page). */
+    List<SegmentRegistry.NodeBeat> nodeBeats() {
+        return segments.nodeBeats();
+    }
+
+    /** Objects with an SSD copy and the bytes of those copies: {objects, bytes}. Scans every shard, one at a time. */
+    long[] ssdTally() {
+        long[] tally = new long[2];
+        table.forEachShard(shard -> {
+            for (ObjectMetadata m : shard.objects.values()) {
+                if (!m.diskReplicas.isEmpty()) {
+                    tally[0]++;
+                    for (DiskReplica d : m.diskReplicas) {
+                        tally[1] += d.size();
+                    }
+                }
+            }
+        });
+        return tally;
+    }
+
+    /** Now on the master's clock (ms). */
+    long nowMillis() {
+        return ticker.millis();
+    }
+
     // ------------------------------------------------------------------ put
 
     /**

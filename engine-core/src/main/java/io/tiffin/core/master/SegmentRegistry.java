@@ -207,6 +207,19 @@ final class SegmentRegistry {
         return names;
     }
 
+    /** A node's liveness as the registry holds it: its deadline and when it was last heard from (ms, or MIN_VALUE). */
+    record NodeBeat(String nodeId, long deadlineMillis, long lastHeardMillis) {
+    }
+
+    /** Every node with a deadline (mounted, not yet expired), by id. */
+    synchronized List<NodeBeat> nodeBeats() {
+        List<NodeBeat> out = new ArrayList<>(nodeDeadlines.size());
+        for (Map.Entry<String, Long> e : new java.util.TreeMap<>(nodeDeadlines).entrySet()) {
+            out.add(new NodeBeat(e.getKey(), e.getValue(), lastHeard.getOrDefault(e.getKey(), Long.MIN_VALUE)));
+        }
+        return out;
+    }
+
     synchronized Set<String> liveNodes() {
         return new TreeSet<>(nodeDeadlines.keySet());
     }

@@ -21,7 +21,10 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The master's admin HTTP endpoint (default port 9003): {@code GET /metrics} (Prometheus text),
- * {@code GET /health} (JSON). Runs on its own small thread pool, never on a Netty event loop. With
+ * {@code GET /health} (JSON), {@code GET /api/status} (the cluster at a glance, JSON) and {@code GET /}, the
+ * status page that shows it (one HTML file from the jar, no external assets). The page itself holds no
+ * cluster data and is served to anyone who can connect; its data comes from {@code /api/status}, which like
+ * the other endpoints follows {@link AdminAccess}'s rule (the page asks for the token when refused). Runs on its own small thread pool, never on a Netty event loop. With
  * {@code transport.tls.enabled} it is HTTPS with the process's certificate (and client certificates as
  * {@code transport.tls.client-auth} says); who may use it is {@link AdminAccess}'s rule (a bearer token
  * when bound beyond loopback), and like the RPC server it refuses an address beyond loopback without
@@ -46,6 +49,15 @@ public final class AdminHttpServer implements AutoCloseable {
      */
     public AdminHttpServer(String host, int port, TransportSettings transport, Supplier<String> metrics,
                            Supplier<String> health) throws IOException {
+        this(host, port, transport, metrics, health, null);
+    }
+
+    /**
+     * As {@link #AdminHttpServer(String, int, TransportSettings, Supplier, Supplier)}, with {@code status} as the
+     * JSON of {@code /api/status} and the status page at {@code /} (both absent when null).
+     */
+    public AdminHttpServer(String host, int port, TransportSettings transport, Supplier<String> metrics,
+                           Supplier<String> health, Supplier<String> status) throws IOException {
         ProtectedMode.check("admin HTTP", host, port, transport);
         access = AdminAccess.of(host, transport);
         TlsContexts tls = TlsContexts.load(transport.tls());
@@ -73,9 +85,26 @@ public final class AdminHttpServer implements AutoCloseable {
         server.setExecutor(executor);
         server.createContext("/metrics", ex -> respond(ex, "text/plain; version=0.0.4; charset=utf-8", metrics));
         server.createContext("/health", ex -> respond(ex, "application/json", health));
+        byte[] page = status == null ? null : StatusPage.html();
+        if (status != null) {
+            server.createContext("/api/status", ex -> respond(ex, "application/json", status));
+        }
         server.createContext("/", ex -> {
-            ex.sendResponseHeaders(404, -1);
-            ex.close();
+            try (ex) {
+                String path = ex.getRequestURI().getPath();
+                if (page == null || !("/".equals(path) || "/index.html".equals(path))) {
+                    ex.sendResponseHeaders(404, -1);
+                } else if (!"GET".equals(ex.getRequestMethod())) {
+                    ex.sendResponseHeaders(405, -1);
+                } else {
+                    ex.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+                    ex.getResponseHeaders().set("Content-Security-Policy", StatusPage.CONTENT_SECURITY_POLICY);
+                    ex.sendResponseHeaders(200, page.length);
+                    try (OutputStream out = ex.getResponseBody()) {
+                        out.write(page);
+                    }
+                }
+            }
         });
         server.start();
         LOG.info("Admin {} on {}: {}", tls == null ? "HTTP" : "HTTPS", server.getAddress(), access);
@@ -105,6 +134,7 @@ public final class AdminHttpServer implements AutoCloseable {
                 return;
             }
             ex.getResponseHeaders().set("Content-Type", contentType);
+            ex.getResponseHeaders().set("Cache-Control", "no-store");
             ex.sendResponseHeaders(200, bytes.length);
             try (OutputStream out = ex.getResponseBody()) {
                 out.write(bytes);
