@@ -105,4 +105,39 @@ class AdminHttpServerTest {
             assertThat(r.body()).isEqualTo("m 2");
         }
     }
+
+    /** The status data needs the admin token beyond loopback; the page (no data in it) is served to all. */
+    @Test
+    void theStatusDataFollowsTheTokenRuleAndThePageIsServedFromTheJar() throws Exception {
+        TransportSettings withToken = TransportSettings.defaults().withAuthToken("s3cret");
+        try (AdminHttpServer admin = new AdminHttpServer("0.0.0.0", 0, withToken, () -> "m 1", () -> "{}",
+                () -> "{\"summary\":{}}"); HttpClient http = HttpClient.newHttpClient()) {
+            String base = "http://127.0.0.1:" + admin.address().getPort();
+            assertThat(get(http, base + "/api/status", null).statusCode()).isEqualTo(401);
+            assertThat(get(http, base + "/api/status", "Bearer wrong").statusCode()).isEqualTo(401);
+            HttpResponse<String> ok = get(http, base + "/api/status", "Bearer s3cret");
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).isEqualTo("{\"summary\":{}}");
+            assertThat(ok.headers().firstValue("Content-Type")).hasValue("application/json");
+
+            HttpResponse<String> page = get(http, base + "/", null);
+            assertThat(page.statusCode()).isEqualTo(200);
+            assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+            assertThat(page.headers().firstValue("Content-Security-Policy")).hasValueSatisfying(
+                    csp -> assertThat(csp).contains("default-src 'none'").contains("connect-src 'self'"));
+            assertThat(page.body()).contains("<title>Tiffin status</title>").contains("fetch(\"api/status\"")
+                    .doesNotContain("http://").doesNotContain("https://");
+            assertThat(get(http, base + "/other", null).statusCode()).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void withoutAStatusSourceThereIsNoPage() throws Exception {
+        try (AdminHttpServer admin = new AdminHttpServer("127.0.0.1", 0, TransportSettings.defaults(), () -> "m 1",
+                () -> "{}"); HttpClient http = HttpClient.newHttpClient()) {
+            String base = "http://127.0.0.1:" + admin.address().getPort();
+            assertThat(get(http, base + "/", null).statusCode()).isEqualTo(404);
+            assertThat(get(http, base + "/api/status", null).statusCode()).isEqualTo(404);
+        }
+    }
 }
