@@ -55,6 +55,27 @@ public final class MasterMetrics {
                 .callback(cb -> cb.call(master.keyCount())).register(registry);
         GaugeWithCallback.builder().name("tiffin_master_live_nodes").help("Nodes that pinged within the node TTL")
                 .callback(cb -> cb.call(master.liveNodes().size())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_node_heartbeat_age_seconds")
+                .help("Seconds since each mounted node was last heard from (ping or mount); -1 before its first")
+                .labelNames("node").callback(cb -> {
+                    long now = master.nowMillis();
+                    for (SegmentRegistry.NodeBeat b : master.nodeBeats()) {
+                        cb.call(b.lastHeardMillis() == Long.MIN_VALUE ? -1 : (now - b.lastHeardMillis()) / 1e3,
+                                b.nodeId());
+                    }
+                }).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_segment_capacity_bytes").help("Capacity of each mounted segment")
+                .labelNames("segment", "node").callback(cb -> {
+                    for (var v : master.segmentViews()) {
+                        cb.call(v.capacity(), v.name(), v.nodeId());
+                    }
+                }).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_segment_used_bytes").help("Bytes allocated in each mounted segment")
+                .labelNames("segment", "node").callback(cb -> {
+                    for (var v : master.segmentViews()) {
+                        cb.call(v.used(), v.name(), v.nodeId());
+                    }
+                }).register(registry);
         CounterWithCallback.builder().name("tiffin_master_evicted_keys_total").help("Objects evicted")
                 .callback(cb -> cb.call(master.counters().evictedKeys())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_expired_objects_total")
