@@ -229,12 +229,16 @@ public final class TiffinModule extends AbstractModule {
 
     @Provides
     @Singleton
-    TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
+    TiffinClient.Options clientOptions(TiffinConfig config, TransportSettings transport,
+                                       com.google.inject.Provider<PluginRegistry> pluginsWhenNeeded) {
         HotCacheSettings hotCache = null;
         String policy = config.get(HOTCACHE_POLICY);
         java.util.Map<String, String> policySettings = java.util.Map.of();
+        // plugins are loaded only for a hot cache (or its keys): a client without one, e.g. `tiffin get`, starts faster
+        PluginRegistry plugins = null;
         if (config.get(HOTCACHE_SIZE) > 0 || !config.withPrefix(ExtensionPoint.HOT_CACHE_POLICY.settingsRoot())
                 .isEmpty()) {
+            plugins = pluginsWhenNeeded.get();
             // checked whenever there are policy keys, so a typo fails the same with the cache off
             warnAboutOthersKeys(config, ExtensionPoint.HOT_CACHE_POLICY, policy, plugins);
             policySettings = plugins.settings(ExtensionPoint.HOT_CACHE_POLICY, policy, config);

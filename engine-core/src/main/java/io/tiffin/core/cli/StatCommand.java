@@ -6,18 +6,50 @@ import io.tiffin.core.client.TiffinClient;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * {@code tiffin stat}: a human-readable summary of the cluster: version, nodes, each segment, keys,
- * capacity, usage and evictions.
+ * capacity, usage and evictions. With {@code --watch} it redraws the summary in place (ANSI: cursor home,
+ * clear to the end) every interval until interrupted (Ctrl-C), over one connection.
  *
  * <p>Not thread-safe: one instance runs once.
  */
 @Command(name = "stat", mixinStandardHelpOptions = true, description = "Shows a summary of the cluster.")
 final class StatCommand extends ClientCommand {
+    /** Moves the cursor to the top left and clears the screen below it. */
+    static final String REDRAW = "\u001b[H\u001b[J";
+
+    @Option(names = "--watch", arity = "0..1", fallbackValue = "2", paramLabel = "SECONDS",
+            description = "Redraw the summary in place every SECONDS (default 2) until Ctrl-C.")
+    Double watchSeconds;
+
+    @Override
+    void check() {
+        if (watchSeconds != null && !(watchSeconds >= 0.1 && watchSeconds <= 3600)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--watch = " + watchSeconds + " (expected: 0.1 to 3600 seconds)");
+        }
+    }
+
     @Override
     int run(TiffinClient client) {
-        out().print(format(masterAddress, client.stats()));
+        if (watchSeconds == null) {
+            out().print(format(masterAddress, client.stats()));
+            return 0;
+        }
+        long pause = Math.round(watchSeconds * 1000);
+        while (!Thread.currentThread().isInterrupted()) {
+            String text = format(masterAddress, client.stats());
+            out().print(REDRAW + text + "\nEvery " + watchSeconds + " s; Ctrl-C to stop. " + java.time.LocalTime.now()
+                    .withNano(0) + "\n");
+            out().flush();
+            try {
+                Thread.sleep(pause); // paces the refreshes
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         return 0;
     }
 

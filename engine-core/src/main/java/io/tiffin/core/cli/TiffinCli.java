@@ -92,8 +92,13 @@ public final class TiffinCli implements Runnable {
         TiffinCli cli = new TiffinCli(Objects.requireNonNull(in, "in"), Objects.requireNonNull(out, "out"),
                 Objects.requireNonNull(err, "err"), Map.copyOf(Objects.requireNonNull(env, "env")));
         CommandLine cmd = new CommandLine(cli);
-        for (CliExtension extension : ServiceLoader.load(CliExtension.class, TiffinCli.class.getClassLoader())) {
-            cmd.addSubcommand(extension.command());
+        cmd.addSubcommand("generate-completion", new picocli.AutoComplete.GenerateCompletion());
+        // a built-in command needs no extension: skipping them saves loading their classes (start-up time);
+        // help, completion and unknown names get every command
+        if (args.length == 0 || !cmd.getSubcommands().containsKey(args[0]) || "generate-completion".equals(args[0])) {
+            for (CliExtension extension : ServiceLoader.load(CliExtension.class, TiffinCli.class.getClassLoader())) {
+                cmd.addSubcommand(extension.command());
+            }
         }
         cmd.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
@@ -199,7 +204,9 @@ public final class TiffinCli implements Runnable {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"Tiffin " + TiffinVersion.VERSION};
+            BuildInfo build = BuildInfo.load();
+            return new String[] {"Tiffin " + TiffinVersion.VERSION, "build " + build.version() + ", commit "
+                    + build.commit() + (build.time().isEmpty() ? "" : ", built " + build.time())};
         }
     }
 }
