@@ -40,7 +40,7 @@ import picocli.CommandLine.Spec;
         description = "Tiffin: a distributed KV-cache store.",
         subcommands = {StandaloneCommand.class, MasterCommand.class, NodeCommand.class, CoordinatorCommand.class,
                 GatewayCommand.class, PutCommand.class, GetCommand.class, RmCommand.class, LsCommand.class,
-                StatCommand.class, PluginsCommand.class})
+                StatCommand.class, PluginsCommand.class, AotTrainingCommand.class})
 public final class TiffinCli implements Runnable {
     /** Exit code of a failed operation. */
     static final int EXIT_FAILURE = 1;

@@ -335,7 +335,7 @@ public final class TiffinConfigKeys {
 
     /** {@code TIFFIN_*} variables the launcher uses; they are not configuration keys. */
     public static final List<String> LAUNCHER_ENV = List.of("TIFFIN_HOME", "TIFFIN_OPTS", "TIFFIN_CONF_DIR",
-            "TIFFIN_LOG_DIR");
+            "TIFFIN_LOG_DIR", "TIFFIN_AOT_CACHE", "TIFFIN_AOT_CACHE_OUTPUT");
 
     /** Extra bytes a frame needs beyond one transfer slice (headers, metadata). */
     static final long FRAME_OVERHEAD = 64 * Sizes.KIB;
