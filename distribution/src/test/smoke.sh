@@ -71,8 +71,11 @@ java_major() {
   echo "${v%%.*}"
 }
 
-# True if $1 is exactly the one line `tiffin --version` prints.
-is_version() { [[ "$1" =~ ^Tiffin\ [^[:space:]]+$ ]]; }
+# True if $1 is exactly the two lines `tiffin --version` prints: the version, then the build and its commit.
+is_version() {
+  [ "$(printf '%s\n' "$1" | wc -l)" -eq 2 ] && [[ "$(printf '%s\n' "$1" | head -n 1)" =~ ^Tiffin\ [^[:space:]]+$ ]] \
+    && [[ "$(printf '%s\n' "$1" | sed -n 2p)" =~ ^build\ [^[:space:]]+,\ commit\ ([0-9a-f]{12}(-dirty)?|unknown)(,\ built\ .*)?$ ]]
+}
 
 # Waits up to 30 s until file $2 has a line matching $3 or process $1 has ended.
 wait_for_line() {
@@ -109,6 +112,20 @@ echo "smoke: $tarball unpacked in $work; master $master, admin port $admin"
 if [ -f "${home%/}/docs/CONFIGURATION.md" ] && [ -f "${home%/}/docs/PLUGINS.md" ] && [ -f "${home%/}/README.md" ]; then
   pass "the tarball carries README.md and docs/ (CONFIGURATION.md, PLUGINS.md)"
 else fail "the tarball lacks README.md or docs/" "$(ls "$home" "$home/docs" 2>&1)"; fi
+
+# ---------------------------------------------------------------------------------- operator files
+comp="${home%/}/conf/completion"
+if grep -q 'complete -F _complete_tiffin' "$comp/tiffin.bash" 2>/dev/null && grep -q 'bench' "$comp/tiffin.bash" \
+    && grep -q 'stat' "$comp/tiffin.bash" && grep -q 'bashcompinit' "$comp/tiffin.zsh" 2>/dev/null \
+    && bash -c "source '$comp/tiffin.bash' && complete -p tiffin" >/dev/null 2>&1; then
+  pass "conf/completion/tiffin.bash (every command, bench too; loads in bash) and tiffin.zsh"
+else fail "shell completion in conf/completion" "$(ls -l "$comp" 2>&1)"; fi
+
+# the one-shot commands use the ahead-of-time cache built with the tarball (when this JDK made it)
+out=$(TIFFIN_OPTS="-Xlog:aot=info:stderr" "$tiffin" --version 2>&1 >/dev/null); rc=$?
+if [ -f "${home%/}/lib/tiffin-cli.aot" ] && [ $rc -eq 0 ] && echo "$out" | grep -q "Opened AOT cache"; then
+  pass "client commands run with lib/tiffin-cli.aot (built for JDK $(cat "${home%/}/lib/tiffin-cli.aot.jdk"))"
+else fail "the AOT cache is not used (exit $rc)" "$(echo "$out" | grep -i aot | head -n 5)"; fi
 
 # ---------------------------------------------------------------------------------- finding java
 # A JDK 25 to put on the PATH: the one running this test (JAVA_HOME or PATH), else one in /usr/lib/jvm.
@@ -317,6 +334,25 @@ else fail "GET /health (exit $rc)" "$out"; fi
 out=$(http_get 127.0.0.1 "$admin" /metrics 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q '^tiffin_master_requests_total'; then pass "GET /metrics has tiffin_master_requests_total"
 else fail "GET /metrics (exit $rc)" "$(echo "$out" | head -n 20)"; fi
+
+# every metric the shipped Grafana dashboard queries is in /metrics (engine-core's GrafanaDashboardTest checks
+# it against a test cluster; this checks the file in the tarball against the tarball's server)
+dash="${home%/}/conf/grafana/tiffin.json"
+missing_metrics=""
+if [ -f "$dash" ] && python3 -m json.tool "$dash" >/dev/null 2>&1; then
+  for m in $(grep -o '"expr": "[^"]*' "$dash" | grep -o 'tiffin_[a-z0-9_]*' | sort -u); do
+    echo "$out" | grep -q "^$m[{ ]" || missing_metrics="$missing_metrics $m"
+  done
+  if [ -z "$missing_metrics" ]; then pass "conf/grafana/tiffin.json is JSON and queries only exported metrics"
+  else fail "the dashboard queries metrics /metrics lacks:$missing_metrics"; fi
+else fail "conf/grafana/tiffin.json missing or not JSON" "$(ls "${home%/}/conf" 2>&1)"; fi
+
+status=$(http_get 127.0.0.1 "$admin" /api/status 2>&1); rc=$?
+page=$(http_get 127.0.0.1 "$admin" / 2>&1); rc2=$?
+if [ $rc -eq 0 ] && echo "$status" | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["summary"]["nodes"]==1 and s["nodes"][0]["state"]=="live" and s["master"]["role"]=="leader"' 2>/dev/null \
+    && [ $rc2 -eq 0 ] && echo "$page" | grep -q '<title>Tiffin status</title>'; then
+  pass "GET /api/status (1 live node, leader) and the status page at /"
+else fail "/api/status or / (exit $rc, $rc2)" "$(echo "$status" | head -c 600)"; fi
 
 offloads=$(echo "$out" | sed -n 's/^tiffin_master_offloads_total \([0-9.E]*\)$/\1/p')
 if [ -n "$offloads" ] && [ "${offloads%%.*}" -ge 1 ] 2>/dev/null && [ -d "$work/ssd/buckets" ]; then
