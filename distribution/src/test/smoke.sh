@@ -127,6 +127,19 @@ if [ -f "${home%/}/lib/tiffin-cli.aot" ] && [ $rc -eq 0 ] && echo "$out" | grep 
   pass "client commands run with lib/tiffin-cli.aot (built for JDK $(cat "${home%/}/lib/tiffin-cli.aot.jdk"))"
 else fail "the AOT cache is not used (exit $rc)" "$(echo "$out" | grep -i aot | head -n 5)"; fi
 
+# a cache that does not fit this JDK: the first one-shot command makes one per user, the next uses it
+stamp="${home%/}/lib/tiffin-cli.aot.jdk"
+cp "$stamp" "$work/stamp.bak" && echo "another-jdk-build" > "$stamp"
+out=$(XDG_CACHE_HOME="$work/xdg" "$tiffin" --version 2>&1); rc=$?
+made=$(ls "$work"/xdg/tiffin/cli-*/tiffin-cli.aot 2>/dev/null | head -n 1)
+out2=$(XDG_CACHE_HOME="$work/xdg" TIFFIN_OPTS="-Xlog:aot=info:stderr" "$tiffin" --version 2>&1 >/dev/null); rc2=$?
+cp "$work/stamp.bak" "$stamp"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "creating the start-up cache" && [ -n "$made" ] \
+    && [ $rc2 -eq 0 ] && echo "$out2" | grep -q "Opened AOT cache $made"; then
+  pass "with a cache for another JDK, the first command makes one per user ($made) and the next uses it"
+else fail "the per-user start-up cache (exit $rc, $rc2)" "$out
+$(echo "$out2" | grep -i aot | head -n 5)"; fi
+
 # ---------------------------------------------------------------------------------- finding java
 # A JDK 25 to put on the PATH: the one running this test (JAVA_HOME or PATH), else one in /usr/lib/jvm.
 jdk25=""
