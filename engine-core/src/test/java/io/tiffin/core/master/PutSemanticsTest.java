@@ -184,4 +184,72 @@ class PutSemanticsTest {
         assertThat(master.counters().evictedKeys() + master.counters().expiredObjects())
                 .isEqualTo(15 - master.segmentViews().getFirst().used() / (4 * MiB));
     }
+
+    @Test
+    void theReplacedObjectStaysReadableUntilTheReplacementsPutEnd() {
+        put("k", 4096, PutOptions.DEFAULT);
+        long oldVersion = master.getReplicaList("k").value().version();
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue();
+        ObjectLocation during = master.getReplicaList("k").value();
+        assertThat(during.version()).as("the old value, while the new one is written").isEqualTo(oldVersion);
+        assertThat(during.size()).isEqualTo(4096);
+        assertThat(master.existKey("k").value()).isTrue();
+        assertThat(master.listKeys("k", 10).keys()).containsEntry("k", 4096L);
+        assertThat(master.putStart("c2", "k", 10, REPLACE).code()).as("a second writer retries")
+                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(master.putStart("c2", "k", 10, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(master.putEnd("c2", "k")).as("not the writer of the replacement").isEqualTo(ErrorCode.ILLEGAL_CLIENT);
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        ObjectLocation after = master.getReplicaList("k").value();
+        assertThat(after.size()).isEqualTo(8192);
+        assertThat(after.version()).isGreaterThan(oldVersion);
+        assertThat(master.keyCount()).isEqualTo(1);
+        assertThat(master.putEnd("c1", "k")).as("a retried PutEnd").isEqualTo(ErrorCode.OK);
+        ticker.advance(Duration.ofMillis(leaseMs));
+        master.releaseStuckPuts();
+        assertThat(used()).as("the old buffer freed after its readers' lease").isEqualTo(8192);
+    }
+
+    @Test
+    void aRevokedOrAbandonedReplacementLeavesTheReplacedObject() {
+        put("k", 4096, PutOptions.DEFAULT);
+        long oldVersion = master.getReplicaList("k").value().version();
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue();
+        assertThat(master.putRevoke("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().version()).isEqualTo(oldVersion);
+        assertThat(used()).isEqualTo(4096);
+
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue(); // its writer never comes back
+        ticker.advance(MasterSettings.defaults().putStartReleaseTimeout());
+        master.releaseStuckPuts();
+        assertThat(master.getReplicaList("k").value().version()).isEqualTo(oldVersion);
+        assertThat(used()).isEqualTo(4096);
+
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue(); // stuck past the discard timeout
+        ticker.advance(MasterSettings.defaults().putStartDiscardTimeout());
+        assertThat(put("k", 100, REPLACE).code()).as("a later replacement pre-empts it").isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().size()).isEqualTo(100);
+    }
+
+    @Test
+    void aRemovalOrExpiryDuringAReplacementEndsTheOldValueAndKeepTtlIsTakenAtPutEnd() {
+        put("k", 4096, PutOptions.DEFAULT);
+        assertThat(master.putStart("c1", "k", 10, REPLACE).isOk()).isTrue();
+        assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OK);
+        assertThat(master.existKey("k").value()).isFalse();
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().size()).as("the SET ends after the DEL").isEqualTo(10);
+
+        assertThat(master.putStart("c1", "k", 20, REPLACE.withKeepTtl(true)).isOk()).isTrue();
+        master.expire("k", Expiry.SET, 5000); // the old value gets a deadline while the new one is written
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).as("KEEPTTL takes it").isEqualTo(5000);
+
+        assertThat(master.putStart("c1", "k", 30, REPLACE.withKeepTtl(true)).isOk()).isTrue();
+        ticker.advance(Duration.ofMillis(5000));
+        assertThat(master.existKey("k").value()).as("the old value expired").isFalse();
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).as("nothing left to keep").isEqualTo(Expiry.NONE);
+        assertThat(master.getReplicaList("k").value().size()).isEqualTo(30);
+    }
 }
