@@ -109,6 +109,12 @@ public interface GatewayStore extends AutoCloseable {
      */
     boolean expire(String key, long ttlMillis);
 
+    /**
+     * {@link #expire(String, long)} only if {@code condition} holds, checked with the set as one step; false when
+     * the key holds none or the condition does not hold.
+     */
+    boolean expire(String key, long ttlMillis, io.tiffin.core.client.ExpireCondition condition);
+
     /** Drops {@code key}'s time to live; false when it had none or the key holds no value. */
     boolean persist(String key);
 
@@ -194,7 +200,9 @@ public interface GatewayStore extends AutoCloseable {
      * @param used bytes of it in use
      * @param liveNodes nodes alive
      * @param evictedKeys objects evicted since the master started
+     * @param expiringKeys objects with an expiry deadline
      */
-    record StoreStats(String version, long keys, long capacity, long used, int liveNodes, long evictedKeys) {
+    record StoreStats(String version, long keys, long capacity, long used, int liveNodes, long evictedKeys,
+                      long expiringKeys) {
     }
 }

@@ -301,6 +301,11 @@ public final class TiffinGatewayStore implements GatewayStore {
     }
 
     @Override
+    public boolean expire(String key, long ttlMillis, io.tiffin.core.client.ExpireCondition condition) {
+        return client.expire(key, ttlMillis, condition);
+    }
+
+    @Override
     public boolean persist(String key) {
         return client.persist(key);
     }
@@ -412,7 +417,7 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public StoreStats stats() {
         ClusterStats s = client.stats();
-        return new StoreStats(s.version(), s.keys(), s.capacity(), s.used(), s.liveNodes(), s.evictedKeys());
+        return new StoreStats(s.version(), s.keys(), s.capacity(), s.used(), s.liveNodes(), s.evictedKeys(), s.expiringKeys());
     }
 
     @Override

@@ -149,6 +149,11 @@ class GatewayStoreErrorsTest {
         }
 
         @Override
+        public boolean expire(String key, long ttlMillis, io.tiffin.core.client.ExpireCondition condition) {
+            return store.expire(key, ttlMillis, condition);
+        }
+
+        @Override
         public boolean persist(String key) {
             return store.persist(key);
         }

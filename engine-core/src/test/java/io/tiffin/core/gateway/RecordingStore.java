@@ -56,6 +56,11 @@ final class RecordingStore implements GatewayStore {
     }
 
     @Override
+    public boolean expire(String key, long ttlMillis, io.tiffin.core.client.ExpireCondition condition) {
+        return store.expire(key, ttlMillis, condition);
+    }
+
+    @Override
     public boolean persist(String key) {
         return store.persist(key);
     }

@@ -252,4 +252,51 @@ class PutSemanticsTest {
         assertThat(master.expire("k", Expiry.QUERY, 0).value()).as("nothing left to keep").isEqualTo(Expiry.NONE);
         assertThat(master.getReplicaList("k").value().size()).isEqualTo(30);
     }
+
+    @Test
+    void expiredObjectsAreNeitherListedNorCountedAndObjectsWithADeadlineAreCountedAsTheyChange() {
+        put("a", 10, REPLACE.withTtlMillis(100));
+        put("b", 10, REPLACE.withTtlMillis(5000));
+        put("c", 10, REPLACE);
+        assertThat(master.expiringKeyCount()).isEqualTo(2);
+        assertThat(master.keyCount()).isEqualTo(3);
+        ticker.advance(Duration.ofMillis(100)); // "a" expired; nobody met it and the sweep has not run
+        assertThat(master.listKeys("", 10).keys().keySet()).containsExactly("b", "c");
+        assertThat(master.keyCount()).isEqualTo(2);
+        assertThat(master.expire("c", Expiry.SET, 1000).isOk()).isTrue();
+        assertThat(master.expiringKeyCount()).isEqualTo(3);
+        assertThat(master.expire("b", Expiry.PERSIST, 0).isOk()).isTrue();
+        assertThat(master.expiringKeyCount()).isEqualTo(2);
+        put("c", 10, REPLACE); // a SET without KEEPTTL drops the deadline
+        assertThat(master.expiringKeyCount()).isEqualTo(1);
+        assertThat(master.expireObjects()).isEqualTo(1);
+        assertThat(master.expiringKeyCount()).isZero();
+        assertThat(master.keyCount()).isEqualTo(2);
+        put("d", 10, REPLACE.withTtlMillis(50));
+        assertThat(master.remove("d", false)).isEqualTo(ErrorCode.OK);
+        assertThat(master.expiringKeyCount()).as("a removal drops it").isZero();
+    }
+
+    @Test
+    void conditionalExpireIsCheckedWithTheKeyLocked() {
+        put("k", 10, REPLACE);
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_SET).value().applied()).as("XX, none").isFalse();
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_LATER).value().applied()).as("GT, none").isFalse();
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_SET_AND_SOONER).value().applied()).isFalse();
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).isEqualTo(Expiry.NONE);
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_NONE).value().applied()).as("NX, none").isTrue();
+        assertThat(master.expire("k", Expiry.SET, 2000, Expiry.IF_NONE).value().applied()).as("NX, one").isFalse();
+        assertThat(master.expire("k", Expiry.SET, 500, Expiry.IF_LATER).value().applied()).isFalse();
+        assertThat(master.expire("k", Expiry.SET, 1500, Expiry.IF_LATER).value().applied()).isTrue();
+        assertThat(master.expire("k", Expiry.SET, 2000, Expiry.IF_SOONER).value().applied()).isFalse();
+        assertThat(master.expire("k", Expiry.SET, 700, Expiry.IF_SET_AND_SOONER).value().applied()).isTrue();
+        assertThat(master.expire("k", Expiry.SET, 300, Expiry.IF_SET).value().applied()).isTrue();
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).isEqualTo(300);
+        master.expire("k", Expiry.PERSIST, 0);
+        assertThat(master.expire("k", Expiry.SET, 99_000, Expiry.IF_SOONER).value().applied()).as("LT, none").isTrue();
+        assertThat(master.expire("k", Expiry.QUERY, 0, Expiry.IF_NONE).code()).as("a condition needs a set")
+                .isEqualTo(ErrorCode.INVALID_PARAMS);
+        assertThat(master.expire("k", Expiry.SET, 1, 9).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+        assertThat(master.expire("none", Expiry.SET, 1, Expiry.IF_NONE).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+    }
 }
