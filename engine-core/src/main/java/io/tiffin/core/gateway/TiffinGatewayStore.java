@@ -99,6 +99,31 @@ public final class TiffinGatewayStore implements GatewayStore {
     }
 
     @Override
+    public Versioned getVersioned(String key, ValueBuffers buffers) {
+        PinnedValue pinned;
+        try {
+            pinned = client.getPinned(key);
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+                return Versioned.ABSENT;
+            }
+            throw e;
+        }
+        try (pinned) {
+            int size = checkedSize(key, pinned.size());
+            ByteBuf buf = buffers.allocate(Math.max(1, size));
+            try {
+                pinned.copyTo(writable(buf));
+            } catch (RuntimeException e) {
+                buf.release();
+                throw e;
+            }
+            buf.writerIndex(buf.writerIndex() + size);
+            return new Versioned(buf, pinned.version());
+        }
+    }
+
+    @Override
     public Lent lend(String key) {
         return lent(client.pinLocal(key));
     }
@@ -273,7 +298,10 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public boolean put(String key, ByteBuf value, PutTerms terms) {
         MemorySegment segment = readable(value);
-        PutOptions options = terms.equals(PutTerms.PLAIN) ? putOptions : putOptions.withCondition(terms.condition())
+        PutOptions options = terms.equals(PutTerms.PLAIN) ? putOptions
+                : (terms.condition() == PutOptions.Condition.IF_VERSION
+                        ? putOptions.withExpectedVersion(terms.expectedVersion())
+                        : putOptions.withCondition(terms.condition()))
                 .withTtlMillis(terms.ttlMillis()).withKeepTtl(terms.keepTtl());
         long deadline = Ticker.SYSTEM.nanos() + CONCURRENT_PUT_WAIT_NANOS;
         for (int attempt = 0; ; attempt++) {
@@ -285,6 +313,10 @@ public final class TiffinGatewayStore implements GatewayStore {
                 if (e.code() == ErrorCode.OBJECT_ALREADY_EXISTS && terms.condition() == PutOptions.Condition.IF_ABSENT
                         || e.code() == ErrorCode.OBJECT_NOT_FOUND && terms.condition() == PutOptions.Condition.IF_PRESENT) {
                     return false; // NX of a key that holds a value, XX of one that holds none
+                }
+                if (terms.condition() == PutOptions.Condition.IF_VERSION && (e.code() == ErrorCode.OBJECT_NOT_FOUND
+                        || e.code() == ErrorCode.OBJECT_ALREADY_EXISTS || e.code() == ErrorCode.REPLICA_IS_NOT_READY)) {
+                    return false; // the key no longer holds the value read (or another SET of it is under way)
                 }
                 // another client's put of the key is under way: ours comes after it, as Redis orders two SETs
                 if (e.code() != ErrorCode.OBJECT_ALREADY_EXISTS || Ticker.SYSTEM.nanos() > deadline) {

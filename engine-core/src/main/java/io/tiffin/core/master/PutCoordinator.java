@@ -130,7 +130,9 @@ final class PutCoordinator {
                 return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE); // as above: its readers may still read it
             }
             if (complete && options.upsert() && !existing.processing) {
-                if (options.condition() == PutOptions.Condition.IF_ABSENT) {
+                if (options.condition() == PutOptions.Condition.IF_ABSENT
+                        || options.condition() == PutOptions.Condition.IF_VERSION
+                        && existing.version != options.expectedVersion()) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
                 }
                 // As for a remove: the replaced object's buffers must be nobody's destination or source; a forced
@@ -153,14 +155,14 @@ final class PutCoordinator {
                 // Another put of the key is being written: not "exists", which writers take as done, while its
                 // writer may still fail and revoke (a put reported done with no bytes anywhere).
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
-            } else if (options.condition() == PutOptions.Condition.IF_PRESENT) {
+            } else if (needsObject(options)) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND); // a stuck put is no object
             } else {
                 // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
                 // writer may still be writing into them.
                 preemptStuckPut(shard, existing);
             }
-        } else if (options.condition() == PutOptions.Condition.IF_PRESENT) {
+        } else if (needsObject(options)) {
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
         }
         List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
@@ -193,6 +195,7 @@ final class PutCoordinator {
         m.putId = putId;
         m.upsert = options.upsert();
         m.keepTtl = options.keepTtl();
+        m.expectedVersion = options.expectedVersion();
         m.expireAtMillis = options.keepTtl() ? keptDeadline
                 : options.ttlMillis() > 0 ? expiry.deadline(now, options.ttlMillis()) : 0;
         if (replaces) {
@@ -201,6 +204,11 @@ final class PutCoordinator {
             table.insert(shard, m);
         }
         return KeyResult.ok(key, new PutGrant(descriptors, version));
+    }
+
+    private static boolean needsObject(PutOptions options) {
+        return options.condition() == PutOptions.Condition.IF_PRESENT
+                || options.condition() == PutOptions.Condition.IF_VERSION;
     }
 
     private static List<ReplicaDescriptor> descriptorsOf(ObjectMetadata m) {
@@ -224,11 +232,17 @@ final class PutCoordinator {
 
     /**
      * Swaps a written replacement in: the object it replaces (if still there) ends as by a forced removal (its
-     * readers finish reading its bytes), and the new one takes the key. Caller holds the shard lock.
+     * readers finish reading its bytes), and the new one takes the key. A replacement of one version
+     * ({@code PutOptions.Condition.IF_VERSION}) whose object went meanwhile (removed, expired, evicted) is dropped
+     * instead: false. Caller holds the shard lock.
      */
-    private void swapIn(MetadataShard shard, ObjectMetadata m, long now) {
+    private boolean swapIn(MetadataShard shard, ObjectMetadata m, long now) {
         shard.endReplacement(m.key);
         ObjectMetadata old = shard.objects.get(m.key);
+        if (m.expectedVersion != 0 && (old == null || old.version != m.expectedVersion || old.isExpired(now))) {
+            m.freeAll();
+            return false;
+        }
         if (old != null && old.processing) {
             preemptStuckPut(shard, old); // not expected: puts of the key are refused while a replacement is written
             old = null;
@@ -249,6 +263,7 @@ final class PutCoordinator {
             m.expireAtMillis = 0; // the replaced object went meanwhile (removed or expired)
         }
         table.insert(shard, m);
+        return true;
     }
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
@@ -276,7 +291,9 @@ final class PutCoordinator {
                 shard.endReplacement(key);
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
-            swapIn(shard, pending, now);
+            if (!swapIn(shard, pending, now)) {
+                return ErrorCode.OBJECT_NOT_FOUND; // the version it was to replace is gone
+            }
         }
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {

@@ -112,6 +112,11 @@ class GatewayStoreErrorsTest {
         }
 
         @Override
+        public Versioned getVersioned(String key, ValueBuffers buffers) {
+            return store.getVersioned(key, buffers);
+        }
+
+        @Override
         public List<KeyResult<ByteBuf>> getAll(List<String> keys, ValueBuffers buffers) {
             if (keys.contains("batched-bug")) {
                 throw new IllegalStateException("injected bug");

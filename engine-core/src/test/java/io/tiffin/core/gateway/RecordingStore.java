@@ -15,6 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class RecordingStore implements GatewayStore {
     private final GatewayStore store;
     final List<String> calls = new CopyOnWriteArrayList<>();
+    /** Runs after each {@link #getVersioned} read, before its caller goes on (e.g. another client's write). */
+    volatile Runnable afterVersionedRead = () -> { };
 
     RecordingStore(GatewayStore store) {
         this.store = store;
@@ -24,6 +26,14 @@ final class RecordingStore implements GatewayStore {
     public ByteBuf get(String key, ValueBuffers buffers) {
         calls.add("get:1");
         return store.get(key, buffers);
+    }
+
+    @Override
+    public Versioned getVersioned(String key, ValueBuffers buffers) {
+        calls.add("getVersioned:1");
+        Versioned v = store.getVersioned(key, buffers);
+        afterVersionedRead.run();
+        return v;
     }
 
     @Override

@@ -299,4 +299,27 @@ class PutSemanticsTest {
         assertThat(master.expire("k", Expiry.SET, 1, 9).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
         assertThat(master.expire("none", Expiry.SET, 1, Expiry.IF_NONE).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
     }
+
+    @Test
+    void aPutOverOneVersionIsCheckedAtPutStartAndAgainWhenItReplacesTheObject() {
+        put("k", 10, REPLACE);
+        long v1 = master.getReplicaList("k").value().version();
+        assertThat(put("k", 20, REPLACE.withExpectedVersion(v1 + 1000)).code()).isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+        assertThat(put("none", 20, REPLACE.withExpectedVersion(v1)).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(master.existKey("none").value()).isFalse();
+        assertThat(put("k", 20, REPLACE.withExpectedVersion(v1)).code()).isEqualTo(ErrorCode.OK);
+        long v2 = master.getReplicaList("k").value().version();
+        assertThat(put("k", 30, REPLACE.withExpectedVersion(v1)).code()).as("v1 was replaced")
+                .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+        // the object goes between PutStart and PutEnd: the put fails and stores nothing
+        assertThat(master.putStart("c1", "k", 40, REPLACE.withExpectedVersion(v2)).isOk()).isTrue();
+        assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OK);
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(master.existKey("k").value()).isFalse();
+        assertThat(used()).as("the failed put's buffer is freed at once; v1 and v2, read, stay quarantined")
+                .isEqualTo(2 * 64);
+        ticker.advance(Duration.ofMillis(leaseMs));
+        master.releaseStuckPuts();
+        assertThat(used()).isZero();
+    }
 }
