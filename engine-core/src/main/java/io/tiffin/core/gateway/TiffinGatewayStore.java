@@ -87,7 +87,7 @@ public final class TiffinGatewayStore implements GatewayStore {
             return filled(key, buf, n, hint);
         } catch (TiffinException e) {
             buf.release();
-            if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+            if (notThere(e.code())) {
                 sizes.invalidate(key);
                 return null; // absent, or a first put still under way: not there yet
             }
@@ -104,7 +104,7 @@ public final class TiffinGatewayStore implements GatewayStore {
         try {
             pinned = client.getPinned(key);
         } catch (TiffinException e) {
-            if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+            if (notThere(e.code())) {
                 return Versioned.ABSENT;
             }
             throw e;
@@ -193,7 +193,7 @@ public final class TiffinGatewayStore implements GatewayStore {
                 return filled(key, buf, client.getInto(key, writable(buf)), null);
             } catch (TiffinException e) {
                 buf.release();
-                if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+                if (notThere(e.code())) {
                     return null;
                 }
                 if (e.code() != ErrorCode.BUFFER_OVERFLOW) {
@@ -383,24 +383,28 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public List<KeyResult<Boolean>> exists(List<String> keys) {
-        List<KeyResult<Boolean>> results = client.batchExists(keys);
-        List<KeyResult<Boolean>> out = new ArrayList<>(results.size());
-        for (KeyResult<Boolean> r : results) {
-            out.add(r.code() == ErrorCode.REPLICA_IS_NOT_READY || r.code() == ErrorCode.OBJECT_NOT_FOUND
-                    ? KeyResult.ok(r.key(), false) : r);
-        }
-        return out;
+        return eachResult(client.batchExists(keys), r -> notThere(r.code()) ? KeyResult.ok(r.key(), false) : r);
     }
 
     @Override
     public List<KeyResult<Void>> remove(List<String> keys) {
         keys.forEach(sizes::invalidate);
-        List<KeyResult<Void>> results = client.batchRemove(keys, true);
-        List<KeyResult<Void>> out = new ArrayList<>(results.size());
-        for (KeyResult<Void> r : results) {
-            // a first put still under way is not there yet: the removal came before it
-            out.add(r.code() == ErrorCode.REPLICA_IS_NOT_READY ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND)
-                    : r);
+        // a first put still under way is not there yet: the removal came before it
+        return eachResult(client.batchRemove(keys, true), r -> r.code() == ErrorCode.REPLICA_IS_NOT_READY
+                ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND) : r);
+    }
+
+    /** Whether a key's code says it holds no value for a reader: missing, or a first put still under way. */
+    private static boolean notThere(ErrorCode code) {
+        return code == ErrorCode.OBJECT_NOT_FOUND || code == ErrorCode.REPLICA_IS_NOT_READY;
+    }
+
+    /** The client's per-key results as the gateway answers them: {@code f} of each, in order. */
+    private static <T> List<KeyResult<T>> eachResult(List<KeyResult<T>> results,
+                                                    java.util.function.UnaryOperator<KeyResult<T>> f) {
+        List<KeyResult<T>> out = new ArrayList<>(results.size());
+        for (KeyResult<T> r : results) {
+            out.add(f.apply(r));
         }
         return out;
     }
