@@ -35,7 +35,11 @@ final class Expiry {
     /** Only if it has one and the new deadline is earlier (XX LT). */
     static final int IF_SET_AND_SOONER = 5;
 
-    /** What {@link #expire} answers: the time to live before (ms, {@link #NONE}) and whether it changed it. */
+    /**
+     * What {@link #expire} answers: the time to live before (ms, {@link #NONE}) and whether it changed it.
+     *
+     * <p>Thread-safe (immutable).
+     */
     record Outcome(long ttlBeforeMillis, boolean applied) {
     }
 

@@ -101,7 +101,11 @@ final class ObjectTable {
         return keyCount.get();
     }
 
-    /** One object's expiry deadline (master ms) in {@link #deadlines}. */
+    /**
+     * One object's expiry deadline (master ms) in {@link #deadlines}, ordered by deadline, then key.
+     *
+     * <p>Thread-safe (immutable).
+     */
     record Deadline(long atMillis, String key) implements Comparable<Deadline> {
         @Override
         public int compareTo(Deadline o) {
