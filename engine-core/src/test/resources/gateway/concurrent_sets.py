@@ -2,7 +2,9 @@
 
 1. One connection SETs 256 KiB values of one key in a loop while three others GET it: every GET answers a whole
    value (never nil, never bytes of two values).
-2. Four connections SET ... GET one key, each with values of its own: every value written is answered as the old
+2. Two connections SET one key in a loop at once: every SET answers OK (the later one waits for the earlier),
+   and the key ends with one of the last values.
+3. Four connections SET ... GET one key, each with values of its own: every value written is answered as the old
    value by exactly one SET ... GET, or is the final value (a chain: no value replaced twice, none lost).
 
 Prints one JSON line of what it saw; exits non-zero at the first difference from Redis.
@@ -66,6 +68,31 @@ def sets_racing_gets(port, seen):
     seen["raced_sets"], seen["raced_gets"] = writes, reads[0]
 
 
+def sets_racing_sets(port, seen):
+    size = 64 * 1024
+    errors, last = [], {}
+
+    def writer(tag):
+        c = redis.Redis(port=port)
+        try:
+            for i in range(40):
+                assert c.set("both", value(tag, i, size)) is True
+            last[tag] = value(tag, 39, size)
+        except BaseException as e:
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    final = redis.Redis(port=port).get("both")
+    check(final, size)
+    assert final in last.values(), "the key ended with neither writer's last value"
+    seen["racing_sets"] = 80
+
+
 def set_get_chain(port, seen):
     size = 4096
     redis.Redis(port=port).set("chain", value("init", 0, size))
@@ -114,6 +141,7 @@ def main():
     port = int(sys.argv[1])
     seen = {}
     sets_racing_gets(port, seen)
+    sets_racing_sets(port, seen)
     set_get_chain(port, seen)
     seen["ok"] = True
     print(json.dumps(seen))

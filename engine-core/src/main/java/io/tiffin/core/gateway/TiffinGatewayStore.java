@@ -357,7 +357,8 @@ public final class TiffinGatewayStore implements GatewayStore {
         for (int i = 0; i < results.size(); i++) {
             KeyResult<Void> r = results.get(i);
             // another client's put of the key under way, or no room yet: the single put waits for either
-            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
+            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE
+                    || r.code() == ErrorCode.REPLICA_IS_NOT_READY) {
                 try {
                     put(keys.get(i), values.get(i));
                     results.set(i, KeyResult.ok(keys.get(i), null));
