@@ -23,10 +23,15 @@ import java.util.Optional;
  * @param keepTtl an upsert keeps the replaced object's expiry deadline ({@code ttlMillis} must be 0)
  * @param condition stores the object only if the key holds none ({@link Condition#IF_ABSENT}: else
  *     OBJECT_ALREADY_EXISTS) or only if it holds one ({@link Condition#IF_PRESENT}: else OBJECT_NOT_FOUND),
- *     checked by the master under the key's lock; a condition needs {@code upsert}
+ *     or only if it holds the object of version {@code expectedVersion} ({@link Condition#IF_VERSION}: else
+ *     OBJECT_NOT_FOUND when it holds none, OBJECT_ALREADY_EXISTS when it holds another; also checked when the new
+ *     object replaces it at PutEnd, which then fails with OBJECT_NOT_FOUND), checked by the master under the key's
+ *     lock; a condition needs {@code upsert}
+ * @param expectedVersion with {@link Condition#IF_VERSION}: the version the key must hold (from a read); else 0
  */
 public record PutOptions(int replicas, Optional<String> preferredSegment, boolean softPin, boolean hardPin,
-                         boolean upsert, boolean replaceLeased, long ttlMillis, boolean keepTtl, Condition condition) {
+                         boolean upsert, boolean replaceLeased, long ttlMillis, boolean keepTtl, Condition condition,
+                         long expectedVersion) {
 
     /** One replica, no preference, no pins, no upsert. */
     public static final PutOptions DEFAULT = new PutOptions(1, Optional.empty(), false, false, false);
@@ -38,7 +43,9 @@ public record PutOptions(int replicas, Optional<String> preferredSegment, boolea
         /** Only if the key holds no object (Redis {@code SET NX}). */
         IF_ABSENT,
         /** Only if the key holds an object (Redis {@code SET XX}). */
-        IF_PRESENT
+        IF_PRESENT,
+        /** Only if the key holds the object of version {@code expectedVersion} (read, then replace: SET ... GET). */
+        IF_VERSION
     }
 
     public PutOptions {
@@ -57,6 +64,16 @@ public record PutOptions(int replicas, Optional<String> preferredSegment, boolea
             throw new IllegalArgumentException("condition " + condition + " needs upsert (a plain put of an existing"
                     + " key is a no-op)");
         }
+        if ((condition == Condition.IF_VERSION) != (expectedVersion > 0)) {
+            throw new IllegalArgumentException("condition " + condition + " with expectedVersion = " + expectedVersion
+                    + " (IF_VERSION needs a version > 0, the other conditions none)");
+        }
+    }
+
+    /** Without an expected version. */
+    public PutOptions(int replicas, Optional<String> preferredSegment, boolean softPin, boolean hardPin,
+                      boolean upsert, boolean replaceLeased, long ttlMillis, boolean keepTtl, Condition condition) {
+        this(replicas, preferredSegment, softPin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl, condition, 0);
     }
 
     /** Without the replace, expiry and condition settings. */
@@ -70,48 +87,58 @@ public record PutOptions(int replicas, Optional<String> preferredSegment, boolea
     }
 
     public PutOptions withReplicas(int n) {
-        return new PutOptions(n, preferredSegment, softPin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl, condition);
+        return new PutOptions(n, preferredSegment, softPin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl,
+                condition, expectedVersion);
     }
 
     public PutOptions withPreferredSegment(String segment) {
         return new PutOptions(replicas, Optional.of(segment), softPin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl,
-                condition);
+                condition, expectedVersion);
     }
 
     public PutOptions withSoftPin(boolean pin) {
-        return new PutOptions(replicas, preferredSegment, pin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl, condition);
+        return new PutOptions(replicas, preferredSegment, pin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl,
+                condition, expectedVersion);
     }
 
     public PutOptions withHardPin(boolean pin) {
-        return new PutOptions(replicas, preferredSegment, softPin, pin, upsert, replaceLeased, ttlMillis, keepTtl, condition);
+        return new PutOptions(replicas, preferredSegment, softPin, pin, upsert, replaceLeased, ttlMillis, keepTtl,
+                condition, expectedVersion);
     }
 
     public PutOptions withUpsert(boolean replace) {
         return new PutOptions(replicas, preferredSegment, softPin, hardPin, replace, replaceLeased, ttlMillis, keepTtl,
-                condition);
+                condition, expectedVersion);
     }
 
     /** Replaces at once even an object being read (see {@code replaceLeased}); needs {@link #withUpsert}. */
     public PutOptions withReplaceLeased(boolean replace) {
         return new PutOptions(replicas, preferredSegment, softPin, hardPin, upsert, replace, ttlMillis, keepTtl,
-                condition);
+                condition, expectedVersion);
     }
 
     /** Expires the object {@code millis} after the put starts (0 = never); clears {@code keepTtl}. */
     public PutOptions withTtlMillis(long millis) {
         return new PutOptions(replicas, preferredSegment, softPin, hardPin, upsert, replaceLeased, millis, false,
-                condition);
+                condition, expectedVersion);
     }
 
     /** Keeps the replaced object's expiry deadline; clears {@code ttlMillis}. */
     public PutOptions withKeepTtl(boolean keep) {
         return new PutOptions(replicas, preferredSegment, softPin, hardPin, upsert, replaceLeased, keep ? 0 : ttlMillis,
-                keep, condition);
+                keep, condition, expectedVersion);
     }
 
-    /** Stores the object only under {@code c} (needs {@link #withUpsert}). */
+    /** Stores the object only under {@code c} (needs {@link #withUpsert}; for {@link Condition#IF_VERSION} see
+     * {@link #withExpectedVersion}). */
     public PutOptions withCondition(Condition c) {
         return new PutOptions(replicas, preferredSegment, softPin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl,
-                c);
+                c, 0);
+    }
+
+    /** Stores the object only over the object of {@code version} ({@link Condition#IF_VERSION}; needs upsert). */
+    public PutOptions withExpectedVersion(long version) {
+        return new PutOptions(replicas, preferredSegment, softPin, hardPin, upsert, replaceLeased, ttlMillis, keepTtl,
+                Condition.IF_VERSION, version);
     }
 }

@@ -15,11 +15,18 @@ import java.util.List;
  * @param segments every mounted segment
  * @param evictedKeys objects evicted since the master started
  * @param caches the clients' cache counters, summed over the clients that reported in the last minute
+ * @param expiringKeys objects with an expiry deadline (0 from a master that does not count them)
  */
 public record ClusterStats(String version, long keys, long capacity, long used, int liveNodes,
-                           List<SegmentStats> segments, long evictedKeys, CacheTotals caches) {
+                           List<SegmentStats> segments, long evictedKeys, CacheTotals caches, long expiringKeys) {
     public ClusterStats {
         segments = List.copyOf(segments);
+    }
+
+    /** Without the count of expiring objects (0). */
+    public ClusterStats(String version, long keys, long capacity, long used, int liveNodes,
+                        List<SegmentStats> segments, long evictedKeys, CacheTotals caches) {
+        this(version, keys, capacity, used, liveNodes, segments, evictedKeys, caches, 0);
     }
 
     /**

@@ -242,8 +242,13 @@ final class MasterStub {
      * the time to live before (ms, -1 = none). Throws OBJECT_NOT_FOUND for a key that holds no object.
      */
     long expire(String key, int mode, long ttlMillis) {
+        return expire(key, mode, ttlMillis, 0).getTtlMs();
+    }
+
+    /** {@code condition}: ExpireRequest.condition (0 = always). */
+    io.tiffin.core.transport.proto.ExpireReply expire(String key, int mode, long ttlMillis, int condition) {
         return call(Opcode.EXPIRE, io.tiffin.core.transport.proto.ExpireRequest.newBuilder().setKey(key).setMode(mode)
-                .setTtlMs(ttlMillis).build(), io.tiffin.core.transport.proto.ExpireReply.parser()).getTtlMs();
+                .setTtlMs(ttlMillis).setCondition(condition).build(), io.tiffin.core.transport.proto.ExpireReply.parser());
     }
 
     /** BatchExistKey: per key, in order, whether it exists or the master's code. */
@@ -319,7 +324,7 @@ final class MasterStub {
         HotCacheTotals hc = s.getHotCache();
         return new ClusterStats(s.getVersion(), s.getKeys(), s.getCapacity(), s.getUsed(), s.getLiveNodes(), segments,
                 s.getEvictedKeys(), new ClusterStats.CacheTotals(hc.getReportingClients(),
-                hc.getLocationCacheClients(), counters(hc.getTotals())));
+                hc.getLocationCacheClients(), counters(hc.getTotals())), s.getExpiringKeys());
     }
 
     /** ClientReport: this client's cache counters, for the master's /metrics and STATS. */

@@ -82,7 +82,7 @@ final class PinnedReads {
             if (local != null && local.byteSize() >= loc.size()) {
                 // re-mounted since the master named it: the bytes may be another mount's (an ordinary read
                 // goes to the node, which refuses the descriptor)
-                return sameHost.epochMoved(d) ? null : PinnedValue.inPlace(local.asSlice(0, loc.size()), clock,
+                return sameHost.epochMoved(d) ? null : PinnedValue.inPlace(local.asSlice(0, loc.size()), loc.version(), clock,
                         start + TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
             }
         }
@@ -91,7 +91,7 @@ final class PinnedReads {
         }
         try {
             LocalHotCache.Pinned pinned = hotCache.tryPin(loc.key(), loc.version(), loc.size());
-            return pinned == null ? null : new PinnedValue(pinned.segments(), loc.size(), true, pinned);
+            return pinned == null ? null : new PinnedValue(pinned.segments(), loc.size(), loc.version(), true, pinned);
         } catch (IllegalStateException closedArena) {
             return null;
         }
@@ -145,7 +145,7 @@ final class PinnedReads {
             try {
                 LocalHotCache.Pinned pinned = hotCache.tryPin(loc.key(), loc.version(), loc.size());
                 if (pinned != null) {
-                    out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), true, pinned)));
+                    out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), loc.version(), true, pinned)));
                     continue;
                 }
                 reserved[i] = remote.isEmpty() ? null : hotCache.reserve(loc.key(), loc.version(), loc.size());
@@ -186,7 +186,7 @@ final class PinnedReads {
             ObjectLocation loc = locs.get(i).value();
             if (failed[j] == null && clock.withinLease(loc, start)) {
                 LocalHotCache.Pinned pinned = reserved[i].commit();
-                out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), false, pinned)));
+                out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), loc.version(), false, pinned)));
             } else {
                 reserved[i].abort();
                 owned.add(i); // read again the ordinary way (other replicas, lease checked)
@@ -215,7 +215,7 @@ final class PinnedReads {
                 pending.get(i).join();
                 clock.checkLease(loc, start);
                 out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(List.of(buffers[i].asReadOnly()),
-                        loc.size(), false, arenas[i]::close)));
+                        loc.size(), loc.version(), false, arenas[i]::close)));
             } catch (RuntimeException e) {
                 arenas[i].close();
                 TiffinException t = e instanceof CompletionException c ? lifecycle.transferFailure("get " + loc.key(),

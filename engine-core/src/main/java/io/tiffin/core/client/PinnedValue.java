@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class PinnedValue implements AutoCloseable {
     private final List<MemorySegment> segments;
     private final long size;
+    /** The object's version (the master's, from the lookup the bytes were read under). */
+    private final long version;
     private final boolean fromCache;
     private final AutoCloseable owner;
     /** The client's clock; null when the views stay valid until close. */
@@ -31,14 +33,15 @@ public final class PinnedValue implements AutoCloseable {
     private final long validUntilNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    PinnedValue(List<MemorySegment> segments, long size, boolean fromCache, AutoCloseable owner) {
-        this(segments, size, fromCache, owner, null, 0);
+    PinnedValue(List<MemorySegment> segments, long size, long version, boolean fromCache, AutoCloseable owner) {
+        this(segments, size, version, fromCache, owner, null, 0);
     }
 
-    private PinnedValue(List<MemorySegment> segments, long size, boolean fromCache, AutoCloseable owner,
+    private PinnedValue(List<MemorySegment> segments, long size, long version, boolean fromCache, AutoCloseable owner,
                         LeaseClock clock, long validUntilNanos) {
         this.segments = List.copyOf(segments);
         this.size = size;
+        this.version = version;
         this.fromCache = fromCache;
         this.owner = owner;
         this.clock = clock;
@@ -49,8 +52,8 @@ public final class PinnedValue implements AutoCloseable {
      * A view of a replica in a segment of this JVM, valid until {@code validUntilNanos} of {@code clock} (the
      * end of the read lease); nothing to release.
      */
-    static PinnedValue inPlace(MemorySegment replica, LeaseClock clock, long validUntilNanos) {
-        return new PinnedValue(List.of(replica.asReadOnly()), replica.byteSize(), false, () -> { }, clock,
+    static PinnedValue inPlace(MemorySegment replica, long version, LeaseClock clock, long validUntilNanos) {
+        return new PinnedValue(List.of(replica.asReadOnly()), replica.byteSize(), version, false, () -> { }, clock,
                 validUntilNanos);
     }
 
@@ -78,6 +81,14 @@ public final class PinnedValue implements AutoCloseable {
     }
 
     /** Size of the object, bytes. */
+    /**
+     * The object's version, as the master numbers objects: a later object of the key has a higher one (for a
+     * conditional replacement, {@code PutOptions.withExpectedVersion}).
+     */
+    public long version() {
+        return version;
+    }
+
     public long size() {
         return size;
     }

@@ -99,6 +99,9 @@ final class PutPipeline {
             throw lifecycle.transferFailure("put " + key, failed);
         }
         master.putEnd(clientId, key);
+        // Lookups until PutEnd found the replaced value (an upsert's old value stays readable until then); one
+        // this client made meanwhile must not be reused now.
+        caches.invalidate(key);
         if (caches.hints() != null) {
             caches.hints().remember(key, replicas, sameHost::isDirect);
         }
@@ -202,6 +205,7 @@ final class PutPipeline {
             for (int j = 0; j < toEnd.size(); j++) {
                 int i = endIdx.get(j);
                 codes[i] = ended.get(j);
+                caches.invalidate(keys.get(i)); // as in put: a lookup made during the put found the replaced value
                 if (codes[i] == ErrorCode.OK && caches.hints() != null) {
                     caches.hints().remember(keys.get(i), toWrite.get(i), sameHost::isDirect);
                 }

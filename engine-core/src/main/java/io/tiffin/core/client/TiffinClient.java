@@ -432,6 +432,27 @@ public final class TiffinClient implements KvStore {
         return expiryCall(key, 1, ttlMillis) != MISSING;
     }
 
+    /**
+     * {@link #expire(String, long)} only if {@code condition} holds (checked by the master with the key locked).
+     * Returns whether the deadline was set: false when the key holds no object or the condition does not hold.
+     */
+    public boolean expire(String key, long ttlMillis, ExpireCondition condition) {
+        KeyChecks.checkKey(key);
+        if (ttlMillis < 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "expire " + key + " in " + ttlMillis
+                    + " ms: a time to live is >= 0");
+        }
+        caches.invalidate(key); // as in expiryCall
+        try {
+            return master.expire(key, 1, ttlMillis, condition.wire).getApplied();
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_NOT_FOUND) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
     /** Drops {@code key}'s expiry deadline; returns whether it had one. */
     public boolean persist(String key) {
         KeyChecks.checkKey(key);

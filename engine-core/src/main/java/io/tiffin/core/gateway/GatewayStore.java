@@ -109,6 +109,12 @@ public interface GatewayStore extends AutoCloseable {
      */
     boolean expire(String key, long ttlMillis);
 
+    /**
+     * {@link #expire(String, long)} only if {@code condition} holds, checked with the set as one step; false when
+     * the key holds none or the condition does not hold.
+     */
+    boolean expire(String key, long ttlMillis, io.tiffin.core.client.ExpireCondition condition);
+
     /** Drops {@code key}'s time to live; false when it had none or the key holds no value. */
     boolean persist(String key);
 
@@ -120,13 +126,40 @@ public interface GatewayStore extends AutoCloseable {
      *
      * <p>Thread-safe (immutable).
      *
-     * @param condition NX ({@code IF_ABSENT}), XX ({@code IF_PRESENT}) or none ({@code ALWAYS})
+     * @param condition NX ({@code IF_ABSENT}), XX ({@code IF_PRESENT}), only over the value read
+     *     ({@code IF_VERSION}, SET ... GET) or none ({@code ALWAYS})
      * @param ttlMillis time to live (> 0), or 0 for none
      * @param keepTtl keep the replaced value's time to live (KEEPTTL)
+     * @param expectedVersion with {@code IF_VERSION}: the {@link Versioned#version()} read; else 0
      */
-    record PutTerms(io.tiffin.api.PutOptions.Condition condition, long ttlMillis, boolean keepTtl) {
+    record PutTerms(io.tiffin.api.PutOptions.Condition condition, long ttlMillis, boolean keepTtl,
+                    long expectedVersion) {
         /** A plain SET: no condition, no time to live. */
         public static final PutTerms PLAIN = new PutTerms(io.tiffin.api.PutOptions.Condition.ALWAYS, 0, false);
+
+        /** Without an expected version. */
+        public PutTerms(io.tiffin.api.PutOptions.Condition condition, long ttlMillis, boolean keepTtl) {
+            this(condition, ttlMillis, keepTtl, 0);
+        }
+    }
+
+    /**
+     * The value of {@code key} in a buffer from {@code buffers} and its version, read under a fresh lookup (not
+     * a location reused from earlier): what a {@link #put} with {@code IF_VERSION} of that version replaces.
+     * {@link Versioned#ABSENT} when the key holds no value.
+     */
+    Versioned getVersioned(String key, ValueBuffers buffers);
+
+    /**
+     * A value and its version (the store's numbering: a later value of the key has a higher one).
+     *
+     * <p>Thread-safe (immutable; the buffer is its receiver's).
+     *
+     * @param value the bytes (readable bytes = the value), or null when the key holds none
+     * @param version the value's version, 0 when none
+     */
+    record Versioned(ByteBuf value, long version) {
+        public static final Versioned ABSENT = new Versioned(null, 0);
     }
 
     /** {@link #put} for several distinct keys in one call. */
@@ -194,7 +227,9 @@ public interface GatewayStore extends AutoCloseable {
      * @param used bytes of it in use
      * @param liveNodes nodes alive
      * @param evictedKeys objects evicted since the master started
+     * @param expiringKeys objects with an expiry deadline
      */
-    record StoreStats(String version, long keys, long capacity, long used, int liveNodes, long evictedKeys) {
+    record StoreStats(String version, long keys, long capacity, long used, int liveNodes, long evictedKeys,
+                      long expiringKeys) {
     }
 }

@@ -128,7 +128,8 @@ final class InfoReport {
     private static void keyspace(StringBuilder sb, GatewayStore.StoreStats store) {
         sb.append("# Keyspace\r\n");
         if (store.keys() > 0) {
-            line(sb, "db0", "keys=" + store.keys() + ",expires=0,avg_ttl=0");
+            line(sb, "db0", "keys=" + store.keys() + ",expires=" + Math.min(store.keys(), store.expiringKeys())
+                    + ",avg_ttl=0");
         }
     }
 

@@ -131,12 +131,13 @@ final class KeyCommands {
         String key = c.key(1);
         try {
             if (nx || xx || gt || lt) {
-                long current = gw.store.ttlMillis(key); // -2 missing, -1 none
-                boolean none = current == -1;
-                if (current == -2 || (nx && !none) || (xx && none) || (gt && (none || ms <= current))
-                        || (lt && !none && ms >= current)) {
-                    return Replies.ZERO;
-                }
+                // checked by the master with the set, as one step (XX GT is GT: GT needs a deadline)
+                io.tiffin.core.client.ExpireCondition when = nx ? io.tiffin.core.client.ExpireCondition.IF_NONE
+                        : gt ? io.tiffin.core.client.ExpireCondition.IF_LATER
+                        : lt && xx ? io.tiffin.core.client.ExpireCondition.IF_SET_AND_SOONER
+                        : lt ? io.tiffin.core.client.ExpireCondition.IF_SOONER
+                        : io.tiffin.core.client.ExpireCondition.IF_SET;
+                return gw.store.expire(key, Math.max(0, ms), when) ? Replies.ONE : Replies.ZERO;
             }
             // a time in the past removes the key, as in Redis
             return gw.store.expire(key, Math.max(0, ms)) ? Replies.ONE : Replies.ZERO;

@@ -19,11 +19,15 @@ import java.util.OptionalLong;
  *
  * <p>SET replaces the value at once, even one being read (a forced upsert); NX and XX are conditions the master
  * checks with the put, EX, PX, EXAT, PXAT and KEEPTTL its expiry deadline (EXAT and PXAT become a time to live
- * by the gateway's clock). SET ... GET is refused with an error that says why (no atomic read-and-replace yet).
+ * by the gateway's clock). SET ... GET reads the old value and stores the new one only over that version
+ * ({@link #setGet}).
  *
  * <p>Thread-safe (stateless besides the shared context).
  */
 final class StringCommands {
+    /** How many times SET ... GET reads and tries to store before it gives up (other writers keep winning). */
+    static final int SET_GET_ATTEMPTS = 8;
+
     private final GatewayContext gw;
 
     StringCommands(GatewayContext gw) {
@@ -155,13 +159,12 @@ final class StringCommands {
         String key = c.key(1);
         long now = gw.ticker.millis();
         SetOptions options = SetOptions.parse(c, now);
+        // EXAT/PXAT in the past: Redis stores the value and it is gone at once; the master's shortest time is 1 ms
+        long ttl = options.expiry() == null ? 0 : Math.max(1, options.expireAtMillis() - now);
         if (options.get()) {
-            throw RespError.err("NOT_SUPPORTED SET with GET: Tiffin cannot yet read the old value and store the new"
-                    + " one as one atomic step on the master; GET then SET");
+            return setGet(call, key, options, ttl);
         }
         if (!options.plain() || options.keepTtl()) {
-            // EXAT/PXAT in the past: Redis stores the value and it is gone at once; the master's shortest time is 1 ms
-            long ttl = options.expiry() == null ? 0 : Math.max(1, options.expireAtMillis() - now);
             PutOptions.Condition condition = options.nx() ? PutOptions.Condition.IF_ABSENT
                     : options.xx() ? PutOptions.Condition.IF_PRESENT : PutOptions.Condition.ALWAYS;
             boolean stored;
@@ -182,6 +185,45 @@ final class StringCommands {
             throw putFailure(new TiffinException(result.code(), result.code().hint()), key);
         }
         return Replies.OK;
+    }
+
+    /**
+     * SET ... GET: reads the value and its version, then stores the new value only over that version (checked by
+     * the master at PutStart and again when the new value replaces it at PutEnd; no other SET of the key can start
+     * in between), so the reply is exactly the value replaced. When another client changes the key between the
+     * read and the put, both are tried again, up to {@value #SET_GET_ATTEMPTS} times, then the command fails
+     * (nothing stored). NX with a value present, or XX with none, answers the value read and stores nothing.
+     */
+    private RedisMessage setGet(CommandSpec.Call call, String key, SetOptions options, long ttl) {
+        ByteBuf value = call.command().arg(2);
+        for (int attempt = 0; attempt < SET_GET_ATTEMPTS; attempt++) {
+            GatewayStore.Versioned old;
+            try {
+                old = gw.store.getVersioned(key, call.buffers());
+            } catch (TiffinException e) {
+                throw RespError.store(e, "SET of '" + key + "' with GET");
+            }
+            boolean present = old.value() != null;
+            if (present ? options.nx() : options.xx()) {
+                return reply(call.protocol(), old.value()); // the condition fails: nothing stored
+            }
+            GatewayStore.PutTerms terms = present
+                    ? new GatewayStore.PutTerms(PutOptions.Condition.IF_VERSION, ttl, options.keepTtl(), old.version())
+                    : new GatewayStore.PutTerms(PutOptions.Condition.IF_ABSENT, ttl, options.keepTtl());
+            boolean stored;
+            try {
+                stored = gw.store.put(key, value, terms);
+            } catch (TiffinException e) {
+                io.netty.util.ReferenceCountUtil.release(old.value());
+                throw putFailure(e, key);
+            }
+            if (stored) {
+                return reply(call.protocol(), old.value());
+            }
+            io.netty.util.ReferenceCountUtil.release(old.value()); // changed since the read: read again
+        }
+        throw RespError.err("CONFLICT SET of '" + key + "' with GET: the key changed between reading it and storing"
+                + " the new value " + SET_GET_ATTEMPTS + " times (other clients keep writing it); nothing stored, retry");
     }
 
     /** SETs of distinct keys in one store call, one reply each (pipelined plain SETs of one read). */

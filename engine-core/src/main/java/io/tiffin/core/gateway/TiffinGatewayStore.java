@@ -87,7 +87,7 @@ public final class TiffinGatewayStore implements GatewayStore {
             return filled(key, buf, n, hint);
         } catch (TiffinException e) {
             buf.release();
-            if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+            if (notThere(e.code())) {
                 sizes.invalidate(key);
                 return null; // absent, or a first put still under way: not there yet
             }
@@ -96,6 +96,31 @@ public final class TiffinGatewayStore implements GatewayStore {
             }
         }
         return readAtSize(key, buffers);
+    }
+
+    @Override
+    public Versioned getVersioned(String key, ValueBuffers buffers) {
+        PinnedValue pinned;
+        try {
+            pinned = client.getPinned(key);
+        } catch (TiffinException e) {
+            if (notThere(e.code())) {
+                return Versioned.ABSENT;
+            }
+            throw e;
+        }
+        try (pinned) {
+            int size = checkedSize(key, pinned.size());
+            ByteBuf buf = buffers.allocate(Math.max(1, size));
+            try {
+                pinned.copyTo(writable(buf));
+            } catch (RuntimeException e) {
+                buf.release();
+                throw e;
+            }
+            buf.writerIndex(buf.writerIndex() + size);
+            return new Versioned(buf, pinned.version());
+        }
     }
 
     @Override
@@ -168,7 +193,7 @@ public final class TiffinGatewayStore implements GatewayStore {
                 return filled(key, buf, client.getInto(key, writable(buf)), null);
             } catch (TiffinException e) {
                 buf.release();
-                if (e.code() == ErrorCode.OBJECT_NOT_FOUND || e.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+                if (notThere(e.code())) {
                     return null;
                 }
                 if (e.code() != ErrorCode.BUFFER_OVERFLOW) {
@@ -273,7 +298,10 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public boolean put(String key, ByteBuf value, PutTerms terms) {
         MemorySegment segment = readable(value);
-        PutOptions options = terms.equals(PutTerms.PLAIN) ? putOptions : putOptions.withCondition(terms.condition())
+        PutOptions options = terms.equals(PutTerms.PLAIN) ? putOptions
+                : (terms.condition() == PutOptions.Condition.IF_VERSION
+                        ? putOptions.withExpectedVersion(terms.expectedVersion())
+                        : putOptions.withCondition(terms.condition()))
                 .withTtlMillis(terms.ttlMillis()).withKeepTtl(terms.keepTtl());
         long deadline = Ticker.SYSTEM.nanos() + CONCURRENT_PUT_WAIT_NANOS;
         for (int attempt = 0; ; attempt++) {
@@ -285,6 +313,10 @@ public final class TiffinGatewayStore implements GatewayStore {
                 if (e.code() == ErrorCode.OBJECT_ALREADY_EXISTS && terms.condition() == PutOptions.Condition.IF_ABSENT
                         || e.code() == ErrorCode.OBJECT_NOT_FOUND && terms.condition() == PutOptions.Condition.IF_PRESENT) {
                     return false; // NX of a key that holds a value, XX of one that holds none
+                }
+                if (terms.condition() == PutOptions.Condition.IF_VERSION && (e.code() == ErrorCode.OBJECT_NOT_FOUND
+                        || e.code() == ErrorCode.OBJECT_ALREADY_EXISTS || e.code() == ErrorCode.REPLICA_IS_NOT_READY)) {
+                    return false; // the key no longer holds the value read (or another SET of it is under way)
                 }
                 // another client's put of the key is under way: ours comes after it, as Redis orders two SETs
                 if (e.code() != ErrorCode.OBJECT_ALREADY_EXISTS || Ticker.SYSTEM.nanos() > deadline) {
@@ -298,6 +330,11 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public boolean expire(String key, long ttlMillis) {
         return client.expire(key, ttlMillis);
+    }
+
+    @Override
+    public boolean expire(String key, long ttlMillis, io.tiffin.core.client.ExpireCondition condition) {
+        return client.expire(key, ttlMillis, condition);
     }
 
     @Override
@@ -320,7 +357,8 @@ public final class TiffinGatewayStore implements GatewayStore {
         for (int i = 0; i < results.size(); i++) {
             KeyResult<Void> r = results.get(i);
             // another client's put of the key under way, or no room yet: the single put waits for either
-            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE) {
+            if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE
+                    || r.code() == ErrorCode.REPLICA_IS_NOT_READY) {
                 try {
                     put(keys.get(i), values.get(i));
                     results.set(i, KeyResult.ok(keys.get(i), null));
@@ -346,24 +384,28 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public List<KeyResult<Boolean>> exists(List<String> keys) {
-        List<KeyResult<Boolean>> results = client.batchExists(keys);
-        List<KeyResult<Boolean>> out = new ArrayList<>(results.size());
-        for (KeyResult<Boolean> r : results) {
-            out.add(r.code() == ErrorCode.REPLICA_IS_NOT_READY || r.code() == ErrorCode.OBJECT_NOT_FOUND
-                    ? KeyResult.ok(r.key(), false) : r);
-        }
-        return out;
+        return eachResult(client.batchExists(keys), r -> notThere(r.code()) ? KeyResult.ok(r.key(), false) : r);
     }
 
     @Override
     public List<KeyResult<Void>> remove(List<String> keys) {
         keys.forEach(sizes::invalidate);
-        List<KeyResult<Void>> results = client.batchRemove(keys, true);
-        List<KeyResult<Void>> out = new ArrayList<>(results.size());
-        for (KeyResult<Void> r : results) {
-            // a first put still under way is not there yet: the removal came before it
-            out.add(r.code() == ErrorCode.REPLICA_IS_NOT_READY ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND)
-                    : r);
+        // a first put still under way is not there yet: the removal came before it
+        return eachResult(client.batchRemove(keys, true), r -> r.code() == ErrorCode.REPLICA_IS_NOT_READY
+                ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND) : r);
+    }
+
+    /** Whether a key's code says it holds no value for a reader: missing, or a first put still under way. */
+    private static boolean notThere(ErrorCode code) {
+        return code == ErrorCode.OBJECT_NOT_FOUND || code == ErrorCode.REPLICA_IS_NOT_READY;
+    }
+
+    /** The client's per-key results as the gateway answers them: {@code f} of each, in order. */
+    private static <T> List<KeyResult<T>> eachResult(List<KeyResult<T>> results,
+                                                    java.util.function.UnaryOperator<KeyResult<T>> f) {
+        List<KeyResult<T>> out = new ArrayList<>(results.size());
+        for (KeyResult<T> r : results) {
+            out.add(f.apply(r));
         }
         return out;
     }
@@ -412,7 +454,7 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public StoreStats stats() {
         ClusterStats s = client.stats();
-        return new StoreStats(s.version(), s.keys(), s.capacity(), s.used(), s.liveNodes(), s.evictedKeys());
+        return new StoreStats(s.version(), s.keys(), s.capacity(), s.used(), s.liveNodes(), s.evictedKeys(), s.expiringKeys());
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.tiffin.core.master;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.core.util.Ticker;
-import java.util.List;
 
 /**
  * Objects' expiry deadlines (master clock): set by a put ({@code PutOptions.ttlMillis}) or {@link #expire}, read by
@@ -21,8 +20,28 @@ final class Expiry {
     static final int SET = 1;
     /** {@link #expire}'s request: drop the deadline. */
     static final int PERSIST = 2;
-    /** What {@link #remainingMillis} answers for an object without a deadline. */
+    /** What {@link #expire} answers for an object without a deadline. */
     static final long NONE = -1;
+    /** {@link #expire}'s condition of a {@link #SET}: none (as older clients send). */
+    static final int ALWAYS = 0;
+    /** Only if the object has no deadline (Redis's NX). */
+    static final int IF_NONE = 1;
+    /** Only if it has one (XX). */
+    static final int IF_SET = 2;
+    /** Only if the new deadline is later than the current one, which an object without one never is (GT). */
+    static final int IF_LATER = 3;
+    /** Only if the new deadline is earlier than the current one, or there is none (LT). */
+    static final int IF_SOONER = 4;
+    /** Only if it has one and the new deadline is earlier (XX LT). */
+    static final int IF_SET_AND_SOONER = 5;
+
+    /**
+     * What {@link #expire} answers: the time to live before (ms, {@link #NONE}) and whether it changed it.
+     *
+     * <p>Thread-safe (immutable).
+     */
+    record Outcome(long ttlBeforeMillis, boolean applied) {
+    }
 
     private final ObjectTable table;
     private final Removal removal;
@@ -53,13 +72,17 @@ final class Expiry {
     /**
      * EXPIRE, PEXPIRE, PERSIST, TTL and PTTL of one key: per {@code mode} ({@link #QUERY}, {@link #SET},
      * {@link #PERSIST}), answers the time to live before the change (ms, {@link #NONE} without a deadline), or
-     * OBJECT_NOT_FOUND for a key that holds no complete object.
+     * OBJECT_NOT_FOUND for a key that holds no complete object. A {@link #SET} is made only if {@code condition}
+     * ({@link #ALWAYS}, {@link #IF_NONE}, {@link #IF_SET}, {@link #IF_LATER}, {@link #IF_SOONER},
+     * {@link #IF_SET_AND_SOONER}) holds, checked
+     * with the key locked.
      */
-    KeyResult<Long> expire(String key, int mode, long ttlMillis) {
+    KeyResult<Outcome> expire(String key, int mode, long ttlMillis, int condition) {
         if (table.validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        if (mode < QUERY || mode > PERSIST || ttlMillis < 0) {
+        if (mode < QUERY || mode > PERSIST || ttlMillis < 0 || condition < ALWAYS || condition > IF_SET_AND_SOONER
+                || (condition != ALWAYS && mode != SET)) {
             return KeyResult.failed(key, ErrorCode.INVALID_PARAMS);
         }
         long now = ticker.millis();
@@ -69,30 +92,48 @@ final class Expiry {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
             }
             long before = m.expireAtMillis == 0 ? NONE : m.expireAtMillis - now;
-            if (mode == SET) {
-                m.expireAtMillis = deadline(now, ttlMillis);
+            boolean applied = mode != QUERY && holds(condition, before, ttlMillis);
+            if (applied && mode == SET) {
+                table.setDeadline(m, deadline(now, ttlMillis));
                 reapIfDue(shard, m, now); // a time to live of 0 removes it now, as Redis's EXPIRE k 0
-            } else if (mode == PERSIST) {
-                m.expireAtMillis = 0;
+            } else if (applied) {
+                applied = m.expireAtMillis != 0;
+                table.setDeadline(m, 0);
             }
-            return KeyResult.ok(key, before);
+            return KeyResult.ok(key, new Outcome(before, applied));
         });
     }
 
-    /** Removes every expired object nobody asked for since its deadline; returns how many. */
+    private static boolean holds(int condition, long before, long ttlMillis) {
+        return switch (condition) {
+            case IF_NONE -> before == NONE;
+            case IF_SET -> before != NONE;
+            case IF_LATER -> before != NONE && ttlMillis > before;
+            case IF_SOONER -> before == NONE || ttlMillis < before;
+            case IF_SET_AND_SOONER -> before != NONE && ttlMillis < before;
+            default -> true;
+        };
+    }
+
+    /**
+     * Removes every expired object nobody asked for since its deadline; returns how many. Walks the deadlines
+     * that have passed only ({@link ObjectTable#passedDeadlines}), not the table.
+     */
     int sweep() {
         if (!used) {
             return 0;
         }
         long now = ticker.millis();
-        int[] reaped = new int[1];
-        table.forEachShard(shard -> {
-            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
-                if (m.isExpired(now) && reapIfDue(shard, m, now) && shard.objects.get(m.key) != m) {
-                    reaped[0]++;
-                }
+        int reaped = 0;
+        for (ObjectTable.Deadline d : table.passedDeadlines(now)) {
+            boolean gone = table.inShard(d.key(), shard -> {
+                ObjectMetadata m = shard.objects.get(d.key());
+                return m != null && m.isExpired(now) && reapIfDue(shard, m, now) && shard.objects.get(d.key()) != m;
+            });
+            if (gone) {
+                reaped++;
             }
-        });
-        return reaped[0];
+        }
+        return reaped;
     }
 }

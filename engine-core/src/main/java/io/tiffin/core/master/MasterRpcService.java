@@ -433,9 +433,11 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, inline, Opcode.EXPIRE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.ExpireRequest.parser());
-            KeyResult<Long> res = master.expire(req.getKey(), req.getMode(), req.getTtlMs());
+            KeyResult<Expiry.Outcome> res = master.expire(req.getKey(), req.getMode(), req.getTtlMs(),
+                    req.getCondition());
             throwIfFailed(res.code(), req.getKey());
-            return io.tiffin.core.transport.proto.ExpireReply.newBuilder().setTtlMs(res.value()).build();
+            return io.tiffin.core.transport.proto.ExpireReply.newBuilder().setTtlMs(res.value().ttlBeforeMillis())
+                    .setApplied(res.value().applied()).build();
         });
         bind(server, inline, Opcode.BATCH_EXIST_KEY, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
@@ -577,6 +579,7 @@ public final class MasterRpcService implements InProcessMaster {
         StatsReply.Builder b = StatsReply.newBuilder()
                 .setVersion(TiffinVersion.VERSION)
                 .setKeys(master.keyCount())
+                .setExpiringKeys(master.expiringKeyCount())
                 .setCapacity(master.capacityBytes())
                 .setUsed(master.usedBytes())
                 .setLiveNodes(master.liveNodes().size())

@@ -491,15 +491,21 @@ public final class MasterService {
     // ------------------------------------------------------------------ listing and stats
 
     /**
-     * Complete objects whose key starts with {@code prefix}, in key order, at most {@code limit}; does
-     * not grant leases. Costs O(log n + limit).
+     * Complete objects whose key starts with {@code prefix} and whose expiry deadline has not passed, in key
+     * order, at most {@code limit}; does not grant leases. Costs O(log n + limit).
      */
     public ListedKeys listKeys(String prefix, int limit) {
         return table.listKeys(prefix, limit);
     }
 
+    /** The objects held, less those whose expiry deadline has passed (gone for clients, not yet reclaimed). */
     public long keyCount() {
-        return table.keyCount();
+        return Math.max(0, table.keyCount() - table.expiredCount(ticker.millis()));
+    }
+
+    /** How many of the objects held have an expiry deadline (kept as deadlines are set and dropped, not counted). */
+    public long expiringKeyCount() {
+        return table.expiringCount();
     }
 
     /** Bytes of the hard-pinned objects (complete or being written). */
@@ -553,7 +559,17 @@ public final class MasterService {
      * OBJECT_NOT_FOUND.
      */
     public KeyResult<Long> expire(String key, int mode, long ttlMillis) {
-        return expiry.expire(key, mode, ttlMillis);
+        KeyResult<Expiry.Outcome> r = expiry.expire(key, mode, ttlMillis, Expiry.ALWAYS);
+        return r.isOk() ? KeyResult.ok(key, r.value().ttlBeforeMillis()) : KeyResult.failed(r.key(), r.code());
+    }
+
+    /**
+     * {@link #expire(String, int, long)} of a {@code mode} 1 made only under {@code condition} (0 always, 1 NX:
+     * without a deadline, 2 XX: with one, 3 GT: a later deadline, 4 LT: an earlier one or none), checked with the
+     * key locked; answers the time to live before and whether it was set.
+     */
+    KeyResult<Expiry.Outcome> expire(String key, int mode, long ttlMillis, int condition) {
+        return expiry.expire(key, mode, ttlMillis, condition);
     }
 
     // ------------------------------------------------------------------ SSD tier

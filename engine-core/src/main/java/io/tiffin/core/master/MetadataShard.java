@@ -22,6 +22,36 @@ final class MetadataShard {
      * until the first; entries go at that instant's first put or {@link #purgeHeld} after it.
      */
     private Map<String, Long> held;
+    /**
+     * Replacements being written: key → the new object (still processing) of an upsert of a complete object,
+     * which stays in {@link #objects}, readable, until the new one's PutEnd swaps it in. Null until the first.
+     */
+    private Map<String, ObjectMetadata> replacing;
+
+    /** The replacement of {@code key} being written, or null. Caller holds the lock. */
+    ObjectMetadata replacement(String key) {
+        return replacing == null ? null : replacing.get(key);
+    }
+
+    /** Notes {@code m} as the replacement of its key being written. Caller holds the lock. */
+    void startReplacement(ObjectMetadata m) {
+        if (replacing == null) {
+            replacing = new HashMap<>();
+        }
+        replacing.put(m.key, m);
+    }
+
+    /** Forgets the replacement of {@code key} (swapped in, revoked or released). Caller holds the lock. */
+    void endReplacement(String key) {
+        if (replacing != null && replacing.remove(key) != null && replacing.isEmpty()) {
+            replacing = null;
+        }
+    }
+
+    /** The replacements being written, a copy. Caller holds the lock. */
+    java.util.List<ObjectMetadata> replacements() {
+        return replacing == null ? java.util.List.of() : java.util.List.copyOf(replacing.values());
+    }
 
     /** Refuses puts of {@code key} until {@code untilMillis}. Caller holds the lock. */
     void hold(String key, long untilMillis) {

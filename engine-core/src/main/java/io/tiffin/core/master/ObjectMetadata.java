@@ -46,6 +46,10 @@ final class ObjectMetadata {
     long expireAtMillis;
     /** The put in progress replaces an existing object ({@code PutOptions.upsert}). */
     boolean upsert;
+    /** A replacement that takes the replaced object's deadline when it is swapped in ({@code PutOptions.keepTtl}). */
+    boolean keepTtl;
+    /** A replacement of this version only ({@code PutOptions.expectedVersion}, checked again at PutEnd); 0 = any. */
+    long expectedVersion;
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
     /** Copies on nodes' SSD tiers. */

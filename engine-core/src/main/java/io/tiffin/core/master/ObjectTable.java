@@ -33,6 +33,10 @@ final class ObjectTable {
     /** Every key, ordered. Updated under the key's shard lock. */
     private final ConcurrentSkipListSet<String> keyIndex = new ConcurrentSkipListSet<>();
     private final AtomicLong keyCount = new AtomicLong();
+    /** The objects with an expiry deadline, by deadline. Updated under the key's shard lock. */
+    private final ConcurrentSkipListSet<Deadline> deadlines = new ConcurrentSkipListSet<>();
+    /** How many objects have a deadline (the size of {@link #deadlines}, which a skip list does not keep). */
+    private final AtomicLong expiringCount = new AtomicLong();
     /** Bytes of the hard-pinned objects (master.max-hard-pinned-share caps them). */
     private final AtomicLong hardPinnedBytes = new AtomicLong();
     private final AtomicLong replicaIds = new AtomicLong();
@@ -97,6 +101,56 @@ final class ObjectTable {
         return keyCount.get();
     }
 
+    /**
+     * One object's expiry deadline (master ms) in {@link #deadlines}, ordered by deadline, then key.
+     *
+     * <p>Thread-safe (immutable).
+     */
+    record Deadline(long atMillis, String key) implements Comparable<Deadline> {
+        @Override
+        public int compareTo(Deadline o) {
+            int c = Long.compare(atMillis, o.atMillis);
+            return c != 0 ? c : key.compareTo(o.key);
+        }
+    }
+
+    /** How many objects have an expiry deadline (passed or not). */
+    long expiringCount() {
+        return expiringCount.get();
+    }
+
+    /**
+     * How many objects' deadlines have passed at {@code now} though they are still in the table (not yet reclaimed:
+     * held by an SSD task, or not met by a lookup or the sweep yet). Costs O(that number).
+     */
+    long expiredCount(long now) {
+        return deadlines.headSet(new Deadline(now + 1, ""), false).size(); // keys are never empty
+    }
+
+    /** The deadlines that have passed at {@code now}, earliest first (a copy). */
+    List<Deadline> passedDeadlines(long now) {
+        return List.copyOf(deadlines.headSet(new Deadline(now + 1, ""), false));
+    }
+
+    /** Sets (0 = drops) the expiry deadline of {@code m}, which is in the table. Caller holds the shard lock. */
+    void setDeadline(ObjectMetadata m, long atMillis) {
+        dropDeadline(m);
+        m.expireAtMillis = atMillis;
+        addDeadline(m);
+    }
+
+    private void addDeadline(ObjectMetadata m) {
+        if (m.expireAtMillis != 0 && deadlines.add(new Deadline(m.expireAtMillis, m.key))) {
+            expiringCount.incrementAndGet();
+        }
+    }
+
+    private void dropDeadline(ObjectMetadata m) {
+        if (m.expireAtMillis != 0 && deadlines.remove(new Deadline(m.expireAtMillis, m.key))) {
+            expiringCount.decrementAndGet();
+        }
+    }
+
     /** Bytes of the hard-pinned objects held. */
     long hardPinnedBytes() {
         return hardPinnedBytes.get();
@@ -107,6 +161,10 @@ final class ObjectTable {
         ObjectMetadata replaced = shard.objects.put(m.key, m);
         keyIndex.add(m.key);
         keyCount.incrementAndGet();
+        if (replaced != null) {
+            dropDeadline(replaced);
+        }
+        addDeadline(m);
         long pinned = (m.hardPinned ? m.size : 0) - (replaced != null && replaced.hardPinned ? replaced.size : 0);
         if (pinned != 0) {
             hardPinnedBytes.addAndGet(pinned);
@@ -123,6 +181,7 @@ final class ObjectTable {
         if (gone != null) {
             keyIndex.remove(key);
             keyCount.decrementAndGet();
+            dropDeadline(gone);
             if (gone.hardPinned) {
                 hardPinnedBytes.addAndGet(-gone.size);
             }
@@ -255,10 +314,11 @@ final class ObjectTable {
     }
 
     /**
-     * Complete objects whose key starts with {@code prefix}, in key order, at most {@code limit}; does
+     * Complete, unexpired objects whose key starts with {@code prefix}, in key order, at most {@code limit}; does
      * not grant leases. Costs O(log n + limit).
      */
     ListedKeys listKeys(String prefix, int limit) {
+        long now = ticker.millis();
         LinkedHashMap<String, Long> found = new LinkedHashMap<>();
         boolean truncated = false;
         for (String key : keyIndex.tailSet(prefix)) {
@@ -269,8 +329,8 @@ final class ObjectTable {
             shard.lock.lock();
             try {
                 ObjectMetadata m = shard.objects.get(key);
-                if (m == null || m.processing) {
-                    continue;
+                if (m == null || m.processing || m.isExpired(now)) {
+                    continue; // an expired object is gone for every client, reclaimed or not
                 }
                 if (found.size() == limit) {
                     truncated = true;

@@ -91,6 +91,16 @@ final class PutCoordinator {
 
     private KeyResult<PutGrant> putStartLocked(MetadataShard shard, String clientId, String key, long size,
                                                PutOptions options, long now, long putId) {
+        ObjectMetadata pending = shard.replacement(key);
+        if (pending != null) {
+            if (putId != 0 && pending.putId == putId) {
+                return KeyResult.ok(key, new PutGrant(descriptorsOf(pending), pending.version)); // a retried PutStart
+            }
+            if (pending.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+                return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // another replacement is being written
+            }
+            preemptStuckReplacement(shard, pending);
+        }
         ObjectMetadata existing = shard.objects.get(key);
         if (existing != null && putId != 0 && existing.putId == putId) {
             // The same put again (its writer retried a PutStart whose answer it lost): the same replicas while it
@@ -98,11 +108,7 @@ final class PutCoordinator {
             if (!existing.processing) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
-            List<ReplicaDescriptor> same = new ArrayList<>(existing.replicas.size());
-            for (ReplicaRecord r : existing.replicas) {
-                same.add(r.toDescriptor());
-            }
-            return KeyResult.ok(key, new PutGrant(same, existing.version));
+            return KeyResult.ok(key, new PutGrant(descriptorsOf(existing), existing.version));
         }
         if (existing != null && removal.reapIfExpired(shard, existing, now)) {
             if (shard.objects.get(key) == existing) {
@@ -116,6 +122,7 @@ final class PutCoordinator {
             return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
         }
         long keptDeadline = 0;
+        boolean replaces = false;
         if (existing != null) {
             existing.dropDeadReplicas();
             boolean complete = existing.hasReadableReplica();
@@ -123,7 +130,9 @@ final class PutCoordinator {
                 return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE); // as above: its readers may still read it
             }
             if (complete && options.upsert() && !existing.processing) {
-                if (options.condition() == PutOptions.Condition.IF_ABSENT) {
+                if (options.condition() == PutOptions.Condition.IF_ABSENT
+                        || options.condition() == PutOptions.Condition.IF_VERSION
+                        && existing.version != options.expectedVersion()) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
                 }
                 // As for a remove: the replaced object's buffers must be nobody's destination or source; a forced
@@ -137,22 +146,23 @@ final class PutCoordinator {
                 if (existing.offloadPending) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
                 }
+                // The existing object stays readable until the new one's PutEnd swaps it in (swapIn).
                 keptDeadline = existing.expireAtMillis;
-                removal.forceOut(shard, existing, now);
+                replaces = true;
             } else if (complete) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             } else if (existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
                 // Another put of the key is being written: not "exists", which writers take as done, while its
                 // writer may still fail and revoke (a put reported done with no bytes anywhere).
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
-            } else if (options.condition() == PutOptions.Condition.IF_PRESENT) {
+            } else if (needsObject(options)) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND); // a stuck put is no object
             } else {
                 // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
                 // writer may still be writing into them.
                 preemptStuckPut(shard, existing);
             }
-        } else if (options.condition() == PutOptions.Condition.IF_PRESENT) {
+        } else if (needsObject(options)) {
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
         }
         List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
@@ -184,10 +194,76 @@ final class PutCoordinator {
         m.version = version;
         m.putId = putId;
         m.upsert = options.upsert();
+        m.keepTtl = options.keepTtl();
+        m.expectedVersion = options.expectedVersion();
         m.expireAtMillis = options.keepTtl() ? keptDeadline
                 : options.ttlMillis() > 0 ? expiry.deadline(now, options.ttlMillis()) : 0;
-        table.insert(shard, m);
+        if (replaces) {
+            shard.startReplacement(m);
+        } else {
+            table.insert(shard, m);
+        }
         return KeyResult.ok(key, new PutGrant(descriptors, version));
+    }
+
+    private static boolean needsObject(PutOptions options) {
+        return options.condition() == PutOptions.Condition.IF_PRESENT
+                || options.condition() == PutOptions.Condition.IF_VERSION;
+    }
+
+    private static List<ReplicaDescriptor> descriptorsOf(ObjectMetadata m) {
+        List<ReplicaDescriptor> out = new ArrayList<>(m.replicas.size());
+        for (ReplicaRecord r : m.replicas) {
+            out.add(r.toDescriptor());
+        }
+        return out;
+    }
+
+    /** As {@link #preemptStuckPut}, for a replacement: the replaced object stays. */
+    private void preemptStuckReplacement(MetadataShard shard, ObjectMetadata stuck) {
+        long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
+        for (ReplicaRecord r : stuck.replicas) {
+            quarantine.add(r, releaseAt); // its writer may still be writing into them
+        }
+        stuck.replicas.clear();
+        shard.endReplacement(stuck.key);
+        counters.putStartDiscards.increment();
+    }
+
+    /**
+     * Swaps a written replacement in: the object it replaces (if still there) ends as by a forced removal (its
+     * readers finish reading its bytes), and the new one takes the key. A replacement of one version
+     * ({@code PutOptions.Condition.IF_VERSION}) whose object went meanwhile (removed, expired, evicted) is dropped
+     * instead: false. Caller holds the shard lock.
+     */
+    private boolean swapIn(MetadataShard shard, ObjectMetadata m, long now) {
+        shard.endReplacement(m.key);
+        ObjectMetadata old = shard.objects.get(m.key);
+        if (m.expectedVersion != 0 && (old == null || old.version != m.expectedVersion || old.isExpired(now))) {
+            m.freeAll();
+            return false;
+        }
+        if (old != null && old.processing) {
+            preemptStuckPut(shard, old); // not expected: puts of the key are refused while a replacement is written
+            old = null;
+        } else if (old != null) {
+            if (m.keepTtl) {
+                m.expireAtMillis = old.isExpired(now) ? 0 : old.expireAtMillis;
+            }
+            if (old.offloadPending) {
+                // its node may still be reading a memory replica for the SSD tier: keep them that long
+                old.leaseTimeoutMillis = Math.max(old.leaseTimeoutMillis,
+                        now + settings.putStartReleaseTimeout().toMillis());
+            }
+            if (old.taskNode != null) {
+                tier.abandonTask(old, false); // its copy, if the node reports it, is stale and deleted
+            }
+            removal.forceOut(shard, old, now);
+        } else if (m.keepTtl) {
+            m.expireAtMillis = 0; // the replaced object went meanwhile (removed or expired)
+        }
+        table.insert(shard, m);
+        return true;
     }
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
@@ -208,6 +284,17 @@ final class PutCoordinator {
     }
 
     private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, long now) {
+        ObjectMetadata pending = shard.replacement(key);
+        if (pending != null && pending.writerId.equals(clientId)) {
+            pending.dropDeadReplicas();
+            if (pending.replicas.isEmpty()) {
+                shard.endReplacement(key);
+                return ErrorCode.OBJECT_NOT_FOUND;
+            }
+            if (!swapIn(shard, pending, now)) {
+                return ErrorCode.OBJECT_NOT_FOUND; // the version it was to replace is gone
+            }
+        }
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
@@ -250,6 +337,12 @@ final class PutCoordinator {
     }
 
     private ErrorCode putRevokeLocked(MetadataShard shard, String clientId, String key) {
+        ObjectMetadata pending = shard.replacement(key);
+        if (pending != null && pending.writerId.equals(clientId)) {
+            pending.freeAll(); // the replaced object stays
+            shard.endReplacement(key);
+            return ErrorCode.OK;
+        }
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
@@ -277,6 +370,13 @@ final class PutCoordinator {
         int[] freed = new int[1];
         table.forEachShard(shard -> {
             shard.purgeHeld(now);
+            for (ObjectMetadata m : shard.replacements()) {
+                if (m.putStartMillis + releaseMs <= now) {
+                    freed[0] += m.replicas.size();
+                    m.freeAll(); // as below; the replaced object stays
+                    shard.endReplacement(m.key);
+                }
+            }
             for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
                 if (m.processing && m.putStartMillis + releaseMs <= now) {
                     freed[0] += m.replicas.size();

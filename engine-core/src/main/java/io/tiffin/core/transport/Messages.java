@@ -30,6 +30,7 @@ public final class Messages {
                 .setTtlMs(o.ttlMillis())
                 .setKeepTtl(o.keepTtl())
                 .setCondition(o.condition().ordinal())
+                .setIfVersion(o.expectedVersion())
                 .build();
     }
 
@@ -41,11 +42,11 @@ public final class Messages {
         PutOptions.Condition[] conditions = PutOptions.Condition.values();
         if (m.getCondition() >= conditions.length) {
             throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "put condition "
-                    + m.getCondition() + " is none of 0 (always), 1 (if absent), 2 (if present)");
+                    + m.getCondition() + " is none of 0 (always), 1 (if absent), 2 (if present), 3 (if version)");
         }
         try {
             return new PutOptions(replicas, preferred, m.getSoftPin(), m.getHardPin(), m.getUpsert(),
-                    m.getReplaceLeased(), m.getTtlMs(), m.getKeepTtl(), conditions[m.getCondition()]);
+                    m.getReplaceLeased(), m.getTtlMs(), m.getKeepTtl(), conditions[m.getCondition()], m.getIfVersion());
         } catch (IllegalArgumentException e) {
             throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "put options: "
                     + e.getMessage());

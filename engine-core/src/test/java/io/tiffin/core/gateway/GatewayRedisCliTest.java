@@ -164,6 +164,11 @@ class GatewayRedisCliTest {
                 SET n x XX
                 GET n
                 SET n v GET
+                SET g1 v GET
+                SET n z NX GET
+                SET g2 v XX GET
+                EXISTS g2
+                GET n
                 TTL n
                 EXPIRE n 100
                 TTL n
@@ -208,8 +213,12 @@ class GatewayRedisCliTest {
                 (integer) 0
                 OK
                 "x"
-                (error) ERR NOT_SUPPORTED SET with GET: Tiffin cannot yet read the old value and store the new one as \
-                one atomic step on the master; GET then SET
+                "x"
+                (nil)
+                "v"
+                (nil)
+                (integer) 0
+                "v"
                 (integer) -1
                 (integer) 1
                 (integer) 100

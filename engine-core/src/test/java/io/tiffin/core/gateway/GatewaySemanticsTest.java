@@ -110,4 +110,56 @@ class GatewaySemanticsTest {
         assertThat(fixture.tiffin.master().service().counters().expiredObjects()).isEqualTo(expiredBefore + 1);
         assertThat(fixture.tiffin.master().service().counters().evictedKeys()).isEqualTo(evictedBefore);
     }
+
+    @Test
+    void redisPySetsRacingGetsNeverSeeNilOrMixedBytesAndSetGetsFormAChain() throws URISyntaxException {
+        RedisTools.require(RedisTools.PYTHON, "python3");
+        Path script = Path.of(GatewaySemanticsTest.class.getResource("/gateway/concurrent_sets.py").toURI());
+        RedisTools.Result r = RedisTools.run(List.of(RedisTools.PYTHON.toString(), script.toString(),
+                Integer.toString(fixture.port())), null, 180);
+        assertThat(r.exitCode()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("\"ok\": true");
+    }
+
+    @Test
+    void setGetReadsAgainWhenAnotherClientWritesBetweenItsReadAndItsPutAndGivesUpIfThatNeverStops() {
+        java.util.concurrent.atomic.AtomicReference<RecordingStore> recording = new java.util.concurrent.atomic.AtomicReference<>();
+        try (GatewayFixture own = GatewayFixture.start(java.util.Map.of(), s -> {
+            RecordingStore rs = new RecordingStore(s);
+            recording.set(rs);
+            return rs;
+        }); TiffinClient other = TiffinClient.connect(TiffinClient.Options.builder(
+                "127.0.0.1:" + own.tiffin.master().address().getPort()).build())) {
+            io.tiffin.api.PutOptions replace = io.tiffin.api.PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+            other.put("k", "first".getBytes(), replace);
+            java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+            recording.get().afterVersionedRead = () -> {
+                if (reads.incrementAndGet() == 1) { // between the first read and its put: another client's SET
+                    other.put("k", "second".getBytes(), replace);
+                }
+            };
+            RedisTools.Result r = RedisTools.cli(own.port(), "SET", "k", "third", "GET");
+            assertThat(r.out().strip()).as("the value it replaced, read again").isEqualTo("second");
+            assertThat(reads.get()).isEqualTo(2);
+            assertThat(other.get("k")).isEqualTo("third".getBytes());
+
+            reads.set(0);
+            recording.get().afterVersionedRead = () -> other.put("k", ("v" + reads.incrementAndGet()).getBytes(),
+                    replace);
+            r = RedisTools.cli(own.port(), "SET", "k", "never", "GET");
+            assertThat(r.out().strip()).startsWith("ERR CONFLICT SET of 'k' with GET");
+            assertThat(reads.get()).isEqualTo(StringCommands.SET_GET_ATTEMPTS);
+            assertThat(other.get("k")).as("nothing stored").isEqualTo(("v" + reads.get()).getBytes());
+
+            reads.set(0);
+            recording.get().afterVersionedRead = () -> {
+                if (reads.incrementAndGet() == 1) {
+                    other.remove("k", true); // the key goes after the read: read again, then it is absent
+                }
+            };
+            r = RedisTools.cli(own.port(), "SET", "k", "last", "GET");
+            assertThat(r.out().strip()).isEmpty(); // nil
+            assertThat(other.get("k")).isEqualTo("last".getBytes());
+        }
+    }
 }

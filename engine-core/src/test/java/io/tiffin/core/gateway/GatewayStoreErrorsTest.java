@@ -15,7 +15,6 @@ import io.tiffin.core.transport.TransportSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -96,11 +95,9 @@ class GatewayStoreErrorsTest {
     }
 
     /** Fails puts of keys starting with "fail" and has a bug on GET of "bug". Thread-safe. */
-    private static final class FailingStore implements GatewayStore {
-        private final GatewayStore store;
-
+    private static final class FailingStore extends ForwardingStore {
         FailingStore(GatewayStore store) {
-            this.store = store;
+            super(store);
         }
 
         @Override
@@ -141,71 +138,6 @@ class GatewayStoreErrorsTest {
                 throw new TiffinException(ErrorCode.TRANSFER_FAIL, "injected");
             }
             return store.put(key, value, terms);
-        }
-
-        @Override
-        public boolean expire(String key, long ttlMillis) {
-            return store.expire(key, ttlMillis);
-        }
-
-        @Override
-        public boolean persist(String key) {
-            return store.persist(key);
-        }
-
-        @Override
-        public long ttlMillis(String key) {
-            return store.ttlMillis(key);
-        }
-
-        @Override
-        public List<KeyResult<Boolean>> exists(List<String> keys) {
-            return store.exists(keys);
-        }
-
-        @Override
-        public List<KeyResult<Void>> remove(List<String> keys) {
-            return store.remove(keys);
-        }
-
-        @Override
-        public long sizeHint(String key) {
-            return store.sizeHint(key);
-        }
-
-        @Override
-        public OptionalLong size(String key) {
-            return store.size(key);
-        }
-
-        @Override
-        public KeyListing list(String prefix, int limit) {
-            return store.list(prefix, limit);
-        }
-
-        @Override
-        public int listLimit() {
-            return store.listLimit();
-        }
-
-        @Override
-        public long removeAll() {
-            return store.removeAll();
-        }
-
-        @Override
-        public StoreStats stats() {
-            return store.stats();
-        }
-
-        @Override
-        public String describe() {
-            return store.describe();
-        }
-
-        @Override
-        public void close() {
-            store.close();
         }
     }
 }

@@ -7,23 +7,32 @@ import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A {@link GatewayStore} that passes every call on and records it ({@code name:keys}, e.g. {@code getAll:16},
+ * A {@link GatewayStore} that passes every call on ({@link ForwardingStore}) and records it ({@code name:keys}, e.g. {@code getAll:16},
  * {@code list:prefix}), so tests can check how commands reach the store.
  *
  * <p>Thread-safe.
  */
-final class RecordingStore implements GatewayStore {
-    private final GatewayStore store;
+final class RecordingStore extends ForwardingStore {
     final List<String> calls = new CopyOnWriteArrayList<>();
+    /** Runs after each {@link #getVersioned} read, before its caller goes on (e.g. another client's write). */
+    volatile Runnable afterVersionedRead = () -> { };
 
     RecordingStore(GatewayStore store) {
-        this.store = store;
+        super(store);
     }
 
     @Override
     public ByteBuf get(String key, ValueBuffers buffers) {
         calls.add("get:1");
         return store.get(key, buffers);
+    }
+
+    @Override
+    public Versioned getVersioned(String key, ValueBuffers buffers) {
+        calls.add("getVersioned:1");
+        Versioned v = store.getVersioned(key, buffers);
+        afterVersionedRead.run();
+        return v;
     }
 
     @Override
@@ -51,21 +60,6 @@ final class RecordingStore implements GatewayStore {
     }
 
     @Override
-    public boolean expire(String key, long ttlMillis) {
-        return store.expire(key, ttlMillis);
-    }
-
-    @Override
-    public boolean persist(String key) {
-        return store.persist(key);
-    }
-
-    @Override
-    public long ttlMillis(String key) {
-        return store.ttlMillis(key);
-    }
-
-    @Override
     public List<KeyResult<Boolean>> exists(List<String> keys) {
         calls.add("exists:" + keys.size());
         return store.exists(keys);
@@ -75,11 +69,6 @@ final class RecordingStore implements GatewayStore {
     public List<KeyResult<Void>> remove(List<String> keys) {
         calls.add("remove:" + keys.size());
         return store.remove(keys);
-    }
-
-    @Override
-    public long sizeHint(String key) {
-        return store.sizeHint(key);
     }
 
     @Override
@@ -95,28 +84,8 @@ final class RecordingStore implements GatewayStore {
     }
 
     @Override
-    public int listLimit() {
-        return store.listLimit();
-    }
-
-    @Override
     public long removeAll() {
         calls.add("removeAll");
         return store.removeAll();
-    }
-
-    @Override
-    public StoreStats stats() {
-        return store.stats();
-    }
-
-    @Override
-    public String describe() {
-        return store.describe();
-    }
-
-    @Override
-    public void close() {
-        store.close();
     }
 }

@@ -184,4 +184,142 @@ class PutSemanticsTest {
         assertThat(master.counters().evictedKeys() + master.counters().expiredObjects())
                 .isEqualTo(15 - master.segmentViews().getFirst().used() / (4 * MiB));
     }
+
+    @Test
+    void theReplacedObjectStaysReadableUntilTheReplacementsPutEnd() {
+        put("k", 4096, PutOptions.DEFAULT);
+        long oldVersion = master.getReplicaList("k").value().version();
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue();
+        ObjectLocation during = master.getReplicaList("k").value();
+        assertThat(during.version()).as("the old value, while the new one is written").isEqualTo(oldVersion);
+        assertThat(during.size()).isEqualTo(4096);
+        assertThat(master.existKey("k").value()).isTrue();
+        assertThat(master.listKeys("k", 10).keys()).containsEntry("k", 4096L);
+        assertThat(master.putStart("c2", "k", 10, REPLACE).code()).as("a second writer retries")
+                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(master.putStart("c2", "k", 10, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(master.putEnd("c2", "k")).as("not the writer of the replacement").isEqualTo(ErrorCode.ILLEGAL_CLIENT);
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        ObjectLocation after = master.getReplicaList("k").value();
+        assertThat(after.size()).isEqualTo(8192);
+        assertThat(after.version()).isGreaterThan(oldVersion);
+        assertThat(master.keyCount()).isEqualTo(1);
+        assertThat(master.putEnd("c1", "k")).as("a retried PutEnd").isEqualTo(ErrorCode.OK);
+        ticker.advance(Duration.ofMillis(leaseMs));
+        master.releaseStuckPuts();
+        assertThat(used()).as("the old buffer freed after its readers' lease").isEqualTo(8192);
+    }
+
+    @Test
+    void aRevokedOrAbandonedReplacementLeavesTheReplacedObject() {
+        put("k", 4096, PutOptions.DEFAULT);
+        long oldVersion = master.getReplicaList("k").value().version();
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue();
+        assertThat(master.putRevoke("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().version()).isEqualTo(oldVersion);
+        assertThat(used()).isEqualTo(4096);
+
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue(); // its writer never comes back
+        ticker.advance(MasterSettings.defaults().putStartReleaseTimeout());
+        master.releaseStuckPuts();
+        assertThat(master.getReplicaList("k").value().version()).isEqualTo(oldVersion);
+        assertThat(used()).isEqualTo(4096);
+
+        assertThat(master.putStart("c1", "k", 8192, REPLACE).isOk()).isTrue(); // stuck past the discard timeout
+        ticker.advance(MasterSettings.defaults().putStartDiscardTimeout());
+        assertThat(put("k", 100, REPLACE).code()).as("a later replacement pre-empts it").isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().size()).isEqualTo(100);
+    }
+
+    @Test
+    void aRemovalOrExpiryDuringAReplacementEndsTheOldValueAndKeepTtlIsTakenAtPutEnd() {
+        put("k", 4096, PutOptions.DEFAULT);
+        assertThat(master.putStart("c1", "k", 10, REPLACE).isOk()).isTrue();
+        assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OK);
+        assertThat(master.existKey("k").value()).isFalse();
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().size()).as("the SET ends after the DEL").isEqualTo(10);
+
+        assertThat(master.putStart("c1", "k", 20, REPLACE.withKeepTtl(true)).isOk()).isTrue();
+        master.expire("k", Expiry.SET, 5000); // the old value gets a deadline while the new one is written
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).as("KEEPTTL takes it").isEqualTo(5000);
+
+        assertThat(master.putStart("c1", "k", 30, REPLACE.withKeepTtl(true)).isOk()).isTrue();
+        ticker.advance(Duration.ofMillis(5000));
+        assertThat(master.existKey("k").value()).as("the old value expired").isFalse();
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).as("nothing left to keep").isEqualTo(Expiry.NONE);
+        assertThat(master.getReplicaList("k").value().size()).isEqualTo(30);
+    }
+
+    @Test
+    void expiredObjectsAreNeitherListedNorCountedAndObjectsWithADeadlineAreCountedAsTheyChange() {
+        put("a", 10, REPLACE.withTtlMillis(100));
+        put("b", 10, REPLACE.withTtlMillis(5000));
+        put("c", 10, REPLACE);
+        assertThat(master.expiringKeyCount()).isEqualTo(2);
+        assertThat(master.keyCount()).isEqualTo(3);
+        ticker.advance(Duration.ofMillis(100)); // "a" expired; nobody met it and the sweep has not run
+        assertThat(master.listKeys("", 10).keys().keySet()).containsExactly("b", "c");
+        assertThat(master.keyCount()).isEqualTo(2);
+        assertThat(master.expire("c", Expiry.SET, 1000).isOk()).isTrue();
+        assertThat(master.expiringKeyCount()).isEqualTo(3);
+        assertThat(master.expire("b", Expiry.PERSIST, 0).isOk()).isTrue();
+        assertThat(master.expiringKeyCount()).isEqualTo(2);
+        put("c", 10, REPLACE); // a SET without KEEPTTL drops the deadline
+        assertThat(master.expiringKeyCount()).isEqualTo(1);
+        assertThat(master.expireObjects()).isEqualTo(1);
+        assertThat(master.expiringKeyCount()).isZero();
+        assertThat(master.keyCount()).isEqualTo(2);
+        put("d", 10, REPLACE.withTtlMillis(50));
+        assertThat(master.remove("d", false)).isEqualTo(ErrorCode.OK);
+        assertThat(master.expiringKeyCount()).as("a removal drops it").isZero();
+    }
+
+    @Test
+    void conditionalExpireIsCheckedWithTheKeyLocked() {
+        put("k", 10, REPLACE);
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_SET).value().applied()).as("XX, none").isFalse();
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_LATER).value().applied()).as("GT, none").isFalse();
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_SET_AND_SOONER).value().applied()).isFalse();
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).isEqualTo(Expiry.NONE);
+        assertThat(master.expire("k", Expiry.SET, 1000, Expiry.IF_NONE).value().applied()).as("NX, none").isTrue();
+        assertThat(master.expire("k", Expiry.SET, 2000, Expiry.IF_NONE).value().applied()).as("NX, one").isFalse();
+        assertThat(master.expire("k", Expiry.SET, 500, Expiry.IF_LATER).value().applied()).isFalse();
+        assertThat(master.expire("k", Expiry.SET, 1500, Expiry.IF_LATER).value().applied()).isTrue();
+        assertThat(master.expire("k", Expiry.SET, 2000, Expiry.IF_SOONER).value().applied()).isFalse();
+        assertThat(master.expire("k", Expiry.SET, 700, Expiry.IF_SET_AND_SOONER).value().applied()).isTrue();
+        assertThat(master.expire("k", Expiry.SET, 300, Expiry.IF_SET).value().applied()).isTrue();
+        assertThat(master.expire("k", Expiry.QUERY, 0).value()).isEqualTo(300);
+        master.expire("k", Expiry.PERSIST, 0);
+        assertThat(master.expire("k", Expiry.SET, 99_000, Expiry.IF_SOONER).value().applied()).as("LT, none").isTrue();
+        assertThat(master.expire("k", Expiry.QUERY, 0, Expiry.IF_NONE).code()).as("a condition needs a set")
+                .isEqualTo(ErrorCode.INVALID_PARAMS);
+        assertThat(master.expire("k", Expiry.SET, 1, 9).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+        assertThat(master.expire("none", Expiry.SET, 1, Expiry.IF_NONE).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+    }
+
+    @Test
+    void aPutOverOneVersionIsCheckedAtPutStartAndAgainWhenItReplacesTheObject() {
+        put("k", 10, REPLACE);
+        long v1 = master.getReplicaList("k").value().version();
+        assertThat(put("k", 20, REPLACE.withExpectedVersion(v1 + 1000)).code()).isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+        assertThat(put("none", 20, REPLACE.withExpectedVersion(v1)).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(master.existKey("none").value()).isFalse();
+        assertThat(put("k", 20, REPLACE.withExpectedVersion(v1)).code()).isEqualTo(ErrorCode.OK);
+        long v2 = master.getReplicaList("k").value().version();
+        assertThat(put("k", 30, REPLACE.withExpectedVersion(v1)).code()).as("v1 was replaced")
+                .isEqualTo(ErrorCode.OBJECT_ALREADY_EXISTS);
+        // the object goes between PutStart and PutEnd: the put fails and stores nothing
+        assertThat(master.putStart("c1", "k", 40, REPLACE.withExpectedVersion(v2)).isOk()).isTrue();
+        assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OK);
+        assertThat(master.putEnd("c1", "k")).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(master.existKey("k").value()).isFalse();
+        assertThat(used()).as("the failed put's buffer is freed at once; v1 and v2, read, stay quarantined")
+                .isEqualTo(2 * 64);
+        ticker.advance(Duration.ofMillis(leaseMs));
+        master.releaseStuckPuts();
+        assertThat(used()).isZero();
+    }
 }

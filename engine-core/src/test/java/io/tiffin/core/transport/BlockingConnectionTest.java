@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.netty.buffer.Unpooled;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.Empty;
 import io.tiffin.core.transport.proto.PingReply;

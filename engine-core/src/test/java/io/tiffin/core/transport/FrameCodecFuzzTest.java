@@ -10,6 +10,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.tiffin.api.ErrorCode;
+import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.proto.ErrorReply;
 import io.tiffin.core.util.Ticker;
 import java.nio.ByteBuffer;

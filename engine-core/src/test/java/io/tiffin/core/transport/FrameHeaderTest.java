@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.PingRequest;
 import java.nio.ByteBuffer;

@@ -11,6 +11,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
 import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.proto.DataRequest;
 import java.io.IOException;
 import java.time.Duration;

@@ -10,6 +10,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.PingRequest;

@@ -9,6 +9,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.TiffinVersion;
 import io.tiffin.core.transport.proto.DataRequest;
 import io.tiffin.core.transport.proto.Empty;

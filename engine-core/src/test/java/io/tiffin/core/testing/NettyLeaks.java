@@ -1,4 +1,4 @@
-package io.tiffin.core.transport;
+package io.tiffin.core.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -24,17 +24,20 @@ import org.apache.logging.log4j.core.config.Property;
 
 /**
  * Turns Netty's leak reports (logged at ERROR by {@link ResourceLeakDetector}) into test failures: a
- * Log4j appender collects them, {@link #assertNoLeaks()} forces collection and checks. Thread-safe.
- * Allocates and releases its own probe buffers only.
+ * Log4j appender collects them, {@link #assertNoLeaks()} forces collection and checks. Shared by the transport
+ * and gateway tests. Allocates and releases its own probe buffers only.
+ *
+ * <p>Thread-safe.
  */
-final class NettyLeaks {
+public final class NettyLeaks {
     private static final List<String> LEAKS = new CopyOnWriteArrayList<>();
     private static boolean installed;
 
     private NettyLeaks() {
     }
 
-    static synchronized void install() {
+    /** Starts collecting Netty's leak reports; call before the test's first buffer. */
+    public static synchronized void install() {
         if (installed) {
             return;
         }
@@ -65,7 +68,7 @@ final class NettyLeaks {
     }
 
     /** Collects garbage, lets the detector poll its queue and fails if any leak was reported. */
-    static void assertNoLeaks() {
+    public static void assertNoLeaks() {
         for (int round = 0; round < 5; round++) {
             collectGarbage();
             for (int i = 0; i < 100; i++) {
