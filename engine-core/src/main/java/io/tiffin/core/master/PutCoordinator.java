@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import io.tiffin.api.DataGrant;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
@@ -24,6 +25,11 @@ import org.apache.logging.log4j.Logger;
  */
 final class PutCoordinator {
     private static final Logger LOG = LogManager.getLogger(PutCoordinator.class);
+    /**
+     * A writer's grant: write, and read its own bytes back (a read hint taken from the put reads the replica
+     * before the lookup confirms it; any client may look the key up and read it then anyway).
+     */
+    static final int WRITER_OPS = DataGrant.READ | DataGrant.WRITE;
 
     private final MasterSettings settings;
     private final ObjectTable table;
@@ -100,7 +106,7 @@ final class PutCoordinator {
             }
             List<ReplicaDescriptor> same = new ArrayList<>(existing.replicas.size());
             for (ReplicaRecord r : existing.replicas) {
-                same.add(r.toDescriptor());
+                same.add(r.toDescriptor(WRITER_OPS, writeGrantEnd(existing.putStartMillis)));
             }
             return KeyResult.ok(key, new PutGrant(same, existing.version));
         }
@@ -178,7 +184,7 @@ final class PutCoordinator {
             long handle = sink.handle(i);
             ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), size, version);
             replicas.add(r);
-            descriptors.add(r.toDescriptor());
+            descriptors.add(r.toDescriptor(WRITER_OPS, writeGrantEnd(now)));
         }
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
         m.version = version;
@@ -299,5 +305,13 @@ final class PutCoordinator {
         released += freed[0];
         counters.putStartReleases.add(released);
         return released;
+    }
+
+    /**
+     * When the grants of a put started at {@code putStartMillis} end: when the master frees an unfinished put's
+     * buffers ({@code master.put-start-release-timeout}), after which the space may hold another object.
+     */
+    long writeGrantEnd(long putStartMillis) {
+        return putStartMillis + settings.putStartReleaseTimeout().toMillis();
     }
 }
