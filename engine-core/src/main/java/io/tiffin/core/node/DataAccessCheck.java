@@ -21,6 +21,13 @@ final class DataAccessCheck {
     private record Keyed(long epoch, ByteString key, DataAccessMac mac) {
     }
 
+    /**
+     * How long after its expiry (on the estimated master clock) a grant is still honoured: room for the error of
+     * the estimate (a ping's one-way delay, a pause). Leases stay the client's to enforce (a read that outlives
+     * its lease fails {@code LEASE_EXPIRED} there); expiry bounds how long a grant can be used at all.
+     */
+    static final long EXPIRY_GRACE_MILLIS = 1000;
+
     private final String segment;
     private final Ticker ticker;
     private volatile Keyed current;
@@ -75,7 +82,7 @@ final class DataAccessCheck {
                     + " another mount of this segment");
         }
         long masterNow = ticker.millis() + masterOffsetMillis;
-        if (g.getExpiresMs() <= masterNow) {
+        if (g.getExpiresMs() + EXPIRY_GRACE_MILLIS <= masterNow) {
             throw refused(ErrorCode.REPLICA_IS_GONE, opcode, req, "its grant expired " + (masterNow - g.getExpiresMs())
                     + " ms ago (grants last as long as the lookup's lease, or a put's release timeout); look the key"
                     + " up again");
