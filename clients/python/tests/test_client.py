@@ -14,6 +14,9 @@ import pytest
 
 import tiffin
 from tiffin import InvalidArgument, TiffinError
+from tiffin._proto import tiffin_pb2 as pb
+from tiffin._types import grant_msg
+from tiffin._wire import Op
 
 MiB = 1 << 20
 
@@ -451,3 +454,29 @@ def test_read_hints_are_used_only_when_the_master_confirms_them(cluster, tcp_cli
         plain.put(f"{prefix}plain", b"p")
         assert plain.get(f"{prefix}plain") == b"p"
         assert plain.transfer_counts()["hints_confirmed"] == 0
+
+
+def test_reads_carry_the_masters_grant_and_a_node_refuses_an_altered_one(tcp_client, prefix):
+    """Every DATA_READ carries its replica's grant (docs/SECURITY.md, "Data-plane access"): the client's reads work,
+    the same request with the grant moved to other bytes, or without it, is refused by the node."""
+    value = bytes(range(256)) * 16
+    tcp_client.put(prefix + "granted", value)
+    tcp_client.put(prefix + "neighbour", value[::-1])
+    assert tcp_client.get(prefix + "granted") == value
+    r = next(x for x in tcp_client.locate(prefix + "granted").replicas if x.type == "MEMORY")
+    assert r.grant is not None and r.grant[0] == 1  # a lookup grants reads
+    pool = tcp_client._pool
+    into = [memoryview(bytearray(len(value)))]
+    ok = pb.DataRequest(segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch, grant=grant_msg(r))
+    pool.call(r.endpoint, Op.DATA_READ, ok, None, bulk_in=into)
+    assert bytes(into[0]) == value
+    moved = grant_msg(r)
+    moved.offset = r.offset + r.size  # the bytes after the object (another's, or free)
+    for request, message in (
+            (pb.DataRequest(segment=r.segment, offset=moved.offset, length=r.size, mount_epoch=r.mount_epoch,
+                            grant=moved), "its grant's MAC does not match"),
+            (pb.DataRequest(segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch),
+             "it carries no access grant")):
+        with pytest.raises(tiffin.TiffinError) as e:
+            pool.call(r.endpoint, Op.DATA_READ, request, None, bulk_in=into)
+        assert e.value.code == "ILLEGAL_CLIENT" and message in str(e.value)

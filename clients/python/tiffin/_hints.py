@@ -9,7 +9,7 @@ counters are approximate when threads race). :class:`Hint` is immutable.
 from __future__ import annotations
 
 import threading
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from ._types import ObjectInfo, Replica
 
@@ -23,6 +23,7 @@ class Hint(NamedTuple):
     offset: int
     size: int
     mount_epoch: int
+    grant: Optional[tuple] = None  # the replica's grant (Replica.grant), sent with the hinted read
 
     def names(self, r: Replica) -> bool:
         return (r.type == "MEMORY" and r.replica_id == self.replica_id and r.mount_epoch == self.mount_epoch
@@ -66,7 +67,8 @@ class ReadHints:
         if first is None or first.mount_epoch == 0 or first.size == 0:
             self.invalidate(key)
             return
-        h = Hint(first.endpoint, first.segment, first.replica_id, first.offset, first.size, first.mount_epoch)
+        h = Hint(first.endpoint, first.segment, first.replica_id, first.offset, first.size, first.mount_epoch,
+                 first.grant)
         with self._lock:
             self._hints.pop(key, None)
             self._hints[key] = h

@@ -95,7 +95,7 @@ class Masters:
             answers: dict = {}
             done = threading.Condition()
             probe = Settings(PROBE_TIMEOUT, PROBE_TIMEOUT, self._pool.settings.auth_token,
-                             self._pool.settings.max_frame_size)
+                             self._pool.settings.max_frame_size, self._pool.settings.tls)
 
             def ask(address: str) -> None:
                 reply = None

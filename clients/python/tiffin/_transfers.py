@@ -29,7 +29,7 @@ from . import _buffers as B
 from ._hints import Hint, ReadHints
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._types import ObjectInfo
+from ._types import ObjectInfo, grant_msg
 from ._pool import Pool
 from ._wire import Op, Request, request_frame
 from .errors import TiffinError
@@ -136,15 +136,17 @@ class Transfers:
                     if commit is not None:  # the record alone: a write of no bytes
                         commit.offset = r.offset
                         batches.setdefault(r.endpoint, []).append(Request(pb.DataRequest(
-                            segment=r.segment, offset=r.offset, length=0, mount_epoch=r.mount_epoch, commit=commit),
+                            segment=r.segment, offset=r.offset, length=0, mount_epoch=r.mount_epoch, commit=commit,
+                            grant=grant_msg(r)),
                             owner=k))
                     continue
                 self._counts["network_writes"] += 1
                 reqs = batches.setdefault(r.endpoint, [])
+                grant = grant_msg(r)
                 for off in range(0, r.size, step):
                     length = min(step, r.size - off)
                     msg = pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                         mount_epoch=r.mount_epoch)
+                                         mount_epoch=r.mount_epoch, grant=grant)
                     if commit is not None and off + length >= r.size:
                         commit.offset = r.offset
                         msg.commit.CopyFrom(commit)
@@ -184,7 +186,8 @@ class Transfers:
         end = start + loc.lease_ttl_ms / 1000.0
         try:
             self._pool.read_into(r.endpoint, Op.DATA_READ, request_frame(Op.DATA_READ, pb.DataRequest(
-                segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch)), into, end)
+                segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch, grant=grant_msg(r))),
+                into, end)
         except TiffinError as e:
             rest = tuple(x for x in loc.replicas[1:] if x.type == "MEMORY")
             if e.code == "LEASE_EXPIRED" or not rest:
@@ -251,10 +254,11 @@ class Transfers:
                 r = memory[round_]
                 self._counts["network_reads"] += 1
                 reqs = batches.setdefault(r.endpoint, [])
+                grant = grant_msg(r)
                 for off in range(0, r.size, self._slice):
                     length = min(self._slice, r.size - off)
                     reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                                       mount_epoch=r.mount_epoch),
+                                                       mount_epoch=r.mount_epoch, grant=grant),
                                         into=dsts[k].slice(off, length), owner=k))
             outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
             failed: dict = {}
@@ -335,10 +339,12 @@ class Transfers:
         reqs = first = None
         if conn is not None:
             reqs = []
+            grant = grant_msg(hint)
             for off in range(0, hint.size, self._slice):
                 length = min(self._slice, hint.size - off)
                 reqs.append(Request(pb.DataRequest(segment=hint.segment, offset=hint.offset + off, length=length,
-                                                   mount_epoch=hint.mount_epoch), into=dst.slice(off, length)))
+                                                   mount_epoch=hint.mount_epoch, grant=grant),
+                                    into=dst.slice(off, length)))
             try:
                 first = conn.send(Op.DATA_READ, reqs)
             except TiffinError:

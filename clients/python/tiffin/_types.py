@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
+from ._proto import tiffin_pb2 as pb
 from .errors import TiffinError
 
 MEMORY = 0
@@ -29,6 +30,17 @@ class Replica(NamedTuple):
     offset: int
     size: int
     mount_epoch: int
+    # The master's signed permission to read or write this replica on its node: (ops, expires_ms, mac_high,
+    # mac_low), or None. Sent with every DATA_READ / DATA_WRITE of it (grant_msg); nodes refuse requests without.
+    grant: Optional[tuple] = None
+
+
+def grant_msg(r) -> Optional["pb.DataGrant"]:
+    """The grant of replica (or hint) ``r`` as a DataRequest carries it, with the replica's range; None if none."""
+    g = r.grant
+    if g is None:
+        return None
+    return pb.DataGrant(ops=g[0], expires_ms=g[1], mac_high=g[2], mac_low=g[3], offset=r.offset, length=r.size)
 
 
 class ObjectInfo(NamedTuple):
@@ -75,7 +87,8 @@ def replica_from(r) -> Replica:
     """A Replica from a ``ReplicaDescriptorMsg``."""
     return Replica(r.replica_id, _REPLICA_TYPES.get(r.type, str(r.type)),
                    _REPLICA_STATUS[r.status] if 0 <= r.status < len(_REPLICA_STATUS) else str(r.status),
-                   r.segment, r.node_id, r.endpoint, r.offset, r.size, r.mount_epoch)
+                   r.segment, r.node_id, r.endpoint, r.offset, r.size, r.mount_epoch,
+                   (r.grant.ops, r.grant.expires_ms, r.grant.mac_high, r.grant.mac_low) if r.HasField("grant") else None)
 
 
 def info_from(m) -> ObjectInfo:

@@ -29,6 +29,7 @@ socket and its 64 KiB receive buffer.
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .errors import TiffinError, code_name
+from ._tls import handshake_failure
 from ._proto import tiffin_pb2 as pb
 
 PROTOCOL_VERSION = 2
@@ -135,12 +137,14 @@ class Settings:
     auth_token: the token presented in HELLO (a role's, ``transport.client-token`` etc., or the shared
         ``transport.auth-token``); empty = none.
     max_frame_size: largest answer frame accepted (the servers' ``transport.max-frame-size``).
+    tls: the TLS context connections are wrapped in (``tiffin._tls.client_context``); None = plaintext.
     """
 
     rpc_timeout: float = 30.0
     connect_timeout: float = 10.0
     auth_token: str = ""
     max_frame_size: int = DEFAULT_MAX_FRAME
+    tls: Optional[ssl.SSLContext] = None
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, int]:
@@ -199,6 +203,10 @@ class Connection:
         self._large = False
         self._scratch = None
         self._timeout = settings.rpc_timeout
+        # TLS sockets take neither receive flags nor sendmsg, and report a kernel timeout as an SSL error:
+        # they use Python's timeouts and plain receives
+        self._kernel = _KERNEL_TIMEOUTS and settings.tls is None
+        self._waitall = _WAITALL if self._kernel else 0
         self.calls = 0
         self.answer_started = False
         self.closed = False
@@ -222,8 +230,14 @@ class Connection:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
         except OSError:
             pass
+        if settings.tls is not None:
+            try:  # the handshake, within connect_timeout (the socket's timeout until now)
+                sock = settings.tls.wrap_socket(sock, server_hostname=host)
+            except (OSError, ssl.SSLError) as e:
+                sock.close()
+                raise handshake_failure(endpoint, e) from e
         c = cls(sock, endpoint, settings)
-        if _KERNEL_TIMEOUTS:
+        if c._kernel:
             sock.settimeout(None)  # blocking; the waits are bounded by the kernel timeouts _set_timeout sets
             c._timeout = None
         try:
@@ -431,6 +445,20 @@ class Connection:
         i = 0
         n = len(bufs)
         try:
+            if self._settings.tls is not None:
+                # no sendmsg on TLS: small parts in one record, large ones as they are
+                small = bytearray()
+                for b in bufs:
+                    if len(b) < 65536:
+                        small += b
+                        continue
+                    if small:
+                        sock.sendall(small)
+                        small = bytearray()
+                    sock.sendall(b)
+                if small:
+                    sock.sendall(small)
+                return
             while i < n:
                 sent = sock.sendmsg(bufs[i:i + _IOV_MAX])
                 while sent > 0 and i < n:
@@ -447,7 +475,7 @@ class Connection:
     def _set_timeout(self, t: float) -> None:
         """Bounds each following send and receive by ``t`` seconds (> 0)."""
         if t != self._timeout:
-            if _KERNEL_TIMEOUTS:
+            if self._kernel:
                 sec = int(t)
                 tv = _TIMEVAL.pack(sec, max(1 if sec == 0 else 0, int((t - sec) * 1e6)))  # 0 would mean "forever"
                 self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
@@ -480,7 +508,7 @@ class Connection:
                 raise _Expired()
             remaining = n - got
             if remaining >= _DIRECT_READ_MIN:
-                r = sock.recv_into(mv[got:], remaining, _WAITALL)
+                r = sock.recv_into(mv[got:], remaining, self._waitall)
                 if r == 0:
                     raise EOFError("the server closed the connection")
                 self.answer_started = True
@@ -513,7 +541,7 @@ class Connection:
             if end is not None and time.monotonic() >= end:
                 raise _Expired()
             if self._large:
-                r = sock.recv_into(self._rmv[self._rend:], ALIGNMENT - self._rend, _WAITALL)
+                r = sock.recv_into(self._rmv[self._rend:], ALIGNMENT - self._rend, self._waitall)
             else:
                 r = sock.recv_into(self._rmv[self._rend:], _RECEIVE_BUFFER - self._rend)
             if r == 0:

@@ -43,6 +43,7 @@ from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._transfers import Transfers
+from ._tls import client_context, env_flag
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
 from ._puts import Puts
@@ -69,6 +70,21 @@ def _retry_fresh(code: str) -> bool:
     """Whether a read that failed through a cached location is run again with a fresh lookup (as
     ``LocationRetry.retryFresh``): not for failures a fresh lookup cannot change."""
     return code not in ("BUFFER_OVERFLOW", "INVALID_PARAMS", "INVALID_KEY")
+
+
+def _tls_from(enabled, ca, cert, key, verify_hostname):
+    """The TLS context of the options (None: plaintext), each unset one taken from the environment as the Java
+    processes take ``transport.tls.*`` (``TIFFIN_TRANSPORT_TLS_ENABLED`` ...)."""
+    if enabled is None:
+        enabled = env_flag("TIFFIN_TRANSPORT_TLS_ENABLED", False)
+    if not enabled:
+        return None
+    ca = ca if ca is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_CA") or None
+    cert = cert if cert is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_CERT") or None
+    key = key if key is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_KEY") or None
+    if verify_hostname is None:
+        verify_hostname = env_flag("TIFFIN_TRANSPORT_TLS_VERIFY_HOSTNAME", True)
+    return client_context(ca, cert, key, verify_hostname)
 
 
 class Client:
@@ -100,7 +116,9 @@ class Client:
                  auth_token: Optional[str] = None,
                  shared_memory: bool = True, slice_size: int = 16 * MiB, max_frame_size: int = DEFAULT_MAX_FRAME,
                  read_hints: int = 100_000, location_cache_ttl: float = 2.0, location_cache_size: int = 100_000,
-                 peer_id: Optional[str] = None, failover_timeout: float = 15.0):
+                 peer_id: Optional[str] = None, failover_timeout: float = 15.0,
+                 tls_enabled: Optional[bool] = None, tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
+                 tls_key: Optional[str] = None, tls_verify_hostname: Optional[bool] = None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
                         ("failover_timeout", failover_timeout)):
@@ -119,7 +137,9 @@ class Client:
             # as the Java processes read transport.client-token / transport.auth-token from the environment
             auth_token = (os.environ.get("TIFFIN_TRANSPORT_CLIENT_TOKEN")
                           or os.environ.get("TIFFIN_TRANSPORT_AUTH_TOKEN", ""))
-        self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size), self.client_id)
+        self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size,
+                                   _tls_from(tls_enabled, tls_ca, tls_cert, tls_key, tls_verify_hostname)),
+                          self.client_id)
         self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
         if not isinstance(read_hints, int) or read_hints < 0:
@@ -166,10 +186,16 @@ class Client:
         name the servers log, and this client's writer id: default ``client-py-<uuid>``), ``failover_timeout``
         (s, default 15: how long a call keeps looking for the leader among several masters, or waits for a
         master that recovers, as ``client.failover-timeout``). ``master`` may list every master of a cluster
-        with failover, ``"h1:p1,h2:p2,h3:p3"``: the client finds the leader.
+        with failover, ``"h1:p1,h2:p2,h3:p3"``: the client finds the leader. TLS, as the Java processes'
+        ``transport.tls.*`` keys (docs/SECURITY.md): ``tls_enabled`` (default False), ``tls_ca`` (PEM file of the
+        authorities whose server certificates to trust; default the system's), ``tls_cert`` and ``tls_key`` (PEM
+        certificate chain and unencrypted key this client presents, for mutual TLS), ``tls_verify_hostname``
+        (default True: the server's certificate must name the host dialled); each defaults to the environment's
+        ``TIFFIN_TRANSPORT_TLS_ENABLED``, ``_CA``, ``_CERT``, ``_KEY``, ``_VERIFY_HOSTNAME``.
 
-        Raises TiffinError: RPC_FAIL if the master cannot be reached, INVALID_VERSION on a version
-        mismatch, ILLEGAL_CLIENT if it rejects the auth token.
+        Raises TiffinError: RPC_FAIL if the master cannot be reached or the TLS handshake fails, INVALID_VERSION on
+        a version mismatch, ILLEGAL_CLIENT if it rejects the auth token (or, plaintext, accepts TLS only),
+        INVALID_PARAMS for a TLS file that cannot be used.
         """
         c = cls(master, **options)
         try:

@@ -20,13 +20,22 @@ import java.util.Objects;
  *     descriptor (chosen by the node at every mount); the node refuses data-plane requests of another
  *     mount with {@link ErrorCode#REPLICA_IS_GONE}, so a descriptor that outlived the master's knowledge
  *     of the segment (a master restart, the node's TTL passing) never reaches newer bytes. 0 = unchecked
+ * @param grant for a memory replica, the master's signed permission to read or write it on its node (null:
+ *     none; a node that checks grants refuses the data-plane requests)
  */
 public record ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
-                                String nodeId, String endpoint, long offset, long size, long mountEpoch) {
+                                String nodeId, String endpoint, long offset, long size, long mountEpoch,
+                                DataGrant grant) {
+    /** A descriptor without a grant. */
+    public ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
+                             String nodeId, String endpoint, long offset, long size, long mountEpoch) {
+        this(replicaId, type, status, segment, nodeId, endpoint, offset, size, mountEpoch, null);
+    }
+
     /** A descriptor whose mount epoch is unknown (0: the node does not check it). */
     public ReplicaDescriptor(long replicaId, ReplicaType type, ReplicaStatus status, String segment,
                              String nodeId, String endpoint, long offset, long size) {
-        this(replicaId, type, status, segment, nodeId, endpoint, offset, size, 0);
+        this(replicaId, type, status, segment, nodeId, endpoint, offset, size, 0, null);
     }
 
     public ReplicaDescriptor {

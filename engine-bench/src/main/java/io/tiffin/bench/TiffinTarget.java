@@ -194,16 +194,28 @@ final class TiffinTarget implements KvTarget {
     /**
      * Target {@code tiffin-data-plane}: each get is only the node read of a remote get, a {@code DATA_READ}
      * over a pooled blocking connection to the first memory replica that one lookup per key (before the
-     * case) named. No lease is held, which is safe here only because nothing else writes or removes the
-     * bench's keys during the case.
+     * case) named, looked up again once half its lease passed (the node refuses the descriptor's grant after the
+     * lease). No lease is held, which is safe here only because nothing else writes or removes the bench's keys
+     * during the case.
      */
+    /** A key's first memory replica and when to look it up again (half its lease after the lookup). */
+    private record Located(ReplicaDescriptor replica, long renewAtNanos) {
+    }
+
+    private Located locateMemory(String key) {
+        long at = System.nanoTime();
+        ObjectLocation loc = client.locate(key).orElseThrow(
+                () -> new IllegalStateException(key + " vanished before the data-plane case"));
+        return new Located(loc.replicas().stream().filter(d -> d.type() == ReplicaType.MEMORY).findFirst()
+                .orElseThrow(() -> new IllegalStateException(key + " has no memory replica")),
+                at + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis() / 2));
+    }
+
     private void measureDataPlane(List<String> names, long size, Arena arena) throws Exception {
-        List<ReplicaDescriptor> replicas = new ArrayList<>(names.size());
-        for (String key : names) {
-            ObjectLocation loc = client.locate(key).orElseThrow(
-                    () -> new IllegalStateException(key + " vanished before the data-plane case"));
-            replicas.add(loc.replicas().stream().filter(d -> d.type() == ReplicaType.MEMORY).findFirst()
-                    .orElseThrow(() -> new IllegalStateException(key + " has no memory replica")));
+        java.util.concurrent.atomic.AtomicReferenceArray<Located> replicas =
+                new java.util.concurrent.atomic.AtomicReferenceArray<>(names.size());
+        for (int i = 0; i < names.size(); i++) {
+            replicas.set(i, locateMemory(names.get(i)));
         }
         try (BlockingConnectionPool pool = new BlockingConnectionPool("bench-data-plane", TransportSettings.defaults(),
                 "bench-kv")) {
@@ -211,10 +223,16 @@ final class TiffinTarget implements KvTarget {
                 MemorySegment dst = arena.allocate(size, 64);
                 SplittableRandom r = new SplittableRandom(t);
                 return i -> {
-                    ReplicaDescriptor d = replicas.get(r.nextInt(replicas.size()));
-                    pool.call(d.endpoint(), Opcode.DATA_READ, DataRequest.newBuilder().setSegment(d.segment())
-                            .setMountEpoch(d.mountEpoch()).setOffset(d.offset()).setLength(d.size()).build(), null,
-                            Empty.parser(), dst);
+                    int k = r.nextInt(replicas.length());
+                    Located at = replicas.get(k);
+                    if (System.nanoTime() - at.renewAtNanos() > 0) {
+                        at = locateMemory(names.get(k));
+                        replicas.set(k, at);
+                    }
+                    ReplicaDescriptor d = at.replica();
+                    pool.call(d.endpoint(), Opcode.DATA_READ, io.tiffin.core.transport.Messages.withGrant(
+                            DataRequest.newBuilder().setSegment(d.segment()).setMountEpoch(d.mountEpoch())
+                            .setOffset(d.offset()).setLength(d.size()), d).build(), null, Empty.parser(), dst);
                 };
             });
         }

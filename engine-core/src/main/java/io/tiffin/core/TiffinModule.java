@@ -117,7 +117,7 @@ public final class TiffinModule extends AbstractModule {
     }
 
     /** {@code transport.tls.*}; file names as given (relative ones against the working directory). */
-    static io.tiffin.core.transport.TlsSettings tlsSettings(TiffinConfig config) {
+    public static io.tiffin.core.transport.TlsSettings tlsSettings(TiffinConfig config) {
         return new io.tiffin.core.transport.TlsSettings(config.get(TRANSPORT_TLS_ENABLED), path(config, TRANSPORT_TLS_CERT),
                 path(config, TRANSPORT_TLS_KEY), path(config, TRANSPORT_TLS_CA),
                 io.tiffin.core.transport.TlsSettings.ClientAuth.parse(config.get(TRANSPORT_TLS_CLIENT_AUTH)),

@@ -67,18 +67,40 @@ final class GatewayCommand extends ServerCommand {
      */
     static GatewayServer startGateway(TiffinConfig config, GatewayStore store, String flag) {
         GatewaySettings settings = GatewaySettings.from(config);
-        if (settings.password().isEmpty() && !config.get(TRANSPORT_INSECURE)
+        io.tiffin.core.transport.TlsSettings tlsSettings;
+        try {
+            tlsSettings = io.tiffin.core.TiffinModule.tlsSettings(config);
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        boolean clientCertificates = tlsSettings.enabled() && tlsSettings.requiresClientCertificates();
+        if (settings.password().isEmpty() && !config.get(TRANSPORT_INSECURE) && !clientCertificates
                 && !ProtectedMode.isLoopback(settings.host())) {
             store.close(); // protected mode, as for the master and the nodes (docs/SECURITY.md)
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "the Redis gateway refuses to listen on "
                     + settings.host() + ":" + settings.port() + ": that address is reachable from other hosts and no"
                     + " password is set, so anyone who can reach it could read, overwrite or remove every object. Set"
                     + " transport.client-token (or transport.auth-token), clients then AUTH with it; or bind to"
-                    + " 127.0.0.1 (gateway.host); or accept the risk with --insecure (transport.insecure = true)");
+                    + " 127.0.0.1 (gateway.host); or require client certificates (transport.tls.enabled = true,"
+                    + " transport.tls.client-auth = require); or accept the risk with --insecure (transport.insecure = true)");
+        }
+        io.tiffin.core.transport.TlsContexts tls = null;
+        try {
+            // RESP over TLS with the process's transport.tls.* keys (as Redis 6's tls-port, on the one port)
+            tls = tlsSettings.enabled() ? io.tiffin.core.transport.TlsContexts.load(tlsSettings) : null;
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
         }
         try {
-            return GatewayServer.start(store, settings);
+            return GatewayServer.start(store, settings, io.tiffin.core.util.Ticker.SYSTEM, tls,
+                    config.get(io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_HANDSHAKE_TIMEOUT));
         } catch (TiffinException e) {
+            if (e.getCause() == null) {
+                store.close();
+                throw e; // not a bind failure (e.g. TLS without a certificate): the message says what to set
+            }
             store.close();
             throw new TiffinException(ErrorCode.INVALID_PARAMS, flag + " " + config.get(GATEWAY_PORT) + " (gateway.port ["
                     + config.source(GATEWAY_PORT) + "]) cannot be used on " + config.get(GATEWAY_HOST) + ": "
@@ -92,7 +114,8 @@ final class GatewayCommand extends ServerCommand {
 
     /** The line announcing a gateway. */
     static String gatewayLine(String host, GatewayServer gateway, String master) {
-        return "Tiffin Redis gateway listening on " + endpoint(host, gateway.address()) + " (RESP2/RESP3, store: master "
+        return "Tiffin Redis gateway listening on " + endpoint(host, gateway.address()) + " (RESP2/RESP3"
+                + (gateway.tls() ? " over TLS" : "") + ", store: master "
                 + master + ")";
     }
 }

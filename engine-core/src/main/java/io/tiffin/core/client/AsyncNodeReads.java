@@ -7,6 +7,7 @@ import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.hotcache.LocalHotCache;
 import io.tiffin.core.transport.Frame;
+import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportClient;
 import io.tiffin.core.transport.TransportClientPool;
@@ -66,8 +67,8 @@ final class AsyncNodeReads {
                 long len = Math.min(sliceSize, d.size() - off);
                 MemorySegment target = dst.asSlice(off, len);
                 int slice = i;
-                DataRequest req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
-                        .setLength(len).setMountEpoch(d.mountEpoch()).build();
+                DataRequest req = Messages.withGrant(DataRequest.newBuilder().setSegment(d.segment())
+                        .setOffset(d.offset() + off).setLength(len).setMountEpoch(d.mountEpoch()), d).build();
                 parts.add(node.call(Opcode.DATA_READ, req, null).thenAccept(frame -> {
                     try {
                         ByteBuf bulk = frame.bulk();

@@ -129,10 +129,18 @@ final class HintedReads {
 
         private Speculation(ReadHints.Hint hint) {
             this.hint = hint;
+            io.tiffin.core.transport.proto.DataGrant grant = hint.grant() == null ? null
+                    : io.tiffin.core.transport.proto.DataGrant.newBuilder().setOps(hint.grant().ops())
+                    .setExpiresMs(hint.grant().expiresAtMillis()).setMacHigh(hint.grant().macHigh())
+                    .setMacLow(hint.grant().macLow()).setOffset(hint.offset()).setLength(hint.size()).build();
             for (long off = 0; off < hint.size(); off += sliceSize) {
-                requests.add(DataRequest.newBuilder().setSegment(hint.segment()).setMountEpoch(hint.mountEpoch())
-                        .setOffset(hint.offset() + off).setLength(Math.min(sliceSize, hint.size() - off))
-                        .build());
+                DataRequest.Builder req = DataRequest.newBuilder().setSegment(hint.segment())
+                        .setMountEpoch(hint.mountEpoch()).setOffset(hint.offset() + off)
+                        .setLength(Math.min(sliceSize, hint.size() - off));
+                if (grant != null) {
+                    req.setGrant(grant);
+                }
+                requests.add(req.build());
             }
         }
 

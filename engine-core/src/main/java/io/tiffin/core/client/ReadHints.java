@@ -49,9 +49,11 @@ public final class ReadHints {
 
     /**
      * A remembered memory replica: where it is ({@code place}, {@code offset}, {@code size}) and what
-     * identifies it ({@code replicaId}, {@code mountEpoch}).
+     * identifies it ({@code replicaId}, {@code mountEpoch}); {@code grant} is the descriptor's (null: none), sent
+     * with the read (a node refuses an expired one, and the get reads what the lookup names).
      */
-    public record Hint(Place place, long replicaId, long offset, long size, long mountEpoch) {
+    public record Hint(Place place, long replicaId, long offset, long size, long mountEpoch,
+                       io.tiffin.api.DataGrant grant) {
         public String segment() {
             return place.segment();
         }
@@ -111,7 +113,8 @@ public final class ReadHints {
             hints.invalidate(key);
             return;
         }
-        hints.put(key, new Hint(placeOf(first), first.replicaId(), first.offset(), first.size(), first.mountEpoch()));
+        hints.put(key, new Hint(placeOf(first), first.replicaId(), first.offset(), first.size(), first.mountEpoch(),
+                first.grant()));
     }
 
     private Place placeOf(ReplicaDescriptor d) {

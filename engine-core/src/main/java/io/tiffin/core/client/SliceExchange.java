@@ -3,6 +3,7 @@ package io.tiffin.core.client;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.proto.DataRequest;
 import java.lang.foreign.MemorySegment;
@@ -74,10 +75,14 @@ final class SliceExchange {
             return;
         }
         NodeRequests batch = byNode.computeIfAbsent(d.endpoint(), NodeRequests::new);
+        io.tiffin.core.transport.proto.DataGrant grant = Messages.grantOf(d);
         for (long off = 0; off < d.size(); off += sliceSize) {
             long len = Math.min(sliceSize, d.size() - off);
             DataRequest.Builder req = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset() + off)
                     .setLength(len).setMountEpoch(d.mountEpoch());
+            if (grant != null) {
+                req.setGrant(grant);
+            }
             if (commit != null && off + len >= d.size()) {
                 req.setCommit(commit);
             }
@@ -88,9 +93,9 @@ final class SliceExchange {
     /** Adds a write of no bytes carrying {@code commit} for replica {@code d}, copied into its node's memory directly. */
     void addCommit(Map<String, NodeRequests> byNode, int owner, ReplicaDescriptor d,
                    io.tiffin.core.transport.proto.CommitRecord commit) {
-        byNode.computeIfAbsent(d.endpoint(), NodeRequests::new).add(owner, DataRequest.newBuilder()
+        byNode.computeIfAbsent(d.endpoint(), NodeRequests::new).add(owner, Messages.withGrant(DataRequest.newBuilder()
                 .setSegment(d.segment()).setOffset(d.offset()).setLength(0).setMountEpoch(d.mountEpoch())
-                .setCommit(commit).build(), null);
+                .setCommit(commit), d).build(), null);
     }
 
     /** Sends the writes gathered in {@code byNode}; per object (0 to {@code objects} - 1) null or its first failure. */
@@ -110,12 +115,17 @@ final class SliceExchange {
         for (int k = 0; k < replicas.size(); k++) {
             ReplicaDescriptor d = replicas.get(k);
             NodeRequests batch = byNode.computeIfAbsent(d.endpoint(), NodeRequests::new);
+            io.tiffin.core.transport.proto.DataGrant grant = Messages.grantOf(d);
             long objectOffset = 0;
             for (MemorySegment piece : targets.get(k)) {
                 for (long off = 0; off < piece.byteSize(); off += sliceSize) {
                     long len = Math.min(sliceSize, piece.byteSize() - off);
-                    batch.add(k, DataRequest.newBuilder().setSegment(d.segment()).setMountEpoch(d.mountEpoch())
-                            .setOffset(d.offset() + objectOffset + off).setLength(len).build(), piece.asSlice(off, len));
+                    DataRequest.Builder req = DataRequest.newBuilder().setSegment(d.segment())
+                            .setMountEpoch(d.mountEpoch()).setOffset(d.offset() + objectOffset + off).setLength(len);
+                    if (grant != null) {
+                        req.setGrant(grant);
+                    }
+                    batch.add(k, req.build(), piece.asSlice(off, len));
                 }
                 objectOffset += piece.byteSize();
             }

@@ -188,8 +188,9 @@ public final class TiffinConfigKeys {
                     + " a role is open (no transport.auth-token nor that role's token, no mutual TLS). Off, such a server refuses to"
                     + " start. The flag --insecure sets it.");
     public static final ConfigKey<Boolean> TRANSPORT_TLS_ENABLED = ConfigKey.bool("transport.tls.enabled", false,
-            "TLS on the master's RPC, the nodes' data plane, the admin HTTP and every client of them (set it on"
-                    + " all processes of a cluster). Servers need transport.tls.cert and transport.tls.key.");
+            "TLS on the master's RPC, the nodes' data plane, the admin HTTP, the Redis gateway's RESP port and every"
+                    + " client of them (set it on all processes of a cluster). Servers need transport.tls.cert and"
+                    + " transport.tls.key.");
     public static final ConfigKey<String> TRANSPORT_TLS_CERT = ConfigKey.string("transport.tls.cert", "",
             "PEM certificate chain this process presents (its own certificate first): a server's, or a client's"
                     + " for mutual TLS. Its names (SAN) must include the hosts clients dial. Empty = none.");

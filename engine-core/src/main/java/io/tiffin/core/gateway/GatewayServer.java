@@ -14,8 +14,10 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.EventLoops;
+import io.tiffin.core.transport.TlsContexts;
 import io.tiffin.core.util.Ticker;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,12 +48,16 @@ public final class GatewayServer implements AutoCloseable {
     private final java.util.concurrent.ConcurrentHashMap<io.netty.channel.EventLoop, LoopBatch> batches =
             new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** RESP over TLS ({@code transport.tls.*}); null = plaintext. */
+    private final TlsContexts tls;
     private final EventLoopGroup acceptGroup;
     private final EventLoopGroup ioGroup;
     private final Channel serverChannel;
     private boolean closed;
 
-    private GatewayServer(GatewayStore store, GatewaySettings settings, Ticker ticker) {
+    private GatewayServer(GatewayStore store, GatewaySettings settings, Ticker ticker, TlsContexts tls,
+                          Duration handshakeTimeout) {
+        this.tls = tls;
         this.gw = new GatewayContext(store, settings, ticker);
         this.table = new CommandTable(gw);
         this.commandThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tiffin-resp").factory());
@@ -76,9 +82,14 @@ public final class GatewayServer implements AutoCloseable {
                         }
                         RespConnection connection = new RespConnection(gw, table, commandThreads,
                                 GatewayServer.this::loopBatch);
-                        // a long value arriving is read from the socket straight into its own buffer
-                        ch.config().setRecvByteBufAllocator(new BulkReceive(ch.config().getRecvByteBufAllocator(),
-                                connection::receiveWindow));
+                        if (tls != null) {
+                            // RESP inside TLS, as Redis 6 serves it; the socket's bytes are records to decrypt
+                            ch.pipeline().addFirst("tls", tls.newServerHandler(ch.alloc(), handshakeTimeout));
+                        } else {
+                            // a long value arriving is read from the socket straight into its own buffer
+                            ch.config().setRecvByteBufAllocator(new BulkReceive(ch.config().getRecvByteBufAllocator(),
+                                    connection::receiveWindow));
+                        }
                         ch.pipeline().addLast("resp-encoder", new RespEncoder()).addLast("resp", connection);
                     }
                 });
@@ -91,7 +102,8 @@ public final class GatewayServer implements AutoCloseable {
         }
         serverChannel = bound.channel();
         gw.bound(address().getPort(), EventLoops.isEpoll(ioGroup));
-        LOG.info("Redis gateway listening on {} ({}, {})", address(), gw.epoll() ? "epoll" : "nio", settings);
+        LOG.info("Redis gateway listening on {} ({}, {}{})", address(), gw.epoll() ? "epoll" : "nio", settings,
+                tls == null ? "" : ", TLS: " + tls);
     }
 
     /**
@@ -106,8 +118,25 @@ public final class GatewayServer implements AutoCloseable {
 
     /** As {@link #start(GatewayStore, GatewaySettings)}, with {@code ticker} as the clock of deadlines and INFO. */
     public static GatewayServer start(GatewayStore store, GatewaySettings settings, Ticker ticker) {
+        return start(store, settings, ticker, null, Duration.ZERO);
+    }
+
+    /**
+     * As {@link #start(GatewayStore, GatewaySettings, Ticker)}, serving RESP inside TLS with {@code tls} (its
+     * certificate, key and client-certificate policy: the {@code transport.tls.*} keys; null = plaintext), each
+     * connection's handshake bounded by {@code handshakeTimeout}.
+     *
+     * @throws TiffinException also {@code INVALID_PARAMS} when {@code tls} has no certificate to present
+     */
+    public static GatewayServer start(GatewayStore store, GatewaySettings settings, Ticker ticker, TlsContexts tls,
+                                      Duration handshakeTimeout) {
+        if (tls != null && !tls.canServe()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "the Redis gateway serves RESP over TLS"
+                    + " (transport.tls.enabled = true) and needs transport.tls.cert and transport.tls.key (the PEM"
+                    + " certificate chain and private key it presents)");
+        }
         return new GatewayServer(Objects.requireNonNull(store, "store"), Objects.requireNonNull(settings, "settings"),
-                Objects.requireNonNull(ticker, "ticker"));
+                Objects.requireNonNull(ticker, "ticker"), tls, handshakeTimeout);
     }
 
     /** The batch of {@code loop}'s connections (made with the loop's first connection). */
@@ -116,6 +145,10 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /** The bound address (with the real port when started on port 0). */
+    public boolean tls() {
+        return tls != null;
+    }
+
     public InetSocketAddress address() {
         return (InetSocketAddress) serverChannel.localAddress();
     }

@@ -289,32 +289,36 @@ public final class MasterRpcService implements InProcessMaster {
             PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
             return PingReply.newBuilder().setNeedRemount(outcome == PingOutcome.UNKNOWN)
                     .setSuperseded(outcome == PingOutcome.SUPERSEDED).setAttach(outcome == PingOutcome.ATTACH)
-                    .setTerm(master.term()).build();
+                    .setTerm(master.term()).setMasterTimeMs(master.nowMillis()).build();
         });
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
-            Segment s = r.parseControl(MountSegmentRequest.parser()).getSegment();
+            MountSegmentRequest req = r.parseControl(MountSegmentRequest.parser());
+            Segment s = req.getSegment();
             r.peer().requireNode(s.getNodeId(), "MOUNT_SEGMENT");
             master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
-                        s.getMountEpoch(), s.getPingIntervalMs());
+                        s.getMountEpoch(), s.getPingIntervalMs(), req.getAccessKey().toByteArray());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
             ReMountSegmentRequest req = r.parseControl(ReMountSegmentRequest.parser());
             r.peer().requireNode(req.getNodeId(), "REMOUNT_SEGMENT");
-            for (Segment s : req.getSegmentsList()) {
+            for (int i = 0; i < req.getSegmentsCount(); i++) {
+                Segment s = req.getSegments(i);
+                byte[] key = i < req.getAccessKeysCount() ? req.getAccessKeys(i).toByteArray() : null;
                 if (!s.getNodeId().equals(req.getNodeId())) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "remount: segment " + s.getName()
                             + " names node " + s.getNodeId() + " but the request comes from " + req.getNodeId());
                 }
                 master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
-                        s.getMountEpoch(), s.getPingIntervalMs());
+                        s.getMountEpoch(), s.getPingIntervalMs(), key);
             }
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.ATTACH_SEGMENT, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.AttachSegmentRequest.parser());
             r.peer().requireNode(req.getSegment().getNodeId(), "ATTACH_SEGMENT");
-            master.attachSegment(req.getSegment(), req.getTerm(), req.getRecordsList(), req.getFirst(), req.getLast());
+            master.attachSegment(req.getSegment(), req.getTerm(), req.getRecordsList(), req.getFirst(), req.getLast(),
+                    req.getAccessKey().toByteArray());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.UNMOUNT_SEGMENT, r -> {

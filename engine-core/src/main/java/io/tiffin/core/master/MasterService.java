@@ -125,6 +125,11 @@ public final class MasterService {
         return new long[] {table.lastVersion(), table.lastReplicaId()};
     }
 
+    /** The master's clock ({@link Ticker#millis()}): data-plane grants expire on it; the status page's "now". */
+    public long nowMillis() {
+        return ticker.millis();
+    }
+
     /** The term this master serves in: 0 without failover. */
     public long term() {
         ClusterFacts f = facts;
@@ -175,7 +180,14 @@ public final class MasterService {
      */
     int attachSegment(io.tiffin.core.transport.proto.Segment segment, long nodeTerm,
                       List<io.tiffin.core.transport.proto.CommitRecord> records, boolean first, boolean last) {
-        return attachment.attach(segment, nodeTerm, records, first, last, membership);
+        return attachSegment(segment, nodeTerm, records, first, last, null);
+    }
+
+    /** As above, with the key the node drew for its new mount epoch (null or empty: none). */
+    int attachSegment(io.tiffin.core.transport.proto.Segment segment, long nodeTerm,
+                      List<io.tiffin.core.transport.proto.CommitRecord> records, boolean first, boolean last,
+                      byte[] accessKey) {
+        return attachment.attach(segment, nodeTerm, records, first, last, membership, accessKey);
     }
 
     public MasterCounters counters() {
@@ -222,7 +234,20 @@ public final class MasterService {
      */
     public void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
                              long mountEpoch, long pingIntervalMillis) {
-        membership.mountSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch, pingIntervalMillis);
+        mountSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch, pingIntervalMillis, null);
+    }
+
+    /**
+     * As {@link #mountSegment(String, String, String, long, long, long, long)}, with the key the node drew for this
+     * mount (null or empty: none): every descriptor of the segment handed out from now on carries a grant signed
+     * with it, which the node checks on {@code DATA_READ} / {@code DATA_WRITE} (docs/SECURITY.md).
+     *
+     * @throws TiffinException also {@code INVALID_PARAMS} for a key shorter than 16 bytes
+     */
+    public void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
+                             long mountEpoch, long pingIntervalMillis, byte[] accessKey) {
+        membership.mountSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch, pingIntervalMillis,
+                accessKey);
     }
 
     /**
@@ -296,11 +321,6 @@ public final class MasterService {
             }
         });
         return tally;
-    }
-
-    /** Now on the master's clock (ms). */
-    long nowMillis() {
-        return ticker.millis();
     }
 
     // ------------------------------------------------------------------ put

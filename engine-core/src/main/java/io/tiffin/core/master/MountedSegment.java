@@ -2,7 +2,10 @@ package io.tiffin.core.master;
 
 import io.tiffin.api.spi.allocation.SegmentStatus;
 import io.tiffin.api.spi.allocation.SegmentView;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.allocator.OffsetAllocator;
+import io.tiffin.core.transport.DataAccessMac;
 
 /**
  * One memory segment mounted at the master: its identity and the {@link OffsetAllocator} that hands
@@ -21,8 +24,8 @@ final class MountedSegment implements SegmentView {
     private final long incarnation;
     private final OffsetAllocator allocator;
 
-    /** The node's current mount of this segment; see {@link #mountEpoch()}. */
-    private volatile long mountEpoch;
+    /** The node's current mount of this segment and its data-plane key; see {@link #mountEpoch()}. */
+    private volatile Mount mount;
     private volatile SegmentStatus status = SegmentStatus.OK;
     private volatile long used;
     private volatile long largestFree;
@@ -41,7 +44,7 @@ final class MountedSegment implements SegmentView {
 
     MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation, long mountEpoch) {
         this.name = name;
-        this.mountEpoch = mountEpoch;
+        this.mount = new Mount(mountEpoch, null);
         this.incarnation = incarnation;
         this.nodeId = nodeId;
         this.endpoint = endpoint;
@@ -74,14 +77,44 @@ final class MountedSegment implements SegmentView {
      * descriptor handed out; the node refuses data-plane requests of other epochs.
      */
     long mountEpoch() {
-        return mountEpoch;
+        return mount.epoch();
     }
 
-    /** A repeated mount of a segment the master still knows: later descriptors carry the new epoch. */
-    void mountedAgain(long epoch) {
-        if (epoch != 0) {
-            mountEpoch = epoch;
+    /**
+     * The mount descriptors are issued under: its epoch and, when the node sent a key with it, the MAC that signs
+     * their grants (null: the node checks none).
+     */
+    Mount mount() {
+        return mount;
+    }
+
+    /**
+     * A (repeated) mount or an attach: later descriptors carry the new epoch and grants signed with the node's new
+     * {@code accessKey} (null or empty: the node sent none).
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} for a key shorter than 16 bytes
+     */
+    void mountedAgain(long epoch, byte[] accessKey) {
+        DataAccessMac mac = null;
+        if (accessKey != null && accessKey.length > 0) {
+            try {
+                mac = new DataAccessMac(accessKey);
+            } catch (IllegalArgumentException e) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "mount of segment " + name + ": " + e.getMessage());
+            }
         }
+        if (epoch != 0 || mac != null) {
+            mount = new Mount(epoch != 0 ? epoch : mount.epoch(), mac);
+        }
+    }
+
+    /**
+     * One mount of the segment as descriptors name it.
+     *
+     * @param epoch the node's mount epoch (0 = unknown)
+     * @param mac signs the grants of this mount's descriptors (null: none)
+     */
+    record Mount(long epoch, DataAccessMac mac) {
     }
 
     @Override

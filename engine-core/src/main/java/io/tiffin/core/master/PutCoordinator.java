@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import io.tiffin.api.DataGrant;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
@@ -24,6 +25,11 @@ import org.apache.logging.log4j.Logger;
  */
 final class PutCoordinator {
     private static final Logger LOG = LogManager.getLogger(PutCoordinator.class);
+    /**
+     * A writer's grant: write, and read its own bytes back (a read hint taken from the put reads the replica
+     * before the lookup confirms it; any client may look the key up and read it then anyway).
+     */
+    static final int WRITER_OPS = DataGrant.READ | DataGrant.WRITE;
 
     private final MasterSettings settings;
     private final ObjectTable table;
@@ -188,7 +194,7 @@ final class PutCoordinator {
             long handle = sink.handle(i);
             ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), size, version);
             replicas.add(r);
-            descriptors.add(r.toDescriptor());
+            descriptors.add(r.toDescriptor(WRITER_OPS, writeGrantEnd(now)));
         }
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
         m.version = version;
@@ -211,10 +217,11 @@ final class PutCoordinator {
                 || options.condition() == PutOptions.Condition.IF_VERSION;
     }
 
-    private static List<ReplicaDescriptor> descriptorsOf(ObjectMetadata m) {
+    /** The replicas of a put in progress, as its writer gets them again (a retried PutStart). */
+    private List<ReplicaDescriptor> descriptorsOf(ObjectMetadata m) {
         List<ReplicaDescriptor> out = new ArrayList<>(m.replicas.size());
         for (ReplicaRecord r : m.replicas) {
-            out.add(r.toDescriptor());
+            out.add(r.toDescriptor(WRITER_OPS, writeGrantEnd(m.putStartMillis)));
         }
         return out;
     }
@@ -399,5 +406,13 @@ final class PutCoordinator {
         released += freed[0];
         counters.putStartReleases.add(released);
         return released;
+    }
+
+    /**
+     * When the grants of a put started at {@code putStartMillis} end: when the master frees an unfinished put's
+     * buffers ({@code master.put-start-release-timeout}), after which the space may hold another object.
+     */
+    long writeGrantEnd(long putStartMillis) {
+        return putStartMillis + settings.putStartReleaseTimeout().toMillis();
     }
 }

@@ -34,6 +34,11 @@ final class Quarantine {
         this.writerTimeoutMillis = writerTimeoutMillis;
     }
 
+    /** How long a writer may write into a buffer it was handed: its write grant lasts as long. */
+    long writerTimeoutMillis() {
+        return writerTimeoutMillis;
+    }
+
     /** Keeps {@code replica}'s buffer until {@code releaseAtMillis}. */
     synchronized void add(ReplicaRecord replica, long releaseAtMillis) {
         entries.add(new Entry(replica, releaseAtMillis));

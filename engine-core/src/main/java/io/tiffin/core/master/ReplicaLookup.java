@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import io.tiffin.api.DataGrant;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
@@ -92,12 +93,15 @@ final class ReplicaLookup {
             return KeyResult.failed(key, recovery.active() ? ErrorCode.REPLICA_IS_NOT_READY : ErrorCode.OBJECT_NOT_FOUND);
         }
         List<ReplicaDescriptor> readable = null;
+        long lease = 0;
         for (ReplicaRecord r : m.replicas) {
             if (r.isReadable()) {
                 if (readable == null) {
                     readable = new ArrayList<>(m.replicas.size());
+                    lease = leaseFor(m, now);
                 }
-                readable.add(r.toDescriptor());
+                // read grants end with the lease: no client may read (or reuse the location) beyond it anyway
+                readable.add(r.toDescriptor(DataGrant.READ, now + lease));
             }
         }
         if (!m.diskReplicas.isEmpty() && !m.processing) {
@@ -116,7 +120,9 @@ final class ReplicaLookup {
             removal.erase(shard, m);
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
         }
-        long lease = leaseFor(m, now);
+        if (lease == 0) {
+            lease = leaseFor(m, now);
+        }
         m.grantLease(now, lease);
         if (cacheForMillis > 0) {
             m.noteCachedLookup(now, lease, cacheForMillis, owner);

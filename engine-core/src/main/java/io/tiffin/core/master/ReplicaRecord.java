@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import io.tiffin.api.DataGrant;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaStatus;
 import io.tiffin.api.ReplicaType;
@@ -57,8 +58,15 @@ final class ReplicaRecord {
         }
     }
 
-    ReplicaDescriptor toDescriptor() {
+    /**
+     * The descriptor handed out for {@code ops} ({@link DataGrant#READ}, {@link DataGrant#WRITE}): with a grant
+     * signed under the segment's current mount, valid until {@code expiresAtMillis} (none if the node sent no key).
+     */
+    ReplicaDescriptor toDescriptor(int ops, long expiresAtMillis) {
+        MountedSegment.Mount mount = segment.mount();
+        DataGrant grant = mount.mac() == null ? null
+                : mount.mac().sign(segment.name(), offset, size, ops, mount.epoch(), expiresAtMillis);
         return new ReplicaDescriptor(id, ReplicaType.MEMORY, status, segment.name(), segment.nodeId(),
-                segment.endpoint(), offset, size, segment.mountEpoch());
+                segment.endpoint(), offset, size, mount.epoch(), grant);
     }
 }

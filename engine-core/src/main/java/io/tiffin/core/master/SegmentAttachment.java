@@ -58,7 +58,7 @@ final class SegmentAttachment {
      *     for another term
      */
     int attach(Segment segment, long nodeTerm, List<CommitRecord> records, boolean first, boolean last,
-               Object mountMonitor) {
+               Object mountMonitor, byte[] accessKey) {
         if (nodeTerm != term.getAsLong()) {
             throw new TiffinException(ErrorCode.INVALID_VERSION, "attach for term " + nodeTerm + ", this master serves"
                     + " term " + term.getAsLong());
@@ -86,7 +86,7 @@ final class SegmentAttachment {
                 throw new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "segment " + segment.getName()
                         + " is not awaiting its node (unknown, attached, or the recovery ended); re-mount it");
             }
-            int n = takeIntoService(s, segment.getMountEpoch(), all);
+            int n = takeIntoService(s, segment.getMountEpoch(), accessKey, all);
             LOG.info("Segment {} of node {} attached: {} of its {} objects recovered", s.name(), s.nodeId(), n,
                     all.size());
             recovery.settled(s.name());
@@ -94,15 +94,15 @@ final class SegmentAttachment {
         }
     }
 
-    private int takeIntoService(MountedSegment s, long mountEpoch, List<CommitRecord> records) {
+    private int takeIntoService(MountedSegment s, long mountEpoch, byte[] accessKey, List<CommitRecord> records) {
         long[] offsets = new long[records.size()];
         long[] sizes = new long[records.size()];
         for (int i = 0; i < offsets.length; i++) {
             offsets[i] = records.get(i).getOffset();
             sizes[i] = records.get(i).getSize();
         }
+        s.mountedAgain(mountEpoch, accessKey); // first: a bad key leaves the segment awaiting its node
         long[] handles = s.restore(offsets, sizes);
-        s.mountedAgain(mountEpoch);
         long now = ticker.millis();
         int recovered = 0;
         for (int i = 0; i < handles.length; i++) {

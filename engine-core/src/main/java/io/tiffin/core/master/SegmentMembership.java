@@ -45,9 +45,9 @@ final class SegmentMembership {
         this.ticker = ticker;
     }
 
-    /** See {@link MasterService#mountSegment(String, String, String, long, long, long, long)}. */
+    /** See {@link MasterService#mountSegment(String, String, String, long, long, long, long, byte[])}. */
     synchronized void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
-                                   long mountEpoch, long pingIntervalMillis) {
+                                   long mountEpoch, long pingIntervalMillis, byte[] accessKey) {
         List<String> previous = segments.segmentsOfOtherIncarnations(nodeId, incarnation);
         long now = ticker.millis();
         if (!previous.isEmpty() && pingIntervalMillis > 0) {
@@ -81,7 +81,7 @@ final class SegmentMembership {
             f.segmentMounted(io.tiffin.core.transport.proto.SegmentFact.newBuilder().setName(name).setNodeId(nodeId)
                     .setEndpoint(endpoint).setCapacity(capacity).setIncarnation(incarnation).build());
         }
-        segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, now + nodeTtl.toMillis());
+        segments.mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, now + nodeTtl.toMillis(), accessKey);
         segments.get(name).deferFreesTo(forgets);
         recovery.settled(name);
         segments.heard(nodeId, now);

@@ -60,6 +60,12 @@ final class SegmentRegistry {
      */
     synchronized boolean mount(String name, String nodeId, String endpoint, long capacity, long incarnation,
                                long mountEpoch, long nodeDeadline) {
+        return mount(name, nodeId, endpoint, capacity, incarnation, mountEpoch, nodeDeadline, null);
+    }
+
+    /** As above, with the node's data-plane key for this mount (null: none; see {@link MountedSegment#mountedAgain}). */
+    synchronized boolean mount(String name, String nodeId, String endpoint, long capacity, long incarnation,
+                               long mountEpoch, long nodeDeadline, byte[] accessKey) {
         if (name.isEmpty() || nodeId.isEmpty() || endpoint.isEmpty()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS,
                     "mount: segment name, node id and endpoint must be non-empty");
@@ -75,11 +81,13 @@ final class SegmentRegistry {
                 throw new TiffinException(ErrorCode.INVALID_PARAMS, "mount: segment " + name
                         + " is already mounted by node " + existing.nodeId() + "; segment names must be unique");
             }
-            existing.mountedAgain(mountEpoch);
+            existing.mountedAgain(mountEpoch, accessKey);
             existing.attached(); // a restored segment mounted afresh: empty, as its node re-mounted
             return false;
         }
-        byName.put(name, new MountedSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch));
+        MountedSegment fresh = new MountedSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch);
+        fresh.mountedAgain(mountEpoch, accessKey); // checks the key before the segment is listed
+        byName.put(name, fresh);
         if (incarnation != 0) {
             incarnations.put(nodeId, incarnation);
         }

@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import io.tiffin.api.DataGrant;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.ReplicaDescriptor;
@@ -298,7 +299,8 @@ final class TierCoordinator {
             m.promotionQueued = true;
             m.taskNode = nodeId;
             m.taskStartMillis = ticker.millis();
-            return KeyResult.ok(key, r.toDescriptor());
+            // the promoting node writes it (and the master frees a stuck promotion's buffer no earlier)
+            return KeyResult.ok(key, r.toDescriptor(DataGrant.WRITE, m.taskStartMillis + quarantine.writerTimeoutMillis()));
         });
     }
 

@@ -56,6 +56,7 @@ final class MasterLink implements AutoCloseable {
     private final String nodeId;
     private final long incarnation;
     private final LocalSegment segment;
+    private final DataAccessCheck access;
     private final Supplier<Segment> segmentMsg;
     private final TransportClientPool pool;
     private final MasterAddresses addresses;
@@ -86,12 +87,13 @@ final class MasterLink implements AutoCloseable {
      * @param ticks hands an action to the heartbeat thread
      * @param joined run after each mount, re-mount or attach (the SSD tier registers again)
      */
-    MasterLink(String nodeId, long incarnation, LocalSegment segment, Supplier<Segment> segmentMsg,
+    MasterLink(String nodeId, long incarnation, LocalSegment segment, DataAccessCheck access, Supplier<Segment> segmentMsg,
                TransportClientPool pool, MasterAddresses addresses, Duration pingInterval, Ticker ticker,
                Consumer<Action> ticks, Runnable joined) {
         this.nodeId = nodeId;
         this.incarnation = incarnation;
         this.segment = segment;
+        this.access = access;
         this.segmentMsg = segmentMsg;
         this.pool = pool;
         this.addresses = addresses;
@@ -161,7 +163,7 @@ final class MasterLink implements AutoCloseable {
             discover();
         }
         master().callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(segmentMsg.get())
-                .build(), Empty.parser());
+                .setAccessKey(access.key()).build(), Empty.parser());
         mounted = true;
     }
 
@@ -230,6 +232,7 @@ final class MasterLink implements AutoCloseable {
     }
 
     private void answered(PingReply reply, long remountsBefore) {
+        access.masterTime(reply.getMasterTimeMs());
         if (reply.getTerm() < term.get()) {
             LOG.warn("Node {}: master {} answers in term {}, below the term {} this node follows; looking for"
                     + " the leader", nodeId, leader, reply.getTerm(), term.get());
@@ -274,9 +277,11 @@ final class MasterLink implements AutoCloseable {
             return; // asked by a ping sent before the last re-mount: that re-mount answered it
         }
         // Before the master can hand out a descriptor of the new mount.
-        segment.moveMountEpoch(segment.mountEpoch() + 1, false);
+        long epoch = segment.mountEpoch() + 1;
+        segment.moveMountEpoch(epoch, false);
+        com.google.protobuf.ByteString key = access.rekey(epoch);
         master().callSync(Opcode.REMOUNT_SEGMENT, ReMountSegmentRequest.newBuilder().setNodeId(nodeId)
-                .addSegments(segmentMsg.get()).build(), Empty.parser());
+                .addSegments(segmentMsg.get()).addAccessKeys(key).build(), Empty.parser());
         term.accumulateAndGet(offeredTerm.get(), Math::max);
         remounts.incrementAndGet();
         LOG.warn("Master {} did not know node {}; re-mounted segment {} (its objects are gone)", leader, nodeId,
@@ -293,11 +298,14 @@ final class MasterLink implements AutoCloseable {
         if (joinTerm <= term.get()) {
             return; // joined that term already (several pings asked for the attach)
         }
-        List<SegmentLedger.Entry> records = segment.moveMountEpoch(segment.mountEpoch() + 1, true);
+        long epoch = segment.mountEpoch() + 1;
+        List<SegmentLedger.Entry> records = segment.moveMountEpoch(epoch, true);
+        com.google.protobuf.ByteString key = access.rekey(epoch); // the new leader signs with it
         Segment msg = segmentMsg.get();
         int n = records.size();
         for (int from = 0; from == 0 || from < n; from += ATTACH_CHUNK) {
             AttachSegmentRequest.Builder b = AttachSegmentRequest.newBuilder().setSegment(msg).setTerm(joinTerm)
+                    .setAccessKey(key)
                     .setFirst(from == 0).setLast(from + ATTACH_CHUNK >= n);
             for (SegmentLedger.Entry e : records.subList(from, Math.min(n, from + ATTACH_CHUNK))) {
                 b.addRecords(CommitRecord.newBuilder().setKey(e.key()).setOffset(e.offset()).setSize(e.size())

@@ -242,6 +242,7 @@ public final class NodeServer implements AutoCloseable {
     private final String nodeId;
     private final long incarnation;
     private final LocalSegment segment;
+    private final DataAccessCheck access;
     private final TransportServer server;
     private final TransportClientPool masterPool;
     private final String masterAddress;
@@ -281,6 +282,9 @@ public final class NodeServer implements AutoCloseable {
         // heartbeat thread only). Data-plane requests of another epoch are refused (checkSegment): the
         // master that issued them has forgotten the segment and may place new objects where theirs were.
         segment.setMountEpoch(1);
+        // Data-plane requests need a grant the master signed with this mount's key (sent with the mount).
+        this.access = new DataAccessCheck(segment.name(), ticker);
+        access.rekey(1);
         // The data plane's own default (one loop per processor), not the master's and clients' (half).
         this.server = new TransportServer("node-" + nodeId, o.transport().ioThreads() == 0
                 ? o.transport().withIoThreads(EventLoops.dataPlaneThreads()) : o.transport());
@@ -292,6 +296,7 @@ public final class NodeServer implements AutoCloseable {
                 throw new TiffinException(ErrorCode.INVALID_PARAMS, "write of " + req.getLength()
                         + " bytes carried " + bulk.readableBytes());
             }
+            access.check(req, io.tiffin.api.DataGrant.WRITE, "DATA_WRITE");
             if (req.getLength() > 0) {
                 MemorySegment dst = segment.slice(req.getOffset(), req.getLength());
                 bulk.getBytes(bulk.readerIndex(), dst.asByteBuffer());
@@ -326,6 +331,7 @@ public final class NodeServer implements AutoCloseable {
         server.register(Opcode.DATA_READ, (request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             checkSegment(req);
+            access.check(req, io.tiffin.api.DataGrant.READ, "DATA_READ");
             if (req.getLength() > maxRead) {
                 throw new TiffinException(ErrorCode.INVALID_PARAMS, "a read of " + req.getLength() + " bytes does not"
                         + " fit one answer frame (transport.max-frame-size less 64 KiB = " + maxRead + "); read slices");
@@ -380,7 +386,7 @@ public final class NodeServer implements AutoCloseable {
                 LOG.warn("Node heartbeat ring failed to stop cleanly", ex);
             }
         });
-        this.link = new MasterLink(nodeId, incarnation, segment, this::segmentMsg, masterPool,
+        this.link = new MasterLink(nodeId, incarnation, segment, access, this::segmentMsg, masterPool,
                 io.tiffin.core.coordination.MasterAddresses.parse(masterAddress), pingInterval, ticker,
                 action -> publishTick(switch (action) {
                     case REMOUNT -> Tick.REMOUNT;

@@ -122,9 +122,9 @@ final class PromotionWorker implements AutoCloseable {
                 return false;
             }
             ByteBuf bulk = Unpooled.copiedBuffer(tmp.asByteBuffer());
-            Frame f = peers.get(target.endpoint()).call(Opcode.DATA_WRITE, DataRequest.newBuilder()
-                    .setSegment(target.segment()).setOffset(target.offset()).setLength(target.size())
-                    .setMountEpoch(target.mountEpoch()).build(), bulk)
+            Frame f = peers.get(target.endpoint()).call(Opcode.DATA_WRITE, io.tiffin.core.transport.Messages.withGrant(
+                    DataRequest.newBuilder().setSegment(target.segment()).setOffset(target.offset())
+                    .setLength(target.size()).setMountEpoch(target.mountEpoch()), target).build(), bulk)
                     .get(30, TimeUnit.SECONDS);
             f.release();
             return true;

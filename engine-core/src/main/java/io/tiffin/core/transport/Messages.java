@@ -1,5 +1,6 @@
 package io.tiffin.core.transport;
 
+import io.tiffin.api.DataGrant;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
@@ -54,7 +55,7 @@ public final class Messages {
     }
 
     public static Replica toMsg(ReplicaDescriptor d) {
-        return Replica.newBuilder()
+        Replica.Builder r = Replica.newBuilder()
                 .setReplicaId(d.replicaId())
                 .setType(d.type().value())
                 .setStatus(d.status().ordinal())
@@ -63,14 +64,42 @@ public final class Messages {
                 .setEndpoint(d.endpoint())
                 .setOffset(d.offset())
                 .setSize(d.size())
-                .setMountEpoch(d.mountEpoch())
-                .build();
+                .setMountEpoch(d.mountEpoch());
+        if (d.grant() != null) {
+            r.setGrant(grantMsg(d.grant()));
+        }
+        return r.build();
+    }
+
+    private static io.tiffin.core.transport.proto.DataGrant.Builder grantMsg(DataGrant g) {
+        return io.tiffin.core.transport.proto.DataGrant.newBuilder().setOps(g.ops()).setExpiresMs(g.expiresAtMillis())
+                .setMacHigh(g.macHigh()).setMacLow(g.macLow());
+    }
+
+    /** The grant of a replica's descriptor as a data request carries it, with the replica's range (null: none). */
+    public static io.tiffin.core.transport.proto.DataGrant grantOf(ReplicaDescriptor d) {
+        return d.grant() == null ? null : grantMsg(d.grant()).setOffset(d.offset()).setLength(d.size()).build();
+    }
+
+    /** {@code b} with the grant of the replica {@code d} (unchanged when it has none). */
+    public static io.tiffin.core.transport.proto.DataRequest.Builder withGrant(
+            io.tiffin.core.transport.proto.DataRequest.Builder b, ReplicaDescriptor d) {
+        return d.grant() == null ? b : b.setGrant(grantOf(d));
+    }
+
+    /** The grant of a replica message (null: none). */
+    public static DataGrant grantOf(Replica r) {
+        if (!r.hasGrant()) {
+            return null;
+        }
+        io.tiffin.core.transport.proto.DataGrant g = r.getGrant();
+        return new DataGrant(g.getOps(), g.getExpiresMs(), g.getMacHigh(), g.getMacLow());
     }
 
     public static ReplicaDescriptor fromMsg(Replica r) {
         return new ReplicaDescriptor(r.getReplicaId(), ReplicaType.fromValue(r.getType()),
                 ReplicaStatus.fromValue(r.getStatus()), r.getSegment(), r.getNodeId(), r.getEndpoint(),
-                r.getOffset(), r.getSize(), r.getMountEpoch());
+                r.getOffset(), r.getSize(), r.getMountEpoch(), grantOf(r));
     }
 
     public static List<Replica> toMsgs(List<ReplicaDescriptor> ds) {

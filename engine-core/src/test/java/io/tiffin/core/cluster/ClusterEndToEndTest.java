@@ -299,8 +299,8 @@ class ClusterEndToEndTest {
             assertThatThrownBy(() -> client.callSync(io.tiffin.core.transport.Opcode.DATA_READ, outside,
                     io.tiffin.core.transport.proto.Empty.parser()))
                     .isInstanceOfSatisfying(TiffinException.class,
-                            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
-                    .hasMessageContaining("outside");
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.ILLEGAL_CLIENT))
+                    .hasMessageContaining("carries no access grant");
             var unknown = io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment("nope").setOffset(0)
                     .setLength(10).build();
             assertThatThrownBy(() -> client.callSync(io.tiffin.core.transport.Opcode.DATA_READ, unknown,

@@ -188,11 +188,12 @@ class LocationCacheClusterTest {
             c.put("k", v);
             ReplicaDescriptor d = c.locate("k").orElseThrow().replicas().getFirst();
             MemorySegment dst = arena.allocate(4096);
-            DataRequest.Builder read = DataRequest.newBuilder().setSegment(d.segment()).setOffset(d.offset())
-                    .setLength(4096);
+            DataRequest.Builder read = io.tiffin.core.transport.Messages.withGrant(DataRequest.newBuilder()
+                    .setSegment(d.segment()).setOffset(d.offset()).setLength(4096), d);
             pool.call(node.endpoint(), Opcode.DATA_READ, read.setMountEpoch(d.mountEpoch()).build(), null,
                     Empty.parser(), dst);
             assertThat(dst.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(v);
+            // epoch 0 skips the epoch check; the grant is bound to the current mount (its key and epoch) anyway
             pool.call(node.endpoint(), Opcode.DATA_READ, read.setMountEpoch(0).build(), null, Empty.parser(), dst);
 
             TiffinException stale = catchThrowableOfType(TiffinException.class, () -> pool.call(node.endpoint(),

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.BeforeAll;
  * Coverage-guided fuzzing of every request handler after a successful handshake: a real master and a real
  * node (with its segment) on loopback, and two raw peers that completed HELLO send each a request of any
  * opcode with any control bytes (for DATA_READ / DATA_WRITE also well-formed requests naming the real
- * segment at any offset and length) through the real decoder. Every request must get an answer that is not
+ * segment at any offset and length, with or without the genuine grant of a put that started before the run, so
+ * requests reach the segment's bytes as well as each refusal of the grant check) through the real decoder. Every request must get an answer that is not
  * {@code INTERNAL_ERROR} (a handler that threw something other than a {@code TiffinException}), on a
  * connection that stays open; no buffer may leak (paranoid leak detection). In CI the inputs under
  * src/test/resources run as regression tests.
@@ -35,16 +36,24 @@ class RequestHandlerFuzzTest {
     private static NodeServer node;
     private static RawPeer toMaster;
     private static RawPeer toNode;
+    /** The master's grant of a put started before the run and never ended (write and read, 4 MiB). */
+    private static io.tiffin.core.transport.proto.DataGrant grant;
 
     @BeforeAll
     static void startServers() throws IOException {
         NettyLeaks.install();
         // short leases: a forced remove of a key some lookup asked to cache answers within half a lease
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
-                .set("master.lease-ttl", "200ms").build();
+                .set("master.lease-ttl", "200ms").set("master.put-start-release-timeout", "1d").build();
         master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class));
         node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.address().getPort())
                 .nodeId("fuzz-node").segmentSize(8L << 20).pingInterval(Duration.ofMillis(500)).build());
+        try (BlockingConnectionPool pool = new BlockingConnectionPool("fuzz", TransportSettings.defaults(), "fuzz")) {
+            var started = pool.call("127.0.0.1:" + master.address().getPort(), Opcode.PUT_START,
+                    io.tiffin.core.transport.proto.PutStartRequest.newBuilder().setKey("fuzz-granted").setSize(4L << 20)
+                            .setPutId(1).build(), io.tiffin.core.transport.proto.PutStartReply.parser());
+            grant = Messages.grantOf(Messages.fromMsg(started.getReplicas(0)));
+        }
         toMaster = connect(master.address());
         toNode = connect(new java.net.InetSocketAddress("127.0.0.1",
                 Integer.parseInt(node.endpoint().substring(node.endpoint().lastIndexOf(':') + 1))));
@@ -77,6 +86,10 @@ class RequestHandlerFuzzTest {
                     .setLength(data.consumeBoolean() ? data.consumeLong(-1, 9L << 20) : data.consumeLong());
             if (data.consumeBoolean()) {
                 req.setMountEpoch(data.consumeBoolean() ? node.mountEpoch() : data.consumeLong());
+            }
+            if (data.consumeBoolean()) {
+                req.setGrant(data.consumeBoolean() ? grant : grant.toBuilder().setOffset(data.consumeLong(-1, 9L << 20))
+                        .setLength(data.consumeLong(-1, 9L << 20)).setOps(data.consumeInt(0, 3)).build());
             }
             control = Unpooled.wrappedBuffer(req.build().toByteArray());
         } else {
