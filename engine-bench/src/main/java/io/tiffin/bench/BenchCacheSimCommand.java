@@ -36,8 +36,22 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
     /** The name of Belady's optimal policy in the output. */
     public static final String OPTIMAL = "optimal";
 
-    @Option(names = "--trace", required = true, description = "A Mooncake-format trace (JSON lines with hash_ids).")
+    @Option(names = "--trace", required = true, description = "A Mooncake-format trace (JSON lines with hash_ids);"
+            + " with --generate, the file the generated trace is written to first.")
     Path trace;
+
+    @Option(names = "--generate", paramLabel = "conversation|tool-agent|frequency",
+            description = "First write a synthetic trace of this kind to --trace (overwriting it): multi-turn"
+                    + " conversations whose prompts extend earlier prompts, tool-using agent loops, or a Zipf-popular"
+                    + " prefix set under one-time blocks.")
+    String generate;
+
+    @Option(names = "--requests", defaultValue = "12000",
+            description = "Requests of a generated trace (default ${DEFAULT-VALUE}).")
+    int requests;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of a generated trace (default ${DEFAULT-VALUE}).")
+    long seed;
 
     @Option(names = "--sizes", split = ",", defaultValue = "1,5,10,25",
             description = "Cache sizes in % of the distinct blocks (default ${DEFAULT-VALUE}).")
@@ -111,6 +125,22 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(),
                         "--sizes contains " + pct + " (expected: a share of the distinct blocks in %, > 0 and <= 100)");
             }
+        }
+        if (generate != null) {
+            if (!SyntheticTraces.KINDS.contains(generate)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--generate " + generate
+                        + " (expected one of " + String.join(", ", SyntheticTraces.KINDS) + ")");
+            }
+            if (requests < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--requests = " + requests + " (expected: >= 1)");
+            }
+            try (java.io.Writer writer = Files.newBufferedWriter(trace, StandardCharsets.UTF_8)) {
+                SyntheticTraces.generate(generate, requests, seed, writer);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write " + trace + ": " + e.getMessage(), e);
+            }
+            out.println(SyntheticTraces.describe(generate, requests, seed) + " -> " + trace);
         }
         MooncakeTrace loaded = MooncakeTrace.read(trace);
         List<BenchSupport.PolicySpec> runs = new ArrayList<>();

@@ -64,9 +64,16 @@ final class BenchClientOptions {
         return base(masterAddress, true).build();
     }
 
-    /** A {@code bench hotcache} reader of another node, with a hot cache of {@code settings} (null = none). */
-    static TiffinClient.Options hotCacheReader(String masterAddress, HotCacheSettings settings) {
-        return base(masterAddress, false).hotCache(settings).build();
+    /**
+     * A {@code bench hotcache} reader of another node, with a hot cache of {@code settings} (null = none) and a
+     * location cache of {@code locationCacheTtl} (zero = none).
+     */
+    static TiffinClient.Options hotCacheReader(String masterAddress, HotCacheSettings settings,
+                                               Duration locationCacheTtl) {
+        return base(masterAddress, false).hotCache(settings)
+                .locationCache(locationCacheTtl.isZero() ? LocationCache.Settings.DISABLED
+                        : new LocationCache.Settings(locationCacheTtl, LocationCache.Settings.DEFAULT.maxEntries()))
+                .build();
     }
 
     /**

@@ -35,7 +35,8 @@ import picocli.CommandLine.Spec;
  * into node A's segment; a reader "on node B" (a client that never uses same-JVM memory copies, so every
  * read of A's replica crosses the data plane) reads every key {@code --rounds} times, with the hot
  * cache off and then on. Prints per-key latency of the first round and the average over all rounds
- * (first included), for get and for batch get, and the change.
+ * (first included), for get and for batch get, and the change; the average of rounds 2..N (with the cache on,
+ * all hits) as time and GB/s per read, beside what one memory copy of a value costs on this machine.
  *
  * <p>After the first round of the cache-on run the bench waits for the asynchronous fills to land
  * before round two, so that the figure measures serving from the cache, not a race with the fill ring.
@@ -73,13 +74,19 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
             + " in hotcache.policy.<name>.*: s3-fifo:small-share=0.2 (default: ${DEFAULT-VALUE}).")
     String policy;
 
-    @Option(names = "--api", defaultValue = "into", paramLabel = "into|bytes|view",
+    @Option(names = "--api", defaultValue = "into", paramLabel = "into|get|view",
             description = "into: getInto/batchGetInto into reused off-heap buffers (how inference engines read KV "
-                    + "blocks); bytes: get/batchGet returning new byte arrays (then the JVM's allocation of large "
+                    + "blocks); get (or bytes): get/batchGet returning new byte arrays (then the JVM's allocation of large "
                     + "arrays is part of every read); view: zero-copy getPinned/batchGetPinned with the cache on "
                     + "(a hit pins the cache's blocks, no copy), measured against getInto/batchGetInto with the "
                     + "cache off, the fastest way to read without the cache (default: ${DEFAULT-VALUE}).")
     String api;
+
+    @Option(names = "--location-cache-ttl", defaultValue = "2s", paramLabel = "DURATION",
+            description = "The reader's client.location-cache-ttl, cache off and on: how long a lookup is reused, so a "
+                    + "hot-cache hit within it asks the master nothing; 0 = off, every read looks the key up "
+                    + "(default: ${DEFAULT-VALUE}, the client's default).")
+    String locationCacheTtl;
 
     @Option(names = "--warmup-passes", defaultValue = "2",
             description = "Unmeasured passes of every method with the cache off and on before measuring, each with a"
@@ -94,8 +101,13 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         System.exit(new CommandLine(new BenchHotCacheCommand()).execute(args));
     }
 
+    /** {@code laterRoundsMs}: the average of rounds 2..N (with the cache on, all hits). */
     private record Row(String method, long cacheSizeMb, double valueSizeMb, int keys, int rounds, double firstRoundMs,
-                       double avgRoundMs) {
+                       double avgRoundMs, double laterRoundsMs) {
+        /** Bytes per second of one read in rounds 2..N, in GB/s (10^9 bytes). */
+        double laterGbPerSecond() {
+            return valueSizeMb * (1 << 20) / (laterRoundsMs * 1e6);
+        }
     }
 
     @Override
@@ -104,8 +116,14 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "--keys, --batch-size must be >= 1, --rounds >= 2 and --warmup-passes >= 0");
         }
-        if (!List.of("into", "bytes", "view").contains(api)) {
-            throw new ParameterException(spec.commandLine(), "--api " + api + ": expected into, bytes or view");
+        if (!List.of("into", "get", "bytes", "view").contains(api)) {
+            throw new ParameterException(spec.commandLine(), "--api " + api + ": expected into, get (bytes) or view");
+        }
+        Duration reuse;
+        try {
+            reuse = io.tiffin.core.config.Durations.parse(locationCacheTtl, java.time.temporal.ChronoUnit.MILLIS);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--location-cache-ttl " + e.getMessage());
         }
         long value = Sizes.parse(valueSize);
         long block = Sizes.parse(blockSize);
@@ -113,8 +131,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         long cache = cacheSize != null ? Sizes.parse(cacheSize) : (keys * blocksPerObject + 1) * block;
         long segment = Math.max(64L << 20, (long) (keys * value * 1.25) + (64L << 20));
         PrintWriter out = spec.commandLine().getOut();
-        out.printf(Locale.ROOT, "Hot cache benchmark: keys=%d value=%s rounds=%d batch=%d cache=%s block=%s policy=%s api=%s%n",
-                keys, Sizes.format(value), rounds, batchSize, Sizes.format(cache), Sizes.format(block), policy, api);
+        out.printf(Locale.ROOT, "Hot cache benchmark: keys=%d value=%s rounds=%d batch=%d cache=%s block=%s policy=%s api=%s"
+                + " location-cache-ttl=%s%n", keys, Sizes.format(value), rounds, batchSize, Sizes.format(cache),
+                Sizes.format(block), policy, api, reuse);
+        double copyMs = MemoryCopyProbe.millisPerCopy(value, cache);
+        out.printf(Locale.ROOT, "One memory copy of a value on this machine (off-heap to off-heap, source in a region as large"
+                + " as the cache): %.3f ms, %.2f GB/s%n", copyMs, value / (copyMs * 1e6));
 
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("master.eviction-high-watermark", "1.0").build();
@@ -145,8 +167,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                         chosen.settings());
                 for (int pass = 0; pass < warmupPasses; pass++) {
                     for (String method : List.of("get", "batch_get")) {
-                        measure(address, null, method, names, value, 0);
-                        measure(address, settings, method, names, value, cache);
+                        measure(address, reuse, null, method, names, value, 0);
+                        measure(address, reuse, settings, method, names, value, cache);
                     }
                 }
                 if (warmupPasses > 0) {
@@ -154,14 +176,16 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                             warmupPasses);
                 }
                 for (String method : List.of("get", "batch_get")) {
-                    Row off = measure(address, null, method, names, value, 0);
-                    Row on = measure(address, settings, method, names, value, cache);
+                    Row off = measure(address, reuse, null, method, names, value, 0);
+                    Row on = measure(address, reuse, settings, method, names, value, cache);
                     rows.add(off);
                     rows.add(on);
-                    out.printf(Locale.ROOT, "%-9s cache off: first round %8.2f ms/key, average round %8.2f ms/key%n",
-                            method, off.firstRoundMs(), off.avgRoundMs());
-                    out.printf(Locale.ROOT, "%-9s cache on:  first round %8.2f ms/key, average round %8.2f ms/key  "
-                            + "(average %+.1f%%, ratio %.3f)%n", method, on.firstRoundMs(), on.avgRoundMs(),
+                    out.printf(Locale.ROOT, "%-9s cache off: first round %8.2f ms/key, average round %8.2f ms/key;"
+                            + " rounds 2-%d %7.3f ms/key, %6.2f GB/s per read%n", method, off.firstRoundMs(),
+                            off.avgRoundMs(), rounds, off.laterRoundsMs(), off.laterGbPerSecond());
+                    out.printf(Locale.ROOT, "%-9s cache on:  first round %8.2f ms/key, average round %8.2f ms/key;"
+                            + " rounds 2-%d %7.3f ms/key, %6.2f GB/s per hit  (average %+.1f%%, ratio %.3f)%n", method,
+                            on.firstRoundMs(), on.avgRoundMs(), rounds, on.laterRoundsMs(), on.laterGbPerSecond(),
                             100.0 * (on.avgRoundMs() - off.avgRoundMs()) / off.avgRoundMs(),
                             on.avgRoundMs() / off.avgRoundMs());
                 }
@@ -170,10 +194,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         }
         if (csv != null) {
             List<String> lines = new ArrayList<>();
-            lines.add("method,cache_size_mb,value_size_mb,keys,rounds,first_round_ms,avg_round_ms");
+            lines.add("method,cache_size_mb,value_size_mb,keys,rounds,first_round_ms,avg_round_ms,later_rounds_ms,"
+                    + "later_gb_per_s,copy_gb_per_s");
             for (Row r : rows) {
-                lines.add(String.format(Locale.ROOT, "%s,%d,%.2f,%d,%d,%.3f,%.3f", r.method(), r.cacheSizeMb(),
-                        r.valueSizeMb(), r.keys(), r.rounds(), r.firstRoundMs(), r.avgRoundMs()));
+                lines.add(String.format(Locale.ROOT, "%s,%d,%.2f,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f", r.method(),
+                        r.cacheSizeMb(), r.valueSizeMb(), r.keys(), r.rounds(), r.firstRoundMs(), r.avgRoundMs(),
+                        r.laterRoundsMs(), r.laterGbPerSecond(), value / (copyMs * 1e6)));
             }
             Files.write(csv, lines);
             out.println("Wrote " + csv);
@@ -186,9 +212,9 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 .pingInterval(Duration.ofSeconds(1)).build());
     }
 
-    private Row measure(String address, HotCacheSettings settings, String method, List<String> names, long value,
-                        long cache) {
-        TiffinClient.Options options = BenchClientOptions.hotCacheReader(address, settings);
+    private Row measure(String address, Duration reuse, HotCacheSettings settings, String method, List<String> names,
+                        long value, long cache) {
+        TiffinClient.Options options = BenchClientOptions.hotCacheReader(address, settings, reuse);
         double[] perRound = new double[rounds];
         boolean view = "view".equals(api) && settings != null;
         boolean into = !"bytes".equals(api);
@@ -238,11 +264,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 }
             }
         }
-        double avg = 0;
-        for (double d : perRound) {
-            avg += d;
+        double later = 0;
+        for (int round = 1; round < rounds; round++) {
+            later += perRound[round];
         }
-        avg /= rounds;
-        return new Row(method, cache >> 20, value / (double) (1 << 20), names.size(), rounds, perRound[0], avg);
+        double avg = (perRound[0] + later) / rounds;
+        later /= rounds - 1;
+        return new Row(method, cache >> 20, value / (double) (1 << 20), names.size(), rounds, perRound[0], avg, later);
     }
 }

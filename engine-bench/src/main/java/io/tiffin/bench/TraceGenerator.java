@@ -113,7 +113,7 @@ public final class TraceGenerator implements Callable<Integer> {
         }
     }
 
-    private static void writeLine(Writer writer, long timestamp, long[] ids, int outputLength) throws IOException {
+    static void writeLine(Writer writer, long timestamp, long[] ids, int outputLength) throws IOException {
         StringBuilder line = new StringBuilder(32 + ids.length * 8);
         int inputLength = ids.length * 512 - 511 + (int) (timestamp % 511);
         line.append("{\"timestamp\": ").append(timestamp).append(", \"input_length\": ").append(inputLength)

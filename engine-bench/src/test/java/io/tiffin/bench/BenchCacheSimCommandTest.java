@@ -40,7 +40,7 @@ class BenchCacheSimCommandTest {
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.getFirst()).isEqualTo("policy,capacity_pct,capacity_blocks,hit_ratio");
         assertThat(lines).anyMatch(l -> l.startsWith("lru,1,")).anyMatch(l -> l.startsWith("optimal,25,"));
-        assertThat(lines).hasSize(1 + 4 * 6);
+        assertThat(lines).hasSize(1 + 4 * 7);
         for (String line : lines.subList(1, lines.size())) {
             String policy = line.split(",")[0];
             double ratio = Double.parseDouble(line.split(",")[3]);
@@ -112,5 +112,39 @@ class BenchCacheSimCommandTest {
             assertThat(command.execute("--trace", trace.toString(), "--policies", c[0])).as(c[0]).isEqualTo(2);
             assertThat(err.toString()).as(c[0]).contains(c[1]);
         }
+    }
+
+    @Test
+    void generatesEachKindOfTraceReproduciblyThenReplaysIt(@TempDir Path dir) throws IOException {
+        for (String kind : List.of("conversation", "tool-agent", "frequency")) {
+            Path first = dir.resolve(kind + "-1.jsonl");
+            Path second = dir.resolve(kind + "-2.jsonl");
+            for (Path trace : List.of(first, second)) {
+                ByteArrayOutputStream printed = new ByteArrayOutputStream();
+                int exit = new CommandLine(new BenchCacheSimCommand(new PrintStream(printed, true, StandardCharsets.UTF_8)))
+                        .execute("--generate", kind, "--requests", "300", "--seed", "5", "--trace", trace.toString(),
+                                "--policies", "lru,w-tinylfu-tuned", "--sizes", "5");
+                assertThat(exit).isZero();
+                assertThat(printed.toString(StandardCharsets.UTF_8)).contains("generated a " + kind + " trace: 300 requests")
+                        .contains("300 requests", "w-tinylfu-tuned", "optimal");
+            }
+            assertThat(Files.readAllLines(first)).hasSize(300).isEqualTo(Files.readAllLines(second));
+            MooncakeTrace trace = MooncakeTrace.read(first);
+            assertThat(trace.distinctBlocks()).as("%s re-reads blocks", kind).isLessThan(trace.length());
+        }
+        // a conversation's later turn starts with its earlier prompt
+        List<String> lines = Files.readAllLines(dir.resolve("conversation-1.jsonl"));
+        assertThat(lines.stream().map(l -> l.substring(l.indexOf('[') + 1, l.indexOf(']')))
+                .anyMatch(ids -> lines.stream().map(l -> l.substring(l.indexOf('[') + 1, l.indexOf(']')))
+                        .anyMatch(other -> other.length() > ids.length() + 20 && other.startsWith(ids + ", ")))).isTrue();
+    }
+
+    @Test
+    void anUnknownKindIsRejected(@TempDir Path dir) {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new BenchCacheSimCommand()).setErr(new java.io.PrintWriter(err))
+                .execute("--generate", "chess", "--trace", dir.resolve("t.jsonl").toString());
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString()).contains("--generate chess (expected one of conversation, tool-agent, frequency)");
     }
 }

@@ -1,7 +1,5 @@
 package io.tiffin.core.client;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
@@ -23,25 +21,22 @@ import org.apache.logging.log4j.Logger;
  * replicas go over pooled blocking connections ({@link SliceExchange}): every slice request to every node is
  * written first, then the calling thread receives the answers straight into the destinations (one copy, no
  * event-loop hand-off); a read that fails there falls back to the object's other replicas ({@link
- * AsyncNodeReads#readRemote}). Bytes of objects the hot cache keeps are received into a pooled staging
- * buffer, copied to the destination and handed to the cache's ring.
+ * AsyncNodeReads#readRemote}). For an object the hot cache may keep, blocks are asked of the cache's ring
+ * before the read is sent; the bytes are received into the destination and then copied into those blocks
+ * (one copy, on this thread, while the ring did the admission meanwhile).
  *
- * <p>Not thread-safe: used by the calling thread only. The staging buffers it allocates are released or
- * handed to the hot cache (which then owns them) by {@link #flush()}.
+ * <p>Not thread-safe: used by the calling thread only. The block requests it makes are completed or
+ * cancelled by {@link #flush()}.
  */
 final class ReadBatch {
     private static final Logger LOG = LogManager.getLogger(ReadBatch.class);
 
     /**
-     * A read of a remote memory replica. With {@code fill} set, the bytes are received into
-     * {@code staging} (a pooled buffer), copied to {@code dst}, and {@code staging} is then handed to
-     * the hot cache's ring, which copies it into cache blocks on its own thread.
+     * A read of a remote memory replica into {@code dst}. With {@code fill} set, {@code blocks} were asked
+     * of the hot cache for it (null when refused at once); once received, the bytes are copied into them.
      */
     private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done,
-                              ObjectLocation fill, ByteBuf staging) {
-        MemorySegment target() {
-            return staging == null ? dst : MemorySegment.ofBuffer(staging.nioBuffer(0, (int) dst.byteSize()));
-        }
+                              ObjectLocation fill, LocalHotCache.PendingFill blocks) {
     }
 
     private final SliceExchange slices;
@@ -92,8 +87,8 @@ final class ReadBatch {
     /** A memory read whose bytes are also offered to the hot cache (see {@link MemoryRead}). */
     CompletableFuture<Void> addMemoryFill(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        ByteBuf staging = PooledByteBufAllocator.DEFAULT.directBuffer((int) loc.size(), (int) loc.size());
-        memoryReads.add(new MemoryRead(replicas, dst, done, loc, staging));
+        memoryReads.add(new MemoryRead(replicas, dst, done, loc,
+                hotCache.requestBlocks(loc.key(), loc.version(), loc.size())));
         return done;
     }
 
@@ -118,24 +113,20 @@ final class ReadBatch {
         List<List<MemorySegment>> targets = new ArrayList<>(memoryReads.size());
         for (MemoryRead r : memoryReads) {
             first.add(r.replicas().getFirst());
-            targets.add(List.of(r.target()));
+            targets.add(List.of(r.dst()));
         }
         TiffinException[] failed = slices.readScattered(first, targets, startNanos + leaseNanos);
         for (int k = 0; k < failed.length; k++) {
             MemoryRead r = memoryReads.get(k);
-            if (r.staging() != null) {
-                if (failed[k] == null) {
-                    try {
-                        MemorySegment.copy(r.target(), 0, r.dst(), 0, r.dst().byteSize());
-                    } catch (RuntimeException e) {
-                        failed[k] = lifecycle.transferFailure("read", e);
+            if (r.blocks() != null) {
+                try {
+                    if (failed[k] == null && withinLease(r.fill())) {
+                        r.blocks().complete(r.dst());
+                    } else {
+                        r.blocks().cancel();
                     }
-                }
-                if (failed[k] == null && withinLease(r.fill())) {
-                    hotCache.offerFill(r.fill().key(), r.fill().version(), r.fill().size(),
-                            List.of(r.staging().writerIndex((int) r.fill().size())));
-                } else {
-                    r.staging().release();
+                } catch (RuntimeException e) {
+                    LOG.debug("hot cache fill of {} failed (the read itself succeeded)", r.fill().key(), e);
                 }
             }
             if (failed[k] == null) {

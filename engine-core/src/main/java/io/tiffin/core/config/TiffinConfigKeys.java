@@ -312,7 +312,7 @@ public final class TiffinConfigKeys {
             "Memory of the client's local hot cache; 0 = disabled; less than one block disables it with a warning.");
     public static final ConfigKey<Long> HOTCACHE_BLOCK_SIZE = ConfigKey.size("hotcache.block-size", "16MiB",
             Sizes.KIB, Sizes.GIB, "Size of one hot-cache block.");
-    public static final ConfigKey<String> HOTCACHE_POLICY = ConfigKey.pluginName("hotcache.policy", "lru",
+    public static final ConfigKey<String> HOTCACHE_POLICY = ConfigKey.pluginName("hotcache.policy", "w-tinylfu-tuned",
             "Replacement policy of the hot cache; must be installed.");
     public static final ConfigKey<Double> HOTCACHE_MAX_ENTRY_SHARE = ConfigKey.ratio("hotcache.max-entry-share", 0.5,
             0.0, false, 1.0, true, "Largest share of the hot cache one object may take (objects may span blocks).");

@@ -2,11 +2,16 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import io.tiffin.api.ErrorCode;
 
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.client.hotcache.HotCacheSettings;
@@ -15,6 +20,7 @@ import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.plugin.PluginRegistry;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -121,6 +127,120 @@ class HotCacheClusterTest {
             assertThat(totals.totals().hits()).isGreaterThanOrEqualTo(4);
             assertThat(cluster.master.metrics().scrape()).contains("tiffin_client_hotcache_hits_total")
                     .contains("tiffin_client_hotcache_stale_rejected_total");
+        }
+    }
+
+    /** A client with a hot cache and a location cache reusing lookups for up to {@code reuse}. */
+    private static TiffinClient cachingClient(TestCluster cluster, PluginRegistry plugins, Duration reuse) {
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                .hotCache(new HotCacheSettings(64 * MiB, MiB, 0.5, 1024, plugins.hotCachePolicy("lru")))
+                .locationCache(new LocationCache.Settings(reuse, 1000)).build());
+        cluster.clients.add(c);
+        return c;
+    }
+
+    /** GET_REPLICA_LIST and BATCH_GET_REPLICA_LIST requests the master has handled, from its metrics. */
+    private static double lookups(TestCluster cluster) {
+        return cluster.master.metrics().scrape().lines()
+                .filter(l -> l.startsWith("tiffin_master_requests_total{") && l.contains("get_replica_list\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    @Test
+    void withinTheReuseWindowAHitThroughEveryReadApiAsksTheMasterNothing() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 128 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly();
+             Arena arena = Arena.ofShared()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cachingClient(cluster, plugins, Duration.ofSeconds(30));
+            byte[] a = ClusterEndToEndTest.bytes(41, (int) (3 * MiB + 5)); // spans 4 blocks
+            byte[] b = ClusterEndToEndTest.bytes(42, 777);
+            writer.put("a", a);
+            writer.put("b", b);
+            assertThat(reader.get("a")).isEqualTo(a);
+            assertThat(reader.batchGet(List.of("b")).getFirst().value()).isEqualTo(b);
+            reader.hotCache().freeBlocksWhenQuiet(); // let the fills land
+            double before = lookups(cluster);
+            assertThat(before).as("the first reads looked the keys up").isGreaterThanOrEqualTo(2);
+            long hitsBefore = reader.hotCacheStats().orElseThrow().hits();
+
+            assertThat(reader.get("a")).isEqualTo(a);
+            MemorySegment dst = arena.allocate(a.length);
+            assertThat(reader.getInto("a", dst)).isEqualTo(a.length);
+            assertThat(dst.mismatch(MemorySegment.ofArray(a))).isEqualTo(-1);
+            List<KeyResult<byte[]>> batch = reader.batchGet(List.of("a", "b"));
+            assertThat(batch.get(0).value()).isEqualTo(a);
+            assertThat(batch.get(1).value()).isEqualTo(b);
+            MemorySegment dstB = arena.allocate(b.length);
+            dst.fill((byte) 0);
+            assertThat(reader.batchGetInto(List.of("a", "b"), List.of(dst, dstB)))
+                    .extracting(KeyResult::value).containsExactly((long) a.length, (long) b.length);
+            assertThat(dst.mismatch(MemorySegment.ofArray(a))).isEqualTo(-1);
+            assertThat(dstB.mismatch(MemorySegment.ofArray(b))).isEqualTo(-1);
+            try (PinnedValue v = reader.getPinned("a")) {
+                assertThat(bytesOf(v)).isEqualTo(a);
+            }
+            for (KeyResult<PinnedValue> r : reader.batchGetPinned(List.of("a", "b"))) {
+                try (PinnedValue v = r.valueOrThrow()) {
+                    assertThat(bytesOf(v)).isEqualTo(r.key().equals("a") ? a : b);
+                }
+            }
+            assertThat(reader.hotCacheStats().orElseThrow().hits() - hitsBefore).as("every read a hit").isEqualTo(9);
+            assertThat(lookups(cluster)).as("no lookup reached the master").isEqualTo(before);
+        }
+    }
+
+    /**
+     * The location cache's rule, with hits that reach neither master nor node: once another client's remove,
+     * put or upsert of a key has returned, no read of this client returns the key's old bytes — through
+     * any API, the first read after it or any later one.
+     */
+    @Test
+    void onceAnotherClientsRemovePutOrUpsertReturnedNoReadReturnsTheOldBytes() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "1s"), 2, 128 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly();
+             Arena arena = Arena.ofShared()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cachingClient(cluster, plugins, Duration.ofSeconds(30)); // capped at lease / 2
+            int size = (int) (2 * MiB + 1);
+            for (int generation = 0; generation < 6; generation++) {
+                byte[] value = ClusterEndToEndTest.bytes(100 + generation, size); // same size: only versions differ
+                switch (generation % 3) {
+                    case 0 -> {
+                        if (generation > 0) {
+                            writer.remove("k", true); // returns once the reader's reuse window has passed
+                            assertThat(catchThrowableOfType(TiffinException.class, () -> reader.get("k")).code())
+                                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                            assertThat(reader.batchGetPinned(List.of("k")).getFirst().code())
+                                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                        }
+                        writer.put("k", value);
+                    }
+                    case 1 -> await("an upsert past the reader's lease").atMost(Duration.ofSeconds(10))
+                            .pollInterval(Duration.ofMillis(20)).ignoreExceptionsMatching(
+                                    e -> e instanceof TiffinException t && t.code() == ErrorCode.OBJECT_HAS_LEASE)
+                            .until(() -> {
+                                writer.put("k", value, PutOptions.DEFAULT.withUpsert(true));
+                                return true;
+                            });
+                    default -> {
+                        writer.remove("k", true);
+                        writer.put("k", value);
+                    }
+                }
+                // the write has returned: every read from now on sees it, hits included
+                for (int read = 0; read < 3; read++) {
+                    assertThat(reader.get("k")).as("generation %d read %d", generation, read).isEqualTo(value);
+                    MemorySegment dst = arena.allocate(size);
+                    reader.getInto("k", dst);
+                    assertThat(dst.mismatch(MemorySegment.ofArray(value))).isEqualTo(-1);
+                    try (PinnedValue v = reader.getPinned("k")) {
+                        assertThat(bytesOf(v)).isEqualTo(value);
+                    }
+                    reader.hotCache().freeBlocksWhenQuiet();
+                }
+            }
+            assertThat(reader.hotCacheStats().orElseThrow().hits()).as("reads were served by the cache").isPositive();
         }
     }
 

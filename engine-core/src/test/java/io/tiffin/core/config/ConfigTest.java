@@ -77,7 +77,7 @@ class ConfigTest {
         assertThat(c.get(PLUGINS_DIR)).isEqualTo("plugins");
         assertThat(c.get(HOTCACHE_SIZE)).isZero();
         assertThat(c.get(HOTCACHE_BLOCK_SIZE)).isEqualTo(16L << 20);
-        assertThat(c.get(HOTCACHE_POLICY)).isEqualTo("lru");
+        assertThat(c.get(HOTCACHE_POLICY)).isEqualTo("w-tinylfu-tuned");
         assertThat(c.source(MASTER_PORT)).isEqualTo("default");
         assertThat(c.raw(NODE_SEGMENT_SIZE)).isEqualTo("1GiB");
     }

@@ -22,10 +22,20 @@ final class FrequencySketch {
 
     /** A sketch sized for about {@code expectedKeys} distinct keys (16 counters per key). */
     FrequencySketch(long expectedKeys) {
-        int width = Integer.highestOneBit((int) Math.clamp(expectedKeys, 16, 1 << 26) - 1) << 1;
+        this(expectedKeys, 1);
+    }
+
+    /**
+     * A sketch aging every {@code 10 × expectedKeys} increments (rounded up to a power of two), as above, with
+     * {@code 16 × widthFactor} counters per expected key: a wider table keeps the many one-time keys of a
+     * KV-cache trace from inflating the estimates of the keys that matter.
+     */
+    FrequencySketch(long expectedKeys, int widthFactor) {
+        int keys = Integer.highestOneBit((int) Math.clamp(expectedKeys, 16, 1 << 26) - 1) << 1;
+        int width = (int) Math.min(1 << 27, (long) keys * Math.max(1, widthFactor));
         this.table = new long[width];
         this.mask = width - 1;
-        this.sampleSize = 10 * width;
+        this.sampleSize = 10 * keys;
     }
 
     /** The estimated number of recent reads of {@code key}, 0 to 15. */

@@ -55,11 +55,16 @@ final class WTinyLfuPolicy extends AbstractPolicy {
      * @param adaptive whether ghost feedback resizes the window
      */
     WTinyLfuPolicy(String name, long capacityBlocks, double windowShare, boolean adaptive) {
+        this(name, capacityBlocks, windowShare, adaptive, 1);
+    }
+
+    /** As above with a sketch of {@code sketchWidth} times the usual counters ({@link FrequencySketch}). */
+    WTinyLfuPolicy(String name, long capacityBlocks, double windowShare, boolean adaptive, int sketchWidth) {
         super(name, capacityBlocks);
         if (!(windowShare >= 0 && windowShare <= 1)) {
             throw new IllegalArgumentException("windowShare = " + windowShare + " (expected: 0 to 1)");
         }
-        this.sketch = new FrequencySketch(capacityBlocks);
+        this.sketch = new FrequencySketch(capacityBlocks, sketchWidth);
         this.adaptive = adaptive;
         this.windowGhosts = new GhostQueue(capacityBlocks);
         this.mainGhosts = new GhostQueue(capacityBlocks);

@@ -181,6 +181,18 @@ public final class LocalHotCache implements AutoCloseable {
      * reservation with exactly one {@link Reservation#commit()} or {@link Reservation#abort()}.
      */
     public Reservation reserve(String key, long version, long size) {
+        PendingFill pending = requestBlocks(key, version, size);
+        return pending == null ? null : pending.await();
+    }
+
+    /**
+     * Asks the maintenance thread for blocks for an object the caller is about to receive into memory of
+     * its own, without waiting: the caller receives the object meanwhile, then hands the received bytes to
+     * {@link PendingFill#complete} (one copy, on the caller's thread: no staging buffer and no copy on the
+     * maintenance thread) or calls {@link PendingFill#cancel}. Null when the object is not taken (too large,
+     * closed, ring full).
+     */
+    public PendingFill requestBlocks(String key, long version, long size) {
         if (closed.get() || !accepts(size)) {
             return null;
         }
@@ -190,22 +202,79 @@ public final class LocalHotCache implements AutoCloseable {
             counters.droppedFills.increment();
             return null;
         }
-        int[] blocks;
-        try {
-            blocks = answer.get(RESERVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | InterruptedException e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            if (answer.cancel(false)) {
-                counters.droppedFills.increment();
-                return null; // the maintenance thread gives the blocks back when it answers
-            }
-            blocks = answer.getNow(null);
-        } catch (ExecutionException e) {
-            return null;
+        return new PendingFill(key, keyHash, version, size, answer);
+    }
+
+    /**
+     * Blocks asked for by {@link #requestBlocks} (or {@link #reserve}), answered by the maintenance thread
+     * later; ended by exactly one {@link #complete}, {@link #cancel} or (through {@link #reserve}) {@link #await}.
+     *
+     * <p>Not thread-safe: one caller's.
+     */
+    public final class PendingFill {
+        private final String key;
+        private final long keyHash;
+        private final long version;
+        private final long size;
+        private final CompletableFuture<int[]> answer;
+
+        private PendingFill(String key, long keyHash, long version, long size, CompletableFuture<int[]> answer) {
+            this.key = key;
+            this.keyHash = keyHash;
+            this.version = version;
+            this.size = size;
+            this.answer = answer;
         }
-        return blocks == null ? null : new Reservation(key, keyHash, version, size, blocks);
+
+        /**
+         * The reservation, once the maintenance thread answered (at most {@value #RESERVE_TIMEOUT_MS} ms
+         * from now); null when it refused or did not answer in time.
+         */
+        Reservation await() {
+            int[] blocks;
+            try {
+                blocks = answer.get(RESERVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException | InterruptedException e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                if (answer.cancel(false)) {
+                    counters.droppedFills.increment();
+                    return null; // the maintenance thread gives the blocks back when it answers
+                }
+                blocks = answer.getNow(null);
+            } catch (ExecutionException e) {
+                return null;
+            }
+            return blocks == null ? null : new Reservation(key, keyHash, version, size, blocks);
+        }
+
+        /**
+         * {@code received} holds the object (its first {@code size} bytes; read within the lease): copies
+         * it into the reserved blocks and publishes the entry. Returns whether it was cached.
+         */
+        public boolean complete(MemorySegment received) {
+            Reservation r = await();
+            if (r == null) {
+                return false;
+            }
+            try {
+                region.copyIn(r.blocks, received, size);
+            } catch (RuntimeException e) {
+                r.abort();
+                throw e;
+            }
+            r.publish();
+            return true;
+        }
+
+        /** The object was not received (or not within its lease): the blocks, if any, go back. */
+        public void cancel() {
+            Reservation r = await();
+            if (r != null) {
+                r.abort();
+            }
+        }
     }
 
     /**
@@ -250,6 +319,14 @@ public final class LocalHotCache implements AutoCloseable {
             }
             ring.commit(e);
             return new Pinned(e, views);
+        }
+
+        /** The object has been written: publishes it to the cache, not pinned for the caller. */
+        void publish() {
+            end();
+            if (!closed.get()) {
+                ring.commit(new CacheEntry(key, keyHash, version, size, blocks, pool));
+            }
         }
 
         /** The object could not be written: the blocks go back to the free pool. */
