@@ -249,6 +249,7 @@ public final class TiffinModule extends AbstractModule {
                 .transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)))
                 .sliceSize(config.get(CLIENT_TRANSFER_SLICE_SIZE))
                 .localMemcpy(config.get(CLIENT_LOCAL_MEMCPY))
+                .verifyChecksums(config.get(io.tiffin.core.config.TiffinConfigKeys.CLIENT_VERIFY_CHECKSUMS))
                 .hotCache(hotCache)
                 .sharedMemory(config.get(CLIENT_SHARED_MEMORY))
                 .locationCache(new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),

@@ -24,7 +24,9 @@ import org.apache.logging.log4j.Logger;
  * written first, then the calling thread receives the answers straight into the destinations (one copy, no
  * event-loop hand-off); a read that fails there falls back to the object's other replicas ({@link
  * AsyncNodeReads#readRemote}). Bytes of objects the hot cache keeps are received into a pooled staging
- * buffer, copied to the destination and handed to the cache's ring.
+ * buffer, copied to the destination and handed to the cache's ring. Received bytes are checked against the
+ * object's CRC32C ({@link Checksums}) before they are used or cached; a replica that fails it counts as a failed
+ * read (the others are tried).
  *
  * <p>Not thread-safe: used by the calling thread only. The staging buffers it allocates are released or
  * handed to the hot cache (which then owns them) by {@link #flush()}.
@@ -38,7 +40,7 @@ final class ReadBatch {
      * the hot cache's ring, which copies it into cache blocks on its own thread.
      */
     private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done,
-                              ObjectLocation fill, ByteBuf staging) {
+                              ObjectLocation loc, ObjectLocation fill, ByteBuf staging) {
         MemorySegment target() {
             return staging == null ? dst : MemorySegment.ofBuffer(staging.nioBuffer(0, (int) dst.byteSize()));
         }
@@ -50,6 +52,7 @@ final class ReadBatch {
     private final LocalHotCache hotCache;
     private final LeaseClock clock;
     private final ClientLifecycle lifecycle;
+    private final Checksums checks;
     private final Map<String, List<AsyncNodeReads.SsdRead>> ssdByEndpoint = new LinkedHashMap<>();
     private final List<MemoryRead> memoryReads = new ArrayList<>();
     /** When the call began, before its lookups: the leases they granted started later. */
@@ -58,7 +61,8 @@ final class ReadBatch {
     private long leaseNanos = Long.MAX_VALUE / 4;
 
     ReadBatch(SliceExchange slices, AsyncNodeReads async, LocalHotCache hotCache, LeaseClock clock,
-              ClientLifecycle lifecycle, long startNanos) {
+              ClientLifecycle lifecycle, Checksums checks, long startNanos) {
+        this.checks = checks;
         this.slices = slices;
         this.async = async;
         this.hotCache = hotCache;
@@ -82,10 +86,10 @@ final class ReadBatch {
         return clock.withinLease(loc, startNanos);
     }
 
-    /** A read of {@code replicas} (in order: the next is tried if one fails) into {@code dst}. */
-    CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst) {
+    /** A read of {@code loc}'s {@code replicas} (in order: the next is tried if one fails) into {@code dst}. */
+    CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        memoryReads.add(new MemoryRead(replicas, dst, done, null, null));
+        memoryReads.add(new MemoryRead(replicas, dst, done, loc, null, null));
         return done;
     }
 
@@ -93,7 +97,7 @@ final class ReadBatch {
     CompletableFuture<Void> addMemoryFill(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         ByteBuf staging = PooledByteBufAllocator.DEFAULT.directBuffer((int) loc.size(), (int) loc.size());
-        memoryReads.add(new MemoryRead(replicas, dst, done, loc, staging));
+        memoryReads.add(new MemoryRead(replicas, dst, done, loc, loc, staging));
         return done;
     }
 
@@ -123,6 +127,12 @@ final class ReadBatch {
         TiffinException[] failed = slices.readScattered(first, targets, startNanos + leaseNanos);
         for (int k = 0; k < failed.length; k++) {
             MemoryRead r = memoryReads.get(k);
+            if (failed[k] == null) {
+                failed[k] = checks.mismatch(r.loc(), r.replicas().getFirst(), r.target());
+                if (failed[k] != null) {
+                    LOG.warn("{}; trying another replica", failed[k].getMessage());
+                }
+            }
             if (r.staging() != null) {
                 if (failed[k] == null) {
                     try {
@@ -143,11 +153,15 @@ final class ReadBatch {
             } else if (r.replicas().size() > 1 && failed[k].code() != ErrorCode.LEASE_EXPIRED) {
                 // (after the lease, no replica's bytes can be trusted: the read fails as it is)
                 LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
-                async.readRemote(r.replicas(), 1, r.dst(), r.fill(), startNanos).whenComplete((v, err) -> {
+                TiffinException firstFailure = failed[k];
+                async.readRemote(r.replicas(), 1, r.dst(), r.loc(), r.fill() != null, startNanos).whenComplete((v, err) -> {
                     if (err == null) {
                         r.done().complete(null);
                     } else {
-                        r.done().completeExceptionally(err);
+                        // a corrupt first replica is what a user should hear of, unless another one is too
+                        r.done().completeExceptionally(firstFailure.code() == ErrorCode.CHECKSUM_MISMATCH
+                                && !(unwrap(err) instanceof TiffinException t && t.code() == ErrorCode.CHECKSUM_MISMATCH)
+                                ? firstFailure : err);
                     }
                 });
             } else {
@@ -155,6 +169,10 @@ final class ReadBatch {
             }
         }
         memoryReads.clear();
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 
     private void flushSsd() {

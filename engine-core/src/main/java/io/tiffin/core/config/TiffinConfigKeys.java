@@ -125,6 +125,10 @@ public final class TiffinConfigKeys {
                     + " master.address, or waits for a master that recovers after a takeover, before it fails.");
     public static final ConfigKey<Long> CLIENT_TRANSFER_SLICE_SIZE = ConfigKey.size("client.transfer-slice-size",
             "16MiB", Sizes.KIB, 64 * Sizes.MIB, "Objects are moved in slices of at most this size.");
+    public static final ConfigKey<Boolean> CLIENT_VERIFY_CHECKSUMS = ConfigKey.bool("client.verify-checksums", true,
+            "Reads check the bytes they receive against the CRC32C their writer computed (kept by the master) and"
+                    + " try another replica when a copy fails it (CHECKSUM_MISMATCH naming the copy when none is left)."
+                    + " Objects written without a checksum (checksum 0) are not checked.");
     public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
             "Same-process shortcuts: copy directly in memory when a replica lives in this process, and call a"
                     + " master running in this process directly, instead of going through the network.");
@@ -450,7 +454,7 @@ public final class TiffinConfigKeys {
                 NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
                 NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_FAILOVER_TIMEOUT,
-                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
+                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_VERIFY_CHECKSUMS, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,

@@ -340,7 +340,7 @@ public final class MasterRpcService implements InProcessMaster {
         // After a takeover, once the nodes that may hold the key's previous object have attached.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
+            throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C()), req.getKey());
             return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
@@ -377,7 +377,8 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
-            return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList())),
+            return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList(),
+                    req.getCrc32CsList())),
                     master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
@@ -545,7 +546,9 @@ public final class MasterRpcService implements InProcessMaster {
             r.peer().requireNode(req.getNodeId(), "PROMOTION_START");
             KeyResult<ReplicaDescriptor> res = master.promotionStart(req.getNodeId(), req.getKey());
             throwIfFailed(res.code(), req.getKey());
-            return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value())).build();
+            // the object is held by its promotion task (not replaced meanwhile): its checksum for the node to check
+            return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value()))
+                    .setCrc32C(master.checksumOf(req.getKey())).build();
         });
         bind(server, executor, Opcode.PROMOTION_END, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionEndRequest.parser());

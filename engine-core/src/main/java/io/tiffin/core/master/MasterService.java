@@ -308,7 +308,12 @@ public final class MasterService {
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putEnd(String clientId, String key) {
-        return puts.putEnd(clientId, key);
+        return puts.putEnd(clientId, key, ObjectLocation.NO_CHECKSUM);
+    }
+
+    /** As {@link #putEnd(String, String)}, keeping the object's CRC32C ({@code crc32c}; 0 = none) for its readers. */
+    public ErrorCode putEnd(String clientId, String key, int crc32c) {
+        return puts.putEnd(clientId, key, crc32c);
     }
 
     /** Abandons an unfinished put and frees its buffers. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
@@ -335,7 +340,12 @@ public final class MasterService {
 
     /** {@link #putEnd} of every key, in request order. */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
-        return puts.batchPutEnd(clientId, keys);
+        return puts.batchPutEnd(clientId, keys, List.of());
+    }
+
+    /** {@link #putEnd(String, String, int)} of every key ({@code crc32cs}: one per key, or empty = none). */
+    public List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
+        return puts.batchPutEnd(clientId, keys, crc32cs);
     }
 
     /** {@link #putRevoke} of every key, in request order. */
@@ -596,6 +606,14 @@ public final class MasterService {
      */
     public KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
         return tier.promotionStart(nodeId, key);
+    }
+
+    /** The CRC32C its writer gave the object at {@code key} (0 = none, or no such object). */
+    public int checksumOf(String key) {
+        return table.inShard(key, shard -> {
+            ObjectMetadata m = shard.objects.get(key);
+            return m == null ? ObjectLocation.NO_CHECKSUM : m.crc32c;
+        });
     }
 
     /**

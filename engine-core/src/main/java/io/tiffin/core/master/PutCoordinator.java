@@ -196,18 +196,24 @@ final class PutCoordinator {
     }
 
     /** See {@link MasterService#putEnd}. */
-    ErrorCode putEnd(String clientId, String key) {
-        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, ticker.millis()));
+    ErrorCode putEnd(String clientId, String key, int crc32c) {
+        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, crc32c, ticker.millis()));
     }
 
-    List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
+    /** @param crc32cs one per key, or empty (none) */
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
+        if (!crc32cs.isEmpty() && crc32cs.size() != keys.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put end: " + keys.size() + " keys but "
+                    + crc32cs.size() + " checksums; send one per key or none");
+        }
         ErrorCode[] out = new ErrorCode[keys.size()];
         long now = ticker.millis();
-        table.forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i), now));
+        table.forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i),
+                crc32cs.isEmpty() ? 0 : crc32cs.get(i), now));
         return Arrays.asList(out);
     }
 
-    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, long now) {
+    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, int crc32c, long now) {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
@@ -230,6 +236,7 @@ final class PutCoordinator {
             r.status = ReplicaStatus.COMPLETE;
         }
         m.processing = false;
+        m.crc32c = crc32c;
         m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
         if (m.softPinRequested) {
             m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();

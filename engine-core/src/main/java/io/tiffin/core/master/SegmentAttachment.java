@@ -154,6 +154,7 @@ final class SegmentAttachment {
                 List.of(r));
         o.version = c.getVersion();
         o.putId = c.getPutId();
+        o.crc32c = c.getCrc32C();
         o.processing = false;
         o.recovered = true;
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown

@@ -219,7 +219,7 @@ final class TierCoordinator {
             if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
                 OffloadTask task = OffloadTask.newBuilder()
                         .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
-                        .setVersion(m.version).build();
+                        .setVersion(m.version).setCrc32C(m.crc32c).build();
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
                     m.offloadPending = true;
                     m.taskNode = r.segment.nodeId();
