@@ -159,6 +159,45 @@ class SsdTierClusterTest {
         assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
     }
 
+    /**
+     * An SSD copy whose bytes are not the object's (rewritten on the node: the tier's own record CRC passes) is
+     * refused by readers, naming the copy, and by promotion: the object stays on SSD, no memory replica of it.
+     */
+    @Test
+    void anSsdCopyThatFailsTheObjectsChecksumIsRefusedOnPromotionAndNamedToReaders() throws Exception {
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
+                "master.eviction-ratio", "0.5"));
+        NodeServer node = startNode("crc-node", 16 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        for (int i = 0; i < 20; i++) {
+            c.put("p-" + i, ClusterEndToEndTest.bytes(i, 400_000));
+        }
+        await("offloads").atMost(SSD_WAIT).pollInterval(POLL).until(() -> master.service().counters().offloads() > 5);
+        String key = null;
+        for (int i = 0; i < 20 && key == null; i++) {
+            ObjectLocation loc = c.locate("p-" + i).orElseThrow(); // one read of an SSD-only object: below promotion
+            if (!has(loc, ReplicaType.MEMORY)) {
+                key = "p-" + i;
+            }
+        }
+        assertThat(key).isNotNull();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment other = arena.allocate(400_000);
+            other.copyFrom(java.lang.foreign.MemorySegment.ofArray(ClusterEndToEndTest.bytes(999, 400_000)));
+            node.storageBackend().writeBatch(Map.of(key, other));
+        }
+        String k = key;
+        io.tiffin.api.TiffinException e = org.assertj.core.api.Assertions.catchThrowableOfType(
+                io.tiffin.api.TiffinException.class, () -> c.get(k)); // the second read: promotion is queued
+        assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.CHECKSUM_MISMATCH);
+        assertThat(e.getMessage()).contains("key " + k, "SSD copy on node crc-node", "corrupt");
+        await("the refused promotion").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().promotionFailures() > 0);
+        assertThat(master.service().counters().promotions()).isZero();
+        assertThat(has(c.locate(k).orElseThrow(), ReplicaType.MEMORY)).as("no memory replica of the corrupt copy")
+                .isFalse();
+    }
+
     @Test
     void aRestartedNodeServesItsSsdObjectsAgain() throws Exception {
         startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "1s",
