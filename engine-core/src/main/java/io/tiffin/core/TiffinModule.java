@@ -147,7 +147,8 @@ public final class TiffinModule extends AbstractModule {
                 config.get(MASTER_ALLOW_EVICT_SOFT_PINNED), config.get(MASTER_EVICTION_HIGH_WATERMARK),
                 config.get(MASTER_EVICTION_RATIO), config.get(MASTER_EVICTION_INTERVAL), config.get(MASTER_NODE_TTL),
                 config.get(MASTER_NODE_CHECK_INTERVAL), config.get(MASTER_PUT_START_DISCARD_TIMEOUT),
-                config.get(MASTER_PUT_START_RELEASE_TIMEOUT), config.get(MASTER_MAX_KEY_LENGTH),
+                config.get(MASTER_PUT_START_RELEASE_TIMEOUT),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_PUT_TIMEOUT), config.get(MASTER_MAX_KEY_LENGTH),
                 config.get(MASTER_MAX_OBJECT_SIZE), new TierSettings(TierSettings.OffloadMode.parse(config.get(OFFLOAD_MODE)),
                 config.get(PROMOTION_ADMISSION_THRESHOLD), config.get(PROMOTION_QUEUE_LIMIT),
                 config.get(OFFLOAD_QUEUE_LIMIT)));

@@ -340,7 +340,12 @@ public final class MasterRpcService implements InProcessMaster {
         // After a takeover, once the nodes that may hold the key's previous object have attached.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C()), req.getKey());
+            ErrorCode ended = master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C());
+            String timedOut = ended == ErrorCode.OK ? null : master.timedOutPutEnd(req.getKey(), ended);
+            if (timedOut != null) {
+                throw new TiffinException(ErrorCode.INVALID_WRITE, timedOut);
+            }
+            throwIfFailed(ended, req.getKey());
             return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {

@@ -82,12 +82,15 @@ public final class MasterService {
         restartGuard = new RestartGuard(ticker.millis(), settings.leaseTtl().toMillis());
         ReplicaPlacement placement = new ReplicaPlacement(strategy, segments, random);
         quarantine = new Quarantine(ticker, settings.putStartReleaseTimeout().toMillis());
-        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker);
+        PutDeadlines deadlines = new PutDeadlines(settings.putTimeout().toMillis(),
+                settings.putStartReleaseTimeout().toMillis());
+        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker, deadlines);
         recovery = new Recovery(ticker);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, ticker);
-        puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker);
+        puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
+                deadlines);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
         attachment = new SegmentAttachment(segments, table, removal, recovery, settings, ticker, this::term);
         evictor = new Evictor(settings, table, segments, placement, quarantine, tier,
@@ -316,6 +319,14 @@ public final class MasterService {
         return puts.putEnd(clientId, key, crc32c);
     }
 
+    /**
+     * Why a PutEnd of {@code key} that failed with {@code code} failed, when its put timed out ({@code
+     * master.put-timeout}) and was freed: a message for its writer; else null.
+     */
+    public String timedOutPutEnd(String key, ErrorCode code) {
+        return puts.timedOutPutEnd(key, code);
+    }
+
     /** Abandons an unfinished put and frees its buffers. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putRevoke(String clientId, String key) {
         return puts.putRevoke(clientId, key);
@@ -522,6 +533,11 @@ public final class MasterService {
      * puts still in progress after the release timeout; abandons SSD-tier tasks not reported within it;
      * drops passed holds of forgotten keys. Returns the number of buffers freed.
      */
+    /** Puts in progress and SSD-tier tasks the stuck-put sweep watches (tests). */
+    int watchedPutsAndTasks() {
+        return puts.watched();
+    }
+
     public int releaseStuckPuts() {
         return puts.releaseStuckPuts();
     }

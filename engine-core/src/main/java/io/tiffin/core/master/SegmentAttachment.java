@@ -142,8 +142,8 @@ final class SegmentAttachment {
             // A plain put of the key, started during the recovery (its PutEnd waits for the recovery's end): the
             // key held this acknowledged object all along, so that put is a put of an existing key, a successful
             // no-op (its PutEnd finds this recovered object and answers OK). Its buffers stay reserved until its
-            // writer's release timeout, as it may still be writing.
-            removal.preempt(shard, m, m.putStartMillis + settings.putStartReleaseTimeout().toMillis());
+            // writer's put timeout, as it may still be writing.
+            removal.preempt(shard, m, m.putStartMillis + settings.putTimeout().toMillis());
         } else if (m != null && m.version > c.getVersion()) {
             r.free(); // an older copy: the node forgets it
             return false;

@@ -37,9 +37,11 @@ final class TierCoordinator {
     private final Quarantine quarantine;
     private final MasterCounters counters;
     private final Ticker ticker;
+    private final PutDeadlines deadlines;
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
-                    Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+                    Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
+        this.deadlines = deadlines;
         this.settings = settings;
         this.tier = new StorageTier(settings);
         this.table = table;
@@ -224,6 +226,7 @@ final class TierCoordinator {
                     m.offloadPending = true;
                     m.taskNode = r.segment.nodeId();
                     m.taskStartMillis = ticker.millis();
+                    deadlines.taskStarted(m.key, m.taskStartMillis);
                     return true;
                 }
                 return false;
@@ -251,6 +254,7 @@ final class TierCoordinator {
             m.promotionQueued = true;
             m.taskNode = d.nodeId();
             m.taskStartMillis = ticker.millis();
+            deadlines.taskStarted(m.key, m.taskStartMillis);
             counters.promotionsQueued.increment();
         }
     }
@@ -298,6 +302,7 @@ final class TierCoordinator {
             m.promotionQueued = true;
             m.taskNode = nodeId;
             m.taskStartMillis = ticker.millis();
+            deadlines.taskStarted(m.key, m.taskStartMillis);
             return KeyResult.ok(key, r.toDescriptor());
         });
     }
