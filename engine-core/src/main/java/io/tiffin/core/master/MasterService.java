@@ -55,6 +55,7 @@ public final class MasterService {
     private final MasterCounters counters = new MasterCounters();
     private final ObjectTable table;
     private final SegmentRegistry segments = new SegmentRegistry();
+    private final NodeOwners nodeOwners;
     private final RestartGuard restartGuard;
     private final TierCoordinator tier;
     private final SegmentMembership membership;
@@ -79,6 +80,7 @@ public final class MasterService {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         Objects.requireNonNull(strategy, "strategy");
         table = new ObjectTable(ticker, settings.maxKeyLength());
+        nodeOwners = new NodeOwners(segments, ticker);
         restartGuard = new RestartGuard(ticker.millis(), settings.leaseTtl().toMillis());
         ReplicaPlacement placement = new ReplicaPlacement(strategy, segments, random);
         quarantine = new Quarantine(ticker, settings.putStartReleaseTimeout().toMillis());
@@ -249,6 +251,21 @@ public final class MasterService {
     /** Heartbeat. Returns false when the node is unknown (it must re-mount its segments). */
     public boolean ping(String nodeId) {
         return ping(nodeId, 0) == PingOutcome.OK;
+    }
+
+    /**
+     * Refuses {@code peer} acting for node {@code nodeId} ({@code what}) while another process owns that node and
+     * it is alive ({@link NodeOwners}).
+     *
+     * @throws TiffinException {@code ILLEGAL_CLIENT}
+     */
+    public void checkNodeOwner(io.tiffin.core.transport.Peer peer, String nodeId, String what) {
+        nodeOwners.check(peer, nodeId, what);
+    }
+
+    /** {@code peer}'s process mounted, re-mounted or attached node {@code nodeId}: it owns that id now. */
+    public void nodeMountedBy(io.tiffin.core.transport.Peer peer, String nodeId, long pingIntervalMillis) {
+        nodeOwners.mounted(peer, nodeId, pingIntervalMillis);
     }
 
     /** Heartbeat of a node process of {@code incarnation} (0 = unknown: any). */
