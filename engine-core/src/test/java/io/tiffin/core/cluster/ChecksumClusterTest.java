@@ -69,6 +69,9 @@ class ChecksumClusterTest {
             TiffinClient reader = cluster.remoteClient();
             assertThat(reader.get("k")).as("get: the other replica").isEqualTo(v);
             assertThat(writer.get("k")).as("a hinted get (the writer's hint names the corrupt replica)").isEqualTo(v);
+            TiffinClient sameJvm = TiffinClient.connect(TiffinClient.Options.builder(cluster.masterAddress()).build());
+            cluster.clients.add(sameJvm);
+            assertThat(sameJvm.get("k")).as("a same-JVM copy of the corrupt replica is skipped as well").isEqualTo(v);
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment dst = arena.allocate(v.length);
                 assertThat(reader.getInto("k", dst)).isEqualTo(v.length);

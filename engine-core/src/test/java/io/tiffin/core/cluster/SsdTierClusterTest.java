@@ -198,6 +198,35 @@ class SsdTierClusterTest {
                 .isFalse();
     }
 
+    /** A memory replica whose bytes fail the object's checksum is not offloaded: it must not become a clean SSD copy. */
+    @Test
+    void aCorruptMemoryReplicaIsNotOffloaded() throws Exception {
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
+                "master.eviction-ratio", "0.5"));
+        NodeServer node = startNode("crc-offload-node", 16 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        c.put("victim", ClusterEndToEndTest.bytes(5, 400_000));
+        io.tiffin.api.ReplicaDescriptor d = c.locate("victim").orElseThrow().replicas().getFirst();
+        try (io.tiffin.core.transport.BlockingConnectionPool pool = new io.tiffin.core.transport.BlockingConnectionPool(
+                "t", TransportSettings.defaults(), "corrupter");
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment junk = arena.allocate(64);
+            junk.fill((byte) 1);
+            pool.call(d.endpoint(), io.tiffin.core.transport.Opcode.DATA_WRITE,
+                    io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment(d.segment())
+                            .setOffset(d.offset() + 1000).setLength(64).setMountEpoch(d.mountEpoch()).build(), junk,
+                    io.tiffin.core.transport.proto.Empty.parser(), null);
+        }
+        for (int i = 0; i < 20; i++) {
+            c.put("p-" + i, ClusterEndToEndTest.bytes(i, 400_000)); // pushes the oldest, the victim, out first
+        }
+        await("the refused offload").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().offloadFailures() > 0);
+        await("the other offloads").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().offloads() > 5);
+        assertThat(node.storageBackend().size("victim")).as("no SSD copy of the corrupt replica").isEmpty();
+    }
+
     @Test
     void aRestartedNodeServesItsSsdObjectsAgain() throws Exception {
         startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "1s",
