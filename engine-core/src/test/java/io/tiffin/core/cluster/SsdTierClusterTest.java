@@ -201,8 +201,9 @@ class SsdTierClusterTest {
     /** A memory replica whose bytes fail the object's checksum is not offloaded: it must not become a clean SSD copy. */
     @Test
     void aCorruptMemoryReplicaIsNotOffloaded() throws Exception {
+        // a short lease: the test's lookup of the victim must not keep it from being evicted (and offloaded) first
         startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
-                "master.eviction-ratio", "0.5"));
+                "master.eviction-ratio", "0.5", "master.lease-ttl", "200ms"));
         NodeServer node = startNode("crc-offload-node", 16 * MiB, "n1", Map.of());
         TiffinClient c = client();
         c.put("victim", ClusterEndToEndTest.bytes(5, 400_000));
