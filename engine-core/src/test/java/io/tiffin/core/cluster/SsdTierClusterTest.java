@@ -218,11 +218,12 @@ class SsdTierClusterTest {
                             .setOffset(d.offset() + 1000).setLength(64).setMountEpoch(d.mountEpoch()).build(), junk,
                     io.tiffin.core.transport.proto.Empty.parser(), null);
         }
-        for (int i = 0; i < 20; i++) {
-            c.put("p-" + i, ClusterEndToEndTest.bytes(i, 400_000)); // pushes the oldest, the victim, out first
-        }
-        await("the refused offload").atMost(SSD_WAIT).pollInterval(POLL)
-                .until(() -> master.service().counters().offloadFailures() > 0);
+        int[] next = {0};
+        // more puts keep the evictor busy until the victim (the oldest, once its lease has passed) goes
+        await("the refused offload").atMost(SSD_WAIT).pollInterval(Duration.ofMillis(50)).until(() -> {
+            c.put("p-" + next[0], ClusterEndToEndTest.bytes(next[0]++, 400_000));
+            return master.service().counters().offloadFailures() > 0;
+        });
         await("the other offloads").atMost(SSD_WAIT).pollInterval(POLL)
                 .until(() -> master.service().counters().offloads() > 5);
         assertThat(node.storageBackend().size("victim")).as("no SSD copy of the corrupt replica").isEmpty();
