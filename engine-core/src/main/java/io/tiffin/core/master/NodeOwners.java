@@ -36,7 +36,8 @@ final class NodeOwners {
      * Refuses {@code peer} acting for {@code nodeId} ({@code what}, for the message) when another process owns that
      * node and it is alive. In-process calls and admins may act for any node.
      *
-     * @throws TiffinException {@code ILLEGAL_CLIENT} naming the node, both keys' fingerprints and how to proceed
+     * @throws TiffinException {@code ILLEGAL_CLIENT} naming the node, both keys' fingerprints and how to proceed;
+     *     for a mount or re-mount {@code SEGMENT_ALREADY_EXISTS}, the code a restarting node retries on
      */
     void check(Peer peer, String nodeId, String what) {
         if (!peer.remote() || peer.roles().contains(Role.ADMIN)) {
@@ -51,7 +52,11 @@ final class NodeOwners {
         if (segments.segmentNamesOf(nodeId).isEmpty() || quiet >= lease) {
             return; // its owner is gone (silent, or unmounted): a restarted process may take the id
         }
-        throw new TiffinException(ErrorCode.ILLEGAL_CLIENT, what + " for node " + nodeId + " refused: node " + nodeId
+        // a mount is refused as the registry refuses a second live process of a node.id (SEGMENT_ALREADY_EXISTS),
+        // which a restarting node retries until its predecessor has fallen silent
+        boolean mount = what.equals("MOUNT_SEGMENT") || what.equals("REMOUNT_SEGMENT");
+        throw new TiffinException(mount ? ErrorCode.SEGMENT_ALREADY_EXISTS : ErrorCode.ILLEGAL_CLIENT, what
+                + " for node " + nodeId + " refused: node " + nodeId
                 + " is mounted by another process (peer key " + fingerprint(o.keyDigest()) + "; this connection's is "
                 + fingerprint(peer.keyDigest()) + ", " + peer.describe() + "), which was heard from " + quiet
                 + " ms ago. A node id belongs to the process that mounted it until that process has been silent for "

@@ -207,10 +207,12 @@ class RolesClusterTest {
                 + " process has been silent for 1000 ms or an admin unmounts it (transport.admin-token)");
         assertIllegal(() -> impostor.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
                 .setNodeId(id).setSegmentName(victim.segmentName()).build(), Empty.parser()), "UNMOUNT_SEGMENT" + refused);
-        assertIllegal(() -> impostor.call(address, Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder()
+        assertThatThrownBy(() -> impostor.call(address, Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder()
                 .setSegment(Segment.newBuilder().setName("fake").setNodeId(id).setEndpoint("127.0.0.1:9")
-                        .setCapacity(1 << 20).setIncarnation(99).setPingIntervalMs(0)).build(), Empty.parser()),
-                "MOUNT_SEGMENT" + refused);
+                        .setCapacity(1 << 20).setIncarnation(99).setPingIntervalMs(0)).build(), Empty.parser()))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code())
+                        .as("the code a restarting node retries on").isEqualTo(ErrorCode.SEGMENT_ALREADY_EXISTS))
+                .hasMessageContaining("MOUNT_SEGMENT" + refused);
         assertThat(master.service().liveNodes()).contains(id);
         assertThat(master.service().segmentViews()).noneMatch(v -> v.name().equals("fake"));
         byte[] value = TestCluster.randomBytes(10_000, 3);
