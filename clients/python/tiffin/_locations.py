@@ -79,7 +79,7 @@ class LocationCache:
                 return None
             self._entries[key] = e  # most recently used last
             self.hits += 1
-        return loc._make((loc.key, loc.size, loc.version, left, loc.replicas))  # loc with lease_ttl_ms=left
+        return loc._replace(lease_ttl_ms=left)  # loc with lease_ttl_ms=left
 
     def stamp(self, key: str) -> int:
         """The key's invalidation stamp; read it before sending a lookup and pass it to :meth:`put`."""

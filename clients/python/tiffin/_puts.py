@@ -1,7 +1,8 @@
 """The put path of :class:`tiffin.client.Client`: PUT_START (retried while the master has no room or
 another writer's put of the key is in progress), the replicas' writes with their commit records
 (:class:`tiffin._transfers.Transfers`), then PUT_END, or PUT_REVOKE when a write failed; the location
-cache learns the new replicas. Single and batch puts.
+cache learns the new replicas. Single and batch puts. PUT_END and the commit records carry the value's CRC32C
+when the C implementation is installed (:mod:`tiffin._checksum`), else none (0: readers do not verify it).
 
 Thread-safe: holds no state of its own beyond the collaborators it is given, which are thread-safe.
 """
@@ -12,6 +13,7 @@ import logging
 import time
 
 from . import _buffers as B
+from . import _checksum
 from ._proto import tiffin_pb2 as pb
 from ._transfers import commit_record, new_put_id, transfer_failure
 from ._types import KeyResult, replica_from
@@ -55,14 +57,15 @@ class Puts:
                 time.sleep(0.020 * (1 << attempt))
                 attempt += 1
         replicas = [replica_from(r) for r in reply.replicas]
+        crc = _checksum.of_parts(src.parts)
         try:
-            failed = self._io.write([replicas], [src], [commit_record(key, src.size, reply, put_id, options)])[0]
+            failed = self._io.write([replicas], [src], [commit_record(key, src.size, reply, put_id, options, crc)])[0]
         except Exception as e:  # noqa: BLE001 - the put is revoked whatever went wrong
             failed = e
         if failed is not None:
             self._revoke_quietly([key])
             raise transfer_failure(f"put {key!r}", failed)
-        self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key), pb.Empty)
+        self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key, crc32c=crc), pb.Empty)
         self._locator.forget_location(key)  # a lookup of another thread that overlapped the put must not stay
         self._locator.remember(key, replicas)
 
@@ -91,6 +94,7 @@ class Puts:
         if len(reply.results) != n:
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} results for {n} keys")
         codes = []
+        crcs = [0] * n
         to_write: list = []
         commits: list = []
         first_of: dict = {}  # key -> index of its first occurrence granted in this batch
@@ -103,7 +107,8 @@ class Puts:
                 to_write.append(None)
             elif code == "OK":
                 to_write.append([replica_from(x) for x in r.replicas])
-                commit = commit_record(keys[i], srcs[i].size, r, put_ids[i], options)
+                crcs[i] = _checksum.of_parts(srcs[i].parts)
+                commit = commit_record(keys[i], srcs[i].size, r, put_ids[i], options, crcs[i])
                 first_of.setdefault(keys[i], i)
             else:
                 to_write.append(None)
@@ -129,8 +134,8 @@ class Puts:
         if to_revoke:
             self._revoke_quietly(to_revoke)
         if to_end:
-            ended = self._rpc(Op.BATCH_PUT_END, pb.BatchKeysRequest(client_id=self.client_id, keys=to_end),
-                              pb.BatchCodesReply)
+            ended = self._rpc(Op.BATCH_PUT_END, pb.BatchKeysRequest(
+                client_id=self.client_id, keys=to_end, crc32cs=[crcs[i] for i in end_at]), pb.BatchCodesReply)
             for j, i in enumerate(end_at):
                 codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
                 self._locator.forget_location(keys[i])

@@ -52,6 +52,8 @@ class ObjectInfo(NamedTuple):
     version: int
     lease_ttl_ms: int
     replicas: tuple
+    #: the object's CRC32C as its writer computed it (0 = none)
+    crc32c: int = 0
 
 
 class KeyResult(NamedTuple):
@@ -93,4 +95,4 @@ def replica_from(r) -> Replica:
 
 def info_from(m) -> ObjectInfo:
     """An ObjectInfo from an ``ObjectLocationMsg``."""
-    return ObjectInfo(m.key, m.size, m.version, m.lease_ttl_ms, tuple(replica_from(r) for r in m.replicas))
+    return ObjectInfo(m.key, m.size, m.version, m.lease_ttl_ms, tuple(replica_from(r) for r in m.replicas), m.crc32c)

@@ -28,6 +28,7 @@ socket and its 64 KiB receive buffer.
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 import struct
@@ -41,6 +42,9 @@ from ._tls import handshake_failure
 from ._proto import tiffin_pb2 as pb
 
 PROTOCOL_VERSION = 2
+#: This process's random peer key, presented in every HELLO: the master lets only this process's connections
+#: write as this client's peer id while it has one open (the Java client's PeerKeys).
+PEER_KEY = os.urandom(32)
 #: The store version the master reports in SERVICE_READY; clients refuse another one, as the Java client.
 STORE_VERSION = "0.1.0"
 
@@ -248,7 +252,8 @@ class Connection:
         return c
 
     def _handshake(self, peer_id: str) -> None:
-        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token=self._settings.auth_token, peer_id=peer_id)
+        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token=self._settings.auth_token, peer_id=peer_id,
+                         peer_key=PEER_KEY)
         try:
             reply = self._call(Op.HELLO, hello, pb.HelloReply, None, None, self._settings.connect_timeout)
         except TiffinError as e:

@@ -164,8 +164,18 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--no-local", description = "skip the tiffin-local target")
     boolean noLocal;
 
+    @Option(names = "--verify-checksums", defaultValue = "true", arity = "1",
+            description = "whether the Tiffin clients check what they read against each object's CRC32C"
+                    + " (client.verify-checksums; default ${DEFAULT-VALUE})")
+    boolean verifyChecksums;
+
     @Option(names = "--csv", description = "append rows: target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us")
     Path csv;
+
+    /** A client of {@code options} that verifies checksums as {@code --verify-checksums} says. */
+    private TiffinClient connect(TiffinClient.Options options) {
+        return TiffinClient.connect(options.toBuilder().verifyChecksums(verifyChecksums).build());
+    }
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new BenchKvCommand()).execute(args));
@@ -187,14 +197,14 @@ public final class BenchKvCommand implements Callable<Integer> {
             out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
                     address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
                     clients, duration, warmup);
-            try (TiffinClient remote = TiffinClient.connect(BenchClientOptions.kvRemote(address, readHints, cacheTtl));
+            try (TiffinClient remote = connect(BenchClientOptions.kvRemote(address, readHints, cacheTtl));
                  TiffinClient unhinted = unhintedBaseline
-                         ? TiffinClient.connect(BenchClientOptions.kvUnhinted(address, cacheTtl)) : null;
+                         ? connect(BenchClientOptions.kvUnhinted(address, cacheTtl)) : null;
                  TiffinClient shm = sharedMemoryDir == null ? null
-                         : TiffinClient.connect(BenchClientOptions.kvShm(address, readHints, cacheTtl));
+                         : connect(BenchClientOptions.kvShm(address, readHints, cacheTtl));
                  TiffinClient uncached = uncachedBaseline
-                         ? TiffinClient.connect(BenchClientOptions.kvUncached(address, readHints)) : null;
-                 TiffinClient remoteTls = tlsCluster == null ? null : TiffinClient.connect(BenchClientOptions
+                         ? connect(BenchClientOptions.kvUncached(address, readHints)) : null;
+                 TiffinClient remoteTls = tlsCluster == null ? null : connect(BenchClientOptions
                          .kvRemoteTls(tlsCluster.address(), readHints, cacheTtl, pki.clientSettings()));
                  SocketBaseline socket = new SocketBaseline(workload.maxSize(), socketPrefix,
                          spreadBaseline || socketPrefix > 0 ? workload.maxWorkingSet() : 0)) {

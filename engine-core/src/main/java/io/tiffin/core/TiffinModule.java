@@ -147,7 +147,8 @@ public final class TiffinModule extends AbstractModule {
                 config.get(MASTER_ALLOW_EVICT_SOFT_PINNED), config.get(MASTER_EVICTION_HIGH_WATERMARK),
                 config.get(MASTER_EVICTION_RATIO), config.get(MASTER_EVICTION_INTERVAL), config.get(MASTER_NODE_TTL),
                 config.get(MASTER_NODE_CHECK_INTERVAL), config.get(MASTER_PUT_START_DISCARD_TIMEOUT),
-                config.get(MASTER_PUT_START_RELEASE_TIMEOUT), config.get(MASTER_MAX_KEY_LENGTH),
+                config.get(MASTER_PUT_START_RELEASE_TIMEOUT),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_PUT_TIMEOUT), config.get(MASTER_MAX_KEY_LENGTH),
                 config.get(MASTER_MAX_OBJECT_SIZE), new TierSettings(TierSettings.OffloadMode.parse(config.get(OFFLOAD_MODE)),
                 config.get(PROMOTION_ADMISSION_THRESHOLD), config.get(PROMOTION_QUEUE_LIMIT),
                 config.get(OFFLOAD_QUEUE_LIMIT)));
@@ -253,6 +254,7 @@ public final class TiffinModule extends AbstractModule {
                 .transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)))
                 .sliceSize(config.get(CLIENT_TRANSFER_SLICE_SIZE))
                 .localMemcpy(config.get(CLIENT_LOCAL_MEMCPY))
+                .verifyChecksums(config.get(io.tiffin.core.config.TiffinConfigKeys.CLIENT_VERIFY_CHECKSUMS))
                 .hotCache(hotCache)
                 .sharedMemory(config.get(CLIENT_SHARED_MEMORY))
                 .locationCache(new LocationCache.Settings(config.get(CLIENT_LOCATION_CACHE_TTL),

@@ -23,8 +23,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Reads over the asynchronous Netty client ({@link TransportClientPool}): a remote memory replica, falling
  * back to the object's next replicas, and SSD reads ({@code DATA_READ_SSD}, many keys per request). Bytes a
- * read received under its lease are offered to the hot cache when it keeps such objects; the answers
- * complete on Netty threads, which only copy and never block.
+ * read received under its lease are offered to the hot cache when it keeps such objects, after they passed
+ * the object's CRC32C ({@link Checksums}; a replica that fails it counts as a failed read, the next is tried);
+ * the answers complete on Netty threads, which only copy and checksum, and never block.
  *
  * <p>Thread-safe. Uses, but does not own, the client's Netty connection pool and hot cache.
  */
@@ -34,8 +35,11 @@ final class AsyncNodeReads {
     /** Null when disabled. */
     private final LocalHotCache hotCache;
     private final LeaseClock clock;
+    private final Checksums checks;
 
-    AsyncNodeReads(TransportClientPool pool, long sliceSize, LocalHotCache hotCache, LeaseClock clock) {
+    AsyncNodeReads(TransportClientPool pool, long sliceSize, LocalHotCache hotCache, LeaseClock clock,
+                   Checksums checks) {
+        this.checks = checks;
         this.pool = pool;
         this.sliceSize = sliceSize;
         this.hotCache = hotCache;
@@ -48,13 +52,14 @@ final class AsyncNodeReads {
     }
 
     /**
-     * Reads replica {@code index} (falling back to the next ones) into {@code dst}. With
-     * {@code fillFor} set, the received buffers are kept (retained slices, no copy on this path) and
-     * handed to the hot cache once the whole object has arrived within the lease counted from
-     * {@code startNanos}.
+     * Reads replica {@code index} of {@code loc} (falling back to the next ones) into {@code dst}. With
+     * {@code fill}, the received buffers are kept (retained slices, no copy on this path) and
+     * handed to the hot cache once the whole object has arrived, passed its checksum, within the lease counted
+     * from {@code startNanos}.
      */
     CompletableFuture<Void> readRemote(List<ReplicaDescriptor> replicas, int index, MemorySegment dst,
-                                       ObjectLocation fillFor, long startNanos) {
+                                       ObjectLocation loc, boolean fill, long startNanos) {
+        ObjectLocation fillFor = fill ? loc : null;
         ReplicaDescriptor d = replicas.get(index);
         CompletableFuture<Void> attempt;
         int slices = (int) ((d.size() + sliceSize - 1) / sliceSize);
@@ -85,7 +90,12 @@ final class AsyncNodeReads {
                     }
                 }));
             }
-            attempt = CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
+            attempt = CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenRun(() -> {
+                TiffinException bad = checks.mismatch(loc, d, dst.asSlice(0, d.size()));
+                if (bad != null) {
+                    throw bad;
+                }
+            });
         } catch (RuntimeException e) {
             attempt = CompletableFuture.failedFuture(e);
         }
@@ -106,7 +116,7 @@ final class AsyncNodeReads {
             return attempt;
         }
         return attempt.handle((v, err) -> err == null ? CompletableFuture.<Void>completedFuture(null)
-                : readRemote(replicas, index + 1, dst, fillFor, startNanos)).thenCompose(f -> f);
+                : readRemote(replicas, index + 1, dst, loc, fill, startNanos)).thenCompose(f -> f);
     }
 
     /** One object to read from a node's SSD into {@code dst}; {@code done} completes when it is there. */
@@ -152,6 +162,12 @@ final class AsyncNodeReads {
                         continue;
                     }
                     bulk.getBytes(at, p.dst().asByteBuffer());
+                    TiffinException bad = checks.mismatch(p.loc(), ssdDescriptor(p.loc(), endpoint), p.dst());
+                    if (bad != null) {
+                        at += (int) size;
+                        p.done().completeExceptionally(bad);
+                        continue;
+                    }
                     if (hotCache != null && hotCache.accepts(size) && clock.withinLease(p.loc(), startNanos)) {
                         hotCache.offerFill(p.loc().key(), p.loc().version(), size,
                                 List.of(bulk.retainedSlice(at, (int) size)));
@@ -165,6 +181,16 @@ final class AsyncNodeReads {
                 frame.release();
             }
         });
+    }
+
+    /** The SSD copy on the node at {@code endpoint} that {@code loc} names (for an error message). */
+    private static ReplicaDescriptor ssdDescriptor(ObjectLocation loc, String endpoint) {
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.type() == io.tiffin.api.ReplicaType.LOCAL_DISK && d.endpoint().equals(endpoint)) {
+                return d;
+            }
+        }
+        return loc.replicas().getLast();
     }
 
     /**

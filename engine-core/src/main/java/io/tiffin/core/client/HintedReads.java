@@ -40,9 +40,11 @@ final class HintedReads {
     private final LocalHotCache hotCache;
     private final Locator locator;
     private final LeaseClock clock;
+    private final Checksums checks;
 
     HintedReads(BlockingConnectionPool connections, long sliceSize, ClientCaches caches, Locator locator,
-                LeaseClock clock) {
+                LeaseClock clock, Checksums checks) {
+        this.checks = checks;
         this.connections = connections;
         this.sliceSize = sliceSize;
         this.hints = caches.hints();
@@ -203,7 +205,22 @@ final class HintedReads {
                 }
             }
             clock.checkLease(location, startNanos);
+            TiffinException bad = checks.mismatch(location, hinted(), dst);
+            if (bad != null) {
+                LOG.warn("{}; reading it again", bad.getMessage()); // the usual way: other replicas after this one
+                return false;
+            }
             return true;
+        }
+
+        /** The replica of the location the hint named (confirmed). */
+        private ReplicaDescriptor hinted() {
+            for (ReplicaDescriptor d : location.replicas()) {
+                if (d.replicaId() == hint.replicaId() && d.offset() == hint.offset()) {
+                    return d;
+                }
+            }
+            return location.replicas().getFirst();
         }
     }
 }

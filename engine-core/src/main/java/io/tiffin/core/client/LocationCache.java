@@ -141,7 +141,7 @@ public final class LocationCache {
         }
         hits.increment();
         ObjectLocation l = e.location();
-        return new ObjectLocation(l.key(), l.size(), l.version(), leftMillis, l.replicas());
+        return new ObjectLocation(l.key(), l.size(), l.version(), leftMillis, l.replicas(), l.crc32c());
     }
 
     private static int stripe(String key) {

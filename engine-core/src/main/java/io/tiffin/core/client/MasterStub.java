@@ -149,8 +149,9 @@ final class MasterStub {
     }
 
     /** PutEnd: every replica of {@code key} is written. */
-    void putEnd(String clientId, String key) {
-        call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+    void putEnd(String clientId, String key, int crc32c) {
+        call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).setCrc32C(crc32c).build(),
+                Empty.parser());
     }
 
     /** PutRevoke: the put of {@code key} failed; its replicas are released. */
@@ -181,9 +182,9 @@ final class MasterStub {
     }
 
     /** BatchPutEnd: per key, in order, the master's code. */
-    List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
         return codes(call(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder().setClientId(clientId).addAllKeys(keys)
-                .build(), BatchCodesReply.parser()));
+                .addAllCrc32Cs(crc32cs).build(), BatchCodesReply.parser()));
     }
 
     /** BatchPutRevoke: per key, in order, the master's code. */

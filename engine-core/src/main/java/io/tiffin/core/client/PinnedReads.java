@@ -39,9 +39,12 @@ final class PinnedReads {
     private final SliceExchange slices;
     private final LeaseClock clock;
     private final ClientLifecycle lifecycle;
+    private final Checksums checks;
 
     PinnedReads(Locator locator, LocationRetry retry, ReadPipeline reads, SameHostSegments sameHost,
-                LocalHotCache hotCache, SliceExchange slices, LeaseClock clock, ClientLifecycle lifecycle) {
+                LocalHotCache hotCache, SliceExchange slices, LeaseClock clock, ClientLifecycle lifecycle,
+                Checksums checks) {
+        this.checks = checks;
         this.locator = locator;
         this.retry = retry;
         this.reads = reads;
@@ -184,6 +187,9 @@ final class PinnedReads {
         for (int j = 0; j < viaCache.size(); j++) {
             int i = viaCache.get(j);
             ObjectLocation loc = locs.get(i).value();
+            if (failed[j] == null) {
+                failed[j] = checks.mismatch(loc, first.get(j), reserved[i].segments());
+            }
             if (failed[j] == null && clock.withinLease(loc, start)) {
                 LocalHotCache.Pinned pinned = reserved[i].commit();
                 out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), loc.version(), false, pinned)));

@@ -25,7 +25,10 @@ import org.apache.logging.log4j.Logger;
  * object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
  * client reaches directly ({@link SameHostSegments}) are written with a memory copy, the others through
  * {@link SliceExchange}. The key is dropped from the client's caches before the put, and a written object's
- * first replica becomes its read hint.
+ * first replica becomes its read hint. Every put carries the value's CRC32C ({@link Checksums}) in its commit
+ * records and its PutEnd, computed once before the writes (the commit record, which must hold it, rides on the
+ * first frame of some replicas' writes; the pass also brings a value that is not yet in the cache into it for
+ * the copies that follow).
  *
  * <p>Thread-safe (no state of its own). Arguments are checked by the caller ({@link TiffinClient}).
  */
@@ -87,10 +90,11 @@ final class PutPipeline {
             throw e;
         }
         List<ReplicaDescriptor> replicas = grant.replicas();
+        int crc = Checksums.crc32c(value);
         TiffinException failed;
         try {
             failed = writeAll(List.of(replicas), List.of(value),
-                    java.util.Collections.singletonList(commitOf(key, size, grant, putId, putOptions)))[0];
+                    java.util.Collections.singletonList(commitOf(key, size, grant, putId, putOptions, crc)))[0];
         } catch (RuntimeException e) {
             failed = lifecycle.transferFailure("put " + key, e);
         }
@@ -98,7 +102,7 @@ final class PutPipeline {
             revokeQuietly(key);
             throw lifecycle.transferFailure("put " + key, failed);
         }
-        master.putEnd(clientId, key);
+        master.putEnd(clientId, key, crc);
         // Lookups until PutEnd found the replaced value (an upsert's old value stays readable until then); one
         // this client made meanwhile must not be reused now.
         caches.invalidate(key);
@@ -109,12 +113,13 @@ final class PutPipeline {
 
     /** The record a writer leaves on the nodes with the object (failover on), or null. */
     private static io.tiffin.core.transport.proto.CommitRecord commitOf(String key, long size, MasterStub.Grant g,
-                                                                    long putId, PutOptions o) {
+                                                                    long putId, PutOptions o, int crc32c) {
         if (!g.commitOnNodes()) {
             return null;
         }
         return io.tiffin.core.transport.proto.CommitRecord.newBuilder().setKey(key).setSize(size)
-                .setVersion(g.version()).setPutId(putId).setHardPin(o.hardPin()).setSoftPin(o.softPin()).build();
+                .setVersion(g.version()).setPutId(putId).setHardPin(o.hardPin()).setSoftPin(o.softPin())
+                .setCrc32C(crc32c).build();
     }
 
     private static void sleepBeforeRetry(int attempt) {
@@ -146,6 +151,7 @@ final class PutPipeline {
         }
         List<KeyResult<MasterStub.Grant>> started = master.batchPutStart(clientId, keys, sizes, putOptions, putIds);
         ErrorCode[] codes = new ErrorCode[n];
+        int[] crcs = new int[n];
         List<List<ReplicaDescriptor>> toWrite = new ArrayList<>(n);
         List<io.tiffin.core.transport.proto.CommitRecord> commits = new ArrayList<>(n);
         Map<String, Integer> firstGranted = new java.util.HashMap<>();
@@ -159,7 +165,8 @@ final class PutPipeline {
                 commits.add(null);
             } else if (code == ErrorCode.OK) {
                 toWrite.add(r.value().replicas());
-                commits.add(commitOf(keys.get(i), sizes[i], r.value(), putIds[i], putOptions));
+                crcs[i] = Checksums.crc32c(values.get(i));
+                commits.add(commitOf(keys.get(i), sizes[i], r.value(), putIds[i], putOptions, crcs[i]));
                 firstGranted.putIfAbsent(keys.get(i), i);
             } else {
                 toWrite.add(null);
@@ -179,6 +186,7 @@ final class PutPipeline {
         }
         List<String> toEnd = new ArrayList<>();
         List<Integer> endIdx = new ArrayList<>();
+        List<Integer> endCrcs = new ArrayList<>();
         List<String> toRevoke = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             if (toWrite.get(i) == null) {
@@ -187,6 +195,7 @@ final class PutPipeline {
             if (failed[i] == null) {
                 toEnd.add(keys.get(i));
                 endIdx.add(i);
+                endCrcs.add(crcs[i]);
             } else {
                 LOG.debug("batch put: write of {} failed", keys.get(i), failed[i]);
                 codes[i] = ErrorCode.TRANSFER_FAIL;
@@ -201,7 +210,7 @@ final class PutPipeline {
             }
         }
         if (!toEnd.isEmpty()) {
-            List<ErrorCode> ended = master.batchPutEnd(clientId, toEnd);
+            List<ErrorCode> ended = master.batchPutEnd(clientId, toEnd, endCrcs);
             for (int j = 0; j < toEnd.size(); j++) {
                 int i = endIdx.get(j);
                 codes[i] = ended.get(j);
@@ -279,7 +288,8 @@ final class PutPipeline {
         io.tiffin.core.local.LocalSegment same = sameHost.sameJvm(d);
         if (same != null) {
             same.commit(d.mountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(commit.getKey(), d.offset(),
-                    commit.getSize(), commit.getVersion(), commit.getPutId(), commit.getHardPin(), commit.getSoftPin()));
+                    commit.getSize(), commit.getVersion(), commit.getPutId(), commit.getHardPin(), commit.getSoftPin(),
+                    commit.getCrc32C()));
         } else {
             slices.addCommit(byNode, k, d, commit.toBuilder().setOffset(d.offset()).build());
         }

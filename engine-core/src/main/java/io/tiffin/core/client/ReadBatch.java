@@ -21,9 +21,11 @@ import org.apache.logging.log4j.Logger;
  * replicas go over pooled blocking connections ({@link SliceExchange}): every slice request to every node is
  * written first, then the calling thread receives the answers straight into the destinations (one copy, no
  * event-loop hand-off); a read that fails there falls back to the object's other replicas ({@link
- * AsyncNodeReads#readRemote}). For an object the hot cache may keep, blocks are asked of the cache's ring
- * before the read is sent; the bytes are received into the destination and then copied into those blocks
- * (one copy, on this thread, while the ring did the admission meanwhile).
+ * AsyncNodeReads#readRemote}). Received bytes are checked against the object's CRC32C ({@link Checksums})
+ * before they are used or cached; a replica that fails it counts as a failed read (the others are tried). For
+ * an object the hot cache may keep, blocks are asked of the cache's ring before the read is sent; the bytes
+ * are received into the destination and then copied into those blocks (one copy, on this thread, while the
+ * ring did the admission meanwhile).
  *
  * <p>Not thread-safe: used by the calling thread only. The block requests it makes are completed or
  * cancelled by {@link #flush()}.
@@ -36,7 +38,7 @@ final class ReadBatch {
      * of the hot cache for it (null when refused at once); once received, the bytes are copied into them.
      */
     private record MemoryRead(List<ReplicaDescriptor> replicas, MemorySegment dst, CompletableFuture<Void> done,
-                              ObjectLocation fill, LocalHotCache.PendingFill blocks) {
+                              ObjectLocation loc, ObjectLocation fill, LocalHotCache.PendingFill blocks) {
     }
 
     private final SliceExchange slices;
@@ -45,6 +47,7 @@ final class ReadBatch {
     private final LocalHotCache hotCache;
     private final LeaseClock clock;
     private final ClientLifecycle lifecycle;
+    private final Checksums checks;
     private final Map<String, List<AsyncNodeReads.SsdRead>> ssdByEndpoint = new LinkedHashMap<>();
     private final List<MemoryRead> memoryReads = new ArrayList<>();
     /** When the call began, before its lookups: the leases they granted started later. */
@@ -53,7 +56,8 @@ final class ReadBatch {
     private long leaseNanos = Long.MAX_VALUE / 4;
 
     ReadBatch(SliceExchange slices, AsyncNodeReads async, LocalHotCache hotCache, LeaseClock clock,
-              ClientLifecycle lifecycle, long startNanos) {
+              ClientLifecycle lifecycle, Checksums checks, long startNanos) {
+        this.checks = checks;
         this.slices = slices;
         this.async = async;
         this.hotCache = hotCache;
@@ -77,17 +81,17 @@ final class ReadBatch {
         return clock.withinLease(loc, startNanos);
     }
 
-    /** A read of {@code replicas} (in order: the next is tried if one fails) into {@code dst}. */
-    CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst) {
+    /** A read of {@code loc}'s {@code replicas} (in order: the next is tried if one fails) into {@code dst}. */
+    CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        memoryReads.add(new MemoryRead(replicas, dst, done, null, null));
+        memoryReads.add(new MemoryRead(replicas, dst, done, loc, null, null));
         return done;
     }
 
     /** A memory read whose bytes are also offered to the hot cache (see {@link MemoryRead}). */
     CompletableFuture<Void> addMemoryFill(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        memoryReads.add(new MemoryRead(replicas, dst, done, loc,
+        memoryReads.add(new MemoryRead(replicas, dst, done, loc, loc,
                 hotCache.requestBlocks(loc.key(), loc.version(), loc.size())));
         return done;
     }
@@ -118,6 +122,12 @@ final class ReadBatch {
         TiffinException[] failed = slices.readScattered(first, targets, startNanos + leaseNanos);
         for (int k = 0; k < failed.length; k++) {
             MemoryRead r = memoryReads.get(k);
+            if (failed[k] == null) {
+                failed[k] = checks.mismatch(r.loc(), r.replicas().getFirst(), r.dst());
+                if (failed[k] != null) {
+                    LOG.warn("{}; trying another replica", failed[k].getMessage());
+                }
+            }
             if (r.blocks() != null) {
                 try {
                     if (failed[k] == null && withinLease(r.fill())) {
@@ -134,11 +144,15 @@ final class ReadBatch {
             } else if (r.replicas().size() > 1 && failed[k].code() != ErrorCode.LEASE_EXPIRED) {
                 // (after the lease, no replica's bytes can be trusted: the read fails as it is)
                 LOG.debug("read of replica 0 failed ({}), trying the others", failed[k].getMessage());
-                async.readRemote(r.replicas(), 1, r.dst(), r.fill(), startNanos).whenComplete((v, err) -> {
+                TiffinException firstFailure = failed[k];
+                async.readRemote(r.replicas(), 1, r.dst(), r.loc(), r.fill() != null, startNanos).whenComplete((v, err) -> {
                     if (err == null) {
                         r.done().complete(null);
                     } else {
-                        r.done().completeExceptionally(err);
+                        // a corrupt first replica is what a user should hear of, unless another one is too
+                        r.done().completeExceptionally(firstFailure.code() == ErrorCode.CHECKSUM_MISMATCH
+                                && !(unwrap(err) instanceof TiffinException t && t.code() == ErrorCode.CHECKSUM_MISMATCH)
+                                ? firstFailure : err);
                     }
                 });
             } else {
@@ -146,6 +160,10 @@ final class ReadBatch {
             }
         }
         memoryReads.clear();
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 
     private void flushSsd() {

@@ -22,7 +22,9 @@ import org.apache.logging.log4j.Logger;
  * ({@link SameHostSegments}) with a memory copy, else the hot cache's copy, else remote memory replicas in
  * the master's order or the SSD copy ({@link ReadBatch}). Every read must end within the lease its lookup
  * granted, counted from before the lookup ({@link ErrorCode#LEASE_EXPIRED} otherwise); a read that fails
- * through a cached location is retried once with a fresh lookup ({@link LocationRetry}).
+ * through a cached location is retried once with a fresh lookup ({@link LocationRetry}). Bytes copied or received
+ * from a replica are checked against the object's CRC32C ({@link Checksums}); a copy that fails it is skipped for
+ * the next replica, and the read fails {@code CHECKSUM_MISMATCH} naming it when none is left.
  *
  * <p>Thread-safe (no state of its own). Arguments are checked by the caller ({@link TiffinClient}).
  */
@@ -39,10 +41,12 @@ final class ReadPipeline {
     private final AsyncNodeReads async;
     private final LeaseClock clock;
     private final ClientLifecycle lifecycle;
+    private final Checksums checks;
 
     ReadPipeline(Locator locator, LocationRetry retry, HintedReads hinted, SameHostSegments sameHost,
                  LocalHotCache hotCache, SliceExchange slices, AsyncNodeReads async, LeaseClock clock,
-                 ClientLifecycle lifecycle) {
+                 ClientLifecycle lifecycle, Checksums checks) {
+        this.checks = checks;
         this.locator = locator;
         this.retry = retry;
         this.hinted = hinted;
@@ -56,7 +60,7 @@ final class ReadPipeline {
 
     /** A batch for the reads of one call that began at {@code startNanos}. */
     ReadBatch newBatch(long startNanos) {
-        return new ReadBatch(slices, async, hotCache, clock, lifecycle, startNanos);
+        return new ReadBatch(slices, async, hotCache, clock, lifecycle, checks, startNanos);
     }
 
     byte[] get(String key) {
@@ -145,6 +149,7 @@ final class ReadPipeline {
      */
     CompletableFuture<Void> read(ObjectLocation loc, MemorySegment dst, ReadBatch batch, boolean lookInCache) {
         List<ReplicaDescriptor> memory = new ArrayList<>();
+        TiffinException corrupt = null;
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() == ReplicaType.MEMORY) {
                 MemorySegment local;
@@ -161,7 +166,12 @@ final class ReadPipeline {
                             memory.add(d);
                             continue;
                         }
-                        return CompletableFuture.completedFuture(null);
+                        TiffinException bad = checks.mismatch(loc, d, dst.asSlice(0, d.size()));
+                        if (bad == null) {
+                            return CompletableFuture.completedFuture(null);
+                        }
+                        LOG.warn("{}; trying another replica", bad.getMessage());
+                        corrupt = bad;
                     } catch (RuntimeException e) {
                         LOG.debug("local read of {} failed, trying the socket", loc.key(), e);
                         memory.add(d);
@@ -187,14 +197,14 @@ final class ReadPipeline {
                     return batch.addSsd(d.endpoint(), loc, dst);
                 }
             }
-            return CompletableFuture.failedFuture(new TiffinException(ErrorCode.REPLICA_IS_NOT_READY,
-                    loc.key() + ": no readable replica"));
+            return CompletableFuture.failedFuture(corrupt != null ? corrupt
+                    : new TiffinException(ErrorCode.REPLICA_IS_NOT_READY, loc.key() + ": no readable replica"));
         }
         batch.noteLease(loc);
         if (hotCache != null && hotCache.accepts(loc.size())) {
             return batch.addMemoryFill(memory, dst, loc);
         }
-        return batch.addMemory(memory, dst);
+        return batch.addMemory(memory, dst, loc);
     }
 
     List<KeyResult<byte[]>> batchGet(List<String> keys) {

@@ -67,10 +67,12 @@ public final class TiffinClient implements KvStore {
      * @param ticker the client's clock: leases, location-cache windows, shared-memory liveness
      * @param failoverTimeout how long a call looks for the leader among several masters, or waits for one that
      *     recovers after a takeover ({@code client.failover-timeout})
+     * @param verifyChecksums reads check the bytes they receive against the object's CRC32C and try another
+     *     replica when they fail it ({@code client.verify-checksums})
      */
     public record Options(String masterAddress, TransportSettings transport, long sliceSize, boolean localMemcpy,
                           HotCacheSettings hotCache, boolean sharedMemory, LocationCache.Settings locationCache,
-                          long readHints, Ticker ticker, java.time.Duration failoverTimeout) {
+                          long readHints, Ticker ticker, java.time.Duration failoverTimeout, boolean verifyChecksums) {
         /** Prefer {@link #builder(String)}, which names each setting. */
         public Options {
             Objects.requireNonNull(masterAddress, "masterAddress");
@@ -103,7 +105,7 @@ public final class TiffinClient implements KvStore {
         public Builder toBuilder() {
             return new Builder(masterAddress).transport(transport).sliceSize(sliceSize).localMemcpy(localMemcpy)
                     .hotCache(hotCache).sharedMemory(sharedMemory).locationCache(locationCache).readHints(readHints)
-                    .ticker(ticker).failoverTimeout(failoverTimeout);
+                    .ticker(ticker).failoverTimeout(failoverTimeout).verifyChecksums(verifyChecksums);
         }
 
         public Options withHotCache(HotCacheSettings settings) {
@@ -144,6 +146,7 @@ public final class TiffinClient implements KvStore {
             private long readHints = ReadHints.DEFAULT_SIZE;
             private Ticker ticker = Ticker.SYSTEM;
             private java.time.Duration failoverTimeout = java.time.Duration.ofSeconds(15);
+            private boolean verifyChecksums = true;
 
             private Builder(String masterAddress) {
                 this.masterAddress = masterAddress;
@@ -203,6 +206,12 @@ public final class TiffinClient implements KvStore {
                 return this;
             }
 
+            /** Whether reads check the bytes they receive against the object's CRC32C ({@code client.verify-checksums}). */
+            public Builder verifyChecksums(boolean enabled) {
+                this.verifyChecksums = enabled;
+                return this;
+            }
+
             /** The client's clock (leases, location-cache windows, shared-memory liveness); for tests. */
             public Builder ticker(Ticker clock) {
                 this.ticker = clock;
@@ -215,7 +224,7 @@ public final class TiffinClient implements KvStore {
              */
             public Options build() {
                 return new Options(masterAddress, transport, sliceSize, localMemcpy, hotCache, sharedMemory,
-                        locationCache, readHints, ticker, failoverTimeout);
+                        locationCache, readHints, ticker, failoverTimeout, verifyChecksums);
             }
         }
     }
@@ -250,12 +259,14 @@ public final class TiffinClient implements KvStore {
                 options.failoverTimeout());
         this.locator = new Locator(master, caches, sameHost, clock, cacheOwner);
         SliceExchange slices = new SliceExchange(direct, options.sliceSize(), clock, lifecycle);
+        Checksums checks = new Checksums(options.verifyChecksums());
         this.puts = new PutPipeline(master, clientId, caches, sameHost, slices, lifecycle);
         LocationRetry retry = new LocationRetry(caches.locations());
         this.reads = new ReadPipeline(locator, retry, new HintedReads(direct, options.sliceSize(), caches, locator,
-                clock), sameHost, caches.hotCache(), slices, new AsyncNodeReads(pool, options.sliceSize(),
-                caches.hotCache(), clock), clock, lifecycle);
-        this.pinnedReads = new PinnedReads(locator, retry, reads, sameHost, caches.hotCache(), slices, clock, lifecycle);
+                clock, checks), sameHost, caches.hotCache(), slices, new AsyncNodeReads(pool, options.sliceSize(),
+                caches.hotCache(), clock, checks), clock, lifecycle, checks);
+        this.pinnedReads = new PinnedReads(locator, retry, reads, sameHost, caches.hotCache(), slices, clock, lifecycle,
+                checks);
         this.removals = new Removals(master, caches, cacheOwner);
         this.reporter = new CacheReporter(master, clientId, caches, lifecycle);
     }

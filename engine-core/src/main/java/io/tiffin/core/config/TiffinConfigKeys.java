@@ -72,7 +72,11 @@ public final class TiffinConfigKeys {
             "After this long an unfinished put may be discarded by a new put of the same key.");
     public static final ConfigKey<Duration> MASTER_PUT_START_RELEASE_TIMEOUT = ConfigKey.duration(
             "master.put-start-release-timeout", "600s", SECONDS,
-            "After this long the space of an unfinished put is released.");
+            "After this long an SSD-tier task (offload, promotion) whose node never reported is abandoned.");
+    public static final ConfigKey<Duration> MASTER_PUT_TIMEOUT = ConfigKey.duration("master.put-timeout", "60s",
+            SECONDS, "A put whose writer has neither ended (PutEnd) nor revoked it this long after its PutStart is"
+                    + " abandoned and its space freed; a later PutEnd is refused (INVALID_WRITE). Longer than the"
+                    + " slowest write of the largest object (32 MiB at 1 MB/s: 34 s).");
     public static final ConfigKey<Integer> MASTER_WORKER_THREADS = ConfigKey.integer("master.worker-threads", 0, 0,
             4096, "threads", "Threads serving master requests; 0 = the number of cores.");
     public static final ConfigKey<Integer> MASTER_MAX_KEY_LENGTH = ConfigKey.integer("master.max-key-length", 4096, 1,
@@ -125,6 +129,10 @@ public final class TiffinConfigKeys {
                     + " master.address, or waits for a master that recovers after a takeover, before it fails.");
     public static final ConfigKey<Long> CLIENT_TRANSFER_SLICE_SIZE = ConfigKey.size("client.transfer-slice-size",
             "16MiB", Sizes.KIB, 64 * Sizes.MIB, "Objects are moved in slices of at most this size.");
+    public static final ConfigKey<Boolean> CLIENT_VERIFY_CHECKSUMS = ConfigKey.bool("client.verify-checksums", true,
+            "Reads check the bytes they receive against the CRC32C their writer computed (kept by the master) and"
+                    + " try another replica when a copy fails it (CHECKSUM_MISMATCH naming the copy when none is left)."
+                    + " Objects written without a checksum (checksum 0) are not checked.");
     public static final ConfigKey<Boolean> CLIENT_LOCAL_MEMCPY = ConfigKey.bool("client.local-memcpy", true,
             "Same-process shortcuts: copy directly in memory when a replica lives in this process, and call a"
                     + " master running in this process directly, instead of going through the network.");
@@ -446,12 +454,12 @@ public final class TiffinConfigKeys {
                 MASTER_ADVERTISE_ADDRESS, MASTER_COORDINATOR_SESSION_TIMEOUT, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
                 MASTER_MAX_SOFT_PIN_TTL, MASTER_ALLOW_EVICT_SOFT_PINNED, MASTER_EVICTION_HIGH_WATERMARK,
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
-                MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_WORKER_THREADS,
+                MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_PUT_TIMEOUT, MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
                 NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
                 NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_FAILOVER_TIMEOUT,
-                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
+                CLIENT_TRANSFER_SLICE_SIZE, CLIENT_VERIFY_CHECKSUMS, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
                 TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,

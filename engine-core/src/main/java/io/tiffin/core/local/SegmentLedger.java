@@ -7,7 +7,7 @@ import java.util.TreeMap;
 
 /**
  * The objects committed in one node segment, as their writers recorded them (the commit record of their last
- * write): key, offset, size, version, put id and pins. With failover on, a node is the source of truth for
+ * write): key, offset, size, version, put id, pins and the object's CRC32C. With failover on, a node is the source of truth for
  * what its memory holds: a master that takes over (or restarts with {@code master.state-dir}) rebuilds its
  * objects from these records ({@code ATTACH_SEGMENT}). The master drops a record ({@code FORGET}) before it
  * reuses the object's space, so a record never names bytes that another object overwrote; a commit also
@@ -24,9 +24,14 @@ public final class SegmentLedger {
      * <p>Thread-safe (immutable).
      *
      * @param offset of the whole object in the segment
+     * @param crc32c the object's CRC32C as its writer computed it; 0 = none
      */
     public record Entry(String key, long offset, long size, long version, long putId, boolean hardPin,
-                        boolean softPin) {
+                        boolean softPin, int crc32c) {
+        /** A record without a checksum. */
+        public Entry(String key, long offset, long size, long version, long putId, boolean hardPin, boolean softPin) {
+            this(key, offset, size, version, putId, hardPin, softPin, 0);
+        }
     }
 
     private final TreeMap<Long, Entry> byOffset = new TreeMap<>();

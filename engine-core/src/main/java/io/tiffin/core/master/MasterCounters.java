@@ -24,8 +24,14 @@ public final class MasterCounters {
     final LongAdder diskEvictions = new LongAdder();
     final LongAdder staleDiskCopies = new LongAdder();
     final LongAdder abandonedTasks = new LongAdder();
+    /** Puts abandoned (their space freed) after master.put-timeout. */
+    final LongAdder putTimeouts = new LongAdder();
 
     /** Offloads and promotions given up because their node never reported. */
+    public long putTimeouts() {
+        return putTimeouts.sum();
+    }
+
     public long abandonedTasks() {
         return abandonedTasks.sum();
     }

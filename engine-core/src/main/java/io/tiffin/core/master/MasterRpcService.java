@@ -121,6 +121,15 @@ public final class MasterRpcService implements InProcessMaster {
         }
     }
 
+    /**
+     * Lets the request's connection act for node {@code nodeId}: one node per connection ({@code Peer.requireNode}),
+     * and not a node another process owns while it is alive ({@link NodeOwners}).
+     */
+    private void actForNode(Frame r, String nodeId, String what) {
+        r.peer().requireNode(nodeId, what);
+        master.checkNodeOwner(r.peer(), nodeId, what);
+    }
+
     @FunctionalInterface
     private interface Call {
         MessageLite apply(Frame request) throws Exception;
@@ -285,7 +294,7 @@ public final class MasterRpcService implements InProcessMaster {
                 .setLeaderHint(leadership.leaderHint()).build());
         bind(server, inline, Opcode.PING, r -> {
             PingRequest req = r.parseControl(PingRequest.parser());
-            r.peer().requireNode(req.getNodeId(), "PING");
+            actForNode(r, req.getNodeId(), "PING");
             PingOutcome outcome = master.ping(req.getNodeId(), req.getIncarnation());
             return PingReply.newBuilder().setNeedRemount(outcome == PingOutcome.UNKNOWN)
                     .setSuperseded(outcome == PingOutcome.SUPERSEDED).setAttach(outcome == PingOutcome.ATTACH)
@@ -294,14 +303,15 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.MOUNT_SEGMENT, r -> {
             MountSegmentRequest req = r.parseControl(MountSegmentRequest.parser());
             Segment s = req.getSegment();
-            r.peer().requireNode(s.getNodeId(), "MOUNT_SEGMENT");
+            actForNode(r, s.getNodeId(), "MOUNT_SEGMENT");
             master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
                         s.getMountEpoch(), s.getPingIntervalMs(), req.getAccessKey().toByteArray());
+            master.nodeMountedBy(r.peer(), s.getNodeId(), s.getPingIntervalMs());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REMOUNT_SEGMENT, r -> {
             ReMountSegmentRequest req = r.parseControl(ReMountSegmentRequest.parser());
-            r.peer().requireNode(req.getNodeId(), "REMOUNT_SEGMENT");
+            actForNode(r, req.getNodeId(), "REMOUNT_SEGMENT");
             for (int i = 0; i < req.getSegmentsCount(); i++) {
                 Segment s = req.getSegments(i);
                 byte[] key = i < req.getAccessKeysCount() ? req.getAccessKeys(i).toByteArray() : null;
@@ -311,19 +321,21 @@ public final class MasterRpcService implements InProcessMaster {
                 }
                 master.mountSegment(s.getName(), s.getNodeId(), s.getEndpoint(), s.getCapacity(), s.getIncarnation(),
                         s.getMountEpoch(), s.getPingIntervalMs(), key);
+                master.nodeMountedBy(r.peer(), s.getNodeId(), s.getPingIntervalMs());
             }
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.ATTACH_SEGMENT, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.AttachSegmentRequest.parser());
-            r.peer().requireNode(req.getSegment().getNodeId(), "ATTACH_SEGMENT");
+            actForNode(r, req.getSegment().getNodeId(), "ATTACH_SEGMENT");
             master.attachSegment(req.getSegment(), req.getTerm(), req.getRecordsList(), req.getFirst(), req.getLast(),
                     req.getAccessKey().toByteArray());
+            master.nodeMountedBy(r.peer(), req.getSegment().getNodeId(), req.getSegment().getPingIntervalMs());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.UNMOUNT_SEGMENT, r -> {
             UnmountSegmentRequest req = r.parseControl(UnmountSegmentRequest.parser());
-            r.peer().requireNode(req.getNodeId(), "UNMOUNT_SEGMENT");
+            actForNode(r, req.getNodeId(), "UNMOUNT_SEGMENT");
             master.unmountSegment(req.getNodeId(), req.getSegmentName());
             return Empty.getDefaultInstance();
         });
@@ -344,7 +356,12 @@ public final class MasterRpcService implements InProcessMaster {
         // After a takeover, once the nodes that may hold the key's previous object have attached.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            throwIfFailed(master.putEnd(r.peer().writer(req.getClientId()), req.getKey()), req.getKey());
+            ErrorCode ended = master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C());
+            String timedOut = ended == ErrorCode.OK ? null : master.timedOutPutEnd(req.getKey(), ended);
+            if (timedOut != null) {
+                throw new TiffinException(ErrorCode.INVALID_WRITE, timedOut);
+            }
+            throwIfFailed(ended, req.getKey());
             return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
@@ -381,7 +398,8 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
-            return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList())),
+            return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList(),
+                    req.getCrc32CsList())),
                     master.restartGuardUntilMillis(), recoveryWait());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
@@ -514,13 +532,13 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.STATS, r -> stats());
         bind(server, executor, Opcode.REGISTER_STORAGE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.StorageRegistration.parser());
-            r.peer().requireNode(req.getNodeId(), "REGISTER_STORAGE");
+            actForNode(r, req.getNodeId(), "REGISTER_STORAGE");
             master.registerStorage(req.getNodeId(), req.getCapacity());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REPORT_DISK_OBJECTS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
-            r.peer().requireNode(req.getNodeId(), "REPORT_DISK_OBJECTS");
+            actForNode(r, req.getNodeId(), "REPORT_DISK_OBJECTS");
             limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
             List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
             List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
@@ -535,34 +553,36 @@ public final class MasterRpcService implements InProcessMaster {
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
-            r.peer().requireNode(req.getNodeId(), "POLL_TASKS");
+            actForNode(r, req.getNodeId(), "POLL_TASKS");
             var tasks = master.pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
-            r.peer().requireNode(req.getNodeId(), "OFFLOAD_DONE");
+            actForNode(r, req.getNodeId(), "OFFLOAD_DONE");
             master.offloadFailed(req.getNodeId(), req.getFailedList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.PROMOTION_START, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionStartRequest.parser());
-            r.peer().requireNode(req.getNodeId(), "PROMOTION_START");
+            actForNode(r, req.getNodeId(), "PROMOTION_START");
             KeyResult<ReplicaDescriptor> res = master.promotionStart(req.getNodeId(), req.getKey());
             throwIfFailed(res.code(), req.getKey());
-            return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value())).build();
+            // the object is held by its promotion task (not replaced meanwhile): its checksum for the node to check
+            return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value()))
+                    .setCrc32C(master.checksumOf(req.getKey())).build();
         });
         bind(server, executor, Opcode.PROMOTION_END, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionEndRequest.parser());
-            r.peer().requireNode(req.getNodeId(), "PROMOTION_END");
+            actForNode(r, req.getNodeId(), "PROMOTION_END");
             throwIfFailed(master.promotionEnd(req.getNodeId(), req.getKey(), req.getReplicaId(), req.getSuccess()),
                     req.getKey());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.EVICT_DISK_REPLICA, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskEvicted.parser());
-            r.peer().requireNode(req.getNodeId(), "EVICT_DISK_REPLICA");
+            actForNode(r, req.getNodeId(), "EVICT_DISK_REPLICA");
             limits.checkBatch(Opcode.EVICT_DISK_REPLICA, req.getKeysCount());
             master.evictDiskReplicas(req.getNodeId(), req.getKeysList());
             return Empty.getDefaultInstance();

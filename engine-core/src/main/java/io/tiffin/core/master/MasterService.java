@@ -55,6 +55,7 @@ public final class MasterService {
     private final MasterCounters counters = new MasterCounters();
     private final ObjectTable table;
     private final SegmentRegistry segments = new SegmentRegistry();
+    private final NodeOwners nodeOwners;
     private final RestartGuard restartGuard;
     private final TierCoordinator tier;
     private final SegmentMembership membership;
@@ -79,15 +80,19 @@ public final class MasterService {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         Objects.requireNonNull(strategy, "strategy");
         table = new ObjectTable(ticker, settings.maxKeyLength());
+        nodeOwners = new NodeOwners(segments, ticker);
         restartGuard = new RestartGuard(ticker.millis(), settings.leaseTtl().toMillis());
         ReplicaPlacement placement = new ReplicaPlacement(strategy, segments, random);
         quarantine = new Quarantine(ticker, settings.putStartReleaseTimeout().toMillis());
-        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker);
+        PutDeadlines deadlines = new PutDeadlines(settings.putTimeout().toMillis(),
+                settings.putStartReleaseTimeout().toMillis());
+        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker, deadlines);
         recovery = new Recovery(ticker);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, ticker);
-        puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker);
+        puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
+                deadlines);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
         attachment = new SegmentAttachment(segments, table, removal, recovery, settings, ticker, this::term);
         evictor = new Evictor(settings, table, segments, placement, quarantine, tier,
@@ -273,6 +278,21 @@ public final class MasterService {
         return ping(nodeId, 0) == PingOutcome.OK;
     }
 
+    /**
+     * Refuses {@code peer} acting for node {@code nodeId} ({@code what}) while another process owns that node and
+     * it is alive ({@link NodeOwners}).
+     *
+     * @throws TiffinException {@code ILLEGAL_CLIENT}
+     */
+    public void checkNodeOwner(io.tiffin.core.transport.Peer peer, String nodeId, String what) {
+        nodeOwners.check(peer, nodeId, what);
+    }
+
+    /** {@code peer}'s process mounted, re-mounted or attached node {@code nodeId}: it owns that id now. */
+    public void nodeMountedBy(io.tiffin.core.transport.Peer peer, String nodeId, long pingIntervalMillis) {
+        nodeOwners.mounted(peer, nodeId, pingIntervalMillis);
+    }
+
     /** Heartbeat of a node process of {@code incarnation} (0 = unknown: any). */
     public PingOutcome ping(String nodeId, long incarnation) {
         return membership.ping(nodeId, incarnation);
@@ -354,7 +374,20 @@ public final class MasterService {
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putEnd(String clientId, String key) {
-        return puts.putEnd(clientId, key);
+        return puts.putEnd(clientId, key, ObjectLocation.NO_CHECKSUM);
+    }
+
+    /** As {@link #putEnd(String, String)}, keeping the object's CRC32C ({@code crc32c}; 0 = none) for its readers. */
+    public ErrorCode putEnd(String clientId, String key, int crc32c) {
+        return puts.putEnd(clientId, key, crc32c);
+    }
+
+    /**
+     * Why a PutEnd of {@code key} that failed with {@code code} failed, when its put timed out ({@code
+     * master.put-timeout}) and was freed: a message for its writer; else null.
+     */
+    public String timedOutPutEnd(String key, ErrorCode code) {
+        return puts.timedOutPutEnd(key, code);
     }
 
     /** Abandons an unfinished put and frees its buffers. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
@@ -381,7 +414,12 @@ public final class MasterService {
 
     /** {@link #putEnd} of every key, in request order. */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
-        return puts.batchPutEnd(clientId, keys);
+        return puts.batchPutEnd(clientId, keys, List.of());
+    }
+
+    /** {@link #putEnd(String, String, int)} of every key ({@code crc32cs}: one per key, or empty = none). */
+    public List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
+        return puts.batchPutEnd(clientId, keys, crc32cs);
     }
 
     /** {@link #putRevoke} of every key, in request order. */
@@ -564,6 +602,11 @@ public final class MasterService {
      * puts still in progress after the release timeout; abandons SSD-tier tasks not reported within it;
      * drops passed holds of forgotten keys. Returns the number of buffers freed.
      */
+    /** Puts in progress and SSD-tier tasks the stuck-put sweep watches (tests). */
+    int watchedPutsAndTasks() {
+        return puts.watched();
+    }
+
     public int releaseStuckPuts() {
         return puts.releaseStuckPuts();
     }
@@ -658,6 +701,14 @@ public final class MasterService {
      */
     public KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
         return tier.promotionStart(nodeId, key);
+    }
+
+    /** The CRC32C its writer gave the object at {@code key} (0 = none, or no such object). */
+    public int checksumOf(String key) {
+        return table.inShard(key, shard -> {
+            ObjectMetadata m = shard.objects.get(key);
+            return m == null ? ObjectLocation.NO_CHECKSUM : m.crc32c;
+        });
     }
 
     /**

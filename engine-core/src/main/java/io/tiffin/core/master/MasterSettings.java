@@ -17,7 +17,9 @@ import java.time.Duration;
  * @param nodeTtl a node silent for this long loses its segments
  * @param nodeCheckInterval how often node liveness is checked
  * @param putStartDiscardTimeout an unfinished put older than this may be pre-empted by a new put
- * @param putStartReleaseTimeout an unfinished put's buffers are freed after this
+ * @param putStartReleaseTimeout an SSD-tier task (offload, promotion) whose node never reports is abandoned after this
+ * @param putTimeout a put in progress (no PutEnd or PutRevoke yet) is abandoned and its space freed this long after
+ *     its PutStart ({@code master.put-timeout})
  * @param maxKeyLength longest key, in bytes of UTF-8
  * @param maxObjectSize largest object, in bytes
  * @param tier SSD tier: offload mode and promotion limits
@@ -25,42 +27,48 @@ import java.time.Duration;
 public record MasterSettings(Duration leaseTtl, Duration softPinTtl, boolean allowEvictSoftPinned,
                              double evictionHighWatermark, double evictionRatio, Duration evictionInterval,
                              Duration nodeTtl, Duration nodeCheckInterval, Duration putStartDiscardTimeout,
-                             Duration putStartReleaseTimeout, int maxKeyLength, long maxObjectSize,
-                             TierSettings tier) {
+                             Duration putStartReleaseTimeout, Duration putTimeout, int maxKeyLength,
+                             long maxObjectSize, TierSettings tier) {
 
     public static MasterSettings defaults() {
         return new MasterSettings(Duration.ofSeconds(10), Duration.ofMinutes(30), true, 0.90, 0.05,
                 Duration.ofMillis(10), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                Duration.ofSeconds(600), 4096, 1L << 40, TierSettings.defaults());
+                Duration.ofSeconds(600), Duration.ofSeconds(60), 4096, 1L << 40, TierSettings.defaults());
     }
 
     public MasterSettings withLeaseTtl(Duration d) {
         return new MasterSettings(d, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier);
     }
 
     public MasterSettings withNodeTtl(Duration d) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, d, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier);
     }
 
     public MasterSettings withEviction(double highWatermark, double ratio) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, highWatermark, ratio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier);
     }
 
     public MasterSettings withTier(TierSettings t) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                maxKeyLength, maxObjectSize, t);
+                putTimeout, maxKeyLength, maxObjectSize, t);
     }
 
     public MasterSettings withAllowEvictSoftPinned(boolean allow) {
         return new MasterSettings(leaseTtl, softPinTtl, allow, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier);
+    }
+
+    public MasterSettings withPutTimeout(Duration d) {
+        return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
+                evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
+                d, maxKeyLength, maxObjectSize, tier);
     }
 }

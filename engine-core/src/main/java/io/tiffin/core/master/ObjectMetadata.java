@@ -35,6 +35,8 @@ final class ObjectMetadata {
     long softPinDeadlineMillis;
     /** Assigned at PutStart (the writer records it on the nodes with the object). */
     long version;
+    /** The CRC32C of the object's bytes, from its writer's PutEnd (or a node's record); 0 = none. */
+    int crc32c;
     /** The writer's id of this put (PutStartRequest.put_id; 0 = none): a retried PutStart of it gets its replicas. */
     long putId;
     /**

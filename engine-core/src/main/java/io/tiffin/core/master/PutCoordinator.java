@@ -18,7 +18,9 @@ import org.apache.logging.log4j.Logger;
 /**
  * The put protocol: PutStart allocates an object's replicas (status PROCESSING), PutEnd completes them
  * and gives the object its version, PutRevoke abandons them; single or batched. Also frees what puts
- * (and SSD-tier tasks) left behind when their writer never came back ({@link #releaseStuckPuts}).
+ * (and SSD-tier tasks) left behind when their writer never came back ({@link #releaseStuckPuts}): a put neither
+ * ended nor revoked within {@code master.put-timeout} of its PutStart is abandoned, its space freed, and a late
+ * PutEnd of it refused; the sweep looks only at the puts and tasks that are due ({@link PutDeadlines}).
  *
  * <p>Thread-safe: each key is handled under its shard lock ({@link ObjectTable}); allocation takes
  * segment monitors inside it. Lock order: shard → quarantine / tier / segment.
@@ -40,9 +42,12 @@ final class PutCoordinator {
     private final Quarantine quarantine;
     private final MasterCounters counters;
     private final Ticker ticker;
+    private final PutDeadlines deadlines;
 
     PutCoordinator(MasterSettings settings, ObjectTable table, ReplicaPlacement placement, Removal removal,
-                   Expiry expiry, TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+                   Expiry expiry, TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker,
+                   PutDeadlines deadlines) {
+        this.deadlines = deadlines;
         this.expiry = expiry;
         this.settings = settings;
         this.table = table;
@@ -164,7 +169,7 @@ final class PutCoordinator {
             } else if (needsObject(options)) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND); // a stuck put is no object
             } else {
-                // A stuck put: pre-empt it, but keep its buffers until the release timeout since its
+                // A stuck put: pre-empt it, but keep its buffers until its put timeout since its
                 // writer may still be writing into them.
                 preemptStuckPut(shard, existing);
             }
@@ -209,6 +214,7 @@ final class PutCoordinator {
         } else {
             table.insert(shard, m);
         }
+        deadlines.putStarted(key, now);
         return KeyResult.ok(key, new PutGrant(descriptors, version));
     }
 
@@ -228,12 +234,13 @@ final class PutCoordinator {
 
     /** As {@link #preemptStuckPut}, for a replacement: the replaced object stays. */
     private void preemptStuckReplacement(MetadataShard shard, ObjectMetadata stuck) {
-        long releaseAt = stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis();
+        long releaseAt = stuck.putStartMillis + settings.putTimeout().toMillis();
         for (ReplicaRecord r : stuck.replicas) {
             quarantine.add(r, releaseAt); // its writer may still be writing into them
         }
         stuck.replicas.clear();
         shard.endReplacement(stuck.key);
+        deadlines.putEnded(stuck.key, stuck.putStartMillis);
         counters.putStartDiscards.increment();
     }
 
@@ -274,37 +281,48 @@ final class PutCoordinator {
     }
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
-        removal.preempt(shard, stuck, stuck.putStartMillis + settings.putStartReleaseTimeout().toMillis());
+        removal.preempt(shard, stuck, stuck.putStartMillis + settings.putTimeout().toMillis());
+        deadlines.putEnded(stuck.key, stuck.putStartMillis);
         counters.putStartDiscards.increment();
     }
 
     /** See {@link MasterService#putEnd}. */
-    ErrorCode putEnd(String clientId, String key) {
-        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, ticker.millis()));
+    ErrorCode putEnd(String clientId, String key, int crc32c) {
+        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, crc32c, ticker.millis()));
     }
 
-    List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
+    /** @param crc32cs one per key, or empty (none) */
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
+        if (!crc32cs.isEmpty() && crc32cs.size() != keys.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put end: " + keys.size() + " keys but "
+                    + crc32cs.size() + " checksums; send one per key or none");
+        }
         ErrorCode[] out = new ErrorCode[keys.size()];
         long now = ticker.millis();
-        table.forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i), now));
+        table.forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i),
+                crc32cs.isEmpty() ? 0 : crc32cs.get(i), now));
         return Arrays.asList(out);
     }
 
-    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, long now) {
+    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, int crc32c, long now) {
         ObjectMetadata pending = shard.replacement(key);
         if (pending != null && pending.writerId.equals(clientId)) {
             pending.dropDeadReplicas();
             if (pending.replicas.isEmpty()) {
                 shard.endReplacement(key);
+                deadlines.putEnded(key, pending.putStartMillis);
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
             if (!swapIn(shard, pending, now)) {
+                deadlines.putEnded(key, pending.putStartMillis);
                 return ErrorCode.OBJECT_NOT_FOUND; // the version it was to replace is gone
             }
+            // swapped in: completed below as any put
         }
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
-            return ErrorCode.OBJECT_NOT_FOUND;
+            // a put freed after master.put-timeout: not "not found", which reads as a put that never started
+            return deadlines.timedOutAt(key, now) >= 0 ? ErrorCode.INVALID_WRITE : ErrorCode.OBJECT_NOT_FOUND;
         }
         if (m.recovered && !m.processing) {
             return ErrorCode.OK; // its writer's PutEnd, retried after a failover
@@ -324,6 +342,8 @@ final class PutCoordinator {
             r.status = ReplicaStatus.COMPLETE;
         }
         m.processing = false;
+        deadlines.putEnded(key, m.putStartMillis);
+        m.crc32c = crc32c;
         m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
         if (m.softPinRequested) {
             m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
@@ -348,6 +368,7 @@ final class PutCoordinator {
         if (pending != null && pending.writerId.equals(clientId)) {
             pending.freeAll(); // the replaced object stays
             shard.endReplacement(key);
+            deadlines.putEnded(key, pending.putStartMillis);
             return ErrorCode.OK;
         }
         ObjectMetadata m = shard.objects.get(key);
@@ -360,36 +381,77 @@ final class PutCoordinator {
         if (!m.processing) {
             return ErrorCode.INVALID_WRITE;
         }
+        deadlines.putEnded(key, m.putStartMillis);
         removal.erase(shard, m);
         return ErrorCode.OK;
     }
 
+    int watched() {
+        return deadlines.watched();
+    }
+
     /**
-     * Frees the buffers of puts that never finished: quarantined buffers whose release time passed, and
-     * puts still in progress after the release timeout; abandons SSD-tier tasks whose node never reported
-     * within it; drops passed holds of forgotten keys ({@link MetadataShard#hold}). Returns the number of
-     * buffers freed.
+     * Why a PutEnd of {@code key} that failed with {@code code} failed, when it is because its put
+     * timed out ({@code master.put-timeout}) and was freed; else null.
+     */
+    String timedOutPutEnd(String key, ErrorCode code) {
+        if (code != ErrorCode.INVALID_WRITE) {
+            return null;
+        }
+        long at = deadlines.timedOutAt(key, ticker.millis());
+        if (at < 0) {
+            return null;
+        }
+        return key + ": INVALID_WRITE: the put timed out: neither PutEnd nor PutRevoke came within master.put-timeout = "
+                + settings.putTimeout().toSeconds() + "s of its PutStart, so the master freed its space (" + (ticker.millis() - at)
+                + " ms ago); put the object again";
+    }
+
+    /**
+     * Frees what puts and SSD-tier tasks left behind: quarantined buffers whose release time passed; puts still in
+     * progress {@code master.put-timeout} after their PutStart (their space is freed, a late PutEnd refused); SSD-tier
+     * tasks whose node never reported within {@code master.put-start-release-timeout}; passed holds of forgotten keys
+     * ({@link MetadataShard#hold}). Looks only at the puts and tasks that are due ({@link PutDeadlines}). Returns
+     * the number of buffers freed.
      */
     int releaseStuckPuts() {
         long now = ticker.millis();
         int released = quarantine.releaseDue();
-        long releaseMs = settings.putStartReleaseTimeout().toMillis();
         int[] freed = new int[1];
-        table.forEachShard(shard -> {
-            shard.purgeHeld(now);
-            for (ObjectMetadata m : shard.replacements()) {
-                if (m.putStartMillis + releaseMs <= now) {
-                    freed[0] += m.replicas.size();
-                    m.freeAll(); // as below; the replaced object stays
-                    shard.endReplacement(m.key);
+        for (PutDeadlines.Due due : deadlines.duePuts(now)) {
+            table.inShard(due.key(), shard -> {
+                ObjectMetadata pending = shard.replacement(due.key());
+                if (pending != null && pending.putStartMillis == due.startedMillis()) {
+                    LOG.info("Abandoning the replacing put of {} by {}: neither PutEnd nor PutRevoke within"
+                            + " master.put-timeout ({}); its {} buffer(s) are freed, the replaced value stays",
+                            pending.key, pending.writerId, settings.putTimeout(), pending.replicas.size());
+                    freed[0] += pending.replicas.size();
+                    pending.freeAll();
+                    shard.endReplacement(pending.key);
+                    deadlines.timedOut(pending.key, now);
+                    counters.putTimeouts.increment();
+                    return null;
                 }
-            }
-            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
-                if (m.processing && m.putStartMillis + releaseMs <= now) {
+                ObjectMetadata m = shard.objects.get(due.key());
+                if (m != null && m.processing && !m.recovered && m.putStartMillis == due.startedMillis()) {
+                    LOG.info("Abandoning the put of {} by {}: neither PutEnd nor PutRevoke within master.put-timeout"
+                            + " ({}); its {} buffer(s) are freed", m.key, m.writerId, settings.putTimeout(),
+                            m.replicas.size());
                     freed[0] += m.replicas.size();
-                    m.freeAll(); // the release timeout has passed: the writer is done or gone
+                    m.freeAll(); // the writer is done or gone
                     removal.erase(shard, m);
-                } else if (m.taskNode != null && m.taskStartMillis + releaseMs <= now) {
+                    deadlines.timedOut(m.key, now);
+                    counters.putTimeouts.increment();
+                }
+                return null;
+            });
+        }
+        long releaseMs = settings.putStartReleaseTimeout().toMillis();
+        for (PutDeadlines.Due due : deadlines.dueTasks(now)) {
+            table.inShard(due.key(), shard -> {
+                ObjectMetadata m = shard.objects.get(due.key());
+                if (m != null && m.taskNode != null && m.taskStartMillis == due.startedMillis()
+                        && m.taskStartMillis + releaseMs <= now) {
                     // An offload or promotion whose node never reported (a lost answer, a node that
                     // died after taking the task): without this the object stays pinned forever.
                     LOG.warn("Abandoning the {} of {} on node {}: no report within {}",
@@ -401,8 +463,10 @@ final class PutCoordinator {
                         table.forget(shard, m.key);
                     }
                 }
-            }
-        });
+                return null;
+            });
+        }
+        table.forEachShard(shard -> shard.purgeHeld(now));
         released += freed[0];
         counters.putStartReleases.add(released);
         return released;
@@ -410,9 +474,9 @@ final class PutCoordinator {
 
     /**
      * When the grants of a put started at {@code putStartMillis} end: when the master frees an unfinished put's
-     * buffers ({@code master.put-start-release-timeout}), after which the space may hold another object.
+     * buffers ({@code master.put-timeout}), after which the space may hold another object.
      */
     long writeGrantEnd(long putStartMillis) {
-        return putStartMillis + settings.putStartReleaseTimeout().toMillis();
+        return putStartMillis + settings.putTimeout().toMillis();
     }
 }

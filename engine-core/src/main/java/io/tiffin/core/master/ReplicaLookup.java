@@ -127,7 +127,7 @@ final class ReplicaLookup {
         if (cacheForMillis > 0) {
             m.noteCachedLookup(now, lease, cacheForMillis, owner);
         }
-        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, lease, readable));
+        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, lease, readable, m.crc32c));
     }
 
     /**

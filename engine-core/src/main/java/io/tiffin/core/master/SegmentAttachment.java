@@ -142,8 +142,8 @@ final class SegmentAttachment {
             // A plain put of the key, started during the recovery (its PutEnd waits for the recovery's end): the
             // key held this acknowledged object all along, so that put is a put of an existing key, a successful
             // no-op (its PutEnd finds this recovered object and answers OK). Its buffers stay reserved until its
-            // writer's release timeout, as it may still be writing.
-            removal.preempt(shard, m, m.putStartMillis + settings.putStartReleaseTimeout().toMillis());
+            // writer's put timeout, as it may still be writing.
+            removal.preempt(shard, m, m.putStartMillis + settings.putTimeout().toMillis());
         } else if (m != null && m.version > c.getVersion()) {
             r.free(); // an older copy: the node forgets it
             return false;
@@ -154,6 +154,7 @@ final class SegmentAttachment {
                 List.of(r));
         o.version = c.getVersion();
         o.putId = c.getPutId();
+        o.crc32c = c.getCrc32C();
         o.processing = false;
         o.recovered = true;
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown

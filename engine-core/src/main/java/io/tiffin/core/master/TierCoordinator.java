@@ -38,9 +38,11 @@ final class TierCoordinator {
     private final Quarantine quarantine;
     private final MasterCounters counters;
     private final Ticker ticker;
+    private final PutDeadlines deadlines;
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
-                    Quarantine quarantine, MasterCounters counters, Ticker ticker) {
+                    Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
+        this.deadlines = deadlines;
         this.settings = settings;
         this.tier = new StorageTier(settings);
         this.table = table;
@@ -220,11 +222,12 @@ final class TierCoordinator {
             if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
                 OffloadTask task = OffloadTask.newBuilder()
                         .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
-                        .setVersion(m.version).build();
+                        .setVersion(m.version).setCrc32C(m.crc32c).build();
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
                     m.offloadPending = true;
                     m.taskNode = r.segment.nodeId();
                     m.taskStartMillis = ticker.millis();
+                    deadlines.taskStarted(m.key, m.taskStartMillis);
                     return true;
                 }
                 return false;
@@ -252,6 +255,7 @@ final class TierCoordinator {
             m.promotionQueued = true;
             m.taskNode = d.nodeId();
             m.taskStartMillis = ticker.millis();
+            deadlines.taskStarted(m.key, m.taskStartMillis);
             counters.promotionsQueued.increment();
         }
     }
@@ -299,6 +303,7 @@ final class TierCoordinator {
             m.promotionQueued = true;
             m.taskNode = nodeId;
             m.taskStartMillis = ticker.millis();
+            deadlines.taskStarted(m.key, m.taskStartMillis);
             // the promoting node writes it (and the master frees a stuck promotion's buffer no earlier)
             return KeyResult.ok(key, r.toDescriptor(DataGrant.WRITE, m.taskStartMillis + quarantine.writerTimeoutMillis()));
         });

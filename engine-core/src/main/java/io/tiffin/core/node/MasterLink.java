@@ -309,7 +309,8 @@ final class MasterLink implements AutoCloseable {
                     .setFirst(from == 0).setLast(from + ATTACH_CHUNK >= n);
             for (SegmentLedger.Entry e : records.subList(from, Math.min(n, from + ATTACH_CHUNK))) {
                 b.addRecords(CommitRecord.newBuilder().setKey(e.key()).setOffset(e.offset()).setSize(e.size())
-                        .setVersion(e.version()).setPutId(e.putId()).setHardPin(e.hardPin()).setSoftPin(e.softPin()));
+                        .setVersion(e.version()).setPutId(e.putId()).setHardPin(e.hardPin()).setSoftPin(e.softPin())
+                        .setCrc32C(e.crc32c()));
             }
             master().callSync(Opcode.ATTACH_SEGMENT, b.build(), Empty.parser());
         }

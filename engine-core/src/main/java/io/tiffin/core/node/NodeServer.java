@@ -307,7 +307,8 @@ public final class NodeServer implements AutoCloseable {
                 var c = req.getCommit();
                 segment.slice(c.getOffset(), c.getSize()); // bounds
                 segment.commit(req.getMountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(c.getKey(),
-                        c.getOffset(), c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(), c.getSoftPin()));
+                        c.getOffset(), c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(), c.getSoftPin(),
+                        c.getCrc32C()));
             }
             responder.ok(Empty.getDefaultInstance());
         }, null);

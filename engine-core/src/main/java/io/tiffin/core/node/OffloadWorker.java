@@ -141,7 +141,17 @@ final class OffloadWorker implements AutoCloseable {
                 failed.add(t.getKey());
                 continue;
             }
-            objects.put(t.getKey(), segment.slice(t.getOffset(), t.getSize()));
+            MemorySegment bytes = segment.slice(t.getOffset(), t.getSize());
+            int crc = t.getCrc32C() == 0 ? 0 : io.tiffin.core.util.Crc32c.of(bytes);
+            if (crc != t.getCrc32C()) {
+                // a corrupt memory replica must not become a clean-looking SSD copy (the tier's own CRC would pass)
+                LOG.warn("Node {} refuses to offload {}: its bytes in segment {} at offset {} have CRC32C {}, the"
+                        + " object's is {}; that memory replica is corrupt", nodeId, t.getKey(), t.getSegment(),
+                        t.getOffset(), io.tiffin.core.util.Crc32c.hex(crc), io.tiffin.core.util.Crc32c.hex(t.getCrc32C()));
+                failed.add(t.getKey());
+                continue;
+            }
+            objects.put(t.getKey(), bytes);
         }
         List<DiskObject> written = new ArrayList<>();
         try {

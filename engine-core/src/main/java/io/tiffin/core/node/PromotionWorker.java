@@ -57,6 +57,7 @@ final class PromotionWorker implements AutoCloseable {
 
     final LongAdder promoted = new LongAdder();
     final LongAdder failures = new LongAdder();
+    private final LongAdder refusedCorrupt = new LongAdder();
 
     PromotionWorker(String nodeId, StorageBackend backend, LocalSegment segment, Supplier<TransportClient> master,
                     TransportClientPool peers) {
@@ -87,10 +88,12 @@ final class PromotionWorker implements AutoCloseable {
         slot.task = null;
         inRing.decrementAndGet();
         ReplicaDescriptor target;
+        int crc32c;
         try {
             PutStartReply reply = master.get().callSync(Opcode.PROMOTION_START, PromotionStartRequest.newBuilder()
                     .setNodeId(nodeId).setKey(task.getKey()).build(), PutStartReply.parser());
             target = Messages.fromMsg(reply.getReplicas(0));
+            crc32c = reply.getCrc32C();
         } catch (TiffinException e) {
             LOG.debug("promotion of {} not started: {}", task.getKey(), e.getMessage());
             return;
@@ -98,9 +101,10 @@ final class PromotionWorker implements AutoCloseable {
         boolean ok = false;
         try {
             if (target.segment().equals(segment.name())) {
-                ok = backend.read(task.getKey(), segment.slice(target.offset(), target.size())) == target.size();
+                MemorySegment dst = segment.slice(target.offset(), target.size());
+                ok = backend.read(task.getKey(), dst) == target.size() && verified(task.getKey(), dst, crc32c);
             } else {
-                ok = promoteToRemote(task.getKey(), target);
+                ok = promoteToRemote(task.getKey(), target, crc32c);
             }
         } catch (RuntimeException e) {
             LOG.warn("Node {} failed to promote {} ({}); the SSD copy stays readable", nodeId, task.getKey(),
@@ -115,10 +119,34 @@ final class PromotionWorker implements AutoCloseable {
         }
     }
 
-    private boolean promoteToRemote(String key, ReplicaDescriptor target) {
+    /**
+     * Whether the SSD copy of {@code key} just read into {@code bytes} has the object's checksum ({@code crc32c};
+     * 0 = none: not checked). A copy that fails it is not promoted: the promotion ends unsuccessful and the
+     * memory replica the master allocated for it is freed.
+     */
+    private boolean verified(String key, MemorySegment bytes, int crc32c) {
+        if (crc32c == 0) {
+            return true;
+        }
+        int actual = io.tiffin.core.util.Crc32c.of(bytes);
+        if (actual == crc32c) {
+            return true;
+        }
+        refusedCorrupt.increment();
+        LOG.warn("Node {} refuses to promote {}: its SSD copy has CRC32C {}, the object's is {}; the copy is corrupt",
+                nodeId, key, io.tiffin.core.util.Crc32c.hex(actual), io.tiffin.core.util.Crc32c.hex(crc32c));
+        return false;
+    }
+
+    /** Promotions refused because the SSD copy failed the object's checksum. */
+    long refusedCorrupt() {
+        return refusedCorrupt.sum();
+    }
+
+    private boolean promoteToRemote(String key, ReplicaDescriptor target, int crc32c) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment tmp = arena.allocate(target.size());
-            if (backend.read(key, tmp) != target.size()) {
+            if (backend.read(key, tmp) != target.size() || !verified(key, tmp, crc32c)) {
                 return false;
             }
             ByteBuf bulk = Unpooled.copiedBuffer(tmp.asByteBuffer());

@@ -90,7 +90,8 @@ public final class BlockingConnection implements AutoCloseable {
      *     ILLEGAL_CLIENT} if it rejects the auth token (or wants TLS from a plaintext client)
      */
     static BlockingConnection open(String host, int port, TransportSettings settings, TlsContexts tls, String peerId,
-                                   BlockingConnectionPool.Watchdog watchdog, Ticker ticker) {
+                                   com.google.protobuf.ByteString peerKey, BlockingConnectionPool.Watchdog watchdog,
+                                   Ticker ticker) {
         String endpoint = host + ":" + port;
         Duration timeout = settings.handshakeTimeout();
         SocketChannel ch;
@@ -123,7 +124,7 @@ public final class BlockingConnection implements AutoCloseable {
         }
         watchdog.register(c);
         try {
-            c.handshake(peerId);
+            c.handshake(peerId, peerKey);
         } catch (RuntimeException e) {
             watchdog.unregister(c);
             c.close();
@@ -132,7 +133,7 @@ public final class BlockingConnection implements AutoCloseable {
         return c;
     }
 
-    private void handshake(String peerId) {
+    private void handshake(String peerId, com.google.protobuf.ByteString peerKey) {
         if (stream instanceof TlsSocketStream tlsStream) {
             callTimeoutNanos = settings.handshakeTimeout().toNanos();
             deadlineNanos = deadline(callTimeoutNanos);
@@ -150,7 +151,8 @@ public final class BlockingConnection implements AutoCloseable {
             }
         }
         Hello hello = Hello.newBuilder().setProtocolVersion(TiffinVersion.PROTOCOL_VERSION)
-                .setToken(settings.credentials().presentedToken()).setPeerId(peerId == null ? "" : peerId).build();
+                .setToken(settings.credentials().presentedToken()).setPeerId(peerId == null ? "" : peerId)
+                .setPeerKey(peerKey).build();
         HelloReply reply;
         try {
             reply = call(Opcode.HELLO, hello, null, HelloReply.parser(), null, settings.handshakeTimeout().toNanos());

@@ -43,6 +43,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
 
     private final TransportSettings settings;
     private final String peerId;
+    private final com.google.protobuf.ByteString peerKey;
     private final Ticker ticker;
     /** Loaded once from the settings; null for plaintext. */
     private final TlsContexts tls;
@@ -65,6 +66,16 @@ public final class BlockingConnectionPool implements AutoCloseable {
 
     /** As {@link #BlockingConnectionPool(String, TransportSettings, String)}, with deadlines on {@code ticker}. */
     public BlockingConnectionPool(String name, TransportSettings settings, String peerId, Ticker ticker) {
+        this(name, settings, peerId, ticker, PeerKeys.ofThisProcess());
+    }
+
+    /**
+     * As {@link #BlockingConnectionPool(String, TransportSettings, String, Ticker)}, presenting {@code peerKey} in
+     * its HELLOs instead of this process's key ({@link PeerKeys}; tests play another process with it).
+     */
+    public BlockingConnectionPool(String name, TransportSettings settings, String peerId, Ticker ticker,
+                                  com.google.protobuf.ByteString peerKey) {
+        this.peerKey = Objects.requireNonNull(peerKey, "peerKey");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.peerId = Objects.requireNonNull(peerId, "peerId");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -86,7 +97,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             return c;
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, watchdog, ticker);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, peerKey, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }
@@ -131,7 +142,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
         }
         Endpoint e = Endpoint.parse(hostPort);
-        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, watchdog, ticker);
+        BlockingConnection opened = BlockingConnection.open(e.host(), e.port(), settings, tls, peerId, peerKey, watchdog, ticker);
         connectionsOpened.increment();
         return opened;
     }

@@ -125,11 +125,12 @@ public final class Messages {
                 .setVersion(l.version())
                 .setLeaseTtlMs(l.leaseTtlMillis())
                 .addAllReplicas(toMsgs(l.replicas()))
+                .setCrc32C(l.crc32c())
                 .build();
     }
 
     public static ObjectLocation fromMsg(ObjectLocationMsg m) {
         return new ObjectLocation(m.getKey(), m.getSize(), m.getVersion(), m.getLeaseTtlMs(),
-                fromMsgs(m.getReplicasList()));
+                fromMsgs(m.getReplicasList()), m.getCrc32C());
     }
 }

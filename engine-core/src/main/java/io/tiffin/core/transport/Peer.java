@@ -21,18 +21,24 @@ import java.util.stream.Collectors;
  */
 public final class Peer {
     /** The caller of an in-process call: the same JVM, every role. */
-    public static final Peer IN_PROCESS = new Peer(EnumSet.allOf(Role.class), "", "this process", false);
+    public static final Peer IN_PROCESS = new Peer(EnumSet.allOf(Role.class), "", "this process", false, "", false);
 
     private final Set<Role> roles;
     private final String id;
     private final String address;
     /** Whether {@link #id} came over a connection (and binds the writer identity). */
     private final boolean remote;
+    /** SHA-256 (hex) of the peer key its HELLO presented ({@link PeerKeys}); "" = none. */
+    private final String keyDigest;
+    /** Its peer id is held by another process's connections (another peer key) on this server. */
+    private final boolean idTaken;
     private final AtomicReference<String> node = new AtomicReference<>();
     /** Whether {@link #node} came from the client certificate (set before the peer is shared). */
     private boolean certified;
 
-    private Peer(Set<Role> roles, String id, String address, boolean remote) {
+    private Peer(Set<Role> roles, String id, String address, boolean remote, String keyDigest, boolean idTaken) {
+        this.keyDigest = keyDigest;
+        this.idTaken = idTaken;
         this.roles = Collections.unmodifiableSet(EnumSet.copyOf(roles));
         this.id = id;
         this.address = address;
@@ -42,10 +48,12 @@ public final class Peer {
     /**
      * A peer of a connection from {@code address} whose HELLO declared {@code id} and proved {@code roles};
      * {@code certifiedNode} is the node id its client certificate names (null = none), which it may then
-     * act for alone.
+     * act for alone; {@code keyDigest} the digest of its peer key ("" = none) and {@code idTaken} whether another
+     * process's connections hold its peer id ({@link PeerKeys}).
      */
-    static Peer connected(Set<Role> roles, String id, String address, String certifiedNode) {
-        Peer p = new Peer(roles.isEmpty() ? EnumSet.noneOf(Role.class) : roles, id, address, true);
+    static Peer connected(Set<Role> roles, String id, String address, String certifiedNode, String keyDigest,
+                          boolean idTaken) {
+        Peer p = new Peer(roles.isEmpty() ? EnumSet.noneOf(Role.class) : roles, id, address, true, keyDigest, idTaken);
         p.node.set(certifiedNode);
         p.certified = certifiedNode != null;
         return p;
@@ -64,6 +72,19 @@ public final class Peer {
     /** The peer id its HELLO declared ({@code ""} if none; in-process: {@code ""}). */
     public String id() {
         return id;
+    }
+
+    /**
+     * The digest of the peer key its HELLO presented ({@link PeerKeys}; "" = none, an older peer): which process
+     * this connection belongs to. In-process: "".
+     */
+    public String keyDigest() {
+        return keyDigest;
+    }
+
+    /** Whether the call came over a connection (not {@link #IN_PROCESS}). */
+    public boolean remote() {
+        return remote;
     }
 
     /** For messages: id, roles and address. */
@@ -123,6 +144,12 @@ public final class Peer {
             throw new TiffinException(ErrorCode.ILLEGAL_CLIENT, "a put request naming client " + claimed + " came"
                     + " on a connection whose HELLO declared peer id " + (id.isEmpty() ? "(none)" : id) + "; a"
                     + " connection writes as the peer id it declared (send the same id in HELLO and requests)");
+        }
+        if (idTaken && !roles.contains(Role.ADMIN)) {
+            throw new TiffinException(ErrorCode.ILLEGAL_CLIENT, "peer id " + id + " is held by another process's"
+                    + " connections (they presented another peer key in HELLO; this one's is "
+                    + PeerKeys.fingerprint(keyDigest) + ", " + describe() + "); a connection may write as its peer id"
+                    + " only while no other process holds it: give every client its own peer id");
         }
         return id;
     }

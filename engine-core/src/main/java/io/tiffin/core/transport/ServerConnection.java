@@ -43,6 +43,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final RoleGrants grants;
     private final Map<Opcode, Registration> handlers;
     private final FrameCodec codec;
+    private final PeerKeys peerIds;
+    /** The peer key digest this connection holds its peer id with ({@link PeerKeys}), or null. */
+    private String heldWith;
     private boolean authenticated;
     private String peerId = "?";
     /** Set by the handshake. */
@@ -52,7 +55,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<Frame> held = new ArrayDeque<>();
 
     ServerConnection(String serverName, TransportSettings settings, RoleGrants grants,
-                     Map<Opcode, Registration> handlers, FrameCodec codec) {
+                     Map<Opcode, Registration> handlers, FrameCodec codec, PeerKeys peerIds) {
+        this.peerIds = peerIds;
         this.serverName = serverName;
         this.settings = settings;
         this.grants = grants;
@@ -84,6 +88,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         cancelTimer();
+        if (heldWith != null) {
+            peerIds.release(peer.id(), heldWith);
+            heldWith = null;
+        }
         Frame f;
         while ((f = held.poll()) != null) {
             f.release();
@@ -168,8 +176,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                     + " role's token (or certificate), the same on clients and servers");
             return;
         }
+        String digest = PeerKeys.digest(hello.getPeerKey());
+        PeerKeys.Claim claim = ctx.channel().isActive() ? peerIds.claim(hello.getPeerId(), digest) : PeerKeys.Claim.UNKEYED;
+        if (claim == PeerKeys.Claim.HOLDS) {
+            heldWith = digest;
+        }
         peer = Peer.connected(roles, hello.getPeerId(), String.valueOf(ctx.channel().remoteAddress()),
-                grants.nodeOfCertificate(commonName));
+                grants.nodeOfCertificate(commonName), digest, claim == PeerKeys.Claim.TAKEN);
         authenticated = true;
         cancelTimer();
         codec.handshakeDone();

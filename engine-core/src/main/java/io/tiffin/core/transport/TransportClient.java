@@ -185,6 +185,7 @@ public final class TransportClient implements AutoCloseable {
                 .setProtocolVersion(protocolVersion)
                 .setToken(settings.credentials().presentedToken())
                 .setPeerId(peerId == null ? "" : peerId)
+                .setPeerKey(PeerKeys.ofThisProcess())
                 .build();
         long remaining = Math.max(1, deadline - ticker.nanos());
         CompletableFuture<Frame> answer = send(Opcode.HELLO, hello, null, remaining);

@@ -52,6 +52,8 @@ public final class TransportServer implements AutoCloseable {
     private final String name;
     private final TransportSettings settings;
     private final RoleGrants grants;
+    /** Which process (peer key) holds each peer id on this server's connections. */
+    private final PeerKeys peerIds = new PeerKeys();
     private final Ticker ticker;
     /** Null for plaintext. */
     private final TlsContexts tls;
@@ -171,7 +173,7 @@ public final class TransportServer implements AutoCloseable {
                 .addLast("flush-consolidation", new FlushConsolidationHandler(
                         FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, false))
                 .addLast("frame-codec", codec)
-                .addLast("server", new ServerConnection(name, settings, grants, handlers, codec));
+                .addLast("server", new ServerConnection(name, settings, grants, handlers, codec, peerIds));
     }
 
     /** Connections open now; for tests and metrics. */

@@ -186,4 +186,79 @@ class RolesClusterTest {
         writer.call(address, Opcode.PUT_REVOKE, KeyRequest.newBuilder().setKey("roles-e").build(), Empty.parser());
         assertThat(client.exists("roles-e")).isFalse();
     }
+
+    /** Raw calls presenting {@code token} as peer {@code peerId} from another process (another peer key). */
+    private static BlockingConnectionPool otherProcess(String token, String peerId) {
+        BlockingConnectionPool pool = new BlockingConnectionPool("roles", TransportSettings.defaults()
+                .withAuthToken(token), peerId, io.tiffin.core.util.Ticker.SYSTEM,
+                io.tiffin.core.transport.PeerKeys.random());
+        open.add(pool);
+        return pool;
+    }
+
+    @Test
+    void anotherProcessWithTheNodeTokenCannotActForAMountedNode() {
+        NodeServer victim = nodes.get(0);
+        String id = victim.nodeId();
+        BlockingConnectionPool impostor = otherProcess("node-secret", id);
+        String refused = " for node " + id + " refused: node " + id + " is mounted by another process (peer key ";
+        assertIllegal(() -> impostor.call(address, Opcode.PING, PingRequest.newBuilder().setNodeId(id).build(),
+                PingReply.parser()), "PING" + refused, "A node id belongs to the process that mounted it until that"
+                + " process has been silent for 1000 ms or an admin unmounts it (transport.admin-token)");
+        assertIllegal(() -> impostor.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                .setNodeId(id).setSegmentName(victim.segmentName()).build(), Empty.parser()), "UNMOUNT_SEGMENT" + refused);
+        assertThatThrownBy(() -> impostor.call(address, Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder()
+                .setSegment(Segment.newBuilder().setName("fake").setNodeId(id).setEndpoint("127.0.0.1:9")
+                        .setCapacity(1 << 20).setIncarnation(99).setPingIntervalMs(0)).build(), Empty.parser()))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code())
+                        .as("the code a restarting node retries on").isEqualTo(ErrorCode.SEGMENT_ALREADY_EXISTS))
+                .hasMessageContaining("MOUNT_SEGMENT" + refused);
+        assertThat(master.service().liveNodes()).contains(id);
+        assertThat(master.service().segmentViews()).noneMatch(v -> v.name().equals("fake"));
+        byte[] value = TestCluster.randomBytes(10_000, 3);
+        client.put("roles-f", value, PutOptions.replicas(2));
+        assertThat(client.get("roles-f")).as("both nodes still serve").isEqualTo(value);
+    }
+
+    @Test
+    void anotherProcessCannotEndOrRevokeAPutUnderTheWritersPeerId() {
+        BlockingConnectionPool writer = peer("client-secret", "writer-c");
+        BlockingConnectionPool impostor = otherProcess("client-secret", "writer-c");
+        writer.call(address, Opcode.PUT_START, PutStartRequest.newBuilder().setKey("roles-g").setSize(100)
+                .setOptions(PutOptionsMsg.newBuilder().setReplicas(1)).build(), PutStartReply.parser());
+        String held = "peer id writer-c is held by another process's connections (they presented another peer key in"
+                + " HELLO; this one's is ";
+        assertIllegal(() -> impostor.call(address, Opcode.PUT_END, KeyRequest.newBuilder().setKey("roles-g").build(),
+                Empty.parser()), held, "give every client its own peer id");
+        assertIllegal(() -> impostor.call(address, Opcode.PUT_REVOKE, KeyRequest.newBuilder().setClientId("writer-c")
+                .setKey("roles-g").build(), Empty.parser()), held);
+        assertThat(client.exists("roles-g")).as("still being written by its writer").isFalse();
+        writer.call(address, Opcode.PUT_REVOKE, KeyRequest.newBuilder().setKey("roles-g").build(), Empty.parser());
+    }
+
+    /** A node process that crashed: once it has been silent for its lease, its restart (another process) mounts. */
+    @Test
+    void anotherProcessMountsANodesIdOnceItsOwnerIsSilent() {
+        NodeServer crashed = NodeServer.start(NodeServer.Options.builder(address).nodeId("role-node-crashed")
+                .segmentSize(8L << 20).pingInterval(Duration.ofMillis(200))
+                .transport(TransportSettings.defaults().withCredentials(SERVERS)).build());
+        open.add(crashed);
+        await().atMost(Duration.ofSeconds(10)).until(() -> master.service().liveNodes().contains("role-node-crashed"));
+        crashed.stopHeartbeats();
+        BlockingConnectionPool restarted = otherProcess("node-secret", "role-node-crashed");
+        MountSegmentRequest mount = MountSegmentRequest.newBuilder().setSegment(Segment.newBuilder()
+                .setName("role-node-crashed-seg1").setNodeId("role-node-crashed").setEndpoint("127.0.0.1:9")
+                .setCapacity(1 << 20).setIncarnation(77).setPingIntervalMs(200)).build();
+        await("the silent owner's lease ends").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                .ignoreException(TiffinException.class)
+                .until(() -> restarted.call(address, Opcode.MOUNT_SEGMENT, mount, Empty.parser()) != null);
+        assertThat(master.service().segmentViews()).anyMatch(v -> v.name().equals("role-node-crashed-seg1"));
+        // the id is the new process's now: the old one (same key as this test's process) is refused
+        assertIllegal(() -> peer("node-secret", "role-node-crashed").call(address, Opcode.UNMOUNT_SEGMENT,
+                UnmountSegmentRequest.newBuilder().setNodeId("role-node-crashed")
+                        .setSegmentName("role-node-crashed-seg1").build(), Empty.parser()),
+                "UNMOUNT_SEGMENT for node role-node-crashed refused: node role-node-crashed is mounted by another process");
+        restarted.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder().setNodeId("role-node-crashed")
+                .setSegmentName("role-node-crashed-seg1").build(), Empty.parser());
+    }
 }

@@ -159,6 +159,76 @@ class SsdTierClusterTest {
         assertThat(c.get(key)).isEqualTo(ClusterEndToEndTest.bytes(index, 400_000));
     }
 
+    /**
+     * An SSD copy whose bytes are not the object's (rewritten on the node: the tier's own record CRC passes) is
+     * refused by readers, naming the copy, and by promotion: the object stays on SSD, no memory replica of it.
+     */
+    @Test
+    void anSsdCopyThatFailsTheObjectsChecksumIsRefusedOnPromotionAndNamedToReaders() throws Exception {
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
+                "master.eviction-ratio", "0.5"));
+        NodeServer node = startNode("crc-node", 16 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        for (int i = 0; i < 20; i++) {
+            c.put("p-" + i, ClusterEndToEndTest.bytes(i, 400_000));
+        }
+        await("offloads").atMost(SSD_WAIT).pollInterval(POLL).until(() -> master.service().counters().offloads() > 5);
+        String key = null;
+        for (int i = 0; i < 20 && key == null; i++) {
+            ObjectLocation loc = c.locate("p-" + i).orElseThrow(); // one read of an SSD-only object: below promotion
+            if (!has(loc, ReplicaType.MEMORY)) {
+                key = "p-" + i;
+            }
+        }
+        assertThat(key).isNotNull();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment other = arena.allocate(400_000);
+            other.copyFrom(java.lang.foreign.MemorySegment.ofArray(ClusterEndToEndTest.bytes(999, 400_000)));
+            node.storageBackend().writeBatch(Map.of(key, other));
+        }
+        String k = key;
+        io.tiffin.api.TiffinException e = org.assertj.core.api.Assertions.catchThrowableOfType(
+                io.tiffin.api.TiffinException.class, () -> c.get(k)); // the second read: promotion is queued
+        assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.CHECKSUM_MISMATCH);
+        assertThat(e.getMessage()).contains("key " + k, "SSD copy on node crc-node", "corrupt");
+        await("the refused promotion").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().promotionFailures() > 0);
+        assertThat(master.service().counters().promotions()).isZero();
+        assertThat(has(c.locate(k).orElseThrow(), ReplicaType.MEMORY)).as("no memory replica of the corrupt copy")
+                .isFalse();
+    }
+
+    /** A memory replica whose bytes fail the object's checksum is not offloaded: it must not become a clean SSD copy. */
+    @Test
+    void aCorruptMemoryReplicaIsNotOffloaded() throws Exception {
+        // a short lease: the test's lookup of the victim must not keep it from being evicted (and offloaded) first
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
+                "master.eviction-ratio", "0.5", "master.lease-ttl", "200ms"));
+        NodeServer node = startNode("crc-offload-node", 16 * MiB, "n1", Map.of());
+        TiffinClient c = client();
+        c.put("victim", ClusterEndToEndTest.bytes(5, 400_000));
+        io.tiffin.api.ReplicaDescriptor d = c.locate("victim").orElseThrow().replicas().getFirst();
+        try (io.tiffin.core.transport.BlockingConnectionPool pool = new io.tiffin.core.transport.BlockingConnectionPool(
+                "t", TransportSettings.defaults(), "corrupter");
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment junk = arena.allocate(64);
+            junk.fill((byte) 1);
+            pool.call(d.endpoint(), io.tiffin.core.transport.Opcode.DATA_WRITE,
+                    io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment(d.segment())
+                            .setOffset(d.offset() + 1000).setLength(64).setMountEpoch(d.mountEpoch()).build(), junk,
+                    io.tiffin.core.transport.proto.Empty.parser(), null);
+        }
+        int[] next = {0};
+        // more puts keep the evictor busy until the victim (the oldest, once its lease has passed) goes
+        await("the refused offload").atMost(SSD_WAIT).pollInterval(Duration.ofMillis(50)).until(() -> {
+            c.put("p-" + next[0], ClusterEndToEndTest.bytes(next[0]++, 400_000));
+            return master.service().counters().offloadFailures() > 0;
+        });
+        await("the other offloads").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().offloads() > 5);
+        assertThat(node.storageBackend().size("victim")).as("no SSD copy of the corrupt replica").isEmpty();
+    }
+
     @Test
     void aRestartedNodeServesItsSsdObjectsAgain() throws Exception {
         startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "1s",

@@ -32,7 +32,8 @@ class EvictorTest {
     private Evictor evictor(MasterSettings settings) {
         segments.mount("s", "n", "ep", 16 * OBJECT, 0, 0, Long.MAX_VALUE);
         segment = segments.get("s");
-        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker);
+        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker,
+                new PutDeadlines(settings.putTimeout().toMillis(), settings.putStartReleaseTimeout().toMillis()));
         return new Evictor(settings, table, segments, placement, quarantine, tier, stuckPutReleases::incrementAndGet,
                 counters, ticker);
     }

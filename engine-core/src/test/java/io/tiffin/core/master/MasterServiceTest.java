@@ -849,10 +849,10 @@ class MasterServiceTest {
     @Nested
     class StuckPuts {
         @Test
-        void stuckPutIsReleasedAfterTheReleaseTimeout() {
+        void stuckPutIsReleasedAfterThePutTimeout() {
             mount("s1", 64 * MiB);
             master.putStart("c1", "k", 10 * MiB, PutOptions.DEFAULT);
-            ticker.advance(Duration.ofSeconds(599));
+            ticker.advance(Duration.ofSeconds(59)); // master.put-timeout: 60 s
             assertThat(master.releaseStuckPuts()).isZero();
             ticker.advance(Duration.ofSeconds(2));
             assertThat(master.releaseStuckPuts()).isEqualTo(1);

@@ -103,9 +103,9 @@ class SegmentAttachmentTest {
         for (String key : List.of("kept", "plain", "upserted", "pinned")) {
             KeyResult<PutGrant> g = first.putStart("w1", key, 1000, PutOptions.DEFAULT.withHardPin(key.equals("pinned")),
                     key.hashCode());
-            assertThat(first.putEnd("w1", key)).isEqualTo(ErrorCode.OK);
+            assertThat(first.putEnd("w1", key, key.hashCode() | 1)).isEqualTo(ErrorCode.OK);
             records.add(record(key, g.value().replicas().get(0), g.value().version(), key.hashCode(),
-                    key.equals("pinned")));
+                    key.equals("pinned")).toBuilder().setCrc32C(key.hashCode() | 1).build());
         }
         long keptVersion = records.get(0).getVersion();
         ReplicaDescriptor plainReplica = first.getReplicaList("plain").value().replicas().get(0);
@@ -136,6 +136,7 @@ class SegmentAttachmentTest {
 
         ObjectLocation kept = second.getReplicaList("kept").value();
         assertThat(kept.version()).isEqualTo(keptVersion);
+        assertThat(kept.crc32c()).as("the checksum comes back with the record").isEqualTo("kept".hashCode() | 1);
         assertThat(kept.replicas()).singleElement().satisfies(d -> {
             assertThat(d.segment()).isEqualTo("s1");
             assertThat(d.offset()).isEqualTo(records.get(0).getOffset());

@@ -1,0 +1,123 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.util.Crc32c;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * End-to-end checksums on real servers: a replica whose bytes were changed on its node (overwritten with
+ * DATA_WRITE, as a peer with data-plane access could) is named by the reader, which reads the other replica; a
+ * writer that sends no checksum gets objects that are not verified.
+ */
+class ChecksumClusterTest {
+    private static final long MiB = 1L << 20;
+
+    /** Overwrites 16 bytes in the middle of replica {@code d} on its node, under its mount epoch. */
+    private static void corrupt(BlockingConnectionPool pool, ReplicaDescriptor d) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment junk = arena.allocate(16);
+            junk.fill((byte) 0x5a);
+            pool.call(d.endpoint(), Opcode.DATA_WRITE, DataRequest.newBuilder().setSegment(d.segment())
+                    .setOffset(d.offset() + d.size() / 2).setLength(16).setMountEpoch(d.mountEpoch()).build(), junk,
+                    Empty.parser(), null);
+        }
+    }
+
+    @Test
+    void aCorruptReplicaIsNamedAndReadersReadTheOtherOne() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 16 * MiB);
+             BlockingConnectionPool pool = new BlockingConnectionPool("t", TransportSettings.defaults(), "corrupter")) {
+            TiffinClient writer = cluster.remoteClient();
+            byte[] v = TestCluster.randomBytes(300_000, 21);
+            writer.put("k", v, PutOptions.replicas(2));
+            ObjectLocation loc = writer.locate("k").orElseThrow();
+            assertThat(loc.replicas()).hasSize(2);
+            assertThat(loc.crc32c()).as("the master hands out the writer's checksum")
+                    .isEqualTo(Crc32c.of(MemorySegment.ofArray(v)));
+            ReplicaDescriptor first = loc.replicas().get(0);
+            corrupt(pool, first);
+
+            TiffinClient trusting = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .verifyChecksums(false).build());
+            cluster.clients.add(trusting);
+            assertThat(trusting.get("k")).as("without verification the corrupt first replica is read as it is")
+                    .isNotEqualTo(v);
+
+            TiffinClient reader = cluster.remoteClient();
+            assertThat(reader.get("k")).as("get: the other replica").isEqualTo(v);
+            assertThat(writer.get("k")).as("a hinted get (the writer's hint names the corrupt replica)").isEqualTo(v);
+            TiffinClient sameJvm = TiffinClient.connect(TiffinClient.Options.builder(cluster.masterAddress()).build());
+            cluster.clients.add(sameJvm);
+            assertThat(sameJvm.get("k")).as("a same-JVM copy of the corrupt replica is skipped as well").isEqualTo(v);
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment dst = arena.allocate(v.length);
+                assertThat(reader.getInto("k", dst)).isEqualTo(v.length);
+                assertThat(dst.toArray(ValueLayout.JAVA_BYTE)).as("getInto").isEqualTo(v);
+            }
+            List<KeyResult<byte[]>> batch = reader.batchGet(List.of("k", "k"));
+            assertThat(batch).allSatisfy(r -> assertThat(r.value()).as("batchGet").isEqualTo(v));
+
+            ReplicaDescriptor second = loc.replicas().get(1);
+            corrupt(pool, second);
+            TiffinException e = catchThrowableOfType(TiffinException.class, () -> reader.get("k"));
+            assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
+            assertThat(e.getMessage()).as("names a corrupt replica: node, segment, offset")
+                    .containsAnyOf("node " + first.nodeId() + " (" + first.endpoint() + "), segment " + first.segment()
+                                    + ", offset " + first.offset(),
+                            "node " + second.nodeId() + " (" + second.endpoint() + "), segment " + second.segment()
+                                    + ", offset " + second.offset())
+                    .contains("key k", "CRC32C", Crc32c.hex(loc.crc32c()), "corrupt");
+            assertThat(reader.batchGet(List.of("k")).getFirst().code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
+        }
+    }
+
+    /** An older writer (or any that sends no checksum): the object's checksum is 0, and readers do not verify it. */
+    @Test
+    void anObjectWrittenWithoutAChecksumIsReadUnverified() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB);
+             BlockingConnectionPool pool = new BlockingConnectionPool("t", TransportSettings.defaults(), "old-writer");
+             Arena arena = Arena.ofShared()) {
+            byte[] v = TestCluster.randomBytes(50_000, 5);
+            PutStartReply grant = pool.call(cluster.masterAddress(), Opcode.PUT_START, PutStartRequest.newBuilder()
+                    .setKey("old").setSize(v.length).setOptions(Messages.toMsg(PutOptions.DEFAULT)).setPutId(7).build(),
+                    PutStartReply.parser());
+            ReplicaDescriptor d = Messages.fromMsg(grant.getReplicas(0));
+            MemorySegment src = arena.allocate(v.length);
+            src.copyFrom(MemorySegment.ofArray(v));
+            pool.call(d.endpoint(), Opcode.DATA_WRITE, DataRequest.newBuilder().setSegment(d.segment())
+                    .setOffset(d.offset()).setLength(v.length).setMountEpoch(d.mountEpoch()).build(), src,
+                    Empty.parser(), null);
+            pool.call(cluster.masterAddress(), Opcode.PUT_END, KeyRequest.newBuilder().setKey("old").build(),
+                    Empty.parser());
+
+            TiffinClient reader = cluster.remoteClient();
+            assertThat(reader.locate("old").orElseThrow().crc32c()).isEqualTo(ObjectLocation.NO_CHECKSUM);
+            assertThat(reader.get("old")).isEqualTo(v);
+            corrupt(pool, d);
+            assertThat(reader.get("old")).as("nothing to verify against: read as it is").isNotEqualTo(v);
+        }
+    }
+}
