@@ -25,25 +25,26 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;
+import io.tiffin.core.local.LocalSegment;
+import io.tiffin.core.local.LocalSegmentDirectory;
 import org.junit.jupiter.api.Test;
 
 /**
- * End-to-end checksums on real servers: a replica whose bytes were changed on its node (overwritten with
- * DATA_WRITE, as a peer with data-plane access could) is named by the reader, which reads the other replica; a
+ * End-to-end checksums on real servers: a replica whose bytes were changed on its node (overwritten in the
+ * node's memory, as a bit flip or a writer within its grant could) is named by the reader, which reads the other replica; a
  * writer that sends no checksum gets objects that are not verified.
  */
 class ChecksumClusterTest {
     private static final long MiB = 1L << 20;
 
-    /** Overwrites 16 bytes in the middle of replica {@code d} on its node, under its mount epoch. */
-    private static void corrupt(BlockingConnectionPool pool, ReplicaDescriptor d) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment junk = arena.allocate(16);
-            junk.fill((byte) 0x5a);
-            pool.call(d.endpoint(), Opcode.DATA_WRITE, DataRequest.newBuilder().setSegment(d.segment())
-                    .setOffset(d.offset() + d.size() / 2).setLength(16).setMountEpoch(d.mountEpoch()).build(), junk,
-                    Empty.parser(), null);
-        }
+    /**
+     * Overwrites 16 bytes in the middle of replica {@code d} in its node's segment memory (the node runs in this
+     * JVM): a bit flip, or a writer that overwrote the bytes within its grant, as the node would hold them.
+     */
+    private static void corrupt(ReplicaDescriptor d) {
+        LocalSegment segment = LocalSegmentDirectory.find(d.segment());
+        assertThat(segment).as("segment %s of an in-JVM node", d.segment()).isNotNull();
+        segment.slice(d.offset() + d.size() / 2, 16).fill((byte) 0x5a);
     }
 
     @Test
@@ -58,7 +59,7 @@ class ChecksumClusterTest {
             assertThat(loc.crc32c()).as("the master hands out the writer's checksum")
                     .isEqualTo(Crc32c.of(MemorySegment.ofArray(v)));
             ReplicaDescriptor first = loc.replicas().get(0);
-            corrupt(pool, first);
+            corrupt(first);
 
             TiffinClient trusting = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
                     .verifyChecksums(false).build());
@@ -81,7 +82,7 @@ class ChecksumClusterTest {
             assertThat(batch).allSatisfy(r -> assertThat(r.value()).as("batchGet").isEqualTo(v));
 
             ReplicaDescriptor second = loc.replicas().get(1);
-            corrupt(pool, second);
+            corrupt(second);
             TiffinException e = catchThrowableOfType(TiffinException.class, () -> reader.get("k"));
             assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
             assertThat(e.getMessage()).as("names a corrupt replica: node, segment, offset")
@@ -108,7 +109,8 @@ class ChecksumClusterTest {
             MemorySegment src = arena.allocate(v.length);
             src.copyFrom(MemorySegment.ofArray(v));
             pool.call(d.endpoint(), Opcode.DATA_WRITE, DataRequest.newBuilder().setSegment(d.segment())
-                    .setOffset(d.offset()).setLength(v.length).setMountEpoch(d.mountEpoch()).build(), src,
+                    .setOffset(d.offset()).setLength(v.length).setMountEpoch(d.mountEpoch())
+                    .setGrant(Messages.grantOf(d)).build(), src,
                     Empty.parser(), null);
             pool.call(cluster.masterAddress(), Opcode.PUT_END, KeyRequest.newBuilder().setKey("old").build(),
                     Empty.parser());
@@ -116,7 +118,7 @@ class ChecksumClusterTest {
             TiffinClient reader = cluster.remoteClient();
             assertThat(reader.locate("old").orElseThrow().crc32c()).isEqualTo(ObjectLocation.NO_CHECKSUM);
             assertThat(reader.get("old")).isEqualTo(v);
-            corrupt(pool, d);
+            corrupt(d);
             assertThat(reader.get("old")).as("nothing to verify against: read as it is").isNotEqualTo(v);
         }
     }

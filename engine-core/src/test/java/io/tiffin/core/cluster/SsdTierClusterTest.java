@@ -208,16 +208,8 @@ class SsdTierClusterTest {
         TiffinClient c = client();
         c.put("victim", ClusterEndToEndTest.bytes(5, 400_000));
         io.tiffin.api.ReplicaDescriptor d = c.locate("victim").orElseThrow().replicas().getFirst();
-        try (io.tiffin.core.transport.BlockingConnectionPool pool = new io.tiffin.core.transport.BlockingConnectionPool(
-                "t", TransportSettings.defaults(), "corrupter");
-             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            java.lang.foreign.MemorySegment junk = arena.allocate(64);
-            junk.fill((byte) 1);
-            pool.call(d.endpoint(), io.tiffin.core.transport.Opcode.DATA_WRITE,
-                    io.tiffin.core.transport.proto.DataRequest.newBuilder().setSegment(d.segment())
-                            .setOffset(d.offset() + 1000).setLength(64).setMountEpoch(d.mountEpoch()).build(), junk,
-                    io.tiffin.core.transport.proto.Empty.parser(), null);
-        }
+        // its bytes changed in the node's memory (the node runs in this JVM), as a bit flip would
+        io.tiffin.core.local.LocalSegmentDirectory.find(d.segment()).slice(d.offset() + 1000, 64).fill((byte) 1);
         int[] next = {0};
         // more puts keep the evictor busy until the victim (the oldest, once its lease has passed) goes
         await("the refused offload").atMost(SSD_WAIT).pollInterval(Duration.ofMillis(50)).until(() -> {
