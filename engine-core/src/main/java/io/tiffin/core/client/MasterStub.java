@@ -148,10 +148,13 @@ final class MasterStub {
         return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes());
     }
 
-    /** PutEnd: every replica of {@code key} is written. */
-    void putEnd(String clientId, String key, int crc32c) {
-        call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).setCrc32C(crc32c).build(),
-                Empty.parser());
+    /**
+     * PutEnd: every replica of {@code key} is written. {@code cacheOwner}: the caller's location cache (0 = none);
+     * a forced replacement is answered once other caches' locations of the replaced object have expired.
+     */
+    void putEnd(String clientId, String key, int crc32c, long cacheOwner) {
+        call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).setCrc32C(crc32c)
+                .setCacheOwner(cacheOwner).build(), Empty.parser());
     }
 
     /** PutRevoke: the put of {@code key} failed; its replicas are released. */
@@ -182,9 +185,9 @@ final class MasterStub {
     }
 
     /** BatchPutEnd: per key, in order, the master's code. */
-    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs, long cacheOwner) {
         return codes(call(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder().setClientId(clientId).addAllKeys(keys)
-                .addAllCrc32Cs(crc32cs).build(), BatchCodesReply.parser()));
+                .addAllCrc32Cs(crc32cs).setCacheOwner(cacheOwner).build(), BatchCodesReply.parser()));
     }
 
     /** BatchPutRevoke: per key, in order, the master's code. */

@@ -44,8 +44,15 @@ final class PutPipeline {
     private final SliceExchange slices;
     private final ClientLifecycle lifecycle;
 
+    /**
+     * This client's location cache (as {@code cache_owner}): a forced replacement's PutEnd does not wait for
+     * locations only this cache holds, since the client drops the key after PutEnd itself.
+     */
+    private final long cacheOwner;
+
     PutPipeline(MasterStub master, String clientId, ClientCaches caches, SameHostSegments sameHost,
-                SliceExchange slices, ClientLifecycle lifecycle) {
+                SliceExchange slices, ClientLifecycle lifecycle, long cacheOwner) {
+        this.cacheOwner = cacheOwner;
         this.master = master;
         this.clientId = clientId;
         this.caches = caches;
@@ -102,7 +109,7 @@ final class PutPipeline {
             revokeQuietly(key);
             throw lifecycle.transferFailure("put " + key, failed);
         }
-        master.putEnd(clientId, key, crc);
+        master.putEnd(clientId, key, crc, cacheOwner);
         // Lookups until PutEnd found the replaced value (an upsert's old value stays readable until then); one
         // this client made meanwhile must not be reused now.
         caches.invalidate(key);
@@ -210,7 +217,7 @@ final class PutPipeline {
             }
         }
         if (!toEnd.isEmpty()) {
-            List<ErrorCode> ended = master.batchPutEnd(clientId, toEnd, endCrcs);
+            List<ErrorCode> ended = master.batchPutEnd(clientId, toEnd, endCrcs, cacheOwner);
             for (int j = 0; j < toEnd.size(); j++) {
                 int i = endIdx.get(j);
                 codes[i] = ended.get(j);

@@ -260,7 +260,7 @@ public final class TiffinClient implements KvStore {
         this.locator = new Locator(master, caches, sameHost, clock, cacheOwner);
         SliceExchange slices = new SliceExchange(direct, options.sliceSize(), clock, lifecycle);
         Checksums checks = new Checksums(options.verifyChecksums());
-        this.puts = new PutPipeline(master, clientId, caches, sameHost, slices, lifecycle);
+        this.puts = new PutPipeline(master, clientId, caches, sameHost, slices, lifecycle, cacheOwner);
         LocationRetry retry = new LocationRetry(caches.locations());
         this.reads = new ReadPipeline(locator, retry, new HintedReads(direct, options.sliceSize(), caches, locator,
                 clock, checks), sameHost, caches.hotCache(), slices, new AsyncNodeReads(pool, options.sliceSize(),

@@ -356,13 +356,15 @@ public final class MasterRpcService implements InProcessMaster {
         // After a takeover, once the nodes that may hold the key's previous object have attached.
         bindHeld(server, inline, delays, Opcode.PUT_END, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            ErrorCode ended = master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C());
+            CacheHold hold = new CacheHold(req.getCacheOwner());
+            ErrorCode ended = master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C(), hold);
             String timedOut = ended == ErrorCode.OK ? null : master.timedOutPutEnd(req.getKey(), ended);
             if (timedOut != null) {
                 throw new TiffinException(ErrorCode.INVALID_WRITE, timedOut);
             }
             throwIfFailed(ended, req.getKey());
-            return new Held(Empty.getDefaultInstance(), master.restartGuardUntilMillis(), recoveryWait());
+            return new Held(Empty.getDefaultInstance(), Math.max(master.restartGuardUntilMillis(), hold.untilMillis()),
+                    recoveryWait());
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
@@ -398,9 +400,10 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_PUT_END, req.getKeysCount());
+            CacheHold hold = new CacheHold(req.getCacheOwner());
             return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList(),
-                    req.getCrc32CsList())),
-                    master.restartGuardUntilMillis(), recoveryWait());
+                    req.getCrc32CsList(), hold)),
+                    Math.max(master.restartGuardUntilMillis(), hold.untilMillis()), recoveryWait());
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());

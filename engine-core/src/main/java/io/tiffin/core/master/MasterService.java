@@ -374,12 +374,21 @@ public final class MasterService {
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putEnd(String clientId, String key) {
-        return puts.putEnd(clientId, key, ObjectLocation.NO_CHECKSUM);
+        return puts.putEnd(clientId, key, ObjectLocation.NO_CHECKSUM, null);
     }
 
     /** As {@link #putEnd(String, String)}, keeping the object's CRC32C ({@code crc32c}; 0 = none) for its readers. */
     public ErrorCode putEnd(String clientId, String key, int crc32c) {
-        return puts.putEnd(clientId, key, crc32c);
+        return puts.putEnd(clientId, key, crc32c, null);
+    }
+
+    /**
+     * As {@link #putEnd(String, String, int)}; a forced replacement ({@code PutOptions.replaceLeased}) of an object
+     * other clients may still read through their location caches records in {@code hold} until when: the caller
+     * reports the PutEnd only then, as for a forced removal ({@link CacheHold}).
+     */
+    public ErrorCode putEnd(String clientId, String key, int crc32c, CacheHold hold) {
+        return puts.putEnd(clientId, key, crc32c, hold);
     }
 
     /**
@@ -414,12 +423,17 @@ public final class MasterService {
 
     /** {@link #putEnd} of every key, in request order. */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
-        return puts.batchPutEnd(clientId, keys, List.of());
+        return puts.batchPutEnd(clientId, keys, List.of(), null);
     }
 
     /** {@link #putEnd(String, String, int)} of every key ({@code crc32cs}: one per key, or empty = none). */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
-        return puts.batchPutEnd(clientId, keys, crc32cs);
+        return puts.batchPutEnd(clientId, keys, crc32cs, null);
+    }
+
+    /** {@link #putEnd(String, String, int, CacheHold)} of every key. */
+    public List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs, CacheHold hold) {
+        return puts.batchPutEnd(clientId, keys, crc32cs, hold);
     }
 
     /** {@link #putRevoke} of every key, in request order. */

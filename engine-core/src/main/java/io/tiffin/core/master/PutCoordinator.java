@@ -250,7 +250,7 @@ final class PutCoordinator {
      * ({@code PutOptions.Condition.IF_VERSION}) whose object went meanwhile (removed, expired, evicted) is dropped
      * instead: false. Caller holds the shard lock.
      */
-    private boolean swapIn(MetadataShard shard, ObjectMetadata m, long now) {
+    private boolean swapIn(MetadataShard shard, ObjectMetadata m, long now, CacheHold hold) {
         shard.endReplacement(m.key);
         ObjectMetadata old = shard.objects.get(m.key);
         if (m.expectedVersion != 0 && (old == null || old.version != m.expectedVersion || old.isExpired(now))) {
@@ -272,6 +272,12 @@ final class PutCoordinator {
             if (old.taskNode != null) {
                 tier.abandonTask(old, false); // its copy, if the node reports it, is stale and deleted
             }
+            if (hold != null && old.cachedUntilMillis > now
+                    && !(hold.owner() > 0 && old.cachedByOwner == hold.owner())) {
+                // as a forced removal: another client may read the old bytes through a location it cached until
+                // then, so the PutEnd is reported no earlier (the writer's own cache drops the key itself)
+                hold.cover(old.cachedUntilMillis);
+            }
             removal.forceOut(shard, old, now);
         } else if (m.keepTtl) {
             m.expireAtMillis = 0; // the replaced object went meanwhile (removed or expired)
@@ -286,13 +292,16 @@ final class PutCoordinator {
         counters.putStartDiscards.increment();
     }
 
-    /** See {@link MasterService#putEnd}. */
-    ErrorCode putEnd(String clientId, String key, int crc32c) {
-        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, crc32c, ticker.millis()));
+    /**
+     * See {@link MasterService#putEnd}. {@code hold} (null = none) collects until when other clients may still read
+     * a replaced object through locations they cached: the PutEnd is reported no earlier.
+     */
+    ErrorCode putEnd(String clientId, String key, int crc32c, CacheHold hold) {
+        return table.inShard(key, shard -> putEndLocked(shard, clientId, key, crc32c, ticker.millis(), hold));
     }
 
-    /** @param crc32cs one per key, or empty (none) */
-    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
+    /** @param crc32cs one per key, or empty (none); {@code hold} as for {@link #putEnd} */
+    List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs, CacheHold hold) {
         if (!crc32cs.isEmpty() && crc32cs.size() != keys.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "batch put end: " + keys.size() + " keys but "
                     + crc32cs.size() + " checksums; send one per key or none");
@@ -300,11 +309,12 @@ final class PutCoordinator {
         ErrorCode[] out = new ErrorCode[keys.size()];
         long now = ticker.millis();
         table.forEachByShard(keys, (shard, i) -> out[i] = putEndLocked(shard, clientId, keys.get(i),
-                crc32cs.isEmpty() ? 0 : crc32cs.get(i), now));
+                crc32cs.isEmpty() ? 0 : crc32cs.get(i), now, hold));
         return Arrays.asList(out);
     }
 
-    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, int crc32c, long now) {
+    private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, int crc32c, long now,
+                                   CacheHold hold) {
         ObjectMetadata pending = shard.replacement(key);
         if (pending != null && pending.writerId.equals(clientId)) {
             pending.dropDeadReplicas();
@@ -313,7 +323,7 @@ final class PutCoordinator {
                 deadlines.putEnded(key, pending.putStartMillis);
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
-            if (!swapIn(shard, pending, now)) {
+            if (!swapIn(shard, pending, now, hold)) {
                 deadlines.putEnded(key, pending.putStartMillis);
                 return ErrorCode.OBJECT_NOT_FOUND; // the version it was to replace is gone
             }

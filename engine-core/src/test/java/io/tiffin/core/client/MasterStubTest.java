@@ -91,9 +91,9 @@ class MasterStubTest {
         assertThat(stub.batchPutStart("stub-client", List.of(p + "a", ""), new long[] {5, 5}, PutOptions.DEFAULT,
                 new long[] {1, 2}))
                 .extracting(KeyResult::code).containsExactly(ErrorCode.OBJECT_ALREADY_EXISTS, ErrorCode.INVALID_KEY);
-        assertThat(refusal(() -> stub.putEnd("stub-client", p + "never-started", 0)).code())
+        assertThat(refusal(() -> stub.putEnd("stub-client", p + "never-started", 0, 0)).code())
                 .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
-        assertThat(stub.batchPutEnd("stub-client", List.of(p + "never-started"), List.of()))
+        assertThat(stub.batchPutEnd("stub-client", List.of(p + "never-started"), List.of(), 0))
                 .containsExactly(ErrorCode.OBJECT_NOT_FOUND);
 
         KeyListing first = stub.listKeys(p, 1);

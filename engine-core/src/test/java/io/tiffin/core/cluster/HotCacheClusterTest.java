@@ -244,6 +244,29 @@ class HotCacheClusterTest {
         }
     }
 
+    /**
+     * As above, for a forced replacement (the Redis gateway's SET: {@code replaceLeased}), which does not wait for
+     * the reader's lease: its PutEnd still returns only once the reader's reuse of the old location has ended, so
+     * no read after it returns the old bytes.
+     */
+    @Test
+    void onceAnotherClientsForcedReplacementReturnedNoReadReturnsTheOldBytes() {
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "2s"), 2, 64 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cachingClient(cluster, plugins, Duration.ofSeconds(30)); // capped at lease / 2
+            int size = (int) MiB;
+            PutOptions set = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+            for (int generation = 0; generation < 4; generation++) {
+                byte[] value = ClusterEndToEndTest.bytes(200 + generation, size);
+                writer.put("k", value, set);
+                for (int read = 0; read < 3; read++) {
+                    assertThat(reader.get("k")).as("generation %d read %d", generation, read).isEqualTo(value);
+                }
+            }
+        }
+    }
+
     private static byte[] bytesOf(PinnedValue v) {
         byte[] out = new byte[(int) v.size()];
         v.copyTo(MemorySegment.ofArray(out));
