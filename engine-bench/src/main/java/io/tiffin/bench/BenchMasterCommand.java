@@ -55,7 +55,11 @@ import picocli.CommandLine.Option;
  *   <li>{@code BatchGet}: BatchGetReplicaList of {@code --batch-size} existing keys.</li>
  * </ul>
  *
- * Prints {@code Operations per second: X} (keys per second for batch operations). Without
+ * Prints {@code Operations per second: X} (keys per second for batch operations) over {@code --duration} s measured
+ * after {@code --warmup} s of the same load, and how long the JIT compiled during the measured window (this JVM's
+ * time from its CompilationMXBean; a master process's from its performance counters, {@link JitClock}). With
+ * {@code --mooncake DIR} it compares Mooncake's C++ master with a {@code tiffin master} process, alternating
+ * ({@link MasterSideBySide}). Without
  * {@code --master} it starts a master in this JVM on a free port; with {@code --failover} that master runs with
  * failover on, the leader of {@code --failover-masters} masters (the others stand by) elected through a ZooKeeper
  * server in this JVM or {@code --coordinator}, as {@code tiffin master --coordinator} runs. The fake node is pinged so the master
@@ -104,8 +108,23 @@ public final class BenchMasterCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "60", description = "measured seconds (default ${DEFAULT-VALUE})")
     int duration;
 
-    @Option(names = "--warmup", defaultValue = "2", description = "seconds of the same load before measuring (default ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", defaultValue = "10", description = "seconds of the same load before measuring, long"
+            + " enough for the JIT to compile the hot paths (default ${DEFAULT-VALUE})")
     int warmup;
+
+    @Option(names = "--master-pid", description = "with --master: the pid of that master's JVM on this machine, to"
+            + " report its JIT time during the measured window")
+    Long masterPid;
+
+    @Option(names = "--mooncake", description = "Mooncake's master directory (run-master-bench, mooncake_master,"
+            + " master_bench): runs Mooncake's master and bench and `bin/tiffin master` with this bench, alternating,"
+            + " with the same settings, and prints both rates and their ratio per operation (all four unless"
+            + " --operation is given)")
+    Path mooncake;
+
+    @Option(names = "--pairs", defaultValue = "1", description = "with --mooncake: alternating Mooncake/Tiffin pairs"
+            + " per operation; medians are printed (default ${DEFAULT-VALUE})")
+    int pairs;
 
     @Option(names = "--io-threads", defaultValue = "1", description = "client event-loop threads (default ${DEFAULT-VALUE})")
     int ioThreads;
@@ -137,6 +156,9 @@ public final class BenchMasterCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         validate();
+        if (mooncake != null) {
+            return new MasterSideBySide(this, mooncake).run();
+        }
         MasterServer local = null;
         LocalFailoverMasters masters = null;
         String address = master;
@@ -150,6 +172,44 @@ public final class BenchMasterCommand implements Callable<Integer> {
             local = BenchSupport.startLocalMaster();
             address = "127.0.0.1:" + local.address().getPort();
         }
+        try {
+            Measured m = measure(operation, address, local != null ? SAME_JVM : masterPid == null ? -1 : masterPid,
+                    local == null);
+            BenchSupport.writeCsv(csv, CSV_HEADER, List.of(csvRow(m, "tiffin")));
+            return m.failures() == 0 ? 0 : 1;
+        } finally {
+            if (masters != null) {
+                masters.close();
+            } else if (local != null) {
+                local.close();
+            }
+        }
+    }
+
+    /** {@code masterPid} value: the master runs in this JVM. */
+    static final long SAME_JVM = 0;
+
+    static final String CSV_HEADER = "operation,clients,batch_size,duration_s,ops_per_sec,warmup_s,bench_jit_ms,"
+            + "master_jit_ms,target";
+
+    /** One measured run: keys (or operations) per second over the measured window, and the JIT time in it. */
+    record Measured(Operation operation, double opsPerSec, double seconds, long keys, long failures, long benchJitMs,
+            long masterJitMs) {
+    }
+
+    String csvRow(Measured m, String target) {
+        return m.operation() + "," + numClients * numThreads + "," + (isBatch(m.operation()) ? batchSize : 1) + ","
+                + duration + "," + Math.round(m.opsPerSec()) + "," + warmup + "," + m.benchJitMs() + ","
+                + m.masterJitMs() + "," + target;
+    }
+
+    /**
+     * Runs {@code op} against the master at {@code address}: mounts the fake segments, writes the keys a get
+     * needs, runs {@code --warmup} s, then measures {@code --duration} s; prints the rate and how long the JIT
+     * compiled during the measured window (this JVM's, and the master's when {@code masterPid} is a local
+     * process or {@link #SAME_JVM}). {@code unmount}: unmount the fake segments at the end (a shared master).
+     */
+    Measured measure(Operation op, String address, long masterPid, boolean unmount) {
         String[] hp = BenchSupport.hostPort(address);
         TransportSettings settings = TransportSettings.defaults();
         EventLoopGroup group = EventLoops.newGroup("bench-master", ioThreads, true);
@@ -164,6 +224,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
                 clients.add(TransportClient.connect(hp[0], Integer.parseInt(hp[1]), settings, "bench-client-" + c, group));
             }
             TransportClient admin = clients.getFirst();
+            failures.set(0);
             mountFakeSegments(admin, address);
             pinger.scheduleWithFixedDelay(() -> {
                 try {
@@ -173,37 +234,43 @@ public final class BenchMasterCommand implements Callable<Integer> {
                     System.err.println("ping failed: " + e.getMessage());
                 }
             }, 1, 1, TimeUnit.SECONDS);
-            List<String> existing = operation == Operation.Get || operation == Operation.BatchGet
-                    ? prefill(admin) : List.of();
+            List<String> existing = op == Operation.Get || op == Operation.BatchGet ? prefill(admin) : List.of();
             if (warmup > 0) {
-                runPhase(clients, existing, warmup, "w");
+                runPhase(op, clients, existing, warmup, "w");
             }
             failures.set(0);
-            long[] result = runPhase(clients, existing, duration, "m");
+            long masterJitBefore = masterPid == SAME_JVM ? -1 : masterPid > 0 ? JitClock.of(masterPid) : -1;
+            long benchJitBefore = JitClock.self();
+            long[] result = runPhase(op, clients, existing, duration, "m");
+            long benchJit = benchJitBefore < 0 ? -1 : JitClock.self() - benchJitBefore;
+            long masterJitAfter = masterJitBefore < 0 ? -1 : JitClock.of(masterPid);
+            long masterJit = masterPid == SAME_JVM ? benchJit : masterJitAfter < 0 ? -1 : masterJitAfter - masterJitBefore;
             double seconds = result[1] / 1e9;
             double opsPerSec = result[0] / seconds;
-            System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, duration: %.1f s, keys done: %d%n",
-                    operation, numClients, numThreads, isBatch() ? batchSize : 1, seconds, result[0]);
-            if (failures.get() > 0) {
-                System.out.println("Failed keys: " + failures.get() + " (last code " + lastFailure + ")");
+            System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, warm-up: %d s, duration: %.1f s,"
+                    + " keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1, warmup, seconds,
+                    result[0]);
+            if (masterPid == SAME_JVM) {
+                System.out.println("JIT compiling during the measured window (bench and master, one JVM): "
+                        + JitClock.describe(benchJit, seconds));
+            } else {
+                System.out.println("JIT compiling during the measured window: bench JVM "
+                        + JitClock.describe(benchJit, seconds) + "; master JVM " + (masterPid < 0
+                        ? "unknown (--master-pid PID reads it)" : JitClock.describe(masterJit, seconds)));
+            }
+            long failed = failures.get();
+            if (failed > 0) {
+                System.out.println("Failed keys: " + failed + " (last code " + lastFailure + ")");
             }
             System.out.println("Operations per second: " + Math.round(opsPerSec));
-            BenchSupport.writeCsv(csv, "operation,clients,batch_size,duration_s,ops_per_sec", List.of(
-                    operation + "," + numClients * numThreads + "," + (isBatch() ? batchSize : 1) + "," + duration
-                            + "," + Math.round(opsPerSec)));
-            if (local == null) {
+            if (unmount) {
                 unmountFakeSegments(admin); // leave a shared master as we found it; pings go on meanwhile
             }
-            return failures.get() == 0 ? 0 : 1;
+            return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit);
         } finally {
             pinger.shutdownNow();
             clients.forEach(TransportClient::close);
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-            if (masters != null) {
-                masters.close();
-            } else if (local != null) {
-                local.close();
-            }
         }
     }
 
@@ -221,13 +288,27 @@ public final class BenchMasterCommand implements Callable<Integer> {
         if (!failover && coordinator != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--coordinator needs --failover");
         }
+        if (mooncake != null && (master != null || failover)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--mooncake starts both masters itself;"
+                    + " not with --master or --failover");
+        }
+        if (mooncake != null && !java.nio.file.Files.isExecutable(mooncake.resolve("run-master-bench"))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--mooncake " + mooncake
+                    + ": no executable run-master-bench there (Mooncake's master_bench wrapper)");
+        }
+        if (pairs < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--pairs must be >= 1");
+        }
+        if (masterPid != null && master == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--master-pid goes with --master");
+        }
         if (failover && failoverMasters < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--failover-masters must be >= 1");
         }
     }
 
-    private boolean isBatch() {
-        return operation == Operation.BatchPut || operation == Operation.BatchGet;
+    private static boolean isBatch(Operation op) {
+        return op == Operation.BatchPut || op == Operation.BatchGet;
     }
 
     private void mountFakeSegments(TransportClient admin, String address) {
@@ -293,7 +374,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
     }
 
     /** Runs every thread for {@code seconds}; returns {keys done, elapsed nanos}. */
-    private long[] runPhase(List<TransportClient> clients, List<String> existing, int seconds, String phase)
+    private long[] runPhase(Operation op, List<TransportClient> clients, List<String> existing, int seconds,
+            String phase)
             throws IllegalStateException {
         int threads = numClients * numThreads;
         long[] done = new long[threads];
@@ -309,7 +391,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
                 ready.countDown();
                 try {
                     go.await();
-                    done[id] = work(client, id, existing, phase, deadline[0]);
+                    done[id] = work(op, client, id, existing, phase, deadline[0]);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (RuntimeException e) {
@@ -343,7 +425,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
     }
 
     /** One thread's loop; returns the number of keys it completed before {@code deadline}. */
-    private long work(TransportClient client, int id, List<String> existing, String phase, long deadline) {
+    private long work(Operation op, TransportClient client, int id, List<String> existing, String phase,
+            long deadline) {
         String clientId = "bench-" + runId + "-t" + id;
         String keyPrefix = "bench-" + runId + "-" + phase + id + "-";
         SplittableRandom random = new SplittableRandom(id * 7919L + 1);
@@ -352,7 +435,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
         long seq = 0;
         List<String> batch = new ArrayList<>(batchSize);
         while (System.nanoTime() < deadline) {
-            switch (operation) {
+            switch (op) {
                 case Put -> {
                     String key = keyPrefix + seq++;
                     client.callSync(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)

@@ -35,10 +35,15 @@ class BenchMasterCommandTest {
             assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
         }
         List<String> rows = Files.readAllLines(csv);
-        assertThat(rows.get(0)).isEqualTo("operation,clients,batch_size,duration_s,ops_per_sec");
+        assertThat(rows.get(0)).isEqualTo(
+                "operation,clients,batch_size,duration_s,ops_per_sec,warmup_s,bench_jit_ms,master_jit_ms,target");
         assertThat(rows).hasSize(3);
         for (String row : rows.subList(1, 3)) {
-            assertThat(Long.parseLong(row.substring(row.lastIndexOf(',') + 1))).as(row).isPositive();
+            String[] cells = row.split(",");
+            assertThat(Long.parseLong(cells[4])).as(row).isPositive();
+            assertThat(Long.parseLong(cells[6])).as("bench JIT ms: " + row).isNotNegative();
+            assertThat(cells[7]).as("one JVM: the master's JIT time is the bench's").isEqualTo(cells[6]);
+            assertThat(cells[8]).isEqualTo("tiffin");
         }
     }
 
@@ -50,5 +55,77 @@ class BenchMasterCommandTest {
         err.reset();
         assertThat(tiffin(err, "bench", "master", "--coordinator", "zk://127.0.0.1:2181")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--coordinator needs --failover");
+    }
+
+    @Test
+    void sideBySideOptionsThatDoNotFitAreUsageErrors() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "master", "--mooncake", dir.toString())).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("no executable run-master-bench there");
+        err.reset();
+        assertThat(tiffin(err, "bench", "master", "--mooncake", dir.toString(), "--master", "127.0.0.1:1"))
+                .isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--mooncake starts both masters itself");
+        err.reset();
+        assertThat(tiffin(err, "bench", "master", "--pairs", "0")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--pairs must be >= 1");
+        err.reset();
+        assertThat(tiffin(err, "bench", "master", "--master-pid", "1")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--master-pid goes with --master");
+    }
+
+    @Test
+    void jitTimeOfAnotherJvmIsReadFromItsPerformanceCounters() throws Exception {
+        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), JitSpinner.class.getName()).start();
+        try {
+            child.getInputStream().read(); // it prints one byte once it is running
+            long ms = JitClock.of(child.pid());
+            assertThat(ms).as("a JVM that ran code has compiled something").isNotNegative();
+            assertThat(JitClock.of(ProcessHandle.current().pid() + 1_000_000)).as("no such JVM").isEqualTo(-1);
+        } finally {
+            child.destroyForcibly().waitFor();
+        }
+        assertThat(JitClock.counter("java.ci.totalTime=123\nsun.os.hrt.frequency=1000000000\n", "java.ci.totalTime"))
+                .isEqualTo(123);
+        assertThat(JitClock.counter("java.ci.totalTime=x\n", "java.ci.totalTime")).isEqualTo(-1);
+        assertThat(JitClock.counter("", "sun.os.hrt.frequency")).isEqualTo(-1);
+    }
+
+    @Test
+    void mooncakesRateIsItsLastReportedFigureAndMediansAreMedians() {
+        assertThat(MasterSideBySide.rate("warming\nOperations per second: 6723\n").orElseThrow()).isEqualTo(6723);
+        assertThat(MasterSideBySide.rate("error: cannot connect\n")).isEmpty();
+        assertThat(MasterSideBySide.median(new double[] {3, 1, 2})).isEqualTo(2);
+        assertThat(MasterSideBySide.median(new double[] {4, 1, 2, 3})).isEqualTo(2.5);
+    }
+
+    /** Mooncake's binaries beside the project (../shared/peers/mooncake), when this machine has them. */
+    @Test
+    void sideBySideRunsMooncakeAndATiffinMasterProcess() throws Exception {
+        Path mooncake = Path.of(System.getProperty("tiffin.mooncake.dir", "/work/shared/peers/mooncake"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(mooncake.resolve("run-master-bench")),
+                "Mooncake's master_bench is not on this machine");
+        Path csv = dir.resolve("side.csv");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = tiffin(err, "bench", "master", "--mooncake", mooncake.toString(), "--operation", "Get",
+                "--num-keys", "200", "--duration", "1", "--warmup", "1", "--csv", csv.toString());
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        List<String> rows = Files.readAllLines(csv);
+        assertThat(rows).hasSize(3);
+        assertThat(rows.get(1)).startsWith("Get,4,1,1,").endsWith(",mooncake");
+        String[] tiffin = rows.get(2).split(",");
+        assertThat(tiffin[8]).isEqualTo("tiffin");
+        assertThat(Long.parseLong(tiffin[4])).isPositive();
+        assertThat(Long.parseLong(tiffin[7])).as("the master process's JIT time").isNotNegative();
+    }
+
+    /** A JVM that says it runs and then waits. */
+    public static final class JitSpinner {
+        public static void main(String[] args) throws Exception {
+            System.out.write('r');
+            System.out.flush();
+            Thread.sleep(60_000); // waits to be read and killed
+        }
     }
 }
