@@ -46,8 +46,9 @@ import picocli.CommandLine.Option;
  * heap after a full GC, resident bytes per key (RSS growth since the empty master, over the keys), Get latency
  * p50/p99 over a sample, BatchGet keys per second, and the master's CPU share while only the nodes' heartbeats
  * run. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
- * with the launcher's defaults (so its RSS is its own); with {@code --master} the process-side columns are blank
- * (it may be on another host) and the fake segments are unmounted at the end, erasing the bench's keys.
+ * with the launcher's defaults (so its RSS is its own; only {@code transport.max-connections-per-address} is
+ * raised above the nodes and clients, which all connect from one address); with {@code --master} the process-side columns are blank
+ * (it may be on another host), its per-address connection limit must admit the nodes, and the fake segments are unmounted at the end, erasing the bench's keys.
  *
  * <p>Not thread-safe: one instance runs one benchmark.
  */
@@ -102,7 +103,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (master == null) {
             Path dir = Files.createTempDirectory("tiffin-bench-scale-");
             process = TiffinProcess.start("master", dir, List.of("master", "--host", "127.0.0.1", "--port", "0",
-                    "--admin-port", "0"), List.of());
+                    "--admin-port", "0", "-D", "transport.max-connections-per-address=" + (nodes + FILL_THREADS + 16)),
+                    List.of()); // every fake node and client connects from 127.0.0.1
             String line = process.awaitLine("Tiffin master listening on", Duration.ofSeconds(120));
             Matcher m = LISTENING.matcher(line);
             if (!m.find()) {
@@ -134,7 +136,12 @@ public final class BenchScaleCommand implements Callable<Integer> {
             for (int c = 0; c < FILL_THREADS; c++) {
                 clients.add(TransportClient.connect(host, port, settings, "bench-scale-client-" + c, group));
             }
-            long rssEmpty = probe == null ? 0 : probe.rssBytes();
+            long rssEmpty = 0;
+            if (probe != null) { // the base the per-key figure grows from: nodes, segments, no key
+                rssEmpty = probe.rssBytes();
+                System.out.printf("Master with no key: rss_bytes %d, heap_live_bytes %d%n", rssEmpty,
+                        probe.heapLiveBytes());
+            }
             System.out.println(HEADER);
             long filled = 0;
             for (long stage : stages(keys)) {
