@@ -65,7 +65,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
     private static final int BATCHGET_SIZE = 128;
     private static final Duration BATCHGET_TIME = Duration.ofSeconds(3);
     private static final Duration HEARTBEAT_WINDOW = Duration.ofSeconds(5);
-    private static final Pattern LISTENING = Pattern.compile("Tiffin master listening on (\\S+):(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("Tiffin master listening on \\S*:(\\d+)");
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -111,8 +111,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 process.close();
                 throw new IllegalStateException("unexpected start line of the master: " + line);
             }
-            host = m.group(1);
-            port = Integer.parseInt(m.group(2));
+            host = "127.0.0.1"; // as asked with --host; the line may print it as /127.0.0.1
+            port = Integer.parseInt(m.group(1));
             System.out.printf("Started a master (pid %d) on %s:%d through %s; its output: %s%n", process.pid(), host,
                     port, System.getProperty("tiffin.home") == null ? "java (no launcher)" : "bin/tiffin",
                     dir.resolve("master.log"));
