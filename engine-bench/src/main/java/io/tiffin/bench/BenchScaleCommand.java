@@ -131,7 +131,6 @@ public final class BenchScaleCommand implements Callable<Integer> {
         try {
             fake = new FakeNodes(host, port, "scale-" + runId, nodes, segments, SEGMENT_CAPACITY, pingInterval,
                     settings, group);
-            fake.startPinging(pingInterval);
             System.out.printf("%d fake nodes with %d fake segments, pinging every %s%n", nodes, segments, pingInterval);
             for (int c = 0; c < FILL_THREADS; c++) {
                 clients.add(TransportClient.connect(host, port, settings, "bench-scale-client-" + c, group));

@@ -6,6 +6,7 @@ import io.tiffin.core.transport.TransportClient;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.Empty;
 import io.tiffin.core.transport.proto.MountSegmentRequest;
+import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.PingRequest;
 import io.tiffin.core.transport.proto.Segment;
 import io.tiffin.core.transport.proto.UnmountSegmentRequest;
@@ -34,10 +35,12 @@ final class FakeNodes implements AutoCloseable {
     private final AtomicLong pings = new AtomicLong();
     private final AtomicLong failedPings = new AtomicLong();
     private volatile String lastPingFailure;
+    /** Set once every segment is mounted: from then on a "re-mount" answer means the master dropped a node. */
+    private volatile boolean mounted;
 
     /**
      * Connects {@code nodes} fake nodes to the master at {@code host:port} and mounts {@code segments} segments of
-     * {@code segmentCapacity} bytes over them; pinging starts with {@link #startPinging}.
+     * {@code segmentCapacity} bytes over them; every node pings from its connection on, until {@link #close}.
      */
     FakeNodes(String host, int port, String idPrefix, int nodes, int segments, long segmentCapacity,
             Duration pingInterval, TransportSettings settings, EventLoopGroup group) {
@@ -52,6 +55,8 @@ final class FakeNodes implements AutoCloseable {
                 connections.add(TransportClient.connect(host, port, settings, nodeId(i), group));
                 segmentsOf.add(new ArrayList<>());
             }
+            // Ping before mounting: mounting many segments can outlast the node TTL, which would expire the first.
+            startPinging(pingInterval);
             for (int j = 0; j < segments; j++) {
                 int node = j % nodes;
                 String name = nodeId(node) + "-seg" + j;
@@ -62,6 +67,7 @@ final class FakeNodes implements AutoCloseable {
                         MountSegmentRequest.newBuilder().setSegment(s).build(), Empty.parser());
                 segmentsOf.get(node).add(name);
             }
+            mounted = true;
         } catch (RuntimeException e) {
             close(false);
             throw e;
@@ -73,16 +79,27 @@ final class FakeNodes implements AutoCloseable {
     }
 
     /** Every node pings every {@code interval}, node {@code i} offset by {@code i / nodes} of it. */
-    void startPinging(Duration interval) {
+    private void startPinging(Duration interval) {
         long period = interval.toNanos();
         int n = connections.size();
         for (int i = 0; i < n; i++) {
             TransportClient c = connections.get(i);
-            PingRequest ping = PingRequest.newBuilder().setNodeId(nodeId(i)).build();
+            String id = nodeId(i);
+            PingRequest ping = PingRequest.newBuilder().setNodeId(id).build();
             pinger.scheduleAtFixedRate(() -> c.call(Opcode.PING, ping, null).whenComplete((frame, error) -> {
                 if (frame != null) {
-                    frame.release();
-                    pings.incrementAndGet();
+                    boolean remount;
+                    try {
+                        remount = frame.parseControl(PingReply.parser()).getNeedRemount();
+                    } finally {
+                        frame.release();
+                    }
+                    if (remount && mounted) {
+                        failedPings.incrementAndGet();
+                        lastPingFailure = "the master answered " + id + " with re-mount: it dropped the node";
+                    } else {
+                        pings.incrementAndGet();
+                    }
                 } else {
                     failedPings.incrementAndGet();
                     lastPingFailure = error.getMessage();

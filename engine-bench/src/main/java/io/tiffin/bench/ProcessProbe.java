@@ -13,15 +13,15 @@ import java.util.regex.Pattern;
 
 /**
  * Measures a local JVM process from outside, as an operator would: resident memory ({@code VmRSS} of
- * {@code /proc/PID/status}), CPU time ({@code utime + stime} of {@code /proc/PID/stat}) and live heap (a full
- * GC, then the heap's used bytes, both through {@code jcmd PID GC.run} / {@code GC.heap_info}). Linux only.
+ * {@code /proc/PID/status}), CPU time ({@code utime + stime} of {@code /proc/PID/stat}) and live heap (the live
+ * objects' bytes counted by {@code jcmd PID GC.class_histogram} after the full GC it runs). Linux only.
  *
  * <p>Thread-safe: it holds only the process id and reads files and runs {@code jcmd} on each call.
  */
 final class ProcessProbe {
     /** Clock ticks per second of {@code /proc/PID/stat} (USER_HZ): 100 on every Linux architecture Tiffin runs on. */
     static final long CLOCK_TICKS_PER_SECOND = 100;
-    private static final Pattern HEAP_USED = Pattern.compile("\\bused (\\d+)([KMG]?)");
+    private static final Pattern HISTOGRAM_TOTAL = Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)\\s*$");
 
     private final long pid;
 
@@ -52,25 +52,22 @@ final class ProcessProbe {
         return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime (field 14) + stime (field 15)
     }
 
-    /** Bytes of heap in use after a full GC: live objects (plus what the collector keeps, e.g. ZGC's pages). */
+    /**
+     * Bytes of live objects on the heap: the total of {@code jcmd PID GC.class_histogram}, which collects
+     * (a full GC) and then counts the objects it finds reachable, whatever the collector keeps around them.
+     */
     long heapLiveBytes() {
-        jcmd("GC.run");
-        return parseHeapUsed(jcmd("GC.heap_info"));
+        return parseHistogramTotal(jcmd("GC.class_histogram"));
     }
 
-    /** The heap's used bytes from {@code GC.heap_info} output (the first "used N[KMG]", the heap's line). */
-    static long parseHeapUsed(String heapInfo) {
-        Matcher m = HEAP_USED.matcher(heapInfo);
+    /** The bytes of the {@code Total <instances> <bytes>} line of a class histogram. */
+    static long parseHistogramTotal(String histogram) {
+        Matcher m = HISTOGRAM_TOTAL.matcher(histogram);
         if (!m.find()) {
-            throw new IllegalStateException("no \"used\" figure in GC.heap_info output: " + heapInfo);
+            throw new IllegalStateException("no Total line in GC.class_histogram output: "
+                    + histogram.substring(Math.max(0, histogram.length() - 500)));
         }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "K" -> n << 10;
-            case "M" -> n << 20;
-            case "G" -> n << 30;
-            default -> n;
-        };
+        return Long.parseLong(m.group(1));
     }
 
     private String jcmd(String command) {

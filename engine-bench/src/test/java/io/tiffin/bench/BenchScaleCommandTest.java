@@ -76,10 +76,16 @@ class BenchScaleCommandTest {
     }
 
     @Test
-    void heapUsedIsReadFromZgcAndG1HeapInfo() {
-        assertThat(ProcessProbe.parseHeapUsed(" ZHeap           used 432M, capacity 1904M, max capacity 5960M"))
-                .isEqualTo(432L << 20);
-        assertThat(ProcessProbe.parseHeapUsed(" garbage-first heap   total reserved 6111232K, committed 395264K,"
-                + " used 8192K [0x0000000680000000, 0x0000000800000000)")).isEqualTo(8192L << 10);
+    void liveHeapIsTheTotalOfTheClassHistogram() {
+        String histogram = """
+                 num     #instances         #bytes  class name (module)
+                -------------------------------------------------------
+                   1:         12345         987654  [B (java.base@25)
+                   2:           100           3200  java.lang.String (java.base@25)
+                Total         12445         990854
+                """;
+        assertThat(ProcessProbe.parseHistogramTotal(histogram)).isEqualTo(990854L);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ProcessProbe.parseHistogramTotal("no such line"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no Total line");
     }
 }
