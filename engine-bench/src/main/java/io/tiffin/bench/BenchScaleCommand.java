@@ -244,15 +244,6 @@ public final class BenchScaleCommand implements Callable<Integer> {
     /** One CSV row for the master holding {@code count} keys. */
     private String measure(long count, List<TransportClient> clients, FakeNodes fake, ProcessProbe probe,
             long rssEmpty) throws InterruptedException {
-        String cpu = "";
-        if (probe != null) { // only the heartbeats run in this window
-            long ticks = probe.cpuTicks();
-            long t0 = System.nanoTime();
-            Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
-            cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
-        }
         String rss = "";
         String heap = "";
         String perKey = "";
@@ -261,6 +252,15 @@ public final class BenchScaleCommand implements Callable<Integer> {
             rss = Long.toString(r);
             heap = Long.toString(probe.heapLiveBytes());
             perKey = BenchSupport.fmt((double) (r - rssEmpty) / count, 1);
+        }
+        String cpu = "";
+        if (probe != null) { // after the full GC above, so the collector's catch-up after filling stays out
+            long ticks = probe.cpuTicks();
+            long t0 = System.nanoTime();
+            Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
+            cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
         }
         long[] getNanos = getLatencies(clients.getFirst(), count);
         double batchGetRate = batchGetRate(clients, count);
