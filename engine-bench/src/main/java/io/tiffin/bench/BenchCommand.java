@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
         // Register benchmark subcommand classes here.
         subcommands = {BenchAllocCommand.class, BenchHotCacheCommand.class, BenchStorageCommand.class,
                 BenchCacheSimCommand.class, BenchMasterCommand.class, BenchPrefixCommand.class, BenchKvCommand.class,
-                BenchPromotionCommand.class, BenchFailoverCommand.class, BenchRespCommand.class})
+                BenchPromotionCommand.class, BenchFailoverCommand.class, BenchRespCommand.class, BenchScaleCommand.class})
 public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -1,0 +1,330 @@
+package io.tiffin.bench;
+
+import io.netty.channel.EventLoopGroup;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.PutOptions;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.config.TiffinConfigKeys;
+import io.tiffin.core.transport.EventLoops;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClient;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.BatchCodesReply;
+import io.tiffin.core.transport.proto.BatchKeysRequest;
+import io.tiffin.core.transport.proto.BatchLocationsReply;
+import io.tiffin.core.transport.proto.BatchPutStartReply;
+import io.tiffin.core.transport.proto.BatchPutStartRequest;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.LocationResult;
+import io.tiffin.core.transport.proto.ObjectLocationMsg;
+import io.tiffin.core.transport.proto.PutOptionsMsg;
+import io.tiffin.core.transport.proto.PutStartResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tiffin bench scale}: the master at size. It connects {@code --nodes} fake nodes (one connection each,
+ * pinging at the nodes' default interval) with {@code --segments} fake segments (metadata only), fills the master
+ * with BatchPut of small objects (1 replica, {@value #VALUE_SIZE} bytes announced), and at each stage (100k, 1M,
+ * 10M, ... keys, the last one {@code --keys}) prints and appends one CSV row: the master's resident memory, live
+ * heap after a full GC, resident bytes per key (RSS growth since the empty master, over the keys), Get latency
+ * p50/p99 over a sample, BatchGet keys per second, and the master's CPU share while only the nodes' heartbeats
+ * run. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
+ * with the launcher's defaults (so its RSS is its own; only {@code transport.max-connections-per-address} is
+ * raised above the nodes and clients, which all connect from one address); with {@code --master} the process-side columns are blank
+ * (it may be on another host), its per-address connection limit must admit the nodes, and the fake segments are unmounted at the end, erasing the bench's keys.
+ *
+ * <p>Not thread-safe: one instance runs one benchmark.
+ */
+@Command(name = "scale", mixinStandardHelpOptions = true,
+        description = "The master at size: memory per key, Get/BatchGet speed and heartbeat CPU as keys grow.")
+public final class BenchScaleCommand implements Callable<Integer> {
+    static final String HEADER = "keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,get_p99_us,"
+            + "batchget_keys_per_s,heartbeat_cpu_pct";
+    static final long VALUE_SIZE = 4096;
+    private static final long SEGMENT_CAPACITY = 64L << 30;
+    private static final int FILL_BATCH = 1000;
+    private static final int FILL_THREADS = 4;
+    private static final int GET_SAMPLE = 5000;
+    private static final int BATCHGET_SIZE = 128;
+    private static final Duration BATCHGET_TIME = Duration.ofSeconds(3);
+    private static final Duration HEARTBEAT_WINDOW = Duration.ofSeconds(5);
+    private static final Pattern LISTENING = Pattern.compile("Tiffin master listening on \\S*:(\\d+)");
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--keys", defaultValue = "10000000", description = "keys at the last stage (default ${DEFAULT-VALUE})")
+    long keys;
+
+    @Option(names = "--segments", defaultValue = "1000", description = "fake segments of 64 GiB (default ${DEFAULT-VALUE})")
+    int segments;
+
+    @Option(names = "--nodes", defaultValue = "1000", description = "fake nodes heartbeating, each with its own"
+            + " connection; at most --segments (default ${DEFAULT-VALUE})")
+    int nodes;
+
+    @Option(names = "--master", description = "host:port of a running master; default: start one through the launcher")
+    String master;
+
+    @Option(names = "--csv", description = "append one row per stage to this CSV file: " + HEADER)
+    Path csv;
+
+    private final String runId = UUID.randomUUID().toString().substring(0, 8);
+
+    @Override
+    public Integer call() throws Exception {
+        if (keys < 1 || segments < 1 || nodes < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--keys, --segments and --nodes must be >= 1");
+        }
+        if (nodes > segments) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--nodes (" + nodes + ") must be at most"
+                    + " --segments (" + segments + "): every fake node mounts a segment at least, as a real one does");
+        }
+        TiffinProcess process = null;
+        String host;
+        int port;
+        if (master == null) {
+            Path dir = Files.createTempDirectory("tiffin-bench-scale-");
+            process = TiffinProcess.start("master", dir, List.of("master", "--host", "127.0.0.1", "--port", "0",
+                    "--admin-port", "0", "-D", "transport.max-connections-per-address=" + (nodes + FILL_THREADS + 16)),
+                    List.of()); // every fake node and client connects from 127.0.0.1
+            String line = process.awaitLine("Tiffin master listening on", Duration.ofSeconds(120));
+            Matcher m = LISTENING.matcher(line);
+            if (!m.find()) {
+                process.close();
+                throw new IllegalStateException("unexpected start line of the master: " + line);
+            }
+            host = "127.0.0.1"; // as asked with --host; the line may print it as /127.0.0.1
+            port = Integer.parseInt(m.group(1));
+            System.out.printf("Started a master (pid %d) on %s:%d through %s; its output: %s%n", process.pid(), host,
+                    port, System.getProperty("tiffin.home") == null ? "java (no launcher)" : "bin/tiffin",
+                    dir.resolve("master.log"));
+        } else {
+            String[] hp = BenchSupport.hostPort(master);
+            host = hp[0];
+            port = Integer.parseInt(hp[1]);
+        }
+        ProcessProbe probe = process == null ? null : new ProcessProbe(process.pid());
+        Duration pingInterval = TiffinConfig.builder().build().get(TiffinConfigKeys.NODE_PING_INTERVAL);
+        TransportSettings settings = TransportSettings.defaults();
+        EventLoopGroup group = EventLoops.newGroup("bench-scale", 2, true);
+        List<TransportClient> clients = new ArrayList<>();
+        FakeNodes fake = null;
+        boolean ok = false;
+        try {
+            fake = new FakeNodes(host, port, "scale-" + runId, nodes, segments, SEGMENT_CAPACITY, pingInterval,
+                    settings, group);
+            System.out.printf("%d fake nodes with %d fake segments, pinging every %s%n", nodes, segments, pingInterval);
+            for (int c = 0; c < FILL_THREADS; c++) {
+                clients.add(TransportClient.connect(host, port, settings, "bench-scale-client-" + c, group));
+            }
+            long rssEmpty = 0;
+            if (probe != null) { // the base the per-key figure grows from: nodes, segments, no key
+                rssEmpty = probe.rssBytes();
+                System.out.printf("Master with no key: rss_bytes %d, heap_live_bytes %d%n", rssEmpty,
+                        probe.heapLiveBytes());
+            }
+            System.out.println(HEADER);
+            long filled = 0;
+            for (long stage : stages(keys)) {
+                fill(clients, filled, stage);
+                filled = stage;
+                String row = measure(stage, clients, fake, probe, rssEmpty);
+                System.out.println(row);
+                BenchSupport.writeCsv(csv, HEADER, List.of(row));
+            }
+            if (fake.failedPings() > 0) {
+                System.out.println("Failed pings: " + fake.failedPings() + " of " + (fake.pings() + fake.failedPings())
+                        + " (last: " + fake.lastPingFailure() + ")");
+            }
+            ok = fake.failedPings() == 0;
+            return ok ? 0 : 1;
+        } finally {
+            clients.forEach(TransportClient::close);
+            if (fake != null) {
+                fake.close(process == null); // leave a shared master as we found it
+            }
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            if (process != null) {
+                process.close();
+            }
+        }
+    }
+
+    /** 100k, 1M, 10M, ... below {@code keys}, then {@code keys}. */
+    static List<Long> stages(long keys) {
+        List<Long> stages = new ArrayList<>();
+        for (long s = 100_000; s < keys; s *= 10) {
+            stages.add(s);
+        }
+        stages.add(keys);
+        return stages;
+    }
+
+    private String key(long i) {
+        return "scale-" + runId + "-" + i;
+    }
+
+    /** Writes keys {@code from} to {@code to - 1} with BatchPut from every client connection at once. */
+    private void fill(List<TransportClient> clients, long from, long to) throws InterruptedException {
+        AtomicLong next = new AtomicLong(from);
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        PutOptionsMsg options = Messages.toMsg(PutOptions.DEFAULT);
+        List<Thread> threads = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int t = 0; t < clients.size(); t++) {
+            TransportClient client = clients.get(t);
+            String clientId = "bench-scale-" + runId + "-" + t;
+            threads.add(Thread.ofPlatform().name("bench-scale-fill-" + t).start(() -> {
+                List<String> batch = new ArrayList<>(FILL_BATCH);
+                long first;
+                while (failure.get() == null && (first = next.getAndAdd(FILL_BATCH)) < to) {
+                    batch.clear();
+                    for (long i = first; i < Math.min(to, first + FILL_BATCH); i++) {
+                        batch.add(key(i));
+                    }
+                    try {
+                        batchPut(client, clientId, options, batch);
+                    } catch (RuntimeException e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("filling the master failed at about " + next.get() + " keys: "
+                    + failure.get().getMessage(), failure.get());
+        }
+        System.out.printf("Filled %d keys in %.1f s%n", to - from, (System.nanoTime() - start) / 1e9);
+    }
+
+    private static void batchPut(TransportClient client, String clientId, PutOptionsMsg options, List<String> batch) {
+        BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
+                .setOptions(options).addAllKeys(batch);
+        for (int i = 0; i < batch.size(); i++) {
+            start.addSizes(VALUE_SIZE);
+        }
+        BatchPutStartReply started = client.callSync(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
+        for (PutStartResult r : started.getResultsList()) {
+            require(r.getCode(), "BatchPutStart");
+        }
+        BatchCodesReply ended = client.callSync(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder()
+                .setClientId(clientId).addAllKeys(batch).build(), BatchCodesReply.parser());
+        for (int code : ended.getCodesList()) {
+            require(code, "BatchPutEnd");
+        }
+    }
+
+    private static void require(int code, String what) {
+        if (code != 0) {
+            throw new IllegalStateException(what + " answered " + ErrorCode.fromValue(code));
+        }
+    }
+
+    /** One CSV row for the master holding {@code count} keys. */
+    private String measure(long count, List<TransportClient> clients, FakeNodes fake, ProcessProbe probe,
+            long rssEmpty) throws InterruptedException {
+        String rss = "";
+        String heap = "";
+        String perKey = "";
+        if (probe != null) {
+            long r = probe.rssBytes();
+            rss = Long.toString(r);
+            heap = Long.toString(probe.heapLiveBytes());
+            perKey = BenchSupport.fmt((double) (r - rssEmpty) / count, 1);
+        }
+        String cpu = "";
+        if (probe != null) { // after the full GC above, so the collector's catch-up after filling stays out
+            long ticks = probe.cpuTicks();
+            long t0 = System.nanoTime();
+            Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
+            cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
+        }
+        long[] getNanos = getLatencies(clients.getFirst(), count);
+        double batchGetRate = batchGetRate(clients, count);
+        return count + "," + segments + "," + rss + "," + heap + "," + perKey + ","
+                + BenchSupport.fmt(percentile(getNanos, 50) / 1e3, 1) + ","
+                + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu;
+    }
+
+    /** Nanoseconds of {@value #GET_SAMPLE} sequential Gets (replica lists) of random existing keys, sorted. */
+    private long[] getLatencies(TransportClient client, long count) {
+        SplittableRandom random = new SplittableRandom(count);
+        long[] nanos = new long[GET_SAMPLE];
+        for (int i = 0; i < nanos.length; i++) {
+            KeyRequest req = KeyRequest.newBuilder().setKey(key(random.nextLong(count))).build();
+            long t0 = System.nanoTime();
+            ObjectLocationMsg loc = client.callSync(Opcode.GET_REPLICA_LIST, req, ObjectLocationMsg.parser());
+            nanos[i] = System.nanoTime() - t0;
+            if (loc.getReplicasCount() == 0) {
+                throw new IllegalStateException("Get of " + req.getKey() + " found no replica");
+            }
+        }
+        Arrays.sort(nanos);
+        return nanos;
+    }
+
+    static double percentile(long[] sorted, int p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    /** Keys per second of BatchGet (replica lists of {@value #BATCHGET_SIZE} random keys) from every connection. */
+    private double batchGetRate(List<TransportClient> clients, long count) throws InterruptedException {
+        long deadline = System.nanoTime() + BATCHGET_TIME.toNanos();
+        AtomicLong done = new AtomicLong();
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int t = 0; t < clients.size(); t++) {
+            TransportClient client = clients.get(t);
+            SplittableRandom random = new SplittableRandom(count * 31 + t);
+            threads.add(Thread.ofPlatform().name("bench-scale-batchget-" + t).start(() -> {
+                try {
+                    while (System.nanoTime() < deadline) {
+                        BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder();
+                        for (int i = 0; i < BATCHGET_SIZE; i++) {
+                            req.addKeys(key(random.nextLong(count)));
+                        }
+                        BatchLocationsReply reply = client.callSync(Opcode.BATCH_GET_REPLICA_LIST, req.build(),
+                                BatchLocationsReply.parser());
+                        for (LocationResult r : reply.getResultsList()) {
+                            require(r.getCode(), "BatchGet");
+                        }
+                        done.addAndGet(BATCHGET_SIZE);
+                    }
+                } catch (RuntimeException e) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("BatchGet failed: " + failure.get().getMessage(), failure.get());
+        }
+        return done.get() / ((System.nanoTime() - start) / 1e9);
+    }
+}

@@ -1,0 +1,142 @@
+package io.tiffin.bench;
+
+import io.netty.channel.EventLoopGroup;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClient;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.MountSegmentRequest;
+import io.tiffin.core.transport.proto.PingReply;
+import io.tiffin.core.transport.proto.PingRequest;
+import io.tiffin.core.transport.proto.Segment;
+import io.tiffin.core.transport.proto.UnmountSegmentRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Many fake nodes from one process: each has its own connection to the master (a master binds a connection to
+ * one node id), mounts its share of the fake segments (metadata only, no memory behind them, as {@code bench
+ * master} mounts them) and pings at the nodes' interval, spread evenly over it, as real nodes do. Segment
+ * {@code j} belongs to node {@code j % nodes}, so every node has one at least when {@code segments >= nodes}.
+ *
+ * <p>Thread-safe: pings run on one scheduler thread and complete on the event loops; {@link #close()} stops them,
+ * unmounts the segments (when asked) and closes the connections, once.
+ */
+final class FakeNodes implements AutoCloseable {
+    private final List<TransportClient> connections = new ArrayList<>();
+    private final List<List<String>> segmentsOf = new ArrayList<>();
+    private final String idPrefix;
+    private final ScheduledExecutorService pinger;
+    private final AtomicLong pings = new AtomicLong();
+    private final AtomicLong failedPings = new AtomicLong();
+    private volatile String lastPingFailure;
+    /** Set once every segment is mounted: from then on a "re-mount" answer means the master dropped a node. */
+    private volatile boolean mounted;
+
+    /**
+     * Connects {@code nodes} fake nodes to the master at {@code host:port} and mounts {@code segments} segments of
+     * {@code segmentCapacity} bytes over them; every node pings from its connection on, until {@link #close}.
+     */
+    FakeNodes(String host, int port, String idPrefix, int nodes, int segments, long segmentCapacity,
+            Duration pingInterval, TransportSettings settings, EventLoopGroup group) {
+        this.idPrefix = idPrefix;
+        this.pinger = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "bench-scale-ping");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            for (int i = 0; i < nodes; i++) {
+                connections.add(TransportClient.connect(host, port, settings, nodeId(i), group));
+                segmentsOf.add(new ArrayList<>());
+            }
+            // Ping before mounting: mounting many segments can outlast the node TTL, which would expire the first.
+            startPinging(pingInterval);
+            for (int j = 0; j < segments; j++) {
+                int node = j % nodes;
+                String name = nodeId(node) + "-seg" + j;
+                Segment s = Segment.newBuilder().setName(name).setNodeId(nodeId(node))
+                        .setEndpoint("127.0.0.1:" + (40000 + j % 20000)).setCapacity(segmentCapacity)
+                        .setPingIntervalMs(pingInterval.toMillis()).build();
+                connections.get(node).callSync(Opcode.MOUNT_SEGMENT,
+                        MountSegmentRequest.newBuilder().setSegment(s).build(), Empty.parser());
+                segmentsOf.get(node).add(name);
+            }
+            mounted = true;
+        } catch (RuntimeException e) {
+            close(false);
+            throw e;
+        }
+    }
+
+    String nodeId(int i) {
+        return idPrefix + "-node" + i;
+    }
+
+    /** Every node pings every {@code interval}, node {@code i} offset by {@code i / nodes} of it. */
+    private void startPinging(Duration interval) {
+        long period = interval.toNanos();
+        int n = connections.size();
+        for (int i = 0; i < n; i++) {
+            TransportClient c = connections.get(i);
+            String id = nodeId(i);
+            PingRequest ping = PingRequest.newBuilder().setNodeId(id).build();
+            pinger.scheduleAtFixedRate(() -> c.call(Opcode.PING, ping, null).whenComplete((frame, error) -> {
+                if (frame != null) {
+                    boolean remount;
+                    try {
+                        remount = frame.parseControl(PingReply.parser()).getNeedRemount();
+                    } finally {
+                        frame.release();
+                    }
+                    if (remount && mounted) {
+                        failedPings.incrementAndGet();
+                        lastPingFailure = "the master answered " + id + " with re-mount: it dropped the node";
+                    } else {
+                        pings.incrementAndGet();
+                    }
+                } else {
+                    failedPings.incrementAndGet();
+                    lastPingFailure = error.getMessage();
+                }
+            }), period * i / n, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    long pings() {
+        return pings.get();
+    }
+
+    long failedPings() {
+        return failedPings.get();
+    }
+
+    String lastPingFailure() {
+        return lastPingFailure;
+    }
+
+    /** Stops pinging, unmounts every segment when {@code unmount} (erasing the objects on them), closes. */
+    void close(boolean unmount) {
+        pinger.shutdownNow();
+        if (unmount) {
+            for (int i = 0; i < connections.size(); i++) {
+                for (String name : segmentsOf.get(i)) {
+                    connections.get(i).callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                            .setNodeId(nodeId(i)).setSegmentName(name).build(), Empty.parser());
+                }
+            }
+        }
+        connections.forEach(TransportClient::close);
+        connections.clear();
+    }
+
+    @Override
+    public void close() {
+        close(false);
+    }
+}

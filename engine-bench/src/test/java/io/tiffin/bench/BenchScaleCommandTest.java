@@ -1,0 +1,91 @@
+package io.tiffin.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.core.cli.TiffinCli;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code tiffin bench scale} against a master process of its own (java, no launcher, in tests) and its usage errors. */
+class BenchScaleCommandTest {
+    @TempDir
+    Path dir;
+
+    private static int tiffin(ByteArrayOutputStream err, String... args) {
+        return TiffinCli.run(InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
+    }
+
+    @Test
+    void fillsAMasterProcessAndWritesOneSaneRowPerStage() throws Exception {
+        Path csv = dir.resolve("scale.csv");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = tiffin(err, "bench", "scale", "--keys", "120000", "--segments", "20", "--nodes", "20", "--csv",
+                csv.toString());
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        List<String> rows = Files.readAllLines(csv);
+        assertThat(rows.getFirst()).isEqualTo("keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,"
+                + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct");
+        assertThat(rows).hasSize(3); // stages 100000 and 120000
+        long previousHeap = 0;
+        for (int i = 1; i < rows.size(); i++) {
+            String[] f = rows.get(i).split(",", -1);
+            assertThat(f).as(rows.get(i)).hasSize(9);
+            assertThat(Long.parseLong(f[0])).isEqualTo(i == 1 ? 100_000 : 120_000);
+            assertThat(f[1]).isEqualTo("20");
+            long rss = Long.parseLong(f[2]);
+            long heap = Long.parseLong(f[3]);
+            assertThat(rss).as("rss").isGreaterThan(16L << 20);
+            assertThat(heap).as("live heap").isPositive().isLessThan(rss);
+            // 100k keys of metadata take room: more live heap at the larger stage, and some bytes per key
+            assertThat(heap).as("live heap grows with keys").isGreaterThan(previousHeap);
+            previousHeap = heap;
+            assertThat(Double.parseDouble(f[4])).as("bytes per key").isPositive();
+            double p50 = Double.parseDouble(f[5]);
+            double p99 = Double.parseDouble(f[6]);
+            assertThat(p50).as("get p50").isPositive();
+            assertThat(p99).as("get p99").isGreaterThanOrEqualTo(p50);
+            assertThat(Long.parseLong(f[7])).as("batchget keys/s").isPositive();
+            assertThat(Double.parseDouble(f[8])).as("heartbeat cpu %").isPositive().isLessThan(200.0);
+        }
+    }
+
+    @Test
+    void moreNodesThanSegmentsAndZeroKeysAreUsageErrors() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "scale", "--keys", "1000", "--segments", "10", "--nodes", "20")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--nodes (20) must be at most --segments (10)");
+        err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--keys", "0")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("must be >= 1");
+    }
+
+    @Test
+    void stagesGrowTenfoldFromAHundredThousandUpToTheKeys() {
+        assertThat(BenchScaleCommand.stages(20_000)).containsExactly(20_000L);
+        assertThat(BenchScaleCommand.stages(1_000_000)).containsExactly(100_000L, 1_000_000L);
+        assertThat(BenchScaleCommand.stages(2_500_000)).containsExactly(100_000L, 1_000_000L, 2_500_000L);
+    }
+
+    @Test
+    void liveHeapIsTheTotalOfTheClassHistogram() {
+        String histogram = """
+                 num     #instances         #bytes  class name (module)
+                -------------------------------------------------------
+                   1:         12345         987654  [B (java.base@25)
+                   2:           100           3200  java.lang.String (java.base@25)
+                Total         12445         990854
+                """;
+        assertThat(ProcessProbe.parseHistogramTotal(histogram)).isEqualTo(990854L);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ProcessProbe.parseHistogramTotal("no such line"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no Total line");
+    }
+}
