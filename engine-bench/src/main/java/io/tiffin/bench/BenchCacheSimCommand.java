@@ -54,7 +54,7 @@ public final class BenchCacheSimCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--sizes", split = ",", defaultValue = "1,5,10,25",
-            description = "Cache sizes in % of the distinct blocks (default ${DEFAULT-VALUE}).")
+            description = "Cache sizes in %% of the distinct blocks (default ${DEFAULT-VALUE}).")
     List<Double> sizes;
 
     @Option(names = "--policies", split = ",",

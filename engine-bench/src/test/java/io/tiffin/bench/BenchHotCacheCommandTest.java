@@ -18,7 +18,7 @@ class BenchHotCacheCommandTest {
 
     @Test
     void everyApiMeasuresGetAndBatchGetWithTheCacheOffAndOn() throws Exception {
-        for (String api : List.of("view", "into", "bytes")) {
+        for (String api : List.of("view", "into", "get", "bytes")) {
             Path csv = tempDir.resolve(api + ".csv");
             StringWriter out = new StringWriter();
             int code = new CommandLine(new BenchHotCacheCommand()).setOut(new PrintWriter(out)).execute("--keys", "4",
@@ -26,10 +26,11 @@ class BenchHotCacheCommandTest {
                     "--warmup-passes", "1", "--api", api, "--policy", "s3-fifo:small-share=0.3", "--csv", csv.toString());
             assertThat(code).as(out.toString()).isZero();
             List<String> lines = Files.readAllLines(csv);
-            assertThat(lines.getFirst()).isEqualTo("method,cache_size_mb,value_size_mb,keys,rounds,first_round_ms,avg_round_ms");
+            assertThat(lines.getFirst()).isEqualTo("method,cache_size_mb,value_size_mb,keys,rounds,first_round_ms,avg_round_ms,"
+                    + "later_rounds_ms,later_gb_per_s,copy_gb_per_s");
             assertThat(lines.subList(1, lines.size())).extracting(l -> l.split(",")[0] + "/" + !l.split(",")[1].equals("0"))
                     .containsExactly("get/false", "get/true", "batch_get/false", "batch_get/true");
-            assertThat(out.toString()).contains("ratio");
+            assertThat(out.toString()).contains("ratio").contains("GB/s");
         }
     }
 
@@ -38,7 +39,7 @@ class BenchHotCacheCommandTest {
         StringWriter err = new StringWriter();
         assertThat(new CommandLine(new BenchHotCacheCommand()).setErr(new PrintWriter(err)).execute("--api", "mmap"))
                 .isEqualTo(2);
-        assertThat(err.toString()).contains("--api mmap: expected into, bytes or view");
+        assertThat(err.toString()).contains("--api mmap: expected into, get (bytes) or view");
     }
 
     @Test

@@ -19,8 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Thread-safe: a concurrent map; the liveness read is the registry's, under its own lock.
  */
 final class NodeOwners {
-    /** A node id's owner: its key digest ("" = an older node that presents none) and its heartbeat period. */
-    private record Owner(String keyDigest, long pingIntervalMillis) {
+    /**
+     * A node id's owner: its key digest ("" = an older node that presents none), its heartbeat period and when it
+     * mounted (counts as heard from then: a node not yet heard from by ping is not silent since forever).
+     */
+    private record Owner(String keyDigest, long pingIntervalMillis, long sinceMillis) {
     }
 
     private final ConcurrentHashMap<String, Owner> owners = new ConcurrentHashMap<>();
@@ -47,7 +50,8 @@ final class NodeOwners {
         if (o == null || o.keyDigest().equals(peer.keyDigest())) {
             return;
         }
-        long quiet = ticker.millis() - segments.lastHeard(nodeId);
+        // lastHeard is Long.MIN_VALUE before the first ping: the mount itself is the last word heard then
+        long quiet = ticker.millis() - Math.max(segments.lastHeard(nodeId), o.sinceMillis());
         long lease = leaseMillis(o.pingIntervalMillis());
         if (segments.segmentNamesOf(nodeId).isEmpty() || quiet >= lease) {
             return; // its owner is gone (silent, or unmounted): a restarted process may take the id
@@ -66,7 +70,7 @@ final class NodeOwners {
     /** {@code peer}'s connection mounted, re-mounted or attached {@code nodeId}: that process owns it now. */
     void mounted(Peer peer, String nodeId, long pingIntervalMillis) {
         if (peer.remote()) {
-            owners.put(nodeId, new Owner(peer.keyDigest(), pingIntervalMillis));
+            owners.put(nodeId, new Owner(peer.keyDigest(), pingIntervalMillis, ticker.millis()));
         }
     }
 

@@ -261,4 +261,29 @@ class RolesClusterTest {
         restarted.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder().setNodeId("role-node-crashed")
                 .setSegmentName("role-node-crashed-seg1").build(), Empty.parser());
     }
+
+    /**
+     * A node process that crashed after its mount and before its first heartbeat (never heard from by ping): its
+     * restart mounts once the lease has passed since the mount, rather than being refused for ever.
+     */
+    @Test
+    void aNodeThatCrashedBeforeItsFirstPingIsReplacedOnceSilent() {
+        MountSegmentRequest first = MountSegmentRequest.newBuilder().setSegment(Segment.newBuilder()
+                .setName("role-node-early-seg0").setNodeId("role-node-early").setEndpoint("127.0.0.1:9")
+                .setCapacity(1 << 20).setIncarnation(5).setPingIntervalMs(200)).build();
+        otherProcess("node-secret", "role-node-early").call(address, Opcode.MOUNT_SEGMENT, first, Empty.parser());
+        BlockingConnectionPool restarted = otherProcess("node-secret", "role-node-early");
+        MountSegmentRequest again = MountSegmentRequest.newBuilder().setSegment(Segment.newBuilder()
+                .setName("role-node-early-seg1").setNodeId("role-node-early").setEndpoint("127.0.0.1:9")
+                .setCapacity(1 << 20).setIncarnation(6).setPingIntervalMs(200)).build();
+        assertThatThrownBy(() -> restarted.call(address, Opcode.MOUNT_SEGMENT, again, Empty.parser()))
+                .as("right after the first process's mount, the id is still its own")
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_ALREADY_EXISTS));
+        // well before master.node-ttl (10 s) would drop the silent node's segment: the lease (1 s) counts from the mount
+        await("the silent owner's lease ends").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100))
+                .ignoreException(TiffinException.class)
+                .until(() -> restarted.call(address, Opcode.MOUNT_SEGMENT, again, Empty.parser()) != null);
+        assertThat(master.service().segmentViews()).anyMatch(v -> v.name().equals("role-node-early-seg1"));
+    }
 }
