@@ -30,6 +30,9 @@ import java.util.random.RandomGenerator;
  *   <li>{@link Removal} — removals, their {@link CacheHold}s and the {@link Quarantine} of leased buffers;</li>
  *   <li>{@link Evictor} — memory eviction;</li>
  *   <li>{@link TierCoordinator} — the SSD tier (offload, promotion, SSD copies), over {@link StorageTier};</li>
+ *   <li>{@link PutDeadlines} — puts in progress and SSD-tier tasks by their timeouts ({@code master.put-timeout});</li>
+ *   <li>{@link Expiry} — expiry deadlines (TTL) of objects;</li>
+ *   <li>{@link NodeOwners} — which process owns each mounted node id;</li>
  *   <li>{@link RestartGuard} — answers held back after a master restart.</li>
  * </ul>
  * All of them read the same {@link Ticker}.
