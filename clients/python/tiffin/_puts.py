@@ -48,9 +48,6 @@ class Puts:
             except TiffinError as e:
                 if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
                     return  # Mooncake's rule: a put of an existing (complete) key is a successful no-op
-                if e.code == "INVALID_PARAMS" and src.size == 0:
-                    raise TiffinError("INVALID_PARAMS", f"put {key!r}: the master refused the empty value ({e}); "
-                                                        "it stores objects of at least 1 byte") from None
                 if e.code not in ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY") or attempt >= PUT_RETRIES:
                     raise
                 # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon
