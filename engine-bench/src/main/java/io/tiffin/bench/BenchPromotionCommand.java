@@ -127,7 +127,7 @@ public final class BenchPromotionCommand implements Callable<Integer> {
                         }
                     }
                     out.printf("Queued the backlog: %d objects read twice in %.0f ms; promotions queued at the master: %d%n",
-                            objects, (System.nanoTime() - backlogStart) / 1e6, master.service().promotionsQueued());
+                            objects, (System.nanoTime() - backlogStart) / 1e6, master.service().ssdTier().promotionsQueued());
 
                     // The hot objects, read over and over until all are in memory.
                     List<String> hotKeys = new ArrayList<>();
@@ -148,7 +148,7 @@ public final class BenchPromotionCommand implements Callable<Integer> {
                             break;
                         }
                     }
-                    int backlogLeftWhenHotDone = master.service().promotionsQueued();
+                    int backlogLeftWhenHotDone = master.service().ssdTier().promotionsQueued();
 
                     // The backlog drains.
                     long drained = -1;

@@ -98,11 +98,11 @@ public final class MasterMetrics {
                 .help("Buffers of stuck puts freed after the release timeout")
                 .callback(cb -> cb.call(master.counters().putStartReleases())).register(registry);
         GaugeWithCallback.builder().name("tiffin_master_ssd_capacity_bytes").help("SSD capacity registered by nodes")
-                .callback(cb -> cb.call(master.ssdCapacityBytes())).register(registry);
+                .callback(cb -> cb.call(master.ssdTier().ssdCapacityBytes())).register(registry);
         GaugeWithCallback.builder().name("tiffin_master_offloads_in_flight").help("Offload tasks queued or running")
-                .callback(cb -> cb.call(master.offloadsInFlight())).register(registry);
+                .callback(cb -> cb.call(master.ssdTier().offloadsInFlight())).register(registry);
         GaugeWithCallback.builder().name("tiffin_master_promotions_queued").help("Promotion tasks waiting for a node")
-                .callback(cb -> cb.call(master.promotionsQueued())).register(registry);
+                .callback(cb -> cb.call(master.ssdTier().promotionsQueued())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_offloads_total").help("Objects copied to an SSD tier")
                 .callback(cb -> cb.call(master.counters().offloads())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_offload_failures_total")

@@ -536,7 +536,7 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.REGISTER_STORAGE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.StorageRegistration.parser());
             actForNode(r, req.getNodeId(), "REGISTER_STORAGE");
-            master.registerStorage(req.getNodeId(), req.getCapacity());
+            master.ssdTier().registerStorage(req.getNodeId(), req.getCapacity());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.REPORT_DISK_OBJECTS, r -> {
@@ -551,35 +551,35 @@ public final class MasterRpcService implements InProcessMaster {
                 sizes.add(o.getSize());
                 versions.add(o.getVersion());
             }
-            master.reportDiskObjects(req.getNodeId(), keys, sizes, versions);
+            master.ssdTier().reportDiskObjects(req.getNodeId(), keys, sizes, versions);
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
             actForNode(r, req.getNodeId(), "POLL_TASKS");
-            var tasks = master.pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
+            var tasks = master.ssdTier().pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
             actForNode(r, req.getNodeId(), "OFFLOAD_DONE");
-            master.offloadFailed(req.getNodeId(), req.getFailedList());
+            master.ssdTier().offloadFailed(req.getNodeId(), req.getFailedList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.PROMOTION_START, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionStartRequest.parser());
             actForNode(r, req.getNodeId(), "PROMOTION_START");
-            KeyResult<ReplicaDescriptor> res = master.promotionStart(req.getNodeId(), req.getKey());
+            KeyResult<ReplicaDescriptor> res = master.ssdTier().promotionStart(req.getNodeId(), req.getKey());
             throwIfFailed(res.code(), req.getKey());
             // the object is held by its promotion task (not replaced meanwhile): its checksum for the node to check
             return PutStartReply.newBuilder().addReplicas(Messages.toMsg(res.value()))
-                    .setCrc32C(master.checksumOf(req.getKey())).build();
+                    .setCrc32C(master.ssdTier().checksumOf(req.getKey())).build();
         });
         bind(server, executor, Opcode.PROMOTION_END, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.PromotionEndRequest.parser());
             actForNode(r, req.getNodeId(), "PROMOTION_END");
-            throwIfFailed(master.promotionEnd(req.getNodeId(), req.getKey(), req.getReplicaId(), req.getSuccess()),
+            throwIfFailed(master.ssdTier().promotionEnd(req.getNodeId(), req.getKey(), req.getReplicaId(), req.getSuccess()),
                     req.getKey());
             return Empty.getDefaultInstance();
         });
@@ -587,7 +587,7 @@ public final class MasterRpcService implements InProcessMaster {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskEvicted.parser());
             actForNode(r, req.getNodeId(), "EVICT_DISK_REPLICA");
             limits.checkBatch(Opcode.EVICT_DISK_REPLICA, req.getKeysCount());
-            master.evictDiskReplicas(req.getNodeId(), req.getKeysList());
+            master.ssdTier().evictDiskReplicas(req.getNodeId(), req.getKeysList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.CLIENT_REPORT, r -> {

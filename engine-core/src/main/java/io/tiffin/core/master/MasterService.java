@@ -29,7 +29,8 @@ import java.util.random.RandomGenerator;
  *   <li>{@link ReplicaLookup} — getReplicaList and exists, granting leases;</li>
  *   <li>{@link Removal} — removals, their {@link CacheHold}s and the {@link Quarantine} of leased buffers;</li>
  *   <li>{@link Evictor} — memory eviction;</li>
- *   <li>{@link TierCoordinator} — the SSD tier (offload, promotion, SSD copies), over {@link StorageTier};</li>
+ *   <li>{@link TierCoordinator} — the SSD tier (offload, promotion, SSD copies), over {@link StorageTier}; nodes
+ *       reach it through {@link SsdTierService};</li>
  *   <li>{@link PutDeadlines} — puts in progress and SSD-tier tasks by their timeouts ({@code master.put-timeout});</li>
  *   <li>{@link Expiry} — expiry deadlines (TTL) of objects;</li>
  *   <li>{@link NodeOwners} — which process owns each mounted node id;</li>
@@ -50,10 +51,6 @@ import java.util.random.RandomGenerator;
  * {@link #runEvictionOnce()}, {@link #releaseStuckPuts()} and {@link #expireNodes()}, so tests can run
  * it deterministically with a manual {@link Ticker}.
  *
- * <p>Why it runs past 700 lines: it is the one facade over the parts above, and most of its length is one-line
- * delegations whose javadoc states each call's codes (the contract the RPC layer and tests rely on); the logic
- * lives in the parts. A new concern gets its own part, not code here.
- *
  * <p>Thread-safe.
  */
 public final class MasterService {
@@ -69,6 +66,7 @@ public final class MasterService {
     private final Quarantine quarantine;
     private final Removal removal;
     private final Expiry expiry;
+    private final SsdTierService ssdTier;
     private final PutCoordinator puts;
     private final ReplicaLookup lookups;
     private final Evictor evictor;
@@ -98,6 +96,7 @@ public final class MasterService {
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, ticker);
+        ssdTier = new SsdTierService(tier, table);
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
                 deadlines);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
@@ -658,90 +657,8 @@ public final class MasterService {
 
     // ------------------------------------------------------------------ SSD tier
 
-    public TierSettings tierSettings() {
-        return tier.settings();
-    }
-
-    /** Bytes of SSD capacity registered by live nodes. */
-    public long ssdCapacityBytes() {
-        return tier.ssdCapacityBytes();
-    }
-
-    public int offloadsInFlight() {
-        return tier.offloadsInFlight();
-    }
-
-    public int promotionsQueued() {
-        return tier.promotionsQueued();
-    }
-
-    /**
-     * A node announces its SSD tier. It must have mounted a segment first (that gives its endpoint).
-     *
-     * @throws TiffinException {@code SEGMENT_NOT_FOUND} when it has not
-     */
-    public void registerStorage(String nodeId, long capacity) {
-        tier.registerStorage(nodeId, capacity);
-    }
-
-    /**
-     * Records SSD copies a node holds: after a restart (everything its scan found) or after an offload.
-     * An object the master does not know is created from its SSD copy (with a new version); one whose
-     * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
-     * offload its memory replicas are freed now (kept until the lease ends if it is being read).
-     *
-     * @throws TiffinException {@code SEGMENT_NOT_FOUND} when the node has no registered SSD tier
-     */
-    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
-        tier.reportDiskObjects(nodeId, keys, sizes, List.of());
-    }
-
-    /**
-     * As {@link #reportDiskObjects(String, List, List)} with each copy's version ({@code versions}: parallel, 0 =
-     * unknown): after a takeover an object known only from its SSD copy keeps its version, and a recovered object
-     * of that version gets the copy.
-     */
-    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
-        tier.reportDiskObjects(nodeId, keys, sizes, versions);
-    }
-
-    /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
-    public void offloadFailed(String nodeId, List<String> keys) {
-        tier.offloadFailed(nodeId, keys);
-    }
-
-    /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
-    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
-        return tier.pollTasks(nodeId, maxOffloads, maxPromotions);
-    }
-
-    /**
-     * Allocates the memory replica of a promotion (on the node's own segment when it fits) and returns
-     * where to write it. Codes: OBJECT_NOT_FOUND (removed meanwhile), OBJECT_ALREADY_EXISTS (already in
-     * memory), NO_AVAILABLE_HANDLE, INTERNAL_ERROR (the allocation strategy failed).
-     */
-    public KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
-        return tier.promotionStart(nodeId, key);
-    }
-
-    /** The CRC32C its writer gave the object at {@code key} (0 = none, or no such object). */
-    public int checksumOf(String key) {
-        return table.inShard(key, shard -> {
-            ObjectMetadata m = shard.objects.get(key);
-            return m == null ? ObjectLocation.NO_CHECKSUM : m.crc32c;
-        });
-    }
-
-    /**
-     * Completes (or abandons) a promotion's memory replica. A failed promotion leaves the SSD copy
-     * readable. Codes: OBJECT_NOT_FOUND, REPLICA_NOT_FOUND.
-     */
-    public ErrorCode promotionEnd(String nodeId, String key, long replicaId, boolean success) {
-        return tier.promotionEnd(nodeId, key, replicaId, success);
-    }
-
-    /** A node's backend is about to delete these SSD copies: forget them (erasing objects left with nothing). */
-    public void evictDiskReplicas(String nodeId, List<String> keys) {
-        tier.evictDiskReplicas(nodeId, keys);
+    /** The SSD tier's side of the master: nodes' reports, offload and promotion tasks, its gauges. */
+    public SsdTierService ssdTier() {
+        return ssdTier;
     }
 }

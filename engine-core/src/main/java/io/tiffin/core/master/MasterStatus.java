@@ -154,15 +154,15 @@ final class MasterStatus {
     }
 
     private void ssdPart(JsonText j, long now) {
-        TierSettings tier = master.tierSettings();
+        TierSettings tier = master.ssdTier().tierSettings();
         long[] tally = ssdTally(now);
         MasterCounters c = master.counters();
         j.name("ssd").beginObject().field("offload_mode", tier.offloadMode().name().toLowerCase(Locale.ROOT)
                         .replace('_', '-'))
-                .field("capacity_bytes", master.ssdCapacityBytes()).field("objects", tally[0])
+                .field("capacity_bytes", master.ssdTier().ssdCapacityBytes()).field("objects", tally[0])
                 .field("bytes", tally[1]).field("counted_ms_ago", now - ssdTallyMillis)
-                .field("offloads_in_flight", master.offloadsInFlight())
-                .field("promotions_queued", master.promotionsQueued())
+                .field("offloads_in_flight", master.ssdTier().offloadsInFlight())
+                .field("promotions_queued", master.ssdTier().promotionsQueued())
                 .field("offloads_total", c.offloads()).field("offload_failures_total", c.offloadFailures())
                 .field("promotions_total", c.promotions()).field("promotion_failures_total", c.promotionFailures())
                 .field("disk_evictions_total", c.diskEvictions()).endObject();

@@ -439,11 +439,11 @@ class CliTest {
 
     @Test
     void nodeCommandWithAStoragePathJoinsWithAnSsdTier() throws Exception {
-        long before = tiffin.master().service().ssdCapacityBytes();
+        long before = tiffin.master().service().ssdTier().ssdCapacityBytes();
         Running node = new Running("Tiffin node", "node", "--master", master, "--segment-size", "16MiB",
                 "--storage-path", dir.resolve("ssd").toString());
         assertThat(node.out()).as(node.err()).contains("Tiffin node");
-        assertThat(tiffin.master().service().ssdCapacityBytes()).isGreaterThan(before);
+        assertThat(tiffin.master().service().ssdTier().ssdCapacityBytes()).isGreaterThan(before);
         assertThat(dir.resolve("ssd")).isDirectory();
         assertThat(node.stop()).isZero();
     }

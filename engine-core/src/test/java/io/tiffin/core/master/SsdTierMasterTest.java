@@ -49,7 +49,7 @@ class SsdTierMasterTest {
     private MasterService withSsdNode(TierSettings.OffloadMode mode, int offloadLimit, String nodeId) {
         MasterService m = master(mode, offloadLimit);
         m.mountSegment("s-" + nodeId, nodeId, "ep-" + nodeId, 64 * MiB);
-        m.registerStorage(nodeId, 1L << 30);
+        m.ssdTier().registerStorage(nodeId, 1L << 30);
         return m;
     }
 
@@ -67,19 +67,19 @@ class SsdTierMasterTest {
     void anUpsertIsRefusedWhileANodeOffloadsTheObject() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
         put(m, "k", 4096, PutOptions.DEFAULT);
-        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1); // the node now reads the memory replica
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1); // the node now reads the memory replica
 
         assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
         assertThat(m.putStart("other", "k", 4096, PutOptions.DEFAULT.withUpsert(true)).code())
                 .as("an upsert would hand the buffer the node reads to a new writer")
                 .isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
 
-        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
-        assertThat(m.offloadsInFlight()).isZero();
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
         put(m, "k", 4096, PutOptions.DEFAULT.withUpsert(true));
-        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
-        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
-        assertThat(m.offloadsInFlight()).isZero();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
         assertThat(onSsd(m, "k")).isTrue();
     }
 
@@ -87,7 +87,7 @@ class SsdTierMasterTest {
     void anOffloadWhoseNodeNeverReportsIsAbandonedAfterTheReleaseTimeout() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
         put(m, "k", 4096, PutOptions.DEFAULT);
-        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1); // and the node's report is lost
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1); // and the node's report is lost
 
         ticker.advance(release.minusSeconds(1));
         m.releaseStuckPuts();
@@ -96,11 +96,11 @@ class SsdTierMasterTest {
         ticker.advance(Duration.ofSeconds(2));
         m.releaseStuckPuts();
         assertThat(m.counters().abandonedTasks()).isEqualTo(1);
-        assertThat(m.offloadsInFlight()).isZero();
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
         // a report that comes after all is a copy the master no longer expects: deleted, not listed
-        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
         assertThat(onSsd(m, "k")).isFalse();
-        assertThat(m.pollTasks("n1", 10, 0).deletes()).containsExactly("k");
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).containsExactly("k");
         assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
     }
 
@@ -108,15 +108,15 @@ class SsdTierMasterTest {
     void aNodeThatDiesAfterTakingOffloadsGivesTheirSlotsBack() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 1, "n1");
         put(m, "a", 4096, PutOptions.DEFAULT);
-        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
 
         m.forgetNode("n1");
 
-        assertThat(m.offloadsInFlight()).isZero();
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
         m.mountSegment("s2", "n2", "ep2", 64 * MiB);
-        m.registerStorage("n2", 1L << 30);
+        m.ssdTier().registerStorage("n2", 1L << 30);
         put(m, "b", 4096, PutOptions.DEFAULT);
-        assertThat(m.pollTasks("n2", 10, 0).offloads()).as("the only slot is free again").hasSize(1);
+        assertThat(m.ssdTier().pollTasks("n2", 10, 0).offloads()).as("the only slot is free again").hasSize(1);
     }
 
     @Test
@@ -124,14 +124,14 @@ class SsdTierMasterTest {
         MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
         m.mountSegment("sM", "nM", "epM", 64 * MiB, 1);
         m.mountSegment("sN-1", "nN", "epN", 64 * MiB, 1);
-        m.registerStorage("nN", 1L << 30);
+        m.ssdTier().registerStorage("nN", 1L << 30);
         put(m, "k", 4096, PutOptions.DEFAULT.withReplicas(2));
-        assertThat(m.pollTasks("nN", 10, 0).offloads()).hasSize(1);
+        assertThat(m.ssdTier().pollTasks("nN", 10, 0).offloads()).hasSize(1);
 
         m.mountSegment("sN-2", "nN", "epN", 64 * MiB, 2); // crashed and restarted within its TTL
-        m.registerStorage("nN", 1L << 30);
+        m.ssdTier().registerStorage("nN", 1L << 30);
 
-        assertThat(m.offloadsInFlight()).isZero();
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
         assertThat(m.getReplicaList("k").isOk()).as("the replica on nM").isTrue();
         assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
     }
@@ -139,8 +139,8 @@ class SsdTierMasterTest {
     @Test
     void aPromotionThatNeverEndsIsReapedAfterTheReleaseTimeout() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
-        m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
-        assertThat(m.promotionStart("nA", "k").code()).isEqualTo(ErrorCode.OK); // PROMOTION_END never comes
+        m.ssdTier().reportDiskObjects("nA", List.of("k"), List.of(4096L));
+        assertThat(m.ssdTier().promotionStart("nA", "k").code()).isEqualTo(ErrorCode.OK); // PROMOTION_END never comes
         assertThat(m.usedBytes()).isPositive();
 
         ticker.advance(release.plusSeconds(1));
@@ -149,7 +149,7 @@ class SsdTierMasterTest {
         assertThat(m.counters().abandonedTasks()).isEqualTo(1);
         assertThat(m.usedBytes()).as("the promotion's buffer").isZero();
         assertThat(m.getReplicaList("k").isOk()).as("still readable from SSD").isTrue();
-        assertThat(m.promotionStart("nA", "k").code()).as("may be promoted again").isEqualTo(ErrorCode.OK);
+        assertThat(m.ssdTier().promotionStart("nA", "k").code()).as("may be promoted again").isEqualTo(ErrorCode.OK);
         m.releaseStuckPuts();
         assertThat(m.remove("k", true)).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY); // the new promotion writes
     }
@@ -159,9 +159,9 @@ class SsdTierMasterTest {
         MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
         m.mountSegment("sA", "nA", "epA", MiB);
         m.mountSegment("sB", "nB", "epB", 64 * MiB);
-        m.registerStorage("nA", 1L << 30);
-        m.reportDiskObjects("nA", List.of("k"), List.of(2 * MiB)); // does not fit in nA's own segment
-        ReplicaDescriptor target = m.promotionStart("nA", "k").value();
+        m.ssdTier().registerStorage("nA", 1L << 30);
+        m.ssdTier().reportDiskObjects("nA", List.of("k"), List.of(2 * MiB)); // does not fit in nA's own segment
+        ReplicaDescriptor target = m.ssdTier().promotionStart("nA", "k").value();
         assertThat(target.segment()).isEqualTo("sB");
 
         m.forgetNode("nA");
@@ -176,9 +176,9 @@ class SsdTierMasterTest {
     @Test
     void aReadThatFindsNothingKeepsAPromotionsBufferFromNewPuts() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
-        m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
-        ReplicaDescriptor target = m.promotionStart("nA", "k").value(); // nA copies SSD -> target
-        m.evictDiskReplicas("nA", List.of("k"));                         // its backend drops the file meanwhile
+        m.ssdTier().reportDiskObjects("nA", List.of("k"), List.of(4096L));
+        ReplicaDescriptor target = m.ssdTier().promotionStart("nA", "k").value(); // nA copies SSD -> target
+        m.ssdTier().evictDiskReplicas("nA", List.of("k"));                         // its backend drops the file meanwhile
 
         assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
         KeyResult<List<ReplicaDescriptor>> other = m.putStart("writer", "other", 4096, PutOptions.DEFAULT);
@@ -190,40 +190,40 @@ class SsdTierMasterTest {
     @Test
     void anUpsertIsRefusedWhileAPromotionWritesTheObject() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
-        m.reportDiskObjects("nA", List.of("k"), List.of(4096L));
-        ReplicaDescriptor target = m.promotionStart("nA", "k").value();
+        m.ssdTier().reportDiskObjects("nA", List.of("k"), List.of(4096L));
+        ReplicaDescriptor target = m.ssdTier().promotionStart("nA", "k").value();
 
         assertThat(m.putStart("writer", "k", 4096, PutOptions.DEFAULT.withUpsert(true)).code())
                 .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
 
-        assertThat(m.promotionEnd("nA", "k", target.replicaId(), true)).isEqualTo(ErrorCode.OK);
+        assertThat(m.ssdTier().promotionEnd("nA", "k", target.replicaId(), true)).isEqualTo(ErrorCode.OK);
         put(m, "k", 4096, PutOptions.DEFAULT.withUpsert(true));
     }
 
     @Test
     void aKeyRemovedWhileItsSsdNodeWasAwayDoesNotComeBack() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nN");
-        m.reportDiskObjects("nN", List.of("k"), List.of(4096L));
+        m.ssdTier().reportDiskObjects("nN", List.of("k"), List.of(4096L));
         assertThat(m.remove("k", false)).isEqualTo(ErrorCode.OK); // the delete waits for nN's next poll
         ticker.advance(MasterSettings.defaults().nodeTtl().plusSeconds(1));
         assertThat(m.expireNodes()).containsExactly("nN");         // before it polled
 
         m.mountSegment("sN2", "nN", "epN", 64 * MiB);              // back: mount, register, report its scan
-        m.registerStorage("nN", 1L << 30);
-        m.reportDiskObjects("nN", List.of("k"), List.of(4096L));
+        m.ssdTier().registerStorage("nN", 1L << 30);
+        m.ssdTier().reportDiskObjects("nN", List.of("k"), List.of(4096L));
 
         assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
-        assertThat(m.pollTasks("nN", 10, 0).deletes()).containsExactly("k");
+        assertThat(m.ssdTier().pollTasks("nN", 10, 0).deletes()).containsExactly("k");
         assertThat(m.putStart("writer", "k", 4096, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OK);
     }
 
     @Test
     void aRepeatedEvictionNoticeDropsAndCountsOnce() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "n1");
-        m.reportDiskObjects("n1", List.of("k", "j"), List.of(4096L, 4096L));
+        m.ssdTier().reportDiskObjects("n1", List.of("k", "j"), List.of(4096L, 4096L));
 
-        m.evictDiskReplicas("n1", List.of("k"));
-        m.evictDiskReplicas("n1", List.of("k", "unknown")); // retried, and a key the master never had
+        m.ssdTier().evictDiskReplicas("n1", List.of("k"));
+        m.ssdTier().evictDiskReplicas("n1", List.of("k", "unknown")); // retried, and a key the master never had
 
         assertThat(m.counters().diskEvictions()).isEqualTo(1);
         assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
@@ -234,13 +234,13 @@ class SsdTierMasterTest {
     void aNewCopyOffloadedBeforeTheNodePolledAnOldDeleteIsKept() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
         put(m, "k", 4096, PutOptions.DEFAULT);
-        assertThat(m.pollTasks("n1", 10, 0).offloads()).hasSize(1);
-        m.reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
         assertThat(m.remove("k", false)).isEqualTo(ErrorCode.OK); // delete of k queued for n1
 
         put(m, "k", 4096, PutOptions.DEFAULT);                     // new k, offloaded to n1 again
 
-        StorageTier.Tasks tasks = m.pollTasks("n1", 10, 0);
+        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
         assertThat(tasks.offloads()).extracting(t -> t.getKey()).containsExactly("k");
         assertThat(tasks.deletes()).as("it would delete the new copy").doesNotContain("k");
     }

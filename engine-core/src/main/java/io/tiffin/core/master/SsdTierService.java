@@ -1,0 +1,113 @@
+package io.tiffin.core.master;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.ObjectLocation;
+import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
+import java.util.List;
+
+/**
+ * The SSD tier's side of the master, as nodes and operators reach it: a node registers its SSD tier, reports the
+ * copies it holds, polls offload and promotion tasks and reports their outcome; the gauges read the tier's
+ * counts. It delegates to the {@link TierCoordinator} (the tier's logic) and reads the object table for the
+ * checksum a promotion must match. {@link MasterService} holds one ({@link MasterService#ssdTier()}).
+ *
+ * <p>Thread-safe: it holds no state of its own; the coordinator and the table lock as their javadoc says.
+ */
+public final class SsdTierService {
+    private final TierCoordinator tier;
+    private final ObjectTable table;
+
+    SsdTierService(TierCoordinator tier, ObjectTable table) {
+        this.tier = tier;
+        this.table = table;
+    }
+
+    public TierSettings tierSettings() {
+        return tier.settings();
+    }
+
+    /** Bytes of SSD capacity registered by live nodes. */
+    public long ssdCapacityBytes() {
+        return tier.ssdCapacityBytes();
+    }
+
+    public int offloadsInFlight() {
+        return tier.offloadsInFlight();
+    }
+
+    public int promotionsQueued() {
+        return tier.promotionsQueued();
+    }
+
+    /**
+     * A node announces its SSD tier. It must have mounted a segment first (that gives its endpoint).
+     *
+     * @throws TiffinException {@code SEGMENT_NOT_FOUND} when it has not
+     */
+    public void registerStorage(String nodeId, long capacity) {
+        tier.registerStorage(nodeId, capacity);
+    }
+
+    /**
+     * Records SSD copies a node holds: after a restart (everything its scan found) or after an offload.
+     * An object the master does not know is created from its SSD copy (with a new version); one whose
+     * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
+     * offload its memory replicas are freed now (kept until the lease ends if it is being read).
+     *
+     * @throws TiffinException {@code SEGMENT_NOT_FOUND} when the node has no registered SSD tier
+     */
+    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
+        tier.reportDiskObjects(nodeId, keys, sizes, List.of());
+    }
+
+    /**
+     * As {@link #reportDiskObjects(String, List, List)} with each copy's version ({@code versions}: parallel, 0 =
+     * unknown): after a takeover an object known only from its SSD copy keeps its version, and a recovered object
+     * of that version gets the copy.
+     */
+    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
+        tier.reportDiskObjects(nodeId, keys, sizes, versions);
+    }
+
+    /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
+    public void offloadFailed(String nodeId, List<String> keys) {
+        tier.offloadFailed(nodeId, keys);
+    }
+
+    /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
+    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
+        return tier.pollTasks(nodeId, maxOffloads, maxPromotions);
+    }
+
+    /**
+     * Allocates the memory replica of a promotion (on the node's own segment when it fits) and returns
+     * where to write it. Codes: OBJECT_NOT_FOUND (removed meanwhile), OBJECT_ALREADY_EXISTS (already in
+     * memory), NO_AVAILABLE_HANDLE, INTERNAL_ERROR (the allocation strategy failed).
+     */
+    public KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
+        return tier.promotionStart(nodeId, key);
+    }
+
+    /** The CRC32C its writer gave the object at {@code key} (0 = none, or no such object). */
+    public int checksumOf(String key) {
+        return table.inShard(key, shard -> {
+            ObjectMetadata m = shard.objects.get(key);
+            return m == null ? ObjectLocation.NO_CHECKSUM : m.crc32c;
+        });
+    }
+
+    /**
+     * Completes (or abandons) a promotion's memory replica. A failed promotion leaves the SSD copy
+     * readable. Codes: OBJECT_NOT_FOUND, REPLICA_NOT_FOUND.
+     */
+    public ErrorCode promotionEnd(String nodeId, String key, long replicaId, boolean success) {
+        return tier.promotionEnd(nodeId, key, replicaId, success);
+    }
+
+    /** A node's backend is about to delete these SSD copies: forget them (erasing objects left with nothing). */
+    public void evictDiskReplicas(String nodeId, List<String> keys) {
+        tier.evictDiskReplicas(nodeId, keys);
+    }
+}
