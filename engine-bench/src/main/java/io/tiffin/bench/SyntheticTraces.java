@@ -79,7 +79,7 @@ final class SyntheticTraces {
 
         void write(int requests, Writer writer) throws IOException {
             SplittableRandom random = new SplittableRandom(seed);
-            double[] cumulative = zipf(prompts, skew);
+            double[] cumulative = TraceGenerator.zipf(prompts, skew);
             long[][] opening = new long[prompts][];
             long[] nextId = {0};
             PriorityQueue<Turn> due = new PriorityQueue<>((a, b) -> a.time() != b.time()
@@ -95,7 +95,7 @@ final class SyntheticTraces {
                     s = t.session();
                 } else {
                     now = arrival;
-                    int p = pick(cumulative, random.nextDouble());
+                    int p = TraceGenerator.pick(cumulative, random.nextDouble());
                     if (opening[p] == null) {
                         opening[p] = fresh(nextId, promptMin + random.nextInt(promptMax - promptMin + 1));
                     }
@@ -132,33 +132,6 @@ final class SyntheticTraces {
             System.arraycopy(b, 0, out, a.length, b.length);
             return out;
         }
-    }
-
-    private static double[] zipf(int n, double exponent) {
-        double[] cumulative = new double[n];
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            sum += 1 / Math.pow(i + 1, exponent);
-            cumulative[i] = sum;
-        }
-        for (int i = 0; i < n; i++) {
-            cumulative[i] /= sum;
-        }
-        return cumulative;
-    }
-
-    private static int pick(double[] cumulative, double u) {
-        int low = 0;
-        int high = cumulative.length - 1;
-        while (low < high) {
-            int mid = (low + high) >>> 1;
-            if (cumulative[mid] < u) {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        return low;
     }
 
     /** A one-line description of what was written, for the command's output. */

@@ -127,7 +127,8 @@ public final class TraceGenerator implements Callable<Integer> {
         writer.write(line.append("]}\n").toString());
     }
 
-    private static double[] zipf(int n, double exponent) {
+    /** Cumulative Zipf probabilities of ranks 1..n with {@code exponent} (last = 1). */
+    static double[] zipf(int n, double exponent) {
         double[] cumulative = new double[n];
         double sum = 0;
         for (int i = 0; i < n; i++) {
@@ -140,7 +141,8 @@ public final class TraceGenerator implements Callable<Integer> {
         return cumulative;
     }
 
-    private static int pick(double[] cumulative, double u) {
+    /** The rank (0-based) whose cumulative probability first reaches {@code u} (uniform in [0, 1)). */
+    static int pick(double[] cumulative, double u) {
         int low = 0;
         int high = cumulative.length - 1;
         while (low < high) {
