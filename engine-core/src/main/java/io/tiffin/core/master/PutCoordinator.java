@@ -338,7 +338,9 @@ final class PutCoordinator {
             return ErrorCode.OK; // its writer's PutEnd, retried after a failover
         }
         if (!m.writerId.equals(clientId)) {
-            return ErrorCode.ILLEGAL_CLIENT;
+            // a replacement freed after master.put-timeout: the replaced object is still the key's
+            return pending == null && deadlines.timedOutAt(key, now) >= 0 ? ErrorCode.INVALID_WRITE
+                    : ErrorCode.ILLEGAL_CLIENT;
         }
         if (!m.processing) {
             return m.allComplete() ? ErrorCode.OK : ErrorCode.INVALID_WRITE;

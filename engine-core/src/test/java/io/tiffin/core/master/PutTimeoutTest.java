@@ -70,6 +70,26 @@ class PutTimeoutTest {
                 .isNull();
     }
 
+    /** A replacing put (the gateway's SET) abandoned: its space comes back, the value it was to replace stays. */
+    @Test
+    void anAbandonedReplacementFreesItsSpaceAndLeavesTheReplacedValue() {
+        assertThat(master.putStart("w1", "k", 4096, PutOptions.DEFAULT, 1).code()).isEqualTo(ErrorCode.OK);
+        assertThat(master.putEnd("w1", "k")).isEqualTo(ErrorCode.OK);
+        PutOptions set = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+        assertThat(master.putStart("w2", "k", 8192, set, 2).code()).isEqualTo(ErrorCode.OK);
+        assertThat(used()).isEqualTo(4096 + 8192);
+
+        ticker.advance(TIMEOUT);
+        assertThat(master.releaseStuckPuts()).isEqualTo(1);
+        assertThat(used()).as("the replacement's space is free").isEqualTo(4096);
+        assertThat(master.counters().putTimeouts()).isEqualTo(1);
+        assertThat(master.getReplicaList("k").value().size()).as("the replaced value stays").isEqualTo(4096);
+        ErrorCode late = master.putEnd("w2", "k");
+        assertThat(late).isEqualTo(ErrorCode.INVALID_WRITE);
+        assertThat(master.timedOutPutEnd("k", late)).contains("the put timed out").endsWith("put the object again");
+        assertThat(master.getReplicaList("k").value().size()).isEqualTo(4096);
+    }
+
     @Test
     void putsThatEndOrAreRevokedInTimeAreNotTouchedAndLeaveNothingToWatch() {
         for (int i = 0; i < 1000; i++) {
