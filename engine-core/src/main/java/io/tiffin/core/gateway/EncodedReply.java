@@ -33,7 +33,9 @@ final class EncodedReply extends DefaultByteBufHolder implements RedisMessage {
         int n = value.readableBytes();
         byte[] header = ("$" + n + "\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         try {
-            value.addComponent(true, 0, io.netty.buffer.Unpooled.directBuffer(header.length).writeBytes(header));
+            // pooled and direct: a heap piece would make Netty copy the whole composite before the socket write
+            value.addComponent(true, 0, io.netty.buffer.ByteBufAllocator.DEFAULT.directBuffer(header.length)
+                    .writeBytes(header));
             value.addComponent(true, CRLF.duplicate());
         } catch (RuntimeException e) {
             value.release();
