@@ -47,6 +47,29 @@ class BenchMasterCommandTest {
         }
     }
 
+    /** The multiplexed Netty client still drives the master (the comparison with the default blocking callers). */
+    @Test
+    void batchGetsRunThroughTheEventLoopClientToo() throws Exception {
+        Path csv = dir.resolve("event-loop.csv");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = tiffin(err, "bench", "master", "--operation", "BatchGet", "--client-transport", "event-loop",
+                "--num-segments", "4", "--num-keys", "300", "--batch-size", "16", "--duration", "1", "--warmup", "0",
+                "--csv", csv.toString());
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        String[] cells = Files.readAllLines(csv).get(1).split(",");
+        assertThat(cells[0]).isEqualTo("BatchGet");
+        assertThat(cells[2]).isEqualTo("16");
+        assertThat(Long.parseLong(cells[4])).isPositive();
+    }
+
+    @Test
+    void anUnknownClientTransportIsAUsageError() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "master", "--client-transport", "netty")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--client-transport netty: expected blocking or"
+                + " event-loop");
+    }
+
     @Test
     void failoverOptionsThatDoNotGoTogetherAreUsageErrors() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
