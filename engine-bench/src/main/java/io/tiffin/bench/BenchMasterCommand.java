@@ -109,7 +109,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
     int duration;
 
     @Option(names = "--warmup", defaultValue = "10", description = "seconds of the same load before measuring, long"
-            + " enough for the JIT to compile the hot paths (default ${DEFAULT-VALUE})")
+            + " enough for the JIT to compile the hot paths; extended in 2 s steps (by up to as much again) while the"
+            + " JIT still compiles more than 5% of the time (default ${DEFAULT-VALUE})")
     int warmup;
 
     @Option(names = "--master-pid", description = "with --master: the pid of that master's JVM on this machine, to"
@@ -200,18 +201,18 @@ public final class BenchMasterCommand implements Callable<Integer> {
 
     /** One measured run: keys (or operations) per second over the measured window, and the JIT time in it. */
     record Measured(Operation operation, double opsPerSec, double seconds, long keys, long failures, long benchJitMs,
-            long masterJitMs) {
+            long masterJitMs, int warmupSeconds) {
     }
 
     String csvRow(Measured m, String target) {
         return m.operation() + "," + numClients * numThreads + "," + (isBatch(m.operation()) ? batchSize : 1) + ","
-                + duration + "," + Math.round(m.opsPerSec()) + "," + warmup + "," + m.benchJitMs() + ","
+                + duration + "," + Math.round(m.opsPerSec()) + "," + m.warmupSeconds() + "," + m.benchJitMs() + ","
                 + m.masterJitMs() + "," + target;
     }
 
     /**
      * Runs {@code op} against the master at {@code address}: mounts the fake segments, writes the keys a get
-     * needs, runs {@code --warmup} s, then measures {@code --duration} s; prints the rate and how long the JIT
+     * needs, runs {@code --warmup} s (longer while the JIT still compiles, {@link #settleJit}), then measures {@code --duration} s; prints the rate and how long the JIT
      * compiled during the measured window (this JVM's, and the master's when {@code masterPid} is a local
      * process or {@link #SAME_JVM}). {@code unmount}: unmount the fake segments at the end (a shared master).
      */
@@ -235,8 +236,13 @@ public final class BenchMasterCommand implements Callable<Integer> {
                 }
             }, 1, 1, TimeUnit.SECONDS);
             List<String> existing = op == Operation.Get || op == Operation.BatchGet ? prefill(admin) : List.of();
+            int warmedUp = 0;
             if (warmup > 0) {
-                runPhase(op, clients, existing, warmup, "w");
+                int slice = Math.min(SETTLE_SLICE_S, warmup);
+                if (warmup > slice) {
+                    runPhase(op, clients, existing, warmup - slice, "w");
+                }
+                warmedUp = warmup - slice + settleJit(op, clients, existing, masterPid, slice);
             }
             failures.set(0);
             long masterJitBefore = masterPid == SAME_JVM ? -1 : masterPid > 0 ? JitClock.of(masterPid) : -1;
@@ -248,7 +254,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
             double seconds = result[1] / 1e9;
             double opsPerSec = result[0] / seconds;
             System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, warm-up: %d s, duration: %.1f s,"
-                    + " keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1, warmup, seconds,
+                    + " keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1, warmedUp, seconds,
                     result[0]);
             if (masterPid == SAME_JVM) {
                 System.out.println("JIT compiling during the measured window (bench and master, one JVM): "
@@ -266,10 +272,39 @@ public final class BenchMasterCommand implements Callable<Integer> {
             if (unmount) {
                 unmountFakeSegments(admin); // leave a shared master as we found it; pings go on meanwhile
             }
-            return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit);
+            return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit, warmedUp);
         } finally {
             pinger.shutdownNow();
         }
+    }
+
+    /** The warm-up's last part and each extension, seconds (at most {@code --warmup}). */
+    static final int SETTLE_SLICE_S = 2;
+
+    /**
+     * The warm-up's last {@code slice} s, repeated while the JIT compiled for more than 5% of it (this JVM's, and
+     * the master's when {@code masterPid} names a local process), for at most {@code --warmup} s in all: on a loaded
+     * machine the compiler threads get little CPU and compile well after a fixed warm-up, into (and slowing) the
+     * measured window. Returns the seconds run.
+     */
+    private int settleJit(Operation op, MasterBenchClients clients, List<String> existing, long masterPid, int slice) {
+        long settledMs = slice * 1000L / 20;
+        int ran = 0;
+        while (ran < warmup) {
+            long bench = JitClock.self();
+            long master = masterPid > 0 ? JitClock.of(masterPid) : -1;
+            runPhase(op, clients, existing, slice, "s" + ran + "t");
+            ran += slice;
+            boolean benchSettled = bench < 0 || JitClock.self() - bench <= settledMs;
+            boolean masterSettled = master < 0 || JitClock.of(masterPid) - master <= settledMs;
+            if (benchSettled && masterSettled) {
+                break;
+            }
+        }
+        if (ran > slice) {
+            System.out.printf("Warm-up extended by %d s while the JIT compiled%n", ran - slice);
+        }
+        return ran;
     }
 
     private void validate() {

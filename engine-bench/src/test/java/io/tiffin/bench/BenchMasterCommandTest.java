@@ -53,13 +53,16 @@ class BenchMasterCommandTest {
         Path csv = dir.resolve("event-loop.csv");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit = tiffin(err, "bench", "master", "--operation", "BatchGet", "--client-transport", "event-loop",
-                "--num-segments", "4", "--num-keys", "300", "--batch-size", "16", "--duration", "1", "--warmup", "0",
+                "--num-segments", "4", "--num-keys", "300", "--batch-size", "16", "--duration", "1", "--warmup", "4",
                 "--csv", csv.toString());
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
         String[] cells = Files.readAllLines(csv).get(1).split(",");
         assertThat(cells[0]).isEqualTo("BatchGet");
         assertThat(cells[2]).isEqualTo("16");
         assertThat(Long.parseLong(cells[4])).isPositive();
+        // the warm-up ran at least --warmup s, extended in 2 s slices while the JIT compiled, by at most as much again
+        // less its last slice
+        assertThat(Integer.parseInt(cells[5])).as("warmup_s").isBetween(4, 6).isEven();
     }
 
     @Test
