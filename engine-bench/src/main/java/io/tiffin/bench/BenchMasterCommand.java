@@ -217,13 +217,14 @@ public final class BenchMasterCommand implements Callable<Integer> {
      * process or {@link #SAME_JVM}). {@code unmount}: unmount the fake segments at the end (a shared master).
      */
     Measured measure(Operation op, String address, long masterPid, boolean unmount) {
-        ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "bench-master-ping");
-            t.setDaemon(true);
-            return t;
-        });
+        // closed in reverse order: the pinger stops (its running ping done) before the clients close
         try (MasterBenchClients clients = new MasterBenchClients(MasterBenchClients.Transport.of(clientTransport),
-                address, numClients, ioThreads)) {
+                address, numClients, ioThreads);
+             ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor(r -> {
+                 Thread t = new Thread(r, "bench-master-ping");
+                 t.setDaemon(true);
+                 return t;
+             })) {
             Caller admin = caller(clients, 0);
             failures.set(0);
             mountFakeSegments(admin, address);
@@ -273,8 +274,6 @@ public final class BenchMasterCommand implements Callable<Integer> {
                 unmountFakeSegments(admin); // leave a shared master as we found it; pings go on meanwhile
             }
             return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit, warmedUp);
-        } finally {
-            pinger.shutdownNow();
         }
     }
 
