@@ -93,7 +93,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
     @Option(names = "--num-clients", defaultValue = "4", description = "clients of the master (default ${DEFAULT-VALUE})")
     int numClients;
 
-    @Option(names = "--num-threads", defaultValue = "1", description = "threads per connection (default ${DEFAULT-VALUE})")
+    @Option(names = "--num-threads", defaultValue = "1", description = "threads per client (default ${DEFAULT-VALUE})")
     int numThreads;
 
     @Option(names = "--num-keys", defaultValue = "10000", description = "keys written before Get/BatchGet (default ${DEFAULT-VALUE})")
@@ -212,9 +212,10 @@ public final class BenchMasterCommand implements Callable<Integer> {
 
     /**
      * Runs {@code op} against the master at {@code address}: mounts the fake segments, writes the keys a get
-     * needs, runs {@code --warmup} s (longer while the JIT still compiles, {@link #settleJit}), then measures {@code --duration} s; prints the rate and how long the JIT
-     * compiled during the measured window (this JVM's, and the master's when {@code masterPid} is a local
-     * process or {@link #SAME_JVM}). {@code unmount}: unmount the fake segments at the end (a shared master).
+     * needs, runs {@code --warmup} s (longer while the JIT still compiles, {@link #settleJit}), then measures
+     * {@code --duration} s; prints the rate and how long the JIT compiled during the measured window (this JVM's,
+     * and the master's when {@code masterPid} is a local process or {@link #SAME_JVM}). {@code unmount}: unmount the
+     * fake segments at the end (a shared master).
      */
     Measured measure(Operation op, String address, long masterPid, boolean unmount) {
         // closed in reverse order: the pinger stops (its running ping done) before the clients close
@@ -385,8 +386,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
         return Messages.toMsg(PutOptions.DEFAULT);
     }
 
-    /** Synchronous calls of one bench client, on the calling thread. */
-    @FunctionalInterface
+    /** Synchronous calls of one bench client, on the calling thread (generic: implemented by a class, not a lambda). */
     private interface Caller {
         <T extends MessageLite> T call(Opcode opcode, MessageLite request, Parser<T> parser);
     }
