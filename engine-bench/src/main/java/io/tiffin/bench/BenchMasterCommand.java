@@ -1,15 +1,13 @@
 package io.tiffin.bench;
 
-import io.netty.channel.EventLoopGroup;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.master.MasterServer;
-import io.tiffin.core.transport.EventLoops;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
-import io.tiffin.core.transport.TransportClient;
-import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.BatchCodesReply;
 import io.tiffin.core.transport.proto.BatchKeysRequest;
 import io.tiffin.core.transport.proto.BatchLocationsReply;
@@ -45,8 +43,10 @@ import picocli.CommandLine.Option;
 /**
  * {@code tiffin bench master}: Mooncake Store's {@code master_bench} against a master over loopback. It
  * mounts fake segments (metadata only, no memory behind them) and then drives one metadata operation
- * from {@code --num-clients} connections with {@code --num-threads} threads each, every thread issuing
- * one synchronous raw RPC at a time, as the C++ bench does:
+ * from {@code --num-clients} clients with {@code --num-threads} threads each, every thread issuing
+ * one synchronous raw RPC at a time, as the C++ bench does (on connections it writes and reads itself, as the client
+ * library's master stub does, or with {@code --client-transport event-loop} through its client's Netty connection;
+ * {@link MasterBenchClients}):
  *
  * <ul>
  *   <li>{@code Put}: PutStart + PutEnd of a new key;</li>
@@ -90,10 +90,10 @@ public final class BenchMasterCommand implements Callable<Integer> {
     @Option(names = "--segment-size", defaultValue = "64GiB", description = "capacity of each fake segment (default ${DEFAULT-VALUE})")
     String segmentSize;
 
-    @Option(names = "--num-clients", defaultValue = "4", description = "connections to the master (default ${DEFAULT-VALUE})")
+    @Option(names = "--num-clients", defaultValue = "4", description = "clients of the master (default ${DEFAULT-VALUE})")
     int numClients;
 
-    @Option(names = "--num-threads", defaultValue = "1", description = "threads per connection (default ${DEFAULT-VALUE})")
+    @Option(names = "--num-threads", defaultValue = "1", description = "threads per client (default ${DEFAULT-VALUE})")
     int numThreads;
 
     @Option(names = "--num-keys", defaultValue = "10000", description = "keys written before Get/BatchGet (default ${DEFAULT-VALUE})")
@@ -109,7 +109,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
     int duration;
 
     @Option(names = "--warmup", defaultValue = "10", description = "seconds of the same load before measuring, long"
-            + " enough for the JIT to compile the hot paths (default ${DEFAULT-VALUE})")
+            + " enough for the JIT to compile the hot paths; extended in 2 s steps (by up to as much again) while the"
+            + " JIT still compiles more than 5% of the time (default ${DEFAULT-VALUE})")
     int warmup;
 
     @Option(names = "--master-pid", description = "with --master: the pid of that master's JVM on this machine, to"
@@ -126,8 +127,14 @@ public final class BenchMasterCommand implements Callable<Integer> {
             + " per operation; medians are printed (default ${DEFAULT-VALUE})")
     int pairs;
 
-    @Option(names = "--io-threads", defaultValue = "1", description = "client event-loop threads (default ${DEFAULT-VALUE})")
+    @Option(names = "--io-threads", defaultValue = "1", description = "client event-loop threads with"
+            + " --client-transport event-loop (default ${DEFAULT-VALUE})")
     int ioThreads;
+
+    @Option(names = "--client-transport", defaultValue = "blocking", description = "blocking: each caller writes and"
+            + " reads a pooled connection itself, as the client library does; event-loop: each client is one Netty"
+            + " connection whose event loop carries its threads' calls (default ${DEFAULT-VALUE})")
+    String clientTransport;
 
     @Option(names = "--csv", description = "append a row to this CSV file: operation,clients,batch_size,duration_s,ops_per_sec")
     Path csv;
@@ -194,49 +201,50 @@ public final class BenchMasterCommand implements Callable<Integer> {
 
     /** One measured run: keys (or operations) per second over the measured window, and the JIT time in it. */
     record Measured(Operation operation, double opsPerSec, double seconds, long keys, long failures, long benchJitMs,
-            long masterJitMs) {
+            long masterJitMs, int warmupSeconds) {
     }
 
     String csvRow(Measured m, String target) {
         return m.operation() + "," + numClients * numThreads + "," + (isBatch(m.operation()) ? batchSize : 1) + ","
-                + duration + "," + Math.round(m.opsPerSec()) + "," + warmup + "," + m.benchJitMs() + ","
+                + duration + "," + Math.round(m.opsPerSec()) + "," + m.warmupSeconds() + "," + m.benchJitMs() + ","
                 + m.masterJitMs() + "," + target;
     }
 
     /**
      * Runs {@code op} against the master at {@code address}: mounts the fake segments, writes the keys a get
-     * needs, runs {@code --warmup} s, then measures {@code --duration} s; prints the rate and how long the JIT
-     * compiled during the measured window (this JVM's, and the master's when {@code masterPid} is a local
-     * process or {@link #SAME_JVM}). {@code unmount}: unmount the fake segments at the end (a shared master).
+     * needs, runs {@code --warmup} s (longer while the JIT still compiles, {@link #settleJit}), then measures
+     * {@code --duration} s; prints the rate and how long the JIT compiled during the measured window (this JVM's,
+     * and the master's when {@code masterPid} is a local process or {@link #SAME_JVM}). {@code unmount}: unmount the
+     * fake segments at the end (a shared master).
      */
     Measured measure(Operation op, String address, long masterPid, boolean unmount) {
-        String[] hp = BenchSupport.hostPort(address);
-        TransportSettings settings = TransportSettings.defaults();
-        EventLoopGroup group = EventLoops.newGroup("bench-master", ioThreads, true);
-        ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "bench-master-ping");
-            t.setDaemon(true);
-            return t;
-        });
-        List<TransportClient> clients = new ArrayList<>();
-        try {
-            for (int c = 0; c < numClients; c++) {
-                clients.add(TransportClient.connect(hp[0], Integer.parseInt(hp[1]), settings, "bench-client-" + c, group));
-            }
-            TransportClient admin = clients.getFirst();
+        // closed in reverse order: the pinger stops (its running ping done) before the clients close
+        try (MasterBenchClients clients = new MasterBenchClients(MasterBenchClients.Transport.of(clientTransport),
+                address, numClients, ioThreads);
+             ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor(r -> {
+                 Thread t = new Thread(r, "bench-master-ping");
+                 t.setDaemon(true);
+                 return t;
+             })) {
+            Caller admin = caller(clients, 0);
             failures.set(0);
             mountFakeSegments(admin, address);
             pinger.scheduleWithFixedDelay(() -> {
                 try {
-                    admin.callSync(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).build(),
+                    admin.call(Opcode.PING, PingRequest.newBuilder().setNodeId(nodeId).build(),
                             io.tiffin.core.transport.proto.PingReply.parser());
                 } catch (RuntimeException e) {
                     System.err.println("ping failed: " + e.getMessage());
                 }
             }, 1, 1, TimeUnit.SECONDS);
             List<String> existing = op == Operation.Get || op == Operation.BatchGet ? prefill(admin) : List.of();
+            int warmedUp = 0;
             if (warmup > 0) {
-                runPhase(op, clients, existing, warmup, "w");
+                int slice = Math.min(SETTLE_SLICE_S, warmup);
+                if (warmup > slice) {
+                    runPhase(op, clients, existing, warmup - slice, "w");
+                }
+                warmedUp = warmup - slice + settleJit(op, clients, existing, masterPid, slice);
             }
             failures.set(0);
             long masterJitBefore = masterPid == SAME_JVM ? -1 : masterPid > 0 ? JitClock.of(masterPid) : -1;
@@ -248,7 +256,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
             double seconds = result[1] / 1e9;
             double opsPerSec = result[0] / seconds;
             System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, warm-up: %d s, duration: %.1f s,"
-                    + " keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1, warmup, seconds,
+                    + " keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1, warmedUp, seconds,
                     result[0]);
             if (masterPid == SAME_JVM) {
                 System.out.println("JIT compiling during the measured window (bench and master, one JVM): "
@@ -266,12 +274,37 @@ public final class BenchMasterCommand implements Callable<Integer> {
             if (unmount) {
                 unmountFakeSegments(admin); // leave a shared master as we found it; pings go on meanwhile
             }
-            return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit);
-        } finally {
-            pinger.shutdownNow();
-            clients.forEach(TransportClient::close);
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit, warmedUp);
         }
+    }
+
+    /** The warm-up's last part and each extension, seconds (at most {@code --warmup}). */
+    static final int SETTLE_SLICE_S = 2;
+
+    /**
+     * The warm-up's last {@code slice} s, repeated while the JIT compiled for more than 5% of it (this JVM's, and
+     * the master's when {@code masterPid} names a local process), for at most {@code --warmup} s in all: on a loaded
+     * machine the compiler threads get little CPU and compile well after a fixed warm-up, into (and slowing) the
+     * measured window. Returns the seconds run.
+     */
+    private int settleJit(Operation op, MasterBenchClients clients, List<String> existing, long masterPid, int slice) {
+        long settledMs = slice * 1000L / 20;
+        int ran = 0;
+        while (ran < warmup) {
+            long bench = JitClock.self();
+            long master = masterPid > 0 ? JitClock.of(masterPid) : -1;
+            runPhase(op, clients, existing, slice, "s" + ran + "t");
+            ran += slice;
+            boolean benchSettled = bench < 0 || JitClock.self() - bench <= settledMs;
+            boolean masterSettled = master < 0 || JitClock.of(masterPid) - master <= settledMs;
+            if (benchSettled && masterSettled) {
+                break;
+            }
+        }
+        if (ran > slice) {
+            System.out.printf("Warm-up extended by %d s while the JIT compiled%n", ran - slice);
+        }
+        return ran;
     }
 
     private void validate() {
@@ -296,6 +329,10 @@ public final class BenchMasterCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--mooncake " + mooncake
                     + ": no executable run-master-bench there (Mooncake's master_bench wrapper)");
         }
+        if (MasterBenchClients.Transport.of(clientTransport) == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--client-transport " + clientTransport
+                    + ": expected blocking or event-loop");
+        }
         if (pairs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--pairs must be >= 1");
         }
@@ -311,25 +348,25 @@ public final class BenchMasterCommand implements Callable<Integer> {
         return op == Operation.BatchPut || op == Operation.BatchGet;
     }
 
-    private void mountFakeSegments(TransportClient admin, String address) {
+    private void mountFakeSegments(Caller admin, String address) {
         long size = Sizes.parse(segmentSize);
         for (int i = 0; i < numSegments; i++) {
             Segment s = Segment.newBuilder().setName(nodeId + "-seg" + i).setNodeId(nodeId)
                     .setEndpoint("127.0.0.1:" + (40000 + i)).setCapacity(size).build();
-            admin.callSync(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(s).build(), Empty.parser());
+            admin.call(Opcode.MOUNT_SEGMENT, MountSegmentRequest.newBuilder().setSegment(s).build(), Empty.parser());
         }
         System.out.printf("Mounted %d fake segments of %s on %s%n", numSegments, Sizes.format(size), address);
     }
 
-    private void unmountFakeSegments(TransportClient admin) {
+    private void unmountFakeSegments(Caller admin) {
         for (int i = 0; i < numSegments; i++) {
-            admin.callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder().setNodeId(nodeId)
+            admin.call(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder().setNodeId(nodeId)
                     .setSegmentName(nodeId + "-seg" + i).build(), Empty.parser());
         }
     }
 
     /** Writes {@code --num-keys} complete objects with batch calls; returns their keys. */
-    private List<String> prefill(TransportClient admin) {
+    private List<String> prefill(Caller admin) {
         List<String> keys = new ArrayList<>(numKeys);
         for (int i = 0; i < numKeys; i++) {
             keys.add("bench-" + runId + "-pre-" + i);
@@ -349,17 +386,31 @@ public final class BenchMasterCommand implements Callable<Integer> {
         return Messages.toMsg(PutOptions.DEFAULT);
     }
 
-    private void batchPut(TransportClient client, String clientId, List<String> keys) {
+    /** Synchronous calls of one bench client, on the calling thread (generic: implemented by a class, not a lambda). */
+    private interface Caller {
+        <T extends MessageLite> T call(Opcode opcode, MessageLite request, Parser<T> parser);
+    }
+
+    private static Caller caller(MasterBenchClients clients, int client) {
+        return new Caller() {
+            @Override
+            public <T extends MessageLite> T call(Opcode opcode, MessageLite request, Parser<T> parser) {
+                return clients.call(client, opcode, request, parser);
+            }
+        };
+    }
+
+    private void batchPut(Caller client, String clientId, List<String> keys) {
         BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
                 .setOptions(putOptions()).addAllKeys(keys);
         for (int i = 0; i < keys.size(); i++) {
             start.addSizes(valueSize);
         }
-        BatchPutStartReply started = client.callSync(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
+        BatchPutStartReply started = client.call(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
         for (PutStartResult r : started.getResultsList()) {
             check(r.getCode());
         }
-        BatchCodesReply ended = client.callSync(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder()
+        BatchCodesReply ended = client.call(Opcode.BATCH_PUT_END, BatchKeysRequest.newBuilder()
                 .setClientId(clientId).addAllKeys(keys).build(), BatchCodesReply.parser());
         for (int code : ended.getCodesList()) {
             check(code);
@@ -374,7 +425,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
     }
 
     /** Runs every thread for {@code seconds}; returns {keys done, elapsed nanos}. */
-    private long[] runPhase(Operation op, List<TransportClient> clients, List<String> existing, int seconds,
+    private long[] runPhase(Operation op, MasterBenchClients clients, List<String> existing, int seconds,
             String phase)
             throws IllegalStateException {
         int threads = numClients * numThreads;
@@ -386,7 +437,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int id = t;
-            TransportClient client = clients.get(t % numClients);
+            Caller client = caller(clients, t % numClients);
             Thread w = new Thread(() -> {
                 ready.countDown();
                 try {
@@ -425,7 +476,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
     }
 
     /** One thread's loop; returns the number of keys it completed before {@code deadline}. */
-    private long work(Operation op, TransportClient client, int id, List<String> existing, String phase,
+    private long work(Operation op, Caller client, int id, List<String> existing, String phase,
             long deadline) {
         String clientId = "bench-" + runId + "-t" + id;
         String keyPrefix = "bench-" + runId + "-" + phase + id + "-";
@@ -438,15 +489,15 @@ public final class BenchMasterCommand implements Callable<Integer> {
             switch (op) {
                 case Put -> {
                     String key = keyPrefix + seq++;
-                    client.callSync(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
+                    client.call(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
                             .setSize(valueSize).setOptions(options).build(), PutStartReply.parser());
-                    client.callSync(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(),
+                    client.call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(),
                             Empty.parser());
                     done++;
                 }
                 case Get -> {
                     String key = existing.get(random.nextInt(existing.size()));
-                    ObjectLocationMsg loc = client.callSync(Opcode.GET_REPLICA_LIST,
+                    ObjectLocationMsg loc = client.call(Opcode.GET_REPLICA_LIST,
                             KeyRequest.newBuilder().setKey(key).build(), ObjectLocationMsg.parser());
                     if (loc.getReplicasCount() == 0) {
                         check(ErrorCode.REPLICA_IS_NOT_READY.value());
@@ -466,7 +517,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
                     for (int i = 0; i < batchSize; i++) {
                         batch.add(existing.get(random.nextInt(existing.size())));
                     }
-                    BatchLocationsReply reply = client.callSync(Opcode.BATCH_GET_REPLICA_LIST,
+                    BatchLocationsReply reply = client.call(Opcode.BATCH_GET_REPLICA_LIST,
                             BatchKeysRequest.newBuilder().addAllKeys(batch).build(), BatchLocationsReply.parser());
                     for (LocationResult r : reply.getResultsList()) {
                         check(r.getCode());

@@ -47,6 +47,32 @@ class BenchMasterCommandTest {
         }
     }
 
+    /** The multiplexed Netty client still drives the master (the comparison with the default blocking callers). */
+    @Test
+    void batchGetsRunThroughTheEventLoopClientToo() throws Exception {
+        Path csv = dir.resolve("event-loop.csv");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = tiffin(err, "bench", "master", "--operation", "BatchGet", "--client-transport", "event-loop",
+                "--num-segments", "4", "--num-keys", "300", "--batch-size", "16", "--duration", "1", "--warmup", "4",
+                "--csv", csv.toString());
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        String[] cells = Files.readAllLines(csv).get(1).split(",");
+        assertThat(cells[0]).isEqualTo("BatchGet");
+        assertThat(cells[2]).isEqualTo("16");
+        assertThat(Long.parseLong(cells[4])).isPositive();
+        // the warm-up ran at least --warmup s, extended in 2 s slices while the JIT compiled, by at most as much again
+        // less its last slice
+        assertThat(Integer.parseInt(cells[5])).as("warmup_s").isBetween(4, 6).isEven();
+    }
+
+    @Test
+    void anUnknownClientTransportIsAUsageError() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "master", "--client-transport", "netty")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--client-transport netty: expected blocking or"
+                + " event-loop");
+    }
+
     @Test
     void failoverOptionsThatDoNotGoTogetherAreUsageErrors() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
