@@ -279,7 +279,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--nodes, --clients, --batch-size and"
                     + " --rounds must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
-        sizes.forEach(Sizes::parse);
+        checkSizes();
         Duration cacheTtl;
         try {
             cacheTtl = Durations.parse(locationCacheTtl, ChronoUnit.MILLIS);
@@ -298,6 +298,71 @@ public final class BenchKvCommand implements Callable<Integer> {
             }
         }
         return cacheTtl;
+    }
+
+    /**
+     * Every {@code --sizes} entry is a size of at least 1 byte that the socket baseline can hold (a Java buffer:
+     * under 2 GiB) and, for a cluster started here, that one node's segment holds, with room in the cluster for
+     * a case's keys ({@link #caseBytes}).
+     */
+    private void checkSizes() {
+        long segment = parseSize("--segment-size", segmentSize);
+        for (String text : sizes) {
+            long size = parseSize("--sizes", text);
+            if (size < 1 || size > MAX_VALUE_SIZE) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--sizes: " + text + " is not between 1"
+                        + " byte and " + Sizes.format(MAX_VALUE_SIZE) + " (the socket baseline's buffers are Java"
+                        + " buffers, under 2 GiB)");
+            }
+            if (master != null) {
+                continue; // a running cluster's segments are its own; a put too large for them fails there
+            }
+            if (size > segment) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--sizes: a value of " + text
+                        + " does not fit one node's segment (--segment-size " + segmentSize + "); raise"
+                        + " --segment-size to at least " + Sizes.format(size));
+            }
+            long need = caseBytes(size);
+            if (need > segment * nodes) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--sizes: a case of " + text
+                        + " values keeps about " + Sizes.format(need) + " in the cluster (" + KvWorkload.keyCount(size)
+                        + " keys, " + PUT_SLOTS + " put keys per client"
+                        + " thread and their replacements), more than " + nodes + " node(s) of " + segmentSize
+                        + " hold; raise --segment-size to at least " + Sizes.format(divideUp(need, nodes)));
+            }
+        }
+    }
+
+    /** Largest value size: the socket baseline holds a value in one Java buffer. */
+    static final long MAX_VALUE_SIZE = Integer.MAX_VALUE - 63;
+    /** Keys each client thread's put case upserts in turn ({@link KvWorkload#putKey}). */
+    private static final int PUT_SLOTS = 4;
+
+    /**
+     * Bytes a case of {@code size} values keeps in the cluster at most: its keys, every client thread's put
+     * keys and batch-put keys, and per thread one more put or batch being written while the value it replaces
+     * is still stored.
+     */
+    long caseBytes(long size) {
+        int keys = KvWorkload.keyCount(size);
+        long values = keys + (long) clients * (PUT_SLOTS + 1);
+        if (operations.contains("batch_put")) {
+            int batch = new KvWorkload(new long[] {size}, operations, batchSize).batchOf(size, keys);
+            values += 2L * clients * batch;
+        }
+        return values * size;
+    }
+
+    private static long divideUp(long a, long b) {
+        return (a + b - 1) / b;
+    }
+
+    private long parseSize(String flag, String text) {
+        try {
+            return Sizes.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), flag + ": " + e.getMessage());
+        }
     }
 
     /** One round: every size's cases on every target, then Redis's. */

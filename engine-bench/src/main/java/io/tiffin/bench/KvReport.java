@@ -64,7 +64,9 @@ final class KvReport {
     void finish(int rounds, Path csv) {
         if (rounds == 1) {
             printRatios(results, "Ratios (throughput, same run):");
-            BenchSupport.writeCsv(csv, KvResult.CSV_HEADER, results.stream().map(KvResult::csv).toList());
+            Map<String, KvResult> byKey = byKey(results);
+            BenchSupport.writeCsv(csv, KvResult.CSV_HEADER, results.stream()
+                    .map(r -> r.csv() + "," + socketRatioColumn(r, byKey)).toList());
             return;
         }
         for (int n = 1; n <= rounds; n++) {
@@ -78,9 +80,39 @@ final class KvReport {
             printRow(r, "");
         }
         printRatios(medians, "Ratios of the medians over " + rounds + " rounds:");
-        List<String> rows = new ArrayList<>(results.stream().map(KvResult::csvWithRound).toList());
-        medians.forEach(r -> rows.add(r.csvWithRound()));
+        List<String> rows = new ArrayList<>();
+        for (int n = 1; n <= rounds; n++) {
+            int current = n;
+            List<KvResult> ofRound = results.stream().filter(r -> r.round() == current).toList();
+            Map<String, KvResult> byKey = byKey(ofRound);
+            ofRound.forEach(r -> rows.add(r.csvWithRound() + "," + socketRatioColumn(r, byKey)));
+        }
+        Map<String, KvResult> medianByKey = byKey(medians);
+        medians.forEach(r -> rows.add(r.csvWithRound() + "," + socketRatioColumn(r, medianByKey)));
         BenchSupport.writeCsv(csv, KvResult.CSV_HEADER_WITH_ROUND, rows);
+    }
+
+    private static Map<String, KvResult> byKey(List<KvResult> results) {
+        Map<String, KvResult> byKey = new LinkedHashMap<>();
+        for (KvResult r : results) {
+            byKey.put(r.key(), r);
+        }
+        return byKey;
+    }
+
+    /**
+     * The socket baseline a case compares with: the socket put for puts and batch puts, the socket get for
+     * gets and batch gets; null when that baseline was not measured for the case's size.
+     */
+    static KvResult socketBaseline(KvResult r, Map<String, KvResult> byKey) {
+        String op = r.operation().equals("put") || r.operation().equals("batch_put") ? "put" : "get";
+        return byKey.get("socket/" + op + "/" + r.valueSize());
+    }
+
+    /** The CSV's {@code socket_ratio}: throughput over {@link #socketBaseline}'s, or empty without one. */
+    private static String socketRatioColumn(KvResult r, Map<String, KvResult> byKey) {
+        KvResult b = socketBaseline(r, byKey);
+        return b == null || b.gbPerSec() <= 0 ? "" : BenchSupport.fmt(r.gbPerSec() / b.gbPerSec(), 3);
     }
 
     /**
@@ -109,7 +141,8 @@ final class KvReport {
 
     /**
      * Prints {@code title} and the throughput ratios among {@code results} (cases of one round, or
-     * medians): each Tiffin get against its baseline (socket for a remote client, memcpy for a local or
+     * medians): each Tiffin put and batch put (but tiffin-local's) against the socket put, each Tiffin get
+     * against its baseline (socket for a remote client, memcpy for a local or
      * mapped one) and against Redis and the other baselines measured; Tiffin's batches against Redis's
      * MGET / MSET; and the socket gets against Redis, the bound for a get over TCP.
      */
@@ -121,10 +154,17 @@ final class KvReport {
         out.println();
         out.println(title);
         for (KvResult r : results) {
-            if (!r.operation().equals("get") || !r.target().startsWith("tiffin")) {
+            if (!r.target().startsWith("tiffin")) {
                 continue;
             }
-            out.println(getRatios(r, byKey));
+            if (r.operation().equals("get")) {
+                out.println(getRatios(r, byKey));
+            } else if ((r.operation().equals("put") || r.operation().equals("batch_put"))
+                    && !r.target().equals("tiffin-local")) {
+                KvResult b = socketBaseline(r, byKey);
+                out.println(String.format(Locale.ROOT, "  %-14s %-9s %8s: %.2fx socket put", r.target(), r.operation(),
+                        Sizes.format(r.valueSize()), b == null ? Double.NaN : r.gbPerSec() / b.gbPerSec()));
+            }
         }
         for (KvResult r : results) {
             // batches against Redis's MGET / MSET of the same keys per call

@@ -18,10 +18,12 @@ package io.tiffin.bench;
  */
 record KvResult(String target, String operation, long valueSize, int clients, double opsPerSec, double gbPerSec,
                 double p50Us, double p99Us, int round) {
-    /** The CSV header of a run of one round. */
-    static final String CSV_HEADER = "target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us";
+    /** The CSV columns every row starts with. */
+    private static final String COLUMNS = "target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us";
+    /** The CSV header of a run of one round: the columns, then the ratio to the socket baseline. */
+    static final String CSV_HEADER = COLUMNS + ",socket_ratio";
     /** The CSV header of a run of several rounds. */
-    static final String CSV_HEADER_WITH_ROUND = CSV_HEADER + ",round";
+    static final String CSV_HEADER_WITH_ROUND = COLUMNS + ",round,socket_ratio";
 
     /** The CSV line, without the round. */
     String csv() {

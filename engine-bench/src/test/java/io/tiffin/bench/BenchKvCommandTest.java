@@ -34,7 +34,8 @@ class BenchKvCommandTest {
                 "--shared-memory-dir", tempDir.toString(), "--uncached-baseline", "--operations", "put,get,batch_get,batch_put", "--csv", csv.toString());
         assertThat(code).isZero();
         List<String> lines = Files.readAllLines(csv);
-        assertThat(lines.getFirst()).isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us");
+        assertThat(lines.getFirst())
+                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,socket_ratio");
         List<String> rows = lines.subList(1, lines.size());
         assertThat(rows).extracting(l -> l.substring(0, l.indexOf(',', l.indexOf(',') + 1))).containsExactly(
                 "tiffin-remote,put", "tiffin-remote,batch_put", "tiffin-remote,get", "tiffin-data-plane,get",
@@ -138,6 +139,27 @@ class BenchKvCommandTest {
         assertThat(new CommandLine(new BenchKvCommand()).execute("--rounds", "0")).isEqualTo(2);
     }
 
+    /** Sizes a run cannot hold are refused before anything starts, saying which flag to change. */
+    @Test
+    void sizesBeyondWhatTheSegmentsHoldAreRefusedWithTheSegmentSizeNeeded() {
+        assertThat(refusal("--sizes", "0")).contains("--sizes: 0 is not between 1 byte and");
+        assertThat(refusal("--sizes", "2GiB", "--segment-size", "4GiB")).contains("the socket baseline's buffers");
+        assertThat(refusal("--sizes", "lots")).contains("--sizes: \"lots\" is not a size");
+        assertThat(refusal("--sizes", "1MiB,128MiB", "--segment-size", "100MiB"))
+                .contains("a value of 128MiB does not fit one node's segment (--segment-size 100MiB); raise"
+                        + " --segment-size to at least 128MiB");
+        // 32 MiB values: 8 keys + 4 threads x 5 put keys = 28 values = 896 MiB, over 2 x 256 MiB
+        assertThat(refusal("--sizes", "32MiB", "--segment-size", "256MiB", "--operations", "put,get"))
+                .contains("a case of 32MiB values keeps about 896MiB in the cluster")
+                .contains("raise --segment-size to at least 448MiB");
+    }
+
+    private static String refusal(String... args) {
+        StringWriter err = new StringWriter();
+        assertThat(new CommandLine(new BenchKvCommand()).setErr(new PrintWriter(err, true)).execute(args)).isEqualTo(2);
+        return err.toString();
+    }
+
     /** {@code --rounds 3}: every case three times, then a median row per case, with a round column. */
     @Test
     void roundsRepeatEveryCaseAndAddTheirMedians() throws Exception {
@@ -148,7 +170,7 @@ class BenchKvCommandTest {
         assertThat(code).isZero();
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.getFirst())
-                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,round");
+                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,round,socket_ratio");
         List<String> rows = lines.subList(1, lines.size());
         List<String> cases = List.of("tiffin-remote,put", "tiffin-remote,get", "socket,put", "socket,get", "memcpy,get");
         for (String c : cases) {

@@ -60,8 +60,10 @@ class KvReportTest {
         Path csv = tempDir.resolve("kv.csv");
         report.finish(1, csv);
         List<String> lines = Files.readAllLines(csv);
-        assertThat(lines.getFirst()).isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us");
-        assertThat(lines.get(1)).isEqualTo("tiffin-remote,get,4096,2,3000.0,0.012,10.0,20.0");
+        assertThat(lines.getFirst())
+                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,socket_ratio");
+        assertThat(lines.get(1)).isEqualTo("tiffin-remote,get,4096,2,3000.0,0.012,10.0,20.0,1.500");
+        assertThat(lines).contains("redis,batch_get,4096,2,4000.0,0.016,10.0,20.0,2.000", "memcpy,get,4096,2,12000.0,0.049,1.0,2.0,6.000");
         assertThat(lines).hasSize(9);
         assertThat(printed()).contains("Ratios (throughput, same run):")
                 .contains("  tiffin-remote  get     4KiB: 1.50x socket, 3.00x redis, 2.00x tiffin-uncached")
@@ -81,12 +83,35 @@ class KvReportTest {
         report.finish(3, csv);
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.getFirst())
-                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,round");
+                .isEqualTo("target,operation,value_size,clients,ops_per_sec,gb_per_sec,p50_us,p99_us,round,socket_ratio");
         assertThat(lines.subList(1, lines.size())).filteredOn(l -> l.startsWith("tiffin-remote,"))
-                .extracting(l -> l.split(",")[4] + "@" + l.split(",")[8])
-                .containsExactly("1000.0@1", "2000.0@2", "3000.0@3", "2000.0@median");
+                .extracting(l -> l.split(",")[4] + "@" + l.split(",")[8] + "=" + l.split(",")[9])
+                .containsExactly("1000.0@1=1.000", "2000.0@2=2.000", "3000.0@3=3.000", "2000.0@median=2.000");
         assertThat(printed()).contains("Ratios of round 1:", "Ratios of round 3:", "Medians over 3 rounds:",
                 "Ratios of the medians over 3 rounds:", "  tiffin-remote  get     4KiB: 2.00x socket");
+    }
+
+    /** Puts and batch puts are compared with the socket put, gets and batch gets with the socket get. */
+    @Test
+    void putsAreComparedWithTheSocketPutBesideTheGets() throws Exception {
+        long mib = 1 << 20;
+        report.add("tiffin-remote", "put", mib, 4, 1000, 10, 20, 1);
+        report.add("tiffin-remote", "batch_put", mib, 4, 3000, 10, 20, 16);
+        report.add("tiffin-remote", "get", mib, 4, 2000, 10, 20, 1);
+        report.add("tiffin-local", "put", mib, 4, 9000, 10, 20, 1);
+        report.add("socket", "put", mib, 4, 4000, 10, 20, 1);
+        report.add("socket", "get", mib, 4, 5000, 10, 20, 1);
+        report.add("tiffin-remote", "put", 4096, 4, 1000, 10, 20, 1); // no socket case of this size
+        Path csv = tempDir.resolve("puts.csv");
+        report.finish(1, csv);
+        assertThat(printed()).contains("  tiffin-remote  put           1MiB: 0.25x socket put")
+                .contains("  tiffin-remote  batch_put     1MiB: 0.75x socket put")
+                .contains("  tiffin-remote  get     1MiB: 0.40x socket")
+                .contains("  tiffin-remote  put           4KiB: NaNx socket put")
+                .doesNotContain("tiffin-local   put           1MiB:");
+        assertThat(Files.readAllLines(csv)).contains("tiffin-remote,put,1048576,4,1000.0,1.049,10.0,20.0,0.250",
+                "tiffin-remote,batch_put,1048576,4,3000.0,3.146,10.0,20.0,0.750",
+                "socket,put,1048576,4,4000.0,4.194,10.0,20.0,1.000", "tiffin-remote,put,4096,4,1000.0,0.004,10.0,20.0,");
     }
 
     @Test

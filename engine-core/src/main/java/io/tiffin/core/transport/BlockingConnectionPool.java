@@ -40,6 +40,11 @@ public final class BlockingConnectionPool implements AutoCloseable {
     /** Idle connections kept per endpoint; more are closed when returned. */
     static final int MAX_IDLE_PER_ENDPOINT = 32;
     static final int WATCHDOG_TICK_MS = 5;
+    /**
+     * An {@link #exchange} batch sending at least this many bulk bytes is sent by a thread of its own (a
+     * virtual thread), beside the other batches, when another batch follows it.
+     */
+    static final long PARALLEL_SEND_BYTES = 256 * 1024;
 
     private final TransportSettings settings;
     private final String peerId;
@@ -168,7 +173,10 @@ public final class BlockingConnectionPool implements AutoCloseable {
     /**
      * Pipelined calls of an idempotent {@code opcode} (such as DATA_READ or DATA_WRITE) to several
      * servers: writes every batch's requests to its server first, then collects the answers, so the
-     * servers work in parallel while one thread drives them all. A batch whose reused connection was
+     * servers work in parallel while one thread drives them all. A batch with at least {@value
+     * #PARALLEL_SEND_BYTES} bulk bytes to send, followed by others, is written by a virtual thread of its
+     * own meanwhile (a large write blocks until the server has taken most of it, so in turn every server
+     * would wait for the ones before it); the answers are collected by the caller. A batch whose reused connection was
      * found dead before answering is sent again once on a fresh connection. Returns, per batch and
      * request, null on success or the exception that request failed with.
      */
@@ -191,18 +199,45 @@ public final class BlockingConnectionPool implements AutoCloseable {
         for (int attempt = 0; attempt < 2; attempt++) {
             boolean[] reused = new boolean[n];
             boolean[] sent = new boolean[n];
+            List<Thread> helpers = null;
+            RuntimeException[] unexpected = new RuntimeException[n];
             for (int b = 0; b < n; b++) {
                 if (!toSend[b]) {
                     continue;
                 }
-                Batch batch = batches.get(b);
-                try {
-                    conns[b] = attempt == 0 ? acquire(batch.endpoint()) : acquireFresh(batch.endpoint());
-                    reused[b] = conns[b].calls() > 1;
-                    first[b] = conns[b].send(opcode, batch.requests(), batch.bulksOut());
-                    sent[b] = true;
-                } catch (TiffinException e) {
-                    out[b] = filled(batch.requests().size(), e);
+                int index = b;
+                int round = attempt;
+                Runnable send = () -> {
+                    Batch batch = batches.get(index);
+                    try {
+                        conns[index] = round == 0 ? acquire(batch.endpoint()) : acquireFresh(batch.endpoint());
+                        reused[index] = conns[index].calls() > 1;
+                        first[index] = conns[index].send(opcode, batch.requests(), batch.bulksOut());
+                        sent[index] = true;
+                    } catch (TiffinException e) {
+                        out[index] = filled(batch.requests().size(), e);
+                    } catch (RuntimeException e) {
+                        unexpected[index] = e; // thrown by the caller once every send has ended
+                    }
+                };
+                if (b < n - 1 && bulkOutBytes(batches.get(b)) >= PARALLEL_SEND_BYTES) {
+                    // A large send blocks until its server has taken most of it: sent in turn, every replica
+                    // would wait for the one before. Its own thread lets the servers receive at once.
+                    helpers = helpers == null ? new java.util.ArrayList<>() : helpers;
+                    helpers.add(Thread.ofVirtual().name("tiffin-send-" + batches.get(b).endpoint()).start(send));
+                } else {
+                    send.run();
+                }
+            }
+            joinAll(helpers); // makes the helpers' connections, ids and outcomes visible to this thread
+            for (RuntimeException e : unexpected) {
+                if (e != null) {
+                    for (BlockingConnection c : conns) {
+                        if (c != null) {
+                            discard(c); // requests of this call may be in flight on it: not reusable
+                        }
+                    }
+                    throw e;
                 }
             }
             boolean again = false;
@@ -228,6 +263,41 @@ public final class BlockingConnectionPool implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /** Bulk bytes a batch sends. */
+    private static long bulkOutBytes(Batch batch) {
+        long bytes = 0;
+        if (batch.bulksOut() != null) {
+            for (MemorySegment m : batch.bulksOut()) {
+                bytes += m == null ? 0 : m.byteSize();
+            }
+        }
+        return bytes;
+    }
+
+    /**
+     * Waits for every sending thread. An interrupt of the caller does not cut a send short (its connection's
+     * stream would be left mid-frame); it is kept for the caller to see.
+     */
+    private static void joinAll(List<Thread> threads) {
+        if (threads == null) {
+            return;
+        }
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static TiffinException[] filled(int count, TiffinException e) {
