@@ -144,8 +144,6 @@ public final class TlsContexts {
         }
         SslHandler h = server.newHandler(alloc);
         h.setHandshakeTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        // several records per encryption call, buffer and write, not one (see TlsWriteChunker)
-        h.setWrapDataSize(TlsWriteChunker.WRAP_SIZE);
         return h;
     }
 

@@ -159,11 +159,11 @@ class TlsTest {
     @ParameterizedTest
     @EnumSource(value = TlsSettings.Provider.class, names = {"OPENSSL", "JDK"})
     void aBatchMixingSmallAndLargeAnswersAroundTheServersPieceSizesArrivesWhole(TlsSettings.Provider provider) {
-        // the server flushes large answers alone, in pieces of its wrap size; small answers around them must
-        // neither be lost nor reordered, and no byte of a piece may be joined twice
+        // the server cuts large answers into pieces (TlsWriteChunker) and its TLS handler joins small pending
+        // buffers into records: answers around both sizes must arrive whole and in order
         TransportServer server = server(certs.server.settings().withProvider(provider));
         BlockingConnectionPool pool = pool(certs.client.trustOnly().withProvider(provider));
-        int record = TlsWriteChunker.RECORD;
+        int record = 16 * 1024;
         int chunk = TlsWriteChunker.CHUNK;
         int[] sizes = {7, record - 1, 3, record, record + 1, 5, chunk - 1, chunk, 1, chunk + 1, 2 * chunk + 13, 9,
             record + 1, record + 1, 4 * chunk, 11};
