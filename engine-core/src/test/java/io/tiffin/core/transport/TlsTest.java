@@ -156,6 +156,38 @@ class TlsTest {
         assertThat(pool.connectionsOpened()).isEqualTo(1);
     }
 
+    @ParameterizedTest
+    @EnumSource(value = TlsSettings.Provider.class, names = {"OPENSSL", "JDK"})
+    void aBatchMixingSmallAndLargeAnswersAroundTheServersPieceSizesArrivesWhole(TlsSettings.Provider provider) {
+        // the server cuts large answers into pieces (TlsWriteChunker) and its TLS handler joins small pending
+        // buffers into records: answers around both sizes must arrive whole and in order
+        TransportServer server = server(certs.server.settings().withProvider(provider));
+        BlockingConnectionPool pool = pool(certs.client.trustOnly().withProvider(provider));
+        int record = 16 * 1024;
+        int chunk = TlsWriteChunker.CHUNK;
+        int[] sizes = {7, record - 1, 3, record, record + 1, 5, chunk - 1, chunk, 1, chunk + 1, 2 * chunk + 13, 9,
+            record + 1, record + 1, 4 * chunk, 11};
+        try (Arena arena = Arena.ofConfined()) {
+            List<DataRequest> reqs = new ArrayList<>();
+            List<MemorySegment> outs = new ArrayList<>();
+            List<MemorySegment> ins = new ArrayList<>();
+            SplittableRandom random = new SplittableRandom(21);
+            for (int size : sizes) {
+                reqs.add(DataRequest.newBuilder().setSegment("s").setLength(size).build());
+                byte[] bytes = new byte[size];
+                random.nextBytes(bytes);
+                outs.add(arena.allocate(size, 64).copyFrom(MemorySegment.ofArray(bytes)));
+                ins.add(arena.allocate(size, 64));
+            }
+            TiffinException[][] results = pool.exchange(Opcode.DATA_READ,
+                    List.of(new BlockingConnectionPool.Batch(endpoint(server), reqs, outs, ins)));
+            assertThat(results[0]).containsOnlyNulls();
+            for (int i = 0; i < sizes.length; i++) {
+                assertThat(ins.get(i).mismatch(outs.get(i))).as("answer %d of %d bytes", i, sizes[i]).isEqualTo(-1);
+            }
+        }
+    }
+
     @Test
     void writesEndingAnywhereInTheSendBufferArriveWhole() {
         // An engine may keep ciphertext of plaintext it took once the send buffer is full; a write must drain
