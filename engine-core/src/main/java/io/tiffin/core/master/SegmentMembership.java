@@ -198,7 +198,7 @@ final class SegmentMembership {
     private void sweepDeadReplicas(Set<String> deadNodes) {
         long[] erased = new long[1];
         table.forEachShard(shard -> {
-            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+            for (ObjectMetadata m : shard.objects.valuesCopy()) {
                 int dropped = m.dropDeadReplicas();
                 if (!deadNodes.isEmpty()) {
                     dropped += tier.dropCopiesOf(m, deadNodes);

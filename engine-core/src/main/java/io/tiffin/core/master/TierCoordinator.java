@@ -415,7 +415,7 @@ final class TierCoordinator {
     /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}; erases objects left empty. */
     void abandonTasksOf(String nodeId) {
         table.forEachShard(shard -> {
-            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+            for (ObjectMetadata m : shard.objects.valuesCopy()) {
                 if (nodeId.equals(m.taskNode)) {
                     abandonTask(m, false);
                     if (m.isEmpty()) {
