@@ -1,6 +1,5 @@
 package io.tiffin.core.master;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -55,7 +54,7 @@ final class ObjectMetadata {
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
     /** Copies on nodes' SSD tiers. */
-    final List<DiskReplica> diskReplicas = new ArrayList<>(1);
+    final List<DiskReplica> diskReplicas = new CompactList<>();
     /** An offload task is queued or running: the memory replica it reads must stay put. */
     boolean offloadPending;
     /** The last offload failed (for example a full disk): eviction drops this object instead of retrying. */
@@ -78,7 +77,7 @@ final class ObjectMetadata {
         this.putStartMillis = putStartMillis;
         this.hardPinned = hardPinned;
         this.softPinRequested = softPinRequested;
-        this.replicas = new ArrayList<>(replicas);
+        this.replicas = new CompactList<>(replicas);
     }
 
     boolean hasReadableReplica() {
