@@ -53,8 +53,8 @@ final class ObjectMetadata {
     long expectedVersion;
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
-    /** Copies on nodes' SSD tiers. */
-    final List<DiskReplica> diskReplicas = new CompactList<>();
+    /** Copies on nodes' SSD tiers; null while there is none (most objects never have one). */
+    private CompactList<DiskReplica> diskReplicas;
     /** An offload task is queued or running: the memory replica it reads must stay put. */
     boolean offloadPending;
     /** The last offload failed (for example a full disk): eviction drops this object instead of retrying. */
@@ -80,8 +80,31 @@ final class ObjectMetadata {
         this.replicas = new CompactList<>(replicas);
     }
 
+    /** Copies on nodes' SSD tiers, a view not to change (see {@link #addDiskReplica}, {@link #removeDiskReplicasIf}). */
+    List<DiskReplica> diskReplicas() {
+        return diskReplicas == null ? List.of() : java.util.Collections.unmodifiableList(diskReplicas);
+    }
+
+    void addDiskReplica(DiskReplica d) {
+        if (diskReplicas == null) {
+            diskReplicas = new CompactList<>();
+        }
+        diskReplicas.add(d);
+    }
+
+    /** Drops the disk replicas {@code drop} accepts; returns whether any was. */
+    boolean removeDiskReplicasIf(java.util.function.Predicate<DiskReplica> drop) {
+        if (diskReplicas == null || !diskReplicas.removeIf(drop)) {
+            return false;
+        }
+        if (diskReplicas.isEmpty()) {
+            diskReplicas = null;
+        }
+        return true;
+    }
+
     boolean hasReadableReplica() {
-        return hasReadableMemoryReplica() || !diskReplicas.isEmpty();
+        return hasReadableMemoryReplica() || diskReplicas != null;
     }
 
     boolean hasReadableMemoryReplica() {
@@ -94,7 +117,7 @@ final class ObjectMetadata {
     }
 
     boolean hasDiskReplicaOn(String nodeId) {
-        for (DiskReplica d : diskReplicas) {
+        for (DiskReplica d : diskReplicas()) {
             if (d.nodeId().equals(nodeId)) {
                 return true;
             }
@@ -104,7 +127,7 @@ final class ObjectMetadata {
 
     /** Neither memory nor disk copies left. */
     boolean isEmpty() {
-        return replicas.isEmpty() && diskReplicas.isEmpty();
+        return replicas.isEmpty() && diskReplicas == null;
     }
 
     boolean allComplete() {

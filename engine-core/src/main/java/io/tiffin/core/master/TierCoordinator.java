@@ -20,7 +20,7 @@ import org.apache.logging.log4j.Logger;
  * The SSD tier as the master's objects see it: which objects have copies on which node's SSD, offloads
  * (write-through at PutEnd, or instead of an eviction), reads served from SSD and the promotions they
  * trigger, and the nodes' reports of all of these. {@link StorageTier} holds the per-node queues; this
- * class keeps the objects' records ({@link ObjectMetadata#diskReplicas}, the pending task) in step with
+ * class keeps the objects' records ({@link ObjectMetadata#diskReplicas()}, the pending task) in step with
  * them.
  *
  * <p>Thread-safe: methods that take a key take its shard lock through the {@link ObjectTable}; those that
@@ -162,7 +162,7 @@ final class TierCoordinator {
                 return;
             }
             if (!m.hasDiskReplicaOn(nodeId)) {
-                m.diskReplicas.add(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
+                m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
             }
             if (m.offloadPending && nodeId.equals(m.taskNode)) {
                 m.offloadPending = false;
@@ -209,7 +209,7 @@ final class TierCoordinator {
      * node reports the SSD copy. Caller holds the shard lock.
      */
     boolean offloadInsteadOfEvicting(ObjectMetadata m) {
-        return settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas.isEmpty()
+        return settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas().isEmpty()
                 && !m.offloadFailed && queueOffload(m);
     }
 
@@ -247,7 +247,7 @@ final class TierCoordinator {
         if (hits < settings.promotionThreshold()) {
             return;
         }
-        DiskReplica d = m.diskReplicas.get(0);
+        DiskReplica d = m.diskReplicas().get(0);
         if (m.promotionQueued && !d.nodeId().equals(m.taskNode)) {
             return;
         }
@@ -341,7 +341,7 @@ final class TierCoordinator {
     void evictDiskReplicas(String nodeId, List<String> keys) {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m == null || !m.diskReplicas.removeIf(d -> d.nodeId().equals(nodeId))) {
+            if (m == null || !m.removeDiskReplicasIf(d -> d.nodeId().equals(nodeId))) {
                 return; // a repeated or late notice: nothing listed to drop
             }
             if (m.isEmpty() && !m.processing) {
@@ -359,10 +359,10 @@ final class TierCoordinator {
      * back). Caller holds the shard lock.
      */
     void dropDiskCopies(ObjectMetadata m) {
-        for (DiskReplica d : m.diskReplicas) {
+        for (DiskReplica d : m.diskReplicas()) {
             tier.queueDelete(d.nodeId(), m.key);
         }
-        m.diskReplicas.clear();
+        m.removeDiskReplicasIf(d -> true);
     }
 
     /**
@@ -370,9 +370,9 @@ final class TierCoordinator {
      * Returns how many copies and replicas left the object. Caller holds the shard lock.
      */
     int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
-        int before = m.diskReplicas.size();
-        m.diskReplicas.removeIf(d -> deadNodes.contains(d.nodeId()));
-        int dropped = before - m.diskReplicas.size();
+        int before = m.diskReplicas().size();
+        m.removeDiskReplicasIf(d -> deadNodes.contains(d.nodeId()));
+        int dropped = before - m.diskReplicas().size();
         if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
             dropped += abandonTask(m, false);
         }
