@@ -92,15 +92,18 @@ final class ObjectMetadata {
         diskReplicas.add(d);
     }
 
-    /** Drops the disk replicas {@code drop} accepts; returns whether any was. */
-    boolean removeDiskReplicasIf(java.util.function.Predicate<DiskReplica> drop) {
-        if (diskReplicas == null || !diskReplicas.removeIf(drop)) {
-            return false;
+    /** Drops the disk replicas {@code drop} accepts; returns how many it dropped. */
+    int removeDiskReplicasIf(java.util.function.Predicate<DiskReplica> drop) {
+        if (diskReplicas == null) {
+            return 0;
         }
+        int before = diskReplicas.size();
+        diskReplicas.removeIf(drop);
+        int dropped = before - diskReplicas.size();
         if (diskReplicas.isEmpty()) {
             diskReplicas = null;
         }
-        return true;
+        return dropped;
     }
 
     boolean hasReadableReplica() {

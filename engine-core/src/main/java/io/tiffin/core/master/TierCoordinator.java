@@ -39,6 +39,11 @@ final class TierCoordinator {
     private final MasterCounters counters;
     private final Ticker ticker;
     private final PutDeadlines deadlines;
+    /**
+     * SSD copies recorded minus those dropped here: an upper bound (an object erased with its copies is not
+     * subtracted), so 0 means no object has one and a node's loss needs no sweep for them.
+     */
+    private final java.util.concurrent.atomic.AtomicLong diskCopies = new java.util.concurrent.atomic.AtomicLong();
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
                     Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
@@ -163,6 +168,7 @@ final class TierCoordinator {
             }
             if (!m.hasDiskReplicaOn(nodeId)) {
                 m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
+                diskCopies.incrementAndGet();
             }
             if (m.offloadPending && nodeId.equals(m.taskNode)) {
                 m.offloadPending = false;
@@ -341,9 +347,11 @@ final class TierCoordinator {
     void evictDiskReplicas(String nodeId, List<String> keys) {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m == null || !m.removeDiskReplicasIf(d -> d.nodeId().equals(nodeId))) {
+            int dropped = m == null ? 0 : m.removeDiskReplicasIf(d -> d.nodeId().equals(nodeId));
+            if (dropped == 0) {
                 return; // a repeated or late notice: nothing listed to drop
             }
+            diskCopies.addAndGet(-dropped);
             if (m.isEmpty() && !m.processing) {
                 table.forget(shard, m.key);
             }
@@ -362,7 +370,7 @@ final class TierCoordinator {
         for (DiskReplica d : m.diskReplicas()) {
             tier.queueDelete(d.nodeId(), m.key);
         }
-        m.removeDiskReplicasIf(d -> true);
+        diskCopies.addAndGet(-m.removeDiskReplicasIf(d -> true));
     }
 
     /**
@@ -370,9 +378,8 @@ final class TierCoordinator {
      * Returns how many copies and replicas left the object. Caller holds the shard lock.
      */
     int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
-        int before = m.diskReplicas().size();
-        m.removeDiskReplicasIf(d -> deadNodes.contains(d.nodeId()));
-        int dropped = before - m.diskReplicas().size();
+        int dropped = m.removeDiskReplicasIf(d -> deadNodes.contains(d.nodeId()));
+        diskCopies.addAndGet(-dropped);
         if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
             dropped += abandonTask(m, false);
         }
@@ -410,6 +417,11 @@ final class TierCoordinator {
         }
         m.clearTask();
         return dropped;
+    }
+
+    /** Whether any object may have an SSD copy (false: none has). */
+    boolean mayHoldDiskCopies() {
+        return diskCopies.get() > 0;
     }
 
     /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}; erases objects left empty. */
