@@ -155,8 +155,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
             for (long stage : stages(keys)) {
                 fill(clients, filled, stage);
                 filled = stage;
-                String row = measure(stage, clients, fake, probe, rssEmpty) + "," + joinAndLeave(stage, host, port,
-                        pingInterval, settings, group, clients.getFirst());
+                String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
+                        pingInterval, settings, group, clients.getFirst()));
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
@@ -251,20 +251,33 @@ public final class BenchScaleCommand implements Callable<Integer> {
         }
     }
 
-    /** One CSV row for the master holding {@code count} keys. */
-    private String measure(long count, List<TransportClient> clients, FakeNodes fake, ProcessProbe probe,
-            long rssEmpty) throws InterruptedException {
+    /** What a stage measures besides the columns: the extra columns, comma-separated. */
+    @FunctionalInterface
+    private interface ExtraColumns {
+        String measure() throws InterruptedException;
+    }
+
+    /**
+     * One CSV row for the master holding {@code count} keys. The requests' figures come first and the live heap
+     * last: its full GC stops the master (seconds at millions of keys on a loaded machine), which must not fall
+     * into a latency sample; the heartbeat window follows it, so the collector's catch-up after filling stays out.
+     */
+    private String measure(long count, List<TransportClient> clients, ProcessProbe probe, long rssEmpty,
+            ExtraColumns extra) throws InterruptedException {
         String rss = "";
-        String heap = "";
         String perKey = "";
         if (probe != null) {
             long r = probe.rssBytes();
             rss = Long.toString(r);
-            heap = Long.toString(probe.heapLiveBytes());
             perKey = BenchSupport.fmt((double) (r - rssEmpty) / count, 1);
         }
+        long[] getNanos = getLatencies(clients.getFirst(), count);
+        double batchGetRate = batchGetRate(clients, count);
+        String extraColumns = extra.measure();
+        String heap = "";
         String cpu = "";
-        if (probe != null) { // after the full GC above, so the collector's catch-up after filling stays out
+        if (probe != null) {
+            heap = Long.toString(probe.heapLiveBytes());
             long ticks = probe.cpuTicks();
             long t0 = System.nanoTime();
             Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
@@ -272,11 +285,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
             double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
             cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
         }
-        long[] getNanos = getLatencies(clients.getFirst(), count);
-        double batchGetRate = batchGetRate(clients, count);
         return count + "," + segments + "," + rss + "," + heap + "," + perKey + ","
                 + BenchSupport.fmt(percentile(getNanos, 50) / 1e3, 1) + ","
-                + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu;
+                + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu
+                + "," + extraColumns;
     }
 
     /** Nanoseconds of {@value #GET_SAMPLE} sequential Gets (replica lists) of random existing keys, sorted. */
