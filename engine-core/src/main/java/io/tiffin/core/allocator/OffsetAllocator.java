@@ -231,7 +231,7 @@ public final class OffsetAllocator {
             long scaledOffset = offsets[i] >>> multiplierBits;
             long rounded = sizes[i] <= 0 ? 0 : floatToUint(uintToFloatRoundUp(((sizes[i] - 1) >>> multiplierBits) + 1));
             if (rounded == 0 || (offsets[i] & ((1L << multiplierBits) - 1)) != 0 || scaledOffset < cursor
-                    || scaledOffset + rounded > scaledCapacity || !ensureFreeNode() || freeNodeCount < 2) {
+                    || scaledOffset + rounded > scaledCapacity || !ensureFreeNodes(2)) {
                 continue;
             }
             if (scaledOffset > cursor) {
@@ -570,9 +570,20 @@ public final class OffsetAllocator {
 
     /** Makes sure the free-node stack is non-empty, growing node storage if allowed. */
     private boolean ensureFreeNode() {
-        if (freeNodeCount > 0) {
-            return true;
+        return ensureFreeNodes(1);
+    }
+
+    /** Grows node storage until {@code n} nodes are free; false if {@code maxNodes} does not allow it. */
+    private boolean ensureFreeNodes(int n) {
+        while (freeNodeCount < n) {
+            if (!grow()) {
+                return false;
+            }
         }
+        return true;
+    }
+
+    private boolean grow() {
         if (nodeCapacity >= maxNodes) {
             return false;
         }

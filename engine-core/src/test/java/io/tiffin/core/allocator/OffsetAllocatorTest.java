@@ -504,6 +504,23 @@ class OffsetAllocatorTest {
     }
 
     @Test
+    void restoreGrowsNodeStorageForEveryRecord() {
+        // A master taking over restores a node's records into an allocator that starts with 64 nodes.
+        OffsetAllocator allocator = new OffsetAllocator(64L << 30);
+        int n = 1000;
+        long[] offsets = new long[n];
+        long[] sizes = new long[n];
+        for (int i = 0; i < n; i++) {
+            offsets[i] = (long) i * 8192;
+            sizes[i] = 4096;
+        }
+        long[] handles = allocator.restore(offsets, sizes);
+        assertThat(java.util.Arrays.stream(handles).filter(h -> h < 0).count()).as("records dropped").isZero();
+        assertThat(allocator.allocationCount()).isEqualTo(n);
+        allocator.verifyInvariants();
+    }
+
+    @Test
     void nodeStorageGrowsOnDemand() {
         // 1 MiB starts with 64 nodes; 20 000 tiny allocations need far more.
         OffsetAllocator allocator = new OffsetAllocator(1 * MiB);
