@@ -45,7 +45,7 @@ import picocli.CommandLine.Option;
  * 10M, ... keys, the last one {@code --keys}) prints and appends one CSV row: the master's resident memory, live
  * heap after a full GC, resident bytes per key (RSS growth since the empty master, over the keys), Get latency
  * p50/p99 over a sample, BatchGet keys per second, and the master's CPU share while only the nodes' heartbeats
- * run. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
+ * run, and (extra columns) Get p99 while {@code --join-nodes} more nodes join and then leave. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
  * with the launcher's defaults (so its RSS is its own; only {@code transport.max-connections-per-address} is
  * raised above the nodes and clients, which all connect from one address); with {@code --master} the process-side columns are blank
  * (it may be on another host), its per-address connection limit must admit the nodes, and the fake segments are unmounted at the end, erasing the bench's keys.
@@ -56,7 +56,7 @@ import picocli.CommandLine.Option;
         description = "The master at size: memory per key, Get/BatchGet speed and heartbeat CPU as keys grow.")
 public final class BenchScaleCommand implements Callable<Integer> {
     static final String HEADER = "keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,get_p99_us,"
-            + "batchget_keys_per_s,heartbeat_cpu_pct";
+            + "batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us";
     static final long VALUE_SIZE = 4096;
     private static final long SEGMENT_CAPACITY = 64L << 30;
     private static final int FILL_BATCH = 1000;
@@ -86,12 +86,20 @@ public final class BenchScaleCommand implements Callable<Integer> {
     @Option(names = "--csv", description = "append one row per stage to this CSV file: " + HEADER)
     Path csv;
 
+    @Option(names = "--join-nodes", defaultValue = "100", description = "fake nodes that join (one segment each)"
+            + " and then leave at every stage while Gets run: join_get_p99_us and leave_get_p99_us; 0 = none"
+            + " (default ${DEFAULT-VALUE})")
+    int joinNodes;
+
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
 
     @Override
     public Integer call() throws Exception {
         if (keys < 1 || segments < 1 || nodes < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--keys, --segments and --nodes must be >= 1");
+        }
+        if (joinNodes < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--join-nodes must be >= 0");
         }
         if (nodes > segments) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--nodes (" + nodes + ") must be at most"
@@ -103,7 +111,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (master == null) {
             Path dir = Files.createTempDirectory("tiffin-bench-scale-");
             process = TiffinProcess.start("master", dir, List.of("master", "--host", "127.0.0.1", "--port", "0",
-                    "--admin-port", "0", "-D", "transport.max-connections-per-address=" + (nodes + FILL_THREADS + 16)),
+                    "--admin-port", "0", "-D", "transport.max-connections-per-address="
+                            + (nodes + joinNodes + FILL_THREADS + 16)),
                     List.of()); // every fake node and client connects from 127.0.0.1
             String line = process.awaitLine("Tiffin master listening on", Duration.ofSeconds(120));
             Matcher m = LISTENING.matcher(line);
@@ -146,7 +155,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
             for (long stage : stages(keys)) {
                 fill(clients, filled, stage);
                 filled = stage;
-                String row = measure(stage, clients, fake, probe, rssEmpty);
+                String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
+                        pingInterval, settings, group, clients.getFirst()));
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
@@ -241,20 +251,33 @@ public final class BenchScaleCommand implements Callable<Integer> {
         }
     }
 
-    /** One CSV row for the master holding {@code count} keys. */
-    private String measure(long count, List<TransportClient> clients, FakeNodes fake, ProcessProbe probe,
-            long rssEmpty) throws InterruptedException {
+    /** What a stage measures besides the columns: the extra columns, comma-separated. */
+    @FunctionalInterface
+    private interface ExtraColumns {
+        String measure() throws InterruptedException;
+    }
+
+    /**
+     * One CSV row for the master holding {@code count} keys. The requests' figures come first and the live heap
+     * last: its full GC stops the master (seconds at millions of keys on a loaded machine), which must not fall
+     * into a latency sample; the heartbeat window follows it, so the collector's catch-up after filling stays out.
+     */
+    private String measure(long count, List<TransportClient> clients, ProcessProbe probe, long rssEmpty,
+            ExtraColumns extra) throws InterruptedException {
         String rss = "";
-        String heap = "";
         String perKey = "";
         if (probe != null) {
             long r = probe.rssBytes();
             rss = Long.toString(r);
-            heap = Long.toString(probe.heapLiveBytes());
             perKey = BenchSupport.fmt((double) (r - rssEmpty) / count, 1);
         }
+        long[] getNanos = getLatencies(clients.getFirst(), count);
+        double batchGetRate = batchGetRate(clients, count);
+        String extraColumns = extra.measure();
+        String heap = "";
         String cpu = "";
-        if (probe != null) { // after the full GC above, so the collector's catch-up after filling stays out
+        if (probe != null) {
+            heap = Long.toString(probe.heapLiveBytes());
             long ticks = probe.cpuTicks();
             long t0 = System.nanoTime();
             Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
@@ -262,11 +285,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
             double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
             cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
         }
-        long[] getNanos = getLatencies(clients.getFirst(), count);
-        double batchGetRate = batchGetRate(clients, count);
         return count + "," + segments + "," + rss + "," + heap + "," + perKey + ","
                 + BenchSupport.fmt(percentile(getNanos, 50) / 1e3, 1) + ","
-                + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu;
+                + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu
+                + "," + extraColumns;
     }
 
     /** Nanoseconds of {@value #GET_SAMPLE} sequential Gets (replica lists) of random existing keys, sorted. */
@@ -284,6 +306,55 @@ public final class BenchScaleCommand implements Callable<Integer> {
         }
         Arrays.sort(nanos);
         return nanos;
+    }
+
+    /**
+     * {@code --join-nodes} more fake nodes connect and mount a segment each while one connection runs sequential Gets,
+     * then unmount and leave while it runs them again: "p99 of Get during the join, during the leave" (µs), blank
+     * without {@code --join-nodes}. The idle figure to compare with is {@code get_p99_us}, measured just before.
+     */
+    private String joinAndLeave(long count, String host, int port, Duration pingInterval, TransportSettings settings,
+            EventLoopGroup group, TransportClient client) throws InterruptedException {
+        if (joinNodes == 0) {
+            return ",";
+        }
+        AtomicReference<FakeNodes> joined = new AtomicReference<>();
+        long[] join = getsWhile(client, count, () -> joined.set(new FakeNodes(host, port, "scale-" + runId + "-join"
+                + count, joinNodes, joinNodes, SEGMENT_CAPACITY, pingInterval, settings, group)));
+        long[] leave = getsWhile(client, count, () -> joined.get().close(true));
+        System.out.printf("%d nodes joined during %d Gets, left during %d%n", joinNodes, join.length, leave.length);
+        return BenchSupport.fmt(percentile(join, 99) / 1e3, 1) + "," + BenchSupport.fmt(percentile(leave, 99) / 1e3, 1);
+    }
+
+    /** Nanoseconds of the sequential Gets of random existing keys that ran while {@code work} ran elsewhere, sorted. */
+    private long[] getsWhile(TransportClient client, long count, Runnable work) throws InterruptedException {
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        Thread worker = Thread.ofPlatform().name("bench-scale-join").start(() -> {
+            try {
+                work.run();
+            } catch (RuntimeException e) {
+                failure.set(e);
+            }
+        });
+        SplittableRandom random = new SplittableRandom(count * 17);
+        long[] nanos = new long[1024];
+        int n = 0;
+        do { // one Get at least, so that a join faster than a Get still has a figure
+            KeyRequest req = KeyRequest.newBuilder().setKey(key(random.nextLong(count))).build();
+            long t0 = System.nanoTime();
+            client.callSync(Opcode.GET_REPLICA_LIST, req, ObjectLocationMsg.parser());
+            if (n == nanos.length) {
+                nanos = Arrays.copyOf(nanos, n * 2);
+            }
+            nanos[n++] = System.nanoTime() - t0;
+        } while (worker.isAlive());
+        worker.join();
+        if (failure.get() != null) {
+            throw new IllegalStateException("the joining nodes failed: " + failure.get().getMessage(), failure.get());
+        }
+        long[] sorted = Arrays.copyOf(nanos, n);
+        Arrays.sort(sorted);
+        return sorted;
     }
 
     static double percentile(long[] sorted, int p) {

@@ -120,19 +120,25 @@ final class FakeNodes implements AutoCloseable {
         return lastPingFailure;
     }
 
-    /** Stops pinging, unmounts every segment when {@code unmount} (erasing the objects on them), closes. */
+    /**
+     * Unmounts every segment when {@code unmount} (erasing the objects on them), stops pinging, closes. The nodes
+     * ping until their segments are gone, as a node stopping gracefully does: a slow unmount must not expire them.
+     */
     void close(boolean unmount) {
-        pinger.shutdownNow();
-        if (unmount) {
-            for (int i = 0; i < connections.size(); i++) {
-                for (String name : segmentsOf.get(i)) {
-                    connections.get(i).callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
-                            .setNodeId(nodeId(i)).setSegmentName(name).build(), Empty.parser());
+        try {
+            if (unmount) {
+                for (int i = 0; i < connections.size(); i++) {
+                    for (String name : segmentsOf.get(i)) {
+                        connections.get(i).callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                                .setNodeId(nodeId(i)).setSegmentName(name).build(), Empty.parser());
+                    }
                 }
             }
+        } finally {
+            pinger.shutdownNow();
+            connections.forEach(TransportClient::close);
+            connections.clear();
         }
-        connections.forEach(TransportClient::close);
-        connections.clear();
     }
 
     @Override

@@ -29,16 +29,16 @@ class BenchScaleCommandTest {
         Path csv = dir.resolve("scale.csv");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit = tiffin(err, "bench", "scale", "--keys", "120000", "--segments", "20", "--nodes", "20", "--csv",
-                csv.toString());
+                csv.toString(), "--join-nodes", "10");
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows.getFirst()).isEqualTo("keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,"
-                + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct");
+                + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us");
         assertThat(rows).hasSize(3); // stages 100000 and 120000
         long previousHeap = 0;
         for (int i = 1; i < rows.size(); i++) {
             String[] f = rows.get(i).split(",", -1);
-            assertThat(f).as(rows.get(i)).hasSize(9);
+            assertThat(f).as(rows.get(i)).hasSize(11);
             assertThat(Long.parseLong(f[0])).isEqualTo(i == 1 ? 100_000 : 120_000);
             assertThat(f[1]).isEqualTo("20");
             long rss = Long.parseLong(f[2]);
@@ -55,6 +55,8 @@ class BenchScaleCommandTest {
             assertThat(p99).as("get p99").isGreaterThanOrEqualTo(p50);
             assertThat(Long.parseLong(f[7])).as("batchget keys/s").isPositive();
             assertThat(Double.parseDouble(f[8])).as("heartbeat cpu %").isPositive().isLessThan(200.0);
+            assertThat(Double.parseDouble(f[9])).as("get p99 during a join").isPositive();
+            assertThat(Double.parseDouble(f[10])).as("get p99 during a leave").isPositive();
         }
     }
 
@@ -66,6 +68,9 @@ class BenchScaleCommandTest {
         err.reset();
         assertThat(tiffin(err, "bench", "scale", "--keys", "0")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("must be >= 1");
+        err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--join-nodes", "-1")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--join-nodes must be >= 0");
     }
 
     @Test

@@ -22,9 +22,10 @@ import java.util.Arrays;
  *       brings the capacity down to at most {@link #MAX_BIN_SIZE} units. All public sizes and
  *       offsets are in bytes; requests are rounded up to whole units (for example a 64 GiB
  *       allocator uses 32-byte units).
- *   <li>Node storage grows on demand, from {@code clamp(capacity / 4096, 1024, 65536)} nodes up
- *       to {@code clamp(capacity / 1024, 1Mi, 64Mi)} nodes. When no node is left for splitting a
- *       free region, {@link #allocate(long)} fails with {@link #NO_SPACE}.
+ *   <li>Node storage grows on demand (doubling), from {@value #INITIAL_NODES} nodes up to
+ *       {@code clamp(capacity / 1024, 1Mi, 64Mi)} nodes, so an empty allocator costs about 2 KB
+ *       whatever its capacity (a master holds one per mounted segment). When no node is left for
+ *       splitting a free region, {@link #allocate(long)} fails with {@link #NO_SPACE}.
  * </ul>
  *
  * <p>Nodes are stored as parallel primitive arrays (no object per node). An allocation handle is
@@ -58,8 +59,8 @@ public final class OffsetAllocator {
     private static final int MANTISSA_VALUE = 1 << MANTISSA_BITS;
     private static final int MANTISSA_MASK = MANTISSA_VALUE - 1;
 
-    private static final int MIN_INITIAL_NODES = 1024;
-    private static final int MAX_INITIAL_NODES = 65_536;
+    /** Nodes at first: 29 bytes each; a segment with few objects should cost little. */
+    static final int INITIAL_NODES = 64;
     private static final int MIN_MAX_NODES = 1 << 20;
     private static final int MAX_MAX_NODES = 1 << 26;
 
@@ -93,7 +94,7 @@ public final class OffsetAllocator {
 
     /**
      * Creates an allocator for {@code capacityBytes} bytes with the default node limits: initially
-     * {@code clamp(capacityBytes / 4096, 1024, 65536)} nodes, growing up to
+     * {@value #INITIAL_NODES} nodes, growing up to
      * {@code clamp(capacityBytes / 1024, 1Mi, 64Mi)} nodes.
      *
      * @param capacityBytes size of the managed range in bytes; must be positive
@@ -126,8 +127,7 @@ public final class OffsetAllocator {
         this.multiplierBits = bits;
         this.scaledCapacity = capacityBytes >>> bits;
         this.maxNodes = maxNodes;
-        this.nodeCapacity =
-                Math.min(clamp(capacityBytes / 4096, MIN_INITIAL_NODES, MAX_INITIAL_NODES), maxNodes);
+        this.nodeCapacity = Math.min(INITIAL_NODES, maxNodes);
         this.nodeOffset = new int[nodeCapacity];
         this.nodeSize = new int[nodeCapacity];
         this.binListPrev = new int[nodeCapacity];
@@ -231,7 +231,7 @@ public final class OffsetAllocator {
             long scaledOffset = offsets[i] >>> multiplierBits;
             long rounded = sizes[i] <= 0 ? 0 : floatToUint(uintToFloatRoundUp(((sizes[i] - 1) >>> multiplierBits) + 1));
             if (rounded == 0 || (offsets[i] & ((1L << multiplierBits) - 1)) != 0 || scaledOffset < cursor
-                    || scaledOffset + rounded > scaledCapacity || !ensureFreeNode() || freeNodeCount < 2) {
+                    || scaledOffset + rounded > scaledCapacity || !ensureFreeNodes(2)) {
                 continue;
             }
             if (scaledOffset > cursor) {
@@ -570,9 +570,20 @@ public final class OffsetAllocator {
 
     /** Makes sure the free-node stack is non-empty, growing node storage if allowed. */
     private boolean ensureFreeNode() {
-        if (freeNodeCount > 0) {
-            return true;
+        return ensureFreeNodes(1);
+    }
+
+    /** Grows node storage until {@code n} nodes are free; false if {@code maxNodes} does not allow it. */
+    private boolean ensureFreeNodes(int n) {
+        while (freeNodeCount < n) {
+            if (!grow()) {
+                return false;
+            }
         }
+        return true;
+    }
+
+    private boolean grow() {
         if (nodeCapacity >= maxNodes) {
             return false;
         }
@@ -611,6 +622,11 @@ public final class OffsetAllocator {
         if (bin < 0 || bin >= NUM_BINS) {
             throw new IllegalArgumentException("bin must be in [0, " + NUM_BINS + "): " + bin);
         }
+    }
+
+    /** Nodes the arrays hold now (used or not). */
+    int nodeCapacity() {
+        return nodeCapacity;
     }
 
     private static int clamp(long value, int min, int max) {

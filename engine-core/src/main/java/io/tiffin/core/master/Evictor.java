@@ -143,7 +143,7 @@ final class Evictor {
         counters.evictedBytes.add(m.size);
         // Drops the memory replicas; the object stays if it has SSD copies.
         m.freeAll();
-        if (m.diskReplicas.isEmpty()) {
+        if (m.diskReplicas().isEmpty()) {
             table.forget(shard, m.key);
         }
         return true;

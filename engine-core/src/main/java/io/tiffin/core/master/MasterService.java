@@ -338,9 +338,9 @@ public final class MasterService {
         long[] tally = new long[2];
         table.forEachShard(shard -> {
             for (ObjectMetadata m : shard.objects.values()) {
-                if (!m.diskReplicas.isEmpty()) {
+                if (!m.diskReplicas().isEmpty()) {
                     tally[0]++;
-                    for (DiskReplica d : m.diskReplicas) {
+                    for (DiskReplica d : m.diskReplicas()) {
                         tally[1] += d.size();
                     }
                 }

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One of the master's 1024 metadata shards: a key → {@link ObjectMetadata} map and the lock that guards
+ * One of the master's 1024 metadata shards: a key → {@link ObjectMetadata} map ({@link ObjectMap}) and the lock that guards
  * it and every object in it. A key's shard is fixed by its hash ({@link #indexOf}).
  *
  * <p>Thread-safe only under {@link #lock}: callers take it around every access.
@@ -15,7 +15,7 @@ final class MetadataShard {
     static final int COUNT = 1 << BITS;
 
     final ReentrantLock lock = new ReentrantLock();
-    final Map<String, ObjectMetadata> objects = new HashMap<>();
+    final ObjectMap objects = new ObjectMap();
     /**
      * Keys the master forgot while clients may still read their last object through cached locations
      * ({@link ObjectMetadata#cachedUntilMillis}): key → until when (ms) a put of the key is refused. Null
@@ -105,9 +105,9 @@ final class MetadataShard {
 
     /**
      * The shard of {@code key}: the top bits of a multiplicative (Fibonacci) hash. The shard must not
-     * be taken from the low bits of {@code h ^ (h >>> 16)}: that is exactly the bucket index of the
-     * shard's own {@link HashMap}, so every key of a shard would share its low 10 bucket bits, pile into
-     * a few buckets and turn them into red-black trees (seen in {@code tiffin bench master}).
+     * be taken from the bits the shard's own table indexes by ({@link ObjectMap}'s low bits of a mixed
+     * hash), or every key of a shard would share them and pile into a few slots (seen in
+     * {@code tiffin bench master} when the table was a HashMap).
      */
     static int indexOf(String key) {
         return (key.hashCode() * 0x9E3779B9) >>> (Integer.SIZE - BITS);

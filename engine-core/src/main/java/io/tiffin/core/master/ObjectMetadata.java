@@ -1,6 +1,5 @@
 package io.tiffin.core.master;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -54,8 +53,8 @@ final class ObjectMetadata {
     long expectedVersion;
     /** True from PutStart until every replica is complete (or the put is revoked). */
     boolean processing = true;
-    /** Copies on nodes' SSD tiers. */
-    final List<DiskReplica> diskReplicas = new ArrayList<>(1);
+    /** Copies on nodes' SSD tiers; null while there is none (most objects never have one). */
+    private CompactList<DiskReplica> diskReplicas;
     /** An offload task is queued or running: the memory replica it reads must stay put. */
     boolean offloadPending;
     /** The last offload failed (for example a full disk): eviction drops this object instead of retrying. */
@@ -78,11 +77,37 @@ final class ObjectMetadata {
         this.putStartMillis = putStartMillis;
         this.hardPinned = hardPinned;
         this.softPinRequested = softPinRequested;
-        this.replicas = new ArrayList<>(replicas);
+        this.replicas = new CompactList<>(replicas);
+    }
+
+    /** Copies on nodes' SSD tiers, a view not to change (see {@link #addDiskReplica}, {@link #removeDiskReplicasIf}). */
+    List<DiskReplica> diskReplicas() {
+        return diskReplicas == null ? List.of() : java.util.Collections.unmodifiableList(diskReplicas);
+    }
+
+    void addDiskReplica(DiskReplica d) {
+        if (diskReplicas == null) {
+            diskReplicas = new CompactList<>();
+        }
+        diskReplicas.add(d);
+    }
+
+    /** Drops the disk replicas {@code drop} accepts; returns how many it dropped. */
+    int removeDiskReplicasIf(java.util.function.Predicate<DiskReplica> drop) {
+        if (diskReplicas == null) {
+            return 0;
+        }
+        int before = diskReplicas.size();
+        diskReplicas.removeIf(drop);
+        int dropped = before - diskReplicas.size();
+        if (diskReplicas.isEmpty()) {
+            diskReplicas = null;
+        }
+        return dropped;
     }
 
     boolean hasReadableReplica() {
-        return hasReadableMemoryReplica() || !diskReplicas.isEmpty();
+        return hasReadableMemoryReplica() || diskReplicas != null;
     }
 
     boolean hasReadableMemoryReplica() {
@@ -95,7 +120,7 @@ final class ObjectMetadata {
     }
 
     boolean hasDiskReplicaOn(String nodeId) {
-        for (DiskReplica d : diskReplicas) {
+        for (DiskReplica d : diskReplicas()) {
             if (d.nodeId().equals(nodeId)) {
                 return true;
             }
@@ -105,7 +130,7 @@ final class ObjectMetadata {
 
     /** Neither memory nor disk copies left. */
     boolean isEmpty() {
-        return replicas.isEmpty() && diskReplicas.isEmpty();
+        return replicas.isEmpty() && diskReplicas == null;
     }
 
     boolean allComplete() {

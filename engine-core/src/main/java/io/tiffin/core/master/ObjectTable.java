@@ -158,7 +158,7 @@ final class ObjectTable {
 
     /** Adds an object to its shard and the key index. Caller holds the shard lock. */
     void insert(MetadataShard shard, ObjectMetadata m) {
-        ObjectMetadata replaced = shard.objects.put(m.key, m);
+        ObjectMetadata replaced = shard.objects.put(m);
         keyIndex.add(m.key);
         keyCount.incrementAndGet();
         if (replaced != null) {
@@ -304,7 +304,7 @@ final class ObjectTable {
             return true;
         }
         forEachShard(shard -> {
-            for (String key : List.copyOf(shard.objects.keySet())) {
+            for (String key : shard.objects.keysCopy()) {
                 if (fastPath ? q.matches(key) : q.matchesWithRegexEngine(key)) {
                     action.accept(shard, key);
                 }

@@ -104,12 +104,12 @@ final class ReplicaLookup {
                 readable.add(r.toDescriptor(DataGrant.READ, now + lease));
             }
         }
-        if (!m.diskReplicas.isEmpty() && !m.processing) {
+        if (!m.diskReplicas().isEmpty() && !m.processing) {
             if (readable == null) {
-                readable = new ArrayList<>(m.diskReplicas.size());
+                readable = new ArrayList<>(m.diskReplicas().size());
                 tier.countSsdOnlyRead(m);
             }
-            for (DiskReplica d : m.diskReplicas) {
+            for (DiskReplica d : m.diskReplicas()) {
                 readable.add(d.toDescriptor()); // after the memory replicas: the client prefers those
             }
         }

@@ -14,19 +14,23 @@ import io.tiffin.api.ReplicaType;
 final class ReplicaRecord {
     final long id;
     final MountedSegment segment;
-    final long handle;
+    /** The allocator's handle (a node index, below 2^26), or {@link #FREED} once the buffer went back. */
+    private int handle;
     final long offset;
     final long size;
     /** The version of the object the replica holds (what the node's record of it carries). */
     final long version;
     ReplicaStatus status = ReplicaStatus.PROCESSING;
-    private boolean freed;
+    private static final int FREED = -1;
 
     ReplicaRecord(long id, MountedSegment segment, long handle, long offset, long size, long version) {
         this.id = id;
         this.version = version;
         this.segment = segment;
-        this.handle = handle;
+        if (handle < 0 || handle > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("not an allocator handle: " + handle);
+        }
+        this.handle = (int) handle; // an int: with no boolean beside it the record is 56 bytes, not 64
         this.offset = offset;
         this.size = size;
     }
@@ -45,15 +49,16 @@ final class ReplicaRecord {
      * the object: {@link MountedSegment#release}); idempotent.
      */
     void free() {
-        if (!freed) {
-            freed = true;
-            segment.release(handle, offset, version);
+        if (handle != FREED) {
+            long h = handle;
+            handle = FREED;
+            segment.release(h, offset, version);
         }
     }
 
     /** Has the node drop its record of this replica's object now, keeping the buffer until {@link #free()}. */
     void forgetRecord() {
-        if (!freed) {
+        if (handle != FREED) {
             segment.forgetRecord(offset, version);
         }
     }

@@ -61,8 +61,9 @@ final class SegmentMembership {
             }
         }
         if (!previous.isEmpty()) {
+            boolean held = false;
             for (String old : previous) {
-                unmountDurably(old);
+                held |= unmountDurably(old);
             }
             LOG.warn("Node {} restarted (new incarnation); unmounted the segments of its previous run {} "
                     + "and erase the objects that lived only there. If it did not restart, two running nodes"
@@ -71,7 +72,9 @@ final class SegmentMembership {
             // whose copies survive the restart and stay listed).
             tier.nodeGone(nodeId);
             tier.abandonTasksOf(nodeId);
-            sweepDeadReplicas(Set.of());
+            if (held) {
+                sweepDeadReplicas(Set.of());
+            }
         }
         restartGuard.noteMount(nodeId, mountEpoch, now);
         ClusterFacts f = facts;
@@ -105,8 +108,11 @@ final class SegmentMembership {
         }
     }
 
-    /** Unmounts a segment, first out of the cluster facts; then it is void. */
-    private void unmountDurably(String name) {
+    /**
+     * Unmounts a segment, first out of the cluster facts; then it is void. Returns whether objects may have
+     * replicas on it (it held allocations): if not, no sweep of the table is needed for it.
+     */
+    private boolean unmountDurably(String name) {
         ClusterFacts f = facts;
         if (f != null) {
             f.segmentsGone(List.of(name));
@@ -116,6 +122,7 @@ final class SegmentMembership {
             s.markVoided();
         }
         recovery.settled(name);
+        return s != null && s.allocations() > 0;
     }
 
     /** See {@link MasterService#unmountSegment}. */
@@ -128,13 +135,15 @@ final class SegmentMembership {
             throw new TiffinException(ErrorCode.INVALID_PARAMS,
                     "unmount: segment " + name + " belongs to node " + s.nodeId() + ", not " + nodeId);
         }
-        unmountDurably(name);
+        boolean held = unmountDurably(name);
         if (segments.segmentNamesOf(nodeId).isEmpty()) {
             // The node's last segment left: the node is gone (a graceful stop), with its SSD tier.
             segments.forgetNode(nodeId);
             tier.nodeGone(nodeId);
-            sweepDeadReplicas(Set.of(nodeId));
-        } else {
+            if (held || tier.mayHoldDiskCopies()) {
+                sweepDeadReplicas(Set.of(nodeId));
+            }
+        } else if (held) {
             sweepDeadReplicas(Set.of());
         }
     }
@@ -180,7 +189,9 @@ final class SegmentMembership {
                     segs.stream().map(MountedSegment::name).toList());
             tier.nodeGone(node);
         });
-        sweepDeadReplicas(expired.keySet());
+        if (tier.mayHoldDiskCopies() || gone.stream().anyMatch(s -> s.allocations() > 0)) {
+            sweepDeadReplicas(expired.keySet());
+        }
         return List.copyOf(expired.keySet());
     }
 
@@ -194,11 +205,15 @@ final class SegmentMembership {
         sweepDeadReplicas(Set.of(nodeId));
     }
 
-    /** Drops replicas on unmounted segments and SSD copies of dead nodes; erases objects with nothing left. */
+    /**
+     * Drops replicas on unmounted segments and SSD copies of dead nodes; erases objects with nothing left. O(keys):
+     * callers skip it when the unmounted segments held no allocation and no SSD copy exists (a node that joined
+     * and left empty costs no scan).
+     */
     private void sweepDeadReplicas(Set<String> deadNodes) {
         long[] erased = new long[1];
         table.forEachShard(shard -> {
-            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+            for (ObjectMetadata m : shard.objects.valuesCopy()) {
                 int dropped = m.dropDeadReplicas();
                 if (!deadNodes.isEmpty()) {
                     dropped += tier.dropCopiesOf(m, deadNodes);

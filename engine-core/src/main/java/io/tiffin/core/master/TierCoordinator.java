@@ -20,7 +20,7 @@ import org.apache.logging.log4j.Logger;
  * The SSD tier as the master's objects see it: which objects have copies on which node's SSD, offloads
  * (write-through at PutEnd, or instead of an eviction), reads served from SSD and the promotions they
  * trigger, and the nodes' reports of all of these. {@link StorageTier} holds the per-node queues; this
- * class keeps the objects' records ({@link ObjectMetadata#diskReplicas}, the pending task) in step with
+ * class keeps the objects' records ({@link ObjectMetadata#diskReplicas()}, the pending task) in step with
  * them.
  *
  * <p>Thread-safe: methods that take a key take its shard lock through the {@link ObjectTable}; those that
@@ -39,6 +39,11 @@ final class TierCoordinator {
     private final MasterCounters counters;
     private final Ticker ticker;
     private final PutDeadlines deadlines;
+    /**
+     * SSD copies recorded minus those dropped here: an upper bound (an object erased with its copies is not
+     * subtracted), so 0 means no object has one and a node's loss needs no sweep for them.
+     */
+    private final java.util.concurrent.atomic.AtomicLong diskCopies = new java.util.concurrent.atomic.AtomicLong();
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
                     Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
@@ -162,7 +167,8 @@ final class TierCoordinator {
                 return;
             }
             if (!m.hasDiskReplicaOn(nodeId)) {
-                m.diskReplicas.add(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
+                m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
+                diskCopies.incrementAndGet();
             }
             if (m.offloadPending && nodeId.equals(m.taskNode)) {
                 m.offloadPending = false;
@@ -209,7 +215,7 @@ final class TierCoordinator {
      * node reports the SSD copy. Caller holds the shard lock.
      */
     boolean offloadInsteadOfEvicting(ObjectMetadata m) {
-        return settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas.isEmpty()
+        return settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas().isEmpty()
                 && !m.offloadFailed && queueOffload(m);
     }
 
@@ -247,7 +253,7 @@ final class TierCoordinator {
         if (hits < settings.promotionThreshold()) {
             return;
         }
-        DiskReplica d = m.diskReplicas.get(0);
+        DiskReplica d = m.diskReplicas().get(0);
         if (m.promotionQueued && !d.nodeId().equals(m.taskNode)) {
             return;
         }
@@ -341,9 +347,11 @@ final class TierCoordinator {
     void evictDiskReplicas(String nodeId, List<String> keys) {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m == null || !m.diskReplicas.removeIf(d -> d.nodeId().equals(nodeId))) {
+            int dropped = m == null ? 0 : m.removeDiskReplicasIf(d -> d.nodeId().equals(nodeId));
+            if (dropped == 0) {
                 return; // a repeated or late notice: nothing listed to drop
             }
+            diskCopies.addAndGet(-dropped);
             if (m.isEmpty() && !m.processing) {
                 table.forget(shard, m.key);
             }
@@ -359,10 +367,10 @@ final class TierCoordinator {
      * back). Caller holds the shard lock.
      */
     void dropDiskCopies(ObjectMetadata m) {
-        for (DiskReplica d : m.diskReplicas) {
+        for (DiskReplica d : m.diskReplicas()) {
             tier.queueDelete(d.nodeId(), m.key);
         }
-        m.diskReplicas.clear();
+        diskCopies.addAndGet(-m.removeDiskReplicasIf(d -> true));
     }
 
     /**
@@ -370,9 +378,8 @@ final class TierCoordinator {
      * Returns how many copies and replicas left the object. Caller holds the shard lock.
      */
     int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
-        int before = m.diskReplicas.size();
-        m.diskReplicas.removeIf(d -> deadNodes.contains(d.nodeId()));
-        int dropped = before - m.diskReplicas.size();
+        int dropped = m.removeDiskReplicasIf(d -> deadNodes.contains(d.nodeId()));
+        diskCopies.addAndGet(-dropped);
         if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
             dropped += abandonTask(m, false);
         }
@@ -412,10 +419,15 @@ final class TierCoordinator {
         return dropped;
     }
 
+    /** Whether any object may have an SSD copy (false: none has). */
+    boolean mayHoldDiskCopies() {
+        return diskCopies.get() > 0;
+    }
+
     /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}; erases objects left empty. */
     void abandonTasksOf(String nodeId) {
         table.forEachShard(shard -> {
-            for (ObjectMetadata m : List.copyOf(shard.objects.values())) {
+            for (ObjectMetadata m : shard.objects.valuesCopy()) {
                 if (nodeId.equals(m.taskNode)) {
                     abandonTask(m, false);
                     if (m.isEmpty()) {

@@ -486,8 +486,43 @@ class OffsetAllocatorTest {
     }
 
     @Test
+    void largeAllocatorStartsSmallAndDoublesAsAllocationsCome() {
+        // A master holds one allocator per mounted 64 GiB segment: empty, it must not cost megabytes.
+        OffsetAllocator allocator = new OffsetAllocator(64L << 30);
+        assertThat(allocator.nodeCapacity()).isEqualTo(OffsetAllocator.INITIAL_NODES);
+        List<Long> handles = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            handles.add(allocator.allocate(4096));
+        }
+        assertThat(handles).allMatch(h -> h >= 0);
+        assertThat(allocator.nodeCapacity()).isEqualTo(1024); // 1000 used + the free rest, doubled from 64
+        assertDisjoint(allocator, handles);
+        handles.forEach(allocator::free);
+        assertThat(totalFreeRegions(allocator)).isEqualTo(1); // merged back into one region
+        assertThat(allocator.allocationCount()).isZero();
+        allocator.verifyInvariants();
+    }
+
+    @Test
+    void restoreGrowsNodeStorageForEveryRecord() {
+        // A master taking over restores a node's records into an allocator that starts with 64 nodes.
+        OffsetAllocator allocator = new OffsetAllocator(64L << 30);
+        int n = 1000;
+        long[] offsets = new long[n];
+        long[] sizes = new long[n];
+        for (int i = 0; i < n; i++) {
+            offsets[i] = (long) i * 8192;
+            sizes[i] = 4096;
+        }
+        long[] handles = allocator.restore(offsets, sizes);
+        assertThat(java.util.Arrays.stream(handles).filter(h -> h < 0).count()).as("records dropped").isZero();
+        assertThat(allocator.allocationCount()).isEqualTo(n);
+        allocator.verifyInvariants();
+    }
+
+    @Test
     void nodeStorageGrowsOnDemand() {
-        // 1 MiB starts with 1024 nodes; 20 000 tiny allocations need far more.
+        // 1 MiB starts with 64 nodes; 20 000 tiny allocations need far more.
         OffsetAllocator allocator = new OffsetAllocator(1 * MiB);
         List<Long> handles = new ArrayList<>();
         for (int i = 0; i < 20_000; i++) {

@@ -185,13 +185,13 @@ class EvictorTest {
     void anObjectWithAnSsdCopyLosesOnlyItsMemoryReplica() {
         Evictor evictor = evictor();
         ObjectMetadata k0 = fill().get(0);
-        k0.diskReplicas.add(new DiskReplica(table.nextReplicaId(), "n", "ep", OBJECT));
+        k0.addDiskReplica(new DiskReplica(table.nextReplicaId(), "n", "ep", OBJECT));
 
         assertThat(evictor.runEvictionOnce()).isEqualTo(3);
 
         assertThat(present("k0")).isTrue();
         assertThat(k0.replicas).isEmpty();
-        assertThat(k0.diskReplicas).hasSize(1);
+        assertThat(k0.diskReplicas()).hasSize(1);
         assertThat(List.of("k1", "k2")).noneMatch(this::present);
         assertThat(segment.used()).isEqualTo(13 * OBJECT);
     }

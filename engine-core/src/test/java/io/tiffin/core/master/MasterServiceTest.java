@@ -280,6 +280,28 @@ class MasterServiceTest {
     }
 
     @Nested
+    class Leaving {
+        @Test
+        void aNodeThatLeavesEmptyTakesNoObjectAndOneWithObjectsTakesThem() {
+            mount("s1-full", 64 * MiB);
+            put("k1", 100);
+            put("k2", 100);
+            mount("s2-used", 64 * MiB);
+            mount("s3-unused", 64 * MiB);
+            master.unmountSegment("node-s1-full", "s1-full"); // k1, k2 go with it (no sweep skipped)
+            put("k3", 100); // lands on s2-used (in order, by mount and by name)
+            assertThat(master.getReplicaList("k1").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(master.getReplicaList("k2").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            master.unmountSegment("node-s3-unused", "s3-unused"); // held no allocation: k3 stays
+            assertThat(master.getReplicaList("k3").code()).isEqualTo(ErrorCode.OK);
+            assertThat(master.keyCount()).isEqualTo(1);
+            master.unmountSegment("node-s2-used", "s2-used");
+            assertThat(master.getReplicaList("k3").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(master.keyCount()).isZero();
+        }
+    }
+
+    @Nested
     class Leases {
         @Test
         void readGrantsALeaseThatBlocksRemoveUntilItExpires() {
