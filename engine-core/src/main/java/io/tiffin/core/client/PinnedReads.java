@@ -130,6 +130,7 @@ final class PinnedReads {
                                                      long start, boolean rethrow) {
         int n = keys.size();
         List<KeyResult<PinnedValue>> out = new ArrayList<>(Collections.nCopies(n, null));
+        LocalHotCache.PendingFill[] asked = new LocalHotCache.PendingFill[n];
         LocalHotCache.Reservation[] reserved = new LocalHotCache.Reservation[n];
         List<Integer> viaCache = new ArrayList<>();
         List<Integer> owned = new ArrayList<>();
@@ -151,11 +152,20 @@ final class PinnedReads {
                     out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), loc.version(), true, pinned)));
                     continue;
                 }
-                reserved[i] = remote.isEmpty() ? null : hotCache.reserve(loc.key(), loc.version(), loc.size());
+                asked[i] = remote.isEmpty() ? null : hotCache.requestBlocks(loc.key(), loc.version(), loc.size());
             } catch (IllegalStateException closedArena) {
                 LOG.debug("hot cache closed during a read of {}", loc.key(), closedArena);
             }
-            (reserved[i] != null ? viaCache : owned).add(i);
+            if (asked[i] == null) {
+                owned.add(i);
+            }
+        }
+        // every key's blocks were asked for above; the maintenance thread answers them in one go
+        for (int i = 0; i < n; i++) {
+            if (asked[i] != null) {
+                reserved[i] = asked[i].await();
+                (reserved[i] != null ? viaCache : owned).add(i);
+            }
         }
         if (!viaCache.isEmpty()) {
             readIntoReservations(keys, locs, start, reserved, viaCache, out, owned);

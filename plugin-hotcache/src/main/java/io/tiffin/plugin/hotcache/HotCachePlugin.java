@@ -12,7 +12,8 @@ import java.util.Set;
  * The built-in hot-cache policies, selected with {@code hotcache.policy}: {@code lru} (what Mooncake
  * upstream does), {@code sieve}, {@code s3-fifo}, {@code w-tinylfu} (a window adapted by ghost feedback),
  * {@code w-tinylfu-static} (a fixed 1% window, kept as a baseline) and {@code w-tinylfu-tuned} (the default:
- * follows the best of simulated W-TinyLFU caches with windows from 1% to 100%, {@link ShadowTunedPolicy}).
+ * follows the best of simulated W-TinyLFU caches with windows from 1% to 100% and an S3-FIFO cache, {@link
+ * ShadowTunedPolicy}).
  *
  * <p>Settings ({@code hotcache.policy.<name>.<key>}; the host refuses any other key under a policy's
  * prefix): {@code s3-fifo.small-share}, the small queue's share of the capacity (default 0.1, between 0

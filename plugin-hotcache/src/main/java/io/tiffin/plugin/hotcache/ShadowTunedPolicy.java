@@ -8,19 +8,22 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The {@code w-tinylfu-tuned} policy: the cache follows whichever of several simulated W-TinyLFU caches is
- * hitting best. The shadows are caches of the same capacity without bytes (keys only), each a {@link
- * WTinyLfuPolicy} with a fixed window share from 1% (plain TinyLFU: frequency decides) to 100% (the window
- * is the whole cache: exactly LRU); every read is replayed through all of them. Every epoch the shadow with
- * the most hits lately (hits per epoch, halved each epoch) becomes the leader if it beat the current leader by
- * more than {@value #SWITCH_MARGIN_PERCENT}%; the first is LRU, and ties go to the larger window.
+ * The {@code w-tinylfu-tuned} policy: the cache follows whichever of several simulated caches is hitting best.
+ * The shadows are caches of the same capacity without bytes (keys only): W-TinyLFU caches ({@link
+ * WTinyLfuPolicy}) with fixed window shares from 1% (plain TinyLFU: frequency decides) to 100% (the window is
+ * the whole cache: exactly LRU), and an S3-FIFO cache ({@link S3FifoPolicy}, its paper's 10% small queue); every
+ * read is replayed through all of them. Every epoch the shadow with the most hits lately (hits per epoch, halved
+ * each epoch) becomes the leader if it beat the current leader by more than {@value #SWITCH_MARGIN_PERCENT}%;
+ * the first is LRU, and ties go to the larger window (S3-FIFO counts as the smallest).
  *
  * <p>The real cache takes the leader's decisions rather than its parameters: it admits a key when the leader
  * holds it after the read (or while the cache has free room), and evicts first what the leader no longer holds (the leader's evictions, and when
  * the leader changes, every resident key the new one does not hold), else its least recently used entry. So
  * the resident set is the leader's within a few evictions of a change, and the cache hits about as well as the
  * best shadow of the moment: TinyLFU where a popular set recurs at distances LRU cannot keep, LRU where
- * recency wins (a prompt re-read a little later, as in multi-turn conversations and agent loops), and what lies
+ * recency wins (a prompt re-read a little later, as in multi-turn conversations and agent loops), S3-FIFO where
+ * blocks read twice close together and then rarely dominate (it keeps what was re-read within a tenth of the
+ * cache, where TinyLFU's sketch still counts one read and LRU keeps every one-time block as long), and what lies
  * between. Tuning a single W-TinyLFU's window instead (ARC-style ghost feedback, as {@code w-tinylfu}, or a
  * shadow-chosen window share) loses at each change: the cache's contents are those of the old setting for a long
  * while, and measured worse than both LRU and TinyLFU on Mooncake-like traces (docs/BENCHMARKS.md, cache-sim).
@@ -50,7 +53,7 @@ final class ShadowTunedPolicy implements HotCachePolicy {
 
     private final String name;
     private final long capacity;
-    private final Shadow[] shadows = new Shadow[SHARES.length];
+    private final Shadow[] shadows;
     private final long epochReads;
     private final long warmUpReads;
     private final double margin;
@@ -65,22 +68,32 @@ final class ShadowTunedPolicy implements HotCachePolicy {
     private final ArrayDeque<Long> evictFirst = new ArrayDeque<>();
 
     ShadowTunedPolicy(String name, long capacityBlocks) {
+        this(name, capacityBlocks, true);
+    }
+
+    /** @param withS3Fifo whether an S3-FIFO shadow runs beside the W-TinyLFU ones (false: as before it had one) */
+    ShadowTunedPolicy(String name, long capacityBlocks, boolean withS3Fifo) {
         if (capacityBlocks < 1) {
             throw new IllegalArgumentException(name + " capacityBlocks = " + capacityBlocks + " (expected: >= 1)");
         }
         this.name = name;
         this.capacity = capacityBlocks;
         this.margin = SWITCH_MARGIN_PERCENT / 100.0;
+        this.shadows = new Shadow[SHARES.length + (withS3Fifo ? 1 : 0)];
+        int at = 0;
+        if (withS3Fifo) {
+            shadows[at++] = new Shadow(new S3FifoPolicy(capacityBlocks), -1);
+        }
         for (int i = 0; i < SHARES.length; i++) {
-            shadows[i] = new Shadow(new WTinyLfuPolicy(name + "-shadow", capacityBlocks, SHARES[i], false, SKETCH_WIDTH),
+            shadows[at++] = new Shadow(new WTinyLfuPolicy(name + "-shadow", capacityBlocks, SHARES[i], false, SKETCH_WIDTH),
                     SHARES[i]);
         }
-        this.leader = shadows[SHARES.length - 1];
+        this.leader = shadows[shadows.length - 1];
         this.epochReads = Math.max(MIN_EPOCH_READS, (long) (capacityBlocks * EPOCH));
         this.warmUpReads = WARM_UP * capacityBlocks;
     }
 
-    /** The leader's window share; for tests. */
+    /** The leader's window share, -1 for S3-FIFO; for tests. */
     double leaderShare() {
         return leader.share;
     }
@@ -188,18 +201,19 @@ final class ShadowTunedPolicy implements HotCachePolicy {
     }
 
     /**
-     * A cache without bytes driven by one W-TinyLFU as the SPI's protocol says (as the real cache drives its
+     * A cache without bytes driven by one policy as the SPI's protocol says (as the real cache drives its
      * policy), counting its hits.
      */
     private static final class Shadow {
-        private final WTinyLfuPolicy policy;
+        private final HotCachePolicy policy;
+        /** The W-TinyLFU window share; -1 for S3-FIFO. */
         private final double share;
         private final Map<Long, Integer> held = new HashMap<>();
         private long heldBlocks;
         long epochHits;
         double score;
 
-        Shadow(WTinyLfuPolicy policy, double share) {
+        Shadow(HotCachePolicy policy, double share) {
             this.policy = policy;
             this.share = share;
         }

@@ -12,9 +12,12 @@ import java.util.List;
  * The hot cache's off-heap memory: one region of {@link #blockCount()} blocks of {@link #blockSize()}
  * bytes, numbered from 0, and the copies into and out of a list of blocks holding one object.
  *
- * <p>Owns its shared {@link Arena}; {@link LocalHotCache#close()} closes it exactly once, through
- * {@link #close()}, after the maintenance thread has stopped. Which blocks hold what is not this
- * class's business ({@link BlockPool}, {@link EntryIndex}); it only moves bytes.
+ * <p>Copies between blocks and a caller's memory ({@link #copyOut}, {@link #copyIn(int[], MemorySegment, long)})
+ * are shared with a helper thread when large ({@link SplitCopy}).
+ *
+ * <p>Owns its shared {@link Arena} and its {@link SplitCopy}; {@link LocalHotCache#close()} closes them exactly
+ * once, through {@link #close()}, after the maintenance thread has stopped (the helper first, then the arena).
+ * Which blocks hold what is not this class's business ({@link BlockPool}, {@link EntryIndex}); it only moves bytes.
  *
  * <p>Thread-safe: the region is shared; callers touch only blocks they own or have pinned, so no two
  * threads write the same block and none reads a block while it is written.
@@ -24,22 +27,32 @@ final class BlockRegion implements AutoCloseable {
     private final int blockCount;
     private final Arena arena;
     private final MemorySegment region;
+    private final SplitCopy copier;
+
+    /** As {@link #BlockRegion(long, long, SplitCopy)} with a helper thread when the machine has more than one core. */
+    BlockRegion(long sizeBytes, long blockSize) {
+        this(sizeBytes, blockSize, SplitCopy.forThisMachine());
+    }
 
     /**
      * Reserves {@code sizeBytes / blockSize} blocks.
      *
      * @param sizeBytes total cache size; at least one block
      * @param blockSize bytes per block, &gt; 0
+     * @param copier shares large copies with its helper; owned (closed) by this region from now on
      * @throws IllegalArgumentException if the sizes are out of range
      * @throws TiffinException INVALID_PARAMS if the memory cannot be reserved
      */
-    BlockRegion(long sizeBytes, long blockSize) {
+    BlockRegion(long sizeBytes, long blockSize, SplitCopy copier) {
+        this.copier = copier;
         if (blockSize <= 0 || sizeBytes < blockSize) {
+            copier.close();
             throw new IllegalArgumentException("hotcache.size = " + sizeBytes + ", hotcache.block-size = " + blockSize
                     + " (expected: block size > 0 and size >= one block)");
         }
         long blocks = sizeBytes / blockSize;
         if (blocks > Integer.MAX_VALUE) {
+            copier.close();
             throw new IllegalArgumentException("hotcache.size / hotcache.block-size = " + blocks
                     + " blocks (expected: at most " + Integer.MAX_VALUE + "); use larger blocks");
         }
@@ -51,6 +64,7 @@ final class BlockRegion implements AutoCloseable {
             // Committed now, not page by page under the first fills: a fill's copy then runs at memory speed.
             region.fill((byte) 0);
         } catch (OutOfMemoryError | IllegalArgumentException e) {
+            copier.close();
             arena.close();
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "hotcache.size = " + sizeBytes
                     + ": cannot reserve that much off-heap memory for the hot cache (" + e.getMessage()
@@ -85,22 +99,26 @@ final class BlockRegion implements AutoCloseable {
 
     /** Copies the {@code size} bytes held in {@code blocks} to the start of {@code destination}. */
     void copyOut(int[] blocks, long size, MemorySegment destination) {
+        SplitCopy.Job job = copier.job(region, destination, blocks.length);
         long off = 0;
         for (int block : blocks) {
             long len = Math.min(blockSize, size - off);
-            MemorySegment.copy(region, (long) block * blockSize, destination, off, len);
+            job.add((long) block * blockSize, off, len);
             off += len;
         }
+        copier.run(job);
     }
 
     /** Copies the first {@code size} bytes of {@code source} into {@code blocks}. */
     void copyIn(int[] blocks, MemorySegment source, long size) {
+        SplitCopy.Job job = copier.job(source, region, blocks.length);
         long off = 0;
         for (int block : blocks) {
             long len = Math.min(blockSize, size - off);
-            MemorySegment.copy(source, off, region, (long) block * blockSize, len);
+            job.add(off, (long) block * blockSize, len);
             off += len;
         }
+        copier.run(job);
     }
 
     /**
@@ -135,9 +153,10 @@ final class BlockRegion implements AutoCloseable {
         }
     }
 
-    /** Frees the memory; views handed out fail from now on. Called once, by the cache's close. */
+    /** Stops the copy helper, then frees the memory; views handed out fail from now on. Called once, by the cache's close. */
     @Override
     public void close() {
+        copier.close();
         arena.close();
     }
 }

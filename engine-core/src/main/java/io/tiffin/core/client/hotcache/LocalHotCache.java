@@ -228,9 +228,10 @@ public final class LocalHotCache implements AutoCloseable {
 
         /**
          * The reservation, once the maintenance thread answered (at most {@value #RESERVE_TIMEOUT_MS} ms
-         * from now); null when it refused or did not answer in time.
+         * from now); null when it refused or did not answer in time. Call at most once, and not after
+         * {@link #complete} or {@link #cancel}; a non-null reservation must be committed or aborted.
          */
-        Reservation await() {
+        public Reservation await() {
             int[] blocks;
             try {
                 blocks = answer.get(RESERVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);

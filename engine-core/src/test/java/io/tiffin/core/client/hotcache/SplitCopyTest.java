@@ -1,0 +1,98 @@
+package io.tiffin.core.client.hotcache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/** {@link SplitCopy}: copies shared with a helper thread land whole and in place; failures reach the caller. */
+class SplitCopyTest {
+    private static final long BLOCK = 3L << 20;
+
+    @Test
+    void aLargeCopyOutOfScatteredBlocksIsWholeWithAndWithoutTheHelper() {
+        for (boolean split : new boolean[] {true, false}) {
+            try (BlockRegion region = new BlockRegion(6 * BLOCK, BLOCK, new SplitCopy(split));
+                 Arena arena = Arena.ofShared()) {
+                byte[] value = random(1, (int) (2 * BLOCK + 12345));
+                int[] blocks = {5, 0, 3};
+                region.copyIn(blocks, MemorySegment.ofArray(value), value.length);
+                MemorySegment out = arena.allocate(value.length + 10);
+                region.copyOut(blocks, value.length, out);
+                assertThat(out.asSlice(0, value.length).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(value);
+                assertThat(out.get(ValueLayout.JAVA_BYTE, value.length)).isZero(); // nothing past the object
+                byte[] heap = new byte[value.length];
+                region.copyOut(blocks, value.length, MemorySegment.ofArray(heap));
+                assertThat(heap).isEqualTo(value);
+            }
+        }
+    }
+
+    @Test
+    void concurrentCopiesEachGetTheirOwnBytes() throws Exception {
+        try (BlockRegion region = new BlockRegion(8 * BLOCK, BLOCK, new SplitCopy(true));
+             ExecutorService pool = Executors.newFixedThreadPool(4)) {
+            List<byte[]> values = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                values.add(random(10 + i, (int) (2 * BLOCK - i * 1000)));
+                region.copyIn(new int[] {2 * i, 2 * i + 1}, MemorySegment.ofArray(values.get(i)), values.get(i).length);
+            }
+            List<Future<Boolean>> checks = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                int k = i;
+                checks.add(pool.submit(() -> {
+                    for (int round = 0; round < 20; round++) {
+                        byte[] out = new byte[values.get(k).length];
+                        region.copyOut(new int[] {2 * k, 2 * k + 1}, out.length, MemorySegment.ofArray(out));
+                        if (!java.util.Arrays.equals(out, values.get(k))) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (Future<Boolean> f : checks) {
+                assertThat(f.get()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aCopyFromFreedMemoryFailsOnTheCaller() {
+        try (SplitCopy copier = new SplitCopy(true); Arena target = Arena.ofShared()) {
+            Arena source = Arena.ofShared();
+            MemorySegment from = source.allocate(8L << 20);
+            MemorySegment to = target.allocate(8L << 20);
+            source.close();
+            SplitCopy.Job job = copier.job(from, to, 1).add(0, 0, 8L << 20);
+            assertThatThrownBy(() -> copier.run(job)).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void aConfinedTargetIsCopiedByTheCallerAlone() {
+        try (SplitCopy copier = new SplitCopy(true); Arena source = Arena.ofShared(); Arena confined = Arena.ofConfined()) {
+            byte[] value = random(7, 6 << 20);
+            MemorySegment from = source.allocate(value.length);
+            MemorySegment.copy(MemorySegment.ofArray(value), 0, from, 0, value.length);
+            MemorySegment to = confined.allocate(value.length);
+            copier.run(copier.job(from, to, 1).add(0, 0, value.length));
+            assertThat(to.toArray(ValueLayout.JAVA_BYTE)).isEqualTo(value);
+        }
+    }
+
+    private static byte[] random(long seed, int size) {
+        byte[] b = new byte[size];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+}
