@@ -144,11 +144,6 @@ final class Removal {
     }
 
     /**
-     * Erases an object: frees its buffers (a promotion's replica still being written goes to quarantine
-     * instead; a put's own are the revoking writer's, or the stuck-put release's, concern), asks the nodes
-     * holding SSD copies to delete them and forgets the key. Caller holds the shard lock.
-     */
-    /**
      * Ends a put in progress that another takes the key from, keeping the buffers still being written until
      * {@code releaseAtMillis} (its writer may still be writing into them) and freeing the others. Caller holds
      * the object's shard lock.
@@ -165,6 +160,11 @@ final class Removal {
         table.forget(shard, m.key);
     }
 
+    /**
+     * Erases an object: frees its buffers (a promotion's replica still being written goes to quarantine
+     * instead; a put's own are the revoking writer's, or the stuck-put release's, concern), asks the nodes
+     * holding SSD copies to delete them and forgets the key. Caller holds the shard lock.
+     */
     void erase(MetadataShard shard, ObjectMetadata m) {
         if (!m.processing) {
             quarantine.takeWriting(m);
