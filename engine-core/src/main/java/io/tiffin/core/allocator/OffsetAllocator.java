@@ -37,6 +37,10 @@ import java.util.Arrays;
  * what {@link #largestFreeRegion()} reports. In particular, when the capacity is not itself a bin
  * size, a single request for the whole capacity does not fit.
  *
+ * <p>Its ~700 lines stay one class on purpose: the bins, the node arrays and the snapshot/restore of a
+ * takeover share one set of invariants, as in the C++ original, and splitting them would spread those
+ * invariants over several files.
+ *
  * <p><b>Not thread-safe.</b> Callers must synchronise all access to an instance externally.
  */
 public final class OffsetAllocator {
