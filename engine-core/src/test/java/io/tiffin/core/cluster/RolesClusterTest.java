@@ -285,5 +285,13 @@ class RolesClusterTest {
                 .ignoreException(TiffinException.class)
                 .until(() -> restarted.call(address, Opcode.MOUNT_SEGMENT, again, Empty.parser()) != null);
         assertThat(master.service().segmentViews()).anyMatch(v -> v.name().equals("role-node-early-seg1"));
+        // their endpoint is no server: left mounted, they would take other tests' puts until master.node-ttl
+        for (String seg : List.of("role-node-early-seg0", "role-node-early-seg1")) {
+            if (master.service().segmentViews().stream().anyMatch(v -> v.name().equals(seg))) {
+                restarted.call(address, Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                        .setNodeId("role-node-early").setSegmentName(seg).build(), Empty.parser());
+            }
+        }
+        assertThat(master.service().segmentViews()).noneMatch(v -> v.name().startsWith("role-node-early"));
     }
 }
