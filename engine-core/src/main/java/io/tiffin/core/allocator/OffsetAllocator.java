@@ -37,9 +37,8 @@ import java.util.Arrays;
  * what {@link #largestFreeRegion()} reports. In particular, when the capacity is not itself a bin
  * size, a single request for the whole capacity does not fit.
  *
- * <p>Its ~700 lines stay one class on purpose: the bins, the node arrays and the snapshot/restore of a
- * takeover share one set of invariants, as in the C++ original, and splitting them would spread those
- * invariants over several files.
+ * <p>The size classes' small-float encoding is {@link SizeClasses}'; this class keeps the bins, the node
+ * arrays and the restore of a takeover, which share one set of invariants.
  *
  * <p><b>Not thread-safe.</b> Callers must synchronise all access to an instance externally.
  */
@@ -59,9 +58,6 @@ public final class OffsetAllocator {
     private static final int TOP_BINS_INDEX_SHIFT = 3;
     private static final int LEAF_BINS_INDEX_MASK = BINS_PER_LEAF - 1;
 
-    private static final int MANTISSA_BITS = 3;
-    private static final int MANTISSA_VALUE = 1 << MANTISSA_BITS;
-    private static final int MANTISSA_MASK = MANTISSA_VALUE - 1;
 
     /** Nodes at first: 29 bytes each; a segment with few objects should cost little. */
     static final int INITIAL_NODES = 64;
@@ -181,8 +177,8 @@ public final class OffsetAllocator {
             return NO_SPACE;
         }
         long scaledSize = ((size - 1) >>> multiplierBits) + 1;
-        int minBinIndex = uintToFloatRoundUp(scaledSize);
-        long roundedSize = floatToUint(minBinIndex);
+        int minBinIndex = SizeClasses.roundUp(scaledSize);
+        long roundedSize = SizeClasses.lowerBound(minBinIndex);
         if (roundedSize > scaledCapacity) {
             return NO_SPACE;
         }
@@ -224,7 +220,7 @@ public final class OffsetAllocator {
      */
     public long[] restore(long[] offsets, long[] sizes) {
         reset();
-        removeNodeFromBin(binHeads[uintToFloatRoundDown(scaledCapacity)]); // the one free region
+        removeNodeFromBin(binHeads[SizeClasses.roundDown(scaledCapacity)]); // the one free region
         Integer[] order = java.util.stream.IntStream.range(0, offsets.length).boxed()
                 .sorted((a, b) -> Long.compare(offsets[a], offsets[b])).toArray(Integer[]::new);
         long[] handles = new long[offsets.length];
@@ -233,7 +229,7 @@ public final class OffsetAllocator {
         int last = UNUSED;
         for (int i : order) {
             long scaledOffset = offsets[i] >>> multiplierBits;
-            long rounded = sizes[i] <= 0 ? 0 : floatToUint(uintToFloatRoundUp(((sizes[i] - 1) >>> multiplierBits) + 1));
+            long rounded = sizes[i] <= 0 ? 0 : SizeClasses.lowerBound(SizeClasses.roundUp(((sizes[i] - 1) >>> multiplierBits) + 1));
             if (rounded == 0 || (offsets[i] & ((1L << multiplierBits) - 1)) != 0 || scaledOffset < cursor
                     || scaledOffset + rounded > scaledCapacity || !ensureFreeNodes(2)) {
                 continue;
@@ -387,7 +383,7 @@ public final class OffsetAllocator {
         }
         int topBinIndex = 31 - Integer.numberOfLeadingZeros(usedBinsTop);
         int leafBinIndex = 31 - Integer.numberOfLeadingZeros(usedBins[topBinIndex]);
-        return floatToUint((topBinIndex << TOP_BINS_INDEX_SHIFT) | leafBinIndex) << multiplierBits;
+        return SizeClasses.lowerBound((topBinIndex << TOP_BINS_INDEX_SHIFT) | leafBinIndex) << multiplierBits;
     }
 
     /**
@@ -421,7 +417,7 @@ public final class OffsetAllocator {
      */
     public static long binSize(int bin) {
         checkBin(bin);
-        return floatToUint(bin);
+        return SizeClasses.lowerBound(bin);
     }
 
     /**
@@ -438,56 +434,6 @@ public final class OffsetAllocator {
             return Long.MAX_VALUE;
         }
         return units << multiplierBits;
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Small-float size classes.
-
-    /** Returns the smallest bin whose lower bound is {@code >= size}. */
-    static int uintToFloatRoundUp(long size) {
-        int exp = 0;
-        long mantissa;
-        if (size < MANTISSA_VALUE) {
-            // Denormal: sizes 0..7 map to themselves.
-            mantissa = size;
-        } else {
-            // Normalised: the highest set bit is implicit, like in IEEE floats.
-            int highestSetBit = 63 - Long.numberOfLeadingZeros(size);
-            int mantissaStartBit = highestSetBit - MANTISSA_BITS;
-            exp = mantissaStartBit + 1;
-            mantissa = (size >>> mantissaStartBit) & MANTISSA_MASK;
-            long lowBitsMask = (1L << mantissaStartBit) - 1;
-            if ((size & lowBitsMask) != 0) {
-                mantissa++;
-            }
-        }
-        // '+' rather than '|' lets a rounded-up mantissa carry into the exponent.
-        return (exp << MANTISSA_BITS) + (int) mantissa;
-    }
-
-    /** Returns the largest bin whose lower bound is {@code <= size}. */
-    static int uintToFloatRoundDown(long size) {
-        int exp = 0;
-        long mantissa;
-        if (size < MANTISSA_VALUE) {
-            mantissa = size;
-        } else {
-            int highestSetBit = 63 - Long.numberOfLeadingZeros(size);
-            int mantissaStartBit = highestSetBit - MANTISSA_BITS;
-            exp = mantissaStartBit + 1;
-            mantissa = (size >>> mantissaStartBit) & MANTISSA_MASK;
-        }
-        return (exp << MANTISSA_BITS) | (int) mantissa;
-    }
-
-    /** Returns the lower bound of a bin. */
-    static long floatToUint(int floatValue) {
-        int exponent = floatValue >>> MANTISSA_BITS;
-        long mantissa = floatValue & MANTISSA_MASK;
-        if (exponent == 0) {
-            return mantissa;
-        }
-        return (mantissa | MANTISSA_VALUE) << (exponent - 1);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -516,7 +462,7 @@ public final class OffsetAllocator {
 
     /** Takes a node from the free-node stack and pushes it as a free region onto its bin. */
     private int insertNodeIntoBin(long size, long offset) {
-        int binIndex = uintToFloatRoundDown(size);
+        int binIndex = SizeClasses.roundDown(size);
         int nodeIndex = freeNodes[--freeNodeCount];
         int head = binHeads[binIndex];
         if (head == UNUSED) {
@@ -540,7 +486,7 @@ public final class OffsetAllocator {
 
     /** Removes a free region from its bin and returns its node to the free-node stack. */
     private void removeNodeFromBin(int nodeIndex) {
-        unlinkFromBin(nodeIndex, uintToFloatRoundDown(size(nodeIndex)));
+        unlinkFromBin(nodeIndex, SizeClasses.roundDown(size(nodeIndex)));
         pushFreeNode(nodeIndex);
     }
 
@@ -682,7 +628,7 @@ public final class OffsetAllocator {
             } else {
                 check(!previousFree, "two adjacent free regions at " + node);
                 free += size(node);
-                counts[uintToFloatRoundDown(size(node))]++;
+                counts[SizeClasses.roundDown(size(node))]++;
                 previousFree = true;
             }
             expectedOffset += size(node);
@@ -698,7 +644,7 @@ public final class OffsetAllocator {
             for (int node = binHeads[bin]; node != UNUSED; node = binListNext[node]) {
                 check(!nodeUsed[node] && !onStack[node], "non-free node in bin " + bin);
                 check(binListPrev[node] == prev, "broken bin link in bin " + bin);
-                check(uintToFloatRoundDown(size(node)) == bin, "node in wrong bin " + bin);
+                check(SizeClasses.roundDown(size(node)) == bin, "node in wrong bin " + bin);
                 prev = node;
                 n++;
             }

@@ -323,7 +323,7 @@ class OffsetAllocatorTest {
             long h = allocator.allocate(size);
             assertThat(h).as("size %d", size).isNotNegative();
             long reserved = allocator.allocatedSize(h);
-            int bin = OffsetAllocator.uintToFloatRoundUp(size);
+            int bin = SizeClasses.roundUp(size);
             assertThat(reserved).as("size %d", size).isEqualTo(OffsetAllocator.binSize(bin));
             assertThat(reserved).as("size %d", size).isBetween(size, size + size / 8);
             allocator.free(h);
@@ -356,7 +356,7 @@ class OffsetAllocatorTest {
         OffsetAllocator allocator = new OffsetAllocator(1000);
         // 1000 lies in the [960, 1024) class: requests above 960 round up to 1024 and cannot fit.
         assertThat(allocator.largestFreeRegion()).isEqualTo(960);
-        assertThat(allocator.freeRegionsInBin(OffsetAllocator.uintToFloatRoundDown(1000))).isEqualTo(1);
+        assertThat(allocator.freeRegionsInBin(SizeClasses.roundDown(1000))).isEqualTo(1);
         assertThat(allocator.allocate(1000)).isEqualTo(NO_SPACE);
         assertThat(allocator.allocate(999)).isEqualTo(NO_SPACE);
         assertThat(allocator.allocate(961)).isEqualTo(NO_SPACE);
@@ -374,8 +374,8 @@ class OffsetAllocatorTest {
     void smallFloatBinsRoundTrip() {
         for (int bin = 0; bin < OffsetAllocator.NUM_BINS; bin++) {
             long size = OffsetAllocator.binSize(bin);
-            assertThat(OffsetAllocator.uintToFloatRoundUp(size)).isEqualTo(bin);
-            assertThat(OffsetAllocator.uintToFloatRoundDown(size)).isEqualTo(bin);
+            assertThat(SizeClasses.roundUp(size)).isEqualTo(bin);
+            assertThat(SizeClasses.roundDown(size)).isEqualTo(bin);
             if (bin > 0) {
                 assertThat(size).isGreaterThan(OffsetAllocator.binSize(bin - 1));
             }
@@ -387,8 +387,8 @@ class OffsetAllocatorTest {
         withSeed(seed, random -> {
             for (int i = 0; i < 100_000; i++) {
                 long size = 1 + random.nextLong(OffsetAllocator.MAX_BIN_SIZE);
-                int up = OffsetAllocator.uintToFloatRoundUp(size);
-                int down = OffsetAllocator.uintToFloatRoundDown(size);
+                int up = SizeClasses.roundUp(size);
+                int down = SizeClasses.roundDown(size);
                 assertThat(OffsetAllocator.binSize(up)).isGreaterThanOrEqualTo(size);
                 assertThat(OffsetAllocator.binSize(up - 1)).isLessThan(size);
                 assertThat(OffsetAllocator.binSize(down)).isLessThanOrEqualTo(size);
