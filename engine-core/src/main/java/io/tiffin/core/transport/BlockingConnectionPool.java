@@ -6,6 +6,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -223,7 +224,7 @@ public final class BlockingConnectionPool implements AutoCloseable {
                 if (b < n - 1 && bulkOutBytes(batches.get(b)) >= PARALLEL_SEND_BYTES) {
                     // A large send blocks until its server has taken most of it: sent in turn, every replica
                     // would wait for the one before. Its own thread lets the servers receive at once.
-                    helpers = helpers == null ? new java.util.ArrayList<>() : helpers;
+                    helpers = helpers == null ? new ArrayList<>() : helpers;
                     helpers.add(Thread.ofVirtual().name("tiffin-send-" + batches.get(b).endpoint()).start(send));
                 } else {
                     send.run();

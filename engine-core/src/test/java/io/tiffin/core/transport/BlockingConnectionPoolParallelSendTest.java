@@ -1,6 +1,7 @@
 package io.tiffin.core.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.proto.DataRequest;
@@ -137,5 +138,38 @@ class BlockingConnectionPoolParallelSendTest {
         assertThat(outcome[1]).containsOnlyNulls();
         assertThat(a.mismatch(value)).isEqualTo(-1);
         assertThat(b.mismatch(value)).isEqualTo(-1);
+    }
+
+    /**
+     * A send that fails with something other than a transport error (here a value whose memory was freed, sent
+     * from its own thread) is thrown to the caller, and the connections of that call are not reused half-written:
+     * the next exchange on the same pool succeeds.
+     */
+    @Test
+    void aLargeValueFreedBeforeItsParallelSendIsThrownAndThePoolStaysUsable() {
+        MemorySegment a = arena.allocate(1 << 20, 64);
+        MemorySegment b = arena.allocate(1 << 20, 64);
+        TransportServer first = writable("first", a, new AtomicLong(), new CountDownLatch(1));
+        first.start("127.0.0.1", 0);
+        TransportServer second = writable("second", b, new AtomicLong(), new CountDownLatch(1));
+        second.start("127.0.0.1", 0);
+        BlockingConnectionPool pool = new BlockingConnectionPool("freed", settings(), "test-peer");
+        open.add(pool);
+        Arena freedArena = Arena.ofShared();
+        MemorySegment freed = freedArena.allocate(1 << 20, 64);
+        freedArena.close();
+        MemorySegment live = arena.allocate(1 << 20, 64).fill((byte) 9);
+        DataRequest write = DataRequest.newBuilder().setOffset(0).setLength(1 << 20).build();
+        assertThatThrownBy(() -> pool.exchange(Opcode.DATA_WRITE, List.of(
+                new BlockingConnectionPool.Batch(endpoint(first), List.of(write), List.of(freed), null),
+                new BlockingConnectionPool.Batch(endpoint(second), List.of(write), List.of(live), null))))
+                .isInstanceOf(IllegalStateException.class);
+        TiffinException[][] outcome = pool.exchange(Opcode.DATA_WRITE, List.of(
+                new BlockingConnectionPool.Batch(endpoint(first), List.of(write), List.of(live), null),
+                new BlockingConnectionPool.Batch(endpoint(second), List.of(write), List.of(live), null)));
+        assertThat(outcome[0]).containsOnlyNulls();
+        assertThat(outcome[1]).containsOnlyNulls();
+        assertThat(a.mismatch(live)).isEqualTo(-1);
+        assertThat(b.mismatch(live)).isEqualTo(-1);
     }
 }
