@@ -253,6 +253,7 @@ final class PutCoordinator {
     private boolean swapIn(MetadataShard shard, ObjectMetadata m, long now, CacheHold hold) {
         shard.endReplacement(m.key);
         ObjectMetadata old = shard.objects.get(m.key);
+        boolean keyKept = false; // the old object forced out with its key left in the index for m
         if (m.expectedVersion != 0 && (old == null || old.version != m.expectedVersion || old.isExpired(now))) {
             m.freeAll();
             return false;
@@ -278,11 +279,12 @@ final class PutCoordinator {
                 // then, so the PutEnd is reported no earlier (the writer's own cache drops the key itself)
                 hold.cover(old.cachedUntilMillis);
             }
-            removal.forceOut(shard, old, now);
+            removal.forceOut(shard, old, now, true);
+            keyKept = true;
         } else if (m.keepTtl) {
             m.expireAtMillis = 0; // the replaced object went meanwhile (removed or expired)
         }
-        table.insert(shard, m);
+        table.insert(shard, m, keyKept);
         return true;
     }
 

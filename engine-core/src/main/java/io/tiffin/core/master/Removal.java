@@ -132,14 +132,23 @@ final class Removal {
      * it back. Caller holds the shard lock and has checked that no replica is being written or read by a task.
      */
     void forceOut(MetadataShard shard, ObjectMetadata m, long now) {
+        forceOut(shard, m, now, false);
+    }
+
+    /**
+     * As {@link #forceOut(MetadataShard, ObjectMetadata, long)}; {@code keyStays}: the caller puts the key's next
+     * object in before it lets go of the shard lock (a replacement), so the key stays in the table's key index
+     * ({@link ObjectTable#forget(MetadataShard, String, boolean)}).
+     */
+    void forceOut(MetadataShard shard, ObjectMetadata m, long now, boolean keyStays) {
         if (m.isLeased(now)) {
             m.replicas.forEach(ReplicaRecord::forgetRecord);
             quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
             m.replicas.clear();
             tier.dropDiskCopies(m);
-            table.forget(shard, m.key);
+            table.forget(shard, m.key, keyStays);
         } else {
-            erase(shard, m);
+            erase(shard, m, keyStays);
         }
     }
 
@@ -166,11 +175,15 @@ final class Removal {
      * holding SSD copies to delete them and forgets the key. Caller holds the shard lock.
      */
     void erase(MetadataShard shard, ObjectMetadata m) {
+        erase(shard, m, false);
+    }
+
+    private void erase(MetadataShard shard, ObjectMetadata m, boolean keyStays) {
         if (!m.processing) {
             quarantine.takeWriting(m);
         }
         m.freeAll();
         tier.dropDiskCopies(m);
-        table.forget(shard, m.key);
+        table.forget(shard, m.key, keyStays);
     }
 }

@@ -3,6 +3,7 @@ package io.tiffin.core.master;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tiffin.api.ErrorCode;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
@@ -125,5 +126,48 @@ class KeyQueryTest {
         assertThat(master.listKeys("tenant_002/", 100).keys()).isEmpty();
         assertThat(master.getReplicaListByRegex("^tenant_003/session_7$")).hasSize(1);
         assertThat(master.keyCount()).isEqualTo(80);
+    }
+    @Test
+    void aReplacedKeyStaysListedThroughoutItsReplacement() throws Exception {
+        MasterService master = new MasterService(MasterSettings.defaults(), MasterServiceTest.IN_ORDER,
+                new ManualTicker(), null);
+        master.mountSegment("s", "n", "h:1", 64L << 20);
+        for (int i = 0; i < 3; i++) {
+            master.putStart("c", "kv/" + i, 10, PutOptions.DEFAULT);
+            master.putEnd("c", "kv/" + i);
+        }
+        // A lister that runs while kv/1 is replaced over and over must find all three keys every time: the
+        // replacement never takes the key out of the sorted index, not even for an instant.
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger misses = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger listings = new java.util.concurrent.atomic.AtomicInteger();
+        Thread lister = Thread.ofPlatform().start(() -> {
+            while (!done.get()) {
+                if (master.listKeys("kv/", 10).keys().size() != 3) {
+                    misses.incrementAndGet();
+                }
+                listings.incrementAndGet();
+            }
+        });
+        PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        int replaced = 0;
+        while (replaced < 20_000 || listings.get() < 2_000) {
+            assertThat(master.putStart("c", "kv/1", 10 + replaced % 7, upsert).code()).isEqualTo(ErrorCode.OK);
+            assertThat(master.putEnd("c", "kv/1")).isEqualTo(ErrorCode.OK);
+            replaced++;
+            if (System.nanoTime() > deadline) {
+                break;
+            }
+        }
+        done.set(true);
+        lister.join();
+        assertThat(listings.get()).as("listings during %d replacements", replaced).isPositive();
+        assertThat(misses.get()).as("listings that missed a key, of %d", listings.get()).isZero();
+        assertThat(master.keyCount()).isEqualTo(3);
+        assertThat(master.getReplicaList("kv/1").value().size()).isEqualTo(10 + (replaced - 1) % 7);
+        assertThat(master.removeByRegex("^kv/", true)).as("forced: the read above leased kv/1").isEqualTo(3);
+        assertThat(master.listKeys("kv/", 10).keys()).isEmpty();
+        assertThat(master.keyCount()).isZero();
     }
 }
