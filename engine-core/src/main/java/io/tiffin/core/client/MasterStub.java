@@ -452,8 +452,13 @@ final class MasterStub {
             return connections.call(target, op, request, parser);
         }
         MessageLite reply = local.call(op, request);
+        if (reply != null && reply.getParserForType() == parser) {
+            @SuppressWarnings("unchecked")
+            T same = (T) reply; // the type the caller reads: the object itself (messages are immutable)
+            return same;
+        }
         try {
-            // through bytes, as over the wire: the reply's type is the parser's, whatever the handler built
+            // any other type goes through bytes, as over the wire: the reply's type is the parser's
             return parser.parseFrom(reply == null ? ByteString.EMPTY : reply.toByteString());
         } catch (InvalidProtocolBufferException e) {
             throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "cannot decode the in-process master's "

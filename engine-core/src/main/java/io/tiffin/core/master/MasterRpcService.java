@@ -191,7 +191,7 @@ public final class MasterRpcService implements InProcessMaster {
     }
 
     private void countIn(Frame request) {
-        metrics.addBytesIn(request.control().readableBytes() + request.bulk().readableBytes() + 24);
+        metrics.addBytesIn(request.controlSize() + request.bulk().readableBytes() + 24);
     }
 
     private void countOut(MessageLite reply) {
@@ -246,7 +246,7 @@ public final class MasterRpcService implements InProcessMaster {
         if (call == null) {
             throw new TiffinException(ErrorCode.INTERNAL_ERROR, "the master does not serve " + op);
         }
-        Frame frame = Frame.request(op, 0, request, null);
+        Frame frame = Frame.inProcessRequest(op, request);
         try {
             return invoke(op, call, frame);
         } catch (TiffinException e) {

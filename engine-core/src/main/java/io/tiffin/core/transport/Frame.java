@@ -64,6 +64,11 @@ public final class Frame extends AbstractReferenceCounted {
     private final ErrorCode status;
     private final ByteBuf control;
     private final ByteBuf bulk;
+    /**
+     * The control message itself, for a request made in this JVM ({@link #inProcessRequest}): then {@link #control}
+     * is empty and {@link #parseControl} hands this object out (messages are immutable) instead of parsing bytes.
+     */
+    private final MessageLite message;
     /** Who sent a request a server received; null until set (then {@link Peer#IN_PROCESS} is reported). */
     private Peer peer;
 
@@ -72,6 +77,11 @@ public final class Frame extends AbstractReferenceCounted {
      * Requests must carry {@link ErrorCode#OK}.
      */
     public Frame(Kind kind, Opcode opcode, long requestId, ErrorCode status, ByteBuf control, ByteBuf bulk) {
+        this(kind, opcode, requestId, status, control, bulk, null);
+    }
+
+    private Frame(Kind kind, Opcode opcode, long requestId, ErrorCode status, ByteBuf control, ByteBuf bulk,
+                  MessageLite message) {
         ByteBuf c = control == null ? Unpooled.EMPTY_BUFFER : control;
         ByteBuf b = bulk == null ? Unpooled.EMPTY_BUFFER : bulk;
         try {
@@ -89,11 +99,21 @@ public final class Frame extends AbstractReferenceCounted {
         this.requestId = requestId;
         this.control = c;
         this.bulk = b;
+        this.message = message;
     }
 
     /** A request frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
     public static Frame request(Opcode opcode, long requestId, MessageLite control, ByteBuf bulk) {
         return new Frame(Kind.REQUEST, opcode, requestId, ErrorCode.OK, serialize(control, bulk), bulk);
+    }
+
+    /**
+     * A request made and handled in this JVM (an in-process master call): it carries {@code control} as the object,
+     * not serialised; {@link #parseControl} returns it to a parser of its own type (and parses its bytes for any
+     * other, as over the wire). Its {@link #control()} buffer is empty: use {@link #controlSize()}.
+     */
+    public static Frame inProcessRequest(Opcode opcode, MessageLite control) {
+        return new Frame(Kind.REQUEST, opcode, 0, ErrorCode.OK, null, null, Objects.requireNonNull(control, "control"));
     }
 
     /** A response frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
@@ -134,9 +154,14 @@ public final class Frame extends AbstractReferenceCounted {
         return status;
     }
 
-    /** The serialised control message; owned by this frame, do not release. */
+    /** The serialised control message (empty for an {@link #inProcessRequest}); owned by this frame, do not release. */
     public ByteBuf control() {
         return control;
+    }
+
+    /** Bytes of the control part, serialised or not. */
+    public int controlSize() {
+        return message != null ? message.getSerializedSize() : control.readableBytes();
     }
 
     /** The bulk bytes (possibly empty); owned by this frame, do not release. */
@@ -165,8 +190,15 @@ public final class Frame extends AbstractReferenceCounted {
      *
      * @throws TiffinException {@link ErrorCode#DESERIALIZE_FAIL} if the bytes are not a valid message
      */
+    @SuppressWarnings("unchecked")
     public <T extends MessageLite> T parseControl(Parser<T> parser) {
+        if (message != null && message.getParserForType() == parser) {
+            return (T) message; // an in-process request: the very message, immutable
+        }
         try {
+            if (message != null) {
+                return parser.parseFrom(message.toByteString());
+            }
             CodedInputStream in = control.nioBufferCount() == 1
                     ? CodedInputStream.newInstance(control.nioBuffer())
                     : CodedInputStream.newInstance(io.netty.buffer.ByteBufUtil.getBytes(control));
