@@ -126,7 +126,7 @@ final class SegmentRegistry {
         return s;
     }
 
-    /** Whether the node's segments were restored and await its attach. Lock-free, O(the node's segments): every ping asks. */
+    /** Whether the node's segments were restored and await its attach. Lock-free, O(its segments): every ping asks. */
     boolean awaitsAttach(String nodeId, long incarnation) {
         for (MountedSegment s : byNode.getOrDefault(nodeId, List.of())) {
             if (s.awaitingAttach() && (incarnation == 0 || s.incarnation() == incarnation)) {
@@ -142,7 +142,8 @@ final class SegmentRegistry {
         if (s != null) {
             delist(s);
             s.markUnmounted();
-            if (byNode.getOrDefault(s.nodeId(), List.of()).stream().noneMatch(o -> o.incarnation() == s.incarnation())) {
+            List<MountedSegment> left = byNode.getOrDefault(s.nodeId(), List.of());
+            if (left.stream().noneMatch(o -> o.incarnation() == s.incarnation())) {
                 incarnations.remove(s.nodeId(), s.incarnation());
             }
         }
