@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -45,7 +46,8 @@ import picocli.CommandLine.Option;
  * 10M, ... keys, the last one {@code --keys}) prints and appends one CSV row: the master's resident memory, live
  * heap after a full GC, resident bytes per key (RSS growth since the empty master, over the keys), Get latency
  * p50/p99 over a sample, BatchGet keys per second, and the master's CPU share while only the nodes' heartbeats
- * run, and (extra columns) Get p99 while {@code --join-nodes} more nodes join and then leave. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
+ * run (and, on a line of its own, that share by kind of thread: event loops, GC, JIT, other, as the JVM's own work
+ * can outweigh the pings'), and (extra columns) Get p99 while {@code --join-nodes} more nodes join and then leave. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
  * with the launcher's defaults (so its RSS is its own; only {@code transport.max-connections-per-address} is
  * raised above the nodes and clients, which all connect from one address); with {@code --master} the process-side columns are blank
  * (it may be on another host), its per-address connection limit must admit the nodes, and the fake segments are unmounted at the end, erasing the bench's keys.
@@ -279,11 +281,18 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (probe != null) {
             heap = Long.toString(probe.heapLiveBytes());
             long ticks = probe.cpuTicks();
+            Map<String, ProcessProbe.ThreadTicks> threads = probe.threadCpuTicks();
             long t0 = System.nanoTime();
             Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
             double seconds = (System.nanoTime() - t0) / 1e9;
             double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
             cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
+            // what the share is made of: the pings are the event loops' part; GC and JIT are the JVM's own
+            StringBuilder kinds = new StringBuilder();
+            ProcessProbe.ticksByKind(threads, probe.threadCpuTicks()).forEach((kind, t) -> kinds.append(", ")
+                    .append(kind).append(' ').append(BenchSupport.fmt(100.0 * t / ProcessProbe.CLOCK_TICKS_PER_SECOND
+                            / seconds, 1)));
+            System.out.printf("Heartbeat window at %d keys: %s%% of a core%s%n", count, cpu, kinds);
         }
         return count + "," + segments + "," + rss + "," + heap + "," + perKey + ","
                 + BenchSupport.fmt(percentile(getNanos, 50) / 1e3, 1) + ","

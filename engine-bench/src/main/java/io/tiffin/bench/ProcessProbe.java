@@ -3,10 +3,14 @@ package io.tiffin.bench;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -50,6 +54,68 @@ final class ProcessProbe {
         // Fields after the command name, which is in parentheses and may hold spaces: state is field 3.
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).strip().split("\\s+");
         return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime (field 14) + stime (field 15)
+    }
+
+    /**
+     * User + system CPU ticks of each of its threads so far, by thread id; a thread's name is its {@code comm} (the
+     * kernel keeps 15 characters of it). A thread that ended between listing and reading is left out.
+     */
+    Map<String, ThreadTicks> threadCpuTicks() {
+        Map<String, ThreadTicks> out = new HashMap<>();
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        try (DirectoryStream<Path> dir = Files.newDirectoryStream(tasks)) {
+            for (Path task : dir) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
+                } catch (IOException e) {
+                    continue; // the thread ended
+                }
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).strip().split("\\s+");
+                out.put(task.getFileName().toString(),
+                        new ThreadTicks(name, Long.parseLong(f[11]) + Long.parseLong(f[12])));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + tasks + " (is the process local and running?)", e);
+        }
+        return out;
+    }
+
+    /** One thread's name and CPU ticks. */
+    record ThreadTicks(String name, long ticks) {
+    }
+
+    /**
+     * CPU ticks between two {@link #threadCpuTicks} readings by kind of thread, largest first: "event loops" (the
+     * master's Netty threads), "GC" (the collector's threads and the VM thread, which runs its pauses), "JIT" (the
+     * compilers), "other". A thread that started in between counts from 0.
+     */
+    static Map<String, Long> ticksByKind(Map<String, ThreadTicks> before, Map<String, ThreadTicks> after) {
+        Map<String, Long> kinds = new HashMap<>();
+        after.forEach((tid, t) -> {
+            ThreadTicks b = before.get(tid);
+            long d = t.ticks() - (b == null || !b.name().equals(t.name()) ? 0 : b.ticks());
+            kinds.merge(kindOf(t.name()), d, Long::sum);
+        });
+        Map<String, Long> sorted = new LinkedHashMap<>();
+        kinds.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+        return sorted;
+    }
+
+    static String kindOf(String threadName) {
+        if (threadName.startsWith("tiffin-master-i")) { // tiffin-master-io-N-M, cut to 15 characters
+            return "event loops";
+        }
+        if (threadName.startsWith("GC Thread") || threadName.startsWith("G1 ") || threadName.startsWith("VM Thread")
+                || threadName.startsWith("ZWorker") || threadName.startsWith("ZDriver")) {
+            return "GC";
+        }
+        if (threadName.startsWith("C1 CompilerThre") || threadName.startsWith("C2 CompilerThre")) {
+            return "JIT";
+        }
+        return "other";
     }
 
     /**

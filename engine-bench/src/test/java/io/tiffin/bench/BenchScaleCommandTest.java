@@ -93,4 +93,26 @@ class BenchScaleCommandTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ProcessProbe.parseHistogramTotal("no such line"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no Total line");
     }
+
+    @Test
+    void theHeartbeatWindowsCpuIsSplitByKindOfThreadLargestFirst() {
+        Map<String, ProcessProbe.ThreadTicks> before = Map.of(
+                "10", new ProcessProbe.ThreadTicks("tiffin-master-i", 100),
+                "11", new ProcessProbe.ThreadTicks("GC Thread#0", 50),
+                "12", new ProcessProbe.ThreadTicks("C2 CompilerThre", 70),
+                "13", new ProcessProbe.ThreadTicks("Log4j2-TF-1-Asy", 5));
+        Map<String, ProcessProbe.ThreadTicks> after = Map.of(
+                "10", new ProcessProbe.ThreadTicks("tiffin-master-i", 103),
+                "11", new ProcessProbe.ThreadTicks("GC Thread#0", 51),
+                "14", new ProcessProbe.ThreadTicks("G1 Conc#0", 4), // started in the window: counts from 0
+                "12", new ProcessProbe.ThreadTicks("C2 CompilerThre", 71),
+                "13", new ProcessProbe.ThreadTicks("Log4j2-TF-1-Asy", 5));
+
+        Map<String, Long> kinds = ProcessProbe.ticksByKind(before, after);
+
+        assertThat(kinds).containsExactly(Map.entry("GC", 5L), Map.entry("event loops", 3L), Map.entry("JIT", 1L),
+                Map.entry("other", 0L));
+        assertThat(ProcessProbe.kindOf("VM Thread")).isEqualTo("GC");
+        assertThat(ProcessProbe.kindOf("tiffin-master-w")).as("a worker: mounts, not pings").isEqualTo("other");
+    }
 }

@@ -3,29 +3,40 @@ package io.tiffin.core.master;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * Mounted segments and the liveness of the nodes that own them.
  *
- * <p>Thread-safe: mutations are serialised on this object; readers get an immutable snapshot list
- * ({@link #segments()}) that is replaced on every mount or unmount, so the allocation path never
- * locks the registry.
+ * <p>Thread-safe. Mutations of the segments (mount, restore, unmount, expiry) are serialised on this object's
+ * monitor. Nothing a heartbeat or a request does takes that monitor: pings run on the master's event loops, which
+ * serve Gets too, and a mount holds the monitor on a worker thread that the OS may preempt (a join of many nodes
+ * would then stall every Get queued behind a ping). So the readers go lock-free: the segments by name and by node
+ * are concurrent maps (a node's segments an immutable list, replaced on change), node deadlines, last-heard times
+ * and incarnations are concurrent maps whose single-key updates are atomic, and the allocation path reads an
+ * immutable snapshot list ({@link #segments()}) replaced on every mount or unmount. A reader sees each map's
+ * latest state per key, not the monitor's compound steps; every check a ping makes is per key, as it was when
+ * each call took the monitor on its own.
  */
 final class SegmentRegistry {
-    private final Map<String, MountedSegment> byName = new HashMap<>();
-    private final Map<String, Long> nodeDeadlines = new HashMap<>();
+    /** By name, sorted: the snapshot is its values, with no sort per mount. */
+    private final ConcurrentSkipListMap<String, MountedSegment> byName = new ConcurrentSkipListMap<>();
+    /** Each node's mounted segments, an immutable list in mount order; a node with none has no entry. */
+    private final ConcurrentHashMap<String, List<MountedSegment>> byNode = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Long> nodeDeadlines = new ConcurrentHashMap<>();
     /** When each node's mounted incarnation last pinged or mounted (ms). */
-    private final Map<String, Long> lastHeard = new HashMap<>();
+    private final ConcurrentHashMap<String, Long> lastHeard = new ConcurrentHashMap<>();
     /** The incarnation of each node's mounted segments (nodes that mounted with a known one). */
-    private final Map<String, Long> incarnations = new HashMap<>();
+    private final ConcurrentHashMap<String, Long> incarnations = new ConcurrentHashMap<>();
     private volatile List<MountedSegment> snapshot = List.of();
 
-    /** The mounted segments, in mount order. Immutable. */
+    /** The mounted segments, in name order. Immutable. */
     List<MountedSegment> segments() {
         return snapshot;
     }
@@ -48,7 +59,8 @@ final class SegmentRegistry {
         return u;
     }
 
-    synchronized MountedSegment get(String name) {
+    /** The mounted segment of that name, or null. Lock-free. */
+    MountedSegment get(String name) {
         return byName.get(name);
     }
 
@@ -87,11 +99,10 @@ final class SegmentRegistry {
         }
         MountedSegment fresh = new MountedSegment(name, nodeId, endpoint, capacity, incarnation, mountEpoch);
         fresh.mountedAgain(mountEpoch, accessKey); // checks the key before the segment is listed
-        byName.put(name, fresh);
+        list(fresh);
         if (incarnation != 0) {
             incarnations.put(nodeId, incarnation);
         }
-        republish();
         return true;
     }
 
@@ -103,19 +114,22 @@ final class SegmentRegistry {
                                         long nodeDeadline) {
         MountedSegment s = new MountedSegment(name, nodeId, endpoint, capacity, incarnation, 0);
         s.awaitAttach();
-        byName.put(name, s);
+        MountedSegment replaced = byName.get(name);
+        if (replaced != null) {
+            delist(replaced);
+        }
+        list(s);
         nodeDeadlines.put(nodeId, nodeDeadline);
         if (incarnation != 0) {
             incarnations.put(nodeId, incarnation);
         }
-        republish();
         return s;
     }
 
-    /** Whether the node's segments were restored and await its attach. */
-    synchronized boolean awaitsAttach(String nodeId, long incarnation) {
-        for (MountedSegment s : byName.values()) {
-            if (s.nodeId().equals(nodeId) && s.awaitingAttach() && (incarnation == 0 || s.incarnation() == incarnation)) {
+    /** Whether the node's segments were restored and await its attach. Lock-free, O(its segments): every ping asks. */
+    boolean awaitsAttach(String nodeId, long incarnation) {
+        for (MountedSegment s : byNode.getOrDefault(nodeId, List.of())) {
+            if (s.awaitingAttach() && (incarnation == 0 || s.incarnation() == incarnation)) {
                 return true;
             }
         }
@@ -124,52 +138,52 @@ final class SegmentRegistry {
 
     /** Removes a segment from the registry and marks it unmounted; returns it, or null if unknown. */
     synchronized MountedSegment unmount(String name) {
-        MountedSegment s = byName.remove(name);
+        MountedSegment s = byName.get(name);
         if (s != null) {
+            delist(s);
             s.markUnmounted();
-            republish();
-            if (byName.values().stream().noneMatch(o -> o.nodeId().equals(s.nodeId())
-                    && o.incarnation() == s.incarnation())) {
+            List<MountedSegment> left = byNode.getOrDefault(s.nodeId(), List.of());
+            if (left.stream().noneMatch(o -> o.incarnation() == s.incarnation())) {
                 incarnations.remove(s.nodeId(), s.incarnation());
             }
         }
         return s;
     }
 
-    /** True if the node is known (has mounted and not expired). */
-    synchronized boolean touch(String nodeId, long newDeadline) {
-        if (!nodeDeadlines.containsKey(nodeId)) {
-            return false;
-        }
-        nodeDeadlines.put(nodeId, newDeadline);
-        return true;
+    /**
+     * Moves a known node's deadline to {@code newDeadline}; false if the node is unknown (never mounted, expired or
+     * forgotten). Atomic against {@link #expireNodes}: a node is either expired or touched, not both. Lock-free.
+     */
+    boolean touch(String nodeId, long newDeadline) {
+        return nodeDeadlines.computeIfPresent(nodeId, (id, old) -> newDeadline) != null;
     }
 
-    /** Records that the node's mounted incarnation was heard from at {@code nowMillis}. */
-    synchronized void heard(String nodeId, long nowMillis) {
+    /** Records that the node's mounted incarnation was heard from at {@code nowMillis}. Lock-free. */
+    void heard(String nodeId, long nowMillis) {
         lastHeard.put(nodeId, nowMillis);
     }
 
-    /** When the node's mounted incarnation was last heard from (ms), or {@link Long#MIN_VALUE}. */
-    synchronized long lastHeard(String nodeId) {
+    /** When the node's mounted incarnation was last heard from (ms), or {@link Long#MIN_VALUE}. Lock-free. */
+    long lastHeard(String nodeId) {
         return lastHeard.getOrDefault(nodeId, Long.MIN_VALUE);
     }
 
-    /** The incarnation of the node's mounted segments, 0 when none (or unknown). O(1): called by every ping. */
-    synchronized long incarnationOf(String nodeId) {
+    /** The incarnation of the node's mounted segments, 0 when none (or unknown). Lock-free, O(1): every ping asks. */
+    long incarnationOf(String nodeId) {
         return incarnations.getOrDefault(nodeId, 0L);
     }
 
-    /** Removes nodes whose deadline passed and returns their ids. */
+    /**
+     * Removes nodes whose deadline passed and returns their ids. A node whose ping moved its deadline after it was
+     * read here stays ({@link #touch}).
+     */
     synchronized List<String> expireNodes(long now) {
         List<String> expired = new ArrayList<>();
-        nodeDeadlines.entrySet().removeIf(e -> {
-            if (e.getValue() < now) {
+        for (Map.Entry<String, Long> e : nodeDeadlines.entrySet()) {
+            if (e.getValue() < now && nodeDeadlines.remove(e.getKey(), e.getValue())) {
                 expired.add(e.getKey());
-                return true;
             }
-            return false;
-        });
+        }
         return expired;
     }
 
@@ -194,23 +208,22 @@ final class SegmentRegistry {
         nodeDeadlines.remove(nodeId);
     }
 
-    /** Names of the node's mounted segments whose incarnation is not {@code incarnation}. */
-    synchronized List<String> segmentsOfOtherIncarnations(String nodeId, long incarnation) {
+    /** Names of the node's mounted segments whose incarnation is not {@code incarnation}, in mount order. Lock-free. */
+    List<String> segmentsOfOtherIncarnations(String nodeId, long incarnation) {
         List<String> names = new ArrayList<>();
-        for (MountedSegment s : byName.values()) {
-            if (s.nodeId().equals(nodeId) && s.incarnation() != incarnation) {
+        for (MountedSegment s : byNode.getOrDefault(nodeId, List.of())) {
+            if (s.incarnation() != incarnation) {
                 names.add(s.name());
             }
         }
         return names;
     }
 
-    synchronized List<String> segmentNamesOf(String nodeId) {
+    /** Names of the node's mounted segments, in mount order. Lock-free, O(the node's segments). */
+    List<String> segmentNamesOf(String nodeId) {
         List<String> names = new ArrayList<>();
-        for (MountedSegment s : byName.values()) {
-            if (s.nodeId().equals(nodeId)) {
-                names.add(s.name());
-            }
+        for (MountedSegment s : byNode.getOrDefault(nodeId, List.of())) {
+            names.add(s.name());
         }
         return names;
     }
@@ -220,20 +233,40 @@ final class SegmentRegistry {
     }
 
     /** Every node with a deadline (mounted, not yet expired), by id. */
-    synchronized List<NodeBeat> nodeBeats() {
+    List<NodeBeat> nodeBeats() {
         List<NodeBeat> out = new ArrayList<>(nodeDeadlines.size());
-        for (Map.Entry<String, Long> e : new java.util.TreeMap<>(nodeDeadlines).entrySet()) {
+        for (Map.Entry<String, Long> e : new TreeMap<>(nodeDeadlines).entrySet()) {
             out.add(new NodeBeat(e.getKey(), e.getValue(), lastHeard.getOrDefault(e.getKey(), Long.MIN_VALUE)));
         }
         return out;
     }
 
-    synchronized Set<String> liveNodes() {
+    Set<String> liveNodes() {
         return new TreeSet<>(nodeDeadlines.keySet());
     }
 
-    private void republish() {
-        snapshot = List.copyOf(byName.values().stream()
-                .sorted(java.util.Comparator.comparing(MountedSegment::name)).toList());
+    /** Lists {@code s} (under the monitor): by name, under its node, in the snapshot. O(segments): a copy, no sort. */
+    private void list(MountedSegment s) {
+        byName.put(s.name(), s);
+        byNode.compute(s.nodeId(), (node, old) -> {
+            if (old == null) {
+                return List.of(s);
+            }
+            List<MountedSegment> grown = new ArrayList<>(old.size() + 1);
+            grown.addAll(old);
+            grown.add(s);
+            return List.copyOf(grown);
+        });
+        snapshot = List.copyOf(byName.values());
+    }
+
+    /** Takes {@code s} out of every index (under the monitor); the opposite of {@link #list}. */
+    private void delist(MountedSegment s) {
+        byName.remove(s.name(), s);
+        byNode.computeIfPresent(s.nodeId(), (node, old) -> {
+            List<MountedSegment> rest = old.stream().filter(o -> o != s).toList();
+            return rest.isEmpty() ? null : rest;
+        });
+        snapshot = List.copyOf(byName.values());
     }
 }
