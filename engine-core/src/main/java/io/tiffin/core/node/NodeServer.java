@@ -297,7 +297,7 @@ public final class NodeServer implements AutoCloseable {
                         + " bytes carried " + bulk.readableBytes());
             }
             access.check(req, io.tiffin.api.DataGrant.WRITE, "DATA_WRITE");
-            if (req.getLength() > 0) {
+            if (req.getLength() > 0 && !request.bulkPlaced()) {
                 MemorySegment dst = segment.slice(req.getOffset(), req.getLength());
                 bulk.getBytes(bulk.readerIndex(), dst.asByteBuffer());
             }
@@ -311,7 +311,7 @@ public final class NodeServer implements AutoCloseable {
                         c.getCrc32C()));
             }
             responder.ok(Empty.getDefaultInstance());
-        }, null);
+        }, null, this::writeDestination);
         server.register(Opcode.FORGET, (request, responder) -> {
             var req = request.parseControl(io.tiffin.core.transport.proto.ForgetRequest.parser());
             if (req.getTerm() < link().term()) {
@@ -524,6 +524,26 @@ public final class NodeServer implements AutoCloseable {
     /** The node's SSD backend, or null without an SSD tier. */
     public io.tiffin.api.spi.storage.StorageBackend storageBackend() {
         return tier == null ? null : tier.backend();
+    }
+
+    /**
+     * Where a large DATA_WRITE's bulk is received straight from the socket (the transport's {@link
+     * io.tiffin.core.transport.BulkPlacer}): the slice it names, after the handler's checks, so a refused write
+     * is received as usual and refused by the handler, its slice untouched.
+     */
+    private MemorySegment writeDestination(ByteBuf control, int bulkLength) {
+        DataRequest req;
+        try {
+            req = DataRequest.parseFrom(control.nioBuffer());
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return null;
+        }
+        checkSegment(req);
+        if (req.getLength() != bulkLength) {
+            return null;
+        }
+        access.check(req, io.tiffin.api.DataGrant.WRITE, "DATA_WRITE");
+        return segment.slice(req.getOffset(), req.getLength());
     }
 
     private void checkSegment(DataRequest req) {
