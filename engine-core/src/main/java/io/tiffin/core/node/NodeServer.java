@@ -42,8 +42,9 @@ import org.apache.logging.log4j.Logger;
  * (segment, offset, length).
  *
  * <p>Data-plane handlers run on the Netty event loop: they only copy memory (writes copy the received
- * bytes into the segment; reads hand Netty a view of the segment, so the bytes go to the socket with
- * no extra copy).
+ * bytes into the segment, or, for a large write on a plaintext connection, find them there already: the
+ * socket was read straight into the slice, see {@link #writeDestination}; reads hand Netty a view of the
+ * segment, so the bytes go to the socket with no extra copy).
  *
  * <p>Thread-safe. Owns its segment, servers, connections, heartbeat thread and SSD tier ({@code
  * NodeStorageTier}, which owns the storage backend); {@link #close()} stops the heartbeat, unmounts (best

@@ -60,6 +60,15 @@ import org.apache.logging.log4j.Logger;
  * decoder logs one WARN line naming the remote address and the problem, discards everything that
  * follows and closes the connection; other connections are unaffected.
  *
+ * <p><b>Placed bulks.</b> On a plaintext server connection ({@link #placeBulks}) a request with at least
+ * {@value #PRESIZE_THRESHOLD} bytes of bulk whose header and control part have come, but not all its bulk, is
+ * offered to its opcode's {@link BulkPlacer}. When that names a destination, the decoder copies the part of the
+ * bulk that came into it and the socket reads the rest straight into it ({@link BulkPlacement}: the channel's
+ * receive buffers are then windows over the destination, exactly as long as the bulk still missing); the frame
+ * is delivered once the last byte is in place, its bulk a view of the destination ({@link Frame#bulkPlaced()}),
+ * and the padding after it is skipped. A placer that declines, or throws, leaves the frame to the usual path.
+ * A connection that closes mid-bulk delivers nothing.
+ *
  * <p>Thread-safety: an instance belongs to one channel pipeline (the decoder keeps per-connection state)
  * and is used only by that channel's event loop.
  */
