@@ -30,7 +30,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A request bulk received straight into the memory its opcode's {@link BulkPlacer} names, over real sockets:
@@ -152,10 +152,10 @@ class BulkPlacementTest {
         assertThat(Arrays.equals(actual, bytes)).as("region bytes at " + offset).isTrue();
     }
 
-    @ParameterizedTest
-    @ValueSource(ints = {1 << 20, 32 << 20})
-    void largeWriteArrivingInSmallPiecesLandsInPlaceByteExact(int size) throws Exception {
-        TransportServer server = server(settings());
+    @ParameterizedTest(name = "{0} bytes, epoll {1}")
+    @CsvSource({"1048576, true", "33554432, true", "1048576, false"})
+    void largeWriteArrivingInSmallPiecesLandsInPlaceByteExact(int size, boolean epoll) throws Exception {
+        TransportServer server = server(settings().withUseNative(epoll));
         RawPeer peer = peer(server);
         byte[] bulk = random(size, size);
         long offset = 4096 + 64;
