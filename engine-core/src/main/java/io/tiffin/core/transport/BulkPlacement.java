@@ -28,6 +28,10 @@ final class BulkPlacement implements RecvByteBufAllocator {
     private long received;
     /** The last buffer handed out over the destination, to tell the socket's bytes from any other buffer's. */
     private ByteBuf window;
+    /** Asks the placer again, before each read into the destination; throws when it no longer may. */
+    private Runnable recheck;
+    /** Why the placer refused on a recheck; the rest of the bulk is then discarded. Null while it allows. */
+    private RuntimeException lapsed;
 
     /** @param usual the channel's allocator, used between placed bulks */
     BulkPlacement(RecvByteBufAllocator usual) {
@@ -41,15 +45,24 @@ final class BulkPlacement implements RecvByteBufAllocator {
 
     /**
      * Starts placing a bulk of {@code destination.byteSize()} bytes, the first {@code length} of which are the
-     * bytes of {@code in} at {@code index} (copied now; moves no index of {@code in}).
+     * bytes of {@code in} at {@code index} (copied now; moves no index of {@code in}). {@code recheck} runs
+     * before every further read into the destination and throws once the bytes may no longer go there (a
+     * permission that lapsed while the bulk arrived): the rest of the bulk is then discarded, see {@link #lapsed}.
      */
-    void start(MemorySegment destination, ByteBuf in, int index, int length) {
+    void start(MemorySegment destination, ByteBuf in, int index, int length, Runnable recheck) {
         if (length > 0) {
             in.getBytes(index, destination.asSlice(0, length).asByteBuffer());
         }
         this.destination = destination;
         this.received = length;
         this.window = null;
+        this.recheck = recheck;
+        this.lapsed = null;
+    }
+
+    /** Why the destination was refused while the bulk arrived (its later bytes discarded); null if it was not. */
+    RuntimeException lapsed() {
+        return lapsed;
     }
 
     /**
@@ -60,7 +73,7 @@ final class BulkPlacement implements RecvByteBufAllocator {
         int n = (int) Math.min(in.readableBytes(), destination.byteSize() - received);
         if (in == window) {
             window = null;
-        } else if (n > 0) {
+        } else if (n > 0 && lapsed == null) {
             in.getBytes(in.readerIndex(), destination.asSlice(received, n).asByteBuffer());
         }
         in.skipBytes(n);
@@ -82,12 +95,19 @@ final class BulkPlacement implements RecvByteBufAllocator {
         MemorySegment d = destination;
         destination = null;
         window = null;
+        recheck = null;
         return d;
     }
 
     /** A buffer over the rest of the destination, empty, for the socket to fill; null when none is placed. */
     private ByteBuf nextWindow() {
-        if (destination == null || received == destination.byteSize()) {
+        if (destination == null || received == destination.byteSize() || lapsed != null) {
+            return null;
+        }
+        try {
+            recheck.run();
+        } catch (RuntimeException e) {
+            lapsed = e;
             return null;
         }
         window = Unpooled.wrappedBuffer(destination.asSlice(received).asByteBuffer()).clear();

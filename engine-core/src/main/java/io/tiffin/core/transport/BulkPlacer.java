@@ -13,10 +13,13 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>A placer checks what the handler would check before writing (addressing, permissions, length) and
  * returns null when anything is wrong, or throws: the frame is then received the usual way and the handler
- * answers the refusal as it always did, the destination untouched. The handler still runs for a placed frame
- * (it sees {@link Frame#bulkPlaced()}), after the last bulk byte arrived; it repeats its checks, since state
- * may have changed while the bulk arrived. A connection closed before the bulk is complete delivers no frame,
- * so the handler never runs for it, though part of the destination may hold part of the bulk.
+ * answers the refusal as it always did, the destination untouched. It is asked again, with the same arguments,
+ * before every further read into the destination; when it then refuses (or names other memory), the rest of
+ * the bulk is discarded and the request answered with its {@link io.tiffin.api.TiffinException}'s code and
+ * message, the handler never running. The handler runs for a placed frame (it sees {@link
+ * Frame#bulkPlaced()}) after the last bulk byte arrived; it repeats its checks. A connection closed before
+ * the bulk is complete delivers no frame, so the handler never runs for it, though part of the destination
+ * may hold part of the bulk.
  *
  * <p>Implementations must be thread-safe: every connection's event loop may call one.
  */

@@ -9,6 +9,7 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.MessageToMessageEncoder;
 import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -67,7 +68,9 @@ import org.apache.logging.log4j.Logger;
  * receive buffers are then windows over the destination, exactly as long as the bulk still missing); the frame
  * is delivered once the last byte is in place, its bulk a view of the destination ({@link Frame#bulkPlaced()}),
  * and the padding after it is skipped. A placer that declines, or throws, leaves the frame to the usual path.
- * A connection that closes mid-bulk delivers nothing.
+ * The placer is asked again before every further read into the destination: when it refuses then (a grant
+ * that expired, a segment re-mounted, while the bulk arrived), the rest of the bulk is discarded, the request
+ * is answered with the refusal and never delivered. A connection that closes mid-bulk delivers nothing.
  *
  * <p>Thread-safety: an instance belongs to one channel pipeline (the decoder keeps per-connection state)
  * and is used only by that channel's event loop.
@@ -344,7 +347,14 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 return false;
             }
             int have = readable - h.bulkOffset();
-            placement.start(dst, in, start + h.bulkOffset(), have);
+            MemorySegment placed = dst;
+            placement.start(dst, in, start + h.bulkOffset(), have, () -> {
+                MemorySegment again = destinations.destination(h.opcode(), control.duplicate(), h.bulkLength());
+                if (again == null || again.address() != placed.address() || again.byteSize() != placed.byteSize()) {
+                    throw new TiffinException(ErrorCode.INVALID_PARAMS, h.opcode() + " may no longer write where its"
+                            + " bulk was going");
+                }
+            });
             in.skipBytes(readable);
             placing = h;
             placingControl = control;
@@ -369,14 +379,25 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
             }
             if (placement.complete()) {
                 FrameHeader h = placing;
+                RuntimeException lapsed = placement.lapsed();
                 MemorySegment dst = placement.end();
                 ByteBuf control = placingControl;
                 placing = null;
                 placingControl = null;
                 frameStartNanos = 0;
                 skip = h.bulkPadding();
-                ctx.fireChannelRead(Frame.placed(h.opcode(), h.requestId(), control,
-                        Unpooled.wrappedBuffer(dst.asByteBuffer())));
+                if (lapsed == null) {
+                    ctx.fireChannelRead(Frame.placed(h.opcode(), h.requestId(), control,
+                            Unpooled.wrappedBuffer(dst.asByteBuffer())));
+                } else {
+                    // part of the bulk is in place, the rest was discarded: the handler must not see it
+                    control.release();
+                    ErrorCode code = lapsed instanceof TiffinException t && !t.code().isOk() ? t.code()
+                            : ErrorCode.INVALID_PARAMS;
+                    LOG.debug("{} from {} refused while its bulk arrived: {}", h.opcode(), ctx.channel().remoteAddress(),
+                            lapsed.toString());
+                    new ChannelResponder(ctx.channel(), h.opcode(), h.requestId()).tryFail(code, lapsed.getMessage());
+                }
             } else if (stalled()) {
                 long came = placement.received();
                 stopPlacing();

@@ -50,6 +50,8 @@ class BulkPlacementTest {
     private MemorySegment region;
     /** What the handler saw, per DATA_WRITE, in order. */
     private final ConcurrentLinkedQueue<String> seen = new ConcurrentLinkedQueue<>();
+    /** Set: the placer refuses every write from now on (a permission that lapsed). */
+    private final java.util.concurrent.atomic.AtomicBoolean revoked = new java.util.concurrent.atomic.AtomicBoolean();
 
     @BeforeAll
     static void setUpAll() {
@@ -105,6 +107,9 @@ class BulkPlacementTest {
             }
             responder.ok(Empty.getDefaultInstance());
         }, null, (control, bulkLength) -> {
+            if (revoked.get()) {
+                throw new TiffinException(ErrorCode.REPLICA_IS_GONE, "revoked");
+            }
             DataRequest req = check(parse(control));
             return req.getLength() == bulkLength ? region.asSlice(req.getOffset(), req.getLength()) : null;
         });
@@ -198,6 +203,33 @@ class BulkPlacementTest {
         assertThat(peer.readAnswer().status()).isEqualTo(ErrorCode.OK);
         assertHolds(1 << 20, bulk);
         assertUntouched(0, 1 << 20);
+    }
+
+    @Test
+    void writeRefusedWhileItsBulkArrivesIsAnsweredAndItsRestDiscarded() throws Exception {
+        TransportServer server = server(settings());
+        RawPeer peer = peer(server);
+        int size = 4 << 20;
+        long offset = 1 << 20;
+        byte[] frame = write(peer, "seg", offset, size, random(size, 11));
+        int first = 100 << 10;
+        peer.send(Arrays.copyOfRange(frame, 0, first));
+        Thread.sleep(100); // placed so far: the bulk bytes of the first piece
+        revoked.set(true);
+        for (int at = first; at < frame.length; at += 64 << 10) {
+            peer.send(Arrays.copyOfRange(frame, at, Math.min(frame.length, at + (64 << 10))));
+        }
+        RawPeer.Answer answer = peer.readAnswer();
+        assertThat(answer.status()).isEqualTo(ErrorCode.REPLICA_IS_GONE);
+        assertThat(answer.message()).isEqualTo("revoked");
+        assertThat(seen).as("the handler never sees a partly placed bulk").isEmpty();
+        assertUntouched(offset + first, REGION);
+
+        revoked.set(false);
+        byte[] bulk = random(size, 12);
+        peer.send(write(peer, "seg", offset, size, bulk));
+        assertThat(peer.readAnswer().status()).isEqualTo(ErrorCode.OK);
+        assertHolds(offset, bulk);
     }
 
     @Test
