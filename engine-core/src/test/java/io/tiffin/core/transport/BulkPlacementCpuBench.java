@@ -52,7 +52,7 @@ class BulkPlacementCpuBench {
                             region.asSlice(req.getOffset(), req.getLength()).asByteBuffer());
                 }
                 responder.ok(Empty.getDefaultInstance());
-            }, null, placed ? (control, bulkLength) -> region.asSlice(0, bulkLength) : null);
+            }, null, placed ? (control, bulkLength) -> region.asSlice(parse(control).getOffset(), bulkLength) : null);
             server.start("127.0.0.1", 0);
             try (RawPeer peer = new RawPeer(server.localAddress())) {
                 assertThat(peer.hello("")).isEqualTo(ErrorCode.OK);
@@ -73,6 +73,14 @@ class BulkPlacementCpuBench {
                 long cpu = THREADS.getThreadCpuTime(thread) - before;
                 return cpu / 1000.0 / ((double) count * size / (1 << 20));
             }
+        }
+    }
+
+    private static DataRequest parse(io.netty.buffer.ByteBuf control) {
+        try {
+            return DataRequest.parseFrom(control.nioBuffer());
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException(e);
         }
     }
 
