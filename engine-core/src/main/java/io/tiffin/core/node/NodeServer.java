@@ -42,8 +42,9 @@ import org.apache.logging.log4j.Logger;
  * (segment, offset, length).
  *
  * <p>Data-plane handlers run on the Netty event loop: they only copy memory (writes copy the received
- * bytes into the segment; reads hand Netty a view of the segment, so the bytes go to the socket with
- * no extra copy).
+ * bytes into the segment, or, for a large write on a plaintext connection, find them there already: the
+ * socket was read straight into the slice, see {@link #writeDestination}; reads hand Netty a view of the
+ * segment, so the bytes go to the socket with no extra copy).
  *
  * <p>Thread-safe. Owns its segment, servers, connections, heartbeat thread and SSD tier ({@code
  * NodeStorageTier}, which owns the storage backend); {@link #close()} stops the heartbeat, unmounts (best
@@ -297,7 +298,7 @@ public final class NodeServer implements AutoCloseable {
                         + " bytes carried " + bulk.readableBytes());
             }
             access.check(req, io.tiffin.api.DataGrant.WRITE, "DATA_WRITE");
-            if (req.getLength() > 0) {
+            if (req.getLength() > 0 && !request.bulkPlaced()) {
                 MemorySegment dst = segment.slice(req.getOffset(), req.getLength());
                 bulk.getBytes(bulk.readerIndex(), dst.asByteBuffer());
             }
@@ -311,7 +312,7 @@ public final class NodeServer implements AutoCloseable {
                         c.getCrc32C()));
             }
             responder.ok(Empty.getDefaultInstance());
-        }, null);
+        }, null, this::writeDestination);
         server.register(Opcode.FORGET, (request, responder) -> {
             var req = request.parseControl(io.tiffin.core.transport.proto.ForgetRequest.parser());
             if (req.getTerm() < link().term()) {
@@ -524,6 +525,27 @@ public final class NodeServer implements AutoCloseable {
     /** The node's SSD backend, or null without an SSD tier. */
     public io.tiffin.api.spi.storage.StorageBackend storageBackend() {
         return tier == null ? null : tier.backend();
+    }
+
+    /**
+     * Where a large DATA_WRITE's bulk is received straight from the socket (the transport's {@link
+     * io.tiffin.core.transport.BulkPlacer}): the slice it names, after the handler's checks, so a refused write
+     * is received as usual and refused by the handler, its slice untouched. Asked again before every further
+     * read into the slice, so a grant that expires or a re-mount while the bulk arrives stops it there.
+     */
+    private MemorySegment writeDestination(ByteBuf control, int bulkLength) {
+        DataRequest req;
+        try {
+            req = DataRequest.parseFrom(control.nioBuffer());
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return null;
+        }
+        checkSegment(req);
+        if (req.getLength() != bulkLength) {
+            return null;
+        }
+        access.check(req, io.tiffin.api.DataGrant.WRITE, "DATA_WRITE");
+        return segment.slice(req.getOffset(), req.getLength());
     }
 
     private void checkSegment(DataRequest req) {

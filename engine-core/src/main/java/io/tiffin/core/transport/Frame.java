@@ -69,6 +69,8 @@ public final class Frame extends AbstractReferenceCounted {
      * is empty and {@link #parseControl} hands this object out (messages are immutable) instead of parsing bytes.
      */
     private final MessageLite message;
+    /** Whether the bulk was received straight into its destination ({@link BulkPlacer}). */
+    private final boolean bulkPlaced;
     /** Who sent a request a server received; null until set (then {@link Peer#IN_PROCESS} is reported). */
     private Peer peer;
 
@@ -77,11 +79,16 @@ public final class Frame extends AbstractReferenceCounted {
      * Requests must carry {@link ErrorCode#OK}.
      */
     public Frame(Kind kind, Opcode opcode, long requestId, ErrorCode status, ByteBuf control, ByteBuf bulk) {
-        this(kind, opcode, requestId, status, control, bulk, null);
+        this(kind, opcode, requestId, status, control, bulk, null, false);
+    }
+
+    /** A received request whose bulk, a view of the memory it was received into, is already in place. */
+    static Frame placed(Opcode opcode, long requestId, ByteBuf control, ByteBuf bulk) {
+        return new Frame(Kind.REQUEST, opcode, requestId, ErrorCode.OK, control, bulk, null, true);
     }
 
     private Frame(Kind kind, Opcode opcode, long requestId, ErrorCode status, ByteBuf control, ByteBuf bulk,
-                  MessageLite message) {
+                  MessageLite message, boolean bulkPlaced) {
         ByteBuf c = control == null ? Unpooled.EMPTY_BUFFER : control;
         ByteBuf b = bulk == null ? Unpooled.EMPTY_BUFFER : bulk;
         try {
@@ -100,6 +107,7 @@ public final class Frame extends AbstractReferenceCounted {
         this.control = c;
         this.bulk = b;
         this.message = message;
+        this.bulkPlaced = bulkPlaced;
     }
 
     /** A request frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
@@ -113,7 +121,8 @@ public final class Frame extends AbstractReferenceCounted {
      * other, as over the wire). Its {@link #control()} buffer is empty: use {@link #controlSize()}.
      */
     public static Frame inProcessRequest(Opcode opcode, MessageLite control) {
-        return new Frame(Kind.REQUEST, opcode, 0, ErrorCode.OK, null, null, Objects.requireNonNull(control, "control"));
+        return new Frame(Kind.REQUEST, opcode, 0, ErrorCode.OK, null, null, Objects.requireNonNull(control, "control"),
+                false);
     }
 
     /** A response frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
@@ -167,6 +176,15 @@ public final class Frame extends AbstractReferenceCounted {
     /** The bulk bytes (possibly empty); owned by this frame, do not release. */
     public ByteBuf bulk() {
         return bulk;
+    }
+
+    /**
+     * Whether the transport received the bulk bytes straight into the memory the opcode's {@link BulkPlacer}
+     * named (the kernel copied them there): {@link #bulk()} is then a view of that memory and the handler
+     * must not copy it again. False for every frame whose opcode has no placer, or whose placer declined.
+     */
+    public boolean bulkPlaced() {
+        return bulkPlaced;
     }
 
     /**
@@ -246,6 +264,7 @@ public final class Frame extends AbstractReferenceCounted {
     @Override
     public String toString() {
         return "Frame{" + kind + " " + opcode + " id=" + requestId + " status=" + status
-                + " control=" + control.readableBytes() + "B bulk=" + bulk.readableBytes() + "B}";
+                + " control=" + control.readableBytes() + "B bulk=" + bulk.readableBytes() + "B"
+                + (bulkPlaced ? " placed" : "") + "}";
     }
 }

@@ -9,7 +9,9 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.MessageToMessageEncoder;
 import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.util.Ticker;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -59,6 +61,17 @@ import org.apache.logging.log4j.Logger;
  * decoder logs one WARN line naming the remote address and the problem, discards everything that
  * follows and closes the connection; other connections are unaffected.
  *
+ * <p><b>Placed bulks.</b> On a plaintext server connection ({@link #placeBulks}) a request with at least
+ * {@value #PRESIZE_THRESHOLD} bytes of bulk whose header and control part have come, but not all its bulk, is
+ * offered to its opcode's {@link BulkPlacer}. When that names a destination, the decoder copies the part of the
+ * bulk that came into it and the socket reads the rest straight into it ({@link BulkPlacement}: the channel's
+ * receive buffers are then windows over the destination, exactly as long as the bulk still missing); the frame
+ * is delivered once the last byte is in place, its bulk a view of the destination ({@link Frame#bulkPlaced()}),
+ * and the padding after it is skipped. A placer that declines, or throws, leaves the frame to the usual path.
+ * The placer is asked again before every further read into the destination: when it refuses then (a grant
+ * that expired, a segment re-mounted, while the bulk arrived), the rest of the bulk is discarded, the request
+ * is answered with the refusal and never delivered. A connection that closes mid-bulk delivers nothing.
+ *
  * <p>Thread-safety: an instance belongs to one channel pipeline (the decoder keeps per-connection state)
  * and is used only by that channel's event loop.
  */
@@ -98,6 +111,33 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
     public FrameCodec(int maxFrameSize, ServerLimits limits, Ticker ticker) {
         super(new Decoder(maxFrameSize, Math.min(maxFrameSize, limits.maxHandshakeFrameSize()),
                 limits.frameTimeout().toNanos(), ticker), ENCODER);
+    }
+
+    /**
+     * Where a server's requests' bulks may be received straight into their destination: for each request of at
+     * least {@value #PRESIZE_THRESHOLD} bytes of bulk, once its control part has arrived.
+     *
+     * <p>Implementations are called on the connection's event loop and must not block.
+     */
+    interface Destinations {
+        /**
+         * The native memory of exactly {@code bulkLength} bytes the bulk of this request goes to, or null to
+         * receive it into Netty buffers; may throw, which means null. {@code control} is the caller's (do not
+         * release it).
+         */
+        MemorySegment destination(Opcode opcode, ByteBuf control, int bulkLength);
+    }
+
+    /**
+     * Receives requests' bulks into the memory {@code destinations} names, the socket read straight into it
+     * (see {@link BulkPlacement}): installs the channel's receive allocator. Only for plaintext channels, where
+     * the socket's bytes are the frames' (with TLS they are records to decrypt); call before the first read.
+     */
+    void placeBulks(io.netty.channel.Channel ch, Destinations destinations) {
+        BulkPlacement p = new BulkPlacement(ch.config().getRecvByteBufAllocator());
+        ch.config().setRecvByteBufAllocator(p);
+        inboundHandler().placement = p;
+        inboundHandler().destinations = destinations;
     }
 
     /** The peer completed the handshake: frames up to the frame size limit are accepted from now on. */
@@ -195,6 +235,16 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         private boolean failed;
         /** Whether the cumulation currently gathers a large frame as a composite of the received buffers. */
         private boolean composite;
+        /** The channel's receive buffers when bulks may be placed (plaintext servers); else null. */
+        private BulkPlacement placement;
+        private Destinations destinations;
+        /** The header and control part of the frame whose bulk is being placed; null when none is. */
+        private FrameHeader placing;
+        private ByteBuf placingControl;
+        /** The frame being received was refused a destination: it is gathered as usual. */
+        private boolean declined;
+        /** Padding bytes after a placed bulk still to skip. */
+        private int skip;
 
         Decoder(int maxFrameSize, int handshakeLimit, long frameTimeoutNanos, Ticker ticker) {
             if (handshakeLimit < HEADER_SIZE) {
@@ -212,6 +262,14 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
             if (failed) {
                 in.skipBytes(in.readableBytes());
                 return;
+            }
+            if (skip > 0) {
+                int n = Math.min(skip, in.readableBytes());
+                in.skipBytes(n);
+                skip -= n;
+                if (skip > 0) {
+                    return;
+                }
             }
             int readable = in.readableBytes();
             if (readable < LENGTH_FIELD_SIZE) {
@@ -238,7 +296,7 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 return;
             }
             if (readable < LENGTH_FIELD_SIZE + length) {
-                if (checkStalled(ctx, in)) {
+                if (checkStalled(ctx, in) || startPlacing(ctx, in, h, start, readable)) {
                     return;
                 }
                 if (length >= PRESIZE_THRESHOLD && !composite) {
@@ -254,12 +312,141 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 setCumulator(MERGE_CUMULATOR);
             }
             frameStartNanos = 0;
+            declined = false;
             ByteBuf control = h.controlLength() == 0 ? Unpooled.EMPTY_BUFFER
                     : in.retainedSlice(start + FrameHeader.SIZE, h.controlLength());
             ByteBuf bulk = h.bulkLength() == 0 ? Unpooled.EMPTY_BUFFER
                     : in.retainedSlice(start + h.bulkOffset(), h.bulkLength());
             in.skipBytes(h.frameSize());
             out.add(new Frame(h.kind(), h.opcode(), h.requestId(), ErrorCode.fromValue(h.status()), control, bulk));
+        }
+
+        /**
+         * The frame at {@code start} is incomplete: when its bulk is large, has not all arrived, and its opcode's
+         * placer names a destination, copies the part of the bulk that came into it, consumes the frame so far,
+         * and has the socket read the rest straight into the destination ({@link BulkPlacement}). Returns
+         * whether it did; otherwise (asked once per frame) the frame is gathered as usual.
+         */
+        private boolean startPlacing(ChannelHandlerContext ctx, ByteBuf in, FrameHeader h, int start, int readable) {
+            if (placement == null || declined || h.kind() != Frame.Kind.REQUEST || h.bulkLength() < PRESIZE_THRESHOLD
+                    || readable < h.bulkOffset() || readable - h.bulkOffset() >= h.bulkLength()) {
+                return false;
+            }
+            ByteBuf control = in.retainedSlice(start + FrameHeader.SIZE, h.controlLength());
+            MemorySegment dst;
+            try {
+                dst = destinations.destination(h.opcode(), control.duplicate(), h.bulkLength());
+            } catch (RuntimeException e) {
+                LOG.debug("{} from {}: received as usual, its placer refused it: {}", h.opcode(),
+                        ctx.channel().remoteAddress(), e.toString());
+                dst = null;
+            }
+            if (dst == null || !dst.isNative() || dst.isReadOnly() || dst.byteSize() != h.bulkLength()) {
+                control.release();
+                declined = true;
+                return false;
+            }
+            int have = readable - h.bulkOffset();
+            MemorySegment placed = dst;
+            placement.start(dst, in, start + h.bulkOffset(), have, () -> {
+                MemorySegment again = destinations.destination(h.opcode(), control.duplicate(), h.bulkLength());
+                if (again == null || again.address() != placed.address() || again.byteSize() != placed.byteSize()) {
+                    throw new TiffinException(ErrorCode.INVALID_PARAMS, h.opcode() + " may no longer write where its"
+                            + " bulk was going");
+                }
+            });
+            in.skipBytes(readable);
+            placing = h;
+            placingControl = control;
+            if (composite) {
+                composite = false;
+                setCumulator(MERGE_CUMULATOR);
+            }
+            return true;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+            if (placing == null || !(msg instanceof ByteBuf buf)) {
+                super.channelRead(ctx, msg);
+                return;
+            }
+            try {
+                placement.take(buf);
+            } catch (RuntimeException e) {
+                buf.release();
+                throw e;
+            }
+            if (placement.complete()) {
+                FrameHeader h = placing;
+                RuntimeException lapsed = placement.lapsed();
+                MemorySegment dst = placement.end();
+                ByteBuf control = placingControl;
+                placing = null;
+                placingControl = null;
+                frameStartNanos = 0;
+                skip = h.bulkPadding();
+                if (lapsed == null) {
+                    ctx.fireChannelRead(Frame.placed(h.opcode(), h.requestId(), control,
+                            Unpooled.wrappedBuffer(dst.asByteBuffer())));
+                } else {
+                    // part of the bulk is in place, the rest was discarded: the handler must not see it
+                    control.release();
+                    ErrorCode code = lapsed instanceof TiffinException t && !t.code().isOk() ? t.code()
+                            : ErrorCode.INVALID_PARAMS;
+                    LOG.debug("{} from {} refused while its bulk arrived: {}", h.opcode(), ctx.channel().remoteAddress(),
+                            lapsed.toString());
+                    new ChannelResponder(ctx.channel(), h.opcode(), h.requestId()).tryFail(code, lapsed.getMessage());
+                }
+            } else if (stalled()) {
+                long came = placement.received();
+                stopPlacing();
+                buf.release();
+                reject(ctx, Unpooled.EMPTY_BUFFER, "a frame did not arrive whole within transport.frame-timeout = "
+                        + java.time.Duration.ofNanos(frameTimeoutNanos) + " (" + came + " bytes of its bulk came);"
+                        + " a stalled or deliberately slow peer");
+                return;
+            }
+            if (buf.isReadable()) {
+                super.channelRead(ctx, buf);
+            } else {
+                buf.release();
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+            if (placing != null && !ctx.channel().config().isAutoRead()) {
+                // as the superclass does for a partial frame: finish the frame even while backpressure holds reads
+                ctx.read();
+            }
+            super.channelReadComplete(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            stopPlacing();
+            super.channelInactive(ctx);
+        }
+
+        @Override
+        protected void handlerRemoved0(ChannelHandlerContext ctx) {
+            stopPlacing();
+        }
+
+        /** Drops a placement that will not complete: no frame is delivered for it. */
+        private void stopPlacing() {
+            if (placing != null) {
+                placement.end();
+                placing = null;
+                placingControl.release();
+                placingControl = null;
+            }
+        }
+
+        /** Whether the frame being received has taken longer than the frame timeout (placed bulks). */
+        private boolean stalled() {
+            return frameTimeoutNanos != 0 && frameStartNanos != 0 && ticker.nanos() - frameStartNanos > frameTimeoutNanos;
         }
 
         /**

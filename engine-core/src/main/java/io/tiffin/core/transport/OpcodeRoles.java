@@ -56,18 +56,26 @@ public final class OpcodeRoles {
         };
     }
 
+    /** Whether one of {@code peer}'s roles may send {@code op}. */
+    static boolean allows(Opcode op, Peer peer) {
+        for (Role r : of(op)) {
+            if (peer.has(r)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Refuses {@code op} from {@code peer} unless one of its roles may send it.
      *
      * @throws TiffinException {@code ILLEGAL_CLIENT} naming the roles that may and the token to present
      */
     static void check(Opcode op, Peer peer, String serverName) {
-        Set<Role> allowed = of(op);
-        for (Role r : allowed) {
-            if (peer.has(r)) {
-                return;
-            }
+        if (allows(op, peer)) {
+            return;
         }
+        Set<Role> allowed = of(op);
         Role wanted = allowed.contains(Role.CLIENT) ? Role.CLIENT : allowed.contains(Role.NODE) ? Role.NODE : Role.ADMIN;
         throw new TiffinException(ErrorCode.ILLEGAL_CLIENT, "server " + serverName + " refuses " + op + " from "
                 + peer.describe() + ": " + op + " needs the " + allowed.stream().map(Role::label)

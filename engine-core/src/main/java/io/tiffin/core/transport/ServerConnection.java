@@ -34,8 +34,11 @@ import org.apache.logging.log4j.Logger;
 final class ServerConnection extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LogManager.getLogger(ServerConnection.class);
 
-    /** A handler and where it runs (null = inline on the event loop). */
-    record Registration(RequestHandler handler, Executor executor) {
+    /**
+     * A handler, where it runs (null = inline on the event loop) and what names its requests' bulk
+     * destination (null = none: bulks are received into Netty buffers).
+     */
+    record Registration(RequestHandler handler, Executor executor, BulkPlacer placer) {
     }
 
     private final String serverName;
@@ -201,6 +204,22 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         responder.tryFail(code, message);
         // The response was queued on this event loop before the close, so it is flushed first.
         ctx.channel().close();
+    }
+
+    /**
+     * Where the bulk of a request whose header and control part came goes ({@link FrameCodec.Destinations}): the
+     * opcode's placer decides, once the peer is authenticated and may send the opcode, and when no request read
+     * before waits to be dispatched (placing the bulk must not overtake it). Null otherwise.
+     */
+    java.lang.foreign.MemorySegment bulkDestination(Opcode opcode, io.netty.buffer.ByteBuf control, int bulkLength) {
+        if (!authenticated || !held.isEmpty()) {
+            return null;
+        }
+        Registration registration = handlers.get(opcode);
+        if (registration == null || registration.placer() == null || !OpcodeRoles.allows(opcode, peer)) {
+            return null;
+        }
+        return registration.placer().destination(control, bulkLength);
     }
 
     private void dispatch(ChannelHandlerContext ctx, Frame frame) {

@@ -103,12 +103,22 @@ public final class TransportServer implements AutoCloseable {
      * @throws IllegalStateException if the opcode already has a handler
      */
     public TransportServer register(Opcode opcode, RequestHandler handler, Executor executor) {
+        return register(opcode, handler, executor, null);
+    }
+
+    /**
+     * As {@link #register(Opcode, RequestHandler, Executor)}, and on plaintext connections the bulk of a large
+     * request goes straight from the socket into the memory {@code placer} names for it (null: no placer); the
+     * handler then finds {@link Frame#bulkPlaced()}. With TLS the placer is not asked: the socket's bytes are
+     * records to decrypt.
+     */
+    public TransportServer register(Opcode opcode, RequestHandler handler, Executor executor, BulkPlacer placer) {
         Objects.requireNonNull(opcode, "opcode");
         Objects.requireNonNull(handler, "handler");
         if (opcode == Opcode.HELLO) {
             throw new IllegalArgumentException("HELLO is handled by the transport itself; register another opcode");
         }
-        if (handlers.putIfAbsent(opcode, new ServerConnection.Registration(handler, executor)) != null) {
+        if (handlers.putIfAbsent(opcode, new ServerConnection.Registration(handler, executor, placer)) != null) {
             throw new IllegalStateException("server " + name + " already has a handler for " + opcode
                     + "; register each opcode once");
         }
@@ -172,8 +182,12 @@ public final class TransportServer implements AutoCloseable {
         ch.pipeline()
                 .addLast("flush-consolidation", new FlushConsolidationHandler(
                         FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, false))
-                .addLast("frame-codec", codec)
-                .addLast("server", new ServerConnection(name, settings, grants, handlers, codec, peerIds));
+                .addLast("frame-codec", codec);
+        ServerConnection connection = new ServerConnection(name, settings, grants, handlers, codec, peerIds);
+        ch.pipeline().addLast("server", connection);
+        if (tls == null) {
+            codec.placeBulks(ch, connection::bulkDestination);
+        }
     }
 
     /** Connections open now; for tests and metrics. */

@@ -118,6 +118,46 @@ class DataAccessClusterTest {
         }
     }
 
+    /**
+     * Writes large enough that the node receives their bulk straight into its segment (on a plaintext
+     * connection): the checks still come first, so a refused one leaves the object it aimed at as it was.
+     */
+    @Test
+    void aRefusedLargeWriteLeavesTheBytesItAimedAtUntouched() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB);
+             BlockingConnectionPool pool = new BlockingConnectionPool("t", TransportSettings.defaults(), "writer");
+             Arena arena = Arena.ofShared()) {
+            NodeServer node = cluster.nodes.getFirst();
+            TiffinClient c = cluster.remoteClient();
+            int size = (int) MiB;
+            byte[] other = TestCluster.randomBytes(size, 4);
+            c.put("other", other);
+            PutStartReply started = pool.call(cluster.masterAddress(), Opcode.PUT_START, PutStartRequest.newBuilder()
+                    .setKey("mine").setSize(size).setPutId(43).build(), PutStartReply.parser());
+            ReplicaDescriptor d = Messages.fromMsg(started.getReplicas(0));
+            DataGrant grant = Messages.grantOf(d);
+            ReplicaDescriptor o = c.locate("other").orElseThrow().replicas().getFirst();
+            MemorySegment evil = arena.allocate(size, 64).fill((byte) 9);
+            assertRefused(pool, node, Opcode.DATA_WRITE, request(d, o.offset(), size).setGrant(grant).build(), evil,
+                    ErrorCode.ILLEGAL_CLIENT, "out of its grant's range");
+            assertRefused(pool, node, Opcode.DATA_WRITE, request(d, o.offset(), size)
+                            .setGrant(grant.toBuilder().setOffset(o.offset())).build(), evil,
+                    ErrorCode.ILLEGAL_CLIENT, "its grant's MAC does not match");
+            assertRefused(pool, node, Opcode.DATA_WRITE, request(d, o.offset(), size).setMountEpoch(d.mountEpoch() + 1)
+                            .setGrant(grant).build(), evil, ErrorCode.REPLICA_IS_GONE, "was re-mounted");
+            assertThat(c.get("other")).as("no refused write landed").isEqualTo(other);
+
+            MemorySegment mine = arena.allocate(size, 64).fill((byte) 5);
+            pool.call(node.endpoint(), Opcode.DATA_WRITE, request(d, d.offset(), size).setGrant(grant).build(), mine,
+                    Empty.parser(), null);
+            MemorySegment back = arena.allocate(size, 64);
+            pool.call(node.endpoint(), Opcode.DATA_READ, request(d, d.offset(), size).setGrant(grant).build(), null,
+                    Empty.parser(), back);
+            assertThat(back.mismatch(mine)).as("the granted write landed whole").isEqualTo(-1L);
+            assertThat(c.get("other")).isEqualTo(other);
+        }
+    }
+
     @Test
     void anExpiredGrantIsRefused() {
         // grants of a lookup last as long as its lease
