@@ -197,13 +197,8 @@ final class PinnedReads {
         for (int j = 0; j < viaCache.size(); j++) {
             int i = viaCache.get(j);
             ObjectLocation loc = locs.get(i).value();
-            if (failed[j] == null && checks.wants(loc)) {
-                try {
-                    // shared with the cache's copy helper: the bytes are read on two cores
-                    failed[j] = checks.mismatch(loc, first.get(j), reserved[i].checksum());
-                } catch (IllegalStateException closedArena) {
-                    failed[j] = lifecycle.transferFailure("get " + loc.key(), closedArena);
-                }
+            if (failed[j] == null) {
+                failed[j] = checks.mismatch(loc, first.get(j), reserved[i].segments());
             }
             if (failed[j] == null && clock.withinLease(loc, start)) {
                 LocalHotCache.Pinned pinned = reserved[i].commit();

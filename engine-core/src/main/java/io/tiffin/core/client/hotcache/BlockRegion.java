@@ -134,19 +134,6 @@ final class BlockRegion implements AutoCloseable {
         return job;
     }
 
-    /** The CRC32C of the {@code size} bytes held in {@code blocks}, shared with the helper when large. */
-    int checksum(int[] blocks, long size) {
-        SplitCopy.Job job = copier.checksumJob(region, null, blocks.length);
-        long off = 0;
-        for (int block : blocks) {
-            long len = Math.min(blockSize, size - off);
-            job.add((long) block * blockSize, 0, len);
-            off += len;
-        }
-        copier.run(job);
-        return job.crc32c();
-    }
-
     /**
      * Copies {@code parts} (received buffers, in order, read from their reader index on; not consumed
      * or released) into {@code blocks}, up to {@code size} bytes.

@@ -305,14 +305,6 @@ public final class LocalHotCache implements AutoCloseable {
             return region.copyInChecksummed(blocks, received, size);
         }
 
-        /** The CRC32C of what the reserved blocks hold (the object's size), shared with the copy helper when large. */
-        public int checksum() {
-            if (ended) {
-                throw new IllegalStateException("reservation for " + key + " already committed or aborted");
-            }
-            return region.checksum(blocks, size);
-        }
-
         /**
          * The object has been written: publishes it to the cache (through the maintenance thread) and
          * returns it pinned for the caller, read-only.

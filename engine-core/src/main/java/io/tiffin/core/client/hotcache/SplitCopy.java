@@ -16,8 +16,8 @@ import java.util.zip.CRC32C;
  * to wake (it claims what is left), only for the chunk the helper is copying when none is left. Copies smaller
  * than {@link #MIN_SPLIT_BYTES} (a helper's wake-up would cost more than it saves), copies into memory the helper
  * may not touch (a thread-confined segment) and copies while the helper serves another caller run on the caller
- * alone, so a loaded machine costs at most one chunk's wait. A job may also checksum what it copies (or only
- * checksum): each chunk's CRC32C is taken right after the chunk is copied, while its bytes are still in the core's
+ * alone, so a loaded machine costs at most one chunk's wait. A job may also checksum what it copies: each
+ * chunk's CRC32C is taken right after the chunk is copied, while its bytes are still in the core's
  * cache, and the chunks' checksums are combined in order ({@link Crc32c#combine}); a fill then reads the received
  * bytes once instead of once for the check and once for the copy, on two cores.
  *
@@ -63,10 +63,7 @@ final class SplitCopy implements AutoCloseable {
         return new Job(from, to, pieces, false);
     }
 
-    /**
-     * As {@link #job} and also the CRC32C of the bytes copied, in the order the pieces were added ({@link
-     * Job#crc32c()} once run); with {@code to} null the pieces of {@code from} are only checksummed.
-     */
+    /** As {@link #job} and also the CRC32C of the bytes copied, in the order the pieces were added ({@link Job#crc32c()} once run). */
     Job checksumJob(MemorySegment from, MemorySegment to, int pieces) {
         return new Job(from, to, pieces, true);
     }
@@ -80,7 +77,7 @@ final class SplitCopy implements AutoCloseable {
     void run(Job job) {
         job.start();
         if (helper == null || closed || job.bytes < MIN_SPLIT_BYTES || !job.from.isAccessibleBy(helper)
-                || (job.to != null && !job.to.isAccessibleBy(helper))) {
+                || !job.to.isAccessibleBy(helper)) {
             job.runAlone();
             job.ran = true;
             return;
@@ -130,13 +127,12 @@ final class SplitCopy implements AutoCloseable {
 
     /**
      * One copy: pieces of {@code from} to places in {@code to}, cut into chunks of at most {@link #CHUNK_BYTES};
-     * with a checksum, each chunk's CRC32C too ({@code to} null: no copy, only the checksum).
+     * with a checksum, each chunk's CRC32C too.
      *
      * <p>Thread-safe once built: the caller adds pieces, then the caller and the helper claim chunks.
      */
     static final class Job {
         private final MemorySegment from;
-        /** Null: the job only checksums. */
         private final MemorySegment to;
         private final boolean checksum;
         /** Per chunk, its CRC32C (checksum jobs); written by whoever copies the chunk, read once all are done. */
@@ -154,9 +150,6 @@ final class SplitCopy implements AutoCloseable {
         private volatile RuntimeException failure;
 
         private Job(MemorySegment from, MemorySegment to, int pieces, boolean checksum) {
-            if (to == null && !checksum) {
-                throw new IllegalArgumentException("a copy without a target (expected: a checksum job)");
-            }
             this.from = from;
             this.to = to;
             this.checksum = checksum;
@@ -204,9 +197,7 @@ final class SplitCopy implements AutoCloseable {
             CRC32C crc = new CRC32C();
             for (long off = 0; off < lengths[i]; off += CHECKSUM_STEP_BYTES) {
                 long len = Math.min(CHECKSUM_STEP_BYTES, lengths[i] - off);
-                if (to != null) {
-                    MemorySegment.copy(from, fromOffsets[i] + off, to, toOffsets[i] + off, len);
-                }
+                MemorySegment.copy(from, fromOffsets[i] + off, to, toOffsets[i] + off, len);
                 crc.update(from.asSlice(fromOffsets[i] + off, len).asByteBuffer()); // just read: still cached
             }
             crcs[i] = (int) crc.getValue();
