@@ -1,6 +1,7 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.tiffin.api.ErrorCode;
@@ -125,8 +126,9 @@ class ChecksumClusterTest {
                     () -> reader.getPinned("k").close());
             for (int round = 0; round < 2; round++) {
                 for (Runnable read : reads) {
-                    assertThat(catchThrowableOfType(TiffinException.class, read::run).code())
-                            .isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
+                    assertThatThrownBy(read::run).as("round %d: a corrupt copy is neither returned nor cached", round)
+                            .isInstanceOfSatisfying(TiffinException.class,
+                                    e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
                 }
                 assertThat(reader.batchGet(List.of("k")).getFirst().code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
                 assertThat(reader.batchGetInto(List.of("k"), List.of(dst)).getFirst().code())
