@@ -14,6 +14,19 @@ public final class Crc32c {
     /** Largest piece handed to {@link CRC32C#update(java.nio.ByteBuffer)} (a ByteBuffer holds at most 2 GiB). */
     private static final long PIECE = 1L << 30;
 
+    /** The Castagnoli polynomial, bit-reflected. */
+    private static final int POLY = 0x82F63B78;
+    /** X2N[k] = x^(2^k) mod P, reflected. */
+    private static final int[] X2N = new int[32];
+
+    static {
+        int p = 1 << 30; // x^1
+        X2N[0] = p;
+        for (int k = 1; k < 32; k++) {
+            X2N[k] = p = multModP(p, p);
+        }
+    }
+
     private Crc32c() {
     }
 
@@ -53,19 +66,6 @@ public final class Crc32c {
             throw new IllegalArgumentException("len2 = " + len2 + " (expected: >= 0)");
         }
         return multModP(xPow8n(len2), crc1) ^ crc2;
-    }
-
-    /** The Castagnoli polynomial, bit-reflected. */
-    private static final int POLY = 0x82F63B78;
-    /** X2N[k] = x^(2^k) mod P, reflected. */
-    private static final int[] X2N = new int[32];
-
-    static {
-        int p = 1 << 30; // x^1
-        X2N[0] = p;
-        for (int k = 1; k < 32; k++) {
-            X2N[k] = p = multModP(p, p);
-        }
     }
 
     /** a * b mod P, reflected (bit 31 is x^0). */
