@@ -48,6 +48,22 @@ final class Checksums {
         return new TiffinException(ErrorCode.CHECKSUM_MISMATCH, describe(loc, from, actual));
     }
 
+    /** Whether reads of {@code loc} are checked: this client verifies and the object has a checksum. */
+    boolean wants(ObjectLocation loc) {
+        return verify && loc.crc32c() != ObjectLocation.NO_CHECKSUM;
+    }
+
+    /**
+     * As {@link #mismatch(ObjectLocation, ReplicaDescriptor, MemorySegment)} for bytes whose CRC32C the caller took
+     * ({@code actual}, e.g. while copying them; only meaningful when {@link #wants} the check).
+     */
+    TiffinException mismatch(ObjectLocation loc, ReplicaDescriptor from, int actual) {
+        if (!wants(loc) || actual == loc.crc32c()) {
+            return null;
+        }
+        return new TiffinException(ErrorCode.CHECKSUM_MISMATCH, describe(loc, from, actual));
+    }
+
     /** As {@link #mismatch(ObjectLocation, ReplicaDescriptor, MemorySegment)} for bytes in pieces (in order). */
     TiffinException mismatch(ObjectLocation loc, ReplicaDescriptor from, java.util.List<MemorySegment> pieces) {
         if (!verify || loc.crc32c() == ObjectLocation.NO_CHECKSUM) {

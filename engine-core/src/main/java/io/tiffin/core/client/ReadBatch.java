@@ -24,8 +24,9 @@ import org.apache.logging.log4j.Logger;
  * AsyncNodeReads#readRemote}). Received bytes are checked against the object's CRC32C ({@link Checksums})
  * before they are used or cached; a replica that fails it counts as a failed read (the others are tried). For
  * an object the hot cache may keep, blocks are asked of the cache's ring before the read is sent; the bytes
- * are received into the destination and then copied into those blocks (one copy, on this thread, while the
- * ring did the admission meanwhile).
+ * are received into the destination and then copied into those blocks (one copy, shared with the cache's copy
+ * helper, while the ring did the admission meanwhile); the copy also takes the checksum (each chunk right after it
+ * is copied), so a fill reads the received bytes once, as a read without a fill does to check them.
  *
  * <p>Not thread-safe: used by the calling thread only. The block requests it makes are completed or
  * cancelled by {@link #flush()}.
@@ -123,20 +124,15 @@ final class ReadBatch {
         for (int k = 0; k < failed.length; k++) {
             MemoryRead r = memoryReads.get(k);
             if (failed[k] == null) {
-                failed[k] = checks.mismatch(r.loc(), r.replicas().getFirst(), r.dst());
+                failed[k] = r.blocks() != null ? checkAndFill(r) : checks.mismatch(r.loc(), r.replicas().getFirst(), r.dst());
                 if (failed[k] != null) {
                     LOG.warn("{}; trying another replica", failed[k].getMessage());
                 }
-            }
-            if (r.blocks() != null) {
+            } else if (r.blocks() != null) {
                 try {
-                    if (failed[k] == null && withinLease(r.fill())) {
-                        r.blocks().complete(r.dst());
-                    } else {
-                        r.blocks().cancel();
-                    }
+                    r.blocks().cancel();
                 } catch (RuntimeException e) {
-                    LOG.debug("hot cache fill of {} failed (the read itself succeeded)", r.fill().key(), e);
+                    LOG.debug("hot cache fill of {} could not be cancelled", r.fill().key(), e);
                 }
             }
             if (failed[k] == null) {
@@ -160,6 +156,54 @@ final class ReadBatch {
             }
         }
         memoryReads.clear();
+    }
+
+    /**
+     * Checks the bytes received into {@code r.dst()} and, when the cache granted blocks, copies them in: the copy
+     * takes the checksum on the way (one pass over the bytes). The copy becomes visible only if the bytes match
+     * and were read within the lease; else its blocks go back. Returns null or the mismatch, as {@link
+     * Checksums#mismatch}; a fill that fails otherwise (the cache closed) leaves the read itself as it is.
+     */
+    private TiffinException checkAndFill(MemoryRead r) {
+        ReplicaDescriptor from = r.replicas().getFirst();
+        LocalHotCache.Reservation blocks;
+        try {
+            blocks = r.blocks().await();
+        } catch (RuntimeException e) {
+            LOG.debug("hot cache blocks for {} not granted", r.fill().key(), e);
+            blocks = null;
+        }
+        if (blocks == null) {
+            return checks.mismatch(r.loc(), from, r.dst());
+        }
+        boolean check = checks.wants(r.loc());
+        int crc;
+        try {
+            crc = blocks.copyIn(r.dst(), check);
+        } catch (RuntimeException e) {
+            LOG.debug("hot cache fill of {} failed (the read itself succeeded)", r.fill().key(), e);
+            abort(blocks, r);
+            return checks.mismatch(r.loc(), from, r.dst());
+        }
+        TiffinException bad = check ? checks.mismatch(r.loc(), from, crc) : null;
+        if (bad == null && withinLease(r.fill())) {
+            try {
+                blocks.publish();
+            } catch (RuntimeException e) {
+                LOG.debug("hot cache fill of {} could not be published", r.fill().key(), e);
+            }
+        } else {
+            abort(blocks, r);
+        }
+        return bad;
+    }
+
+    private static void abort(LocalHotCache.Reservation blocks, MemoryRead r) {
+        try {
+            blocks.abort();
+        } catch (RuntimeException e) {
+            LOG.debug("hot cache blocks for {} could not be given back", r.fill().key(), e);
+        }
     }
 
     private static Throwable unwrap(Throwable t) {

@@ -14,6 +14,19 @@ public final class Crc32c {
     /** Largest piece handed to {@link CRC32C#update(java.nio.ByteBuffer)} (a ByteBuffer holds at most 2 GiB). */
     private static final long PIECE = 1L << 30;
 
+    /** The Castagnoli polynomial, bit-reflected. */
+    private static final int POLY = 0x82F63B78;
+    /** X2N[k] = x^(2^k) mod P, reflected. */
+    private static final int[] X2N = new int[32];
+
+    static {
+        int p = 1 << 30; // x^1
+        X2N[0] = p;
+        for (int k = 1; k < 32; k++) {
+            X2N[k] = p = multModP(p, p);
+        }
+    }
+
     private Crc32c() {
     }
 
@@ -37,6 +50,52 @@ public final class Crc32c {
         for (long off = 0; off < bytes.byteSize(); off += PIECE) {
             crc.update(bytes.asSlice(off, Math.min(PIECE, bytes.byteSize() - off)).asByteBuffer());
         }
+    }
+
+    /**
+     * The CRC32C of two pieces one after the other, from the CRC32C of each and the second's length: lets
+     * several threads checksum parts of one object. zlib's {@code crc32_combine} (x^(8 * len2) mod P, then a
+     * carry-less product), with the Castagnoli polynomial.
+     *
+     * @param crc1 CRC32C of the first piece
+     * @param crc2 CRC32C of the second piece
+     * @param len2 bytes of the second piece, &gt;= 0
+     */
+    public static int combine(int crc1, int crc2, long len2) {
+        if (len2 < 0) {
+            throw new IllegalArgumentException("len2 = " + len2 + " (expected: >= 0)");
+        }
+        return multModP(xPow8n(len2), crc1) ^ crc2;
+    }
+
+    /** a * b mod P, reflected (bit 31 is x^0). */
+    private static int multModP(int a, int b) {
+        int m = 1 << 31;
+        int p = 0;
+        while (true) {
+            if ((a & m) != 0) {
+                p ^= b;
+                if ((a & (m - 1)) == 0) {
+                    return p;
+                }
+            }
+            m >>>= 1;
+            b = (b & 1) != 0 ? (b >>> 1) ^ POLY : b >>> 1;
+        }
+    }
+
+    /** x^(8n) mod P: n bytes of zeros shifted through the register. */
+    private static int xPow8n(long n) {
+        int p = 1 << 31; // x^0
+        int k = 3;
+        while (n != 0) {
+            if ((n & 1) != 0) {
+                p = multModP(X2N[k & 31], p);
+            }
+            n >>>= 1;
+            k++;
+        }
+        return p;
     }
 
     /** {@code crc} as 8 hex digits, for messages. */

@@ -1,6 +1,7 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.tiffin.api.ErrorCode;
@@ -9,7 +10,10 @@ import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.client.hotcache.HotCacheSettings;
+import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
@@ -93,6 +97,76 @@ class ChecksumClusterTest {
                     .contains("key k", "CRC32C", Crc32c.hex(loc.crc32c()), "corrupt");
             assertThat(reader.batchGet(List.of("k")).getFirst().code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
         }
+    }
+
+    /**
+     * A hot-cache reader of a corrupt replica: every read API fails CHECKSUM_MISMATCH and nothing enters the cache
+     * (the fill's copy takes the checksum on the way, split with the cache's copy helper: the value is large
+     * enough to be shared and spans several blocks); once the replica's bytes are whole again the same reads
+     * fill the cache, and its hits return the object's bytes.
+     */
+    @Test
+    void aHotCacheReaderNeverCachesACorruptCopy() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 32 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly();
+             Arena arena = Arena.ofShared()) {
+            TiffinClient writer = cluster.remoteClient();
+            byte[] v = TestCluster.randomBytes((int) (6 * MiB + 4321), 33);
+            writer.put("k", v);
+            ReplicaDescriptor d = writer.locate("k").orElseThrow().replicas().getFirst();
+            MemorySegment middle = LocalSegmentDirectory.find(d.segment()).slice(d.offset() + d.size() / 2, 16);
+            byte[] whole = middle.toArray(ValueLayout.JAVA_BYTE);
+            corrupt(d);
+
+            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .hotCache(new HotCacheSettings(64 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
+            cluster.clients.add(reader);
+            MemorySegment dst = arena.allocate(v.length);
+            List<Runnable> reads = List.of(() -> reader.get("k"), () -> reader.getInto("k", dst),
+                    () -> reader.getPinned("k").close());
+            for (int round = 0; round < 2; round++) {
+                for (Runnable read : reads) {
+                    assertThatThrownBy(read::run).as("round %d: a corrupt copy is neither returned nor cached", round)
+                            .isInstanceOfSatisfying(TiffinException.class,
+                                    e -> assertThat(e.code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH));
+                }
+                assertThat(reader.batchGet(List.of("k")).getFirst().code()).isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
+                assertThat(reader.batchGetInto(List.of("k"), List.of(dst)).getFirst().code())
+                        .isEqualTo(ErrorCode.CHECKSUM_MISMATCH);
+            }
+            int free = reader.hotCache().freeBlocksWhenQuiet();
+            assertThat(reader.hotCacheStats().orElseThrow().fills()).as("fills of corrupt bytes").isZero();
+            assertThat(free).as("every reserved block came back").isEqualTo(reader.hotCache().blockCount());
+
+            middle.copyFrom(MemorySegment.ofArray(whole));
+            byte[] w = TestCluster.randomBytes((int) (5 * MiB + 99), 34);
+            writer.put("w", w);
+            try (PinnedValue pinned = reader.getPinned("k")) { // a zero-copy fill, checked in its blocks
+                assertThat(pinned.fromCache()).isFalse();
+                assertThat(bytesOf(pinned)).isEqualTo(v);
+            }
+            assertThat(reader.getInto("w", dst)).isEqualTo(w.length); // a fill copied from the destination
+            assertThat(dst.asSlice(0, w.length).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(w);
+            reader.hotCache().freeBlocksWhenQuiet();
+            assertThat(reader.hotCacheStats().orElseThrow().fills()).isEqualTo(2);
+            dst.fill((byte) 0);
+            assertThat(reader.getInto("k", dst)).isEqualTo(v.length);
+            assertThat(dst.toArray(ValueLayout.JAVA_BYTE)).as("a hit of the zero-copy fill").isEqualTo(v);
+            try (PinnedValue pinned = reader.getPinned("w")) {
+                assertThat(pinned.fromCache()).isTrue();
+                assertThat(bytesOf(pinned)).as("a hit of the copied fill").isEqualTo(w);
+            }
+            assertThat(reader.get("k")).isEqualTo(v);
+            assertThat(reader.hotCacheStats().orElseThrow().hits()).isEqualTo(3);
+        }
+    }
+
+    private static byte[] bytesOf(PinnedValue value) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (MemorySegment m : value.segments()) {
+            out.writeBytes(m.toArray(ValueLayout.JAVA_BYTE));
+        }
+        return out.toByteArray();
     }
 
     /** An older writer (or any that sends no checksum): the object's checksum is 0, and readers do not verify it. */

@@ -111,14 +111,27 @@ final class BlockRegion implements AutoCloseable {
 
     /** Copies the first {@code size} bytes of {@code source} into {@code blocks}. */
     void copyIn(int[] blocks, MemorySegment source, long size) {
-        SplitCopy.Job job = copier.job(source, region, blocks.length);
+        copier.run(copyInJob(copier.job(source, region, blocks.length), blocks, size));
+    }
+
+    /**
+     * As {@link #copyIn(int[], MemorySegment, long)}, and returns the CRC32C of the bytes copied, taken in the same
+     * pass (each chunk checksummed right after it is copied, shared with the helper like the copy).
+     */
+    int copyInChecksummed(int[] blocks, MemorySegment source, long size) {
+        SplitCopy.Job job = copyInJob(copier.checksumJob(source, region, blocks.length), blocks, size);
+        copier.run(job);
+        return job.crc32c();
+    }
+
+    private SplitCopy.Job copyInJob(SplitCopy.Job job, int[] blocks, long size) {
         long off = 0;
         for (int block : blocks) {
             long len = Math.min(blockSize, size - off);
             job.add(off, (long) block * blockSize, len);
             off += len;
         }
-        copier.run(job);
+        return job;
     }
 
     /**

@@ -187,10 +187,10 @@ public final class LocalHotCache implements AutoCloseable {
 
     /**
      * Asks the maintenance thread for blocks for an object the caller is about to receive into memory of
-     * its own, without waiting: the caller receives the object meanwhile, then hands the received bytes to
-     * {@link PendingFill#complete} (one copy, on the caller's thread: no staging buffer and no copy on the
-     * maintenance thread) or calls {@link PendingFill#cancel}. Null when the object is not taken (too large,
-     * closed, ring full).
+     * its own, without waiting: the caller receives the object meanwhile, then takes the blocks ({@link
+     * PendingFill#await}), copies the received bytes in ({@link Reservation#copyIn}: one copy, checksummed on the
+     * way, no staging buffer and no copy on the maintenance thread) and publishes or aborts them; or calls {@link
+     * PendingFill#cancel}. Null when the object is not taken (too large, closed, ring full).
      */
     public PendingFill requestBlocks(String key, long version, long size) {
         if (closed.get() || !accepts(size)) {
@@ -207,7 +207,7 @@ public final class LocalHotCache implements AutoCloseable {
 
     /**
      * Blocks asked for by {@link #requestBlocks} (or {@link #reserve}), answered by the maintenance thread
-     * later; ended by exactly one {@link #complete}, {@link #cancel} or (through {@link #reserve}) {@link #await}.
+     * later; ended by exactly one {@link #cancel} or {@link #await} (then the reservation's own end).
      *
      * <p>Not thread-safe: one caller's.
      */
@@ -229,7 +229,7 @@ public final class LocalHotCache implements AutoCloseable {
         /**
          * The reservation, once the maintenance thread answered (at most {@value #RESERVE_TIMEOUT_MS} ms
          * from now); null when it refused or did not answer in time. Call at most once, and not after
-         * {@link #complete} or {@link #cancel}; a non-null reservation must be committed or aborted.
+         * {@link #cancel}; a non-null reservation must be committed, published or aborted.
          */
         public Reservation await() {
             int[] blocks;
@@ -250,25 +250,6 @@ public final class LocalHotCache implements AutoCloseable {
             return blocks == null ? null : new Reservation(key, keyHash, version, size, blocks);
         }
 
-        /**
-         * {@code received} holds the object (its first {@code size} bytes; read within the lease): copies
-         * it into the reserved blocks and publishes the entry. Returns whether it was cached.
-         */
-        public boolean complete(MemorySegment received) {
-            Reservation r = await();
-            if (r == null) {
-                return false;
-            }
-            try {
-                region.copyIn(r.blocks, received, size);
-            } catch (RuntimeException e) {
-                r.abort();
-                throw e;
-            }
-            r.publish();
-            return true;
-        }
-
         /** The object was not received (or not within its lease): the blocks, if any, go back. */
         public void cancel() {
             Reservation r = await();
@@ -279,9 +260,9 @@ public final class LocalHotCache implements AutoCloseable {
     }
 
     /**
-     * Blocks reserved by {@link #reserve}: the caller writes the object into {@link #segments()}, then
-     * {@link #commit()}s (the object becomes visible to later reads and the caller gets it pinned) or
-     * {@link #abort()}s.
+     * Blocks reserved by {@link #reserve} or {@link #requestBlocks}: the caller writes the object into {@link
+     * #segments()} (or {@link #copyIn copies it in}), then {@link #commit()}s (the object becomes visible to later
+     * reads and the caller gets it pinned), {@link #publish()}es (visible, not pinned) or {@link #abort()}s.
      *
      * <p>Not thread-safe: one caller's.
      */
@@ -307,6 +288,24 @@ public final class LocalHotCache implements AutoCloseable {
         }
 
         /**
+         * Copies the object, the first {@code size} bytes of {@code received}, into the reserved blocks (shared
+         * with the copy helper when large). With {@code checksum}, returns the CRC32C of those bytes, taken in the
+         * same pass (no second read of them); else 0. The caller then publishes or aborts, as it judges the bytes.
+         *
+         * @throws IllegalStateException if the cache was closed meanwhile (the caller still aborts)
+         */
+        public int copyIn(MemorySegment received, boolean checksum) {
+            if (ended) {
+                throw new IllegalStateException("reservation for " + key + " already committed or aborted");
+            }
+            if (!checksum) {
+                region.copyIn(blocks, received, size);
+                return 0;
+            }
+            return region.copyInChecksummed(blocks, received, size);
+        }
+
+        /**
          * The object has been written: publishes it to the cache (through the maintenance thread) and
          * returns it pinned for the caller, read-only.
          */
@@ -323,7 +322,7 @@ public final class LocalHotCache implements AutoCloseable {
         }
 
         /** The object has been written: publishes it to the cache, not pinned for the caller. */
-        void publish() {
+        public void publish() {
             end();
             if (!closed.get()) {
                 ring.commit(new CacheEntry(key, keyHash, version, size, blocks, pool));

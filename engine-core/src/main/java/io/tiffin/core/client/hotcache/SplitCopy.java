@@ -1,10 +1,12 @@
 package io.tiffin.core.client.hotcache;
 
+import io.tiffin.core.util.Crc32c;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32C;
 
 /**
  * Large copies between the cache's blocks and a caller's memory, shared by the calling thread and one helper
@@ -14,7 +16,10 @@ import java.util.concurrent.locks.LockSupport;
  * to wake (it claims what is left), only for the chunk the helper is copying when none is left. Copies smaller
  * than {@link #MIN_SPLIT_BYTES} (a helper's wake-up would cost more than it saves), copies into memory the helper
  * may not touch (a thread-confined segment) and copies while the helper serves another caller run on the caller
- * alone, so a loaded machine costs at most one chunk's wait.
+ * alone, so a loaded machine costs at most one chunk's wait. A job may also checksum what it copies: each
+ * chunk's CRC32C is taken right after the chunk is copied, while its bytes are still in the core's
+ * cache, and the chunks' checksums are combined in order ({@link Crc32c#combine}); a fill then reads the received
+ * bytes once instead of once for the check and once for the copy, on two cores.
  *
  * <p>Owns the helper thread, started by the constructor; {@link #close()} (once, by {@link BlockRegion}, before
  * its memory is freed) stops it. A helper's failure (the region closed under a copy) is rethrown to the caller.
@@ -26,6 +31,8 @@ final class SplitCopy implements AutoCloseable {
     static final long CHUNK_BYTES = 1L << 20;
     /** Smaller copies run on the caller alone. */
     static final long MIN_SPLIT_BYTES = 4L << 20;
+    /** Within a checksummed chunk, the bytes copied and then checksummed at a time (well inside a core's L2). */
+    static final long CHECKSUM_STEP_BYTES = 256L << 10;
     /** How long a caller spins for the helper's last chunk before it parks between checks. */
     private static final int SPINS = 1 << 12;
     private static final long PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
@@ -53,7 +60,12 @@ final class SplitCopy implements AutoCloseable {
 
     /** A copy from {@code from} to {@code to} in pieces; add every piece, then {@link #run(Job)} it. */
     Job job(MemorySegment from, MemorySegment to, int pieces) {
-        return new Job(from, to, pieces);
+        return new Job(from, to, pieces, false);
+    }
+
+    /** As {@link #job} and also the CRC32C of the bytes copied, in the order the pieces were added ({@link Job#crc32c()} once run). */
+    Job checksumJob(MemorySegment from, MemorySegment to, int pieces) {
+        return new Job(from, to, pieces, true);
     }
 
     /**
@@ -63,9 +75,11 @@ final class SplitCopy implements AutoCloseable {
      * @throws RuntimeException what a copy threw (e.g. {@link IllegalStateException} when the memory was freed)
      */
     void run(Job job) {
+        job.start();
         if (helper == null || closed || job.bytes < MIN_SPLIT_BYTES || !job.from.isAccessibleBy(helper)
                 || !job.to.isAccessibleBy(helper)) {
             job.runAlone();
+            job.ran = true;
             return;
         }
         job.waiter = Thread.currentThread();
@@ -82,6 +96,7 @@ final class SplitCopy implements AutoCloseable {
         if (job.failure != null) {
             throw job.failure;
         }
+        job.ran = true;
     }
 
     private void serve() {
@@ -111,13 +126,19 @@ final class SplitCopy implements AutoCloseable {
     }
 
     /**
-     * One copy: pieces of {@code from} to places in {@code to}, cut into chunks of at most {@link #CHUNK_BYTES}.
+     * One copy: pieces of {@code from} to places in {@code to}, cut into chunks of at most {@link #CHUNK_BYTES};
+     * with a checksum, each chunk's CRC32C too.
      *
      * <p>Thread-safe once built: the caller adds pieces, then the caller and the helper claim chunks.
      */
     static final class Job {
         private final MemorySegment from;
         private final MemorySegment to;
+        private final boolean checksum;
+        /** Per chunk, its CRC32C (checksum jobs); written by whoever copies the chunk, read once all are done. */
+        private int[] crcs;
+        /** Set by the caller once every chunk is copied (without failure). */
+        private boolean ran;
         private long[] fromOffsets;
         private long[] toOffsets;
         private long[] lengths;
@@ -128,9 +149,10 @@ final class SplitCopy implements AutoCloseable {
         private volatile Thread waiter;
         private volatile RuntimeException failure;
 
-        private Job(MemorySegment from, MemorySegment to, int pieces) {
+        private Job(MemorySegment from, MemorySegment to, int pieces, boolean checksum) {
             this.from = from;
             this.to = to;
+            this.checksum = checksum;
             int chunks = Math.max(1, pieces) * 2;
             this.fromOffsets = new long[chunks];
             this.toOffsets = new long[chunks];
@@ -154,17 +176,53 @@ final class SplitCopy implements AutoCloseable {
             return this;
         }
 
+        /** Called once all pieces are added, before any chunk is copied. */
+        private void start() {
+            if (checksum) {
+                crcs = new int[count];
+            }
+        }
+
         private void runAlone() {
             for (int i = 0; i < count; i++) {
-                MemorySegment.copy(from, fromOffsets[i], to, toOffsets[i], lengths[i]);
+                copy(i);
             }
+        }
+
+        private void copy(int i) {
+            if (!checksum) {
+                MemorySegment.copy(from, fromOffsets[i], to, toOffsets[i], lengths[i]);
+                return;
+            }
+            CRC32C crc = new CRC32C();
+            for (long off = 0; off < lengths[i]; off += CHECKSUM_STEP_BYTES) {
+                long len = Math.min(CHECKSUM_STEP_BYTES, lengths[i] - off);
+                MemorySegment.copy(from, fromOffsets[i] + off, to, toOffsets[i] + off, len);
+                crc.update(from.asSlice(fromOffsets[i] + off, len).asByteBuffer()); // just read: still cached
+            }
+            crcs[i] = (int) crc.getValue();
+        }
+
+        /**
+         * The CRC32C of the bytes, pieces in the order added; for a checksum job that {@link SplitCopy#run} ran
+         * without failure.
+         */
+        int crc32c() {
+            if (!checksum || !ran) {
+                throw new IllegalStateException("not a checksum job that has run");
+            }
+            int crc = count == 0 ? 0 : crcs[0]; // 0: the CRC32C of no bytes
+            for (int i = 1; i < count; i++) {
+                crc = Crc32c.combine(crc, crcs[i], lengths[i]);
+            }
+            return crc;
         }
 
         /** Claims and copies chunks until none is left; the one who copies the last wakes the caller. */
         private void work() {
             for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
                 try {
-                    MemorySegment.copy(from, fromOffsets[i], to, toOffsets[i], lengths[i]);
+                    copy(i);
                 } catch (RuntimeException e) {
                     failure = e;
                 } finally {

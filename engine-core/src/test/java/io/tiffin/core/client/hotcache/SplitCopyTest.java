@@ -3,6 +3,7 @@ package io.tiffin.core.client.hotcache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tiffin.core.util.Crc32c;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,6 +35,46 @@ class SplitCopyTest {
                 region.copyOut(blocks, value.length, MemorySegment.ofArray(heap));
                 assertThat(heap).isEqualTo(value);
             }
+        }
+    }
+
+    @Test
+    void aChecksummedCopyTakesTheChecksumOfTheBytesItCopiesWithAndWithoutTheHelper() {
+        for (boolean split : new boolean[] {true, false}) {
+            try (BlockRegion region = new BlockRegion(6 * BLOCK, BLOCK, new SplitCopy(split));
+                 Arena arena = Arena.ofShared()) {
+                for (int size : new int[] {1, 12345, (int) SplitCopy.MIN_SPLIT_BYTES - 1, (int) (2 * BLOCK + 12345)}) {
+                    byte[] value = random(size, size);
+                    MemorySegment source = arena.allocate(size);
+                    source.copyFrom(MemorySegment.ofArray(value));
+                    int[] blocks = {4, 1, 2};
+                    int expected = Crc32c.of(MemorySegment.ofArray(value));
+                    assertThat(region.copyInChecksummed(blocks, source, size)).as("size %d, split %s", size, split)
+                            .isEqualTo(expected);
+                    byte[] out = new byte[size];
+                    region.copyOut(blocks, size, MemorySegment.ofArray(out));
+                    assertThat(out).isEqualTo(value);
+                    assertThat(region.copyInChecksummed(blocks, MemorySegment.ofArray(value), size))
+                            .as("from the heap").isEqualTo(expected);
+                }
+                byte[] value = random(7, (int) (2 * BLOCK));
+                int whole = Crc32c.of(MemorySegment.ofArray(value));
+                value[value.length - 3] ^= 1;
+                assertThat(region.copyInChecksummed(new int[] {0, 5}, MemorySegment.ofArray(value), value.length))
+                        .as("one bit apart").isNotEqualTo(whole);
+            }
+        }
+    }
+
+    @Test
+    void aChecksumIsOnlyGivenByAChecksumJobThatRan() {
+        try (SplitCopy copier = new SplitCopy(true); Arena arena = Arena.ofShared()) {
+            MemorySegment from = arena.allocate(8L << 20);
+            SplitCopy.Job plain = copier.job(from, arena.allocate(8L << 20), 1).add(0, 0, 8L << 20);
+            copier.run(plain);
+            assertThatThrownBy(plain::crc32c).isInstanceOf(IllegalStateException.class);
+            SplitCopy.Job notRun = copier.checksumJob(from, arena.allocate(8L << 20), 1).add(0, 0, 8L << 20);
+            assertThatThrownBy(notRun::crc32c).isInstanceOf(IllegalStateException.class);
         }
     }
 
