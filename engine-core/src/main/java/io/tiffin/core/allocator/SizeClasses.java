@@ -17,39 +17,20 @@ final class SizeClasses {
 
     /** Returns the smallest bin whose lower bound is {@code >= size}. */
     static int roundUp(long size) {
-        int exp = 0;
-        long mantissa;
-        if (size < MANTISSA_VALUE) {
-            // Denormal: sizes 0..7 map to themselves.
-            mantissa = size;
-        } else {
-            // Normalised: the highest set bit is implicit, like in IEEE floats.
-            int highestSetBit = 63 - Long.numberOfLeadingZeros(size);
-            int mantissaStartBit = highestSetBit - MANTISSA_BITS;
-            exp = mantissaStartBit + 1;
-            mantissa = (size >>> mantissaStartBit) & MANTISSA_MASK;
-            long lowBitsMask = (1L << mantissaStartBit) - 1;
-            if ((size & lowBitsMask) != 0) {
-                mantissa++;
-            }
-        }
-        // '+' rather than '|' lets a rounded-up mantissa carry into the exponent.
-        return (exp << MANTISSA_BITS) + (int) mantissa;
+        int down = roundDown(size);
+        // a size between two bounds goes one bin up; '+' lets a full mantissa carry into the exponent
+        return lowerBound(down) == size ? down : down + 1;
     }
 
     /** Returns the largest bin whose lower bound is {@code <= size}. */
     static int roundDown(long size) {
-        int exp = 0;
-        long mantissa;
         if (size < MANTISSA_VALUE) {
-            mantissa = size;
-        } else {
-            int highestSetBit = 63 - Long.numberOfLeadingZeros(size);
-            int mantissaStartBit = highestSetBit - MANTISSA_BITS;
-            exp = mantissaStartBit + 1;
-            mantissa = (size >>> mantissaStartBit) & MANTISSA_MASK;
+            return (int) size; // denormal: sizes 0..7 are their own bins
         }
-        return (exp << MANTISSA_BITS) | (int) mantissa;
+        // normalised: the highest set bit is implicit, as in IEEE floats
+        int mantissaStartBit = 63 - Long.numberOfLeadingZeros(size) - MANTISSA_BITS;
+        int exp = mantissaStartBit + 1;
+        return (exp << MANTISSA_BITS) | (int) ((size >>> mantissaStartBit) & MANTISSA_MASK);
     }
 
     /** Returns the lower bound of a bin. */

@@ -38,7 +38,7 @@ final class Checksums {
      * naming the replica (node, segment, offset), for the caller to try another replica or fail with.
      */
     TiffinException mismatch(ObjectLocation loc, ReplicaDescriptor from, MemorySegment bytes) {
-        if (!verify || loc.crc32c() == ObjectLocation.NO_CHECKSUM) {
+        if (!wants(loc)) {
             return null;
         }
         int actual = Crc32c.of(bytes);
@@ -66,7 +66,7 @@ final class Checksums {
 
     /** As {@link #mismatch(ObjectLocation, ReplicaDescriptor, MemorySegment)} for bytes in pieces (in order). */
     TiffinException mismatch(ObjectLocation loc, ReplicaDescriptor from, java.util.List<MemorySegment> pieces) {
-        if (!verify || loc.crc32c() == ObjectLocation.NO_CHECKSUM) {
+        if (!wants(loc)) {
             return null;
         }
         int actual = Crc32c.of(pieces);

@@ -14,6 +14,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.EventLoops;
+import io.tiffin.core.transport.ReceiveWindows;
 import io.tiffin.core.transport.TlsContexts;
 import io.tiffin.core.util.Ticker;
 import java.net.InetSocketAddress;
@@ -87,7 +88,7 @@ public final class GatewayServer implements AutoCloseable {
                             ch.pipeline().addFirst("tls", tls.newServerHandler(ch.alloc(), handshakeTimeout));
                         } else {
                             // a long value arriving is read from the socket straight into its own buffer
-                            ch.config().setRecvByteBufAllocator(new BulkReceive(ch.config().getRecvByteBufAllocator(),
+                            ch.config().setRecvByteBufAllocator(new ReceiveWindows(ch.config().getRecvByteBufAllocator(),
                                     connection::receiveWindow));
                         }
                         ch.pipeline().addLast("resp-encoder", new RespEncoder()).addLast("resp", connection);

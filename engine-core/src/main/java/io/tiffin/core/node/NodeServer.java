@@ -530,8 +530,9 @@ public final class NodeServer implements AutoCloseable {
     /**
      * Where a large DATA_WRITE's bulk is received straight from the socket (the transport's {@link
      * io.tiffin.core.transport.BulkPlacer}): the slice it names, after the handler's checks, so a refused write
-     * is received as usual and refused by the handler, its slice untouched. Asked again before every further
-     * read into the slice, so a grant that expires or a re-mount while the bulk arrives stops it there.
+     * is received as usual and refused by the handler, its slice untouched. Asked again before further reads
+     * into the slice (at most once a millisecond), so a grant that expires or a re-mount while the bulk arrives
+     * stops it there.
      */
     private MemorySegment writeDestination(ByteBuf control, int bulkLength) {
         DataRequest req;

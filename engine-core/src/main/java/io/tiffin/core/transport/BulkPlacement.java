@@ -1,27 +1,34 @@
 package io.tiffin.core.transport;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.RecvByteBufAllocator;
-import io.netty.util.UncheckedBooleanSupplier;
+import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
 
 /**
- * The receive buffers of one plaintext server connection, and the bulk being placed: while the bulk of a
- * request whose {@link BulkPlacer} named a destination is arriving, the socket is read straight into the part
- * of the destination still missing, a buffer of exactly that many bytes (never more, so the padding and the
- * next frame land in ordinary buffers); otherwise the channel's usual allocator (sizes adapting to the reads)
- * gives the buffer. {@link FrameCodec.Decoder} starts a placement, feeds it what the socket read ({@link
- * #take}) and ends it.
+ * The bulk being placed on one plaintext server connection: while the bulk of a request whose {@link BulkPlacer}
+ * named a destination is arriving, {@link #nextWindow} (the channel's {@link ReceiveWindows}) has the socket read
+ * straight into the part of the destination still missing, a buffer of exactly that many bytes (never more, so
+ * the padding and the next frame land in ordinary buffers). {@link FrameCodec.Decoder} starts a placement, feeds
+ * it what the socket read ({@link #take}) and ends it.
  *
  * <p>The buffers handed out over the destination do not own it: releasing them frees nothing. The destination
  * belongs to whoever the placer took it from, who must keep it alive while the connection's event loop runs.
  *
  * <p>Not thread-safe: one per channel, used on its event loop only (Netty calls the handle there).
  */
-final class BulkPlacement implements RecvByteBufAllocator {
-    private final RecvByteBufAllocator usual;
+final class BulkPlacement {
+    /**
+     * How often, at most, the placer is asked again while a bulk arrives. Its answer changes only with time (a grant
+     * that expires) or an event (a re-mount), and the handler checks again once the bulk is whole, so a recheck
+     * per millisecond stops a slow writer as well as one per read, without a parse and a MAC check per read.
+     */
+    static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    private final Ticker ticker;
+    /** When the placer last allowed the destination ({@link Ticker#nanos()}). */
+    private long checkedNanos;
     /** Where the bulk goes; null while none is being placed. */
     private MemorySegment destination;
     /** Bytes of the bulk in place. */
@@ -33,9 +40,9 @@ final class BulkPlacement implements RecvByteBufAllocator {
     /** Why the placer refused on a recheck; the rest of the bulk is then discarded. Null while it allows. */
     private RuntimeException lapsed;
 
-    /** @param usual the channel's allocator, used between placed bulks */
-    BulkPlacement(RecvByteBufAllocator usual) {
-        this.usual = usual;
+    /** @param ticker the clock of the rechecks */
+    BulkPlacement(Ticker ticker) {
+        this.ticker = ticker;
     }
 
     /** Whether a bulk is being placed. */
@@ -45,8 +52,8 @@ final class BulkPlacement implements RecvByteBufAllocator {
 
     /**
      * Starts placing a bulk of {@code destination.byteSize()} bytes, the first {@code length} of which are the
-     * bytes of {@code in} at {@code index} (copied now; moves no index of {@code in}). {@code recheck} runs
-     * before every further read into the destination and throws once the bytes may no longer go there (a
+     * bytes of {@code in} at {@code index} (copied now; moves no index of {@code in}); the placer has just allowed it.
+     * {@code recheck} runs before a further read into the destination, at most every {@link #RECHECK_NANOS}, and throws once the bytes may no longer go there (a
      * permission that lapsed while the bulk arrived): the rest of the bulk is then discarded, see {@link #lapsed}.
      */
     void start(MemorySegment destination, ByteBuf in, int index, int length, Runnable recheck) {
@@ -58,6 +65,7 @@ final class BulkPlacement implements RecvByteBufAllocator {
         this.window = null;
         this.recheck = recheck;
         this.lapsed = null;
+        this.checkedNanos = ticker.nanos();
     }
 
     /** Why the destination was refused while the bulk arrived (its later bytes discarded); null if it was not. */
@@ -99,42 +107,25 @@ final class BulkPlacement implements RecvByteBufAllocator {
         return d;
     }
 
-    /** A buffer over the rest of the destination, empty, for the socket to fill; null when none is placed. */
-    private ByteBuf nextWindow() {
+    /**
+     * A buffer over the rest of the destination, empty, for the socket to fill; null when no bulk is being placed
+     * (the channel's usual buffer then). Called by {@link ReceiveWindows} before each read.
+     */
+    ByteBuf nextWindow() {
         if (destination == null || received == destination.byteSize() || lapsed != null) {
             return null;
         }
-        try {
-            recheck.run();
-        } catch (RuntimeException e) {
-            lapsed = e;
-            return null;
+        long now = ticker.nanos();
+        if (now - checkedNanos >= RECHECK_NANOS) {
+            try {
+                recheck.run();
+            } catch (RuntimeException e) {
+                lapsed = e;
+                return null;
+            }
+            checkedNanos = now;
         }
         window = Unpooled.wrappedBuffer(destination.asSlice(received).asByteBuffer()).clear();
         return window;
-    }
-
-    @Override
-    public Handle newHandle() {
-        return new PlacingHandle(usual.newHandle());
-    }
-
-    /** Gives a window over the destination while a bulk is placed, the usual handle's buffer otherwise. */
-    private final class PlacingHandle extends DelegatingHandle implements ExtendedHandle {
-        PlacingHandle(Handle usual) {
-            super(usual);
-        }
-
-        @Override
-        public ByteBuf allocate(ByteBufAllocator alloc) {
-            ByteBuf w = nextWindow();
-            return w != null ? w : delegate().allocate(alloc);
-        }
-
-        @Override
-        public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
-            return delegate() instanceof ExtendedHandle e ? e.continueReading(maybeMoreDataSupplier)
-                    : delegate().continueReading();
-        }
     }
 }

@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * <p>A placer checks what the handler would check before writing (addressing, permissions, length) and
  * returns null when anything is wrong, or throws: the frame is then received the usual way and the handler
  * answers the refusal as it always did, the destination untouched. It is asked again, with the same arguments,
- * before every further read into the destination; when it then refuses (or names other memory), the rest of
+ * before further reads into the destination (at most once a millisecond, {@link BulkPlacement#RECHECK_NANOS}); when it then refuses (or names other memory), the rest of
  * the bulk is discarded and the request answered with its {@link io.tiffin.api.TiffinException}'s code and
  * message, the handler never running. The handler runs for a placed frame (it sees {@link
  * Frame#bulkPlaced()}) after the last bulk byte arrived; it repeats its checks. A connection closed before

@@ -65,10 +65,11 @@ import org.apache.logging.log4j.Logger;
  * {@value #PRESIZE_THRESHOLD} bytes of bulk whose header and control part have come, but not all its bulk, is
  * offered to its opcode's {@link BulkPlacer}. When that names a destination, the decoder copies the part of the
  * bulk that came into it and the socket reads the rest straight into it ({@link BulkPlacement}: the channel's
- * receive buffers are then windows over the destination, exactly as long as the bulk still missing); the frame
+ * receive buffers ({@link ReceiveWindows}) are then windows over the destination, exactly as long as the bulk still missing); the frame
  * is delivered once the last byte is in place, its bulk a view of the destination ({@link Frame#bulkPlaced()}),
  * and the padding after it is skipped. A placer that declines, or throws, leaves the frame to the usual path.
- * The placer is asked again before every further read into the destination: when it refuses then (a grant
+ * The placer is asked again before further reads into the destination (at most every
+ * {@link BulkPlacement#RECHECK_NANOS}): when it refuses then (a grant
  * that expired, a segment re-mounted, while the bulk arrived), the rest of the bulk is discarded, the request
  * is answered with the refusal and never delivered. A connection that closes mid-bulk delivers nothing.
  *
@@ -130,12 +131,12 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
 
     /**
      * Receives requests' bulks into the memory {@code destinations} names, the socket read straight into it
-     * (see {@link BulkPlacement}): installs the channel's receive allocator. Only for plaintext channels, where
+     * (see {@link BulkPlacement}): installs the channel's receive allocator ({@link ReceiveWindows}). Only for plaintext channels, where
      * the socket's bytes are the frames' (with TLS they are records to decrypt); call before the first read.
      */
     void placeBulks(io.netty.channel.Channel ch, Destinations destinations) {
-        BulkPlacement p = new BulkPlacement(ch.config().getRecvByteBufAllocator());
-        ch.config().setRecvByteBufAllocator(p);
+        BulkPlacement p = new BulkPlacement(inboundHandler().ticker);
+        ch.config().setRecvByteBufAllocator(new ReceiveWindows(ch.config().getRecvByteBufAllocator(), p::nextWindow));
         inboundHandler().placement = p;
         inboundHandler().destinations = destinations;
     }

@@ -1,4 +1,4 @@
-package io.tiffin.core.gateway;
+package io.tiffin.core.transport;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -7,22 +7,24 @@ import io.netty.util.UncheckedBooleanSupplier;
 import java.util.function.Supplier;
 
 /**
- * The receive buffers of one connection: while a long value is arriving into its own buffer, the socket is
- * read straight into that buffer's free part ({@link RespParser#receiveWindow()}), so the value's bytes are
- * copied once, by the kernel, instead of into a socket buffer first and then into the value's. Otherwise
- * the channel's usual allocator (sizes adapting to the reads) gives the buffer.
+ * A channel's receive buffers with a window: while the one reading the channel names a buffer to fill next (the
+ * free part of a long value arriving, or the memory a request's bulk belongs in), the socket is read straight into
+ * it, so those bytes are copied once, by the kernel; otherwise the channel's usual allocator (sizes adapting to
+ * the reads) gives the buffer. Used by the Redis gateway (a value's own buffer) and by {@link FrameCodec}'s placed
+ * bulks ({@link BulkPlacement}).
  *
- * <p>Thread-safe as Netty uses it: one handle per channel, used on the channel's event loop only.
+ * <p>Thread-safe as Netty uses it: one handle per channel, used on the channel's event loop only; {@code window}
+ * is called there.
  */
-final class BulkReceive implements RecvByteBufAllocator {
+public final class ReceiveWindows implements RecvByteBufAllocator {
     private final RecvByteBufAllocator usual;
     private final Supplier<ByteBuf> window;
 
     /**
      * @param usual the channel's allocator, used between long values
-     * @param window the free part of the value being received, or null when none (called on the event loop)
+     * @param window the buffer the next read fills, or null when none (called on the event loop before each read)
      */
-    BulkReceive(RecvByteBufAllocator usual, Supplier<ByteBuf> window) {
+    public ReceiveWindows(RecvByteBufAllocator usual, Supplier<ByteBuf> window) {
         this.usual = usual;
         this.window = window;
     }
