@@ -79,7 +79,24 @@ final class Locator {
         // forced removals wait for the reuse this cache asks for
         ObjectLocation loc = locations == null ? master.lookUp(key, 0, 0)
                 : master.lookUp(key, locations.cacheForMillis(), cacheOwner);
-        remember(loc, sent, stamp);
+        return remembered(key, loc, sent, stamp);
+    }
+
+    /**
+     * {@link #lookUp} when the master runs in this JVM (a direct call that never waits on the network: see
+     * {@link MasterStub#lookUpInThisJvm}); null, nothing asked, when it runs elsewhere.
+     */
+    ObjectLocation lookUpInThisJvm(String key) {
+        long stamp = locations == null ? 0 : locations.stamp(key);
+        long sent = clock.now();
+        ObjectLocation loc = locations == null ? master.lookUpInThisJvm(key, 0, 0)
+                : master.lookUpInThisJvm(key, locations.cacheForMillis(), cacheOwner);
+        return loc == null ? null : remembered(key, loc, sent, stamp);
+    }
+
+    /** {@code loc}, remembered for reuse and as a read hint. */
+    private ObjectLocation remembered(String key, ObjectLocation loc, long sentNanos, long stamp) {
+        remember(loc, sentNanos, stamp);
         if (hints != null) {
             hints.remember(key, loc.replicas(), sameHost::isDirect);
         }

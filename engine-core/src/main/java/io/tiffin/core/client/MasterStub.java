@@ -210,6 +210,22 @@ final class MasterStub {
         return Messages.fromMsg(call(Opcode.GET_REPLICA_LIST, request, ObjectLocationMsg.parser()));
     }
 
+    /**
+     * {@link #lookUp} answered by a master of this JVM, in one direct call to its handler on this thread (the
+     * handler its own event loops run: no network, no wait for a connection), or null when the master calls go
+     * to a master elsewhere (then nothing is asked). One attempt: a refusal (not the leader, recovering) is thrown.
+     */
+    ObjectLocation lookUpInThisJvm(String key, int cacheForMs, long cacheOwner) {
+        InProcessMaster local = inProcess ? InProcessMasters.find(leader) : null;
+        if (local == null) {
+            return null;
+        }
+        lifecycle.checkOpen();
+        KeyRequest request = KeyRequest.newBuilder().setKey(key).setCacheForMs(cacheForMs).setCacheOwner(cacheOwner)
+                .build();
+        return Messages.fromMsg(callInProcess(local, Opcode.GET_REPLICA_LIST, request, ObjectLocationMsg.parser()));
+    }
+
     /** BatchGetReplicaList: per key, in order, its location or the master's code; as {@link #lookUp}. */
     List<KeyResult<ObjectLocation>> batchLookUp(List<String> keys, int cacheForMs, long cacheOwner) {
         BatchKeysRequest request = BatchKeysRequest.newBuilder().addAllKeys(keys).setCacheForMs(cacheForMs)
@@ -451,6 +467,12 @@ final class MasterStub {
         if (local == null) {
             return connections.call(target, op, request, parser);
         }
+        return callInProcess(local, op, request, parser);
+    }
+
+    /** {@code op} answered by {@code local} on this thread, the reply as {@code parser}'s type. */
+    private static <T extends MessageLite> T callInProcess(InProcessMaster local, Opcode op, MessageLite request,
+                                                           Parser<T> parser) {
         MessageLite reply = local.call(op, request);
         if (reply != null && reply.getParserForType() == parser) {
             @SuppressWarnings("unchecked")

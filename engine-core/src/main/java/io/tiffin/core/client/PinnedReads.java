@@ -63,19 +63,34 @@ final class PinnedReads {
         });
     }
 
+    /** Whom {@link #pinLocal} asks for a location the location cache does not hold. */
+    enum Ask {
+        /** Nobody: null at once. */
+        NOBODY,
+        /** A master of this JVM, directly ({@link Locator#lookUpInThisJvm}); null when the master runs elsewhere. */
+        MASTER_IN_THIS_JVM,
+        /** The master, wherever it runs (which waits for its answer). */
+        MASTER
+    }
+
     /**
      * The key's bytes without a transfer, or null: from a replica in a segment of this JVM (in place, valid for
      * what is left of the lease) or from the hot cache's current copy (pinned). The location comes from the
-     * location cache; when it holds none, null at once, or with {@code lookUp} the master's (which waits).
+     * location cache; when it holds none, from whom {@code ask} names (a lease from then on, the location kept
+     * for the next reads).
      */
-    PinnedValue pinLocal(String key, boolean lookUp) {
+    PinnedValue pinLocal(String key, Ask ask) {
         long start = clock.now();
         ObjectLocation loc = locator.cachedLocation(key, start, new boolean[1]);
         if (loc == null) {
-            if (!lookUp) {
+            loc = switch (ask) {
+                case NOBODY -> null;
+                case MASTER_IN_THIS_JVM -> locator.lookUpInThisJvm(key);
+                case MASTER -> locator.lookUp(key);
+            };
+            if (loc == null) {
                 return null;
             }
-            loc = locator.lookUp(key); // a lease from now on, the location kept for the next reads
         }
         for (ReplicaDescriptor d : loc.replicas()) {
             if (d.type() != ReplicaType.MEMORY) {

@@ -392,7 +392,7 @@ public final class TiffinClient implements KvStore {
      */
     public PinnedValue pinLocal(String key) {
         KeyChecks.checkKey(key);
-        return pinnedReads.pinLocal(key, false);
+        return pinnedReads.pinLocal(key, PinnedReads.Ask.NOBODY);
     }
 
     /**
@@ -404,7 +404,20 @@ public final class TiffinClient implements KvStore {
      */
     public PinnedValue pinLocalOrLookUp(String key) {
         KeyChecks.checkKey(key);
-        return pinnedReads.pinLocal(key, true);
+        return pinnedReads.pinLocal(key, PinnedReads.Ask.MASTER);
+    }
+
+    /**
+     * {@link #pinLocal}, asking the master for the location when the location cache has none only if that master
+     * runs in this JVM (as in {@code tiffin standalone}): a direct call to its lookup handler on this thread, the
+     * one the master runs on its own event loops, so it never waits on the network. A master elsewhere is not
+     * asked (null). One attempt: a master that cannot answer now throws, as does a missing key.
+     *
+     * @throws TiffinException as {@link #getInto} for the lookup ({@code OBJECT_NOT_FOUND} for a missing key)
+     */
+    public PinnedValue pinLocalAskingMasterInThisJvm(String key) {
+        KeyChecks.checkKey(key);
+        return pinnedReads.pinLocal(key, PinnedReads.Ask.MASTER_IN_THIS_JVM);
     }
 
     /**

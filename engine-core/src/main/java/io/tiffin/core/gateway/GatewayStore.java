@@ -46,8 +46,8 @@ public interface GatewayStore extends AutoCloseable {
     ByteBuf get(String key, ValueBuffers buffers);
 
     /**
-     * The value of {@code key} if the store has it at hand: no call, no transfer, no wait (the caller may be an
-     * event loop). The bytes are lent, not copied: read-only views of memory the store holds for this value
+     * The value of {@code key} if the store has it at hand: no network call, no transfer, no wait (the caller may
+     * be an event loop; a store may ask a master of its own JVM directly, as that master's event loops do). The bytes are lent, not copied: read-only views of memory the store holds for this value
      * until the {@link Lent} is closed, and at most for {@link Lent#validForNanos()}. Null when the store does
      * not have it at hand (then use {@link #get}, which also tells a missing key); the default never has.
      */

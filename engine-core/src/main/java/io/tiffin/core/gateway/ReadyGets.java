@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Plain GETs answered on the event loop, without a hand-over to a command thread, when the store has the
- * value at hand ({@link GatewayStore#lend}: for Tiffin's store, a location in the client's location cache and
- * the bytes in this process) and the connection has nothing else under way ({@link CommandRunner#idle}), so
+ * value at hand ({@link GatewayStore#lend}: for Tiffin's store, a location in the client's location cache, or
+ * from a master in this JVM asked directly, and the bytes in this process) and the connection has nothing else under way ({@link CommandRunner#idle}), so
  * the replies keep their order. The first GET the store cannot answer so, and every command after it, go
  * the usual way.
  *

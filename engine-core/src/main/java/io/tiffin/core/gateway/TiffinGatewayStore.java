@@ -36,9 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * read into a small buffer first, and only a value that does not fit costs a listing for its size and a
  * second read (the client then reuses the location it looked up).
  *
- * <p>{@link #lend} is the client's {@link TiffinClient#pinLocal} ({@link #lendAfterLookUp} its
- * {@code pinLocalOrLookUp}): a replica in this JVM's segment (the standalone's node) in place for what is left
- * of its read lease, or the hot cache's copy pinned.
+ * <p>{@link #lend} is the client's {@link TiffinClient#pinLocal}, or {@code pinLocalAskingMasterInThisJvm} once a
+ * value was lent ({@link #lendAfterLookUp} its {@code pinLocalOrLookUp}): a replica in this JVM's segment (the
+ * standalone's node) in place for what is left of its read lease, or the hot cache's copy pinned.
  *
  * <p>Thread-safe.
  */
@@ -123,9 +123,20 @@ public final class TiffinGatewayStore implements GatewayStore {
         }
     }
 
+    /**
+     * Once a value was lent (or with a hot cache), a key whose location the client does not hold is looked up
+     * when the master runs in this JVM (the standalone's): a direct call that never waits on the network.
+     */
     @Override
     public Lent lend(String key) {
-        return lent(client.pinLocal(key));
+        if (!lentBefore && client.hotCache() == null) {
+            return lent(client.pinLocal(key));
+        }
+        try {
+            return lent(client.pinLocalAskingMasterInThisJvm(key));
+        } catch (TiffinException e) {
+            return null; // missing, or the master cannot answer now: the usual read answers it
+        }
     }
 
     /**

@@ -75,6 +75,48 @@ class PinLocalClusterTest {
     }
 
     @Test
+    void aMasterInThisJvmIsAskedDirectlyAndOneElsewhereIsNotAsked() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
+             PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient here = TiffinClient.connect(TiffinClient.Options.builder(cluster.masterAddress()).build());
+            cluster.clients.add(here);
+            byte[] value = TestCluster.randomBytes(200_000, 3);
+            writer.put("j", value, PutOptions.replicas(1));
+
+            assertThat(here.pinLocal("j")).as("no location at hand").isNull();
+            try (PinnedValue p = here.pinLocalAskingMasterInThisJvm("j")) {
+                assertThat(p.inPlace()).isTrue();
+                assertThat(bytesOf(p)).isEqualTo(value);
+            }
+            try (PinnedValue p = here.pinLocal("j")) {
+                assertThat(p).as("the location the direct lookup returned is kept").isNotNull();
+                assertThat(bytesOf(p)).isEqualTo(value);
+            }
+            assertThatThrownBy(() -> here.pinLocalAskingMasterInThisJvm("missing"))
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+            here.remove("j", true);
+            assertThat(here.pinLocal("j")).isNull();
+            assertThatThrownBy(() -> here.pinLocalAskingMasterInThisJvm("j"))
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+
+            // a client of a master elsewhere (no same-JVM calls): its cached copy is lent only with the location at
+            // hand; the master is not asked
+            TiffinClient remote = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .locationCache(io.tiffin.core.client.LocationCache.Settings.DEFAULT)
+                    .hotCache(new HotCacheSettings(16 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
+            cluster.clients.add(remote);
+            byte[] other = TestCluster.randomBytes((int) (2 * MiB), 5);
+            writer.put("far", other, PutOptions.replicas(1));
+            assertThat(remote.pinLocalAskingMasterInThisJvm("far")).isNull();
+            assertThat(remote.pinLocalAskingMasterInThisJvm("missing")).as("nothing asked, nothing known").isNull();
+            assertThat(remote.get("far")).isEqualTo(other);
+        }
+    }
+
+    @Test
     void aRemoteReplicaIsLentOnlyFromTheHotCache() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
              PluginRegistry plugins = PluginRegistry.classPathOnly()) {
