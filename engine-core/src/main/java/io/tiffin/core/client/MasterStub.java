@@ -142,10 +142,8 @@ final class MasterStub {
      * leader change) gets the same replicas, never a success without bytes.
      */
     Grant putStart(String clientId, String key, long size, PutOptions options, long putId) {
-        PutStartRequest request = PutStartRequest.newBuilder().setClientId(clientId).setKey(key).setSize(size)
-                .setOptions(Messages.toMsg(options)).setPutId(putId).build();
-        PutStartReply reply = call(Opcode.PUT_START, request, PutStartReply.parser());
-        return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes());
+        return grantOf(call(Opcode.PUT_START, putStartRequest(clientId, key, size, options, putId),
+                PutStartReply.parser()));
     }
 
     /**
@@ -153,13 +151,61 @@ final class MasterStub {
      * a forced replacement is answered once other caches' locations of the replaced object have expired.
      */
     void putEnd(String clientId, String key, int crc32c, long cacheOwner) {
-        call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).setCrc32C(crc32c)
-                .setCacheOwner(cacheOwner).build(), Empty.parser());
+        call(Opcode.PUT_END, putEndRequest(clientId, key, crc32c, cacheOwner), Empty.parser());
     }
 
     /** PutRevoke: the put of {@code key} failed; its replicas are released. */
     void putRevoke(String clientId, String key) {
-        call(Opcode.PUT_REVOKE, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(), Empty.parser());
+        call(Opcode.PUT_REVOKE, revokeRequest(clientId, key), Empty.parser());
+    }
+
+    /** The leader when it runs in this JVM (then it may be called directly, without any wait), else null. */
+    InProcessMaster masterInThisJvm() {
+        return inProcess ? InProcessMasters.find(leader) : null;
+    }
+
+    /** {@link #putStart} asked of {@code local} directly, once. */
+    Grant putStartIn(InProcessMaster local, String clientId, String key, long size, PutOptions options, long putId) {
+        lifecycle.checkOpen();
+        return grantOf(callInProcess(local, Opcode.PUT_START, putStartRequest(clientId, key, size, options, putId),
+                PutStartReply.parser()));
+    }
+
+    /**
+     * {@link #putEnd} asked of {@code local} directly, once: the put has taken effect when this returns; the future
+     * completes when the master gives its answer (at once, or once other caches of the replaced object let go).
+     *
+     * @throws TiffinException the master's refusal (the put did not take effect)
+     */
+    java.util.concurrent.CompletableFuture<Void> putEndIn(InProcessMaster local, String clientId, String key,
+                                                          int crc32c, long cacheOwner) {
+        lifecycle.checkOpen();
+        return local.callWithoutWaiting(Opcode.PUT_END, putEndRequest(clientId, key, crc32c, cacheOwner))
+                .thenApply(reply -> null);
+    }
+
+    /** {@link #putRevoke} asked of {@code local} directly, once. */
+    void putRevokeIn(InProcessMaster local, String clientId, String key) {
+        callInProcess(local, Opcode.PUT_REVOKE, revokeRequest(clientId, key), Empty.parser());
+    }
+
+    private static PutStartRequest putStartRequest(String clientId, String key, long size, PutOptions options,
+                                                   long putId) {
+        return PutStartRequest.newBuilder().setClientId(clientId).setKey(key).setSize(size)
+                .setOptions(Messages.toMsg(options)).setPutId(putId).build();
+    }
+
+    private static Grant grantOf(PutStartReply reply) {
+        return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes());
+    }
+
+    private static KeyRequest putEndRequest(String clientId, String key, int crc32c, long cacheOwner) {
+        return KeyRequest.newBuilder().setClientId(clientId).setKey(key).setCrc32C(crc32c).setCacheOwner(cacheOwner)
+                .build();
+    }
+
+    private static KeyRequest revokeRequest(String clientId, String key) {
+        return KeyRequest.newBuilder().setClientId(clientId).setKey(key).build();
     }
 
     /** BatchPutStart: per key, in order, the replicas to write or the master's refusal. */
@@ -216,7 +262,7 @@ final class MasterStub {
      * to a master elsewhere (then nothing is asked). One attempt: a refusal (not the leader, recovering) is thrown.
      */
     ObjectLocation lookUpInThisJvm(String key, int cacheForMs, long cacheOwner) {
-        InProcessMaster local = inProcess ? InProcessMasters.find(leader) : null;
+        InProcessMaster local = masterInThisJvm();
         if (local == null) {
             return null;
         }

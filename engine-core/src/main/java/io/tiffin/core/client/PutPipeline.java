@@ -118,6 +118,68 @@ final class PutPipeline {
         }
     }
 
+    /**
+     * {@link #put} made without any wait, when it can be: the master runs in this JVM (asked directly, once per
+     * step) and grants replicas that all lie in segments of this JVM (memory copies, each recorded in its
+     * segment). Null when it cannot — master elsewhere, a replica elsewhere, or a refusal that {@link #put} would
+     * wait out (no room yet, another put of the key under way) — with nothing stored (a grant is revoked).
+     * Otherwise the put has taken effect when this returns, and the future completes when {@link #put} would have
+     * returned: at once, or once other clients' cached locations of the replaced value let go (exceptionally if
+     * the master could not hold its answer that long; the error says the put took effect).
+     */
+    java.util.concurrent.CompletableFuture<Void> putInThisJvm(String key, MemorySegment value, PutOptions putOptions) {
+        io.tiffin.core.local.InProcessMaster local = master.masterInThisJvm();
+        if (local == null) {
+            return null;
+        }
+        caches.invalidate(key);
+        long size = value.byteSize();
+        long putId = newPutId();
+        MasterStub.Grant grant;
+        try {
+            grant = master.putStartIn(local, clientId, key, size, putOptions, putId);
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.OBJECT_ALREADY_EXISTS && !putOptions.upsert()) {
+                return java.util.concurrent.CompletableFuture.completedFuture(null); // as put: a no-op success
+            }
+            return null;
+        }
+        List<ReplicaDescriptor> replicas = grant.replicas();
+        for (ReplicaDescriptor d : replicas) {
+            if (sameHost.sameJvm(d) == null || sameHost.epochMoved(d)) {
+                revokeQuietly(local, key);
+                return null;
+            }
+        }
+        int crc = Checksums.crc32c(value);
+        java.util.concurrent.CompletableFuture<Void> answered;
+        try {
+            // every replica is in this JVM: memory copies only, nothing sent
+            if (writeAll(List.of(replicas), List.of(value), java.util.Collections.singletonList(
+                    commitOf(key, size, grant, putId, putOptions, crc)))[0] != null) {
+                revokeQuietly(local, key);
+                return null;
+            }
+            answered = master.putEndIn(local, clientId, key, crc, cacheOwner);
+        } catch (RuntimeException e) {
+            revokeQuietly(local, key);
+            return null;
+        }
+        caches.invalidate(key); // as put: a lookup made meanwhile found the replaced value
+        if (caches.hints() != null) {
+            caches.hints().remember(key, replicas, sameHost::isDirect);
+        }
+        return answered;
+    }
+
+    private void revokeQuietly(io.tiffin.core.local.InProcessMaster local, String key) {
+        try {
+            master.putRevokeIn(local, clientId, key);
+        } catch (RuntimeException e) {
+            LOG.warn("PutRevoke of {} failed ({}); the master releases it after the put timeout", key, e.getMessage());
+        }
+    }
+
     /** The record a writer leaves on the nodes with the object (failover on), or null. */
     private static io.tiffin.core.transport.proto.CommitRecord commitOf(String key, long size, MasterStub.Grant g,
                                                                     long putId, PutOptions o, int crc32c) {

@@ -313,6 +313,27 @@ public final class TiffinClient implements KvStore {
         puts.put(key, ConfinedSegments.shareable(value), putOptions);
     }
 
+    /**
+     * {@link #putFrom} made without any wait, for callers that must not block (an event loop): only when the
+     * master runs in this JVM (as in {@code tiffin standalone}) and grants replicas in segments of this JVM, so the
+     * whole put is direct calls and memory copies. Returns null when it cannot be done so (nothing is stored; use
+     * {@link #putFrom}, which waits for room or for another put of the key). Otherwise the put has taken effect on
+     * return; the future completes when {@code putFrom} would have returned — at once, or, for a value replacing
+     * one that other clients hold cached, once their caches let go — or exceptionally with the error it would have
+     * thrown.
+     *
+     * @throws TiffinException {@code INVALID_KEY} / {@code INVALID_PARAMS} for a key or value {@code putFrom} refuses
+     */
+    public java.util.concurrent.CompletableFuture<Void> tryPutInThisJvm(String key, MemorySegment value,
+                                                                        PutOptions putOptions) {
+        KeyChecks.checkKey(key);
+        KeyChecks.checkSegment(value, false, "the value of ", key);
+        if (ConfinedSegments.isThreadConfined(value)) {
+            return null;
+        }
+        return puts.putInThisJvm(key, value, putOptions);
+    }
+
     @Override
     public List<KeyResult<Void>> batchPut(Map<String, byte[]> values, PutOptions putOptions) {
         List<String> keys = new ArrayList<>(values.keySet());

@@ -123,6 +123,15 @@ final class CommandRunner implements Runnable {
         return true;
     }
 
+    /** Gives back an enlistment nothing was taken for ({@link #tryEnlist}): the runner goes on as before it. */
+    void unenlist() {
+        enlisted = false;
+        scheduled.set(false);
+        if (!queue.isEmpty()) {
+            schedule();
+        }
+    }
+
     /**
      * Whether replies may be written at once on the event loop ({@link ReadyGets}): no command of this
      * connection is queued, running, in a {@link LoopBatch} or waiting to be written, so they come in order.
@@ -173,11 +182,7 @@ final class CommandRunner implements Runnable {
             c.release();
         }
         connection.commandsDone(weight);
-        enlisted = false;
-        scheduled.set(false);
-        if (!queue.isEmpty()) {
-            schedule();
-        }
+        unenlist();
     }
 
     /** The connection closed: queued commands are dropped, a waiting command gives up. */

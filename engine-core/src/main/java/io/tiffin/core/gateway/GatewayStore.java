@@ -97,6 +97,16 @@ public interface GatewayStore extends AutoCloseable {
     void put(String key, ByteBuf value);
 
     /**
+     * {@link #put} made without any wait (the caller may be an event loop), when the store can: null when it
+     * cannot (nothing stored; then {@link #put}); the default never can. Otherwise the value is stored when this
+     * returns and the caller may release the buffer; the future completes when {@link #put} would have returned,
+     * or exceptionally with what it would have thrown.
+     */
+    default java.util.concurrent.CompletableFuture<Void> putWithoutWaiting(String key, ByteBuf value) {
+        return null;
+    }
+
+    /**
      * {@link #put} under {@code terms}: only if the key holds no value or only if it holds one (checked by the
      * master with the put, as one step), with a time to live or keeping the replaced value's. Returns false when
      * the condition did not hold (nothing stored).

@@ -47,6 +47,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     private Session session;
     private LoopBatch loopBatch;
     private ReadyGets readyGets;
+    private ReadySets readySets;
     private boolean counted;
     private boolean rejected;
     /** Reading stopped (flow control or a protocol error). Written on the event loop. */
@@ -78,6 +79,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings);
         runner = new CommandRunner(gw, table, session, context.channel(), executor, this);
         readyGets = new ReadyGets(gw, runner, context.alloc());
+        readySets = new ReadySets(gw, runner);
         context.fireChannelActive();
     }
 
@@ -108,12 +110,16 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Answers the leading GETs whose values the store has at hand ({@link ReadyGets}), and hands the rest of the
-     * commands read to the loop's batch (plain GETs or SETs of an idle connection) or to the runner.
+     * Answers the leading GETs whose values the store has at hand ({@link ReadyGets}) or stores the leading SETs it
+     * takes without waiting ({@link ReadySets}), and hands the rest of the commands read to the loop's batch (plain
+     * GETs or SETs of an idle connection) or to the runner.
      */
     private void submit() {
         if (!batch.isEmpty()) {
             int answered = failed ? 0 : readyGets.serve(batch);
+            if (answered == 0 && !failed) {
+                answered = readySets.serve(batch);
+            }
             List<RespCommand> rest = answered == 0 ? batch : batch.subList(answered, batch.size());
             if (!rest.isEmpty() && (failed || !loopBatch.offer(runner, session, rest))) {
                 runner.submit(List.copyOf(rest));

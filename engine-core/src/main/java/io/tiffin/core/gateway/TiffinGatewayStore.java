@@ -306,6 +306,16 @@ public final class TiffinGatewayStore implements GatewayStore {
         put(key, value, PutTerms.PLAIN);
     }
 
+    /** The client's {@link TiffinClient#tryPutInThisJvm}: in the standalone, the master and the segment are here. */
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> putWithoutWaiting(String key, ByteBuf value) {
+        var stored = client.tryPutInThisJvm(key, readable(value), putOptions);
+        if (stored != null) {
+            remember(key, value.readableBytes(), sizes.getIfPresent(key));
+        }
+        return stored;
+    }
+
     @Override
     public boolean put(String key, ByteBuf value, PutTerms terms) {
         MemorySegment segment = readable(value);

@@ -17,4 +17,16 @@ public interface InProcessMaster {
      * @throws io.tiffin.api.TiffinException the failure the connection would have carried
      */
     MessageLite call(Opcode op, MessageLite request);
+
+    /**
+     * {@link #call}, except that a reply the master holds back (a PutEnd replacing a value other clients hold
+     * cached, until their caches let go) completes the returned future when it is released, instead of the
+     * calling thread waiting for it. The operation itself runs on the calling thread as with {@link #call}.
+     *
+     * @throws io.tiffin.api.TiffinException the operation's failure; a failure of the wait completes the
+     *     future exceptionally
+     */
+    default java.util.concurrent.CompletableFuture<MessageLite> callWithoutWaiting(Opcode op, MessageLite request) {
+        return java.util.concurrent.CompletableFuture.completedFuture(call(op, request));
+    }
 }

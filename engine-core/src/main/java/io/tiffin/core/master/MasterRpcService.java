@@ -148,6 +148,10 @@ public final class MasterRpcService implements InProcessMaster {
 
     /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
     private final Map<Opcode, Call> calls = new ConcurrentHashMap<>();
+    /** The held calls without their wait, for {@link #callWithoutWaiting}: filled by {@link #registerOn}. */
+    private final Map<Opcode, HeldCall> heldCalls = new ConcurrentHashMap<>();
+    /** Where held replies are scheduled (set by {@link #registerOn}). */
+    private volatile ScheduledExecutorService heldDelays;
 
     private void bind(TransportServer server, Executor executor, Opcode op, Call ungated) {
         Call call = gated(op, ungated);
@@ -219,6 +223,8 @@ public final class MasterRpcService implements InProcessMaster {
             return ungated.apply(request);
         };
         calls.put(op, request -> heldReplies.await(op, call.apply(request)));
+        heldCalls.put(op, call);
+        heldDelays = delays;
         server.register(op, (request, responder) -> {
             Held held;
             try {
@@ -246,9 +252,15 @@ public final class MasterRpcService implements InProcessMaster {
         if (call == null) {
             throw new TiffinException(ErrorCode.INTERNAL_ERROR, "the master does not serve " + op);
         }
+        return inProcess(op, call::apply, reply -> reply, request);
+    }
+
+    /** Runs {@code call} for an in-process caller, with {@link #call}'s metrics and failures. */
+    private <T> T inProcess(Opcode op, FrameCall<T> call, java.util.function.Function<T, MessageLite> replyOf,
+                            MessageLite request) {
         Frame frame = Frame.inProcessRequest(op, request);
         try {
-            return invoke(op, call, frame);
+            return invoke(op, call, replyOf, frame);
         } catch (TiffinException e) {
             throw e.code().isOk() ? new TiffinException(ErrorCode.INTERNAL_ERROR, e.getMessage(), e) : e;
         } catch (Exception e) {
@@ -258,6 +270,23 @@ public final class MasterRpcService implements InProcessMaster {
         } finally {
             frame.release();
         }
+    }
+
+    /**
+     * {@link #call}, with a held reply ({@link HeldReplies}) released through the returned future, scheduled on the
+     * master's held-replies thread, rather than waited for on the caller's thread.
+     */
+    @Override
+    public java.util.concurrent.CompletableFuture<MessageLite> callWithoutWaiting(Opcode op, MessageLite request) {
+        HeldCall held = heldCalls.get(op);
+        ScheduledExecutorService delays = heldDelays;
+        if (held == null || delays == null) {
+            return java.util.concurrent.CompletableFuture.completedFuture(call(op, request));
+        }
+        Held result = inProcess(op, held::apply, Held::reply, request);
+        FutureResponder answer = new FutureResponder();
+        heldReplies.send(op, result, answer, delays);
+        return answer.reply();
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.tiffin.core.gateway;
 
 import static io.tiffin.core.gateway.RespSocket.command;
+import static io.tiffin.core.gateway.RespSocket.concat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -270,14 +271,6 @@ class GatewayZeroCopyTest {
             }
         } catch (SocketException reset) {
             // closed with bytes unsent: a reset ends the stream as well
-        }
-        return out.toByteArray();
-    }
-
-    private static byte[] concat(byte[]... parts) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (byte[] p : parts) {
-            out.writeBytes(p);
         }
         return out.toByteArray();
     }

@@ -81,6 +81,15 @@ final class RespSocket implements AutoCloseable {
     }
 
     /** The command as a RESP array of bulk strings. */
+    /** {@code parts} one after the other, e.g. commands sent in one write (a pipeline). */
+    static byte[] concat(byte[]... parts) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            out.writeBytes(p);
+        }
+        return out.toByteArray();
+    }
+
     static byte[] command(Object... args) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         b.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.US_ASCII));

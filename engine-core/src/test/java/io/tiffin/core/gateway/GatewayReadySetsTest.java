@@ -1,0 +1,104 @@
+package io.tiffin.core.gateway;
+
+import static io.tiffin.core.gateway.RespSocket.command;
+import static io.tiffin.core.gateway.RespSocket.concat;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.tiffin.core.client.LocationCache;
+import io.tiffin.core.client.TiffinClient;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Plain SETs of small values stored on the event loop ({@link ReadySets}) in a gateway whose master and node run in
+ * its own process, as in the standalone: the replies come in order with the commands around them, and a SET whose
+ * answer is held for another client's cache is answered later without holding up the event loop.
+ */
+class GatewayReadySetsTest {
+    private static GatewayFixture fixture;
+
+    @BeforeAll
+    static void start() {
+        fixture = GatewayFixture.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        fixture.close();
+    }
+
+    private static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
+    private static long info(RespSocket s, String field) {
+        String info = new String((byte[]) s.call("INFO", "stats"), StandardCharsets.UTF_8);
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith(field + ":")) {
+                return Long.parseLong(line.substring(field.length() + 1));
+            }
+        }
+        throw new AssertionError("INFO stats has no " + field + ": " + info);
+    }
+
+    @Test
+    void smallPlainSetsAreStoredOnTheEventLoopAndAnsweredInOrder() {
+        byte[] a = random(4096, 1);
+        byte[] b = random(100, 2);
+        byte[] big = random(64 * 1024, 3);
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            long before = info(s, "ready_sets");
+            assertThat(s.call("SET", "rs:a", a)).isEqualTo("OK");
+            assertThat(info(s, "ready_sets") - before).isEqualTo(1);
+            assertThat((byte[]) s.call("GET", "rs:a")).isEqualTo(a);
+
+            before = info(s, "ready_sets");
+            s.send(concat(command("SET", "rs:a", b), command("SET", "rs:b", a), command("GET", "rs:a"),
+                    command("SET", "rs:big", big), command("SET", "rs:ttl", b, "EX", "100"), command("GET", "rs:b"),
+                    command("TTL", "rs:ttl")));
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat((byte[]) s.read()).isEqualTo(b);
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat((byte[]) s.read()).isEqualTo(a);
+            assertThat((Long) s.read()).isBetween(1L, 100L);
+            assertThat(info(s, "ready_sets") - before).as("the two leading SETs; a large value and options go the"
+                    + " usual way").isEqualTo(2);
+            assertThat((byte[]) s.call("GET", "rs:big")).isEqualTo(big);
+            // a plain SET drops an earlier expiry, as in Redis
+            assertThat(s.call("SET", "rs:ttl", a)).isEqualTo("OK");
+            assertThat(s.call("TTL", "rs:ttl")).isEqualTo(-1L);
+        }
+    }
+
+    @Test
+    void aSetHeldForAnotherClientsCacheIsAnsweredLaterWhileTheLoopServesOthers() throws IOException {
+        byte[] old = random(4096, 4);
+        byte[] fresh = random(4096, 5);
+        String master = "127.0.0.1:" + fixture.tiffin.master().address().getPort();
+        try (TiffinClient caching = TiffinClient.connect(TiffinClient.Options.builder(master).localMemcpy(false)
+                .sharedMemory(false).locationCache(new LocationCache.Settings(Duration.ofSeconds(20), 1000)).build());
+             RespSocket writer = new RespSocket(fixture.port());
+             RespSocket other = new RespSocket(fixture.port())) {
+            assertThat(writer.call("SET", "rs:held", old)).isEqualTo("OK");
+            assertThat(caching.get("rs:held")).isEqualTo(old); // its location now cached for up to half the lease
+            long before = info(other, "ready_sets");
+
+            writer.send(concat(command("SET", "rs:held", fresh), command("GET", "rs:held")));
+            assertThat(other.call("PING")).as("the event loop serves others meanwhile").isEqualTo("PONG");
+            assertThat(writer.input().available()).as("the SET's answer waits for the other cache").isZero();
+            assertThat(writer.read()).isEqualTo("OK");
+            assertThat((byte[]) writer.read()).isEqualTo(fresh);
+            assertThat(caching.get("rs:held")).as("once answered, no client reads the old bytes").isEqualTo(fresh);
+            assertThat(info(other, "ready_sets") - before).isEqualTo(1);
+        }
+    }
+}
