@@ -4,12 +4,16 @@ import static io.tiffin.core.gateway.RespSocket.command;
 import static io.tiffin.core.gateway.RespSocket.concat;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.TiffinClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,6 +80,28 @@ class GatewayReadySetsTest {
             // a plain SET drops an earlier expiry, as in Redis
             assertThat(s.call("SET", "rs:ttl", a)).isEqualTo("OK");
             assertThat(s.call("TTL", "rs:ttl")).isEqualTo(-1L);
+        }
+    }
+
+    @Test
+    void aStoredSetWhoseAnswerFailsGetsTheStoresErrorAndTheConnectionGoesOn() {
+        // a store whose puts take effect but whose answer fails (as when the master closes during a held reply)
+        try (GatewayFixture failing = GatewayFixture.start(Map.of(), store -> new ForwardingStore(store) {
+            @Override
+            public CompletableFuture<Void> putWithoutWaiting(String key, io.netty.buffer.ByteBuf value) {
+                CompletableFuture<Void> stored = store.putWithoutWaiting(key, value);
+                return stored == null || !key.startsWith("rs:fail") ? stored : stored.thenCompose(v ->
+                        CompletableFuture.failedFuture(new TiffinException(ErrorCode.INTERNAL_ERROR,
+                                "PUT_END took effect, but the master closed first")));
+            }
+        }); RespSocket s = new RespSocket(failing.port())) {
+            byte[] v = random(512, 6);
+            s.send(concat(command("SET", "rs:fail", v), command("SET", "rs:ok", v), command("GET", "rs:fail")));
+            assertThat(s.read()).isInstanceOfSatisfying(RespSocket.Err.class, e -> assertThat(e.text())
+                    .startsWith("ERR INTERNAL_ERROR SET").contains("took effect"));
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat((byte[]) s.read()).as("it took effect").isEqualTo(v);
+            assertThat(info(s, "ready_sets")).isEqualTo(2);
         }
     }
 
