@@ -2,20 +2,20 @@ package io.tiffin.core.gateway;
 
 import io.netty.handler.codec.redis.RedisMessage;
 import io.tiffin.api.TiffinException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * Plain SETs of small values stored on the event loop, without a hand-over to a command thread, when the store
- * can put without any wait ({@link GatewayStore#putWithoutWaiting}: for Tiffin's store, in the standalone, where
+ * A lone plain SET of a small value (the only command of its read) stored on the event loop, without a hand-over
+ * to a command thread, when the store can put without any wait ({@link GatewayStore#putWithoutWaiting}: for Tiffin's store, in the standalone, where
  * the master and the node are in this process) and the connection has nothing else under way
  * ({@link CommandRunner#idle}). The connection is enlisted meanwhile ({@link CommandRunner#tryEnlist}), so its
  * later commands wait: a SET replacing a value that other clients hold cached is answered only once their caches
  * let go (as on the usual path), and that reply then comes from the master's held-replies thread, in order, while
- * the event loop goes on serving everyone else. The first SET the store cannot take so, and every command after
- * it, go the usual way.
+ * the event loop goes on serving everyone else. A SET the store cannot take so goes the usual way, and so do
+ * pipelined SETs: one batch call for all of them ({@link LoopBatch}, two master calls for the lot) costs less per
+ * key than a put each on the loop, which would also hold the loop for the whole run.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
  */
@@ -32,44 +32,28 @@ final class ReadySets {
     }
 
     /**
-     * Stores the leading plain SETs of {@code commands} that the store takes without waiting; returns how many
-     * it stored (those commands are then the runner's, answered in order once their puts may be reported).
+     * Stores {@code commands}' only command if it is a small plain SET the store takes without waiting; returns 1
+     * if it did (the command is then the runner's, answered once its put may be reported), else 0.
      */
     int serve(List<RespCommand> commands) {
-        if (!isSmallSet(commands.getFirst()) || !runner.idle() || !runner.tryEnlist()) {
+        if (commands.size() != 1 || !isSmallSet(commands.getFirst()) || !runner.idle() || !runner.tryEnlist()) {
             return 0;
         }
-        List<CompletableFuture<Void>> stored = new ArrayList<>();
-        for (RespCommand c : commands) {
-            if (!isSmallSet(c)) {
-                break;
-            }
-            CompletableFuture<Void> put;
-            try {
-                put = gw.store.putWithoutWaiting(c.key(1), c.arg(2));
-            } catch (RespError | TiffinException e) {
-                put = null; // a key that is not UTF-8, or one the store refuses: the usual path answers it
-            }
-            if (put == null) {
-                break;
-            }
-            stored.add(put);
+        RespCommand set = commands.getFirst();
+        CompletableFuture<Void> stored;
+        try {
+            stored = gw.store.putWithoutWaiting(set.key(1), set.arg(2));
+        } catch (RespError | TiffinException e) {
+            stored = null; // a key that is not UTF-8, or one the store refuses: the usual path answers it
         }
-        int n = stored.size();
-        if (n == 0) {
+        if (stored == null) {
             runner.unenlist();
             return 0;
         }
-        gw.stats.readySets.add(n);
-        List<RespCommand> done = new ArrayList<>(commands.subList(0, n));
-        CompletableFuture.allOf(stored.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
-            List<RedisMessage> replies = new ArrayList<>(n);
-            for (CompletableFuture<Void> put : stored) {
-                replies.add(replyOf(put));
-            }
-            runner.enlistedDone(done, replies, 0);
-        });
-        return n;
+        gw.stats.readySets.increment();
+        CompletableFuture<Void> put = stored;
+        put.whenComplete((v, e) -> runner.enlistedDone(List.of(set), List.of(replyOf(put)), 0));
+        return 1;
     }
 
     private static boolean isSmallSet(RespCommand c) {
