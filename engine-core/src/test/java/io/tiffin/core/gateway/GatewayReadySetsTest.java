@@ -3,6 +3,7 @@ package io.tiffin.core.gateway;
 import static io.tiffin.core.gateway.RespSocket.command;
 import static io.tiffin.core.gateway.RespSocket.concat;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
@@ -52,18 +53,28 @@ class GatewayReadySetsTest {
         throw new AssertionError("INFO stats has no " + field + ": " + info);
     }
 
+    /**
+     * SET {@code key} alone until it is stored on the event loop: a connection is seen idle again a moment after the
+     * usual path's replies were written, and a SET meanwhile goes the usual way.
+     */
+    private static void loneSetOnTheLoop(RespSocket s, String key, byte[] value) {
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            long before = info(s, "ready_sets");
+            assertThat(s.call("SET", key, value)).isEqualTo("OK");
+            assertThat(info(s, "ready_sets") - before).isEqualTo(1);
+        });
+        assertThat((byte[]) s.call("GET", key)).isEqualTo(value);
+    }
+
     @Test
     void smallPlainSetsAreStoredOnTheEventLoopAndAnsweredInOrder() {
         byte[] a = random(4096, 1);
         byte[] b = random(100, 2);
         byte[] big = random(64 * 1024, 3);
         try (RespSocket s = new RespSocket(fixture.port())) {
-            long before = info(s, "ready_sets");
-            assertThat(s.call("SET", "rs:a", a)).isEqualTo("OK");
-            assertThat(info(s, "ready_sets") - before).isEqualTo(1);
-            assertThat((byte[]) s.call("GET", "rs:a")).isEqualTo(a);
+            loneSetOnTheLoop(s, "rs:a", a);
 
-            before = info(s, "ready_sets");
+            long before = info(s, "ready_sets");
             // pipelined SETs go as one batch call, after the GET before them; replies in order
             s.send(concat(command("GET", "rs:a"), command("SET", "rs:a", b), command("SET", "rs:b", a),
                     command("GET", "rs:a"), command("SET", "rs:big", big), command("SET", "rs:ttl", b, "EX", "100"),
@@ -78,9 +89,10 @@ class GatewayReadySetsTest {
             assertThat((Long) s.read()).isBetween(1L, 100L);
             assertThat(info(s, "ready_sets") - before).as("only a lone SET is stored on the loop").isZero();
             // a lone SET of a large value goes the usual way too
-            assertThat(s.call("SET", "rs:big", a)).isEqualTo("OK");
+            loneSetOnTheLoop(s, "rs:big", a);
+            before = info(s, "ready_sets");
             assertThat(s.call("SET", "rs:big", big)).isEqualTo("OK");
-            assertThat(info(s, "ready_sets") - before).isEqualTo(1);
+            assertThat(info(s, "ready_sets") - before).isZero();
             assertThat((byte[]) s.call("GET", "rs:big")).isEqualTo(big);
             // a plain SET drops an earlier expiry, as in Redis
             assertThat(s.call("SET", "rs:ttl", a)).isEqualTo("OK");
@@ -106,8 +118,8 @@ class GatewayReadySetsTest {
             s.send(concat(command("SET", "rs:ok", v), command("GET", "rs:fail")));
             assertThat(s.read()).isEqualTo("OK");
             assertThat((byte[]) s.read()).as("it took effect").isEqualTo(v);
-            assertThat(s.call("SET", "rs:ok", v)).isEqualTo("OK");
-            assertThat(info(s, "ready_sets")).as("the lone SETs; the pipelined one went the usual way").isEqualTo(2);
+            assertThat(info(s, "ready_sets")).as("the pipelined SET went the usual way").isEqualTo(1);
+            loneSetOnTheLoop(s, "rs:ok", v);
         }
     }
 
