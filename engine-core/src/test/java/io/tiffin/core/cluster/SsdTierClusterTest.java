@@ -216,8 +216,11 @@ class SsdTierClusterTest {
             c.put("p-" + next[0], ClusterEndToEndTest.bytes(next[0]++, 400_000));
             return master.service().counters().offloadFailures() > 0;
         });
-        await("the other offloads").atMost(SSD_WAIT).pollInterval(POLL)
-                .until(() -> master.service().counters().offloads() > 5);
+        // the victim may have gone before five others did: more puts keep evictions (and offloads) coming
+        await("the other offloads").atMost(SSD_WAIT).pollInterval(POLL).until(() -> {
+            c.put("p-" + next[0], ClusterEndToEndTest.bytes(next[0]++, 400_000));
+            return master.service().counters().offloads() > 5;
+        });
         assertThat(node.storageBackend().size("victim")).as("no SSD copy of the corrupt replica").isEmpty();
     }
 
