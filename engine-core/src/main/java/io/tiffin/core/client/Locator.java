@@ -74,12 +74,7 @@ final class Locator {
 
     /** Asks the master (granting a lease); remembers the answer for reuse and as a read hint. */
     ObjectLocation lookUp(String key) {
-        long stamp = locations == null ? 0 : locations.stamp(key);
-        long sent = clock.now();
-        // forced removals wait for the reuse this cache asks for
-        ObjectLocation loc = locations == null ? master.lookUp(key, 0, 0)
-                : master.lookUp(key, locations.cacheForMillis(), cacheOwner);
-        return remembered(key, loc, sent, stamp);
+        return lookUp(key, master::lookUp);
     }
 
     /**
@@ -87,16 +82,25 @@ final class Locator {
      * {@link MasterStub#lookUpInThisJvm}); null, nothing asked, when it runs elsewhere.
      */
     ObjectLocation lookUpInThisJvm(String key) {
-        long stamp = locations == null ? 0 : locations.stamp(key);
-        long sent = clock.now();
-        ObjectLocation loc = locations == null ? master.lookUpInThisJvm(key, 0, 0)
-                : master.lookUpInThisJvm(key, locations.cacheForMillis(), cacheOwner);
-        return loc == null ? null : remembered(key, loc, sent, stamp);
+        return lookUp(key, master::lookUpInThisJvm);
     }
 
-    /** {@code loc}, remembered for reuse and as a read hint. */
-    private ObjectLocation remembered(String key, ObjectLocation loc, long sentNanos, long stamp) {
-        remember(loc, sentNanos, stamp);
+    /** A GetReplicaList of {@code key} for a cache reusing it {@code cacheForMs} (owner {@code cacheOwner}); or null. */
+    @FunctionalInterface
+    private interface Asker {
+        ObjectLocation ask(String key, int cacheForMs, long cacheOwner);
+    }
+
+    private ObjectLocation lookUp(String key, Asker asker) {
+        long stamp = locations == null ? 0 : locations.stamp(key);
+        long sent = clock.now();
+        // forced removals wait for the reuse this cache asks for
+        ObjectLocation loc = locations == null ? asker.ask(key, 0, 0)
+                : asker.ask(key, locations.cacheForMillis(), cacheOwner);
+        if (loc == null) {
+            return null;
+        }
+        remember(loc, sent, stamp);
         if (hints != null) {
             hints.remember(key, loc.replicas(), sameHost::isDirect);
         }

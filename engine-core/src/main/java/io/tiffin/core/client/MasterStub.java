@@ -251,9 +251,12 @@ final class MasterStub {
      * @param cacheOwner the caller's location cache ({@code cache_owner}; 0 = none)
      */
     ObjectLocation lookUp(String key, int cacheForMs, long cacheOwner) {
-        KeyRequest request = KeyRequest.newBuilder().setKey(key).setCacheForMs(cacheForMs).setCacheOwner(cacheOwner)
-                .build();
-        return Messages.fromMsg(call(Opcode.GET_REPLICA_LIST, request, ObjectLocationMsg.parser()));
+        return Messages.fromMsg(call(Opcode.GET_REPLICA_LIST, lookUpRequest(key, cacheForMs, cacheOwner),
+                ObjectLocationMsg.parser()));
+    }
+
+    private static KeyRequest lookUpRequest(String key, int cacheForMs, long cacheOwner) {
+        return KeyRequest.newBuilder().setKey(key).setCacheForMs(cacheForMs).setCacheOwner(cacheOwner).build();
     }
 
     /**
@@ -267,9 +270,8 @@ final class MasterStub {
             return null;
         }
         lifecycle.checkOpen();
-        KeyRequest request = KeyRequest.newBuilder().setKey(key).setCacheForMs(cacheForMs).setCacheOwner(cacheOwner)
-                .build();
-        return Messages.fromMsg(callInProcess(local, Opcode.GET_REPLICA_LIST, request, ObjectLocationMsg.parser()));
+        return Messages.fromMsg(callInProcess(local, Opcode.GET_REPLICA_LIST, lookUpRequest(key, cacheForMs,
+                cacheOwner), ObjectLocationMsg.parser()));
     }
 
     /** BatchGetReplicaList: per key, in order, its location or the master's code; as {@link #lookUp}. */

@@ -110,8 +110,15 @@ final class PutPipeline {
             throw lifecycle.transferFailure("put " + key, failed);
         }
         master.putEnd(clientId, key, crc, cacheOwner);
-        // Lookups until PutEnd found the replaced value (an upsert's old value stays readable until then); one
-        // this client made meanwhile must not be reused now.
+        ended(key, replicas);
+    }
+
+    /**
+     * After a PutEnd of {@code key}: lookups until then found the replaced value (an upsert's old value stays
+     * readable until then), so one this client made meanwhile must not be reused now; the new replicas become the
+     * key's read hint.
+     */
+    private void ended(String key, List<ReplicaDescriptor> replicas) {
         caches.invalidate(key);
         if (caches.hints() != null) {
             caches.hints().remember(key, replicas, sameHost::isDirect);
@@ -165,10 +172,7 @@ final class PutPipeline {
             revokeQuietly(local, key);
             return null;
         }
-        caches.invalidate(key); // as put: a lookup made meanwhile found the replaced value
-        if (caches.hints() != null) {
-            caches.hints().remember(key, replicas, sameHost::isDirect);
-        }
+        ended(key, replicas);
         return answered;
     }
 

@@ -67,7 +67,8 @@ final class ReadySets {
             return Replies.OK;
         } catch (CompletionException e) {
             return e.getCause() instanceof TiffinException t ? Replies.error(RespError.store(t, "SET"))
-                    : Replies.error(RespError.err("SET failed: " + e.getCause()));
+                    : Replies.error(RespError.err("SET failed unexpectedly (" + e.getCause() + "); the value may or may"
+                            + " not be stored: read it back, or SET it again"));
         }
     }
 }

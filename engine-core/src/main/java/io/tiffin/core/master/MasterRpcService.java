@@ -146,9 +146,12 @@ public final class MasterRpcService implements InProcessMaster {
         heldReplies.failAll();
     }
 
-    /** Every bound call, for {@link #call}: filled by {@link #registerOn}. */
+    /** Every bound call but the held ones, for {@link #call}: filled by {@link #registerOn}. */
     private final Map<Opcode, Call> calls = new ConcurrentHashMap<>();
-    /** The held calls without their wait, for {@link #callWithoutWaiting}: filled by {@link #registerOn}. */
+    /**
+     * The held calls without their wait, for {@link #call} (which then waits) and {@link #callWithoutWaiting}: filled
+     * by {@link #registerOn}.
+     */
     private final Map<Opcode, HeldCall> heldCalls = new ConcurrentHashMap<>();
     /** Where held replies are scheduled (set by {@link #registerOn}). */
     private volatile ScheduledExecutorService heldDelays;
@@ -222,7 +225,6 @@ public final class MasterRpcService implements InProcessMaster {
             leadership.check();
             return ungated.apply(request);
         };
-        calls.put(op, request -> heldReplies.await(op, call.apply(request)));
         heldCalls.put(op, call);
         heldDelays = delays;
         server.register(op, (request, responder) -> {
@@ -248,6 +250,10 @@ public final class MasterRpcService implements InProcessMaster {
      */
     @Override
     public MessageLite call(Opcode op, MessageLite request) {
+        HeldCall held = heldCalls.get(op);
+        if (held != null) {
+            return heldReplies.await(op, inProcess(op, held::apply, Held::reply, request));
+        }
         Call call = calls.get(op);
         if (call == null) {
             throw new TiffinException(ErrorCode.INTERNAL_ERROR, "the master does not serve " + op);

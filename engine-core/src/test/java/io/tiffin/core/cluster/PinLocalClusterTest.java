@@ -32,6 +32,15 @@ class PinLocalClusterTest {
         return out;
     }
 
+    /** A client of {@code cluster} through the network only, with the location cache and a 16 MiB LRU hot cache. */
+    private static TiffinClient hotCachingRemoteClient(TestCluster cluster, PluginRegistry plugins) {
+        TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                .locationCache(io.tiffin.core.client.LocationCache.Settings.DEFAULT)
+                .hotCache(new HotCacheSettings(16 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
+        cluster.clients.add(c);
+        return c;
+    }
+
     @Test
     void aReplicaInThisJvmIsLentInPlaceUntilTheLeaseOfItsCachedLocationEnds() {
         ManualTicker ticker = new ManualTicker();
@@ -102,16 +111,15 @@ class PinLocalClusterTest {
                     .isInstanceOfSatisfying(TiffinException.class,
                             e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
 
-            // a client of a master elsewhere (no same-JVM calls): its cached copy is lent only with the location at
-            // hand; the master is not asked
-            TiffinClient remote = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
-                    .locationCache(io.tiffin.core.client.LocationCache.Settings.DEFAULT)
-                    .hotCache(new HotCacheSettings(16 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
-            cluster.clients.add(remote);
+            // a client of a master elsewhere (no same-JVM calls) does not ask it: a missing key is not reported
+            // missing, as pinLocalOrLookUp reports it
+            TiffinClient remote = hotCachingRemoteClient(cluster, plugins);
             byte[] other = TestCluster.randomBytes((int) (2 * MiB), 5);
             writer.put("far", other, PutOptions.replicas(1));
             assertThat(remote.pinLocalAskingMasterInThisJvm("far")).isNull();
             assertThat(remote.pinLocalAskingMasterInThisJvm("missing")).as("nothing asked, nothing known").isNull();
+            assertThatThrownBy(() -> remote.pinLocalOrLookUp("missing")).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
             assertThat(remote.get("far")).isEqualTo(other);
         }
     }
@@ -122,10 +130,7 @@ class PinLocalClusterTest {
              PluginRegistry plugins = PluginRegistry.classPathOnly()) {
             TiffinClient writer = cluster.remoteClient();
             TiffinClient plain = cluster.locationCachingClient(Duration.ofSeconds(2));
-            TiffinClient caching = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
-                    .locationCache(io.tiffin.core.client.LocationCache.Settings.DEFAULT)
-                    .hotCache(new HotCacheSettings(16 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
-            cluster.clients.add(caching);
+            TiffinClient caching = hotCachingRemoteClient(cluster, plugins);
             byte[] value = TestCluster.randomBytes((int) (3 * MiB + 7), 2);
             writer.put("r", value, PutOptions.replicas(1));
 

@@ -49,6 +49,13 @@ final class GatewayFixture implements AutoCloseable {
         return new GatewayFixture(new LinkedHashMap<>(settings), wrap);
     }
 
+    /** {@code size} bytes of {@code seed}'s pseudo-random sequence: a value a test can tell apart from others. */
+    static byte[] randomValue(int size, long seed) {
+        byte[] b = new byte[size];
+        new java.util.SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
     int port() {
         return gateway.address().getPort();
     }

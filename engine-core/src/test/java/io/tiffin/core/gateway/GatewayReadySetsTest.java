@@ -10,10 +10,8 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.TiffinClient;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,44 +35,28 @@ class GatewayReadySetsTest {
         fixture.close();
     }
 
-    private static byte[] random(int size, long seed) {
-        byte[] b = new byte[size];
-        new SplittableRandom(seed).nextBytes(b);
-        return b;
-    }
-
-    private static long info(RespSocket s, String field) {
-        String info = new String((byte[]) s.call("INFO", "stats"), StandardCharsets.UTF_8);
-        for (String line : info.split("\r\n")) {
-            if (line.startsWith(field + ":")) {
-                return Long.parseLong(line.substring(field.length() + 1));
-            }
-        }
-        throw new AssertionError("INFO stats has no " + field + ": " + info);
-    }
-
     /**
      * SET {@code key} alone until it is stored on the event loop: a connection is seen idle again a moment after the
      * usual path's replies were written, and a SET meanwhile goes the usual way.
      */
     private static void loneSetOnTheLoop(RespSocket s, String key, byte[] value) {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            long before = info(s, "ready_sets");
+            long before = s.infoStat("ready_sets");
             assertThat(s.call("SET", key, value)).isEqualTo("OK");
-            assertThat(info(s, "ready_sets") - before).isEqualTo(1);
+            assertThat(s.infoStat("ready_sets") - before).isEqualTo(1);
         });
         assertThat((byte[]) s.call("GET", key)).isEqualTo(value);
     }
 
     @Test
     void smallPlainSetsAreStoredOnTheEventLoopAndAnsweredInOrder() {
-        byte[] a = random(4096, 1);
-        byte[] b = random(100, 2);
-        byte[] big = random(64 * 1024, 3);
+        byte[] a = GatewayFixture.randomValue(4096, 1);
+        byte[] b = GatewayFixture.randomValue(100, 2);
+        byte[] big = GatewayFixture.randomValue(64 * 1024, 3);
         try (RespSocket s = new RespSocket(fixture.port())) {
             loneSetOnTheLoop(s, "rs:a", a);
 
-            long before = info(s, "ready_sets");
+            long before = s.infoStat("ready_sets");
             // pipelined SETs go as one batch call, after the GET before them; replies in order
             s.send(concat(command("GET", "rs:a"), command("SET", "rs:a", b), command("SET", "rs:b", a),
                     command("GET", "rs:a"), command("SET", "rs:big", big), command("SET", "rs:ttl", b, "EX", "100"),
@@ -87,12 +69,12 @@ class GatewayReadySetsTest {
             assertThat(s.read()).isEqualTo("OK");
             assertThat((byte[]) s.read()).isEqualTo(a);
             assertThat((Long) s.read()).isBetween(1L, 100L);
-            assertThat(info(s, "ready_sets") - before).as("only a lone SET is stored on the loop").isZero();
+            assertThat(s.infoStat("ready_sets") - before).as("only a lone SET is stored on the loop").isZero();
             // a lone SET of a large value goes the usual way too
             loneSetOnTheLoop(s, "rs:big", a);
-            before = info(s, "ready_sets");
+            before = s.infoStat("ready_sets");
             assertThat(s.call("SET", "rs:big", big)).isEqualTo("OK");
-            assertThat(info(s, "ready_sets") - before).isZero();
+            assertThat(s.infoStat("ready_sets") - before).isZero();
             assertThat((byte[]) s.call("GET", "rs:big")).isEqualTo(big);
             // a plain SET drops an earlier expiry, as in Redis
             assertThat(s.call("SET", "rs:ttl", a)).isEqualTo("OK");
@@ -112,21 +94,21 @@ class GatewayReadySetsTest {
                                 "PUT_END took effect, but the master closed first")));
             }
         }); RespSocket s = new RespSocket(failing.port())) {
-            byte[] v = random(512, 6);
+            byte[] v = GatewayFixture.randomValue(512, 6);
             assertThat(s.call("SET", "rs:fail", v)).isInstanceOfSatisfying(RespSocket.Err.class, e -> assertThat(
                     e.text()).startsWith("ERR INTERNAL_ERROR SET").contains("took effect"));
             s.send(concat(command("SET", "rs:ok", v), command("GET", "rs:fail")));
             assertThat(s.read()).isEqualTo("OK");
             assertThat((byte[]) s.read()).as("it took effect").isEqualTo(v);
-            assertThat(info(s, "ready_sets")).as("the pipelined SET went the usual way").isEqualTo(1);
+            assertThat(s.infoStat("ready_sets")).as("the pipelined SET went the usual way").isEqualTo(1);
             loneSetOnTheLoop(s, "rs:ok", v);
         }
     }
 
     @Test
     void aSetHeldForAnotherClientsCacheIsAnsweredLaterWhileTheLoopServesOthers() throws IOException {
-        byte[] old = random(4096, 4);
-        byte[] fresh = random(4096, 5);
+        byte[] old = GatewayFixture.randomValue(4096, 4);
+        byte[] fresh = GatewayFixture.randomValue(4096, 5);
         String master = "127.0.0.1:" + fixture.tiffin.master().address().getPort();
         try (TiffinClient caching = TiffinClient.connect(TiffinClient.Options.builder(master).localMemcpy(false)
                 .sharedMemory(false).locationCache(new LocationCache.Settings(Duration.ofSeconds(20), 1000)).build());
@@ -134,7 +116,7 @@ class GatewayReadySetsTest {
              RespSocket other = new RespSocket(fixture.port())) {
             assertThat(writer.call("SET", "rs:held", old)).isEqualTo("OK");
             assertThat(caching.get("rs:held")).isEqualTo(old); // its location now cached for up to half the lease
-            long before = info(other, "ready_sets");
+            long before = other.infoStat("ready_sets");
 
             writer.send(command("SET", "rs:held", fresh));
             assertThat(other.call("PING")).as("the event loop serves others meanwhile").isEqualTo("PONG");
@@ -143,7 +125,7 @@ class GatewayReadySetsTest {
             assertThat(writer.read()).isEqualTo("OK");
             assertThat((byte[]) writer.read()).isEqualTo(fresh);
             assertThat(caching.get("rs:held")).as("once answered, no client reads the old bytes").isEqualTo(fresh);
-            assertThat(info(other, "ready_sets") - before).isEqualTo(1);
+            assertThat(other.infoStat("ready_sets") - before).isEqualTo(1);
         }
     }
 }

@@ -12,7 +12,6 @@ import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,26 +49,10 @@ class GatewayZeroCopyTest {
                 && fixture.gateway.bufferedBytes() == 0);
     }
 
-    private static byte[] random(int size, long seed) {
-        byte[] b = new byte[size];
-        new SplittableRandom(seed).nextBytes(b);
-        return b;
-    }
-
     /** Stores {@code value} and reads it once the usual way, so that the next GETs find its location at hand. */
     private static void setAndWarm(RespSocket s, String key, byte[] value) {
         assertThat(s.call("SET", key, value)).isEqualTo("OK");
         assertThat((byte[]) s.call("GET", key)).isEqualTo(value);
-    }
-
-    private static long info(RespSocket s, String field) {
-        String info = new String((byte[]) s.call("INFO", "stats"), StandardCharsets.UTF_8);
-        for (String line : info.split("\r\n")) {
-            if (line.startsWith(field + ":")) {
-                return Long.parseLong(line.substring(field.length() + 1));
-            }
-        }
-        throw new AssertionError("INFO stats has no " + field + ": " + info);
     }
 
     /**
@@ -92,17 +75,17 @@ class GatewayZeroCopyTest {
 
     @Test
     void valuesAtHandComeBackExactCopiedOrLentAndAreReleased() {
-        byte[] small = random(4096, 1);
-        byte[] medium = random(100_000, 2);
-        byte[] large = random(1 << 20, 3);
+        byte[] small = GatewayFixture.randomValue(4096, 1);
+        byte[] medium = GatewayFixture.randomValue(100_000, 2);
+        byte[] large = GatewayFixture.randomValue(1 << 20, 3);
         try (RespSocket s = new RespSocket(fixture.port())) {
             // retried as a whole: under load the location cache's 2 s may pass between the warm-up and the GETs
             await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
                 setAndWarm(s, "zc:small", small);
                 setAndWarm(s, "zc:medium", medium);
                 setAndWarm(s, "zc:large", large);
-                long ready = info(s, "ready_gets");
-                long lent = info(s, "zero_copy_replies");
+                long ready = s.infoStat("ready_gets");
+                long lent = s.infoStat("zero_copy_replies");
                 // one read of pipelined GETs: all answered on the event loop, in order
                 s.send(concat(command("GET", "zc:large"), command("GET", "zc:small"), command("GET", "zc:medium"),
                         command("GET", "zc:large")));
@@ -110,8 +93,8 @@ class GatewayZeroCopyTest {
                 assertThat((byte[]) s.read()).isEqualTo(small);
                 assertThat((byte[]) s.read()).isEqualTo(medium);
                 assertThat((byte[]) s.read()).isEqualTo(large);
-                assertThat(info(s, "ready_gets") - ready).isEqualTo(4);
-                assertThat(info(s, "zero_copy_replies") - lent).as("values above 32 KiB sent without a copy")
+                assertThat(s.infoStat("ready_gets") - ready).isEqualTo(4);
+                assertThat(s.infoStat("zero_copy_replies") - lent).as("values above 32 KiB sent without a copy")
                         .isEqualTo(3);
             });
             // RESP3 frames a bulk string the same way
@@ -131,11 +114,11 @@ class GatewayZeroCopyTest {
         byte[][] values = new byte[12][];
         try (RespSocket s = new RespSocket(fixture.port())) {
             for (int i = 0; i < values.length; i++) {
-                values[i] = random(1 << 20, 100 + i);
+                values[i] = GatewayFixture.randomValue(1 << 20, 100 + i);
                 setAndWarm(s, "zc:run:" + i, values[i]);
             }
-            long ready = info(s, "ready_gets");
-            long lent = info(s, "zero_copy_replies");
+            long ready = s.infoStat("ready_gets");
+            long lent = s.infoStat("zero_copy_replies");
             // 12 MiB of replies in one read: the event loop answers up to gateway.write-buffer (8 MiB), the
             // command thread the rest, once the client has taken half; all from the node's segment
             ByteArrayOutputStream pipeline = new ByteArrayOutputStream();
@@ -146,32 +129,32 @@ class GatewayZeroCopyTest {
             for (byte[] v : values) {
                 assertThat((byte[]) s.read()).isEqualTo(v);
             }
-            assertThat(info(s, "zero_copy_replies") - lent).isEqualTo(values.length);
-            assertThat(info(s, "ready_gets") - ready).as("not all on the event loop").isLessThan(values.length);
+            assertThat(s.infoStat("zero_copy_replies") - lent).isEqualTo(values.length);
+            assertThat(s.infoStat("ready_gets") - ready).as("not all on the event loop").isLessThan(values.length);
             // a value just stored has no location in the client: its first GET asks the master, which runs in
             // this JVM, directly on the event loop, and is lent there (a master elsewhere would be asked from a
             // command thread: PinLocalClusterTest)
             // (repeated: a GET right after a command of the usual path may find the connection not yet idle)
-            byte[] fresh = random(1 << 20, 200);
+            byte[] fresh = GatewayFixture.randomValue(1 << 20, 200);
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-                long before = info(s, "zero_copy_replies");
-                long readyBefore = info(s, "ready_gets");
+                long before = s.infoStat("zero_copy_replies");
+                long readyBefore = s.infoStat("ready_gets");
                 assertThat(s.call("SET", "zc:run:fresh", fresh)).isEqualTo("OK");
                 assertThat((byte[]) s.call("GET", "zc:run:fresh")).isEqualTo(fresh);
-                assertThat(info(s, "zero_copy_replies") - before).isEqualTo(1);
-                assertThat(info(s, "ready_gets") - readyBefore).isEqualTo(1);
+                assertThat(s.infoStat("zero_copy_replies") - before).isEqualTo(1);
+                assertThat(s.infoStat("ready_gets") - readyBefore).isEqualTo(1);
             });
             // a missing key is answered by the usual path, and the next GETs on the event loop again
-            byte[] small = random(4096, 201);
+            byte[] small = GatewayFixture.randomValue(4096, 201);
             assertThat(s.call("SET", "zc:run:small", small)).isEqualTo("OK");
             s.send(concat(command("GET", "zc:run:absent"), command("GET", "zc:run:small")));
             assertThat(s.read()).isNull();
             assertThat((byte[]) s.read()).isEqualTo(small);
             // (the connection is seen idle again a moment after the usual path's replies)
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-                long r = info(s, "ready_gets");
+                long r = s.infoStat("ready_gets");
                 assertThat((byte[]) s.call("GET", "zc:run:small")).isEqualTo(small);
-                assertThat(info(s, "ready_gets") - r).isEqualTo(1);
+                assertThat(s.infoStat("ready_gets") - r).isEqualTo(1);
             });
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> fixture.gateway.lentValues() == 0);
@@ -179,8 +162,8 @@ class GatewayZeroCopyTest {
 
     @Test
     void aReplacedOrRemovedValueIsNeverServedFromItsOldLocation() {
-        byte[] first = random(1 << 20, 4);
-        byte[] second = random(1 << 20, 5);
+        byte[] first = GatewayFixture.randomValue(1 << 20, 4);
+        byte[] second = GatewayFixture.randomValue(1 << 20, 5);
         try (RespSocket s = new RespSocket(fixture.port())) {
             setAndWarm(s, "zc:replaced", first);
             assertThat((byte[]) s.call("GET", "zc:replaced")).isEqualTo(first);
@@ -193,7 +176,7 @@ class GatewayZeroCopyTest {
 
     @Test
     void aClientThatDisconnectsInTheMiddleOfALentReplyReleasesIt() throws IOException {
-        byte[] value = random(BIG, 6);
+        byte[] value = GatewayFixture.randomValue(BIG, 6);
         try (RespSocket s = new RespSocket(fixture.port(), 64 * 1024)) {
             setAndWarm(s, "zc:big", value);
             sendLentGet(s, "zc:big", value);
@@ -213,7 +196,7 @@ class GatewayZeroCopyTest {
 
     @Test
     void aSlowReaderGetsTheExactBytesAndTheLoanEndsWhenItHasThem() throws IOException, InterruptedException {
-        byte[] value = random(BIG, 7);
+        byte[] value = GatewayFixture.randomValue(BIG, 7);
         try (RespSocket s = new RespSocket(fixture.port(), 64 * 1024)) {
             setAndWarm(s, "zc:slow", value);
             sendLentGet(s, "zc:slow", value);
@@ -241,10 +224,10 @@ class GatewayZeroCopyTest {
 
     @Test
     void aClientTooSlowForTheReadLeaseIsDisconnectedBeforeItEnds() throws IOException {
-        byte[] value = random(BIG, 8);
+        byte[] value = GatewayFixture.randomValue(BIG, 8);
         long closedBefore;
         try (RespSocket s = new RespSocket(fixture.port())) {
-            closedBefore = info(s, "zero_copy_lease_closed");
+            closedBefore = s.infoStat("zero_copy_lease_closed");
         }
         try (RespSocket s = new RespSocket(fixture.port(), 64 * 1024)) {
             setAndWarm(s, "zc:stalled", value);
@@ -260,7 +243,7 @@ class GatewayZeroCopyTest {
                     .isEqualTo(Arrays.copyOfRange(value, 0, received.length - 11));
         }
         try (RespSocket s = new RespSocket(fixture.port())) {
-            assertThat(info(s, "zero_copy_lease_closed") - closedBefore).isEqualTo(1);
+            assertThat(s.infoStat("zero_copy_lease_closed") - closedBefore).isEqualTo(1);
         }
     }
 

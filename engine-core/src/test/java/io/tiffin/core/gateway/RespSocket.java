@@ -81,6 +81,17 @@ final class RespSocket implements AutoCloseable {
     }
 
     /** The command as a RESP array of bulk strings. */
+    /** The number {@code field} of {@code INFO stats} (e.g. {@code ready_gets}), asked on this connection. */
+    long infoStat(String field) {
+        String info = new String((byte[]) call("INFO", "stats"), java.nio.charset.StandardCharsets.UTF_8);
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith(field + ":")) {
+                return Long.parseLong(line.substring(field.length() + 1));
+            }
+        }
+        throw new AssertionError("INFO stats has no " + field + ": " + info);
+    }
+
     /** {@code parts} one after the other, e.g. commands sent in one write (a pipeline). */
     static byte[] concat(byte[]... parts) {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
