@@ -82,7 +82,7 @@ final class Evictor {
         List<Candidate> softPinned = new ArrayList<>();
         table.forEachShardIndexed((shard, s) -> {
             for (ObjectMetadata m : shard.objects.values()) {
-                if (m.hardPinned || m.processing || m.offloadPending || !m.hasReadableMemoryReplica()) {
+                if (m.hardPinned || m.processing || m.offloadPending() || !m.hasReadableMemoryReplica()) {
                     continue;
                 }
                 base[0]++;
@@ -133,7 +133,7 @@ final class Evictor {
     private boolean evictLocked(MetadataShard shard, String key, long now) {
         ObjectMetadata m = shard.objects.get(key);
         // Re-validate: the object may have been read, removed or replaced since the census.
-        if (m == null || m.hardPinned || m.processing || m.offloadPending || m.isLeased(now)
+        if (m == null || m.hardPinned || m.processing || m.offloadPending() || m.isLeased(now)
                 || !m.hasReadableMemoryReplica()) {
             return false;
         }

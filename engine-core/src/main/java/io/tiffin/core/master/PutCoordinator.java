@@ -107,7 +107,7 @@ final class PutCoordinator {
             if (putId != 0 && pending.putId == putId) {
                 return KeyResult.ok(key, new PutGrant(descriptorsOf(pending), pending.version)); // a retried PutStart
             }
-            if (pending.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+            if (pending.putStartMillis() + settings.putStartDiscardTimeout().toMillis() > now) {
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // another replacement is being written
             }
             preemptStuckReplacement(shard, pending);
@@ -154,7 +154,7 @@ final class PutCoordinator {
                 if (!existing.allComplete()) {
                     return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // a promotion writes one
                 }
-                if (existing.offloadPending) {
+                if (existing.offloadPending()) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
                 }
                 // The existing object stays readable until the new one's PutEnd swaps it in (swapIn).
@@ -162,7 +162,7 @@ final class PutCoordinator {
                 replaces = true;
             } else if (complete) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
-            } else if (existing.putStartMillis + settings.putStartDiscardTimeout().toMillis() > now) {
+            } else if (existing.putStartMillis() + settings.putStartDiscardTimeout().toMillis() > now) {
                 // Another put of the key is being written: not "exists", which writers take as done, while its
                 // writer may still fail and revoke (a put reported done with no bytes anywhere).
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
@@ -197,16 +197,14 @@ final class PutCoordinator {
         for (int i = 0; i < sink.placed(); i++) {
             MountedSegment seg = sink.segment(i);
             long handle = sink.handle(i);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), size, version);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle));
             replicas.add(r);
-            descriptors.add(r.toDescriptor(WRITER_OPS, writeGrantEnd(now)));
+            descriptors.add(r.toDescriptor(size, WRITER_OPS, writeGrantEnd(now)));
         }
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
         m.version = version;
         m.putId = putId;
-        m.upsert = options.upsert();
-        m.keepTtl = options.keepTtl();
-        m.expectedVersion = options.expectedVersion();
+        m.replaceOptions(options.upsert(), options.keepTtl(), options.expectedVersion());
         m.expireAtMillis = options.keepTtl() ? keptDeadline
                 : options.ttlMillis() > 0 ? expiry.deadline(now, options.ttlMillis()) : 0;
         if (replaces) {
@@ -225,22 +223,22 @@ final class PutCoordinator {
 
     /** The replicas of a put in progress, as its writer gets them again (a retried PutStart). */
     private List<ReplicaDescriptor> descriptorsOf(ObjectMetadata m) {
-        List<ReplicaDescriptor> out = new ArrayList<>(m.replicas.size());
-        for (ReplicaRecord r : m.replicas) {
-            out.add(r.toDescriptor(WRITER_OPS, writeGrantEnd(m.putStartMillis)));
+        List<ReplicaDescriptor> out = new ArrayList<>(m.replicas().size());
+        for (ReplicaRecord r : m.replicas()) {
+            out.add(r.toDescriptor(m.size, WRITER_OPS, writeGrantEnd(m.putStartMillis())));
         }
         return out;
     }
 
     /** As {@link #preemptStuckPut}, for a replacement: the replaced object stays. */
     private void preemptStuckReplacement(MetadataShard shard, ObjectMetadata stuck) {
-        long releaseAt = stuck.putStartMillis + settings.putTimeout().toMillis();
-        for (ReplicaRecord r : stuck.replicas) {
-            quarantine.add(r, releaseAt); // its writer may still be writing into them
+        long releaseAt = stuck.putStartMillis() + settings.putTimeout().toMillis();
+        for (ReplicaRecord r : stuck.replicas()) {
+            quarantine.add(r, stuck.version, releaseAt); // its writer may still be writing into them
         }
-        stuck.replicas.clear();
+        stuck.replicas().clear();
         shard.endReplacement(stuck.key);
-        deadlines.putEnded(stuck.key, stuck.putStartMillis);
+        deadlines.putEnded(stuck.key, stuck.putStartMillis());
         counters.putStartDiscards.increment();
     }
 
@@ -254,7 +252,7 @@ final class PutCoordinator {
         shard.endReplacement(m.key);
         ObjectMetadata old = shard.objects.get(m.key);
         boolean keyKept = false; // the old object forced out with its key left in the index for m
-        if (m.expectedVersion != 0 && (old == null || old.version != m.expectedVersion || old.isExpired(now))) {
+        if (m.expectedVersion() != 0 && (old == null || old.version != m.expectedVersion() || old.isExpired(now))) {
             m.freeAll();
             return false;
         }
@@ -262,15 +260,15 @@ final class PutCoordinator {
             preemptStuckPut(shard, old); // not expected: puts of the key are refused while a replacement is written
             old = null;
         } else if (old != null) {
-            if (m.keepTtl) {
+            if (m.keepTtl()) {
                 m.expireAtMillis = old.isExpired(now) ? 0 : old.expireAtMillis;
             }
-            if (old.offloadPending) {
+            if (old.offloadPending()) {
                 // its node may still be reading a memory replica for the SSD tier: keep them that long
                 old.leaseTimeoutMillis = Math.max(old.leaseTimeoutMillis,
                         now + settings.putStartReleaseTimeout().toMillis());
             }
-            if (old.taskNode != null) {
+            if (old.taskNode() != null) {
                 tier.abandonTask(old, false); // its copy, if the node reports it, is stale and deleted
             }
             if (hold != null && old.cachedUntilMillis > now
@@ -281,7 +279,7 @@ final class PutCoordinator {
             }
             removal.forceOut(shard, old, now, true);
             keyKept = true;
-        } else if (m.keepTtl) {
+        } else if (m.keepTtl()) {
             m.expireAtMillis = 0; // the replaced object went meanwhile (removed or expired)
         }
         table.insert(shard, m, keyKept);
@@ -289,8 +287,8 @@ final class PutCoordinator {
     }
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
-        removal.preempt(shard, stuck, stuck.putStartMillis + settings.putTimeout().toMillis());
-        deadlines.putEnded(stuck.key, stuck.putStartMillis);
+        removal.preempt(shard, stuck, stuck.putStartMillis() + settings.putTimeout().toMillis());
+        deadlines.putEnded(stuck.key, stuck.putStartMillis());
         counters.putStartDiscards.increment();
     }
 
@@ -320,13 +318,13 @@ final class PutCoordinator {
         ObjectMetadata pending = shard.replacement(key);
         if (pending != null && pending.writerId.equals(clientId)) {
             pending.dropDeadReplicas();
-            if (pending.replicas.isEmpty()) {
+            if (pending.replicas().isEmpty()) {
                 shard.endReplacement(key);
-                deadlines.putEnded(key, pending.putStartMillis);
+                deadlines.putEnded(key, pending.putStartMillis());
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
             if (!swapIn(shard, pending, now, hold)) {
-                deadlines.putEnded(key, pending.putStartMillis);
+                deadlines.putEnded(key, pending.putStartMillis());
                 return ErrorCode.OBJECT_NOT_FOUND; // the version it was to replace is gone
             }
             // swapped in: completed below as any put
@@ -348,19 +346,19 @@ final class PutCoordinator {
             return m.allComplete() ? ErrorCode.OK : ErrorCode.INVALID_WRITE;
         }
         m.dropDeadReplicas();
-        if (m.replicas.isEmpty()) {
+        if (m.replicas().isEmpty()) {
             table.forget(shard, key);
             return ErrorCode.OBJECT_NOT_FOUND;
         }
-        for (ReplicaRecord r : m.replicas) {
+        for (ReplicaRecord r : m.replicas()) {
             r.status = ReplicaStatus.COMPLETE;
         }
-        m.processing = false;
-        deadlines.putEnded(key, m.putStartMillis);
+        deadlines.putEnded(key, m.putStartMillis());
+        m.complete();
         m.crc32c = crc32c;
         m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
         if (m.softPinRequested) {
-            m.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
+            m.softPinUntil(now + settings.softPinTtl().toMillis());
         }
         tier.writeThrough(m);
         return ErrorCode.OK;
@@ -382,7 +380,7 @@ final class PutCoordinator {
         if (pending != null && pending.writerId.equals(clientId)) {
             pending.freeAll(); // the replaced object stays
             shard.endReplacement(key);
-            deadlines.putEnded(key, pending.putStartMillis);
+            deadlines.putEnded(key, pending.putStartMillis());
             return ErrorCode.OK;
         }
         ObjectMetadata m = shard.objects.get(key);
@@ -395,7 +393,7 @@ final class PutCoordinator {
         if (!m.processing) {
             return ErrorCode.INVALID_WRITE;
         }
-        deadlines.putEnded(key, m.putStartMillis);
+        deadlines.putEnded(key, m.putStartMillis());
         removal.erase(shard, m);
         return ErrorCode.OK;
     }
@@ -435,11 +433,11 @@ final class PutCoordinator {
         for (PutDeadlines.Due due : deadlines.duePuts(now)) {
             table.inShard(due.key(), shard -> {
                 ObjectMetadata pending = shard.replacement(due.key());
-                if (pending != null && pending.putStartMillis == due.startedMillis()) {
+                if (pending != null && pending.putStartMillis() == due.startedMillis()) {
                     LOG.info("Abandoning the replacing put of {} by {}: neither PutEnd nor PutRevoke within"
                             + " master.put-timeout ({}); its {} buffer(s) are freed, the replaced value stays",
-                            pending.key, pending.writerId, settings.putTimeout(), pending.replicas.size());
-                    freed[0] += pending.replicas.size();
+                            pending.key, pending.writerId, settings.putTimeout(), pending.replicas().size());
+                    freed[0] += pending.replicas().size();
                     pending.freeAll();
                     shard.endReplacement(pending.key);
                     deadlines.timedOut(pending.key, now);
@@ -447,11 +445,11 @@ final class PutCoordinator {
                     return null;
                 }
                 ObjectMetadata m = shard.objects.get(due.key());
-                if (m != null && m.processing && !m.recovered && m.putStartMillis == due.startedMillis()) {
+                if (m != null && m.processing && !m.recovered && m.putStartMillis() == due.startedMillis()) {
                     LOG.info("Abandoning the put of {} by {}: neither PutEnd nor PutRevoke within master.put-timeout"
                             + " ({}); its {} buffer(s) are freed", m.key, m.writerId, settings.putTimeout(),
-                            m.replicas.size());
-                    freed[0] += m.replicas.size();
+                            m.replicas().size());
+                    freed[0] += m.replicas().size();
                     m.freeAll(); // the writer is done or gone
                     removal.erase(shard, m);
                     deadlines.timedOut(m.key, now);
@@ -464,12 +462,12 @@ final class PutCoordinator {
         for (PutDeadlines.Due due : deadlines.dueTasks(now)) {
             table.inShard(due.key(), shard -> {
                 ObjectMetadata m = shard.objects.get(due.key());
-                if (m != null && m.taskNode != null && m.taskStartMillis == due.startedMillis()
-                        && m.taskStartMillis + releaseMs <= now) {
+                if (m != null && m.taskNode() != null && m.taskStartMillis() == due.startedMillis()
+                        && m.taskStartMillis() + releaseMs <= now) {
                     // An offload or promotion whose node never reported (a lost answer, a node that
                     // died after taking the task): without this the object stays pinned forever.
                     LOG.warn("Abandoning the {} of {} on node {}: no report within {}",
-                            m.offloadPending ? "offload" : "promotion", m.key, m.taskNode,
+                            m.offloadPending() ? "offload" : "promotion", m.key, m.taskNode(),
                             settings.putStartReleaseTimeout());
                     counters.abandonedTasks.increment();
                     tier.abandonTask(m, true);

@@ -17,7 +17,7 @@ import java.util.PriorityQueue;
  * order: shard → quarantine → segment).
  */
 final class Quarantine {
-    private record Entry(ReplicaRecord replica, long releaseAtMillis) {
+    private record Entry(ReplicaRecord replica, long version, long releaseAtMillis) {
     }
 
     private final Ticker ticker;
@@ -39,15 +39,15 @@ final class Quarantine {
         return writerTimeoutMillis;
     }
 
-    /** Keeps {@code replica}'s buffer until {@code releaseAtMillis}. */
-    synchronized void add(ReplicaRecord replica, long releaseAtMillis) {
-        entries.add(new Entry(replica, releaseAtMillis));
+    /** Keeps {@code replica}'s buffer (of its object's {@code version}) until {@code releaseAtMillis}. */
+    synchronized void add(ReplicaRecord replica, long version, long releaseAtMillis) {
+        entries.add(new Entry(replica, version, releaseAtMillis));
     }
 
-    /** Keeps the buffers of {@code replicas} until {@code releaseAtMillis}. */
-    synchronized void addAll(List<ReplicaRecord> replicas, long releaseAtMillis) {
+    /** Keeps the buffers of {@code replicas} (of their object's {@code version}) until {@code releaseAtMillis}. */
+    synchronized void addAll(List<ReplicaRecord> replicas, long version, long releaseAtMillis) {
         for (ReplicaRecord r : replicas) {
-            entries.add(new Entry(r, releaseAtMillis));
+            entries.add(new Entry(r, version, releaseAtMillis));
         }
     }
 
@@ -58,7 +58,7 @@ final class Quarantine {
      */
     int takeWriting(ObjectMetadata m) {
         List<ReplicaRecord> writing = null;
-        for (ReplicaRecord r : m.replicas) {
+        for (ReplicaRecord r : m.replicas()) {
             if (r.status == ReplicaStatus.PROCESSING) {
                 if (writing == null) {
                     writing = new ArrayList<>(1);
@@ -69,8 +69,8 @@ final class Quarantine {
         if (writing == null) {
             return 0;
         }
-        addAll(writing, ticker.millis() + writerTimeoutMillis);
-        m.replicas.removeAll(writing);
+        addAll(writing, m.version, ticker.millis() + writerTimeoutMillis);
+        m.replicas().removeAll(writing);
         return writing.size();
     }
 
@@ -79,7 +79,8 @@ final class Quarantine {
         long now = ticker.millis();
         int released = 0;
         while (!entries.isEmpty() && entries.peek().releaseAtMillis() <= now) {
-            entries.poll().replica().free();
+            Entry e = entries.poll();
+            e.replica().free(e.version());
             released++;
         }
         return released;

@@ -95,7 +95,7 @@ final class Removal {
         if (m.processing || !m.allComplete()) {
             return ErrorCode.REPLICA_IS_NOT_READY;
         }
-        if (m.offloadPending) {
+        if (m.offloadPending()) {
             return ErrorCode.OBJECT_HAS_REPLICATION_TASK;
         }
         if (hold != null && m.cachedUntilMillis > now) {
@@ -118,7 +118,7 @@ final class Removal {
         if (!m.isExpired(now)) {
             return false;
         }
-        if (m.allComplete() && !m.offloadPending) {
+        if (m.allComplete() && !m.offloadPending()) {
             forceOut(shard, m, now);
             counters.expiredObjects.increment();
         }
@@ -142,9 +142,9 @@ final class Removal {
      */
     void forceOut(MetadataShard shard, ObjectMetadata m, long now, boolean keyStays) {
         if (m.isLeased(now)) {
-            m.replicas.forEach(ReplicaRecord::forgetRecord);
-            quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
-            m.replicas.clear();
+            m.replicas().forEach(r -> r.forgetRecord(m.version));
+            quarantine.addAll(m.replicas(), m.version, m.leaseTimeoutMillis);
+            m.replicas().clear();
             tier.dropDiskCopies(m);
             table.forget(shard, m.key, keyStays);
         } else {
@@ -158,14 +158,14 @@ final class Removal {
      * the object's shard lock.
      */
     void preempt(MetadataShard shard, ObjectMetadata m, long releaseAtMillis) {
-        for (ReplicaRecord r : m.replicas) {
+        for (ReplicaRecord r : m.replicas()) {
             if (r.status == io.tiffin.api.ReplicaStatus.PROCESSING) {
-                quarantine.add(r, releaseAtMillis);
+                quarantine.add(r, m.version, releaseAtMillis);
             } else {
-                r.free();
+                r.free(m.version);
             }
         }
-        m.replicas.clear();
+        m.replicas().clear();
         table.forget(shard, m.key);
     }
 

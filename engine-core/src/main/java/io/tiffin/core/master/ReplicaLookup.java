@@ -94,14 +94,14 @@ final class ReplicaLookup {
         }
         List<ReplicaDescriptor> readable = null;
         long lease = 0;
-        for (ReplicaRecord r : m.replicas) {
+        for (ReplicaRecord r : m.replicas()) {
             if (r.isReadable()) {
                 if (readable == null) {
-                    readable = new ArrayList<>(m.replicas.size());
+                    readable = new ArrayList<>(m.replicas().size());
                     lease = leaseFor(m, now);
                 }
                 // read grants end with the lease: no client may read (or reuse the location) beyond it anyway
-                readable.add(r.toDescriptor(DataGrant.READ, now + lease));
+                readable.add(r.toDescriptor(m.size, DataGrant.READ, now + lease));
             }
         }
         if (!m.diskReplicas().isEmpty() && !m.processing) {

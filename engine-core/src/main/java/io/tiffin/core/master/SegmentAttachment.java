@@ -112,11 +112,10 @@ final class SegmentAttachment {
                 s.release(-1, c.getOffset(), c.getVersion()); // overlaps another record: the node forgets it
                 continue;
             }
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), s, handles[i], c.getOffset(), c.getSize(),
-                    c.getVersion());
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), s, handles[i], c.getOffset());
             r.status = ReplicaStatus.COMPLETE;
             if (c.getKey().isEmpty() || table.validateKey(c.getKey()) != ErrorCode.OK) {
-                r.free();
+                r.free(c.getVersion());
                 continue;
             }
             if (table.inShard(c.getKey(), shard -> adopt(shard, c, r, now))) {
@@ -131,21 +130,21 @@ final class SegmentAttachment {
     private boolean adopt(MetadataShard shard, CommitRecord c, ReplicaRecord r, long now) {
         ObjectMetadata m = shard.objects.get(c.getKey());
         if (m != null && m.version == c.getVersion() && m.size == c.getSize() && !m.processing) {
-            m.replicas.add(r); // another replica of the same object
+            m.replicas().add(r); // another replica of the same object
             return true;
         }
         if (m != null && m.processing) {
-            if (m.upsert) {
-                r.free(); // an upsert started during the recovery replaces it: the node forgets it
+            if (m.upsert()) {
+                r.free(c.getVersion()); // an upsert started during the recovery replaces it: the node forgets it
                 return false;
             }
             // A plain put of the key, started during the recovery (its PutEnd waits for the recovery's end): the
             // key held this acknowledged object all along, so that put is a put of an existing key, a successful
             // no-op (its PutEnd finds this recovered object and answers OK). Its buffers stay reserved until its
             // writer's put timeout, as it may still be writing.
-            removal.preempt(shard, m, m.putStartMillis + settings.putTimeout().toMillis());
+            removal.preempt(shard, m, m.putStartMillis() + settings.putTimeout().toMillis());
         } else if (m != null && m.version > c.getVersion()) {
-            r.free(); // an older copy: the node forgets it
+            r.free(c.getVersion()); // an older copy: the node forgets it
             return false;
         } else if (m != null) {
             removal.erase(shard, m); // an older object of the key (another node's copy)
@@ -155,11 +154,11 @@ final class SegmentAttachment {
         o.version = c.getVersion();
         o.putId = c.getPutId();
         o.crc32c = c.getCrc32C();
-        o.processing = false;
+        o.complete();
         o.recovered = true;
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown
         if (c.getSoftPin()) {
-            o.softPinDeadlineMillis = now + settings.softPinTtl().toMillis();
+            o.softPinUntil(now + settings.softPinTtl().toMillis());
         }
         table.insert(shard, o);
         return true;

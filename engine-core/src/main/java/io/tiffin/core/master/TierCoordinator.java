@@ -143,7 +143,7 @@ final class TierCoordinator {
             }
             if (m == null) {
                 m = new ObjectMetadata(key, "ssd:" + nodeId, size, now, false, false, List.of());
-                m.processing = false;
+                m.complete();
                 if (version > 0) { // the copy's own version (its node wrote it in this run): kept across a takeover
                     table.noteVersion(version);
                     m.version = version;
@@ -153,7 +153,7 @@ final class TierCoordinator {
                 }
                 m.leaseTimeoutMillis = now;
                 table.insert(shard, m);
-            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending && nodeId.equals(m.taskNode))
+            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending() && nodeId.equals(m.taskNode()))
                     && !(m.recovered && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
                 // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
@@ -170,16 +170,15 @@ final class TierCoordinator {
                 m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
                 diskCopies.incrementAndGet();
             }
-            if (m.offloadPending && nodeId.equals(m.taskNode)) {
-                m.offloadPending = false;
-                m.taskNode = null;
+            if (m.offloadPending() && nodeId.equals(m.taskNode())) {
+                m.clearTask();
                 tier.offloadFinished(nodeId);
                 counters.offloads.increment();
                 if (settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT) {
                     counters.evictedBytes.add(m.size);
                     if (m.isLeased(now)) {
-                        quarantine.addAll(m.replicas, m.leaseTimeoutMillis);
-                        m.replicas.clear();
+                        quarantine.addAll(m.replicas(), m.version, m.leaseTimeoutMillis);
+                        m.replicas().clear();
                     } else {
                         m.freeAll();
                     }
@@ -192,10 +191,8 @@ final class TierCoordinator {
     void offloadFailed(String nodeId, List<String> keys) {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m != null && m.offloadPending && nodeId.equals(m.taskNode)) {
-                m.offloadPending = false;
-                m.offloadFailed = true;
-                m.taskNode = null;
+            if (m != null && m.offloadPending() && nodeId.equals(m.taskNode())) {
+                m.offloadFailedNow();
                 tier.offloadFinished(nodeId);
                 counters.offloadFailures.increment();
             }
@@ -216,7 +213,7 @@ final class TierCoordinator {
      */
     boolean offloadInsteadOfEvicting(ObjectMetadata m) {
         return settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT && m.diskReplicas().isEmpty()
-                && !m.offloadFailed && queueOffload(m);
+                && !m.offloadFailed() && queueOffload(m);
     }
 
     /** Queues an offload of one memory replica on a node with an SSD tier. Caller holds the shard lock. */
@@ -224,16 +221,14 @@ final class TierCoordinator {
         if (m.size == 0) {
             return false; // nothing to keep on a disk: an evicted 0-byte object is simply dropped
         }
-        for (ReplicaRecord r : m.replicas) {
+        for (ReplicaRecord r : m.replicas()) {
             if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
                 OffloadTask task = OffloadTask.newBuilder()
                         .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
                         .setVersion(m.version).setCrc32C(m.crc32c).build();
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
-                    m.offloadPending = true;
-                    m.taskNode = r.segment.nodeId();
-                    m.taskStartMillis = ticker.millis();
-                    deadlines.taskStarted(m.key, m.taskStartMillis);
+                    m.startOffload(r.segment.nodeId(), ticker.millis());
+                    deadlines.taskStarted(m.key, m.taskStartMillis());
                     return true;
                 }
                 return false;
@@ -254,14 +249,12 @@ final class TierCoordinator {
             return;
         }
         DiskReplica d = m.diskReplicas().get(0);
-        if (m.promotionQueued && !d.nodeId().equals(m.taskNode)) {
+        if (m.promotionQueued() && !d.nodeId().equals(m.taskNode())) {
             return;
         }
         if (tier.queuePromotion(d.nodeId(), m.key, m.size, hits)) {
-            m.promotionQueued = true;
-            m.taskNode = d.nodeId();
-            m.taskStartMillis = ticker.millis();
-            deadlines.taskStarted(m.key, m.taskStartMillis);
+            m.startPromotion(d.nodeId(), ticker.millis());
+            deadlines.taskStarted(m.key, m.taskStartMillis());
             counters.promotionsQueued.increment();
         }
     }
@@ -277,9 +270,8 @@ final class TierCoordinator {
             if (m == null || !m.hasDiskReplicaOn(nodeId)) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
             }
-            if (m.hasReadableMemoryReplica() || m.processing || !m.replicas.isEmpty()) {
-                m.promotionQueued = false;
-                m.taskNode = null;
+            if (m.hasReadableMemoryReplica() || m.processing || !m.replicas().isEmpty()) {
+                m.clearTask();
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
             List<String> preferred = new ArrayList<>();
@@ -290,28 +282,24 @@ final class TierCoordinator {
             }
             SegmentReplicaSink sink = placement.sink(m.size, 1);
             if (!placement.place(new AllocationRequest(m.size, 1, preferred, nodeId), sink)) {
-                m.promotionQueued = false;
-                m.taskNode = null;
+                m.clearTask();
                 return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
             }
             if (sink.placed() == 0) {
                 placement.noteAllocationFailure(m.size);
-                m.promotionQueued = false;
-                m.taskNode = null;
+                m.clearTask();
                 counters.promotionFailures.increment();
                 return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
             }
             MountedSegment seg = sink.segment(0);
             long handle = sink.handle(0);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle), m.size,
-                    m.version);
-            m.replicas.add(r);
-            m.promotionQueued = true;
-            m.taskNode = nodeId;
-            m.taskStartMillis = ticker.millis();
-            deadlines.taskStarted(m.key, m.taskStartMillis);
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle));
+            m.replicas().add(r);
+            m.startPromotion(nodeId, ticker.millis());
+            deadlines.taskStarted(m.key, m.taskStartMillis());
             // the promoting node writes it (and the master frees a stuck promotion's buffer no earlier)
-            return KeyResult.ok(key, r.toDescriptor(DataGrant.WRITE, m.taskStartMillis + quarantine.writerTimeoutMillis()));
+            return KeyResult.ok(key, r.toDescriptor(m.size, DataGrant.WRITE,
+                    m.taskStartMillis() + quarantine.writerTimeoutMillis()));
         });
     }
 
@@ -322,16 +310,15 @@ final class TierCoordinator {
             if (m == null) {
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
-            m.promotionQueued = false;
-            m.taskNode = null;
-            for (ReplicaRecord r : m.replicas) {
+            m.clearTask();
+            for (ReplicaRecord r : m.replicas()) {
                 if (r.id == replicaId && r.status == ReplicaStatus.PROCESSING) {
                     if (success) {
                         r.status = ReplicaStatus.COMPLETE;
                         counters.promotions.increment();
                     } else {
-                        r.free();
-                        m.replicas.remove(r);
+                        r.free(m.version);
+                        m.replicas().remove(r);
                         counters.promotionFailures.increment();
                     }
                     return ErrorCode.OK;
@@ -380,7 +367,7 @@ final class TierCoordinator {
     int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
         int dropped = m.removeDiskReplicasIf(d -> deadNodes.contains(d.nodeId()));
         diskCopies.addAndGet(-dropped);
-        if (m.taskNode != null && deadNodes.contains(m.taskNode)) {
+        if (m.taskNode() != null && deadNodes.contains(m.taskNode())) {
             dropped += abandonTask(m, false);
         }
         return dropped;
@@ -396,17 +383,17 @@ final class TierCoordinator {
      * shard lock.
      */
     int abandonTask(ObjectMetadata m, boolean writerDone) {
-        if (m.offloadPending) {
-            tier.cancelQueuedOffload(m.taskNode, m.key);
-            tier.offloadFinished(m.taskNode);
+        if (m.offloadPending()) {
+            tier.cancelQueuedOffload(m.taskNode(), m.key);
+            tier.offloadFinished(m.taskNode());
         }
         int dropped = 0;
         if (!m.processing) {
             if (writerDone) {
-                for (Iterator<ReplicaRecord> it = m.replicas.iterator(); it.hasNext(); ) {
+                for (Iterator<ReplicaRecord> it = m.replicas().iterator(); it.hasNext(); ) {
                     ReplicaRecord r = it.next();
                     if (r.status == ReplicaStatus.PROCESSING) {
-                        r.free();
+                        r.free(m.version);
                         it.remove();
                         dropped++;
                     }
@@ -428,7 +415,7 @@ final class TierCoordinator {
     void abandonTasksOf(String nodeId) {
         table.forEachShard(shard -> {
             for (ObjectMetadata m : shard.objects.valuesCopy()) {
-                if (nodeId.equals(m.taskNode)) {
+                if (nodeId.equals(m.taskNode())) {
                     abandonTask(m, false);
                     if (m.isEmpty()) {
                         table.forget(shard, m.key);

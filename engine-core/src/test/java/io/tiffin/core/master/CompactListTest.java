@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class CompactListTest {
     @Test
     void growsFromNoneToOneToManyAndBack() {
-        CompactList<String> list = new CompactList<>();
+        CompactList<String> list = CompactList.create();
         assertThat(list).isEmpty();
         list.add("a");
         assertThat(list).containsExactly("a");
@@ -29,12 +29,12 @@ class CompactListTest {
         assertThat(list.get(0)).isEqualTo("d");
         list.clear();
         assertThat(list).isEmpty();
-        assertThat(new CompactList<>(List.of("x", "y"))).containsExactly("x", "y");
+        assertThat(CompactList.create(List.of("x", "y"))).containsExactly("x", "y");
     }
 
     @Test
     void badIndexesAndElementsAreRefused() {
-        CompactList<Object> list = new CompactList<>();
+        CompactList<Object> list = CompactList.create();
         assertThatThrownBy(() -> list.get(0)).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> list.add(1, "a")).isInstanceOf(IndexOutOfBoundsException.class);
         assertThatThrownBy(() -> list.add(null)).isInstanceOf(IllegalArgumentException.class);
@@ -47,7 +47,7 @@ class CompactListTest {
 
     @Test
     void iteratingWhileAddingFailsLoudly() {
-        CompactList<String> list = new CompactList<>(List.of("a", "b"));
+        CompactList<String> list = CompactList.create(List.of("a", "b"));
         assertThatThrownBy(() -> {
             for (String s : list) {
                 list.add(s + "!");
@@ -57,7 +57,7 @@ class CompactListTest {
 
     @Test
     void randomOperationsAgreeWithAnArrayList() {
-        CompactList<Integer> list = new CompactList<>();
+        CompactList<Integer> list = CompactList.create();
         List<Integer> reference = new ArrayList<>();
         SplittableRandom random = new SplittableRandom(25);
         for (int op = 0; op < 20_000; op++) {

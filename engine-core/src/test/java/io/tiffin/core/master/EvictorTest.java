@@ -50,12 +50,12 @@ class EvictorTest {
     private ObjectMetadata object(String key, long leaseEnd, boolean hardPin, long softPinDeadline) {
         long handle = segment.allocate(OBJECT);
         assertThat(handle).as("room for %s", key).isNotNegative();
-        ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle), OBJECT, 0);
+        ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle));
         r.status = ReplicaStatus.COMPLETE;
         ObjectMetadata m = new ObjectMetadata(key, "writer", OBJECT, 0, hardPin, softPinDeadline != 0, List.of(r));
-        m.processing = false;
+        m.complete();
         m.leaseTimeoutMillis = leaseEnd;
-        m.softPinDeadlineMillis = softPinDeadline;
+        m.softPinUntil(softPinDeadline);
         table.inShard(key, shard -> {
             table.insert(shard, m);
             return null;
@@ -83,7 +83,7 @@ class EvictorTest {
         for (int i = 0; i < 13; i++) {
             object("k" + i, 0);
         }
-        quarantine.addAll(gone.replicas, ticker.millis());
+        quarantine.addAll(gone.replicas(), gone.version, ticker.millis());
         assertThat(segment.used()).isEqualTo(14 * OBJECT); // 87.5 %
 
         assertThat(evictor.runEvictionOnce()).isZero();
@@ -127,7 +127,7 @@ class EvictorTest {
         Evictor evictor = evictor();
         object("pinned", 0, true, 0);
         object("writing", 0, false, 0).processing = true;
-        object("offloading", 0, false, 0).offloadPending = true;
+        object("offloading", 0, false, 0).startOffload("node", 0);
         for (int i = 3; i < 16; i++) {
             object("k" + i, i);
         }
@@ -190,7 +190,7 @@ class EvictorTest {
         assertThat(evictor.runEvictionOnce()).isEqualTo(3);
 
         assertThat(present("k0")).isTrue();
-        assertThat(k0.replicas).isEmpty();
+        assertThat(k0.replicas()).isEmpty();
         assertThat(k0.diskReplicas()).hasSize(1);
         assertThat(List.of("k1", "k2")).noneMatch(this::present);
         assertThat(segment.used()).isEqualTo(13 * OBJECT);
@@ -206,7 +206,7 @@ class EvictorTest {
         assertThat(evictor.runEvictionOnce()).isEqualTo(3);
 
         assertThat(segment.used()).as("memory is freed when the node reports the copy").isEqualTo(16 * OBJECT);
-        assertThat(all.subList(0, 3)).allMatch(m -> m.offloadPending && "n".equals(m.taskNode));
+        assertThat(all.subList(0, 3)).allMatch(m -> m.offloadPending() && "n".equals(m.taskNode()));
         assertThat(counters.evictedBytes()).isZero();
         assertThat(tier.pollTasks("n", 10, 0).offloads()).extracting(t -> t.getKey())
                 .containsExactly("k0", "k1", "k2");

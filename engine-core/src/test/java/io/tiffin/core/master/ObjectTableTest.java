@@ -17,7 +17,9 @@ class ObjectTableTest {
 
     private ObjectMetadata add(String key, boolean complete) {
         ObjectMetadata m = new ObjectMetadata(key, "w", key.length(), 0, false, false, List.of());
-        m.processing = !complete;
+        if (complete) {
+            m.complete();
+        }
         table.inShard(key, shard -> {
             table.insert(shard, m);
             return null;

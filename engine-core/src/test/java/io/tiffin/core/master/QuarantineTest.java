@@ -17,7 +17,7 @@ class QuarantineTest {
 
     private ReplicaRecord replica(ReplicaStatus status) {
         long handle = segment.allocate(4096);
-        ReplicaRecord r = new ReplicaRecord(handle, segment, handle, segment.offset(handle), 4096, 0);
+        ReplicaRecord r = new ReplicaRecord(handle, segment, handle, segment.offset(handle));
         r.status = status;
         return r;
     }
@@ -25,8 +25,8 @@ class QuarantineTest {
     @Test
     void buffersGoBackAtTheirReleaseTimeEarliestFirst() {
         long now = ticker.millis();
-        quarantine.add(replica(ReplicaStatus.COMPLETE), now + 100);
-        quarantine.addAll(List.of(replica(ReplicaStatus.COMPLETE)), now + 50);
+        quarantine.add(replica(ReplicaStatus.COMPLETE), 0, now + 100);
+        quarantine.addAll(List.of(replica(ReplicaStatus.COMPLETE)), 0, now + 50);
         assertThat(quarantine.releaseDue()).isZero();
         assertThat(segment.used()).isEqualTo(2 * 4096);
 
@@ -48,7 +48,7 @@ class QuarantineTest {
 
         assertThat(quarantine.takeWriting(m)).isEqualTo(1);
 
-        assertThat(m.replicas).containsExactly(complete);
+        assertThat(m.replicas()).containsExactly(complete);
         ticker.advanceMillis(WRITER_TIMEOUT - 1);
         assertThat(quarantine.releaseDue()).isZero();
         assertThat(segment.used()).as("the writer may still write into it").isEqualTo(2 * 4096);
