@@ -24,14 +24,14 @@ import java.util.function.Function;
  * ({@link #forEachShard}). No method takes two shard locks at once.
  *
  * <p>Thread-safe: a shard and the objects in it are guarded by the shard's lock, which callers hold
- * around {@link #insert} and {@link #forget}; the key index and counters are concurrent.
+ * around {@link #insert} and {@link #forget}; the key index ({@link KeyIndex}) and counters are thread-safe.
  */
 final class ObjectTable {
     private final Ticker ticker;
     private final int maxKeyLength;
     private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
     /** Every key, ordered. Updated under the key's shard lock. */
-    private final ConcurrentSkipListSet<String> keyIndex = new ConcurrentSkipListSet<>();
+    private final KeyIndex keyIndex = new KeyIndex();
     private final AtomicLong keyCount = new AtomicLong();
     /** The objects with an expiry deadline, by deadline. Updated under the key's shard lock. */
     private final ConcurrentSkipListSet<Deadline> deadlines = new ConcurrentSkipListSet<>();
@@ -305,7 +305,7 @@ final class ObjectTable {
     boolean forEachMatch(KeyQuery q, boolean fastPath, BiConsumer<MetadataShard, String> action) {
         if (fastPath && (q.kind() == KeyQuery.Kind.PREFIX || q.kind() == KeyQuery.Kind.EXACT)) {
             Iterable<String> candidates = q.kind() == KeyQuery.Kind.EXACT ? List.of(q.literal())
-                    : keyIndex.tailSet(q.literal());
+                    : keyIndex.from(q.literal());
             for (String key : candidates) {
                 if (!key.startsWith(q.literal())) {
                     break;
@@ -343,7 +343,7 @@ final class ObjectTable {
         long now = ticker.millis();
         LinkedHashMap<String, Long> found = new LinkedHashMap<>();
         boolean truncated = false;
-        for (String key : keyIndex.tailSet(prefix)) {
+        for (String key : keyIndex.from(prefix)) {
             if (!key.startsWith(prefix)) {
                 break;
             }
