@@ -110,7 +110,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
 
     @Option(names = "--warmup", defaultValue = "10", description = "seconds of the same load before measuring, long"
             + " enough for the JIT to compile the hot paths; extended in 2 s steps (by up to as much again) while the"
-            + " JIT still compiles more than 5% of the time (default ${DEFAULT-VALUE})")
+            + " JIT still compiles more than 5%% of the time (default ${DEFAULT-VALUE})")
     int warmup;
 
     @Option(names = "--master-pid", description = "with --master: the pid of that master's JVM on this machine, to"
