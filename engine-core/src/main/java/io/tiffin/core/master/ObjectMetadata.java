@@ -98,6 +98,11 @@ final class ObjectMetadata {
         replicas().addAll(replicas);
     }
 
+    /** Whether the side object of the fields few objects need is allocated (a complete, plain object: no). */
+    boolean holdsRareFields() {
+        return rare != null;
+    }
+
     private Rare rare() {
         if (rare == null) {
             rare = new Rare();
