@@ -67,6 +67,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
     private static final int BATCHGET_SIZE = 128;
     private static final Duration BATCHGET_TIME = Duration.ofSeconds(3);
     private static final Duration HEARTBEAT_WINDOW = Duration.ofSeconds(5);
+    /** The longest wait for the master's JIT to go quiet before the heartbeat window. */
+    private static final Duration JIT_SETTLE_MAX = Duration.ofSeconds(30);
+    private static final double JIT_QUIET_PCT = 5;
     private static final Pattern LISTENING = Pattern.compile("Tiffin master listening on \\S*:(\\d+)");
 
     @CommandLine.Spec
@@ -253,6 +256,26 @@ public final class BenchScaleCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Waits, at most {@link #JIT_SETTLE_MAX}, until the master's compiler threads used less than
+     * {@value #JIT_QUIET_PCT}% of a core over a second: after a fill of millions of keys C2 still compiles for
+     * seconds, which is the JIT's cost, not the heartbeats'. Returns the seconds waited past the first quiet check.
+     */
+    private static double settleJit(ProcessProbe probe) throws InterruptedException {
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < JIT_SETTLE_MAX.toNanos()) {
+            Map<String, ProcessProbe.ThreadTicks> before = probe.threadCpuTicks();
+            long s0 = System.nanoTime();
+            Thread.sleep(1000);
+            double seconds = (System.nanoTime() - s0) / 1e9;
+            long jit = ProcessProbe.ticksByKind(before, probe.threadCpuTicks()).getOrDefault("JIT", 0L);
+            if (100.0 * jit / ProcessProbe.CLOCK_TICKS_PER_SECOND / seconds < JIT_QUIET_PCT) {
+                break;
+            }
+        }
+        return Math.max(0, (System.nanoTime() - t0) / 1e9 - 1);
+    }
+
     /** What a stage measures besides the columns: the extra columns, comma-separated. */
     @FunctionalInterface
     private interface ExtraColumns {
@@ -280,6 +303,11 @@ public final class BenchScaleCommand implements Callable<Integer> {
         String cpu = "";
         if (probe != null) {
             heap = Long.toString(probe.heapLiveBytes());
+            double settled = settleJit(probe);
+            if (settled > 0) {
+                System.out.printf("Heartbeat window at %d keys: waited %.0f s for the master's JIT to settle%n", count,
+                        settled);
+            }
             long ticks = probe.cpuTicks();
             Map<String, ProcessProbe.ThreadTicks> threads = probe.threadCpuTicks();
             long t0 = System.nanoTime();
