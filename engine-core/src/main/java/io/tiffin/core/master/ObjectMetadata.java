@@ -232,9 +232,27 @@ final class ObjectMetadata {
         r.taskStartMillis = now;
     }
 
+    /** The offload is over (its SSD copy reported): its flag and node go. */
+    void endOffload() {
+        if (rare != null) {
+            rare.offloadPending = false;
+            rare.taskNode = null;
+            dropRareIfUnused();
+        }
+    }
+
+    /** The promotion is over (done, failed or refused): its flag and node go, an offload's flag stays. */
+    void endPromotion() {
+        if (rare != null) {
+            rare.promotionQueued = false;
+            rare.taskNode = null;
+            dropRareIfUnused();
+        }
+    }
+
     /** The pending offload failed: the task is over and eviction will drop the object instead of retrying. */
     void offloadFailedNow() {
-        clearTask();
+        endOffload();
         rare().offloadFailed = true;
     }
 

@@ -171,7 +171,7 @@ final class TierCoordinator {
                 diskCopies.incrementAndGet();
             }
             if (m.offloadPending() && nodeId.equals(m.taskNode())) {
-                m.clearTask();
+                m.endOffload();
                 tier.offloadFinished(nodeId);
                 counters.offloads.increment();
                 if (settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT) {
@@ -271,7 +271,7 @@ final class TierCoordinator {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
             }
             if (m.hasReadableMemoryReplica() || m.processing || !m.replicas().isEmpty()) {
-                m.clearTask();
+                m.endPromotion();
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
             List<String> preferred = new ArrayList<>();
@@ -282,12 +282,12 @@ final class TierCoordinator {
             }
             SegmentReplicaSink sink = placement.sink(m.size, 1);
             if (!placement.place(new AllocationRequest(m.size, 1, preferred, nodeId), sink)) {
-                m.clearTask();
+                m.endPromotion();
                 return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
             }
             if (sink.placed() == 0) {
                 placement.noteAllocationFailure(m.size);
-                m.clearTask();
+                m.endPromotion();
                 counters.promotionFailures.increment();
                 return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
             }
@@ -310,7 +310,7 @@ final class TierCoordinator {
             if (m == null) {
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
-            m.clearTask();
+            m.endPromotion();
             for (ReplicaRecord r : m.replicas()) {
                 if (r.id == replicaId && r.status == ReplicaStatus.PROCESSING) {
                     if (success) {

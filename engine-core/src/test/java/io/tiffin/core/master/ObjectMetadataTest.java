@@ -68,6 +68,13 @@ class ObjectMetadataTest {
         assertThat(m.taskNode()).isNull();
         assertThat(m.holdsRareFields()).isFalse();
 
+        m.startOffload("node-a", 2_500);
+        m.endPromotion();
+        assertThat(m.offloadPending()).as("ending a promotion leaves an offload's flag").isTrue();
+        m.endOffload();
+        assertThat(m.offloadPending()).isFalse();
+        assertThat(m.holdsRareFields()).isFalse();
+
         m.startOffload("node-a", 3_000);
         m.offloadFailedNow();
         assertThat(m.offloadPending()).isFalse();
