@@ -237,6 +237,7 @@ final class ObjectMetadata {
         if (rare != null) {
             rare.offloadPending = false;
             rare.taskNode = null;
+            rare.taskStartMillis = 0; // read only with a task node
             dropRareIfUnused();
         }
     }
@@ -246,6 +247,7 @@ final class ObjectMetadata {
         if (rare != null) {
             rare.promotionQueued = false;
             rare.taskNode = null;
+            rare.taskStartMillis = 0; // read only with a task node
             dropRareIfUnused();
         }
     }
