@@ -89,7 +89,11 @@ final class Evictor {
                 if (m.isLeased(now)) {
                     continue;
                 }
-                (m.isSoftPinned(now) ? softPinned : normal).add(new Candidate(m.leaseTimeoutMillis, s, m.key));
+                boolean pinned = m.isSoftPinned(now);
+                if (!pinned && m.softPinDeadlineMillis() != 0) {
+                    m.softPinUntil(0); // the pin is over: the object may drop its side object
+                }
+                (pinned ? softPinned : normal).add(new Candidate(m.leaseTimeoutMillis, s, m.key));
             }
         });
         if (base[0] == 0) {

@@ -157,6 +157,29 @@ class EvictorTest {
         assertThat(table.keyCount()).isEqualTo(15);
     }
 
+    @Test
+    void anEndedSoftPinIsForgottenByTheNextCensus() {
+        Evictor evictor = evictor();
+        softPinnedFill();
+        ticker.advanceMillis(60_000); // every pin is over
+        evictor.runEvictionOnce();
+        List<ObjectMetadata> left = new ArrayList<>();
+        for (int i = 0; i < 15; i++) {
+            String key = "soft" + i;
+            table.inShard(key, shard -> {
+                ObjectMetadata m = shard.objects.get(key);
+                if (m != null) {
+                    left.add(m);
+                }
+                return null;
+            });
+        }
+        assertThat(left).isNotEmpty().allSatisfy(m -> {
+            assertThat(m.softPinDeadlineMillis()).isZero();
+            assertThat(m.holdsRareFields()).as("no side object once its pin is over").isFalse();
+        });
+    }
+
     /** plain (lease ended at 100) and soft0..soft14 (leases ended at 0..14, pinned for a while). */
     private void softPinnedFill() {
         object("plain", 100);
