@@ -40,7 +40,8 @@ final class KeyIndex {
     /** Every chunk by its first key ({@code chunks.get(c.first()) == c} always); no chunk is empty. */
     private final TreeMap<String, Chunk> chunks = new TreeMap<>();
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private long size;
+    /** Written under the write lock; read without a lock ({@link #size()}). */
+    private volatile long size;
 
     KeyIndex() {
         this(DEFAULT_CHUNK_CAPACITY);
@@ -176,14 +177,9 @@ final class KeyIndex {
         }
     }
 
-    /** How many keys are held. */
+    /** How many keys are held (no lock: a count the writers keep). */
     long size() {
-        lock.readLock().lock();
-        try {
-            return size;
-        } finally {
-            lock.readLock().unlock();
-        }
+        return size;
     }
 
     /** How many chunks hold them (for tests of the memory bound: each costs the chunk capacity in slots). */

@@ -218,34 +218,42 @@ final class ObjectMetadata {
 
     /** An offload to {@code node}'s SSD tier was queued at {@code now}. */
     void startOffload(String node, long now) {
-        Rare r = rare();
-        r.offloadPending = true;
-        r.taskNode = node;
-        r.taskStartMillis = now;
+        startTask(true, node, now);
     }
 
     /** A promotion from {@code node}'s SSD tier was queued (or its memory replica allocated) at {@code now}. */
     void startPromotion(String node, long now) {
+        startTask(false, node, now);
+    }
+
+    /** The offload is over (its SSD copy reported): its flag and the task's node go, a promotion's flag stays. */
+    void endOffload() {
+        endTask(true);
+    }
+
+    /** The promotion is over (done, failed or refused): its flag and the task's node go, an offload's flag stays. */
+    void endPromotion() {
+        endTask(false);
+    }
+
+    private void startTask(boolean offload, String node, long now) {
         Rare r = rare();
-        r.promotionQueued = true;
+        if (offload) {
+            r.offloadPending = true;
+        } else {
+            r.promotionQueued = true;
+        }
         r.taskNode = node;
         r.taskStartMillis = now;
     }
 
-    /** The offload is over (its SSD copy reported): its flag and node go. */
-    void endOffload() {
+    private void endTask(boolean offload) {
         if (rare != null) {
-            rare.offloadPending = false;
-            rare.taskNode = null;
-            rare.taskStartMillis = 0; // read only with a task node
-            dropRareIfUnused();
-        }
-    }
-
-    /** The promotion is over (done, failed or refused): its flag and node go, an offload's flag stays. */
-    void endPromotion() {
-        if (rare != null) {
-            rare.promotionQueued = false;
+            if (offload) {
+                rare.offloadPending = false;
+            } else {
+                rare.promotionQueued = false;
+            }
             rare.taskNode = null;
             rare.taskStartMillis = 0; // read only with a task node
             dropRareIfUnused();
@@ -391,13 +399,8 @@ final class ObjectMetadata {
 
     /** Forgets the pending offload or promotion (not its replicas or queue entries). */
     void clearTask() {
-        if (rare != null) {
-            rare.offloadPending = false;
-            rare.promotionQueued = false;
-            rare.taskNode = null;
-            rare.taskStartMillis = 0;
-            dropRareIfUnused();
-        }
+        endOffload();
+        endPromotion();
     }
 
     /** Frees every replica buffer (the object is being erased). */

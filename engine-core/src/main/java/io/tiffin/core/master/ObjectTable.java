@@ -32,7 +32,6 @@ final class ObjectTable {
     private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
     /** Every key, ordered. Updated under the key's shard lock. */
     private final KeyIndex keyIndex = new KeyIndex();
-    private final AtomicLong keyCount = new AtomicLong();
     /** The objects with an expiry deadline, by deadline. Updated under the key's shard lock. */
     private final ConcurrentSkipListSet<Deadline> deadlines = new ConcurrentSkipListSet<>();
     /** How many objects have a deadline (the size of {@link #deadlines}, which a skip list does not keep). */
@@ -98,7 +97,7 @@ final class ObjectTable {
     }
 
     long keyCount() {
-        return keyCount.get();
+        return keyIndex.size();
     }
 
     /**
@@ -169,7 +168,6 @@ final class ObjectTable {
         ObjectMetadata replaced = shard.objects.put(m);
         if (!keyKept) {
             keyIndex.add(m.key);
-            keyCount.incrementAndGet();
         }
         if (replaced != null) {
             dropDeadline(replaced);
@@ -201,7 +199,6 @@ final class ObjectTable {
         if (gone != null) {
             if (!keyStays) {
                 keyIndex.remove(key);
-                keyCount.decrementAndGet();
             }
             dropDeadline(gone);
             if (gone.hardPinned) {
