@@ -42,7 +42,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code tiffin bench scale}: the master at size. It connects {@code --nodes} fake nodes (one connection each,
  * pinging at the nodes' default interval) with {@code --segments} fake segments (metadata only), fills the master
- * with BatchPut of small objects (1 replica, {@value #VALUE_SIZE} bytes announced), and at each stage (100k, 1M,
+ * with BatchPut of objects of 4 KiB to 2 MiB (1 replica; {@link #valueSize}: the sizes a KV cache's blocks
+ * take, which the allocator and its per-segment state see), and at each stage (100k, 1M,
  * 10M, ... keys, the last one {@code --keys}) prints and appends one CSV row: the master's resident memory, live
  * heap after a full GC, resident bytes per key (RSS growth since the empty master, over the keys), Get latency
  * p50/p99 over a sample, BatchGet keys per second, and the master's CPU share while only the nodes' heartbeats
@@ -59,17 +60,20 @@ import picocli.CommandLine.Option;
 public final class BenchScaleCommand implements Callable<Integer> {
     static final String HEADER = "keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,get_p99_us,"
             + "batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us";
-    static final long VALUE_SIZE = 4096;
+    /** The object sizes of the fill, one after another by key (4 KiB to 2 MiB; mean {@link #MEAN_VALUE_SIZE}). */
+    static final long[] VALUE_SIZES = {4L << 10, 16L << 10, 64L << 10, 256L << 10, 1L << 20, 2L << 20};
+    static final long MEAN_VALUE_SIZE = Arrays.stream(VALUE_SIZES).sum() / VALUE_SIZES.length;
+    /** The share of the segments' capacity the fill may take: below the master's eviction high watermark. */
+    private static final double FILL_SHARE = 0.8;
     private static final long SEGMENT_CAPACITY = 64L << 30;
     private static final int FILL_BATCH = 1000;
     private static final int FILL_THREADS = 4;
     private static final int GET_SAMPLE = 5000;
     private static final int BATCHGET_SIZE = 128;
     private static final Duration BATCHGET_TIME = Duration.ofSeconds(3);
-    private static final Duration HEARTBEAT_WINDOW = Duration.ofSeconds(5);
-    /** The longest wait for the master's JIT to go quiet before the heartbeat window. */
-    private static final Duration JIT_SETTLE_MAX = Duration.ofSeconds(30);
-    private static final double JIT_QUIET_PCT = 5;
+    /** Quiet: the compiler threads used less than this share of a core over {@link #JIT_SETTLE_SAMPLE}. */
+    private static final double JIT_QUIET_PCT = 2;
+    private static final Duration JIT_SETTLE_SAMPLE = Duration.ofSeconds(2);
     private static final Pattern LISTENING = Pattern.compile("Tiffin master listening on \\S*:(\\d+)");
 
     @CommandLine.Spec
@@ -91,6 +95,14 @@ public final class BenchScaleCommand implements Callable<Integer> {
     @Option(names = "--csv", description = "append one row per stage to this CSV file: " + HEADER)
     Path csv;
 
+    @Option(names = "--heartbeat-window", defaultValue = "10", description = "seconds of the window in which the"
+            + " master serves only the nodes' pings and its CPU is measured (default ${DEFAULT-VALUE})")
+    int heartbeatWindow;
+
+    @Option(names = "--jit-settle", defaultValue = "60", description = "the longest wait, in seconds, for the"
+            + " master's JIT to go quiet after a fill before the heartbeat window (default ${DEFAULT-VALUE})")
+    int jitSettle;
+
     @Option(names = "--join-nodes", defaultValue = "100", description = "fake nodes that join (one segment each)"
             + " and then leave at every stage while Gets run: join_get_p99_us and leave_get_p99_us; 0 = none"
             + " (default ${DEFAULT-VALUE})")
@@ -103,12 +115,22 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (keys < 1 || segments < 1 || nodes < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--keys, --segments and --nodes must be >= 1");
         }
+        if (heartbeatWindow < 1 || jitSettle < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--heartbeat-window must be >= 1 and"
+                    + " --jit-settle >= 0");
+        }
         if (joinNodes < 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--join-nodes must be >= 0");
         }
         if (nodes > segments) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--nodes (" + nodes + ") must be at most"
                     + " --segments (" + segments + "): every fake node mounts a segment at least, as a real one does");
+        }
+        long needed = (long) Math.ceil(keys * (double) MEAN_VALUE_SIZE / (FILL_SHARE * SEGMENT_CAPACITY));
+        if (segments < needed) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--segments (" + segments + ") of 64 GiB"
+                    + " cannot hold --keys (" + keys + ") of 4 KiB to 2 MiB (mean " + MEAN_VALUE_SIZE / 1024
+                    + " KiB) below the eviction watermark: give at least " + needed + " segments");
         }
         TiffinProcess process = null;
         String host;
@@ -216,7 +238,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                         batch.add(key(i));
                     }
                     try {
-                        batchPut(client, clientId, options, batch);
+                        batchPut(client, clientId, options, batch, first);
                     } catch (RuntimeException e) {
                         failure.compareAndSet(null, e);
                     }
@@ -233,11 +255,18 @@ public final class BenchScaleCommand implements Callable<Integer> {
         System.out.printf("Filled %d keys in %.1f s%n", to - from, (System.nanoTime() - start) / 1e9);
     }
 
-    private static void batchPut(TransportClient client, String clientId, PutOptionsMsg options, List<String> batch) {
+    /** The size of key {@code i}'s object: one of {@link #VALUE_SIZES}, mixed evenly over the keys. */
+    static long valueSize(long i) {
+        return VALUE_SIZES[Math.floorMod(Long.hashCode(i * 0x9E3779B97F4A7C15L), VALUE_SIZES.length)];
+    }
+
+    /** Puts {@code batch}, the keys from number {@code first} on. */
+    private static void batchPut(TransportClient client, String clientId, PutOptionsMsg options, List<String> batch,
+            long first) {
         BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
                 .setOptions(options).addAllKeys(batch);
         for (int i = 0; i < batch.size(); i++) {
-            start.addSizes(VALUE_SIZE);
+            start.addSizes(valueSize(first + i));
         }
         BatchPutStartReply started = client.callSync(Opcode.BATCH_PUT_START, start.build(), BatchPutStartReply.parser());
         for (PutStartResult r : started.getResultsList()) {
@@ -257,23 +286,24 @@ public final class BenchScaleCommand implements Callable<Integer> {
     }
 
     /**
-     * Waits, at most {@link #JIT_SETTLE_MAX}, until the master's compiler threads used less than
-     * {@value #JIT_QUIET_PCT}% of a core over a second: after a fill of millions of keys C2 still compiles for
-     * seconds, which is the JIT's cost, not the heartbeats'. Returns the seconds waited past the first quiet check.
+     * Waits, at most {@code --jit-settle} seconds, until the master's compiler threads used less than
+     * {@value #JIT_QUIET_PCT}% of a core over {@link #JIT_SETTLE_SAMPLE}: after a fill of millions of keys C2 still
+     * compiles for tens of seconds, which is the fill's cost, not the heartbeats'. Returns the seconds waited past
+     * the first quiet check.
      */
-    private static double settleJit(ProcessProbe probe) throws InterruptedException {
+    private double settleJit(ProcessProbe probe) throws InterruptedException {
         long t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < JIT_SETTLE_MAX.toNanos()) {
+        while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(jitSettle)) {
             Map<String, ProcessProbe.ThreadTicks> before = probe.threadCpuTicks();
             long s0 = System.nanoTime();
-            Thread.sleep(1000);
+            Thread.sleep(JIT_SETTLE_SAMPLE.toMillis());
             double seconds = (System.nanoTime() - s0) / 1e9;
             long jit = ProcessProbe.ticksByKind(before, probe.threadCpuTicks()).getOrDefault("JIT", 0L);
             if (100.0 * jit / ProcessProbe.CLOCK_TICKS_PER_SECOND / seconds < JIT_QUIET_PCT) {
                 break;
             }
         }
-        return Math.max(0, (System.nanoTime() - t0) / 1e9 - 1);
+        return Math.max(0, (System.nanoTime() - t0) / 1e9 - JIT_SETTLE_SAMPLE.toSeconds());
     }
 
     /** What a stage measures besides the columns: the extra columns, comma-separated. */
@@ -311,7 +341,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
             long ticks = probe.cpuTicks();
             Map<String, ProcessProbe.ThreadTicks> threads = probe.threadCpuTicks();
             long t0 = System.nanoTime();
-            Thread.sleep(HEARTBEAT_WINDOW.toMillis()); // the measuring window: the master serves pings alone
+            Thread.sleep(TimeUnit.SECONDS.toMillis(heartbeatWindow)); // the measuring window: the master serves pings alone
             double seconds = (System.nanoTime() - t0) / 1e9;
             double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
             cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,7 +30,7 @@ class BenchScaleCommandTest {
         Path csv = dir.resolve("scale.csv");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit = tiffin(err, "bench", "scale", "--keys", "120000", "--segments", "20", "--nodes", "20", "--csv",
-                csv.toString(), "--join-nodes", "10");
+                csv.toString(), "--join-nodes", "10", "--heartbeat-window", "2", "--jit-settle", "10");
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows.getFirst()).isEqualTo("keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,"
@@ -71,6 +72,26 @@ class BenchScaleCommandTest {
         err.reset();
         assertThat(tiffin(err, "bench", "scale", "--join-nodes", "-1")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--join-nodes must be >= 0");
+        err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--keys", "10000000", "--segments", "50", "--nodes", "50"))
+                .isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--segments (50) of 64 GiB cannot hold --keys"
+                + " (10000000) of 4 KiB to 2 MiB (mean 568 KiB) below the eviction watermark: give at least 106");
+        err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--heartbeat-window", "0")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--heartbeat-window must be >= 1");
+    }
+
+    @Test
+    void theFillMixesSixSizesFromFourKibToTwoMibEvenly() {
+        Map<Long, Integer> counts = new TreeMap<>();
+        for (long i = 0; i < 60_000; i++) {
+            counts.merge(BenchScaleCommand.valueSize(i), 1, Integer::sum);
+        }
+        assertThat(counts.keySet()).containsExactly(4096L, 16384L, 65536L, 262144L, 1L << 20, 2L << 20);
+        assertThat(counts.values()).allSatisfy(n -> assertThat(n).isBetween(9_000, 11_000));
+        assertThat(BenchScaleCommand.valueSize(7)).as("the same size for a key every time")
+                .isEqualTo(BenchScaleCommand.valueSize(7));
     }
 
     @Test

@@ -62,7 +62,9 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Double> MASTER_EVICTION_RATIO = ConfigKey.ratio("master.eviction-ratio", 0.05,
             0.0, true, 1.0, true, "Fraction of objects evicted in one eviction pass.");
     public static final ConfigKey<Duration> MASTER_EVICTION_INTERVAL = ConfigKey.duration(
-            "master.eviction-interval", "10ms", MILLIS, "Pause between two eviction checks.");
+            "master.eviction-interval", "10ms", MILLIS, "Pause between two eviction checks while the pool is within 10"
+                    + " points of the high watermark or an allocation failed; ten times as long otherwise (a failed"
+                    + " allocation brings the next check forward).");
     public static final ConfigKey<Duration> MASTER_NODE_TTL = ConfigKey.duration("master.node-ttl", "10s", SECONDS,
             "A node that has not pinged for this long is considered dead and its segments are unmounted.");
     public static final ConfigKey<Duration> MASTER_NODE_CHECK_INTERVAL = ConfigKey.duration(

@@ -30,6 +30,8 @@ final class Evictor {
     private final IntSupplier releaseStuckPuts;
     private final MasterCounters counters;
     private final Ticker ticker;
+    /** See {@link #pressed}. */
+    private volatile boolean pressed;
 
     /**
      * @param releaseStuckPuts run before a pass evicts: frees what stuck puts and expired objects hold first
@@ -50,6 +52,17 @@ final class Evictor {
         this.ticker = ticker;
     }
 
+    /** How far below the high watermark the pool counts as near it (a fraction of the capacity). */
+    static final double NEAR = 0.10;
+
+    /**
+     * Whether the last pass found the pool within {@link #NEAR} of its high watermark or an allocation failed:
+     * the next should come soon ({@link EvictionPacer}).
+     */
+    boolean pressed() {
+        return pressed;
+    }
+
     /**
      * One eviction pass: runs when used/capacity exceeds the high watermark or an allocation failed since
      * the last run. Frees {@code target} of the evictable objects, oldest lease first: leased and
@@ -62,12 +75,14 @@ final class Evictor {
         long capacity = segments.capacityBytes();
         if (capacity == 0) {
             placement.takeAllocationFailed();
+            pressed = false;
             return 0;
         }
         double used = (double) segments.usedBytes() / capacity;
         boolean failed = placement.takeAllocationFailed();
         double hw = settings.evictionHighWatermark();
         double ratio = settings.evictionRatio();
+        pressed = ratio > 0 && (failed || used > hw - NEAR);
         if (!(used > hw || failed) || ratio <= 0) {
             return 0;
         }

@@ -23,7 +23,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * A running master: the {@link MasterService}, its RPC server, its admin HTTP server and the background
- * loops (eviction every {@code master.eviction-interval}, node liveness every
+ * loops (eviction paced by {@link EvictionPacer}, node liveness every
  * {@code master.node-check-interval}, stuck-put release).
  *
  * <p>Thread-safe. Owns every thread and socket it starts; {@link #close()} stops them all and is
@@ -134,8 +134,10 @@ public final class MasterServer implements AutoCloseable {
         }
         admin = adminServer;
         MasterSettings s = options.settings();
-        background.scheduleWithFixedDelay(guard("eviction", service::runEvictionOnce),
-                s.evictionInterval().toMillis(), s.evictionInterval().toMillis(), TimeUnit.MILLISECONDS);
+        EvictionPacer eviction = new EvictionPacer(background, guard("eviction", service::runEvictionOnce),
+                service::evictionPressed, s.evictionInterval());
+        service.onAllocationFailure(eviction::wake);
+        eviction.start();
         background.scheduleWithFixedDelay(guard("node liveness", service::expireNodes),
                 s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(guard("status rates", opRates::sample), 0, 1000, TimeUnit.MILLISECONDS);

@@ -58,6 +58,7 @@ public final class MasterService {
     private final Ticker ticker;
     private final MasterCounters counters = new MasterCounters();
     private final ObjectTable table;
+    private final ReplicaPlacement placement;
     private final SegmentRegistry segments = new SegmentRegistry();
     private final NodeOwners nodeOwners;
     private final RestartGuard restartGuard;
@@ -87,7 +88,7 @@ public final class MasterService {
         table = new ObjectTable(ticker, settings.maxKeyLength());
         nodeOwners = new NodeOwners(segments, ticker);
         restartGuard = new RestartGuard(ticker.millis(), settings.leaseTtl().toMillis());
-        ReplicaPlacement placement = new ReplicaPlacement(strategy, segments, random);
+        placement = new ReplicaPlacement(strategy, segments, random);
         quarantine = new Quarantine(ticker, settings.putStartReleaseTimeout().toMillis());
         PutDeadlines deadlines = new PutDeadlines(settings.putTimeout().toMillis(),
                 settings.putStartReleaseTimeout().toMillis());
@@ -615,6 +616,19 @@ public final class MasterService {
      */
     public int runEvictionOnce() {
         return evictor.runEvictionOnce();
+    }
+
+    /**
+     * Whether the next eviction check is due soon: the last found the pool within {@link Evictor#NEAR} of its
+     * high watermark, or an allocation failed since.
+     */
+    boolean evictionPressed() {
+        return evictor.pressed() || placement.allocationFailedPending();
+    }
+
+    /** Runs {@code listener} (from the failing put's thread, under its shard lock) when an allocation first fails. */
+    void onAllocationFailure(Runnable listener) {
+        placement.onAllocationFailure(listener);
     }
 
     /**

@@ -25,6 +25,7 @@ final class ReplicaPlacement {
     private final RandomGenerator random;
     private final AtomicLong strategyFailures = new AtomicLong();
     private final AtomicBoolean allocationFailed = new AtomicBoolean();
+    private volatile Runnable onFailure = () -> { };
 
     /**
      * @param random the random source handed to the strategy, or null for a thread-local one
@@ -67,10 +68,25 @@ final class ReplicaPlacement {
     void noteAllocationFailure(long size) {
         for (MountedSegment seg : segments.segments()) {
             if (seg.capacity() >= size) {
-                allocationFailed.set(true);
+                if (!allocationFailed.get() && !allocationFailed.getAndSet(true)) {
+                    onFailure.run();
+                }
                 return;
             }
         }
+    }
+
+    /**
+     * Runs {@code listener} whenever the flag {@link #takeAllocationFailed} clears is set anew, on the failing
+     * put's thread under its shard lock: it must not block.
+     */
+    void onAllocationFailure(Runnable listener) {
+        onFailure = listener;
+    }
+
+    /** Whether an allocation failed since the last {@link #takeAllocationFailed} (without clearing it). */
+    boolean allocationFailedPending() {
+        return allocationFailed.get();
     }
 
     /** Whether an allocation failed since the last call (and clears it). */

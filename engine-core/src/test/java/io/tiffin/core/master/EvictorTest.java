@@ -234,4 +234,43 @@ class EvictorTest {
         assertThat(tier.pollTasks("n", 10, 0).offloads()).extracting(t -> t.getKey())
                 .containsExactly("k0", "k1", "k2");
     }
+
+    @Test
+    void aPassSaysWhetherTheNextShouldComeSoon() {
+        Evictor evictor = evictor(); // high watermark 0.9: near from 0.8 on
+        for (int i = 0; i < 12; i++) {
+            object("k" + i, i); // 12 of 16: 0.75
+        }
+        evictor.runEvictionOnce();
+        assertThat(evictor.pressed()).as("at 0.75").isFalse();
+        object("k12", 12); // 0.8125
+        evictor.runEvictionOnce();
+        assertThat(evictor.pressed()).as("at 0.81").isTrue();
+        assertThat(present("k0")).as("nothing evicted below the watermark").isTrue();
+    }
+
+    @Test
+    void aFailedAllocationCallsItsListenerOnceUntilAPassTakesIt() {
+        Evictor evictor = evictor();
+        AtomicInteger calls = new AtomicInteger();
+        placement.onAllocationFailure(calls::incrementAndGet);
+        evictor.runEvictionOnce();
+        assertThat(evictor.pressed()).isFalse();
+
+        placement.noteAllocationFailure(OBJECT);
+        placement.noteAllocationFailure(OBJECT);
+        assertThat(calls).hasValue(1);
+        assertThat(placement.allocationFailedPending()).isTrue();
+        evictor.runEvictionOnce();
+        assertThat(evictor.pressed()).as("the pass after a failure").isTrue();
+        assertThat(placement.allocationFailedPending()).isFalse();
+
+        placement.noteAllocationFailure(OBJECT);
+        assertThat(calls).as("a failure after the pass took the flag").hasValue(2);
+        placement.noteAllocationFailure(32 * OBJECT); // larger than any segment: evicting would not help
+        assertThat(calls).hasValue(2);
+        evictor.runEvictionOnce();
+        evictor.runEvictionOnce();
+        assertThat(evictor.pressed()).as("no failure since, an empty pool").isFalse();
+    }
 }
