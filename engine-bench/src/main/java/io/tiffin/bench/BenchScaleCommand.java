@@ -161,12 +161,15 @@ public final class BenchScaleCommand implements Callable<Integer> {
         Duration pingInterval = TiffinConfig.builder().build().get(TiffinConfigKeys.NODE_PING_INTERVAL);
         TransportSettings settings = TransportSettings.defaults();
         EventLoopGroup group = EventLoops.newGroup("bench-scale", 2, true);
+        // the fake nodes stand for other machines: their connections' work (pings, a join's handshakes and mounts)
+        // stays off the event loops of the clients whose Gets are timed
+        EventLoopGroup nodeGroup = EventLoops.newGroup("bench-scale-nodes", 1, true);
         List<TransportClient> clients = new ArrayList<>();
         FakeNodes fake = null;
         boolean ok = false;
         try {
             fake = new FakeNodes(host, port, "scale-" + runId, nodes, segments, SEGMENT_CAPACITY, pingInterval,
-                    settings, group);
+                    settings, nodeGroup);
             System.out.printf("%d fake nodes with %d fake segments, pinging every %s%n", nodes, segments, pingInterval);
             for (int c = 0; c < FILL_THREADS; c++) {
                 clients.add(TransportClient.connect(host, port, settings, "bench-scale-client-" + c, group));
@@ -183,7 +186,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 fill(clients, filled, stage);
                 filled = stage;
                 String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
-                        pingInterval, settings, group, clients.getFirst()));
+                        pingInterval, settings, nodeGroup, clients.getFirst()));
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
@@ -199,6 +202,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 fake.close(process == null); // leave a shared master as we found it
             }
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            nodeGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
             if (process != null) {
                 process.close();
             }
