@@ -317,49 +317,58 @@ public final class BenchScaleCommand implements Callable<Integer> {
     }
 
     /**
-     * One CSV row for the master holding {@code count} keys. The requests' figures come first and the live heap
-     * last: its full GC stops the master (seconds at millions of keys on a loaded machine), which must not fall
-     * into a latency sample; the heartbeat window follows it, so the collector's catch-up after filling stays out.
+     * One CSV row for the master holding {@code count} keys. Resident memory first, as the fill left it; then the
+     * live heap, whose full GC stops the master (seconds at millions of keys on a loaded machine) before any
+     * latency sample, not in one; then the heartbeat window, once the JIT has gone quiet; then the Get sample and,
+     * right after it in the same state, the Gets during a join and a leave (the "idle" they are compared with is
+     * that sample); BatchGet last, as its allocation leaves the collector busy for a while.
      */
     private String measure(long count, List<TransportClient> clients, ProcessProbe probe, long rssEmpty,
             ExtraColumns extra) throws InterruptedException {
         String rss = "";
         String perKey = "";
+        String heap = "";
+        String cpu = "";
         if (probe != null) {
             long r = probe.rssBytes();
             rss = Long.toString(r);
             perKey = BenchSupport.fmt((double) (r - rssEmpty) / count, 1);
+            heap = Long.toString(probe.heapLiveBytes());
+            cpu = heartbeatCpu(count, probe);
         }
         long[] getNanos = getLatencies(clients.getFirst(), count);
-        double batchGetRate = batchGetRate(clients, count);
         String extraColumns = extra.measure();
-        String heap = "";
-        String cpu = "";
-        if (probe != null) {
-            heap = Long.toString(probe.heapLiveBytes());
-            double settled = settleJit(probe);
-            if (settled > 0) {
-                System.out.printf("Heartbeat window at %d keys: waited %.0f s for the master's JIT to settle%n", count,
-                        settled);
-            }
-            long ticks = probe.cpuTicks();
-            Map<String, ProcessProbe.ThreadTicks> threads = probe.threadCpuTicks();
-            long t0 = System.nanoTime();
-            Thread.sleep(TimeUnit.SECONDS.toMillis(heartbeatWindow)); // the measuring window: the master serves pings alone
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
-            cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
-            // what the share is made of: the pings are the event loops' part; GC and JIT are the JVM's own
-            StringBuilder kinds = new StringBuilder();
-            ProcessProbe.ticksByKind(threads, probe.threadCpuTicks()).forEach((kind, t) -> kinds.append(", ")
-                    .append(kind).append(' ').append(BenchSupport.fmt(100.0 * t / ProcessProbe.CLOCK_TICKS_PER_SECOND
-                            / seconds, 1)));
-            System.out.printf("Heartbeat window at %d keys: %s%% of a core%s%n", count, cpu, kinds);
-        }
+        double batchGetRate = batchGetRate(clients, count);
         return count + "," + segments + "," + rss + "," + heap + "," + perKey + ","
                 + BenchSupport.fmt(percentile(getNanos, 50) / 1e3, 1) + ","
                 + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu
                 + "," + extraColumns;
+    }
+
+    /**
+     * The master's CPU share, in percent of a core, over {@code --heartbeat-window} seconds in which it serves only
+     * the nodes' pings, once its JIT has gone quiet; prints the share by kind of thread.
+     */
+    private String heartbeatCpu(long count, ProcessProbe probe) throws InterruptedException {
+        double settled = settleJit(probe);
+        if (settled > 0) {
+            System.out.printf("Heartbeat window at %d keys: waited %.0f s for the master's JIT to settle%n", count,
+                    settled);
+        }
+        long ticks = probe.cpuTicks();
+        Map<String, ProcessProbe.ThreadTicks> threads = probe.threadCpuTicks();
+        long t0 = System.nanoTime();
+        Thread.sleep(TimeUnit.SECONDS.toMillis(heartbeatWindow)); // the measuring window: the master serves pings alone
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double cpuSeconds = (double) (probe.cpuTicks() - ticks) / ProcessProbe.CLOCK_TICKS_PER_SECOND;
+        String cpu = BenchSupport.fmt(100 * cpuSeconds / seconds, 2);
+        // what the share is made of: the pings are the event loops' part; GC and JIT are the JVM's own
+        StringBuilder kinds = new StringBuilder();
+        ProcessProbe.ticksByKind(threads, probe.threadCpuTicks()).forEach((kind, t) -> kinds.append(", ")
+                .append(kind).append(' ').append(BenchSupport.fmt(100.0 * t / ProcessProbe.CLOCK_TICKS_PER_SECOND
+                        / seconds, 1)));
+        System.out.printf("Heartbeat window at %d keys: %s%% of a core%s%n", count, cpu, kinds);
+        return cpu;
     }
 
     /** Nanoseconds of {@value #GET_SAMPLE} sequential Gets (replica lists) of random existing keys, sorted. */
