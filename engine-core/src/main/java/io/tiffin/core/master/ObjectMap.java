@@ -8,10 +8,14 @@ import java.util.NoSuchElementException;
 
 /**
  * One shard's key → {@link ObjectMetadata} map, keyed by {@link ObjectMetadata#key}: an open-addressing table
- * (linear probing, backward-shift removal) of the objects themselves. A {@link java.util.HashMap} spends a
- * 32-byte entry per key beside its table; this spends only the table's slots, 4–11 bytes per key (compressed
- * references, load between {@value #MIN_LOAD} and {@value #MAX_LOAD}), which at tens of millions of keys is
- * hundreds of megabytes of the master's heap.
+ * (linear probing, backward-shift removal) of the objects themselves, beside an array of their keys' mixed hashes.
+ * A {@link java.util.HashMap} spends a 32-byte entry per key beside its table; this spends only the slots, a
+ * reference and a hash: 11–21 bytes per key (compressed references, load between {@value #MAX_LOAD} and half of
+ * it; a shrinking table goes down to {@value #MIN_LOAD}), which at tens of millions of keys is hundreds of
+ * megabytes of the master's heap. A probe compares hashes and reads an object (and its key's bytes) only when
+ * they match: a lookup of an absent key — every new key's PutStart — walks a run of ~8 slots at load 0.75, which
+ * through the objects themselves cost three cache misses a slot (object, key, key bytes) and was the top of a
+ * BatchPut's profile.
  *
  * <p>Not thread-safe: guarded by the lock of its {@link MetadataShard}. Iterating {@link #values()} while the
  * map changes throws {@link ConcurrentModificationException}; take {@link #valuesCopy()} to change it meanwhile.
@@ -22,6 +26,8 @@ final class ObjectMap {
     private static final int MIN_CAPACITY = 8;
 
     private ObjectMetadata[] table = new ObjectMetadata[MIN_CAPACITY];
+    /** Each slot's key's {@link #hash}, 0 for an empty slot (a hash is never 0). */
+    private int[] hashes = new int[MIN_CAPACITY];
     private int size;
     /** Bumped by every change, so that an iteration can tell it went stale. */
     private int changes;
@@ -36,14 +42,19 @@ final class ObjectMap {
 
     /** The object of {@code key}, or null. */
     ObjectMetadata get(String key) {
-        int mask = table.length - 1;
-        for (int i = slot(key, mask); ; i = (i + 1) & mask) {
-            ObjectMetadata m = table[i];
-            if (m == null) {
+        int h = hash(key);
+        int[] hs = hashes;
+        int mask = hs.length - 1;
+        for (int i = h & mask; ; i = (i + 1) & mask) {
+            int s = hs[i];
+            if (s == 0) {
                 return null;
             }
-            if (m.key.equals(key)) {
-                return m;
+            if (s == h) {
+                ObjectMetadata m = table[i];
+                if (m.key.equals(key)) {
+                    return m;
+                }
             }
         }
     }
@@ -54,10 +65,11 @@ final class ObjectMap {
 
     /** Adds {@code m} under its key; returns the object it replaced, or null. */
     ObjectMetadata put(ObjectMetadata m) {
-        int mask = table.length - 1;
-        int i = slot(m.key, mask);
-        for (; table[i] != null; i = (i + 1) & mask) {
-            if (table[i].key.equals(m.key)) {
+        int h = hash(m.key);
+        int mask = hashes.length - 1;
+        int i = h & mask;
+        for (; hashes[i] != 0; i = (i + 1) & mask) {
+            if (hashes[i] == h && table[i].key.equals(m.key)) {
                 ObjectMetadata old = table[i];
                 table[i] = m;
                 changes++;
@@ -65,6 +77,7 @@ final class ObjectMap {
             }
         }
         table[i] = m;
+        hashes[i] = h;
         size++;
         changes++;
         if (size > table.length * MAX_LOAD) {
@@ -75,14 +88,15 @@ final class ObjectMap {
 
     /** Removes {@code key}; returns its object, or null. */
     ObjectMetadata remove(String key) {
-        int mask = table.length - 1;
-        int i = slot(key, mask);
+        int h = hash(key);
+        int mask = hashes.length - 1;
+        int i = h & mask;
         while (true) {
-            ObjectMetadata m = table[i];
-            if (m == null) {
+            int s = hashes[i];
+            if (s == 0) {
                 return null;
             }
-            if (m.key.equals(key)) {
+            if (s == h && table[i].key.equals(key)) {
                 break;
             }
             i = (i + 1) & mask;
@@ -91,14 +105,16 @@ final class ObjectMap {
         // Backward shift: move later entries of the run into the hole when their home slot allows it, so a
         // lookup never stops early at a hole (no tombstones to pile up).
         int hole = i;
-        for (int j = (hole + 1) & mask; table[j] != null; j = (j + 1) & mask) {
-            int home = slot(table[j].key, mask);
+        for (int j = (hole + 1) & mask; hashes[j] != 0; j = (j + 1) & mask) {
+            int home = hashes[j] & mask;
             if (((j - home) & mask) >= ((j - hole) & mask)) {
                 table[hole] = table[j];
+                hashes[hole] = hashes[j];
                 hole = j;
             }
         }
         table[hole] = null;
+        hashes[hole] = 0;
         size--;
         changes++;
         if (table.length > MIN_CAPACITY && size < table.length * MIN_LOAD) {
@@ -169,32 +185,38 @@ final class ObjectMap {
     }
 
     private void resize(int capacity) {
-        ObjectMetadata[] old = table;
-        table = new ObjectMetadata[Math.max(MIN_CAPACITY, capacity)];
-        int mask = table.length - 1;
-        for (ObjectMetadata m : old) {
-            if (m != null) {
-                int i = slot(m.key, mask);
-                while (table[i] != null) {
+        ObjectMetadata[] oldTable = table;
+        int[] oldHashes = hashes;
+        int n = Math.max(MIN_CAPACITY, capacity);
+        table = new ObjectMetadata[n];
+        hashes = new int[n];
+        int mask = n - 1;
+        for (int j = 0; j < oldHashes.length; j++) {
+            int h = oldHashes[j];
+            if (h != 0) {
+                int i = h & mask;
+                while (hashes[i] != 0) {
                     i = (i + 1) & mask;
                 }
-                table[i] = m;
+                table[i] = oldTable[j];
+                hashes[i] = h;
             }
         }
     }
 
     /**
-     * The home slot of {@code key}: murmur3's finaliser over the string's hash. The shard was chosen by the top
-     * bits of a multiplicative hash of the same value ({@link MetadataShard#indexOf}), so every key here shares
-     * them; the finaliser spreads the rest over the low bits the mask keeps.
+     * {@code key}'s mixed hash, never 0 (which marks an empty slot); its low bits are the home slot: murmur3's
+     * finaliser over the string's hash. The shard was chosen by the top bits of a multiplicative hash of the same
+     * value ({@link MetadataShard#indexOf}), so every key here shares them; the finaliser spreads the rest over the
+     * low bits the mask keeps.
      */
-    private static int slot(String key, int mask) {
+    private static int hash(String key) {
         int h = key.hashCode();
         h ^= h >>> 16;
         h *= 0x85EBCA6B;
         h ^= h >>> 13;
         h *= 0xC2B2AE35;
         h ^= h >>> 16;
-        return h & mask;
+        return h == 0 ? 1 : h;
     }
 }

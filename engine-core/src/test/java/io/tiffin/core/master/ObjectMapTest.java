@@ -107,4 +107,50 @@ class ObjectMapTest {
         assertThat(left).isEqualTo(9);
         assertThat(map.isEmpty()).isTrue();
     }
+
+    /** 2^bits distinct keys with one String.hashCode ("Aa" and "BB" hash alike): one mixed hash, one run of slots. */
+    private static List<String> keysOfOneHash(int bits) {
+        List<String> keys = new ArrayList<>();
+        for (int n = 0; n < 1 << bits; n++) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < bits; i++) {
+                b.append((n >> i & 1) == 0 ? "Aa" : "BB");
+            }
+            keys.add(b.toString());
+        }
+        return keys;
+    }
+
+    @Test
+    void keysOfEqualHashAndTheHashZeroAreKeptApart() {
+        List<String> same = keysOfOneHash(7); // 128 keys, one hash
+        assertThat(same.stream().mapToInt(String::hashCode).distinct().count()).isEqualTo(1);
+        assertThat("".hashCode()).isZero();
+        ObjectMap map = new ObjectMap();
+        Map<String, ObjectMetadata> reference = new HashMap<>();
+        SplittableRandom random = new SplittableRandom(7);
+        List<String> keys = new ArrayList<>(same);
+        keys.add(""); // hash 0: the empty-slot mark, so it must be mapped to another hash
+        for (int i = 0; i < 200; i++) {
+            keys.add("k" + i); // other keys interleaved into the same table
+        }
+        for (int step = 0; step < 20_000; step++) {
+            String key = keys.get(random.nextInt(keys.size()));
+            if (random.nextInt(3) == 0) {
+                assertThat(map.remove(key)).as("remove %s", key).isSameAs(reference.remove(key));
+            } else {
+                ObjectMetadata m = object(key);
+                assertThat(map.put(m)).as("put %s", key).isSameAs(reference.put(key, m));
+            }
+            if (step % 500 == 0) {
+                for (String k : keys) {
+                    assertThat(map.get(k)).as("get %s at step %d", k, step).isSameAs(reference.get(k));
+                }
+            }
+        }
+        assertThat(map.size()).isEqualTo(reference.size());
+        for (String k : keys) {
+            assertThat(map.get(k)).isSameAs(reference.get(k));
+        }
+    }
 }
