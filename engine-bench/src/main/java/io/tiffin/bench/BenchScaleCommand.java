@@ -15,6 +15,7 @@ import io.tiffin.core.transport.proto.BatchKeysRequest;
 import io.tiffin.core.transport.proto.BatchLocationsReply;
 import io.tiffin.core.transport.proto.BatchPutStartReply;
 import io.tiffin.core.transport.proto.BatchPutStartRequest;
+import io.tiffin.core.transport.proto.ExistReply;
 import io.tiffin.core.transport.proto.KeyRequest;
 import io.tiffin.core.transport.proto.LocationResult;
 import io.tiffin.core.transport.proto.ObjectLocationMsg;
@@ -48,7 +49,8 @@ import picocli.CommandLine.Option;
  * heap after a full GC, resident bytes per key (RSS growth since the empty master, over the keys), Get latency
  * p50/p99 over a sample, BatchGet keys per second, and the master's CPU share while only the nodes' heartbeats
  * run (and, on a line of its own, that share by kind of thread: event loops, GC, JIT, other, as the JVM's own work
- * can outweigh the pings'), and (extra columns) Get p99 while {@code --join-nodes} more nodes join and then leave. Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
+ * can outweigh the pings'), and (extra columns) Get p99 while {@code --join-nodes} more nodes join and then leave,
+ * exist p99 and BatchGet p99 (sequential calls, like the Gets; each sample after a warm-up of the same calls). Without {@code --master} the master is a process of its own started through {@code bin/tiffin master}
  * with the launcher's defaults (so its RSS is its own; only {@code transport.max-connections-per-address} is
  * raised above the nodes and clients, which all connect from one address); with {@code --master} the process-side columns are blank
  * (it may be on another host), its per-address connection limit must admit the nodes, and the fake segments are unmounted at the end, erasing the bench's keys.
@@ -59,7 +61,7 @@ import picocli.CommandLine.Option;
         description = "The master at size: memory per key, Get/BatchGet speed and heartbeat CPU as keys grow.")
 public final class BenchScaleCommand implements Callable<Integer> {
     static final String HEADER = "keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,get_p99_us,"
-            + "batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us";
+            + "batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us,exist_p99_us,batchget_p99_us";
     /** The object sizes of the fill, one after another by key (4 KiB to 2 MiB; mean {@link #MEAN_VALUE_SIZE}). */
     static final long[] VALUE_SIZES = {4L << 10, 16L << 10, 64L << 10, 256L << 10, 1L << 20, 2L << 20};
     static final long MEAN_VALUE_SIZE = Arrays.stream(VALUE_SIZES).sum() / VALUE_SIZES.length;
@@ -70,6 +72,16 @@ public final class BenchScaleCommand implements Callable<Integer> {
     private static final int FILL_THREADS = 4;
     private static final int GET_SAMPLE = 5000;
     private static final int BATCHGET_SIZE = 128;
+    /** Sequential BatchGets of {@link #BATCHGET_SIZE} keys whose latency gives {@code batchget_p99_us}. */
+    private static final int BATCHGET_SAMPLE = 1000;
+    /**
+     * Calls of each kind (Get, exist; a tenth of it BatchGets) before a stage's samples, not counted: the first
+     * stage's samples would otherwise time the master's compiler, not its maps (its Get path is interpreted after a
+     * fill of BatchPuts alone), and every stage warms up alike.
+     */
+    private static final int WARMUP_CALLS = 20_000;
+    /** Untimed joins and leaves of {@code --join-nodes} before the first stage's: see {@link #joinAndLeave}. */
+    private static final int JOIN_WARMUP_ROUNDS = 10;
     private static final Duration BATCHGET_TIME = Duration.ofSeconds(3);
     /** Quiet: the compiler threads used less than this share of a core over {@link #JIT_SETTLE_SAMPLE}. */
     private static final double JIT_QUIET_PCT = 2;
@@ -92,6 +104,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
     @Option(names = "--master", description = "host:port of a running master; default: start one through the launcher")
     String master;
 
+    @Option(names = "--mooncake", description = "measure Mooncake's C++ master in this directory (mooncake_master,"
+            + " master_bench) the same way instead: its memory per key as master_bench fills it; see docs/BENCHMARKS.md")
+    Path mooncake;
+
     @Option(names = "--csv", description = "append one row per stage to this CSV file: " + HEADER)
     Path csv;
 
@@ -108,6 +124,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
             + " (default ${DEFAULT-VALUE})")
     int joinNodes;
 
+    @Option(names = "--join-rounds", defaultValue = "5", description = "joins and leaves of --join-nodes per stage;"
+            + " their Gets are pooled for the p99s (default ${DEFAULT-VALUE})")
+    int joinRounds;
+
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
 
     @Override
@@ -119,8 +139,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--heartbeat-window must be >= 1 and"
                     + " --jit-settle >= 0");
         }
-        if (joinNodes < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--join-nodes must be >= 0");
+        if (joinNodes < 0 || joinRounds < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--join-nodes must be >= 0 and"
+                    + " --join-rounds >= 1");
         }
         if (nodes > segments) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--nodes (" + nodes + ") must be at most"
@@ -131,6 +152,13 @@ public final class BenchScaleCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--segments (" + segments + ") of 64 GiB"
                     + " cannot hold --keys (" + keys + ") of 4 KiB to 2 MiB (mean " + MEAN_VALUE_SIZE / 1024
                     + " KiB) below the eviction watermark: give at least " + needed + " segments");
+        }
+        if (mooncake != null) {
+            if (master != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--mooncake starts Mooncake's master:"
+                        + " it cannot be given with --master");
+            }
+            return new MooncakeScale(mooncake, keys, segments, csv).run();
         }
         TiffinProcess process = null;
         String host;
@@ -185,8 +213,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
             for (long stage : stages(keys)) {
                 fill(clients, filled, stage);
                 filled = stage;
+                warmUp(clients.getFirst(), stage);
+                boolean firstStage = filled == stages(keys).getFirst();
                 String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
-                        pingInterval, settings, nodeGroup, clients.getFirst()));
+                        pingInterval, settings, nodeGroup, clients.getFirst(), firstStage));
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
@@ -336,13 +366,31 @@ public final class BenchScaleCommand implements Callable<Integer> {
             heap = Long.toString(probe.heapLiveBytes());
             cpu = heartbeatCpu(count, probe);
         }
-        long[] getNanos = getLatencies(clients.getFirst(), count);
+        long[] getNanos = latencies(clients.getFirst(), count, Call.GET, GET_SAMPLE);
         String extraColumns = extra.measure();
+        long[] existNanos = latencies(clients.getFirst(), count, Call.EXIST, GET_SAMPLE);
+        long[] batchGetNanos = latencies(clients.getFirst(), count, Call.BATCH_GET, BATCHGET_SAMPLE);
+        System.out.printf("At %d keys: exist p50 %.1f µs, BatchGet of %d keys p50 %.1f µs%n", count,
+                percentile(existNanos, 50) / 1e3, BATCHGET_SIZE, percentile(batchGetNanos, 50) / 1e3);
         double batchGetRate = batchGetRate(clients, count);
         return count + "," + segments + "," + rss + "," + heap + "," + perKey + ","
                 + BenchSupport.fmt(percentile(getNanos, 50) / 1e3, 1) + ","
                 + BenchSupport.fmt(percentile(getNanos, 99) / 1e3, 1) + "," + Math.round(batchGetRate) + "," + cpu
-                + "," + extraColumns;
+                + "," + extraColumns + "," + BenchSupport.fmt(percentile(existNanos, 99) / 1e3, 1) + ","
+                + BenchSupport.fmt(percentile(batchGetNanos, 99) / 1e3, 1);
+    }
+
+    /** The calls whose latency a stage samples, each of random existing keys. */
+    enum Call { GET, EXIST, BATCH_GET }
+
+    /**
+     * Warms the master's paths of every sampled call up with {@value #WARMUP_CALLS} Gets and exists and a tenth
+     * of that in BatchGets, whose figures are dropped.
+     */
+    private void warmUp(TransportClient client, long count) {
+        latencies(client, count, Call.GET, WARMUP_CALLS);
+        latencies(client, count, Call.EXIST, WARMUP_CALLS);
+        latencies(client, count, Call.BATCH_GET, WARMUP_CALLS / 10);
     }
 
     /**
@@ -371,43 +419,103 @@ public final class BenchScaleCommand implements Callable<Integer> {
         return cpu;
     }
 
-    /** Nanoseconds of {@value #GET_SAMPLE} sequential Gets (replica lists) of random existing keys, sorted. */
-    private long[] getLatencies(TransportClient client, long count) {
-        SplittableRandom random = new SplittableRandom(count);
-        long[] nanos = new long[GET_SAMPLE];
+    /** Nanoseconds of {@code n} sequential calls of {@code call} on random existing keys, sorted. */
+    private long[] latencies(TransportClient client, long count, Call call, int n) {
+        SplittableRandom random = new SplittableRandom(count * 7 + call.ordinal() * 1_000_003L + n);
+        long[] nanos = new long[n];
         for (int i = 0; i < nanos.length; i++) {
-            KeyRequest req = KeyRequest.newBuilder().setKey(key(random.nextLong(count))).build();
-            long t0 = System.nanoTime();
-            ObjectLocationMsg loc = client.callSync(Opcode.GET_REPLICA_LIST, req, ObjectLocationMsg.parser());
-            nanos[i] = System.nanoTime() - t0;
-            if (loc.getReplicasCount() == 0) {
-                throw new IllegalStateException("Get of " + req.getKey() + " found no replica");
+            switch (call) {
+                case GET -> {
+                    KeyRequest req = KeyRequest.newBuilder().setKey(key(random.nextLong(count))).build();
+                    long t0 = System.nanoTime();
+                    ObjectLocationMsg loc = client.callSync(Opcode.GET_REPLICA_LIST, req, ObjectLocationMsg.parser());
+                    nanos[i] = System.nanoTime() - t0;
+                    if (loc.getReplicasCount() == 0) {
+                        throw new IllegalStateException("Get of " + req.getKey() + " found no replica");
+                    }
+                }
+                case EXIST -> {
+                    KeyRequest req = KeyRequest.newBuilder().setKey(key(random.nextLong(count))).build();
+                    long t0 = System.nanoTime();
+                    ExistReply reply = client.callSync(Opcode.EXIST_KEY, req, ExistReply.parser());
+                    nanos[i] = System.nanoTime() - t0;
+                    if (!reply.getExists()) {
+                        throw new IllegalStateException("exist of " + req.getKey() + " answered false");
+                    }
+                }
+                case BATCH_GET -> {
+                    BatchKeysRequest req = batchGetRequest(random, count);
+                    long t0 = System.nanoTime();
+                    BatchLocationsReply reply = client.callSync(Opcode.BATCH_GET_REPLICA_LIST, req,
+                            BatchLocationsReply.parser());
+                    nanos[i] = System.nanoTime() - t0;
+                    for (LocationResult r : reply.getResultsList()) {
+                        require(r.getCode(), "BatchGet");
+                    }
+                }
             }
         }
         Arrays.sort(nanos);
         return nanos;
     }
 
+    private BatchKeysRequest batchGetRequest(SplittableRandom random, long count) {
+        BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder();
+        for (int i = 0; i < BATCHGET_SIZE; i++) {
+            req.addKeys(key(random.nextLong(count)));
+        }
+        return req.build();
+    }
+
     /**
-     * {@code --join-nodes} more fake nodes connect and mount a segment each while one connection runs sequential Gets,
-     * then unmount and leave while it runs them again: "p99 of Get during the join, during the leave" (µs), blank
-     * without {@code --join-nodes}. The idle figure to compare with is {@code get_p99_us}, measured just before.
+     * {@code --join-rounds} times, {@code --join-nodes} more fake nodes connect and mount a segment each while one
+     * connection runs sequential Gets, then unmount and leave while it runs them again: "p99 of Get during the
+     * join, during the leave" (µs) over the Gets of every round, blank without {@code --join-nodes}. The idle
+     * figure to compare with is {@code get_p99_us}, measured just before. At the first stage the same joins and
+     * leaves run {@value #JOIN_WARMUP_ROUNDS} times untimed first, as the Gets are warmed up: the first joins
+     * after the nodes' mounts still ran the connection and mount paths of both JVMs through their compilers.
      */
     private String joinAndLeave(long count, String host, int port, Duration pingInterval, TransportSettings settings,
-            EventLoopGroup group, TransportClient client) throws InterruptedException {
+            EventLoopGroup group, TransportClient client, boolean first) throws InterruptedException {
         if (joinNodes == 0) {
             return ",";
         }
-        AtomicReference<FakeNodes> joined = new AtomicReference<>();
-        long[] join = getsWhile(client, count, () -> joined.set(new FakeNodes(host, port, "scale-" + runId + "-join"
-                + count, joinNodes, joinNodes, SEGMENT_CAPACITY, pingInterval, settings, group)));
-        long[] leave = getsWhile(client, count, () -> joined.get().close(true));
-        System.out.printf("%d nodes joined during %d Gets, left during %d%n", joinNodes, join.length, leave.length);
+        if (first) {
+            for (int r = 0; r < JOIN_WARMUP_ROUNDS; r++) {
+                new FakeNodes(host, port, "scale-" + runId + "-warm" + r, joinNodes, joinNodes, SEGMENT_CAPACITY,
+                        pingInterval, settings, group).close(true);
+            }
+        }
+        List<long[]> joins = new ArrayList<>();
+        List<long[]> leaves = new ArrayList<>();
+        StringBuilder perRound = new StringBuilder();
+        for (int r = 0; r < joinRounds; r++) {
+            AtomicReference<FakeNodes> joined = new AtomicReference<>();
+            String prefix = "scale-" + runId + "-join" + count + "-" + r;
+            long[] join = getsWhile(client, count, r, () -> joined.set(new FakeNodes(host, port, prefix, joinNodes,
+                    joinNodes, SEGMENT_CAPACITY, pingInterval, settings, group)));
+            long[] leave = getsWhile(client, count, r, () -> joined.get().close(true));
+            joins.add(join);
+            leaves.add(leave);
+            perRound.append(r == 0 ? "" : ", ").append(BenchSupport.fmt(percentile(join, 99) / 1e3, 0)).append('/')
+                    .append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0));
+        }
+        long[] join = pooled(joins);
+        long[] leave = pooled(leaves);
+        System.out.printf("%d nodes joined and left %d times during %d and %d Gets; p99 µs per round, join/leave: %s%n",
+                joinNodes, joinRounds, join.length, leave.length, perRound);
         return BenchSupport.fmt(percentile(join, 99) / 1e3, 1) + "," + BenchSupport.fmt(percentile(leave, 99) / 1e3, 1);
     }
 
+    private static long[] pooled(List<long[]> samples) {
+        long[] all = samples.stream().flatMapToLong(Arrays::stream).toArray();
+        Arrays.sort(all);
+        return all;
+    }
+
     /** Nanoseconds of the sequential Gets of random existing keys that ran while {@code work} ran elsewhere, sorted. */
-    private long[] getsWhile(TransportClient client, long count, Runnable work) throws InterruptedException {
+    private long[] getsWhile(TransportClient client, long count, int round, Runnable work)
+            throws InterruptedException {
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         Thread worker = Thread.ofPlatform().name("bench-scale-join").start(() -> {
             try {
@@ -416,7 +524,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 failure.set(e);
             }
         });
-        SplittableRandom random = new SplittableRandom(count * 17);
+        SplittableRandom random = new SplittableRandom(count * 17 + round);
         long[] nanos = new long[1024];
         int n = 0;
         do { // one Get at least, so that a join faster than a Get still has a figure
@@ -454,12 +562,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
             threads.add(Thread.ofPlatform().name("bench-scale-batchget-" + t).start(() -> {
                 try {
                     while (System.nanoTime() < deadline) {
-                        BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder();
-                        for (int i = 0; i < BATCHGET_SIZE; i++) {
-                            req.addKeys(key(random.nextLong(count)));
-                        }
-                        BatchLocationsReply reply = client.callSync(Opcode.BATCH_GET_REPLICA_LIST, req.build(),
-                                BatchLocationsReply.parser());
+                        BatchLocationsReply reply = client.callSync(Opcode.BATCH_GET_REPLICA_LIST,
+                                batchGetRequest(random, count), BatchLocationsReply.parser());
                         for (LocationResult r : reply.getResultsList()) {
                             require(r.getCode(), "BatchGet");
                         }

@@ -34,12 +34,13 @@ class BenchScaleCommandTest {
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows.getFirst()).isEqualTo("keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,"
-                + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us");
+                + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us,"
+                + "exist_p99_us,batchget_p99_us");
         assertThat(rows).hasSize(3); // stages 100000 and 120000
         long previousHeap = 0;
         for (int i = 1; i < rows.size(); i++) {
             String[] f = rows.get(i).split(",", -1);
-            assertThat(f).as(rows.get(i)).hasSize(11);
+            assertThat(f).as(rows.get(i)).hasSize(13);
             assertThat(Long.parseLong(f[0])).isEqualTo(i == 1 ? 100_000 : 120_000);
             assertThat(f[1]).isEqualTo("20");
             long rss = Long.parseLong(f[2]);
@@ -58,6 +59,9 @@ class BenchScaleCommandTest {
             assertThat(Double.parseDouble(f[8])).as("heartbeat cpu %").isPositive().isLessThan(200.0);
             assertThat(Double.parseDouble(f[9])).as("get p99 during a join").isPositive();
             assertThat(Double.parseDouble(f[10])).as("get p99 during a leave").isPositive();
+            assertThat(Double.parseDouble(f[11])).as("exist p99").isPositive();
+            // a BatchGet of 128 keys does more than a Get of one: its p99 is no lower than the Get's p50
+            assertThat(Double.parseDouble(f[12])).as("batchget p99").isGreaterThanOrEqualTo(p50);
         }
     }
 
@@ -135,5 +139,52 @@ class BenchScaleCommandTest {
                 Map.entry("other", 0L));
         assertThat(ProcessProbe.kindOf("VM Thread")).isEqualTo("GC");
         assertThat(ProcessProbe.kindOf("tiffin-master-w")).as("a worker: mounts, not pings").isEqualTo("other");
+    }
+
+    @Test
+    void mooncakesKeyCountIsReadFromItsMetricsPage() {
+        String page = "# HELP master_key_count Total number of keys\n# TYPE master_key_count gauge\n"
+                + "master_key_count 10210388\nmaster_key_count_soft_pinned 0\n";
+        assertThat(MooncakeScale.keyCount(page)).hasValue(10_210_388);
+        assertThat(MooncakeScale.keyCount("master_key_count 1.5e+06\n")).hasValue(1_500_000);
+        assertThat(MooncakeScale.keyCount("master_key_count_soft_pinned 3\n")).isEmpty();
+        assertThat(MooncakeScale.keyCount("")).isEmpty();
+    }
+
+    @Test
+    void mooncakeGoesWithoutMasterAndNeedsItsBinaries() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "scale", "--keys", "1000", "--segments", "10", "--nodes", "10", "--mooncake",
+                dir.toString(), "--master", "127.0.0.1:1")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot be given with --master");
+        err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--keys", "1000", "--segments", "10", "--nodes", "10", "--mooncake",
+                dir.toString())).isNotZero();
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("has no executable mooncake_master");
+    }
+
+    /** Mooncake's binaries beside the project (../shared/peers/mooncake), when this machine has them. */
+    @Test
+    void mooncakesMasterIsFilledAndMeasuredPerStage() throws Exception {
+        Path mooncake = Path.of(System.getProperty("tiffin.mooncake.dir", "/work/shared/peers/mooncake"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(mooncake.resolve("master_bench")),
+                "Mooncake's master_bench is not on this machine");
+        Path csv = dir.resolve("mooncake.csv");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = tiffin(err, "bench", "scale", "--keys", "150000", "--segments", "20", "--nodes", "20",
+                "--mooncake", mooncake.toString(), "--csv", csv.toString());
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        List<String> rows = Files.readAllLines(csv);
+        assertThat(rows).hasSize(3); // stages 100000 and 150000
+        for (int i = 1; i < rows.size(); i++) {
+            String[] f = rows.get(i).split(",", -1);
+            assertThat(f).as(rows.get(i)).hasSize(13);
+            assertThat(Long.parseLong(f[0])).as("keys reached").isGreaterThanOrEqualTo(i == 1 ? 100_000 : 150_000);
+            assertThat(f[1]).isEqualTo("20");
+            assertThat(Long.parseLong(f[2])).as("rss").isGreaterThan(16L << 20);
+            assertThat(f[3]).as("no live heap for a C++ process").isEmpty();
+            assertThat(Double.parseDouble(f[4])).as("bytes per key").isPositive();
+            assertThat(f[12]).isEmpty();
+        }
     }
 }
