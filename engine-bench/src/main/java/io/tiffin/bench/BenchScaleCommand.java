@@ -213,8 +213,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
             for (long stage : stages(keys)) {
                 fill(clients, filled, stage);
                 filled = stage;
-                warmUp(clients.getFirst(), stage);
-                boolean firstStage = filled == stages(keys).getFirst();
+                boolean firstStage = stage == stages(keys).getFirst();
                 String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
                         pingInterval, settings, nodeGroup, clients.getFirst(), firstStage));
                 System.out.println(row);
@@ -349,9 +348,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
     /**
      * One CSV row for the master holding {@code count} keys. Resident memory first, as the fill left it; then the
      * live heap, whose full GC stops the master (seconds at millions of keys on a loaded machine) before any
-     * latency sample, not in one; then the heartbeat window, once the JIT has gone quiet; then the Get sample and,
-     * right after it in the same state, the Gets during a join and a leave (the "idle" they are compared with is
-     * that sample); BatchGet last, as its allocation leaves the collector busy for a while.
+     * latency sample, not in one; then the warm-up of the sampled calls; then the heartbeat window, once the JIT
+     * has gone quiet; then the Get sample and, right after it in the same state, the Gets during a join and a leave
+     * (the "idle" they are compared with is that sample); the exist and BatchGet samples; BatchGet's rate last, as
+     * its allocation leaves the collector busy for a while.
      */
     private String measure(long count, List<TransportClient> clients, ProcessProbe probe, long rssEmpty,
             ExtraColumns extra) throws InterruptedException {
@@ -364,6 +364,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
             rss = Long.toString(r);
             perKey = BenchSupport.fmt((double) (r - rssEmpty) / count, 1);
             heap = Long.toString(probe.heapLiveBytes());
+        }
+        warmUp(clients.getFirst(), count); // after the memory figures, so that they are the fill's; JIT then settles
+        if (probe != null) {
             cpu = heartbeatCpu(count, probe);
         }
         long[] getNanos = latencies(clients.getFirst(), count, Call.GET, GET_SAMPLE);
