@@ -11,7 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
@@ -39,6 +41,8 @@ final class MooncakeScale {
     private static final Duration MOUNT_TIMEOUT = Duration.ofMinutes(5);
     /** A key count that does not grow for this long means master_bench is stuck. */
     private static final Duration STALL = Duration.ofSeconds(60);
+    /** Lines of master_bench's output an error shows. */
+    private static final int KEPT_LINES = 20;
 
     private final Path dir;
     private final long keys;
@@ -77,10 +81,21 @@ final class MooncakeScale {
                     "--duration=86400", "--num_clients=4", "--num_threads=1", "--batch_size=128", "--value_size=4096",
                     "--num_segments=" + segments).redirectErrorStream(true).start();
             bench.getOutputStream().close();
-            CountDownLatch mounted = watchForMounted(bench);
-            if (!mounted.await(MOUNT_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-                throw new IllegalStateException("master_bench did not mount " + segments + " segments within "
-                        + MOUNT_TIMEOUT.toMinutes() + " minutes");
+            Deque<String> output = new ArrayDeque<>();
+            CountDownLatch mounted = new CountDownLatch(1);
+            Thread reader = watchForMounted(bench, output, mounted);
+            long deadline = System.nanoTime() + MOUNT_TIMEOUT.toNanos();
+            while (!mounted.await(1, TimeUnit.SECONDS)) {
+                if (!bench.isAlive() || System.nanoTime() > deadline) {
+                    if (!bench.isAlive()) {
+                        reader.join(Duration.ofSeconds(2)); // the output it wrote before it ended
+                    }
+                    throw new IllegalStateException("master_bench " + (bench.isAlive() ? "did not mount " + segments
+                            + " segments within " + MOUNT_TIMEOUT.toMinutes() + " minutes" : "ended (exit "
+                            + bench.exitValue() + ") before it mounted its segments") + "; the end of its output:\n"
+                            + String.join("\n", lastLines(output)) + "\nMooncake's binaries need Debian 12's"
+                            + " runtime libraries (" + dir.resolve("run-master-bench") + " installs them)");
+                }
             }
             // the base the per-key figure grows from: the segments mounted, (almost) no key yet
             long rssEmpty = probe.rssBytes();
@@ -120,14 +135,23 @@ final class MooncakeScale {
         return pb;
     }
 
-    /** Reads master_bench's output on a thread of its own; the latch opens at its "Segments mounted". */
-    private static CountDownLatch watchForMounted(Process bench) {
-        CountDownLatch mounted = new CountDownLatch(1);
-        Thread.ofPlatform().daemon().name("mooncake-master-bench-output").start(() -> {
+    /**
+     * Reads master_bench's output on a thread of its own, keeping its last {@value #KEPT_LINES} lines in
+     * {@code output} (guarded by itself); {@code mounted} opens at its "Segments mounted". The thread ends at the
+     * end of the output.
+     */
+    private static Thread watchForMounted(Process bench, Deque<String> output, CountDownLatch mounted) {
+        return Thread.ofPlatform().daemon().name("mooncake-master-bench-output").start(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(bench.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
+                    synchronized (output) {
+                        output.addLast(line);
+                        if (output.size() > KEPT_LINES) {
+                            output.removeFirst();
+                        }
+                    }
                     if (line.contains("Segments mounted")) {
                         mounted.countDown();
                     }
@@ -136,7 +160,12 @@ final class MooncakeScale {
                 // the process ended; the waits below notice
             }
         });
-        return mounted;
+    }
+
+    private static List<String> lastLines(Deque<String> output) {
+        synchronized (output) {
+            return List.copyOf(output);
+        }
     }
 
     private static void awaitMetrics(HttpClient http, int metricsPort, Process master, Path log)

@@ -163,6 +163,40 @@ class BenchScaleCommandTest {
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("has no executable mooncake_master");
     }
 
+    @Test
+    void aMasterBenchThatCannotStartIsReportedWithItsOutput() throws Exception {
+        // a stand-in mooncake_master that serves its metrics page, and a master_bench that fails as one without
+        // its libraries does
+        Path fake = Files.createDirectories(dir.resolve("fake-mooncake"));
+        Path master = fake.resolve("mooncake_master");
+        Files.writeString(master, """
+                #!/usr/bin/python3
+                import http.server, sys
+                port = int([a for a in sys.argv if a.startswith("--metrics_port=")][0].split("=")[1])
+                class H(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        body = b"master_key_count 0\\n"
+                        self.send_response(200); self.send_header("Content-Length", str(len(body)))
+                        self.end_headers(); self.wfile.write(body)
+                    def log_message(self, *a): pass
+                http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+                """);
+        Path bench = fake.resolve("master_bench");
+        Files.writeString(bench, """
+                #!/bin/sh
+                echo "master_bench: error while loading shared libraries: libglog.so.1: cannot open shared object file"
+                exit 127
+                """);
+        for (Path p : List.of(master, bench)) {
+            Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "scale", "--keys", "1000", "--segments", "10", "--nodes", "10", "--mooncake",
+                fake.toString())).isNotZero();
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("master_bench ended (exit 127) before it mounted")
+                .contains("libglog.so.1").contains("run-master-bench installs them");
+    }
+
     /** Mooncake's binaries beside the project (../shared/peers/mooncake), when this machine has them. */
     @Test
     void mooncakesMasterIsFilledAndMeasuredPerStage() throws Exception {
