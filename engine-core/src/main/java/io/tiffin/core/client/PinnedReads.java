@@ -24,8 +24,9 @@ import org.apache.logging.log4j.Logger;
  * read ({@link ReadPipeline#read}) into a buffer the returned value owns.
  *
  * <p>Thread-safe (no state of its own). Every {@link PinnedValue} it returns owns what it holds (pinned
- * blocks or an arena) and releases it on close; the caller closes it. A batch that fails after some values
- * were opened closes those before it throws.
+ * blocks or an arena) and releases it on close; the caller closes it. A call that throws (a failed retry,
+ * an off-heap allocation that fails midway) first closes the values it had opened, gives back the cache
+ * blocks it had asked for or reserved and frees the buffers no value took.
  */
 final class PinnedReads {
     private static final Logger LOG = LogManager.getLogger(PinnedReads.class);
@@ -145,8 +146,35 @@ final class PinnedReads {
                                                      long start, boolean rethrow) {
         int n = keys.size();
         List<KeyResult<PinnedValue>> out = new ArrayList<>(Collections.nCopies(n, null));
+        // a slot is cleared once its blocks are taken (asked) or committed or aborted (reserved)
         LocalHotCache.PendingFill[] asked = new LocalHotCache.PendingFill[n];
         LocalHotCache.Reservation[] reserved = new LocalHotCache.Reservation[n];
+        try {
+            return pinnedReads(keys, locs, start, rethrow, out, asked, reserved);
+        } catch (RuntimeException | Error e) {
+            // the caller gets no values to close: give back everything this call holds (an off-heap allocation
+            // that fails midway is an Error)
+            for (int i = 0; i < n; i++) {
+                KeyResult<PinnedValue> r = out.get(i);
+                if (r != null && r.isOk()) {
+                    r.value().close();
+                }
+                if (asked[i] != null) {
+                    asked[i].cancel();
+                }
+                if (reserved[i] != null) {
+                    reserved[i].abort();
+                }
+            }
+            throw e;
+        }
+    }
+
+    private List<KeyResult<PinnedValue>> pinnedReads(List<String> keys, List<KeyResult<ObjectLocation>> locs,
+                                                     long start, boolean rethrow, List<KeyResult<PinnedValue>> out,
+                                                     LocalHotCache.PendingFill[] asked,
+                                                     LocalHotCache.Reservation[] reserved) {
+        int n = keys.size();
         List<Integer> viaCache = new ArrayList<>();
         List<Integer> owned = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -179,6 +207,7 @@ final class PinnedReads {
         for (int i = 0; i < n; i++) {
             if (asked[i] != null) {
                 reserved[i] = asked[i].await();
+                asked[i] = null;
                 (reserved[i] != null ? viaCache : owned).add(i);
             }
         }
@@ -215,47 +244,63 @@ final class PinnedReads {
             if (failed[j] == null) {
                 failed[j] = checks.mismatch(loc, first.get(j), reserved[i].segments());
             }
+            LocalHotCache.Reservation blocks = reserved[i];
+            reserved[i] = null;
             if (failed[j] == null && clock.withinLease(loc, start)) {
-                LocalHotCache.Pinned pinned = reserved[i].commit();
+                LocalHotCache.Pinned pinned = blocks.commit();
                 out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(pinned.segments(), loc.size(), loc.version(), false, pinned)));
             } else {
-                reserved[i].abort();
+                blocks.abort();
                 owned.add(i); // read again the ordinary way (other replicas, lease checked)
             }
         }
     }
 
-    /** Reads the objects at {@code owned} into buffers their values own (one shared arena each). */
+    /**
+     * Reads the objects at {@code owned} into buffers their values own (one shared arena each). Every buffer is
+     * allocated before the first read is sent; an arena not handed to a value is closed before this returns or
+     * throws.
+     */
     private void readIntoOwnedBuffers(List<String> keys, List<KeyResult<ObjectLocation>> locs, long start,
                                       boolean rethrow, List<Integer> owned, List<KeyResult<PinnedValue>> out) {
         int n = keys.size();
         Arena[] arenas = new Arena[n];
         MemorySegment[] buffers = new MemorySegment[n];
-        List<CompletableFuture<Void>> pending = new ArrayList<>(Collections.nCopies(n, null));
-        ReadBatch batch = reads.newBatch(start);
-        for (int i : owned) {
-            ObjectLocation loc = locs.get(i).value();
-            arenas[i] = Arena.ofShared();
-            buffers[i] = arenas[i].allocate(Math.max(1, loc.size()), 64).asSlice(0, loc.size());
-            pending.set(i, reads.read(loc, buffers[i], batch, false));
-        }
-        batch.flush();
-        for (int i : owned) {
-            ObjectLocation loc = locs.get(i).value();
-            try {
-                pending.get(i).join();
-                clock.checkLease(loc, start);
-                out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(List.of(buffers[i].asReadOnly()),
-                        loc.size(), loc.version(), false, arenas[i]::close)));
-            } catch (RuntimeException e) {
-                arenas[i].close();
-                TiffinException t = e instanceof CompletionException c ? lifecycle.transferFailure("get " + loc.key(),
-                        c.getCause()) : e instanceof TiffinException te ? te : lifecycle.transferFailure("get "
-                        + loc.key(), e);
-                if (rethrow) {
-                    throw t; // single-key call: nothing else was opened
+        try {
+            for (int i : owned) {
+                long size = locs.get(i).value().size();
+                arenas[i] = Arena.ofShared();
+                buffers[i] = arenas[i].allocate(Math.max(1, size), 64).asSlice(0, size);
+            }
+            List<CompletableFuture<Void>> pending = new ArrayList<>(Collections.nCopies(n, null));
+            ReadBatch batch = reads.newBatch(start);
+            for (int i : owned) {
+                pending.set(i, reads.read(locs.get(i).value(), buffers[i], batch, false));
+            }
+            batch.flush();
+            for (int i : owned) {
+                ObjectLocation loc = locs.get(i).value();
+                try {
+                    pending.get(i).join();
+                    clock.checkLease(loc, start);
+                    out.set(i, KeyResult.ok(keys.get(i), new PinnedValue(List.of(buffers[i].asReadOnly()),
+                            loc.size(), loc.version(), false, arenas[i]::close)));
+                    arenas[i] = null; // the value's now
+                } catch (RuntimeException e) {
+                    TiffinException t = e instanceof CompletionException c ? lifecycle.transferFailure("get "
+                            + loc.key(), c.getCause()) : e instanceof TiffinException te ? te
+                            : lifecycle.transferFailure("get " + loc.key(), e);
+                    if (rethrow) {
+                        throw t; // single-key call: nothing else was opened
+                    }
+                    out.set(i, KeyResult.failed(keys.get(i), t.code()));
                 }
-                out.set(i, KeyResult.failed(keys.get(i), t.code()));
+            }
+        } finally {
+            for (Arena a : arenas) {
+                if (a != null) {
+                    a.close();
+                }
             }
         }
     }
