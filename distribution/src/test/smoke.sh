@@ -225,6 +225,13 @@ done
 if grep -q '^Ready\.' "$work/server.out" && grep -q "^Tiffin master listening on $master" "$work/server.out" \
     && grep -q '^Tiffin node .* segment .* (64.0 MiB) on ' "$work/server.out"; then
   pass "standalone started: $(head -n 1 "$work/server.out")"
+  # the launcher's collector for the standalone (docs/OPERATIONS.md, "JVM flags per command")
+  jvm_flags=$(tr '\0' ' ' <"/proc/$server_pid/cmdline" 2>/dev/null)
+  if [[ "$jvm_flags" == *" -XX:+UseG1GC "* && "$jvm_flags" != *"UseZGC"* ]]; then
+    pass "the standalone runs G1, as the launcher chooses for it"
+  else
+    fail "the standalone's JVM flags do not choose G1" "$jvm_flags"
+  fi
 else
   fail "standalone did not print its listeners and Ready within 30 s" \
     "$(cat "$work/server.out" "$work/server.err" 2>/dev/null | tail -n 20)"
