@@ -48,7 +48,8 @@ public interface GatewayStore extends AutoCloseable {
     /**
      * The value of {@code key} if the store has it at hand: no network call, no transfer, no wait (the caller may
      * be an event loop; a store may ask a master of its own JVM directly, as that master's event loops do). The bytes are lent, not copied: read-only views of memory the store holds for this value
-     * until the {@link Lent} is closed, and at most for {@link Lent#validForNanos()}. Null when the store does
+     * until the {@link Lent} is closed, and at most for {@link Lent#validForNanos()}. {@link #MISSING} when the
+     * store knows at hand that the key holds no value now (as {@link #get} would answer). Null when the store does
      * not have it at hand (then use {@link #get}, which also tells a missing key); the default never has.
      */
     default Lent lend(String key) {
@@ -62,6 +63,34 @@ public interface GatewayStore extends AutoCloseable {
     default Lent lendAfterLookUp(String key) {
         return null;
     }
+
+    /** {@link #lend}'s answer for a key that holds no value: nothing to read or close. */
+    Lent MISSING = new Lent() {
+        @Override
+        public List<ByteBuffer> parts() {
+            return List.of();
+        }
+
+        @Override
+        public long size() {
+            return 0;
+        }
+
+        @Override
+        public long validForNanos() {
+            return 0;
+        }
+
+        @Override
+        public void close() {
+            // nothing was lent
+        }
+
+        @Override
+        public String toString() {
+            return "MISSING";
+        }
+    };
 
     /**
      * Bytes of a value lent by {@link #lend}: its owner (whoever holds it) closes it exactly once, after the

@@ -11,8 +11,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Plain GETs answered on the event loop, without a hand-over to a command thread, when the store has the
  * value at hand ({@link GatewayStore#lend}: for Tiffin's store, a location in the client's location cache, or
- * from a master in this JVM asked directly, and the bytes in this process) and the connection has nothing else under way ({@link CommandRunner#idle}), so
- * the replies keep their order. The first GET the store cannot answer so, and every command after it, go
+ * from a master in this JVM asked directly, and the bytes in this process) or knows it missing (that master
+ * said so: nil, as the usual read would answer) and the connection has nothing else under way ({@link
+ * CommandRunner#idle}), so the replies keep their order. The first GET the store cannot answer so, and every command after it, go
  * the usual way.
  *
  * <p>A value of at most {@link #COPY_MAX} bytes is copied into its reply (cheaper than holding the store's
@@ -31,11 +32,13 @@ final class ReadyGets {
 
     private final GatewayContext gw;
     private final CommandRunner runner;
+    private final Session session;
     private final ByteBufAllocator alloc;
 
-    ReadyGets(GatewayContext gw, CommandRunner runner, ByteBufAllocator alloc) {
+    ReadyGets(GatewayContext gw, CommandRunner runner, Session session, ByteBufAllocator alloc) {
         this.gw = gw;
         this.runner = runner;
+        this.session = session;
         this.alloc = alloc;
     }
 
@@ -51,6 +54,7 @@ final class ReadyGets {
         long bytes = 0;
         long reserved = 0;
         int n = 0;
+        int missing = 0;
         try {
             for (RespCommand c : commands) {
                 if (!CommandRunner.isPlainGet(c) || bytes >= gw.settings.writeBuffer()) {
@@ -59,6 +63,12 @@ final class ReadyGets {
                 GatewayStore.Lent lent = lend(c);
                 if (lent == null) {
                     break;
+                }
+                if (lent == GatewayStore.MISSING) {
+                    replies.add(Replies.nil(session.protocol()));
+                    missing++;
+                    n++;
+                    continue;
                 }
                 long size = lent.size();
                 long valid = lent.validForNanos();
@@ -91,7 +101,8 @@ final class ReadyGets {
         if (n == 0) {
             return 0;
         }
-        gw.stats.hits.add(n);
+        gw.stats.hits.add(n - missing);
+        gw.stats.misses.add(missing);
         gw.stats.readyGets.add(n);
         runner.writeNow(new ArrayList<>(commands.subList(0, n)), replies, reserved);
         return n;

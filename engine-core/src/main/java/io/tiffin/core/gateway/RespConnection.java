@@ -78,7 +78,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         loopBatch = loopBatches.apply(context.channel().eventLoop());
         parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings);
         runner = new CommandRunner(gw, table, session, context.channel(), executor, this);
-        readyGets = new ReadyGets(gw, runner, context.alloc());
+        readyGets = new ReadyGets(gw, runner, session, context.alloc());
         readySets = new ReadySets(gw, runner);
         context.fireChannelActive();
     }

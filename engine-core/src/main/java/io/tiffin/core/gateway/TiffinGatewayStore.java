@@ -135,7 +135,8 @@ public final class TiffinGatewayStore implements GatewayStore {
         try {
             return lent(client.pinLocalAskingMasterInThisJvm(key));
         } catch (TiffinException e) {
-            return null; // missing, or the master cannot answer now: the usual read answers it
+            // the master of this JVM said so, as it would to the usual read; else it cannot answer now
+            return notThere(e.code()) ? MISSING : null;
         }
     }
 
