@@ -220,6 +220,17 @@ final class Locator {
         return master.exists(key);
     }
 
+    /**
+     * {@link #exists} when this client holds a usable location of the key or a master of this JVM answers it
+     * directly ({@link MasterStub#existsInThisJvm}); null, nothing asked, when the master runs elsewhere.
+     */
+    Boolean existsInThisJvm(String key) {
+        if (locations != null && locations.get(key, clock.now()) != null) {
+            return true;
+        }
+        return master.existsInThisJvm(key);
+    }
+
     /** {@link #exists} for many keys: the master is asked, in one batch, about those the cache cannot answer. */
     List<KeyResult<Boolean>> batchExists(List<String> keys) {
         List<KeyResult<Boolean>> out = new ArrayList<>(Collections.nCopies(keys.size(), null));

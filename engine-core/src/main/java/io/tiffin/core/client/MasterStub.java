@@ -300,6 +300,20 @@ final class MasterStub {
         return out;
     }
 
+    /**
+     * {@link #exists} answered by a master of this JVM in one direct call to its handler on this thread (as
+     * {@link #lookUpInThisJvm}), or null when the master calls go to a master elsewhere (then nothing is asked).
+     */
+    Boolean existsInThisJvm(String key) {
+        InProcessMaster local = masterInThisJvm();
+        if (local == null) {
+            return null;
+        }
+        lifecycle.checkOpen();
+        return callInProcess(local, Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(),
+                ExistReply.parser()).getExists();
+    }
+
     /** ExistKey. */
     boolean exists(String key) {
         return call(Opcode.EXIST_KEY, KeyRequest.newBuilder().setKey(key).build(), ExistReply.parser()).getExists();

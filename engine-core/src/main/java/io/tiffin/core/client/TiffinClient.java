@@ -458,6 +458,18 @@ public final class TiffinClient implements KvStore {
         return locator.exists(key);
     }
 
+    /**
+     * {@link #exists} without a wait on the network: from the location cache, or asked of the master only if it
+     * runs in this JVM (as in {@code tiffin standalone}; a direct call to the handler its own event loops run, as
+     * {@link #pinLocalAskingMasterInThisJvm}). Null when the master runs elsewhere (nothing asked). One attempt.
+     *
+     * @throws TiffinException the master's refusal ({@code REPLICA_IS_NOT_READY} for a first put under way)
+     */
+    public Boolean existsAskingMasterInThisJvm(String key) {
+        KeyChecks.checkKey(key);
+        return locator.existsInThisJvm(key);
+    }
+
     @Override
     public List<KeyResult<Boolean>> batchExists(List<String> keys) {
         KeyChecks.checkKeys(keys);

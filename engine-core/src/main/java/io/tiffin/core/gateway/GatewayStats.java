@@ -26,6 +26,8 @@ final class GatewayStats {
     final LongAdder putBatchKeys = new LongAdder();
     /** GETs answered on the event loop from a value the store had at hand ({@link ReadyGets}). */
     final LongAdder readyGets = new LongAdder();
+    /** EXISTS of one key answered on the event loop ({@link ReadyGets}). */
+    final LongAdder readyExists = new LongAdder();
     /** SETs stored on the event loop ({@link ReadySets}). */
     final LongAdder readySets = new LongAdder();
     /** Of those, replies sent from the store's memory without a copy ({@link LentValue}). */

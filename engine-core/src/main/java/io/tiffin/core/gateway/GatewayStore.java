@@ -57,6 +57,15 @@ public interface GatewayStore extends AutoCloseable {
     }
 
     /**
+     * Whether {@code key} holds a value, if the store knows without a wait (the caller may be an event loop; as
+     * {@link #lend}, a store may ask a master of its own JVM directly); null when it would have to wait (then
+     * use {@link #exists}). The default never knows.
+     */
+    default Boolean existsAtHand(String key) {
+        return null;
+    }
+
+    /**
      * {@link #lend}, but the store may wait for what it needs to know (e.g. where the value is): for a command
      * thread, never an event loop. Null when it cannot lend the value (then use {@link #get}).
      */

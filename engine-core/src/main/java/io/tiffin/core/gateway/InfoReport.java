@@ -120,6 +120,7 @@ final class InfoReport {
         line(sb, "store_put_batches", Long.toString(s.putBatches.sum()));
         line(sb, "store_put_batch_keys", Long.toString(s.putBatchKeys.sum()));
         line(sb, "ready_gets", Long.toString(s.readyGets.sum()));
+        line(sb, "ready_exists", Long.toString(s.readyExists.sum()));
         line(sb, "ready_sets", Long.toString(s.readySets.sum()));
         line(sb, "zero_copy_replies", Long.toString(s.lentReplies.sum()));
         line(sb, "zero_copy_replies_open", Long.toString(s.lentOpen.get()));

@@ -9,11 +9,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Plain GETs answered on the event loop, without a hand-over to a command thread, when the store has the
+ * Plain GETs and one-key EXISTS answered on the event loop, without a hand-over to a command thread, when the store has the
  * value at hand ({@link GatewayStore#lend}: for Tiffin's store, a location in the client's location cache, or
  * from a master in this JVM asked directly, and the bytes in this process) or knows it missing (that master
  * said so: nil, as the usual read would answer) and the connection has nothing else under way ({@link
- * CommandRunner#idle}), so the replies keep their order. The first GET the store cannot answer so, and every command after it, go
+ * CommandRunner#idle}), so the replies keep their order. An EXISTS of one key is answered there too when the
+ * store knows at hand ({@link GatewayStore#existsAtHand}: the location cache, or the master of this JVM). The first GET the store cannot answer so, and every command after it, go
  * the usual way.
  *
  * <p>A value of at most {@link #COPY_MAX} bytes is copied into its reply (cheaper than holding the store's
@@ -47,7 +48,7 @@ final class ReadyGets {
      * replies; returns how many it answered (those commands are then released).
      */
     int serve(List<RespCommand> commands) {
-        if (!CommandRunner.isPlainGet(commands.getFirst()) || !runner.idle()) {
+        if (!isReady(commands.getFirst()) || !runner.idle()) {
             return 0;
         }
         List<RedisMessage> replies = new ArrayList<>();
@@ -55,10 +56,21 @@ final class ReadyGets {
         long reserved = 0;
         int n = 0;
         int missing = 0;
+        int existsAnswered = 0;
         try {
             for (RespCommand c : commands) {
-                if (!CommandRunner.isPlainGet(c) || bytes >= gw.settings.writeBuffer()) {
+                if (!isReady(c) || bytes >= gw.settings.writeBuffer()) {
                     break;
+                }
+                if (!CommandRunner.isPlainGet(c)) {
+                    Boolean exists = existsAtHand(c);
+                    if (exists == null) {
+                        break;
+                    }
+                    replies.add(Replies.integer(exists ? 1 : 0));
+                    existsAnswered++;
+                    n++;
+                    continue;
                 }
                 GatewayStore.Lent lent = lend(c);
                 if (lent == null) {
@@ -101,11 +113,26 @@ final class ReadyGets {
         if (n == 0) {
             return 0;
         }
-        gw.stats.hits.add(n - missing);
+        gw.stats.hits.add(n - missing - existsAnswered);
         gw.stats.misses.add(missing);
-        gw.stats.readyGets.add(n);
+        gw.stats.readyGets.add(n - existsAnswered);
+        gw.stats.readyExists.add(existsAnswered);
         runner.writeNow(new ArrayList<>(commands.subList(0, n)), replies, reserved);
         return n;
+    }
+
+    /** A plain GET, or an EXISTS of one key. */
+    private static boolean isReady(RespCommand c) {
+        return CommandRunner.isPlainGet(c) || (c.argc() == 2 && c.name().equals("EXISTS"));
+    }
+
+    /** Whether the EXISTS's key holds a value, if the store knows at hand; else null (the usual path answers). */
+    private Boolean existsAtHand(RespCommand exists) {
+        try {
+            return gw.store.existsAtHand(exists.key(1));
+        } catch (RespError | io.tiffin.api.TiffinException e) {
+            return null;
+        }
     }
 
     /** The store's loan of the GET's value, or null (a key that is not UTF-8 is answered by the usual path). */

@@ -405,6 +405,16 @@ public final class TiffinGatewayStore implements GatewayStore {
     }
 
     @Override
+    public Boolean existsAtHand(String key) {
+        try {
+            return client.existsAskingMasterInThisJvm(key);
+        } catch (TiffinException e) {
+            // a first put under way is not there yet, as for exists(); else the master cannot answer now
+            return notThere(e.code()) ? Boolean.FALSE : null;
+        }
+    }
+
+    @Override
     public List<KeyResult<Boolean>> exists(List<String> keys) {
         return eachResult(client.batchExists(keys), r -> notThere(r.code()) ? KeyResult.ok(r.key(), false) : r);
     }

@@ -146,6 +146,32 @@ class GatewayZeroCopyTest {
         }
     }
 
+    /**
+     * An EXISTS of one key (LMCache's check before its GETs) is answered on the event loop when the master in
+     * this JVM answers it, in order with the GETs around it; an EXISTS of several keys goes the usual way.
+     */
+    @Test
+    void existsOfOneKeyIsAnsweredOnTheEventLoop() {
+        byte[] small = GatewayFixture.randomValue(4096, 301);
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                setAndWarm(s, "zc:exists:small", small);
+                long readyExists = s.infoStat("ready_exists");
+                long readyGets = s.infoStat("ready_gets");
+                s.send(concat(command("EXISTS", "zc:exists:small"), command("EXISTS", "zc:exists:absent"),
+                        command("GET", "zc:exists:small"), command("EXISTS", "zc:exists:small", "zc:exists:small")));
+                assertThat(s.read()).isEqualTo(1L);
+                assertThat(s.read()).isEqualTo(0L);
+                assertThat((byte[]) s.read()).isEqualTo(small);
+                assertThat(s.read()).as("several keys, the usual path").isEqualTo(2L);
+                assertThat(s.infoStat("ready_exists") - readyExists).isEqualTo(2);
+                assertThat(s.infoStat("ready_gets") - readyGets).isEqualTo(1);
+            });
+            assertThat(s.call("DEL", "zc:exists:small")).isEqualTo(1L);
+            assertThat(s.call("EXISTS", "zc:exists:small")).isEqualTo(0L);
+        }
+    }
+
     /** The next {@code n} bytes of the reply stream, as text. */
     private static String rawReply(RespSocket s, int n) throws IOException {
         return new String(s.input().readNBytes(n), StandardCharsets.US_ASCII);
