@@ -206,13 +206,31 @@ final class BenchRespCommand implements Callable<Integer> {
             if (f.length < 7 || f[0].equals("test")) {
                 continue;
             }
-            runs.add(new Run(target, f[0].toLowerCase(Locale.ROOT), size, pipeline, clients, Double.parseDouble(f[1]),
+            runs.add(new Run(target, f[0].toLowerCase(Locale.ROOT), size, pipeline, clients, rate(f[1], line),
                     Double.parseDouble(f[4]), Double.parseDouble(f[6])));
         }
         if (runs.isEmpty()) {
             throw new IllegalStateException("redis-benchmark printed no results: " + out.strip());
         }
         return runs;
+    }
+
+    /**
+     * A run's requests per second as redis-benchmark printed it. It prints {@code inf} for a run that ended within
+     * the millisecond its clock counts in: too short to be a figure.
+     */
+    private static double rate(String field, String line) {
+        double rps;
+        try {
+            rps = Double.parseDouble(field);
+        } catch (NumberFormatException e) {
+            rps = Double.NaN;
+        }
+        if (!Double.isFinite(rps) || rps <= 0) {
+            throw new IllegalStateException("redis-benchmark could not time a run (requests per second '" + field
+                    + "' in " + line.strip() + "): it ended within a millisecond; give --requests a larger number");
+        }
+        return rps;
     }
 
     /** FLUSHALL (a run's GETs hold read leases on its keys in Tiffin; the next run's SETs would meet them). */

@@ -1,6 +1,7 @@
 package io.tiffin.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
@@ -49,7 +50,7 @@ class BenchRespCommandTest {
             int code = new CommandLine(new BenchRespCommand()).setErr(new PrintWriter(err, true)).execute("--port",
                     Integer.toString(gateway.address().getPort()), "--redis-server", REDIS_SERVER.toString(),
                     "--redis-benchmark", REDIS_BENCHMARK.toString(), "--sizes", "4KiB", "--pipelines", "1,4",
-                    "--requests", "300", "--rounds", "1", "--clients", "2", "--csv", csv.toString());
+                    "--requests", "2000", "--rounds", "1", "--clients", "2", "--csv", csv.toString());
             System.setOut(stdout);
             assertThat(code).as(err + printed.toString(StandardCharsets.UTF_8)).isZero();
             List<String> lines = Files.readAllLines(csv);
@@ -87,6 +88,18 @@ class BenchRespCommandTest {
         assertThat(bench.requestsFor(4096)).isEqualTo(200_000);
         assertThat(bench.requestsFor(1 << 20)).isEqualTo(2048);
         assertThat(bench.keyspaceFor(1 << 20)).isEqualTo(256);
+    }
+
+    /** redis-benchmark prints a rate of "inf" for a run shorter than its clock's millisecond. */
+    @Test
+    void aRunTooShortToTimeIsAClearError() {
+        BenchRespCommand bench = new BenchRespCommand();
+        assertThatThrownBy(() -> bench.parse("redis", 4096, 4, """
+                "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+                "SET","inf","0.032","0.016","0.039","0.047","0.071","0.071"
+                """)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("could not time a run (requests per second 'inf'")
+                .hasMessageContaining("give --requests a larger number");
     }
 
     @Test
