@@ -9,13 +9,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Plain GETs and one-key EXISTS answered on the event loop, without a hand-over to a command thread, when the store has the
- * value at hand ({@link GatewayStore#lend}: for Tiffin's store, a location in the client's location cache, or
- * from a master in this JVM asked directly, and the bytes in this process) or knows it missing (that master
- * said so: nil, as the usual read would answer) and the connection has nothing else under way ({@link
- * CommandRunner#idle}), so the replies keep their order. An EXISTS of one key is answered there too when the
- * store knows at hand ({@link GatewayStore#existsAtHand}: the location cache, or the master of this JVM). The first GET the store cannot answer so, and every command after it, go
- * the usual way.
+ * Plain GETs and one-key EXISTS answered on the event loop, without a hand-over to a command thread. A GET when
+ * the store has the value at hand ({@link GatewayStore#lend}: for Tiffin's store, a location in the client's
+ * location cache, or from a master in this JVM asked directly, and the bytes in this process) or knows it missing
+ * (that master said so: nil, as the usual read would answer); an EXISTS when the store knows the answer at hand
+ * ({@link GatewayStore#existsAtHand}: the location cache, or the master of this JVM). Only while the connection
+ * has nothing else under way ({@link CommandRunner#idle}), so the replies keep their order. The first command the
+ * store cannot answer so, and every command after it, go the usual way.
  *
  * <p>A value of at most {@link #COPY_MAX} bytes is copied into its reply (cheaper than holding the store's
  * memory for the write); a larger one is sent from the store's memory as it is ({@link LentValue}), counted
