@@ -93,8 +93,9 @@ final class MooncakeScale {
                     throw new IllegalStateException("master_bench " + (bench.isAlive() ? "did not mount " + segments
                             + " segments within " + MOUNT_TIMEOUT.toMinutes() + " minutes" : "ended (exit "
                             + bench.exitValue() + ") before it mounted its segments") + "; the end of its output:\n"
-                            + String.join("\n", lastLines(output)) + "\nMooncake's binaries need Debian 12's"
-                            + " runtime libraries (" + dir.resolve("run-master-bench") + " installs them)");
+                            + String.join("\n", lastLines(output)) + "\nIf it could not load a library: Mooncake's"
+                            + " binaries need Debian 12's runtime libraries (" + dir.resolve("run-master-bench")
+                            + " installs them)");
                 }
             }
             // the base the per-key figure grows from: the segments mounted, (almost) no key yet

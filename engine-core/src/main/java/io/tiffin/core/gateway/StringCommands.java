@@ -142,8 +142,8 @@ final class StringCommands {
         } catch (TiffinException e) {
             return null; // the usual read reports it
         }
-        if (lent == null || lent == GatewayStore.MISSING) {
-            return null; // the usual read answers a missing key
+        if (lent == null) {
+            return null;
         }
         if (lent.size() <= ReadyGets.COPY_MAX || lent.validForNanos() < ReadyGets.MIN_LEND_NANOS) {
             lent.close();
