@@ -14,9 +14,13 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Conversions between the API's value types and their wire messages. Stateless; thread-safe.
+ * Conversions between the API's value types and their wire messages. Thread-safe: stateless but for the
+ * {@link Utf8Cache} of the names every replica repeats.
  */
 public final class Messages {
+    /** Segment names, node ids and endpoints in UTF-8: {@link #toMsg(ReplicaDescriptor)}. */
+    static final Utf8Cache NAMES = new Utf8Cache();
+
     private Messages() {
     }
 
@@ -59,9 +63,9 @@ public final class Messages {
                 .setReplicaId(d.replicaId())
                 .setType(d.type().value())
                 .setStatus(d.status().ordinal())
-                .setSegment(d.segment())
-                .setNodeId(d.nodeId())
-                .setEndpoint(d.endpoint())
+                .setSegmentBytes(NAMES.utf8(d.segment()))
+                .setNodeIdBytes(NAMES.utf8(d.nodeId()))
+                .setEndpointBytes(NAMES.utf8(d.endpoint()))
                 .setOffset(d.offset())
                 .setSize(d.size())
                 .setMountEpoch(d.mountEpoch());
