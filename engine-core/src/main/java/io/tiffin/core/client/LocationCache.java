@@ -129,19 +129,34 @@ public final class LocationCache {
      * within the lease, counted from the call's start") keeps holding.
      */
     public ObjectLocation get(String key, long nowNanos) {
+        ObjectLocation l = getCountingHitsOnly(key, nowNanos);
+        if (l == null) {
+            misses.increment();
+        }
+        return l;
+    }
+
+    /**
+     * {@link #get}, but a miss is not counted: for a caller that may give up and ask {@link #get} again, or that
+     * counts the miss itself with {@link #countMiss} once it is sure it is one (one read, one count).
+     */
+    public ObjectLocation getCountingHitsOnly(String key, long nowNanos) {
         Entry e = entries.getIfPresent(key);
         if (e == null || nowNanos - e.usableUntilNanos() > 0) {
-            misses.increment();
             return null;
         }
         long leftMillis = e.location().leaseTtlMillis() - TimeUnit.NANOSECONDS.toMillis(nowNanos - e.lookupNanos());
         if (leftMillis <= 0) {
-            misses.increment();
             return null;
         }
         hits.increment();
         ObjectLocation l = e.location();
         return new ObjectLocation(l.key(), l.size(), l.version(), leftMillis, l.replicas(), l.crc32c());
+    }
+
+    /** Counts a miss of {@link #getCountingHitsOnly}. */
+    public void countMiss() {
+        misses.increment();
     }
 
     private static int stripe(String key) {

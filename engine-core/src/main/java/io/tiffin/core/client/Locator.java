@@ -225,6 +225,10 @@ final class Locator {
      * directly ({@link MasterStub#existsInThisJvm}); null, nothing asked, when the master runs elsewhere.
      */
     Boolean existsInThisJvm(String key) {
+        if (master.masterInThisJvm() == null) {
+            // nothing asked here: a miss is counted once, by the exists() the caller asks next
+            return locations != null && locations.getCountingHitsOnly(key, clock.now()) != null ? Boolean.TRUE : null;
+        }
         if (locations != null && locations.get(key, clock.now()) != null) {
             return true;
         }

@@ -494,4 +494,26 @@ class LocationCacheClusterTest {
             assertThat(loc.replicas()).hasSize(2).allSatisfy(d -> assertThat(d.mountEpoch()).isEqualTo(1));
         }
     }
+
+    @Test
+    void anExistsAnsweredAtHandCountsEachReadOnceWhenTheMasterRunsElsewhere() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(2), 100)).build());
+            cluster.clients.add(c);
+            byte[] v = random(3000, 37);
+            c.put("here", v);
+            assertThat(c.get("here")).isEqualTo(v); // looked up: one miss
+            assertThat(stats(c).misses()).isEqualTo(1);
+
+            assertThat(c.existsAskingMasterInThisJvm("here")).as("from the location cache").isTrue();
+            assertThat(stats(c).hits()).isEqualTo(1);
+            // not at hand (the master runs elsewhere): nothing asked, nothing counted, until the usual exists()
+            assertThat(c.existsAskingMasterInThisJvm("absent")).isNull();
+            assertThat(stats(c).misses()).isEqualTo(1);
+            assertThat(c.exists("absent")).isFalse();
+            assertThat(stats(c).misses()).isEqualTo(2);
+            assertThat(stats(c).hits()).isEqualTo(1);
+        }
+    }
 }
