@@ -71,6 +71,7 @@ final class MooncakeScale {
                 "--metrics_host=127.0.0.1", "--metrics_port=" + metricsPort, "--client_ttl=86400")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile())).start();
         Process bench = null;
+        boolean measured = false;
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         try {
             ProcessProbe probe = new ProcessProbe(master.pid());
@@ -112,7 +113,10 @@ final class MooncakeScale {
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, BenchScaleCommand.HEADER, List.of(row));
             }
+            measured = true;
             return 0;
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(e.getMessage() + "\nMooncake's master output stays in " + log, e);
         } finally {
             if (bench != null) {
                 bench.destroy();
@@ -122,6 +126,9 @@ final class MooncakeScale {
             master.destroy();
             if (!master.waitFor(10, TimeUnit.SECONDS)) {
                 master.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            if (measured) {
+                Files.deleteIfExists(log); // kept after a failure, for its cause (named in its message)
             }
         }
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tiffin.core.cli.TiffinCli;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -193,8 +194,20 @@ class BenchScaleCommandTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertThat(tiffin(err, "bench", "scale", "--keys", "1000", "--segments", "10", "--nodes", "10", "--mooncake",
                 fake.toString())).isNotZero();
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("master_bench ended (exit 127) before it mounted")
+        String said = err.toString(StandardCharsets.UTF_8);
+        assertThat(said).contains("master_bench ended (exit 127) before it mounted")
                 .contains("libglog.so.1").contains("run-master-bench installs them");
+        java.util.regex.Matcher kept = java.util.regex.Pattern.compile("output stays in (\\S+)").matcher(said);
+        assertThat(kept.find()).as(said).isTrue();
+        Path log = Path.of(kept.group(1));
+        assertThat(log).as("kept after a failure").exists();
+        Files.delete(log);
+    }
+
+    private static List<Path> mooncakeLogs() throws IOException {
+        try (var files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            return files.filter(f -> f.getFileName().toString().startsWith("mooncake-master-")).toList();
+        }
     }
 
     /** Mooncake's binaries beside the project (../shared/peers/mooncake), when this machine has them. */
@@ -205,9 +218,12 @@ class BenchScaleCommandTest {
                 "Mooncake's master_bench is not on this machine");
         Path csv = dir.resolve("mooncake.csv");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
+        List<Path> logsBefore = mooncakeLogs();
         int exit = tiffin(err, "bench", "scale", "--keys", "150000", "--segments", "20", "--nodes", "20",
                 "--mooncake", mooncake.toString(), "--csv", csv.toString());
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(mooncakeLogs()).as("its master's output is removed after a measurement")
+                .containsExactlyInAnyOrderElementsOf(logsBefore);
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows).hasSize(3); // stages 100000 and 150000
         for (int i = 1; i < rows.size(); i++) {
