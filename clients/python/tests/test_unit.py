@@ -95,6 +95,23 @@ def request_of(frame: bytes):
     return op, rid, frame[28:28 + c]
 
 
+def test_a_compact_batch_reply_is_read_with_the_requests_keys_and_its_segment_names():
+    from tiffin._types import info_from
+    names = [("seg-a", "node-a", "10.0.0.1:7000"), ("seg-b", "node-b", "10.0.0.2:7000")]
+    m = pb.ObjectLocationMsg(size=4096, version=3, lease_ttl_ms=10000, crc32c=7, replicas=[
+        pb.Replica(replica_id=1, type=1, status=2, offset=8192, size=4096, mount_epoch=9, segment_ref=2),
+        pb.Replica(replica_id=2, type=1, status=2, segment="seg-c", node_id="node-c", endpoint="10.0.0.3:7000")])
+    info = info_from(pb.ObjectLocationMsg.FromString(m.SerializeToString()), "the-key", names)
+    assert info.key == "the-key" and info.size == 4096 and info.crc32c == 7
+    assert [(r.segment, r.node_id, r.endpoint) for r in info.replicas] == [names[1], ("seg-c", "node-c",
+                                                                                       "10.0.0.3:7000")]
+    assert info.replicas[0].offset == 8192 and info.replicas[0].mount_epoch == 9
+    m.replicas[0].segment_ref = 3
+    with pytest.raises(TiffinError) as e:
+        info_from(m, "the-key", names)
+    assert e.value.code == "DESERIALIZE_FAIL" and "segment 3 of the 2" in str(e.value)
+
+
 def test_handshake_sends_version_and_token_and_checks_the_answer():
     def answer(frame):
         op, rid, control = request_of(frame)

@@ -96,22 +96,25 @@ class Locator:
                 return out
         if locations is None:
             stamps = None
-            req = pb.BatchKeysRequest(keys=ask)
+            req = pb.BatchKeysRequest(keys=ask, compact=True)
         else:
             stamps = [locations.stamp(k) for k in ask]  # before the lookup is sent
-            req = pb.BatchKeysRequest(keys=ask, cache_for_ms=self.cache_for_ms, cache_owner=self.cache_owner)
+            req = pb.BatchKeysRequest(keys=ask, cache_for_ms=self.cache_for_ms, cache_owner=self.cache_owner,
+                                      compact=True)
         sent = time.monotonic_ns()
         self._counts["lookups"] += 1
         reply = self._rpc(Op.BATCH_GET_REPLICA_LIST, req, pb.BatchLocationsReply)
         if len(reply.results) != len(ask):
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} locations for "
                                                   f"{len(ask)} keys")
+        # compact: keys left out (the request's), each segment's names given once
+        segments = [(n.segment, n.node_id, n.endpoint) for n in reply.segments]
         for j, r in enumerate(reply.results):
             i = j if at is None else at[j]
             if r.code != 0:
                 out[i] = code_name(r.code)
                 continue
-            loc = info_from(r.location)
+            loc = info_from(r.location, ask[j], segments)
             out[i] = loc
             if stamps is not None and self.reusable(loc):
                 locations.put(ask[j], loc, sent, stamps[j])

@@ -85,14 +85,24 @@ class KeyListing(list):
     truncated: bool = False
 
 
-def replica_from(r) -> Replica:
-    """A Replica from a ``ReplicaDescriptorMsg``."""
+def replica_from(r, segments=()) -> Replica:
+    """A Replica from a ``ReplicaDescriptorMsg``; ``segments``: the (segment, node id, endpoint) names of a compact
+    batch reply, which a replica with a ``segment_ref`` refers to (1-based)."""
+    if r.segment_ref:
+        if r.segment_ref > len(segments):
+            raise TiffinError("DESERIALIZE_FAIL", f"a replica refers to segment {r.segment_ref} of the "
+                                                  f"{len(segments)} its batch reply names")
+        segment, node_id, endpoint = segments[r.segment_ref - 1]
+    else:
+        segment, node_id, endpoint = r.segment, r.node_id, r.endpoint
     return Replica(r.replica_id, _REPLICA_TYPES.get(r.type, str(r.type)),
                    _REPLICA_STATUS[r.status] if 0 <= r.status < len(_REPLICA_STATUS) else str(r.status),
-                   r.segment, r.node_id, r.endpoint, r.offset, r.size, r.mount_epoch,
+                   segment, node_id, endpoint, r.offset, r.size, r.mount_epoch,
                    (r.grant.ops, r.grant.expires_ms, r.grant.mac_high, r.grant.mac_low) if r.HasField("grant") else None)
 
 
-def info_from(m) -> ObjectInfo:
-    """An ObjectInfo from an ``ObjectLocationMsg``."""
-    return ObjectInfo(m.key, m.size, m.version, m.lease_ttl_ms, tuple(replica_from(r) for r in m.replicas), m.crc32c)
+def info_from(m, key: Optional[str] = None, segments=()) -> ObjectInfo:
+    """An ObjectInfo from an ``ObjectLocationMsg``; ``key`` and ``segments`` for one of a compact batch reply
+    (``BatchKeysRequest.compact``), which leaves out the key (the request's) and names segments once."""
+    return ObjectInfo(m.key if key is None else key, m.size, m.version, m.lease_ttl_ms,
+                      tuple(replica_from(r, segments) for r in m.replicas), m.crc32c)

@@ -518,7 +518,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
                         batch.add(existing.get(random.nextInt(existing.size())));
                     }
                     BatchLocationsReply reply = client.call(Opcode.BATCH_GET_REPLICA_LIST,
-                            BatchKeysRequest.newBuilder().addAllKeys(batch).build(), BatchLocationsReply.parser());
+                            BatchKeysRequest.newBuilder().addAllKeys(batch).setCompact(true).build(), // as the client
+                            BatchLocationsReply.parser());
                     for (LocationResult r : reply.getResultsList()) {
                         check(r.getCode());
                     }

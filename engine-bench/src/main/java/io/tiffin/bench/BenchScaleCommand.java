@@ -463,7 +463,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
     }
 
     private BatchKeysRequest batchGetRequest(SplittableRandom random, long count) {
-        BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder();
+        BatchKeysRequest.Builder req = BatchKeysRequest.newBuilder().setCompact(true); // as the Java client asks
         for (int i = 0; i < BATCHGET_SIZE; i++) {
             req.addKeys(key(random.nextLong(count)));
         }

@@ -12,6 +12,7 @@ import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.local.InProcessMaster;
 import io.tiffin.core.local.InProcessMasters;
+import io.tiffin.core.transport.BatchLocations;
 import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
@@ -277,16 +278,9 @@ final class MasterStub {
     /** BatchGetReplicaList: per key, in order, its location or the master's code; as {@link #lookUp}. */
     List<KeyResult<ObjectLocation>> batchLookUp(List<String> keys, int cacheForMs, long cacheOwner) {
         BatchKeysRequest request = BatchKeysRequest.newBuilder().addAllKeys(keys).setCacheForMs(cacheForMs)
-                .setCacheOwner(cacheOwner).build();
-        BatchLocationsReply reply = call(Opcode.BATCH_GET_REPLICA_LIST, request, BatchLocationsReply.parser());
-        List<KeyResult<ObjectLocation>> out = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
-            LocationResult r = reply.getResults(i);
-            ErrorCode code = ErrorCode.fromValue(r.getCode());
-            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), Messages.fromMsg(r.getLocation()))
-                    : KeyResult.failed(keys.get(i), code));
-        }
-        return out;
+                .setCacheOwner(cacheOwner).setCompact(true).build();
+        return BatchLocations.fromReply(call(Opcode.BATCH_GET_REPLICA_LIST, request, BatchLocationsReply.parser()),
+                keys);
     }
 
     /** GetReplicaListByRegex: the locations of the keys matching {@code regex}, by key. */

@@ -11,6 +11,7 @@ import io.tiffin.core.local.InProcessMaster;
 import io.tiffin.core.master.HeldReplies.Held;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.transport.Frame;
+import io.tiffin.core.transport.BatchLocations;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.Responder;
@@ -19,7 +20,6 @@ import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.proto.BatchCodesReply;
 import io.tiffin.core.transport.proto.BatchExistReply;
 import io.tiffin.core.transport.proto.BatchKeysRequest;
-import io.tiffin.core.transport.proto.BatchLocationsReply;
 import io.tiffin.core.transport.proto.BatchPutStartReply;
 import io.tiffin.core.transport.proto.BatchPutStartRequest;
 import io.tiffin.core.transport.proto.CountReply;
@@ -456,16 +456,8 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, inline, Opcode.BATCH_GET_REPLICA_LIST, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_GET_REPLICA_LIST, req.getKeysCount());
-            BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
-            for (KeyResult<ObjectLocation> res : master.batchGetReplicaList(req.getKeysList(),
-                    Integer.toUnsignedLong(req.getCacheForMs()), req.getCacheOwner())) {
-                LocationResult.Builder lr = LocationResult.newBuilder().setCode(res.code().value());
-                if (res.isOk()) {
-                    lr.setLocation(Messages.toMsg(res.value()));
-                }
-                b.addResults(lr);
-            }
-            return b.build();
+            return BatchLocations.toReply(master.batchGetReplicaList(req.getKeysList(),
+                    Integer.toUnsignedLong(req.getCacheForMs()), req.getCacheOwner()), req.getCompact());
         });
         bind(server, executor, Opcode.GET_REPLICA_LIST_BY_REGEX, r -> {
             RegexRequest req = r.parseControl(RegexRequest.parser());

@@ -59,20 +59,29 @@ public final class Messages {
     }
 
     public static Replica toMsg(ReplicaDescriptor d) {
+        return setNames(replicaWithoutNames(d), d).build();
+    }
+
+    /** {@code d} as a message but for its segment name, node id and endpoint (a compact reply names them once). */
+    static Replica.Builder replicaWithoutNames(ReplicaDescriptor d) {
         Replica.Builder r = Replica.newBuilder()
                 .setReplicaId(d.replicaId())
                 .setType(d.type().value())
                 .setStatus(d.status().ordinal())
-                .setSegmentBytes(NAMES.utf8(d.segment()))
-                .setNodeIdBytes(NAMES.utf8(d.nodeId()))
-                .setEndpointBytes(NAMES.utf8(d.endpoint()))
                 .setOffset(d.offset())
                 .setSize(d.size())
                 .setMountEpoch(d.mountEpoch());
         if (d.grant() != null) {
             r.setGrant(grantMsg(d.grant()));
         }
-        return r.build();
+        return r;
+    }
+
+    /** Sets {@code d}'s segment name, node id and endpoint on {@code r}, encoded once ({@link #NAMES}). */
+    static Replica.Builder setNames(Replica.Builder r, ReplicaDescriptor d) {
+        return r.setSegmentBytes(NAMES.utf8(d.segment()))
+                .setNodeIdBytes(NAMES.utf8(d.nodeId()))
+                .setEndpointBytes(NAMES.utf8(d.endpoint()));
     }
 
     private static io.tiffin.core.transport.proto.DataGrant.Builder grantMsg(DataGrant g) {
