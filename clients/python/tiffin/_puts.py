@@ -86,8 +86,8 @@ class Puts:
             self._locator.forget(k)
         put_ids = [new_put_id() for _ in range(n)]
         reply = self._rpc(Op.BATCH_PUT_START, pb.BatchPutStartRequest(
-            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options, put_ids=put_ids),
-            pb.BatchPutStartReply)
+            client_id=self.client_id, keys=keys, sizes=[s.size for s in srcs], options=options, put_ids=put_ids,
+            compact=True), pb.BatchPutStartReply)
         if len(reply.results) != n:
             raise TiffinError("DESERIALIZE_FAIL", f"the master answered {len(reply.results)} results for {n} keys")
         codes = []
@@ -96,6 +96,7 @@ class Puts:
         commits: list = []
         first_of: dict = {}  # key -> index of its first occurrence granted in this batch
         same_as: dict = {}  # index of a repeated key -> that first occurrence, whose outcome it shares
+        segments = [(n.segment, n.node_id, n.endpoint) for n in reply.segments]  # compact: each segment once
         for i, r in enumerate(reply.results):
             code = code_name(r.code)
             commit = None
@@ -103,7 +104,7 @@ class Puts:
                 code = "OK"  # complete: a successful no-op (another writer's put in progress is not)
                 to_write.append(None)
             elif code == "OK":
-                to_write.append([replica_from(x) for x in r.replicas])
+                to_write.append([replica_from(x, segments) for x in r.replicas])
                 crcs[i] = _checksum.of_parts(srcs[i].parts)
                 commit = commit_record(keys[i], srcs[i].size, r, put_ids[i], options, crcs[i])
                 first_of.setdefault(keys[i], i)

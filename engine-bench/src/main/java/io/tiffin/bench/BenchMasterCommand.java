@@ -402,7 +402,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
 
     private void batchPut(Caller client, String clientId, List<String> keys) {
         BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
-                .setOptions(putOptions()).addAllKeys(keys);
+                .setOptions(putOptions()).addAllKeys(keys).setCompact(true); // as the Java client asks
         for (int i = 0; i < keys.size(); i++) {
             start.addSizes(valueSize);
         }

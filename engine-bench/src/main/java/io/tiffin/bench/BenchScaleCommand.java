@@ -297,7 +297,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
     private static void batchPut(TransportClient client, String clientId, PutOptionsMsg options, List<String> batch,
             long first) {
         BatchPutStartRequest.Builder start = BatchPutStartRequest.newBuilder().setClientId(clientId)
-                .setOptions(options).addAllKeys(batch);
+                .setOptions(options).addAllKeys(batch).setCompact(true); // as the Java client asks
         for (int i = 0; i < batch.size(); i++) {
             start.addSizes(valueSize(first + i));
         }

@@ -14,6 +14,7 @@ import io.tiffin.core.local.InProcessMaster;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.transport.BatchLocations;
 import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.CompactReplicas;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.proto.BatchCodesReply;
@@ -220,13 +221,19 @@ final class MasterStub {
         for (long id : putIds) {
             request.addPutIds(id);
         }
-        BatchPutStartReply reply = call(Opcode.BATCH_PUT_START, request.build(), BatchPutStartReply.parser());
+        BatchPutStartReply reply = call(Opcode.BATCH_PUT_START, request.setCompact(true).build(),
+                BatchPutStartReply.parser());
+        if (reply.getResultsCount() != keys.size()) {
+            throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "the master answered " + reply.getResultsCount()
+                    + " grants for a batch put of " + keys.size() + " keys");
+        }
         List<KeyResult<Grant>> out = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             PutStartResult r = reply.getResults(i);
             ErrorCode code = ErrorCode.fromValue(r.getCode());
-            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), new Grant(Messages.fromMsgs(r.getReplicasList()),
-                    r.getVersion(), r.getCommitOnNodes())) : KeyResult.failed(keys.get(i), code));
+            out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), new Grant(CompactReplicas.read(
+                    r.getReplicasList(), reply.getSegmentsList()), r.getVersion(), r.getCommitOnNodes()))
+                    : KeyResult.failed(keys.get(i), code));
         }
         return out;
     }

@@ -12,6 +12,7 @@ import io.tiffin.core.master.HeldReplies.Held;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.BatchLocations;
+import io.tiffin.core.transport.CompactReplicas;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.Responder;
@@ -422,15 +423,20 @@ public final class MasterRpcService implements InProcessMaster {
             }
             BatchPutStartReply.Builder b = BatchPutStartReply.newBuilder();
             boolean commit = master.commitOnNodes();
+            CompactReplicas.Writer compact = req.getCompact() ? new CompactReplicas.Writer() : null;
             for (KeyResult<PutGrant> res : results) {
                 PutStartResult.Builder pr = PutStartResult.newBuilder().setCode(res.code().value());
                 if (res.isOk()) {
-                    pr.addAllReplicas(Messages.toMsgs(res.value().replicas())).setVersion(res.value().version())
-                            .setCommitOnNodes(commit);
+                    if (compact == null) {
+                        pr.addAllReplicas(Messages.toMsgs(res.value().replicas()));
+                    } else {
+                        res.value().replicas().forEach(d -> pr.addReplicas(compact.replica(d)));
+                    }
+                    pr.setVersion(res.value().version()).setCommitOnNodes(commit);
                 }
                 b.addResults(pr);
             }
-            return b.build();
+            return compact == null ? b.build() : b.addAllSegments(compact.segments()).build();
         });
         bindHeld(server, inline, delays, Opcode.BATCH_PUT_END, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());

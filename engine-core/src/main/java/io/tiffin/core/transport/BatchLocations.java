@@ -4,18 +4,13 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
-import io.tiffin.api.ReplicaStatus;
-import io.tiffin.api.ReplicaType;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.proto.BatchLocationsReply;
 import io.tiffin.core.transport.proto.LocationResult;
 import io.tiffin.core.transport.proto.ObjectLocationMsg;
-import io.tiffin.core.transport.proto.Replica;
 import io.tiffin.core.transport.proto.SegmentNames;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The answer of a batch lookup ({@code BATCH_GET_REPLICA_LIST}) both ways: the master's results as a {@link
@@ -37,29 +32,22 @@ public final class BatchLocations {
     /** The reply for {@code results}, in order; {@code compact} as the request asked. */
     public static BatchLocationsReply toReply(List<KeyResult<ObjectLocation>> results, boolean compact) {
         BatchLocationsReply.Builder b = BatchLocationsReply.newBuilder();
-        SegmentTable table = compact ? new SegmentTable(b) : null;
+        CompactReplicas.Writer replicas = compact ? new CompactReplicas.Writer() : null;
         for (KeyResult<ObjectLocation> res : results) {
             LocationResult.Builder lr = LocationResult.newBuilder().setCode(res.code().value());
             if (res.isOk()) {
-                lr.setLocation(compact ? compactMsg(res.value(), table) : Messages.toMsg(res.value()));
+                lr.setLocation(compact ? compactMsg(res.value(), replicas) : Messages.toMsg(res.value()));
             }
             b.addResults(lr);
         }
-        return b.build();
+        return compact ? b.addAllSegments(replicas.segments()).build() : b.build();
     }
 
-    private static ObjectLocationMsg compactMsg(ObjectLocation l, SegmentTable table) {
+    private static ObjectLocationMsg compactMsg(ObjectLocation l, CompactReplicas.Writer replicas) {
         ObjectLocationMsg.Builder m = ObjectLocationMsg.newBuilder().setSize(l.size()).setVersion(l.version())
                 .setLeaseTtlMs(l.leaseTtlMillis()).setCrc32C(l.crc32c());
         for (ReplicaDescriptor d : l.replicas()) {
-            Replica.Builder r = Messages.replicaWithoutNames(d);
-            int ref = table.refOf(d);
-            if (ref == 0) {
-                Messages.setNames(r, d);
-            } else {
-                r.setSegmentRef(ref);
-            }
-            m.addReplicas(r);
+            m.addReplicas(replicas.replica(d));
         }
         return m.build();
     }
@@ -87,50 +75,7 @@ public final class BatchLocations {
     }
 
     private static ObjectLocation location(String key, ObjectLocationMsg m, List<SegmentNames> segments) {
-        List<ReplicaDescriptor> replicas = new ArrayList<>(m.getReplicasCount());
-        for (Replica r : m.getReplicasList()) {
-            int ref = r.getSegmentRef();
-            if (ref == 0) {
-                replicas.add(Messages.fromMsg(r));
-                continue;
-            }
-            if (ref > segments.size()) {
-                throw new TiffinException(ErrorCode.DESERIALIZE_FAIL, "a location of " + key + " refers to segment "
-                        + ref + " of the " + segments.size() + " its batch reply names");
-            }
-            SegmentNames n = segments.get(ref - 1);
-            replicas.add(new ReplicaDescriptor(r.getReplicaId(), ReplicaType.fromValue(r.getType()),
-                    ReplicaStatus.fromValue(r.getStatus()), n.getSegment(), n.getNodeId(), n.getEndpoint(),
-                    r.getOffset(), r.getSize(), r.getMountEpoch(), Messages.grantOf(r)));
-        }
-        return new ObjectLocation(key, m.getSize(), m.getVersion(), m.getLeaseTtlMs(), replicas, m.getCrc32C());
-    }
-
-    /** The segments one compact reply names, each once, numbered from 1 in the order they first appear. */
-    private static final class SegmentTable {
-        private final BatchLocationsReply.Builder reply;
-        private final Map<String, Integer> refs = new HashMap<>();
-        private final List<ReplicaDescriptor> named = new ArrayList<>();
-
-        SegmentTable(BatchLocationsReply.Builder reply) {
-            this.reply = reply;
-        }
-
-        /** The reference of {@code d}'s names, adding them at their first use; 0: give them in full. */
-        int refOf(ReplicaDescriptor d) {
-            Integer ref = refs.get(d.segment());
-            if (ref == null) {
-                ref = named.size() + 1;
-                refs.put(d.segment(), ref);
-                named.add(d);
-                reply.addSegments(SegmentNames.newBuilder().setSegmentBytes(Messages.NAMES.utf8(d.segment()))
-                        .setNodeIdBytes(Messages.NAMES.utf8(d.nodeId()))
-                        .setEndpointBytes(Messages.NAMES.utf8(d.endpoint())));
-                return ref;
-            }
-            ReplicaDescriptor first = named.get(ref - 1);
-            // one segment name, other names (a disk replica's, a re-mount's): in full rather than wrong
-            return first.nodeId().equals(d.nodeId()) && first.endpoint().equals(d.endpoint()) ? ref : 0;
-        }
+        return new ObjectLocation(key, m.getSize(), m.getVersion(), m.getLeaseTtlMs(),
+                CompactReplicas.read(m.getReplicasList(), segments), m.getCrc32C());
     }
 }
