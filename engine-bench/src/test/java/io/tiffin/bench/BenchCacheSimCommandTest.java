@@ -40,7 +40,7 @@ class BenchCacheSimCommandTest {
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.getFirst()).isEqualTo("policy,capacity_pct,capacity_blocks,hit_ratio");
         assertThat(lines).anyMatch(l -> l.startsWith("lru,1,")).anyMatch(l -> l.startsWith("optimal,25,"));
-        assertThat(lines).hasSize(1 + 4 * 7);
+        assertThat(lines).hasSize(1 + 4 * 8);
         for (String line : lines.subList(1, lines.size())) {
             String policy = line.split(",")[0];
             double ratio = Double.parseDouble(line.split(",")[3]);

@@ -11,15 +11,16 @@ import java.util.Set;
 /**
  * The built-in hot-cache policies, selected with {@code hotcache.policy}: {@code lru} (what Mooncake
  * upstream does), {@code sieve}, {@code s3-fifo}, {@code w-tinylfu} (a window adapted by ghost feedback),
- * {@code w-tinylfu-static} (a fixed 1% window, kept as a baseline) and {@code w-tinylfu-tuned} (the default:
- * follows the best of simulated W-TinyLFU caches with windows from 1% to 100% and an S3-FIFO cache, {@link
- * ShadowTunedPolicy}).
+ * {@code w-tinylfu-static} (a fixed 1% window, kept as a baseline), {@code w-tinylfu-tuned} (the default:
+ * follows the best of simulated W-TinyLFU caches with windows from 1% to 100%, an S3-FIFO cache and a
+ * reuse-interval cache, {@link ShadowTunedPolicy}) and {@code reuse-interval} (evicts the block predicted to be
+ * read farthest ahead from its last reuse interval, {@link ReuseIntervalPolicy}).
  *
  * <p>Settings ({@code hotcache.policy.<name>.<key>}; the host refuses any other key under a policy's
  * prefix): {@code s3-fifo.small-share}, the small queue's share of the capacity (default 0.1, between 0
  * and 1 exclusive); {@code w-tinylfu.window-share}, the window's initial share (default 0.01, 0 to 1;
  * the window then adapts), and {@code w-tinylfu-static.window-share}, its fixed share (default 0.01).
- * {@code lru}, {@code sieve} and {@code w-tinylfu-tuned} have none.
+ * {@code lru}, {@code sieve}, {@code w-tinylfu-tuned} and {@code reuse-interval} have none.
  *
  * <p>Thread-safe: stateless; every factory call returns a new, independent policy.
  */
@@ -46,6 +47,8 @@ public final class HotCachePlugin implements TiffinPlugin {
                         "w-tinylfu-static", capacity, share(settings, "w-tinylfu-static", WINDOW_SHARE,
                         DEFAULT_WINDOW_SHARE, true), false)),
                 factory("w-tinylfu-tuned", Set.of(), (capacity, settings) -> new ShadowTunedPolicy("w-tinylfu-tuned",
+                        capacity)),
+                factory("reuse-interval", Set.of(), (capacity, settings) -> new ReuseIntervalPolicy("reuse-interval",
                         capacity)));
     }
 

@@ -23,7 +23,8 @@ class HotCachePluginTest {
                 .filter(HotCachePlugin.class::isInstance)
                 .findFirst().orElseThrow();
         assertThat(plugin.hotCachePolicies()).extracting(HotCachePolicyFactory::name)
-                .containsExactly("lru", "sieve", "s3-fifo", "w-tinylfu", "w-tinylfu-static", "w-tinylfu-tuned");
+                .containsExactly("lru", "sieve", "s3-fifo", "w-tinylfu", "w-tinylfu-static", "w-tinylfu-tuned",
+                        "reuse-interval");
         for (HotCachePolicyFactory factory : plugin.hotCachePolicies()) {
             assertThat(factory.create(10).name()).isEqualTo(factory.name());
             assertThat(factory.create(10).capacityBlocks()).isEqualTo(10);
@@ -66,6 +67,7 @@ class HotCachePluginTest {
         assertThat(policy("w-tinylfu").configKeys()).isEqualTo(Optional.of(Set.of("window-share")));
         assertThat(policy("w-tinylfu-static").configKeys()).isEqualTo(Optional.of(Set.of("window-share")));
         assertThat(policy("w-tinylfu-tuned").configKeys()).isEqualTo(Optional.of(Set.of()));
+        assertThat(policy("reuse-interval").configKeys()).isEqualTo(Optional.of(Set.of()));
     }
 
     @Test
