@@ -171,6 +171,34 @@ class MasterStubTest {
     }
 
     @Test
+    void aBatchReplyThatDoesNotAnswerEveryKeyOrNamesNoSuchSegmentIsADeserializeFailure() {
+        String fake = "stub-test-batch.invalid:1";
+        InProcessMaster shortOrDangling = (op, request) -> switch (op) {
+            case BATCH_PUT_START -> io.tiffin.core.transport.proto.BatchPutStartReply.newBuilder()
+                    .addResults(io.tiffin.core.transport.proto.PutStartResult.getDefaultInstance()).build();
+            default -> io.tiffin.core.transport.proto.BatchLocationsReply.newBuilder()
+                    .addResults(io.tiffin.core.transport.proto.LocationResult.newBuilder().setLocation(
+                            io.tiffin.core.transport.proto.ObjectLocationMsg.newBuilder().addReplicas(
+                                    io.tiffin.core.transport.proto.Replica.newBuilder().setSegmentRef(1)))).build();
+        };
+        MasterStub stub = new MasterStub(fake, true, connections, lifecycle);
+        try {
+            InProcessMasters.register(List.of(fake), shortOrDangling);
+            assertThat(refusal(() -> stub.batchPutStart("c", List.of("a", "b"), new long[] {1, 1}, PutOptions.DEFAULT,
+                    new long[] {1, 2}))).satisfies(e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.DESERIALIZE_FAIL);
+                        assertThat(e.getMessage()).contains("1 grants for a batch put of 2 keys");
+                    });
+            assertThat(refusal(() -> stub.batchLookUp(List.of("a"), 0, 0))).satisfies(e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.DESERIALIZE_FAIL);
+                assertThat(e.getMessage()).contains("refers to segment 1 of the 0");
+            });
+        } finally {
+            InProcessMasters.unregister(List.of(fake), shortOrDangling);
+        }
+    }
+
+    @Test
     void cacheCountersTravelToTheMastersTotals() {
         MasterStub stub = new MasterStub(address, false, connections, lifecycle);
         CacheCounters mine = new CacheCounters(4, 1, 2, 0, 0, 0, 0, 0, 1024, 4096, true, 7, 3, 1);
