@@ -84,11 +84,6 @@ final class BenchTls implements AutoCloseable {
                 "transport.tls.ca=" + cert, "transport.tls.provider=" + provider.name().toLowerCase(Locale.ROOT));
     }
 
-    /** What a node process needs, in the order {@link BenchNodeMain} takes them: cert, key, CA, provider. */
-    List<String> nodeArguments() {
-        return List.of(cert.toString(), key.toString(), cert.toString(), provider.name());
-    }
-
     @Override
     public void close() throws IOException {
         try (Stream<Path> files = Files.walk(dir)) {

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One {@code tiffin} server process (master, node) started for a failover run: from the distribution's {@code
+ * One {@code tiffin} server process (master, node) started by a bench: from the distribution's {@code
  * bin/tiffin} when this JVM runs from one ({@code tiffin.home}), else as {@code java -cp <this class path>
  * io.tiffin.core.cli.TiffinCli} (tests), its output in a file. Killed and paused with real signals: {@code kill -9}
  * ({@link #kill9}), {@code SIGSTOP} / {@code SIGCONT}.
@@ -128,6 +128,25 @@ final class TiffinProcess implements AutoCloseable {
             process.waitFor(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * {@code SIGTERM}: asks the process to stop (a server command closes what it started); killed with {@code
+     * SIGKILL} if it still runs after {@code grace}. Does nothing once it has ended.
+     */
+    void stop(Duration grace) {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                kill9();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            kill9();
         }
     }
 
