@@ -24,8 +24,9 @@ import picocli.CommandLine.Option;
  * same run the same transfers through a plain loopback socket, an in-process memory copy, a client in
  * the same JVM as a node ({@code tiffin-local}) and optionally Redis, with Tiffin's ratio to each.
  *
- * <p>The cluster is a master in this JVM plus {@code --nodes} node processes started with this JVM's
- * {@code java} and class path ({@link BenchNodeMain}), or the running cluster at {@code --master}.
+ * <p>The cluster is a master in this JVM plus {@code --nodes} {@code tiffin node} processes ({@link KvCluster}:
+ * {@code bin/tiffin node} with the launcher's defaults when the bench runs from the distribution), or the
+ * running cluster at {@code --master}.
  * Remote clients never copy in memory ({@code localMemcpy=false}, no shared memory); with
  * {@code --shared-memory-dir} the nodes keep their segments in shared memory and target
  * {@code tiffin-shm} is a client (of this process, on the nodes' host) that maps them. With
