@@ -72,6 +72,32 @@ class KvClusterTest {
     }
 
     @Test
+    void aNodeThatDiesDuringTheRunLeavesItsOutputAndSaysWhere() throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        KvCluster cluster = KvCluster.start(1, "64MiB", 0, null, out, null);
+        Path logs = cluster.logDir();
+        try {
+            ProcessHandle node = ProcessHandle.of(cluster.nodePids().getFirst()).orElseThrow();
+            node.destroyForcibly(); // kill -9
+            node.onExit().get();
+        } finally {
+            cluster.close();
+        }
+        try {
+            assertThat(bytes.toString(StandardCharsets.UTF_8))
+                    .contains("A node process ended before the bench stopped it; its output is in " + logs);
+            assertThat(logs.resolve("node-0.log")).isRegularFile();
+        } finally {
+            try (Stream<Path> files = Files.walk(logs)) {
+                for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
+    }
+
+    @Test
     void theEndpointIsReadFromTheNodesStartUpLine() {
         assertThat(KvCluster.endpointOf("Tiffin node n1 segment n1-seg (2.0 GiB) on 127.0.0.1:4242")).isEqualTo("127.0.0.1:4242");
         assertThat(KvCluster.endpointOf("Tiffin node n1 segment s (64.0 MiB) on 127.0.0.1:9, shared memory /dev/shm/x"))
