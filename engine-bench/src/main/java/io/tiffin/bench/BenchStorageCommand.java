@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -28,7 +27,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -149,7 +147,7 @@ public final class BenchStorageCommand implements Callable<Integer> {
                 backend.close();
             }
             registry.close();
-            deleteTree(workDir);
+            BenchSupport.deleteTree(workDir);
         }
         out.println();
         out.printf(Locale.ROOT, "%-16s %-10s %12s %12s %10s %10s%n", "test", "target", "MB/s", "ops/s", "p50 ms",
@@ -494,18 +492,5 @@ public final class BenchStorageCommand implements Callable<Integer> {
     /** The results of the last run, in order (for tests). */
     List<Result> results() {
         return List.copyOf(results);
-    }
-
-    private static void deleteTree(Path dir) {
-        if (dir == null || !Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the benchmark directory " + dir, e);
-        }
     }
 }

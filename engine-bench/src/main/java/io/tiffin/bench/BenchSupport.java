@@ -11,9 +11,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Locale;
+import java.util.stream.Stream;
 
 /**
  * Helpers shared by the {@code tiffin bench} commands: an in-process master on a free loopback port and
@@ -139,5 +141,23 @@ final class BenchSupport {
             throw new IllegalArgumentException("address '" + text + "' is not host:port (e.g. 127.0.0.1:50051)");
         }
         return new String[] {text.substring(0, colon), text.substring(colon + 1)};
+    }
+
+    /**
+     * Deletes {@code dir} and everything under it; nothing if it does not exist.
+     *
+     * @throws UncheckedIOException naming the directory when a file cannot be deleted
+     */
+    static void deleteTree(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + dir, e);
+        }
     }
 }

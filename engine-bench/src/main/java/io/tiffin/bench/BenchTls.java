@@ -8,10 +8,8 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 /**
  * The throw-away certificate of {@code tiffin bench kv --tls}: a self-signed server certificate for
@@ -85,11 +83,7 @@ final class BenchTls implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+    public void close() {
+        BenchSupport.deleteTree(dir);
     }
 }

@@ -3,14 +3,11 @@ package io.tiffin.bench;
 import io.tiffin.core.master.MasterServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * The cluster {@code tiffin bench kv} measures: a master in this JVM plus {@code tiffin node} processes —
@@ -164,20 +161,10 @@ final class KvCluster implements AutoCloseable {
         }
         if (logDir != null) {
             if (allRan || !started) {
-                deleteTree(logDir);
+                BenchSupport.deleteTree(logDir);
             } else if (out != null) {
                 out.println("A node process ended before the bench stopped it; its output is in " + logDir);
             }
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the node processes' output in " + dir, e);
         }
     }
 }

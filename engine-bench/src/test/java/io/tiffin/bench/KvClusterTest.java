@@ -89,11 +89,7 @@ class KvClusterTest {
                     .contains("A node process ended before the bench stopped it; its output is in " + logs);
             assertThat(logs.resolve("node-0.log")).isRegularFile();
         } finally {
-            try (Stream<Path> files = Files.walk(logs)) {
-                for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(f);
-                }
-            }
+            BenchSupport.deleteTree(logs);
         }
     }
 
