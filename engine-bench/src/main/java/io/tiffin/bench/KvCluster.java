@@ -105,11 +105,16 @@ final class KvCluster implements AutoCloseable {
         return nodes.stream().map(TiffinProcess::pid).toList();
     }
 
-    /** The command line of node {@code i} after {@code tiffin}. */
+    /**
+     * The command line of node {@code i} after {@code tiffin}. The nodes back their segments at start-up
+     * ({@code node.segment-prefault}): the cases measure nodes whose memory has been written before, as a node's is
+     * after its first fill, not the kernel's first touch of each page (in a virtual machine the host's too).
+     */
     static List<String> nodeArguments(String master, int i, String segmentSize, int nodeIoThreads,
                                       Path sharedMemoryDir, BenchTls tls) {
         List<String> args = new ArrayList<>(List.of("node", "--master", master, "--host", "127.0.0.1",
-                "--segment-size", segmentSize, "-D", "node.id=" + (tls == null ? "bench-node-" : "bench-tls-node-") + i));
+                "--segment-size", segmentSize, "-D", "node.id=" + (tls == null ? "bench-node-" : "bench-tls-node-") + i,
+                "-D", "node.segment-prefault=true"));
         if (nodeIoThreads > 0) {
             args.addAll(List.of("-D", "node.io-threads=" + nodeIoThreads));
         }

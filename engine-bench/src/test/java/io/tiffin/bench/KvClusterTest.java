@@ -35,7 +35,7 @@ class KvClusterTest {
             for (long pid : pids) {
                 assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
                 List<String> args = List.of(Files.readString(Path.of("/proc", Long.toString(pid), "cmdline")).split("\0"));
-                assertThat(args).contains("node", "--segment-size", "64MiB", "node.io-threads=1");
+                assertThat(args).contains("node", "--segment-size", "64MiB", "node.io-threads=1", "node.segment-prefault=true");
             }
             assertThat(bytes.toString(StandardCharsets.UTF_8)).containsPattern("Node process \\d+ serves on 127\\.0\\.0\\.1:\\d+");
             assertThat(logs).isDirectory();

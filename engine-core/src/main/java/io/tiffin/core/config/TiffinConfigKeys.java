@@ -102,6 +102,10 @@ public final class TiffinConfigKeys {
             "Port of the node's transfer server; 0 = any free port.");
     public static final ConfigKey<Long> NODE_SEGMENT_SIZE = ConfigKey.size("node.segment-size", "1GiB", Sizes.MIB,
             Long.MAX_VALUE, "Memory this node contributes to the store, mounted as one segment.");
+    public static final ConfigKey<Boolean> NODE_SEGMENT_PREFAULT = ConfigKey.bool("node.segment-prefault", false,
+            "Back every page of the segment's anonymous memory at start-up (the node starts once it has all of it)"
+                    + " instead of as each is first written (the node starts at once, its resident memory grows as"
+                    + " it fills).");
     public static final ConfigKey<Duration> NODE_PING_INTERVAL = ConfigKey.duration("node.ping-interval", "1s", MILLIS,
             "How often a node pings the master to stay alive.");
     public static final ConfigKey<Integer> NODE_IO_THREADS = ConfigKey.integer("node.io-threads", 0, 0, 1024, "threads",
@@ -458,7 +462,7 @@ public final class TiffinConfigKeys {
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
                 MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_PUT_TIMEOUT, MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
-                NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
+                NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_SEGMENT_PREFAULT, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
                 NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
                 CLIENT_FAILOVER_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_VERIFY_CHECKSUMS, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,

@@ -9,13 +9,16 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * A node's contribution to the pool: one block of off-heap memory that the master hands out in
  * (offset, length) pieces. The bytes are read and written by clients, remotely through the node's data
  * plane or, in the same JVM, directly through {@link LocalSegmentDirectory}.
  *
- * <p>The memory is anonymous, or, with a shared-memory directory, a file there mapped into this
+ * <p>The memory is anonymous ({@link AnonymousMemory}: mapped, its pages backed as they are first written unless
+ * the node asks for all of them at start-up), or, with a shared-memory directory, a file there mapped into this
  * process ({@link SharedMemoryFiles}) that clients on the same host map too. The node remains the
  * file's owner: it creates it, and deletes it in {@link #close()} after unmapping.
  *
@@ -35,6 +38,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * allocations do not overlap); the mount epoch is written with release and read with acquire semantics.
  */
 public final class LocalSegment implements AutoCloseable {
+    private static final Logger LOG = LogManager.getLogger(LocalSegment.class);
     private final String name;
     private final long size;
     private final Arena arena;
@@ -51,15 +55,16 @@ public final class LocalSegment implements AutoCloseable {
      * the machine cannot provide them.
      */
     public LocalSegment(String name, long size) {
-        this(name, size, null);
+        this(name, size, null, false);
     }
 
     /**
-     * Reserves {@code size} bytes: anonymous memory when {@code sharedDir} is null, else a file created
-     * in {@code sharedDir} and mapped. Throws {@link TiffinException} (INVALID_PARAMS) when the memory
-     * cannot be had, naming the setting to change.
+     * Reserves {@code size} bytes: anonymous memory when {@code sharedDir} is null ({@link AnonymousMemory}: its
+     * pages backed as they are first written, or all of them now when {@code prefault}), else a file created in
+     * {@code sharedDir} (its memory reserved now) and mapped. Throws {@link TiffinException} (INVALID_PARAMS) when
+     * the memory cannot be had, naming the setting to change.
      */
-    public LocalSegment(String name, long size, Path sharedDir) {
+    public LocalSegment(String name, long size, Path sharedDir, boolean prefault) {
         if (size <= 0) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.segment-size = " + size + " (expected: > 0)");
         }
@@ -91,12 +96,24 @@ public final class LocalSegment implements AutoCloseable {
         this.file = null;
         this.fileIdentity = null;
         try {
-            this.memory = arena.allocate(size, 4096);
+            this.memory = AnonymousMemory.map(size, arena);
             this.epochWord = arena.allocate(Long.BYTES, Long.BYTES);
-        } catch (OutOfMemoryError | IllegalArgumentException e) {
+            if (prefault) {
+                long nanos = AnonymousMemory.populate(memory);
+                LOG.info("Segment {}: {} bytes of memory backed in {} ms (node.segment-prefault)", name, size,
+                        nanos / 1_000_000);
+            } else {
+                long available = AnonymousMemory.availableBytes();
+                if (available >= 0 && size > available) {
+                    LOG.warn("Segment {}: node.segment-size = {} is more than the memory available now ({} bytes,"
+                            + " MemAvailable): its pages are backed as they are written, and the kernel may stop this"
+                            + " node when it fills; lower node.segment-size or set node.segment-prefault=true to have"
+                            + " it all at start-up", name, size, available);
+                }
+            }
+        } catch (RuntimeException e) {
             arena.close();
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.segment-size = " + size
-                    + ": cannot reserve that much off-heap memory (" + e.getMessage() + "); lower it", e);
+            throw e;
         }
     }
 

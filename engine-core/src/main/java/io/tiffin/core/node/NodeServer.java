@@ -63,6 +63,8 @@ public final class NodeServer implements AutoCloseable {
      * @param host address to bind and advertise
      * @param port data-plane port (0 = any free port)
      * @param segmentSize bytes of memory to contribute
+     * @param segmentPrefault back every page of the segment's anonymous memory at start-up instead of as it is
+     *     first written ({@code node.segment-prefault})
      * @param masterAddress {@code host:port} of the master
      * @param pingInterval heartbeat period
      * @param sharedMemoryDir directory (a tmpfs) for the segment's file, shared with same-host clients;
@@ -71,7 +73,8 @@ public final class NodeServer implements AutoCloseable {
      *     retries a refused mount, the back-off of eviction notices; null means {@link Ticker#SYSTEM}.
      *     The heartbeat's period itself is the scheduler's.
      */
-    public record Options(String nodeId, String host, int port, long segmentSize, String masterAddress,
+    public record Options(String nodeId, String host, int port, long segmentSize, boolean segmentPrefault,
+                          String masterAddress,
                           Duration pingInterval, TransportSettings transport, Storage storage,
                           Duration taskPollInterval, java.nio.file.Path sharedMemoryDir, Ticker ticker) {
         public Options {
@@ -105,6 +108,7 @@ public final class NodeServer implements AutoCloseable {
         /** A builder holding these options. */
         public Builder toBuilder() {
             return new Builder(masterAddress).nodeId(nodeId).host(host).port(port).segmentSize(segmentSize)
+                    .segmentPrefault(segmentPrefault)
                     .pingInterval(pingInterval).transport(transport).storage(storage, taskPollInterval)
                     .sharedMemoryDir(sharedMemoryDir).ticker(ticker);
         }
@@ -120,6 +124,7 @@ public final class NodeServer implements AutoCloseable {
             private String host = "127.0.0.1";
             private int port;
             private long segmentSize = 1L << 30;
+            private boolean segmentPrefault;
             private Duration pingInterval = Duration.ofSeconds(1);
             private TransportSettings transport = TransportSettings.defaults();
             private Storage storage;
@@ -160,6 +165,12 @@ public final class NodeServer implements AutoCloseable {
                 return this;
             }
 
+            /** Back every page of the segment at start-up (default: as each is first written). */
+            public Builder segmentPrefault(boolean prefault) {
+                this.segmentPrefault = prefault;
+                return this;
+            }
+
             public Builder pingInterval(Duration interval) {
                 this.pingInterval = interval;
                 return this;
@@ -195,30 +206,30 @@ public final class NodeServer implements AutoCloseable {
              * @throws NullPointerException for a missing master address, host, interval or transport
              */
             public Options build() {
-                return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+                return new Options(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval, transport, storage,
                         taskPollInterval, sharedMemoryDir, ticker);
             }
         }
 
         public Options withMasterAddress(String address) {
-            return new Options(nodeId, host, port, segmentSize, address, pingInterval, transport, storage,
+            return new Options(nodeId, host, port, segmentSize, segmentPrefault, address, pingInterval, transport, storage,
                     taskPollInterval, sharedMemoryDir, ticker);
         }
 
         public Options withStorage(Storage s, Duration pollInterval) {
-            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, s, pollInterval,
+            return new Options(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval, transport, s, pollInterval,
                     sharedMemoryDir, ticker);
         }
 
         /** The segment in a file of {@code dir} (a tmpfs such as /dev/shm) that same-host clients map; null: anonymous memory. */
         public Options withSharedMemoryDir(java.nio.file.Path dir) {
-            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+            return new Options(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval, transport, storage,
                     taskPollInterval, dir, ticker);
         }
 
         /** The node on {@code t} instead of the system clock; for tests that move a manual ticker. */
         public Options withTicker(Ticker t) {
-            return new Options(nodeId, host, port, segmentSize, masterAddress, pingInterval, transport, storage,
+            return new Options(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval, transport, storage,
                     taskPollInterval, sharedMemoryDir, t);
         }
     }
@@ -278,7 +289,7 @@ public final class NodeServer implements AutoCloseable {
             SharedMemoryFiles.removeOrphans(o.sharedMemoryDir());
         }
         this.segment = new LocalSegment(nodeId + "-seg0-" + String.format("%08x", (int) (run >>> 32)), o.segmentSize(),
-                o.sharedMemoryDir());
+                o.sharedMemoryDir(), o.segmentPrefault());
         // The segment's mount epoch: 1 at the first mount, one more before every re-mount (written by the
         // heartbeat thread only). Data-plane requests of another epoch are refused (checkSegment): the
         // master that issued them has forgotten the segment and may place new objects where theirs were.
