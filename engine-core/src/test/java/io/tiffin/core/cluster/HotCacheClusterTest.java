@@ -37,7 +37,8 @@ class HotCacheClusterTest {
     }
 
     /**
-     * A read that outlives its lease fails ({@code LEASE_EXPIRED}) and leaves nothing in the cache: after
+     * A read that outlives its lease fails ({@code LEASE_EXPIRED}, or {@code REPLICA_IS_GONE} when the node sees its
+     * grant expired first) and leaves nothing in the cache: after
      * the lease the master may have freed the replica and given its memory to another object, whose bytes
      * the read may have received; cached under this object's version they would be served to every later
      * read of it (its version does not change when it moves to SSD).
@@ -52,11 +53,15 @@ class HotCacheClusterTest {
                     .hotCache(new HotCacheSettings(256 * MiB, MiB, 1.0, 1024, plugins.hotCachePolicy("lru"))).build());
             cluster.clients.add(reader);
 
+            // The client's lease clock refuses the read (LEASE_EXPIRED); on a loaded machine a later slice of the
+            // 64 MiB may reach the node more than the grants' grace (1 s) after the lookup, and the node refuses it
+            // first (REPLICA_IS_GONE, the grant expired). Either way the read fails and must fill nothing.
+            var outlived = List.of(io.tiffin.api.ErrorCode.LEASE_EXPIRED, io.tiffin.api.ErrorCode.REPLICA_IS_GONE);
             for (Runnable read : List.<Runnable>of(() -> reader.get("k"), () -> reader.getPinned("k").close())) {
                 assertThatThrownBy(read::run).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
-                        e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.LEASE_EXPIRED));
+                        e -> assertThat(e.code()).isIn(outlived));
             }
-            assertThat(reader.batchGet(List.of("k")).getFirst().code()).isEqualTo(io.tiffin.api.ErrorCode.LEASE_EXPIRED);
+            assertThat(reader.batchGet(List.of("k")).getFirst().code()).isIn(outlived);
 
             reader.hotCache().freeBlocksWhenQuiet();
             assertThat(reader.hotCacheStats().orElseThrow().fills()).as("fills of lease-expired reads").isZero();
