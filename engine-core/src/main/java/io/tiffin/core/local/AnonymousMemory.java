@@ -102,9 +102,9 @@ public final class AnonymousMemory {
     }
 
     /**
-     * Backs every page of {@code memory} (a mapping of {@link #map}) now: {@code madvise(MADV_POPULATE_WRITE)}, or,
-     * on kernels before 5.14, a write of zero to each page (the pages are zero: nothing changes but that they are
-     * backed). Returns the nanoseconds it took.
+     * Backs every page of {@code memory} (a mapping of {@link #map}, before anything is stored in it) now:
+     * {@code madvise(MADV_POPULATE_WRITE)}, or, on kernels before 5.14, {@link #touchEachPage}. Returns the
+     * nanoseconds it took.
      *
      * @throws TiffinException {@code INVALID_PARAMS} when the kernel cannot back them
      */
@@ -122,9 +122,7 @@ public final class AnonymousMemory {
             }
         }
         if (errno == EINVAL) {
-            for (long off = 0; off < memory.byteSize(); off += PAGE) {
-                memory.set(ValueLayout.JAVA_BYTE, off, memory.get(ValueLayout.JAVA_BYTE, off));
-            }
+            touchEachPage(memory);
         } else if (errno != 0) {
             throw cannotReserve(memory.byteSize(), errno == ENOMEM ? "the kernel could not back its pages (ENOMEM)"
                     : "madvise error " + errno);
@@ -148,6 +146,16 @@ public final class AnonymousMemory {
             LOG.debug("cannot read MemAvailable: {}", e.toString());
         }
         return -1;
+    }
+
+    /**
+     * Writes each page's first byte back to it, which makes the kernel back the page; nothing changes in the bytes,
+     * provided no other thread writes {@code memory} meanwhile.
+     */
+    static void touchEachPage(MemorySegment memory) {
+        for (long off = 0; off < memory.byteSize(); off += PAGE) {
+            memory.set(ValueLayout.JAVA_BYTE, off, memory.get(ValueLayout.JAVA_BYTE, off));
+        }
     }
 
     private static TiffinException cannotReserve(long size, String why) {

@@ -64,6 +64,19 @@ class AnonymousMemoryTest {
     }
 
     @Test
+    void touchingEachPageBacksThemAsOnKernelsWithoutPopulate() throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment m = AnonymousMemory.map(128 * MIB, arena);
+            m.set(ValueLayout.JAVA_BYTE, 5 * MIB, (byte) 9);
+            long before = residentBytes();
+            AnonymousMemory.touchEachPage(m);
+            assertThat(residentBytes() - before).as("resident growth after touching 128 MiB").isGreaterThan(120 * MIB);
+            assertThat(m.get(ValueLayout.JAVA_BYTE, 5 * MIB)).as("a byte written before").isEqualTo((byte) 9);
+            assertThat(m.get(ValueLayout.JAVA_BYTE, 6 * MIB)).isZero();
+        }
+    }
+
+    @Test
     void closingTheArenaUnmapsTheMemory() throws IOException {
         Arena arena = Arena.ofShared();
         MemorySegment m = AnonymousMemory.map(256 * MIB, arena);
