@@ -103,18 +103,29 @@ public final class LocalSegment implements AutoCloseable {
                 LOG.info("Segment {}: {} bytes of memory backed in {} ms (node.segment-prefault)", name, size,
                         nanos / 1_000_000);
             } else {
-                long available = AnonymousMemory.availableBytes();
-                if (available >= 0 && size > available) {
-                    LOG.warn("Segment {}: node.segment-size = {} is more than the memory available now ({} bytes,"
-                            + " MemAvailable): its pages are backed as they are written, and the kernel may stop this"
-                            + " node when it fills; lower node.segment-size or set node.segment-prefault=true to have"
-                            + " it all at start-up", name, size, available);
+                String warning = beyondAvailableMemory(name, size, AnonymousMemory.availableBytes());
+                if (warning != null) {
+                    LOG.warn(warning);
                 }
             }
         } catch (RuntimeException e) {
             arena.close();
             throw e;
         }
+    }
+
+    /**
+     * The warning for a segment of {@code size} bytes mapped lazily while {@code available} bytes are available
+     * (MemAvailable; -1 = unknown), or null when it fits.
+     */
+    static String beyondAvailableMemory(String name, long size, long available) {
+        if (available < 0 || size <= available) {
+            return null;
+        }
+        return "Segment " + name + ": node.segment-size = " + size + " is more than the memory available now ("
+                + available + " bytes, MemAvailable): its pages are backed as they are written, and the kernel may"
+                + " stop this node when it fills; lower node.segment-size or set node.segment-prefault=true to have"
+                + " it all at start-up";
     }
 
     private static final long PAGE = 4096;

@@ -99,6 +99,15 @@ class AnonymousMemoryTest {
     }
 
     @Test
+    void aLazySegmentBeyondTheAvailableMemoryIsWarnedAbout() {
+        assertThat(LocalSegment.beyondAvailableMemory("s", 8 * MIB, 16 * MIB)).isNull();
+        assertThat(LocalSegment.beyondAvailableMemory("s", 8 * MIB, -1)).as("MemAvailable unknown").isNull();
+        assertThat(LocalSegment.beyondAvailableMemory("s", 32 * MIB, 16 * MIB))
+                .contains("node.segment-size = " + 32 * MIB).contains(16 * MIB + " bytes")
+                .contains("lower node.segment-size").contains("node.segment-prefault=true");
+    }
+
+    @Test
     void moreThanTheAddressSpaceIsAClearError() {
         try (Arena arena = Arena.ofShared()) {
             assertThatThrownBy(() -> AnonymousMemory.map(1L << 50, arena))
