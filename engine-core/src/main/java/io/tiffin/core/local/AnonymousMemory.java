@@ -7,7 +7,6 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
@@ -178,23 +177,15 @@ public final class AnonymousMemory {
                 return Optional.empty();
             }
             try {
-                Linker linker = Linker.nativeLinker();
-                SymbolLookup libc = linker.defaultLookup();
-                Optional<MemorySegment> mmap = libc.find("mmap");
-                Optional<MemorySegment> munmap = libc.find("munmap");
-                Optional<MemorySegment> madvise = libc.find("madvise");
-                if (mmap.isEmpty() || munmap.isEmpty() || madvise.isEmpty()) {
-                    return Optional.empty();
-                }
                 Linker.Option errno = Linker.Option.captureCallState("errno");
                 return Optional.of(new Natives(
-                        linker.downcallHandle(mmap.get(), FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        CLibrary.function("mmap", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                                 ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_LONG), errno),
-                        linker.downcallHandle(munmap.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG)),
-                        linker.downcallHandle(madvise.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), errno)));
+                        CLibrary.function("munmap", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                                ValueLayout.JAVA_LONG)),
+                        CLibrary.function("madvise", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), errno)));
             } catch (RuntimeException e) {
                 LOG.debug("mmap unavailable ({}); segments are allocated and cleared by the JDK", e.toString());
                 return Optional.empty();

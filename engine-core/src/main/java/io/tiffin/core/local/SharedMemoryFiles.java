@@ -6,8 +6,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.DirectoryStream;
@@ -182,21 +180,12 @@ public final class SharedMemoryFiles {
 
         private static Optional<Natives> lookup() {
             try {
-                Linker linker = Linker.nativeLinker();
-                SymbolLookup libc = linker.defaultLookup();
-                Optional<MemorySegment> open = libc.find("open");
-                Optional<MemorySegment> fallocate = libc.find("posix_fallocate");
-                Optional<MemorySegment> close = libc.find("close");
-                if (open.isEmpty() || fallocate.isEmpty() || close.isEmpty()) {
-                    return Optional.empty();
-                }
                 return Optional.of(new Natives(
-                        linker.downcallHandle(open.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_INT), Linker.Option.firstVariadicArg(2)),
-                        linker.downcallHandle(fallocate.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                        CLibrary.function("open", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                                ValueLayout.JAVA_INT), Linker.Option.firstVariadicArg(2)),
+                        CLibrary.function("posix_fallocate", FunctionDescriptor.of(ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG)),
-                        linker.downcallHandle(close.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                                ValueLayout.JAVA_INT))));
+                        CLibrary.function("close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT))));
             } catch (RuntimeException e) {
                 LOG.debug("posix_fallocate unavailable ({}); shared-memory files are checked for room only", e.toString());
                 return Optional.empty();
