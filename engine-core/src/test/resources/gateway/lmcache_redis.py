@@ -5,15 +5,20 @@ put:      EXISTS K+"metadata" (skip if present), SET K+"kv_bytes" <raw>, SET K+"
 get:      GET K+"metadata", then GET K+"kv_bytes"; DEL K+"metadata" when the data key is missing
 No pipelining: many chunks at once are asyncio.gather over single commands on a connection pool.
 
-Usage: lmcache_redis.py PORT MODE CHUNKS CHUNK_BYTES   (MODE: async | sync | edge)
-Prints one JSON object with what it saw; exits 1 with a message when a check fails.
+Usage: lmcache_redis.py PORT MODE CHUNKS CHUNK_BYTES [DEADLINE_S]   (MODE: async | sync | edge; deadline 300 s)
+Prints one JSON object with what it saw; exits 1 with a message when a check fails, or when the run outlasts the
+deadline (then the message names every command still waiting for its reply, oldest first, and every thread's
+stack goes to stderr).
 """
 import asyncio
+import faulthandler
 import json
 import os
 import struct
 import sys
 import threading
+import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 
 import redis
@@ -23,7 +28,12 @@ PORT = int(sys.argv[1])
 MODE = sys.argv[2]
 CHUNKS = int(sys.argv[3])
 CHUNK = int(sys.argv[4])
+DEADLINE = float(sys.argv[5]) if len(sys.argv) > 5 else 300.0
 STEP = 4096
+# a backstop when the event loop itself is stuck: every thread's stack to stderr, then exit
+faulthandler.dump_traceback_later(DEADLINE + 30, exit=True)
+# commands sent and not answered yet: id -> (command, key, when sent)
+INFLIGHT = {}
 
 # One random buffer; chunk i is the window starting at i * STEP, so every chunk differs and the values
 # together take little more memory than one chunk.
@@ -44,8 +54,35 @@ def key(i):
 
 
 def fail(message):
-    print(json.dumps({"ok": False, "error": message}))
-    sys.exit(1)
+    print(json.dumps({"ok": False, "error": message}), flush=True)
+    sys.stderr.flush()
+    # not sys.exit: asyncio.run would first cancel the other commands' tasks and wait for them, and redis-py
+    # 4.3.4's cancelled reads may never finish (seen: the process then hangs with nothing printed)
+    os._exit(1)
+
+
+async def call(name, coro, k):
+    """Awaits one command, noting it as waiting meanwhile (for the deadline's report)."""
+    token = object()
+    INFLIGHT[id(token)] = (name, k, time.monotonic())
+    try:
+        return await coro
+    finally:
+        del INFLIGHT[id(token)]
+
+
+async def within_deadline(coro):
+    task = asyncio.ensure_future(coro)
+    done, _ = await asyncio.wait({task}, timeout=DEADLINE)
+    if task in done:
+        if task.exception() is not None:
+            traceback.print_exception(task.exception())
+            fail("%s: %s" % (type(task.exception()).__name__, task.exception()))
+        return task.result()
+    now = time.monotonic()
+    waiting = sorted(INFLIGHT.values(), key=lambda v: v[2])
+    fail("no result within %.0f s; %d commands waiting for their replies, oldest first: %s" % (
+        DEADLINE, len(waiting), ["%s %s for %.1f s" % (n, k, now - t) for n, k, t in waiting[:10]]))
 
 
 async def run_async():
@@ -58,23 +95,23 @@ async def run_async():
 
     async def put(i):
         k = key(i)
-        if await r.exists(k + "metadata"):
+        if await call("EXISTS", r.exists(k + "metadata"), k + "metadata"):
             return "present"
         note()
-        await r.set(k + "kv_bytes", kv(i))
-        await r.set(k + "metadata", meta(i))
+        await call("SET", r.set(k + "kv_bytes", kv(i)), k + "kv_bytes")
+        await call("SET", r.set(k + "metadata", meta(i)), k + "metadata")
         note()
         return "stored"
 
     async def get(i):
         k = key(i)
-        if await r.exists(k + "metadata") != 1:
+        if await call("EXISTS", r.exists(k + "metadata"), k + "metadata") != 1:
             return "no metadata"
-        m = await r.get(k + "metadata")
+        m = await call("GET", r.get(k + "metadata"), k + "metadata")
         note()
-        data = await r.get(k + "kv_bytes")
+        data = await call("GET", r.get(k + "kv_bytes"), k + "kv_bytes")
         if data is None:
-            await r.delete(k + "metadata")
+            await call("DEL", r.delete(k + "metadata"), k + "metadata")
             return "miss"
         if m != meta(i):
             return "metadata differs"
@@ -161,7 +198,7 @@ def run_edge():
 
 
 if MODE == "async":
-    result = asyncio.run(run_async())
+    result = asyncio.run(within_deadline(run_async()))
 elif MODE == "sync":
     result = run_sync()
 else:

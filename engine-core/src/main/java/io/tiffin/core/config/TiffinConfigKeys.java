@@ -284,7 +284,7 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Long> GATEWAY_MAX_MEMORY = ConfigKey.size("gateway.max-memory", "1GiB", Sizes.MIB,
             Long.MAX_VALUE, "Memory for commands and replies in flight on all RESP connections together; above it"
                     + " connections stop reading until memory is freed, and a reply that waits 10 s for room while"
-                    + " nothing is freed is answered `-ERR NO_AVAILABLE_HANDLE`. A value larger than the whole budget still passes"
+                    + " nothing is freed and no reply is being written is answered `-ERR NO_AVAILABLE_HANDLE`. A value larger than the whole budget still passes"
                     + " when nothing else is in flight.");
     public static final ConfigKey<Long> GATEWAY_WRITE_BUFFER = ConfigKey.size("gateway.write-buffer", "8MiB",
             Sizes.KIB, Sizes.GIB, "Replies waiting for a RESP client to read them, per connection; above it the"

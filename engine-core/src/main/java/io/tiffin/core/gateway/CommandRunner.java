@@ -2,6 +2,8 @@ package io.tiffin.core.gateway;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelProgressiveFuture;
+import io.netty.channel.ChannelProgressiveFutureListener;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.redis.RedisMessage;
@@ -39,6 +41,12 @@ final class CommandRunner implements Runnable {
     private static final long HAND_OVER_BYTES = 256 * 1024;
     /** What a GET of a key whose size the store does not know is expected to answer. */
     private static final long UNKNOWN_SIZE = 16 * 1024;
+    /**
+     * Replies of at least this many bytes that hold reserved memory report the progress of their writes to the
+     * budget ({@link MemoryBudget#writeProgressed}): one that a slow client takes seconds to read holds its memory
+     * all that time without a release.
+     */
+    static final long PROGRESS_BYTES = 64 * 1024;
 
 
     private final GatewayContext gw;
@@ -67,6 +75,18 @@ final class CommandRunner implements Runnable {
     private long pendingReserved;
     /** Memory reserved for the replies of the command running now. */
     private long reservedNow;
+    /** Tells the memory budget that part of a large reply reached the socket (on the event loop). */
+    private final ChannelProgressiveFutureListener writeProgress = new ChannelProgressiveFutureListener() {
+        @Override
+        public void operationProgressed(ChannelProgressiveFuture future, long progress, long total) {
+            gw.budget.writeProgressed();
+        }
+
+        @Override
+        public void operationComplete(ChannelProgressiveFuture future) {
+            // the reply's memory is released with the last reply's promise (written)
+        }
+    };
 
     /**
      * Marks a protocol error in the queue: answer it after the commands before it, then close.
@@ -463,10 +483,12 @@ final class CommandRunner implements Runnable {
                 validForNanos = Math.min(validForNanos, lent.validForNanos());
             }
             if (i < last) {
-                channel.write(replies.get(i), channel.voidPromise());
+                channel.write(replies.get(i), reserved > 0 && Replies.weight(replies.get(i)) >= PROGRESS_BYTES
+                        ? channel.newProgressivePromise().addListener(writeProgress) : channel.voidPromise());
             }
         }
-        ChannelPromise promise = channel.newPromise();
+        ChannelPromise promise = reserved > 0 && Replies.weight(replies.get(last)) >= PROGRESS_BYTES
+                ? channel.newProgressivePromise().addListener(writeProgress) : channel.newPromise();
         promise.addListener(f -> written(bytes, reserved, f.isSuccess()));
         if (validForNanos != Long.MAX_VALUE) {
             guard(promise, validForNanos);

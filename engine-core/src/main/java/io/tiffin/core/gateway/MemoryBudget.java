@@ -30,8 +30,11 @@ final class MemoryBudget {
     private final Condition released = lock.newCondition();
     /** Threads blocked in {@link #reserve} plus registered waiters; releases signal only when it is positive. */
     private final AtomicLong waiting = new AtomicLong();
-    /** Releases so far: a waiter whose wait sees releases is making progress and waits on. */
-    private final AtomicLong releases = new AtomicLong();
+    /**
+     * Releases and partial writes of replies so far: a waiter whose wait sees either is not stuck (memory is
+     * being given back, or a reply that holds it is reaching its client, however slowly) and waits on.
+     */
+    private final AtomicLong progress = new AtomicLong();
     /** Called once each when memory is released. Guarded by lock. */
     private List<Runnable> waiters = new ArrayList<>();
 
@@ -78,9 +81,10 @@ final class MemoryBudget {
 
     /**
      * Reserves {@code n} bytes, waiting for them (on a thread that may block, never an event loop) as long as
-     * memory is being released, and giving up when none was released for {@code timeout} (the memory is held
-     * by what cannot go on, e.g. the caller's own earlier reservations); granted at once when nothing else is
-     * in use. Returns whether it reserved them.
+     * memory is being released or replies written ({@link #writeProgressed}), and giving up when neither
+     * happened for {@code timeout} (the memory is held by what cannot go on, e.g. the caller's own earlier
+     * reservations, or by replies to clients that stopped reading); granted at once when nothing else is in use.
+     * Returns whether it reserved them.
      */
     boolean reserve(long n, long timeout, TimeUnit unit) throws InterruptedException {
         if (tryReserve(n, 0)) {
@@ -88,15 +92,15 @@ final class MemoryBudget {
         }
         long stall = unit.toNanos(timeout);
         long left = stall;
-        long seen = releases.get();
+        long seen = progress.get();
         waiting.incrementAndGet();
         lock.lock();
         try {
             while (!tryReserve(n, 0)) {
-                long now = releases.get();
+                long now = progress.get();
                 if (now != seen) {
                     seen = now;
-                    left = stall; // others are making progress: keep waiting
+                    left = stall; // memory released or replies being written: keep waiting
                 }
                 if (left <= 0) {
                     return false;
@@ -116,7 +120,7 @@ final class MemoryBudget {
             return;
         }
         long u = used.addAndGet(-n);
-        releases.incrementAndGet();
+        progress.incrementAndGet();
         if (u < 0) {
             throw new IllegalStateException("gateway memory released twice: " + u + " bytes in use");
         }
@@ -134,6 +138,15 @@ final class MemoryBudget {
             lock.unlock();
         }
         wake.forEach(Runnable::run);
+    }
+
+    /**
+     * Notes that part of a reply holding reserved memory reached its socket: a client that reads a large reply
+     * slowly keeps its memory for long without a release, yet is no reason for a waiting reservation to give up.
+     * Wakes nobody (a waiter looks at it when its wait ends); called on event loops, so it only counts.
+     */
+    void writeProgressed() {
+        progress.incrementAndGet();
     }
 
     /**
@@ -155,7 +168,10 @@ final class MemoryBudget {
         r.run();
     }
 
-    /** How long a reply's value waits for memory while none is released before its command fails. */
+    /**
+     * How long a reply's value waits for memory while none is released and no reply is being written before its
+     * command fails.
+     */
     static final long VALUE_WAIT_SECONDS = 10;
 
     /** The memory a value of {@code size} bytes takes with its reply's framing ({@link EncodedReply}). */
@@ -166,7 +182,8 @@ final class MemoryBudget {
     /**
      * Reserves {@code n} bytes for values to be read, waiting for room as long as memory is being released.
      *
-     * @throws TiffinException {@code NO_AVAILABLE_HANDLE} after {@link #VALUE_WAIT_SECONDS} without a release,
+     * @throws TiffinException {@code NO_AVAILABLE_HANDLE} after {@link #VALUE_WAIT_SECONDS} without a release or
+     *     a reply's bytes written,
      *     {@code UNAVAILABLE_IN_CURRENT_STATUS} when the thread is interrupted (the gateway is stopping)
      */
     void reserveForValues(long n) {
@@ -180,7 +197,8 @@ final class MemoryBudget {
         if (!ok) {
             throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "the gateway's memory for values in flight"
                     + " (gateway.max-memory = " + limit + " bytes) stayed full for " + VALUE_WAIT_SECONDS
-                    + "s with nothing released (a reply larger than the memory?); retry, or raise gateway.max-memory");
+                    + "s with nothing released and no reply being written (clients that stopped reading their replies, or a"
+                    + " reply larger than the memory?); retry, or raise gateway.max-memory");
         }
     }
 

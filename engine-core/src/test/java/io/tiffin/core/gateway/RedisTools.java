@@ -73,9 +73,19 @@ final class RedisTools {
                 }
             }
             if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                // what this JVM (a gateway under test) was doing while the tool waited, then what the tool printed
+                System.err.println(command + " still running after " + timeoutSeconds + " s; threads of this JVM:");
+                Thread.getAllStackTraces().forEach((t, stack) -> {
+                    System.err.println("\"" + t.getName() + "\" " + t.getState());
+                    for (StackTraceElement e : stack) {
+                        System.err.println("\tat " + e);
+                    }
+                });
                 p.destroyForcibly();
-                throw new AssertionError(command + " did not finish within " + timeoutSeconds + " s; output so far: "
-                        + out.getNow("") + err.getNow(""));
+                p.waitFor(10, TimeUnit.SECONDS);
+                throw new AssertionError(command + " did not finish within " + timeoutSeconds + " s (this JVM's"
+                        + " threads on stderr); its output: " + out.completeOnTimeout("", 5, TimeUnit.SECONDS).join()
+                        + err.completeOnTimeout("", 5, TimeUnit.SECONDS).join());
             }
             return new Result(p.exitValue(), out.join(), err.join());
         } catch (IOException e) {
