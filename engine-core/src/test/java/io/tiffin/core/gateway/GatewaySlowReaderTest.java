@@ -3,82 +3,211 @@ package io.tiffin.core.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.transport.TestCertificates;
+import io.tiffin.core.transport.TlsContexts;
+import io.tiffin.core.util.Ticker;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A client that reads a large reply slowly holds the gateway's memory for longer than a waiting GET's patience
  * ({@link MemoryBudget#VALUE_WAIT_SECONDS}) without releasing any of it; as long as its reply's bytes keep
  * reaching it, another client's GET that waits for that memory is served once it is released, not failed (as
- * LMCache's 64 concurrent 32 MiB GETs were on a loaded machine). The store lends nothing ({@link ForwardingStore}),
- * so every GET reads into memory counted in {@code gateway.max-memory}.
+ * LMCache's 64 concurrent 32 MiB GETs were on a loaded machine) — in plaintext and inside TLS, where the reply
+ * leaves as many encrypted records. The store lends nothing ({@link ForwardingStore}), so every GET reads into
+ * memory counted in {@code gateway.max-memory}.
  */
 class GatewaySlowReaderTest {
     private static final int VALUE = 32 << 20;
-    private GatewayFixture fixture;
 
-    @BeforeEach
-    void start() {
-        LeakCheck.install();
-        // room for one 32 MiB reply, not two
-        fixture = GatewayFixture.start(Map.of("gateway.max-memory", "40MiB", "node.segment-size", "256MiB"),
-                ForwardingStore::new);
-    }
+    @TempDir
+    Path dir;
 
-    @AfterEach
-    void stop() {
-        try {
-            LeakCheck.assertClean(fixture.gateway);
-        } finally {
-            fixture.close();
-        }
+    /** A gateway with room for one 32 MiB reply in flight, not two. */
+    private static TiffinConfig config() {
+        return TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
+                .set("node.segment-size", "256MiB").set("gateway.port", "0").set("gateway.max-memory", "40MiB")
+                .build();
     }
 
     @Test
     void aGetWaitingForMemoryHeldByASlowReaderIsServedNotFailed() throws Exception {
+        LeakCheck.install();
+        TiffinConfig config = config();
+        try (Tiffin tiffin = Tiffin.embedded(config)) {
+            GatewayServer gateway = start(tiffin, config, null);
+            try {
+                slowReaderAndWaitingGet(gateway, () -> plain(gateway.address().getPort()));
+            } finally {
+                gateway.close();
+            }
+            LeakCheck.assertClean(gateway);
+        }
+    }
+
+    @Test
+    void aGetWaitingForMemoryHeldByASlowReaderIsServedNotFailedOverTls() throws Exception {
+        LeakCheck.install();
+        TestCertificates certs = TestCertificates.create(dir);
+        SSLContext trusting = trusting(certs.server.ca());
+        TiffinConfig config = config();
+        try (Tiffin tiffin = Tiffin.embedded(config)) {
+            GatewayServer gateway = start(tiffin, config, TlsContexts.load(certs.server.settings()));
+            try {
+                slowReaderAndWaitingGet(gateway, () -> tls(trusting, gateway.address().getPort()));
+            } finally {
+                gateway.close();
+            }
+            LeakCheck.assertClean(gateway);
+        }
+    }
+
+    private static GatewayServer start(Tiffin tiffin, TiffinConfig config, TlsContexts tls) {
+        String master = "127.0.0.1:" + tiffin.master().address().getPort();
+        return GatewayServer.start(new ForwardingStore(TiffinGatewayStore.over(tiffin.client(), 1, master)),
+                GatewaySettings.from(config), Ticker.SYSTEM, tls, Duration.ofSeconds(5));
+    }
+
+    private static void slowReaderAndWaitingGet(GatewayServer gateway, java.util.function.Supplier<Socket> connect)
+            throws Exception {
         byte[] a = GatewayFixture.randomValue(VALUE, 1);
         byte[] b = GatewayFixture.randomValue(VALUE, 2);
-        try (RespSocket s = new RespSocket(fixture.port())) {
-            assertThat(s.call("SET", "a", a)).isEqualTo("OK");
-            assertThat(s.call("SET", "b", b)).isEqualTo("OK");
+        try (Socket s = connect.get()) {
+            send(s, RespSocket.command("SET", "a", a));
+            assertThat(line(s.getInputStream())).isEqualTo("+OK");
+            send(s, RespSocket.command("SET", "b", b));
+            assertThat(line(s.getInputStream())).isEqualTo("+OK");
         }
-        try (RespSocket slow = new RespSocket(fixture.port(), 64 * 1024);
-             RespSocket waiting = new RespSocket(fixture.port())) {
-            slow.send(RespSocket.command("GET", "a"));
-            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.gateway.bufferedBytes() >= VALUE);
-            CompletableFuture<Object> got = CompletableFuture.supplyAsync(() -> waiting.call("GET", "b"));
-            // a's reply trickles out at ~1.7 MiB/s: the last of it leaves the gateway well after the 10 s that
-            // a GET waits for memory while nothing is released and nothing written
+        try (Socket slow = connect.get(); Socket waiting = connect.get()) {
+            send(slow, RespSocket.command("GET", "a"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> gateway.bufferedBytes() >= VALUE);
+            CompletableFuture<byte[]> got = CompletableFuture.supplyAsync(() -> {
+                send(waiting, RespSocket.command("GET", "b"));
+                return bulk(waiting);
+            });
+            // a's reply trickles out at ~1.7 MiB/s (256 KiB every 150 ms, however many reads that takes: inside TLS a
+            // read returns one 16 KiB record): the last of it leaves the gateway well after the 10 s that a GET waits
+            // for memory while nothing is released and nothing written
             String header = "$" + VALUE + "\r\n";
-            InputStream in = slow.input();
+            InputStream in = slow.getInputStream();
             byte[] reply = new byte[header.length() + VALUE + 2];
             int n = 0;
             long start = System.nanoTime();
             while (n < reply.length) {
-                int r = in.read(reply, n, Math.min(256 * 1024, reply.length - n));
-                if (r < 0) {
-                    break;
+                int tick = Math.min(n + 256 * 1024, reply.length);
+                while (n < tick) {
+                    int r = in.read(reply, n, tick - n);
+                    if (r < 0) {
+                        throw new IOException("the gateway closed the slow reader's connection after " + n + " bytes");
+                    }
+                    n += r;
                 }
-                n += r;
                 if (!got.isDone()) {
                     Thread.sleep(150);
                 }
             }
             assertThat(System.nanoTime() - start).as("the slow read outlasted a GET's wait for memory")
                     .isGreaterThan(TimeUnit.SECONDS.toNanos(MemoryBudget.VALUE_WAIT_SECONDS));
-            Object value = got.get(30, TimeUnit.SECONDS);
-            assertThat(value).as("the waiting GET's reply").isInstanceOf(byte[].class);
-            assertThat(Arrays.equals((byte[]) value, b)).isTrue();
-            assertThat(new String(reply, 0, header.length(), java.nio.charset.StandardCharsets.US_ASCII))
-                    .isEqualTo(header);
+            byte[] value = got.get(30, TimeUnit.SECONDS);
+            assertThat(Arrays.equals(value, b)).as("the waiting GET's value").isTrue();
+            assertThat(new String(reply, 0, header.length(), StandardCharsets.US_ASCII)).isEqualTo(header);
             assertThat(Arrays.equals(reply, header.length(), header.length() + VALUE, a, 0, VALUE)).isTrue();
+        }
+    }
+
+    private static Socket plain(int port) {
+        try {
+            Socket s = new Socket();
+            s.setReceiveBufferSize(64 * 1024);
+            s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            s.setSoTimeout(60_000);
+            return s;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Socket tls(SSLContext context, int port) {
+        try {
+            SSLSocket s = (SSLSocket) context.getSocketFactory().createSocket();
+            s.setReceiveBufferSize(64 * 1024);
+            s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            s.setSoTimeout(60_000);
+            s.startHandshake();
+            return s;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A TLS client context that trusts the CA in {@code caPem}. */
+    private static SSLContext trusting(Path caPem) throws Exception {
+        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+        store.load(null, null);
+        try (InputStream in = Files.newInputStream(caPem)) {
+            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(store);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, tmf.getTrustManagers(), null);
+        return context;
+    }
+
+    private static void send(Socket s, byte[] bytes) {
+        try {
+            OutputStream out = s.getOutputStream();
+            out.write(bytes);
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** One reply line without its CRLF. */
+    private static String line(InputStream in) throws IOException {
+        StringBuilder b = new StringBuilder();
+        int c;
+        while ((c = in.read()) != '\n') {
+            if (c < 0) {
+                throw new IOException("connection closed after " + b);
+            }
+            b.append((char) c);
+        }
+        return b.substring(0, b.length() - 1);
+    }
+
+    /** A bulk reply's bytes; an error reply fails with its text. */
+    private static byte[] bulk(Socket s) {
+        try {
+            InputStream in = s.getInputStream();
+            String head = line(in);
+            assertThat(head).as("the reply").startsWith("$");
+            byte[] value = in.readNBytes(Integer.parseInt(head.substring(1)));
+            assertThat(line(in)).isEmpty();
+            return value;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 }
