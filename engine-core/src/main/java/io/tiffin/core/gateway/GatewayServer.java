@@ -51,8 +51,8 @@ public final class GatewayServer implements AutoCloseable {
 
     /** RESP over TLS ({@code transport.tls.*}); null = plaintext. */
     private final TlsContexts tls;
-    /** Counts a TLS connection's records written as progress of {@link GatewayContext#budget} (null: plaintext). */
-    private final TlsWriteProgress tlsWriteProgress;
+    /** Counts what connections write to their sockets as progress of {@link GatewayContext#budget}. */
+    private final WriteProgress writeProgress;
     private final EventLoopGroup acceptGroup;
     private final EventLoopGroup ioGroup;
     private final Channel serverChannel;
@@ -62,7 +62,7 @@ public final class GatewayServer implements AutoCloseable {
                           Duration handshakeTimeout) {
         this.tls = tls;
         this.gw = new GatewayContext(store, settings, ticker);
-        this.tlsWriteProgress = tls == null ? null : new TlsWriteProgress(gw.budget);
+        this.writeProgress = new WriteProgress(gw.budget);
         this.table = new CommandTable(gw);
         this.commandThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tiffin-resp").factory());
         this.acceptGroup = EventLoops.newGroup("resp-accept", 1, settings.useNative());
@@ -89,12 +89,12 @@ public final class GatewayServer implements AutoCloseable {
                         if (tls != null) {
                             // RESP inside TLS, as Redis 6 serves it; the socket's bytes are records to decrypt
                             ch.pipeline().addFirst("tls", tls.newServerHandler(ch.alloc(), handshakeTimeout));
-                            ch.pipeline().addFirst("tls-write-progress", tlsWriteProgress);
                         } else {
                             // a long value arriving is read from the socket straight into its own buffer
                             ch.config().setRecvByteBufAllocator(new ReceiveWindows(ch.config().getRecvByteBufAllocator(),
                                     connection::receiveWindow));
                         }
+                        ch.pipeline().addFirst("write-progress", writeProgress); // next to the socket, before TLS
                         ch.pipeline().addLast("resp-encoder", new RespEncoder()).addLast("resp", connection);
                     }
                 });

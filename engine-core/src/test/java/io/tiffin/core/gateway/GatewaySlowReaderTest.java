@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
@@ -33,8 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A client that reads a large reply slowly holds the gateway's memory for longer than a waiting GET's patience
  * ({@link MemoryBudget#VALUE_WAIT_SECONDS}) without releasing any of it; as long as its reply's bytes keep
  * reaching it, another client's GET that waits for that memory is served once it is released, not failed (as
- * LMCache's 64 concurrent 32 MiB GETs were on a loaded machine) — in plaintext and inside TLS, where the reply
- * leaves as many encrypted records. The store lends nothing ({@link ForwardingStore}), so every GET reads into
+ * LMCache's 64 concurrent 32 MiB GETs were on a loaded machine) — in plaintext, inside TLS (where the reply leaves
+ * as many encrypted records), and for an MGET (an array reply whose values leave one by one). The store lends nothing ({@link ForwardingStore}), so every GET reads into
  * memory counted in {@code gateway.max-memory}.
  */
 class GatewaySlowReaderTest {
@@ -88,29 +89,69 @@ class GatewaySlowReaderTest {
                 GatewaySettings.from(config), Ticker.SYSTEM, tls, Duration.ofSeconds(5));
     }
 
-    private static void slowReaderAndWaitingGet(GatewayServer gateway, java.util.function.Supplier<Socket> connect)
+    @Test
+    void aGetWaitingForMemoryHeldByAnMgetToASlowReaderIsServedNotFailed() throws Exception {
+        LeakCheck.install();
+        TiffinConfig config = config();
+        try (Tiffin tiffin = Tiffin.embedded(config)) {
+            GatewayServer gateway = start(tiffin, config, null);
+            try {
+                // four 8 MiB values in one array reply: each leaves as a buffer of its own
+                slowReaderAndWaitingGet(gateway, () -> plain(gateway.address().getPort()), 4);
+            } finally {
+                gateway.close();
+            }
+            LeakCheck.assertClean(gateway);
+        }
+    }
+
+    private static void slowReaderAndWaitingGet(GatewayServer gateway, Supplier<Socket> connect) throws Exception {
+        slowReaderAndWaitingGet(gateway, connect, 1);
+    }
+
+    /**
+     * The slow client reads a reply of {@code VALUE} bytes of values — a GET of one value, or an MGET of
+     * {@code parts} values — while another GETs a value of {@code VALUE} bytes that cannot fit beside it.
+     */
+    private static void slowReaderAndWaitingGet(GatewayServer gateway, Supplier<Socket> connect, int parts)
             throws Exception {
-        byte[] a = GatewayFixture.randomValue(VALUE, 1);
-        byte[] b = GatewayFixture.randomValue(VALUE, 2);
+        byte[][] a = new byte[parts][];
+        byte[] b = GatewayFixture.randomValue(VALUE, 100);
         try (Socket s = connect.get()) {
-            send(s, RespSocket.command("SET", "a", a));
-            assertThat(line(s.getInputStream())).isEqualTo("+OK");
+            for (int i = 0; i < parts; i++) {
+                a[i] = GatewayFixture.randomValue(VALUE / parts, i + 1);
+                send(s, RespSocket.command("SET", "a" + i, a[i]));
+                assertThat(line(s.getInputStream())).isEqualTo("+OK");
+            }
             send(s, RespSocket.command("SET", "b", b));
             assertThat(line(s.getInputStream())).isEqualTo("+OK");
         }
+        java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+        if (parts > 1) {
+            expected.writeBytes(("*" + parts + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        }
+        for (byte[] v : a) {
+            expected.writeBytes(("$" + v.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            expected.writeBytes(v);
+            expected.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
         try (Socket slow = connect.get(); Socket waiting = connect.get()) {
-            send(slow, RespSocket.command("GET", "a"));
+            Object[] command = new Object[parts + 1];
+            command[0] = parts > 1 ? "MGET" : "GET";
+            for (int i = 0; i < parts; i++) {
+                command[i + 1] = "a" + i;
+            }
+            send(slow, RespSocket.command(command));
             await().atMost(Duration.ofSeconds(10)).until(() -> gateway.bufferedBytes() >= VALUE);
             CompletableFuture<byte[]> got = CompletableFuture.supplyAsync(() -> {
                 send(waiting, RespSocket.command("GET", "b"));
                 return bulk(waiting);
             });
-            // a's reply trickles out at ~1.7 MiB/s (256 KiB every 150 ms, however many reads that takes: inside TLS a
-            // read returns one 16 KiB record): the last of it leaves the gateway well after the 10 s that a GET waits
-            // for memory while nothing is released and nothing written
-            String header = "$" + VALUE + "\r\n";
+            // the slow reply trickles out at ~1.7 MiB/s (256 KiB every 150 ms, however many reads that takes: inside
+            // TLS a read returns one 16 KiB record): the last of it leaves the gateway well after the 10 s that a
+            // GET waits for memory while nothing is released and nothing written
             InputStream in = slow.getInputStream();
-            byte[] reply = new byte[header.length() + VALUE + 2];
+            byte[] reply = new byte[expected.size()];
             int n = 0;
             long start = System.nanoTime();
             while (n < reply.length) {
@@ -126,12 +167,12 @@ class GatewaySlowReaderTest {
                     Thread.sleep(150);
                 }
             }
-            assertThat(System.nanoTime() - start).as("the slow read outlasted a GET's wait for memory")
-                    .isGreaterThan(TimeUnit.SECONDS.toNanos(MemoryBudget.VALUE_WAIT_SECONDS));
+            long took = System.nanoTime() - start;
             byte[] value = got.get(30, TimeUnit.SECONDS);
             assertThat(Arrays.equals(value, b)).as("the waiting GET's value").isTrue();
-            assertThat(new String(reply, 0, header.length(), StandardCharsets.US_ASCII)).isEqualTo(header);
-            assertThat(Arrays.equals(reply, header.length(), header.length() + VALUE, a, 0, VALUE)).isTrue();
+            assertThat(took).as("the slow read outlasted a GET's wait for memory")
+                    .isGreaterThan(TimeUnit.SECONDS.toNanos(MemoryBudget.VALUE_WAIT_SECONDS));
+            assertThat(Arrays.equals(reply, expected.toByteArray())).as("the slow reply's bytes").isTrue();
         }
     }
 
