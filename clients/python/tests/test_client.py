@@ -250,6 +250,21 @@ def test_put_of_an_existing_key_keeps_the_old_bytes_and_upsert_replaces_them(tcp
     with pytest.raises(TiffinError) as e:  # the get above holds a read lease
         tcp_client.put(f"{prefix}u", b"newer", upsert=True)
     assert code_of(e) == "OBJECT_HAS_LEASE"
+    assert tcp_client.get(f"{prefix}u") == b"new"
+
+
+def test_upsert_with_replace_leased_replaces_an_object_being_read(tcp_client, prefix):
+    key = f"{prefix}u"
+    tcp_client.put(key, b"old value")
+    assert tcp_client.get(key) == b"old value"  # a read lease on the old object
+    tcp_client.put(key, b"new value, longer", upsert=True, replace_leased=True)
+    assert tcp_client.get(key) == b"new value, longer"
+    results = tcp_client.batch_put([key, f"{prefix}fresh"], [b"third", b"f"], upsert=True, replace_leased=True)
+    assert [r.ok for r in results] == [True, True]
+    tcp_client.put_parts(key, b"fou", b"rth", upsert=True, replace_leased=True)
+    assert tcp_client.get(key) == b"fourth"
+    tcp_client.put(key, b"ignored", replace_leased=True)  # without upsert: an existing key is kept, as always
+    assert tcp_client.get(key) == b"fourth"
 
 
 def test_remove_respects_leases_unless_forced(tcp_client, prefix):

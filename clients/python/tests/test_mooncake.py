@@ -78,6 +78,13 @@ def test_bytes_api(store, prefix):
     assert store.get_batch([f"{prefix}b1", f"{prefix}nope", f"{prefix}b2"]) == [b"v1", b"", b"v2"]
     assert store.upsert(f"{prefix}u", b"one") == 0 and store.upsert(f"{prefix}u", b"two") == 0
     assert store.get(f"{prefix}u") == b"two"
+    # as in Mooncake, an upsert replaces an object that was just read (the get above holds a read lease)
+    assert store.upsert(f"{prefix}u", b"three!") == 0
+    assert store.get(f"{prefix}u") == b"three!"
+    assert store.upsert_parts(f"{prefix}u", b"fo", b"ur") == 0
+    assert store.get(f"{prefix}u") == b"four"
+    assert store.upsert_batch([f"{prefix}u", f"{prefix}b1"], [b"five", b"v1 again"]) == 0
+    assert store.get_batch([f"{prefix}u", f"{prefix}b1"]) == [b"five", b"v1 again"]
     with pytest.raises(TypeError):
         store.put(f"{prefix}bad", 42)
 
@@ -142,6 +149,15 @@ def test_batch_zero_copy_and_multi_buffers(store, prefix):
     small = np.zeros(page, np.uint8)
     assert store.batch_get_into_multi_buffers(mkeys[:1], [[small.ctypes.data]], [[page]]) == [-10]
     assert store.batch_get_into(keys, ptrs[:2], [1, 2]) == [-600] * n  # mismatched lengths
+    # upserts from pointers replace the pages just read (under read leases), as Mooncake's do
+    fresh = np.random.randint(0, 255, (n, 2, page), dtype=np.uint8)
+    fptrs = [fresh[i].ctypes.data for i in range(n)]
+    assert store.batch_put_from(keys, fptrs, [2 * page] * n) == [0] * n  # a put keeps existing objects
+    assert store.batch_upsert_from(keys, fptrs, [2 * page] * n) == [0] * n
+    assert store.upsert_from(keys[0], pool[0].ctypes.data, 2 * page) == 0
+    res = store.batch_get_into(keys, [out[i].ctypes.data for i in range(n)], [2 * page] * n)
+    assert res == [2 * page] * n
+    assert np.array_equal(out[0], pool[0]) and np.array_equal(out[1:], fresh[1:])
 
 
 def test_buffer_handles(store, prefix):

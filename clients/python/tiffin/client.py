@@ -55,7 +55,7 @@ log = logging.getLogger("tiffin")
 MiB = 1 << 20
 
 
-def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutOptionsMsg:
+def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased=False) -> pb.PutOptionsMsg:
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise InvalidArgument("INVALID_PARAMS", f"replicas = {replicas!r} (expected: an int >= 1)")
     if replicas < 1:
@@ -63,7 +63,8 @@ def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert) -> pb.PutO
     if preferred_segment is not None and not isinstance(preferred_segment, str):
         raise InvalidArgument("INVALID_PARAMS", "preferred_segment must be a segment name (str) or None")
     return pb.PutOptionsMsg(replicas=replicas, preferred_segment=preferred_segment or "", soft_pin=bool(soft_pin),
-                            hard_pin=bool(hard_pin), upsert=bool(upsert))
+                            hard_pin=bool(hard_pin), upsert=bool(upsert),
+                            replace_leased=bool(upsert) and bool(replace_leased))
 
 
 def _retry_fresh(code: str) -> bool:
@@ -245,11 +246,14 @@ class Client:
     # ------------------------------------------------------------------ put
 
     def put(self, key: str, value, *, replicas: int = 1, preferred_segment: Optional[str] = None,
-            soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> None:
+            soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False,
+            replace_leased: bool = False) -> None:
         """Stores ``value`` (any buffer, read in place) under ``key`` with ``replicas`` copies on
         different nodes. A put of an existing key is a successful no-op (the stored bytes stay) unless
-        ``upsert``. An empty value is stored (a master of an older version refuses it with
-        INVALID_PARAMS, as Mooncake does).
+        ``upsert``. An upsert of an object under a read lease fails (OBJECT_HAS_LEASE) unless
+        ``replace_leased``: then the new object is written beside the old, which readers keep reading until
+        the put returns, and the old bytes are freed once their leases end. An empty value is stored (a
+        master of an older version refuses it with INVALID_PARAMS, as Mooncake does).
 
         Raises TiffinError: INVALID_KEY, INVALID_PARAMS, NO_AVAILABLE_HANDLE (no room, after retries),
         TRANSFER_FAIL, RPC_FAIL/RPC_TIMEOUT (master), OBJECT_HAS_LEASE (upsert of an object being read).
@@ -257,18 +261,19 @@ class Client:
         key = B.check_key(key)
         src = B.Chunks([B.readable(value)])
         try:
-            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased))
         finally:
             src.release()
 
     def put_parts(self, key: str, *parts, replicas: int = 1, preferred_segment: Optional[str] = None,
-                  soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> None:
+                  soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False,
+                  replace_leased: bool = False) -> None:
         """Stores the concatenation of ``parts`` (buffers) as one object, without joining them in
         memory. Otherwise as :meth:`put`."""
         key = B.check_key(key)
         src = B.Chunks([B.readable(p, f"part {i}") for i, p in enumerate(parts)])
         try:
-            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased))
         finally:
             src.release()
 
@@ -276,11 +281,13 @@ class Client:
         self._puts.put(key, src, options)
 
     def batch_put(self, keys, values=None, *, replicas: int = 1, preferred_segment: Optional[str] = None,
-                  soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False) -> list:
+                  soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False,
+                  replace_leased: bool = False) -> list:
         """Stores many objects with one master round trip per phase and all writes pipelined:
         ``batch_put(keys, values)`` or ``batch_put({key: value, ...})``. Returns one :class:`KeyResult`
-        per key (value None); an existing key is OK (not overwritten) unless ``upsert``. A key given
-        twice is written once (the first value; the second counts as existing, with the first's outcome)."""
+        per key (value None); an existing key is OK (not overwritten) unless ``upsert`` (``replace_leased``
+        as in :meth:`put`). A key given twice is written once (the first value; the second counts as
+        existing, with the first's outcome)."""
         if values is None and isinstance(keys, Mapping):
             keys, values = list(keys.keys()), list(keys.values())
         keys = B.check_keys(keys)
@@ -291,7 +298,8 @@ class Client:
             raise TiffinError("INVALID_PARAMS", f"batch put: {len(keys)} keys but {len(values)} values")
         srcs = [B.Chunks([B.readable(v, f"value {i}")]) for i, v in enumerate(values)]
         try:
-            return self._batch_put(keys, srcs, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert))
+            return self._batch_put(keys, srcs, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert,
+                                                        replace_leased))
         finally:
             for c in srcs:
                 c.release()

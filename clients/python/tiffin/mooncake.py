@@ -337,14 +337,41 @@ class MooncakeDistributedStore:
             return e.value
 
     def upsert(self, key, value, config=None) -> int:
-        """Inserts or replaces the object; 0 or a negative code (OBJECT_HAS_LEASE while it is read)."""
+        """Inserts or replaces the object; 0 or a negative code. As in Mooncake, an object being read is
+        replaced too: readers keep the old bytes until the upsert returns (Tiffin writes the new object beside
+        the old and frees the old once its read leases end, where Mooncake overwrites same-size buffers in
+        place)."""
         try:
-            self._c().put(_key(key), value, upsert=True, **self._opts(config))
+            self._c().put(_key(key), value, upsert=True, replace_leased=True, **self._opts(config))
             return 0
         except InvalidArgument:
             raise
         except TiffinError as e:
             return e.value
+
+    def upsert_parts(self, key, *parts, config=None) -> int:
+        """``upsert`` of the concatenation of ``parts`` (bytes-like), without joining them."""
+        try:
+            self._c().put_parts(_key(key), *parts, upsert=True, replace_leased=True, **self._opts(config))
+            return 0
+        except InvalidArgument:
+            raise
+        except TiffinError as e:
+            return e.value
+
+    def upsert_batch(self, keys, values, config=None) -> int:
+        """``upsert`` of many objects; 0 when all succeeded, else the first negative code."""
+        try:
+            results = self._c().batch_put(_keys(keys), list(values), upsert=True, replace_leased=True,
+                                          **self._opts(config))
+        except InvalidArgument:
+            raise
+        except TiffinError as e:
+            return e.value
+        for r in results:
+            if not r.ok:
+                return CODES[r.code]
+        return 0
 
     def put_parts(self, key, *parts, config=None) -> int:
         """Stores the concatenation of ``parts`` (bytes-like) as one object, without joining them."""
@@ -449,7 +476,8 @@ class MooncakeDistributedStore:
     def upsert_from(self, key, buffer_ptr, size, config=None) -> int:
         """``upsert`` from ``size`` bytes at ``buffer_ptr``."""
         try:
-            self._c().put(_key(key), B.from_pointer(buffer_ptr, size), upsert=True, **self._opts(config))
+            self._c().put(_key(key), B.from_pointer(buffer_ptr, size), upsert=True, replace_leased=True,
+                          **self._opts(config))
             return 0
         except InvalidArgument:
             raise
@@ -474,7 +502,11 @@ class MooncakeDistributedStore:
         """Stores each key from the concatenation of its buffers; per key 0 or a negative code."""
         return self._batch_put_parts(keys, all_buffer_ptrs, all_sizes, config)
 
-    def _batch_put_parts(self, keys, ptrs, sizes, config) -> list:
+    def batch_upsert_from(self, keys, buffer_ptrs, sizes, config=None) -> list:
+        """``upsert`` of each key from its buffer; per key 0 or a negative code."""
+        return self._batch_put_parts(keys, [[p] for p in buffer_ptrs], [[s] for s in sizes], config, upsert=True)
+
+    def _batch_put_parts(self, keys, ptrs, sizes, config, upsert=False) -> list:
         keys = _keys(keys)
         ptrs, sizes = list(ptrs), list(sizes)
         if not (len(keys) == len(ptrs) == len(sizes)):
@@ -490,7 +522,8 @@ class MooncakeDistributedStore:
                     raise TiffinError("INVALID_PARAMS", f"key {i}: {len(p)} buffers but {len(s)} sizes")
                 srcs.append(B.Chunks([B.from_pointer(a, n, f"buffer of key {i}") for a, n in zip(p, s)]))
             results = c._batch_put(keys, srcs, _options(opts.get("replicas", 1), opts.get("preferred_segment"),
-                                                        opts.get("soft_pin"), opts.get("hard_pin"), False))
+                                                        opts.get("soft_pin"), opts.get("hard_pin"), upsert,
+                                                        replace_leased=upsert))
         except InvalidArgument:
             raise
         except TiffinError as e:
