@@ -145,6 +145,32 @@ def _keys(values) -> list:
     return [_key(k) for k in values]
 
 
+def _code(call) -> int:
+    """0 once ``call()`` returned, or the negative code of the TiffinError it raised (a wrong argument type,
+    InvalidArgument, is raised: Mooncake's pybind11 raises TypeError there)."""
+    try:
+        call()
+        return 0
+    except InvalidArgument:
+        raise
+    except TiffinError as e:
+        return e.value
+
+
+def _first_code(call) -> int:
+    """0 when every result of ``call()`` (a batch) is OK, else the first negative code (as :func:`_code`)."""
+    try:
+        results = call()
+    except InvalidArgument:
+        raise
+    except TiffinError as e:
+        return e.value
+    for r in results:
+        if not r.ok:
+            return CODES[r.code]
+    return 0
+
+
 class MooncakeDistributedStore:
     """Mooncake's store class, backed by a :class:`tiffin.Client` (see the module comment).
 
@@ -328,73 +354,34 @@ class MooncakeDistributedStore:
 
     def put(self, key, value, config=None) -> int:
         """Stores ``value`` (any buffer); 0, or a negative code. An existing key is 0 (not overwritten)."""
-        try:
-            self._c().put(_key(key), value, **self._opts(config))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
+        return _code(lambda: self._c().put(_key(key), value, **self._opts(config)))
 
     def upsert(self, key, value, config=None) -> int:
         """Inserts or replaces the object; 0 or a negative code. As in Mooncake, an object being read is
         replaced too: readers keep the old bytes until the upsert returns (Tiffin writes the new object beside
         the old and frees the old once its read leases end, where Mooncake overwrites same-size buffers in
         place)."""
-        try:
-            self._c().put(_key(key), value, upsert=True, replace_leased=True, **self._opts(config))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
-
-    def upsert_parts(self, key, *parts, config=None) -> int:
-        """``upsert`` of the concatenation of ``parts`` (bytes-like), without joining them."""
-        try:
-            self._c().put_parts(_key(key), *parts, upsert=True, replace_leased=True, **self._opts(config))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
-
-    def upsert_batch(self, keys, values, config=None) -> int:
-        """``upsert`` of many objects; 0 when all succeeded, else the first negative code."""
-        try:
-            results = self._c().batch_put(_keys(keys), list(values), upsert=True, replace_leased=True,
-                                          **self._opts(config))
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
-        for r in results:
-            if not r.ok:
-                return CODES[r.code]
-        return 0
+        return _code(lambda: self._c().put(_key(key), value, **self._upsert_opts(config)))
 
     def put_parts(self, key, *parts, config=None) -> int:
         """Stores the concatenation of ``parts`` (bytes-like) as one object, without joining them."""
-        try:
-            self._c().put_parts(_key(key), *parts, **self._opts(config))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
+        return _code(lambda: self._c().put_parts(_key(key), *parts, **self._opts(config)))
+
+    def upsert_parts(self, key, *parts, config=None) -> int:
+        """``upsert`` of the concatenation of ``parts`` (bytes-like), without joining them."""
+        return _code(lambda: self._c().put_parts(_key(key), *parts, **self._upsert_opts(config)))
 
     def put_batch(self, keys, values, config=None) -> int:
         """Stores many objects; 0 when all succeeded, else the first negative code."""
-        try:
-            results = self._c().batch_put(_keys(keys), list(values), **self._opts(config))
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
-        for r in results:
-            if not r.ok:
-                return CODES[r.code]
-        return 0
+        return _first_code(lambda: self._c().batch_put(_keys(keys), list(values), **self._opts(config)))
+
+    def upsert_batch(self, keys, values, config=None) -> int:
+        """``upsert`` of many objects; 0 when all succeeded, else the first negative code."""
+        return _first_code(lambda: self._c().batch_put(_keys(keys), list(values), **self._upsert_opts(config)))
+
+    def _upsert_opts(self, config) -> dict:
+        """The put options of ``config`` for an upsert that replaces even an object being read."""
+        return dict(self._opts(config), upsert=True, replace_leased=True)
 
     def get(self, key) -> bytes:
         """The object's bytes; ``b""`` when it is missing or the read fails."""
@@ -465,24 +452,11 @@ class MooncakeDistributedStore:
 
     def put_from(self, key, buffer_ptr, size, config=None) -> int:
         """Stores ``size`` bytes at address ``buffer_ptr``; 0 or a negative code."""
-        try:
-            self._c().put(_key(key), B.from_pointer(buffer_ptr, size), **self._opts(config))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
+        return _code(lambda: self._c().put(_key(key), B.from_pointer(buffer_ptr, size), **self._opts(config)))
 
     def upsert_from(self, key, buffer_ptr, size, config=None) -> int:
         """``upsert`` from ``size`` bytes at ``buffer_ptr``."""
-        try:
-            self._c().put(_key(key), B.from_pointer(buffer_ptr, size), upsert=True, replace_leased=True,
-                          **self._opts(config))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
+        return _code(lambda: self._c().put(_key(key), B.from_pointer(buffer_ptr, size), **self._upsert_opts(config)))
 
     def get_into(self, key, buffer_ptr, size) -> int:
         """Reads the object into ``size`` bytes at ``buffer_ptr``; the bytes read, or a negative code

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
@@ -53,60 +54,42 @@ class GatewaySlowReaderTest {
 
     @Test
     void aGetWaitingForMemoryHeldByASlowReaderIsServedNotFailed() throws Exception {
-        LeakCheck.install();
-        TiffinConfig config = config();
-        try (Tiffin tiffin = Tiffin.embedded(config)) {
-            GatewayServer gateway = start(tiffin, config, null);
-            try {
-                slowReaderAndWaitingGet(gateway, () -> plain(gateway.address().getPort()));
-            } finally {
-                gateway.close();
-            }
-            LeakCheck.assertClean(gateway);
-        }
+        onGateway(null, gateway -> () -> plain(gateway.address().getPort()), 1);
     }
 
     @Test
     void aGetWaitingForMemoryHeldByASlowReaderIsServedNotFailedOverTls() throws Exception {
-        LeakCheck.install();
         TestCertificates certs = TestCertificates.create(dir);
         SSLContext trusting = trusting(certs.server.ca());
-        TiffinConfig config = config();
-        try (Tiffin tiffin = Tiffin.embedded(config)) {
-            GatewayServer gateway = start(tiffin, config, TlsContexts.load(certs.server.settings()));
-            try {
-                slowReaderAndWaitingGet(gateway, () -> tls(trusting, gateway.address().getPort()));
-            } finally {
-                gateway.close();
-            }
-            LeakCheck.assertClean(gateway);
-        }
-    }
-
-    private static GatewayServer start(Tiffin tiffin, TiffinConfig config, TlsContexts tls) {
-        String master = "127.0.0.1:" + tiffin.master().address().getPort();
-        return GatewayServer.start(new ForwardingStore(TiffinGatewayStore.over(tiffin.client(), 1, master)),
-                GatewaySettings.from(config), Ticker.SYSTEM, tls, Duration.ofSeconds(5));
+        onGateway(TlsContexts.load(certs.server.settings()),
+                gateway -> () -> tls(trusting, gateway.address().getPort()), 1);
     }
 
     @Test
     void aGetWaitingForMemoryHeldByAnMgetToASlowReaderIsServedNotFailed() throws Exception {
+        // four 8 MiB values in one array reply: each leaves as a buffer of its own
+        onGateway(null, gateway -> () -> plain(gateway.address().getPort()), 4);
+    }
+
+    /**
+     * Runs {@link #slowReaderAndWaitingGet} on a fresh Tiffin and gateway ({@code tls} null: plaintext), with
+     * the connections {@code connections} makes to it, then checks the gateway gave back all it held.
+     */
+    private static void onGateway(TlsContexts tls, Function<GatewayServer, Supplier<Socket>> connections, int parts)
+            throws Exception {
         LeakCheck.install();
         TiffinConfig config = config();
         try (Tiffin tiffin = Tiffin.embedded(config)) {
-            GatewayServer gateway = start(tiffin, config, null);
+            String master = "127.0.0.1:" + tiffin.master().address().getPort();
+            GatewayServer gateway = GatewayServer.start(new ForwardingStore(TiffinGatewayStore.over(tiffin.client(), 1,
+                    master)), GatewaySettings.from(config), Ticker.SYSTEM, tls, Duration.ofSeconds(5));
             try {
-                // four 8 MiB values in one array reply: each leaves as a buffer of its own
-                slowReaderAndWaitingGet(gateway, () -> plain(gateway.address().getPort()), 4);
+                slowReaderAndWaitingGet(gateway, connections.apply(gateway), parts);
             } finally {
                 gateway.close();
             }
             LeakCheck.assertClean(gateway);
         }
-    }
-
-    private static void slowReaderAndWaitingGet(GatewayServer gateway, Supplier<Socket> connect) throws Exception {
-        slowReaderAndWaitingGet(gateway, connect, 1);
     }
 
     /**
