@@ -42,11 +42,12 @@ final class CommandRunner implements Runnable {
     /** What a GET of a key whose size the store does not know is expected to answer. */
     private static final long UNKNOWN_SIZE = 16 * 1024;
     /**
-     * Replies of at least this many bytes that hold reserved memory report the progress of their writes to the
-     * budget ({@link MemoryBudget#writeProgressed}): one that a slow client takes seconds to read holds its memory
-     * all that time without a release.
+     * Replies of at least this many bytes that hold reserved memory report the progress of their partial writes to
+     * the budget ({@link MemoryBudget#writeProgressed}): one that a slow client takes seconds to read holds its
+     * memory all that time without a release. A smaller reply counts when it is written ({@link WriteProgress}); a
+     * client that takes more than the budget's 10 s wait for 4 MiB has all but stopped reading.
      */
-    static final long PROGRESS_BYTES = 64 * 1024;
+    static final long PROGRESS_BYTES = 4 << 20;
 
 
     private final GatewayContext gw;
