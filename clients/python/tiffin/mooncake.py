@@ -558,13 +558,7 @@ class MooncakeDistributedStore:
 
     def remove(self, key, force=False) -> int:
         """0, or a negative code (OBJECT_NOT_FOUND -704, OBJECT_HAS_LEASE -706 unless ``force``)."""
-        try:
-            self._c().remove(_key(key), force=bool(force))
-            return 0
-        except InvalidArgument:
-            raise
-        except TiffinError as e:
-            return e.value
+        return _code(lambda: self._c().remove(_key(key), force=bool(force)))
 
     def batch_remove(self, keys, force=False) -> list:
         """Per key 0 or a negative code."""

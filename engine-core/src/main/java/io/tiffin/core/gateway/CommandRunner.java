@@ -49,7 +49,6 @@ final class CommandRunner implements Runnable {
      */
     static final long PROGRESS_BYTES = 4 << 20;
 
-
     private final GatewayContext gw;
     private final CommandTable table;
     private final Session session;
