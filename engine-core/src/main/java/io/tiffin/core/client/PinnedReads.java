@@ -116,6 +116,38 @@ final class PinnedReads {
         }
     }
 
+    /**
+     * A longer hold on the bytes of {@code held}, an {@link PinnedValue#inPlace()} view of {@code key}: asks the
+     * master (a lookup, granting a new lease; this waits) and returns a new in-place view of the same memory, valid
+     * for the new lease, when the key still holds the same object (same version and size) with a replica at the
+     * same place in this JVM's segment. Null otherwise (replaced, removed, moved, a segment re-mounted): then the
+     * bytes of {@code held} stay the object's only for what is left of its own lease.
+     *
+     * @throws TiffinException as {@link TiffinClient#getInto} for the lookup ({@code OBJECT_NOT_FOUND} when removed)
+     */
+    PinnedValue renewInPlace(String key, PinnedValue held) {
+        if (!held.inPlace()) {
+            return null;
+        }
+        long start = clock.now();
+        ObjectLocation loc = locator.lookUp(key);
+        if (loc.version() != held.version() || loc.size() != held.size()) {
+            return null;
+        }
+        long address = held.segments().getFirst().address();
+        for (ReplicaDescriptor d : loc.replicas()) {
+            if (d.type() != ReplicaType.MEMORY) {
+                continue;
+            }
+            MemorySegment local = sameHost.inThisJvm(d);
+            if (local != null && local.address() == address && local.byteSize() >= loc.size() && !sameHost.epochMoved(d)) {
+                return PinnedValue.inPlace(local.asSlice(0, loc.size()), loc.version(), clock,
+                        start + TimeUnit.MILLISECONDS.toNanos(loc.leaseTtlMillis()));
+            }
+        }
+        return null;
+    }
+
     List<KeyResult<PinnedValue>> batchGetPinned(List<String> keys) {
         boolean[] cached = new boolean[keys.size()];
         long start = clock.now();

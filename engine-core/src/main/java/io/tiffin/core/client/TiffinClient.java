@@ -442,6 +442,21 @@ public final class TiffinClient implements KvStore {
     }
 
     /**
+     * Extends the hold on an {@link PinnedValue#inPlace()} view that {@link #pinLocal} (or its variants) returned
+     * for {@code key}, for a reader that needs its bytes longer than the read lease: a lookup at the master (a new
+     * lease; this waits, so never call it from an event loop) that returns a new in-place view of the same memory,
+     * valid for the new lease, when the key still holds the same object there; else null (replaced, removed or
+     * moved since), and {@code held} stays valid only for what is left of its lease. Both values stay the
+     * caller's to close.
+     *
+     * @throws TiffinException as {@link #getInto} for the lookup ({@code OBJECT_NOT_FOUND} for a removed key)
+     */
+    public PinnedValue renewInPlace(String key, PinnedValue held) {
+        KeyChecks.checkKey(key);
+        return pinnedReads.renewInPlace(key, Objects.requireNonNull(held, "held"));
+    }
+
+    /**
      * Zero-copy batch get: {@link #getPinned} for many keys with one master round trip; the misses are
      * read together (pipelined per node). One result per key, in order; close every value returned.
      */

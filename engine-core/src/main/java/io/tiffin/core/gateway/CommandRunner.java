@@ -55,6 +55,7 @@ final class CommandRunner implements Runnable {
     private final Channel channel;
     private final Executor executor;
     private final RespConnection connection;
+    private final LeaseGuard leaseGuard;
     private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
     /** Bytes of replies handed to the event loop and not yet written to the socket. */
@@ -104,6 +105,7 @@ final class CommandRunner implements Runnable {
         this.channel = channel;
         this.executor = executor;
         this.connection = connection;
+        this.leaseGuard = new LeaseGuard(gw.stats, channel, executor);
         this.writeBuffer = gw.settings.writeBuffer();
     }
 
@@ -470,17 +472,20 @@ final class CommandRunner implements Runnable {
 
     /**
      * On the event loop: writes the replies; when the last is written (or fails), their memory is given back.
-     * A reply sent from memory the store lent for a limited time ({@link LentValue}) must be written well before
-     * then: otherwise the connection is closed rather than let the socket read bytes that may be another
-     * value's by then ({@link #guard}).
+     * A reply sent from memory the store lent for a limited time ({@link LentValue}) is written under a
+     * {@link LeaseGuard}: its loans are renewed while the client takes it, else the connection is closed rather
+     * than let the socket read bytes that may be another value's by then.
      */
     private void write(List<RedisMessage> replies, long bytes, long reserved, End end) {
         int last = replies.size() - 1;
-        long validForNanos = Long.MAX_VALUE;
+        List<LentValue> lent = null;
         for (int i = 0; i <= last; i++) {
-            LentValue lent = LentValue.of(replies.get(i));
-            if (lent != null) {
-                validForNanos = Math.min(validForNanos, lent.validForNanos());
+            LentValue v = LentValue.of(replies.get(i));
+            if (v != null) {
+                if (lent == null) {
+                    lent = new ArrayList<>(2);
+                }
+                lent.add(v);
             }
             if (i < last) {
                 channel.write(replies.get(i), reserved > 0 && Replies.weight(replies.get(i)) >= PROGRESS_BYTES
@@ -490,9 +495,6 @@ final class CommandRunner implements Runnable {
         ChannelPromise promise = reserved > 0 && Replies.weight(replies.get(last)) >= PROGRESS_BYTES
                 ? channel.newProgressivePromise().addListener(writeProgress) : channel.newPromise();
         promise.addListener(f -> written(bytes, reserved, f.isSuccess()));
-        if (validForNanos != Long.MAX_VALUE) {
-            guard(promise, validForNanos);
-        }
         if (end == End.LINGER) {
             promise.addListener(f -> {
                 if (channel instanceof DuplexChannel duplex && f.isSuccess()) {
@@ -504,31 +506,9 @@ final class CommandRunner implements Runnable {
             });
         }
         channel.writeAndFlush(replies.get(last), promise);
-    }
-
-    /**
-     * Least time left for the event loop to close the connection between the guard's moment and the end of the
-     * store's hold on the bytes being sent (a late timer, a busy loop).
-     */
-    static final long GUARD_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-
-    /**
-     * Closes the connection when the replies of {@code promise} are still being written once three quarters of
-     * {@code validForNanos} (and at least {@link #GUARD_MARGIN_NANOS} before its end) have passed: the client
-     * reads too slowly for bytes lent for that long. Closing on the event loop stops the socket writes.
-     */
-    private void guard(ChannelPromise promise, long validForNanos) {
-        long delay = Math.max(0, validForNanos - Math.max(validForNanos / 4, GUARD_MARGIN_NANOS));
-        java.util.concurrent.ScheduledFuture<?> timer = channel.eventLoop().schedule(() -> {
-            if (!promise.isDone()) {
-                gw.stats.lentExpired.increment();
-                org.apache.logging.log4j.LogManager.getLogger(CommandRunner.class).warn("Closing RESP connection from"
-                        + " {}: a reply sent from Tiffin's memory was not taken within {} ms, before the read lease on"
-                        + " its bytes ends", channel.remoteAddress(), TimeUnit.NANOSECONDS.toMillis(delay));
-                channel.close();
-            }
-        }, delay, TimeUnit.NANOSECONDS);
-        promise.addListener(f -> timer.cancel(false));
+        if (lent != null) {
+            leaseGuard.guard(promise, lent); // once the socket took what it could at once
+        }
     }
 
     private void written(long bytes, long reserved, boolean success) {

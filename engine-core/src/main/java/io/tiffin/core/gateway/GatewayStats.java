@@ -36,4 +36,6 @@ final class GatewayStats {
     final AtomicLong lentOpen = new AtomicLong();
     /** Connections closed because a lent reply was not taken before the store's hold on its bytes ended. */
     final LongAdder lentExpired = new LongAdder();
+    /** Loans renewed for lent replies still being written when their lease was about to end ({@link LeaseGuard}). */
+    final LongAdder lentRenewed = new LongAdder();
 }

@@ -120,6 +120,17 @@ public interface GatewayStore extends AutoCloseable {
          */
         long validForNanos();
 
+        /**
+         * A new loan of the same bytes at the same addresses (the same value, {@link #parts()} of identical
+         * memory), valid for longer than this one, for a reader that needs them past {@link #validForNanos()}; null
+         * when the store cannot give one (the value was replaced, removed or moved, or the store does not renew).
+         * May wait (a lookup): for a command thread, never an event loop. The caller closes both loans. The
+         * default never renews.
+         */
+        default Lent renew() {
+            return null;
+        }
+
         /** Ends the loan; idempotent. */
         @Override
         void close();

@@ -125,6 +125,7 @@ final class InfoReport {
         line(sb, "zero_copy_replies", Long.toString(s.lentReplies.sum()));
         line(sb, "zero_copy_replies_open", Long.toString(s.lentOpen.get()));
         line(sb, "zero_copy_lease_closed", Long.toString(s.lentExpired.sum()));
+        line(sb, "zero_copy_lease_renewed", Long.toString(s.lentRenewed.sum()));
     }
 
     private static void keyspace(StringBuilder sb, GatewayStore.StoreStats store) {

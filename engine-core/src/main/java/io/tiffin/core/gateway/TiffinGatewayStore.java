@@ -130,10 +130,10 @@ public final class TiffinGatewayStore implements GatewayStore {
     @Override
     public Lent lend(String key) {
         if (!lentBefore && client.hotCache() == null) {
-            return lent(client.pinLocal(key));
+            return lent(key, client.pinLocal(key));
         }
         try {
-            return lent(client.pinLocalAskingMasterInThisJvm(key));
+            return lent(key, client.pinLocalAskingMasterInThisJvm(key));
         } catch (TiffinException e) {
             // the master of this JVM said so, as it would to the usual read; else it cannot answer now
             return notThere(e.code()) ? MISSING : null;
@@ -150,13 +150,13 @@ public final class TiffinGatewayStore implements GatewayStore {
             return null;
         }
         try {
-            return lent(client.pinLocalOrLookUp(key));
+            return lent(key, client.pinLocalOrLookUp(key));
         } catch (TiffinException e) {
             return null; // missing or not readable: the usual read answers it
         }
     }
 
-    private Lent lent(PinnedValue pinned) {
+    private Lent lent(String key, PinnedValue pinned) {
         if (pinned == null) {
             return null;
         }
@@ -172,11 +172,26 @@ public final class TiffinGatewayStore implements GatewayStore {
         for (MemorySegment s : segments) {
             parts.add(s.asByteBuffer());
         }
-        return new PinnedLent(pinned, parts);
+        return new PinnedLent(client, key, pinned, parts);
     }
 
-    /** A {@link PinnedValue} as a loan. Thread-safe (as the pinned value). */
-    private record PinnedLent(PinnedValue pinned, List<ByteBuffer> parts) implements Lent {
+    /**
+     * A {@link PinnedValue} of {@code key} as a loan; one in place is renewed with a new lease on the same replica
+     * ({@link TiffinClient#renewInPlace}). Thread-safe (as the pinned value).
+     */
+    private record PinnedLent(TiffinClient client, String key, PinnedValue pinned, List<ByteBuffer> parts)
+            implements Lent {
+        @Override
+        public Lent renew() {
+            PinnedValue renewed;
+            try {
+                renewed = client.renewInPlace(key, pinned);
+            } catch (TiffinException e) {
+                return null; // removed, or the master cannot answer now: the loan ends with its lease
+            }
+            return renewed == null ? null : new PinnedLent(client, key, renewed, parts);
+        }
+
         @Override
         public long size() {
             return pinned.size();

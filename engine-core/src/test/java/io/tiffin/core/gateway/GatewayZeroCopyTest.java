@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
  * GETs answered on the event loop from values the store has at hand ({@link ReadyGets}), larger ones sent from
  * the node's segment without a copy ({@link LentValue}): the bytes are exact, and every lent value is released
  * once its reply is written, when its client disconnects in the middle of it, when its client reads slowly,
- * and when its client reads so slowly that the gateway closes the connection before the read lease on the
- * bytes ends (the default 10 s lease: a location is reused for 2 s, so the guard closes after 6 to 7.5 s).
+ * and when its client stops reading so that the gateway closes the connection before the read lease on the
+ * bytes ends (the default 10 s lease: a location is reused for 2 s, so the guard closes after 6 to 7.5 s; a client
+ * that keeps reading has the lease renewed instead, {@link GatewayLeaseRenewalTest}).
  */
 class GatewayZeroCopyTest {
     private static final int BIG = 32 << 20;
