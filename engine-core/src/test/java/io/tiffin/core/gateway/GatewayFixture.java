@@ -2,6 +2,15 @@ package io.tiffin.core.gateway;
 
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
+import static io.tiffin.core.gateway.RespSocket.command;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.SocketException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -58,6 +67,52 @@ final class GatewayFixture implements AutoCloseable {
 
     int port() {
         return gateway.address().getPort();
+    }
+
+    /**
+     * Sends GET {@code key} on {@code s} (every earlier reply read) until the gateway lends its reply
+     * ({@link LentValue}), which is then left unread: a GET the usual path answered (the location not at hand yet,
+     * or the connection not seen idle yet) is read, checked and sent again, {@code lendWait} after it was sent
+     * (shorter than the location's reuse, so that the next GET finds it at hand).
+     */
+    void sendLentGet(RespSocket s, String key, byte[] value, Duration lendWait) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            s.send(command("GET", key));
+            try {
+                await().atMost(lendWait).until(() -> gateway.lentValues() > 0);
+                return true;
+            } catch (org.awaitility.core.ConditionTimeoutException servedTheUsualWay) {
+                assertThat((byte[]) s.read()).isEqualTo(value);
+                return false;
+            }
+        });
+    }
+
+    /**
+     * Reads up to {@code total} bytes in 64 KiB steps, {@code pauseMillis} apart (0: none), until the gateway
+     * closes the connection (a reset ends the stream as well); what arrived.
+     */
+    static byte[] readPaced(InputStream in, int total, long pauseMillis) throws IOException {
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        byte[] chunk = new byte[64 * 1024];
+        try {
+            while (got.size() < total) {
+                int n = in.read(chunk, 0, Math.min(chunk.length, total - got.size()));
+                if (n < 0) {
+                    break;
+                }
+                got.write(chunk, 0, n);
+                if (pauseMillis > 0) {
+                    Thread.sleep(pauseMillis);
+                }
+            }
+        } catch (SocketException reset) {
+            // closed with bytes unsent
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading", e);
+        }
+        return got.toByteArray();
     }
 
     @Override

@@ -1,13 +1,8 @@
 package io.tiffin.core.gateway;
 
-import static io.tiffin.core.gateway.RespSocket.command;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -50,21 +45,9 @@ class GatewayLeaseRenewalTest {
                 && fixture.gateway.bufferedBytes() == 0);
     }
 
-    /**
-     * Sends GET {@code key} until the gateway lends its reply (left unread); a reply served the usual way is read,
-     * and the next GET follows within the location's reuse (half the lease: 1 s), so that it finds it at hand.
-     */
+    /** A lent GET, looked for every 300 ms: within the location's reuse (half the 2 s lease). */
     private static void sendLentGet(RespSocket s, String key, byte[] value) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
-            s.send(command("GET", key));
-            try {
-                await().atMost(Duration.ofMillis(300)).until(() -> fixture.gateway.lentValues() > 0);
-                return true;
-            } catch (org.awaitility.core.ConditionTimeoutException servedTheUsualWay) {
-                assertThat((byte[]) s.read()).isEqualTo(value);
-                return false;
-            }
-        });
+        fixture.sendLentGet(s, key, value, Duration.ofMillis(300));
     }
 
     private static long stat(String field) {
@@ -73,30 +56,8 @@ class GatewayLeaseRenewalTest {
         }
     }
 
-    /**
-     * Reads up to {@code total} bytes in 64 KiB steps, {@code pauseMillis} apart, until the gateway closes the
-     * connection; what arrived.
-     */
-    private static byte[] readPaced(InputStream in, int total, long pauseMillis) throws IOException, InterruptedException {
-        ByteArrayOutputStream got = new ByteArrayOutputStream();
-        byte[] chunk = new byte[64 * 1024];
-        try {
-            while (got.size() < total) {
-                int n = in.read(chunk, 0, Math.min(chunk.length, total - got.size()));
-                if (n < 0) {
-                    break;
-                }
-                got.write(chunk, 0, n);
-                Thread.sleep(pauseMillis);
-            }
-        } catch (SocketException reset) {
-            // closed with bytes unsent: a reset ends the stream as well
-        }
-        return got.toByteArray();
-    }
-
     @Test
-    void aReaderSlowerThanTheLeaseGetsTheExactBytesUnderRenewedLeases() throws IOException, InterruptedException {
+    void aReaderSlowerThanTheLeaseGetsTheExactBytesUnderRenewedLeases() {
         byte[] value = GatewayFixture.randomValue(BIG, 21);
         long renewedBefore = stat("zero_copy_lease_renewed");
         long closedBefore = stat("zero_copy_lease_closed");
@@ -105,7 +66,7 @@ class GatewayLeaseRenewalTest {
             sendLentGet(s, "renew:slow", value);
             long started = System.nanoTime();
             // 512 steps 10 ms apart: over 5 s, more than two leases
-            byte[] reply = readPaced(s.input(), HEADER + BIG + 2, 10);
+            byte[] reply = GatewayFixture.readPaced(s.input(), HEADER + BIG + 2, 10);
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThan(Duration.ofSeconds(4));
             assertThat(reply.length).as("the whole reply arrived").isEqualTo(HEADER + BIG + 2);
             assertThat(new String(reply, 0, HEADER, StandardCharsets.US_ASCII)).isEqualTo("$" + BIG + "\r\n");
@@ -131,7 +92,7 @@ class GatewayLeaseRenewalTest {
                 }
             });
             s.socket().setSoTimeout(20_000);
-            byte[] got = readPaced(s.input(), HEADER + BIG + 2, 10);
+            byte[] got = GatewayFixture.readPaced(s.input(), HEADER + BIG + 2, 10);
             assertThat(replaced.get()).isEqualTo("OK");
             assertThat(got.length).as("the reply was cut short").isLessThan(HEADER + BIG);
             assertThat(Arrays.copyOfRange(got, HEADER, got.length))

@@ -8,7 +8,6 @@ import static org.awaitility.Awaitility.await;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -56,22 +55,8 @@ class GatewayZeroCopyTest {
         assertThat((byte[]) s.call("GET", key)).isEqualTo(value);
     }
 
-    /**
-     * Sends GET {@code key} on {@code s} (every earlier reply read) until the gateway lends its reply, which is
-     * then left unread: a GET the usual path answered (the location not at hand yet, or the connection not seen
-     * idle yet) is read, checked and sent again.
-     */
     private static void sendLentGet(RespSocket s, String key, byte[] value) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
-            s.send(command("GET", key));
-            try {
-                await().atMost(Duration.ofSeconds(2)).until(() -> fixture.gateway.lentValues() > 0);
-                return true;
-            } catch (org.awaitility.core.ConditionTimeoutException servedTheUsualWay) {
-                assertThat((byte[]) s.read()).isEqualTo(value);
-                return false;
-            }
-        });
+        fixture.sendLentGet(s, key, value, Duration.ofSeconds(2));
     }
 
     @Test
@@ -304,7 +289,7 @@ class GatewayZeroCopyTest {
             // reads nothing while the lease runs: the gateway must give up on the reply before the lease ends
             await().atMost(Duration.ofSeconds(30)).until(() -> fixture.gateway.lentValues() == 0);
             s.socket().setSoTimeout(10_000);
-            byte[] received = readUntilClosed(s.input());
+            byte[] received = GatewayFixture.readPaced(s.input(), Integer.MAX_VALUE, 0);
             assertThat(received.length).as("the reply was cut short").isLessThan(BIG);
             assertThat(new String(received, 0, 11, StandardCharsets.US_ASCII)).isEqualTo("$" + BIG + "\r\n");
             assertThat(Arrays.copyOfRange(received, 11, received.length))
@@ -314,19 +299,5 @@ class GatewayZeroCopyTest {
         try (RespSocket s = new RespSocket(fixture.port())) {
             assertThat(s.infoStat("zero_copy_lease_closed") - closedBefore).isEqualTo(1);
         }
-    }
-
-    private static byte[] readUntilClosed(InputStream in) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] chunk = new byte[1 << 16];
-        try {
-            int n;
-            while ((n = in.read(chunk)) > 0) {
-                out.write(chunk, 0, n);
-            }
-        } catch (SocketException reset) {
-            // closed with bytes unsent: a reset ends the stream as well
-        }
-        return out.toByteArray();
     }
 }
