@@ -3,6 +3,7 @@ package io.tiffin.core.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -57,7 +58,7 @@ class GatewayLeaseRenewalTest {
     }
 
     @Test
-    void aReaderSlowerThanTheLeaseGetsTheExactBytesUnderRenewedLeases() {
+    void aReaderSlowerThanTheLeaseGetsTheExactBytesUnderRenewedLeases() throws IOException {
         byte[] value = GatewayFixture.randomValue(BIG, 21);
         long renewedBefore = stat("zero_copy_lease_renewed");
         long closedBefore = stat("zero_copy_lease_closed");
