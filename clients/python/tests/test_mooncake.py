@@ -219,3 +219,49 @@ def test_bad_replica_counts(store, prefix):
     cfg.replica_num = "two"
     with pytest.raises(TypeError):
         store.put(f"{prefix}str", b"x", cfg)
+
+
+def test_get_into_ranges_reads_rows_of_tables(store, prefix, cluster):
+    """Mooncake's ranged reads: rows of two tables (one on the shared-memory node, copied from the mapping; one on
+    the TCP node, each range a DATA_READ of its own bytes) gathered into two buffers, in any order."""
+    rows, width = 64, 4096
+    table = np.random.randint(0, 255, (rows, width), dtype=np.uint8)
+    keys = []
+    for seg in (cluster.shm_segment, cluster.tcp_segment):
+        cfg = ReplicateConfig()
+        cfg.preferred_segment = seg
+        keys.append(f"{prefix}table-{seg}")
+        assert store.put_from(keys[-1], table.ctypes.data, table.nbytes, cfg) == 0
+    picks = [5, 0, 63, 17]
+    out = np.zeros((2, len(picks), width), np.uint8)
+    dst = [[[i * width for i in range(len(picks))]] for _ in keys]
+    src = [[[p * width for p in picks]] for _ in keys]
+    sizes = [[[width] * len(picks)] for _ in keys]
+    res = store.get_into_ranges([out[0].ctypes.data, out[1].ctypes.data], [[k] for k in keys], dst, src, sizes)
+    assert res == [[[width] * 4], [[width] * 4]]
+    assert np.array_equal(out[0], table[picks]) and np.array_equal(out[1], table[picks])
+    # several keys in one buffer, a range across rows, a zero-size range, a key that fails beside one that reads
+    two = np.zeros(3 * width, np.uint8)
+    res = store.get_into_ranges([two.ctypes.data], [[keys[1], f"{prefix}missing", keys[0]]],
+                                [[[0, width], [0], [2 * width]]], [[[10, 7 * width], [0], [3 * width + 5]]],
+                                [[[width - 10, width], [8], [0]]])
+    assert res == [[[width - 10, width], [-704], [0]]]
+    assert np.array_equal(two[:width - 10], table.reshape(-1)[10:width])
+    assert np.array_equal(two[width:2 * width], table[7])
+    assert not two[2 * width:].any()
+
+
+def test_get_into_ranges_refuses_bad_ranges(store, prefix):
+    value = np.arange(1000, dtype=np.uint8)
+    assert store.put_from(f"{prefix}v", value.ctypes.data, 1000) == 0
+    out = np.zeros(1000, np.uint8)
+    ptr = out.ctypes.data
+    assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[0]]], [[[990]]], [[[11]]]) == [[[-600]]]  # past the end
+    assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[0]]], [[[-1]]], [[[1]]]) == [[[-600]]]
+    assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[0, 1]]], [[[0]]], [[[1, 1]]]) == [[[-600, -600]]]
+    assert store.get_into_ranges([ptr, ptr], [[f"{prefix}v"]], [[[0]]], [[[0]]], [[[1]]]) == []  # 2 buffers, 1 list
+    assert store.register_buffer(ptr, 1000) == 0
+    assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[500]]], [[[0]]], [[[600]]]) == [[[-600]]]  # past the buffer
+    assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[500]]], [[[0]]], [[[500]]]) == [[[500]]]
+    assert np.array_equal(out[500:], value[:500]) and not out[:500].any()
+    assert store.unregister_buffer(ptr) == 0

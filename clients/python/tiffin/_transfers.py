@@ -285,6 +285,85 @@ class Transfers:
                 errs[k] = _lease_expired(loc, now - start)
         return errs
 
+    def read_ranges(self, locs: list, frags: list, start: float) -> list:
+        """Reads byte ranges of objects: ``frags[k]`` lists the (source offset, destination view) pairs of
+        object k, each range inside the object (the caller checked). A same-host replica is copied from
+        range by range; otherwise only the ranges' bytes cross the network, from the remote memory replicas
+        in order (round r tries replica r of every object still unread, all pipelined); an object with no
+        memory replica is read whole from the SSD tier into a staging buffer first. ``start`` as for
+        :meth:`read_many`. Returns per object None or its error."""
+        n = len(locs)
+        errs: list = [None] * n
+        remote: dict = {}
+        for k, loc in enumerate(locs):
+            if not frags[k]:
+                continue
+            memory = []
+            for r in loc.replicas:
+                if r.type != "MEMORY":
+                    continue
+                local = self.direct(r, False)
+                if local is None:
+                    memory.append(r)
+                    continue
+                try:
+                    for src, dst in frags[k]:
+                        dst[:] = local[src:src + len(dst)]
+                except Exception as e:  # noqa: BLE001 - unmapped meanwhile: use the socket
+                    log.debug("same-host range read of %r failed (%s), using the socket", loc.key, e)
+                    memory.append(r)
+                    continue
+                if self.epoch_moved(r):
+                    memory.append(r)  # re-mounted since the master named it: leave it to the node
+                    continue
+                self._counts["shared_reads"] += 1
+                memory = None
+                break
+            if memory:
+                remote[k] = memory
+            elif memory is not None:  # no memory replica: the whole object from the SSD tier, then its ranges
+                staging = memoryview(bytearray(loc.size))
+                errs[k] = self.read_many([loc], [B.Chunks([staging])], start)[0]
+                if errs[k] is None:
+                    for src, dst in frags[k]:
+                        dst[:] = staging[src:src + len(dst)]
+        round_ = 0
+        while remote:
+            batches: dict = {}
+            lease = min(locs[k].lease_ttl_ms for k in remote) / 1000.0
+            for k, memory in remote.items():
+                r = memory[round_]
+                self._counts["network_reads"] += 1
+                reqs = batches.setdefault(r.endpoint, [])
+                grant = grant_msg(r)
+                for src, dst in frags[k]:
+                    for off in range(0, len(dst), self._slice):
+                        length = min(self._slice, len(dst) - off)
+                        reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + src + off,
+                                                           length=length, mount_epoch=r.mount_epoch, grant=grant),
+                                            into=[dst[off:off + length]], owner=k))
+            outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
+            failed: dict = {}
+            for ep, results in outcome.items():
+                for req, err in zip(batches[ep], results):
+                    if err is not None and req.owner not in failed:
+                        failed[req.owner] = err
+            round_ += 1
+            again = {}
+            for k, err in failed.items():
+                if err.code != "LEASE_EXPIRED" and round_ < len(remote[k]):
+                    log.debug("range read of %r from replica %d failed (%s), trying the next", locs[k].key,
+                              round_ - 1, err)
+                    again[k] = remote[k]
+                else:
+                    errs[k] = transfer_failure(f"get ranges of {locs[k].key!r}", err)
+            remote = again
+        now = time.monotonic()
+        for k, loc in enumerate(locs):
+            if errs[k] is None and frags[k] and (now - start) * 1000.0 >= loc.lease_ttl_ms:
+                errs[k] = _lease_expired(loc, now - start)
+        return errs
+
     def _read_ssd(self, locs, dsts, items, errs) -> None:
         """Objects only on a node's SSD tier: one DATA_READ_SSD per node; its answer holds the objects
         back to back (staged, then copied: this path is rare)."""

@@ -534,6 +534,60 @@ class MooncakeDistributedStore:
             return [e.value] * len(keys)
         return [r.value if r.ok else CODES[r.code] for r in results]
 
+    def get_into_ranges(self, buffer_ptrs, all_keys, all_dst_offsets, all_src_offsets, all_sizes) -> list:
+        """Ranged reads into buffers, Mooncake's buffer-major form: for buffer ``b``, key ``all_keys[b][j]``
+        and fragment ``f``, ``all_sizes[b][j][f]`` bytes from offset ``all_src_offsets[b][j][f]`` of the
+        object go to ``buffer_ptrs[b] + all_dst_offsets[b][j][f]``. Only those bytes are moved (one master
+        round trip for all keys). Returns ``[b][j][f]``: the fragment's size, or a negative code for every
+        fragment of a key that failed (OBJECT_NOT_FOUND -704; INVALID_PARAMS -600 for a range outside its
+        object, a negative offset or size, fragment lists of different lengths, or a range past the end of
+        a registered buffer). Lists of different lengths at the top level: logged, ``[]``."""
+        ptrs, keys_b = list(buffer_ptrs), [list(k) for k in all_keys]
+        dsts_b, srcs_b, sizes_b = list(all_dst_offsets), list(all_src_offsets), list(all_sizes)
+        if not (len(ptrs) == len(keys_b) == len(dsts_b) == len(srcs_b) == len(sizes_b)):
+            log.error("get_into_ranges: %d buffers, %d key lists, %d/%d/%d offset and size lists", len(ptrs),
+                      len(keys_b), len(dsts_b), len(srcs_b), len(sizes_b))
+            return []
+        bad = CODES["INVALID_PARAMS"]
+        out = [[None] * len(k) for k in keys_b]
+        flat_keys, flat_frags, at = [], [], []
+        with self._lock:
+            registered = dict(self._registered)
+        for b, ptr in enumerate(ptrs):
+            for j, key in enumerate(keys_b[b]):
+                try:
+                    dst_o, src_o, size = list(dsts_b[b][j]), list(srcs_b[b][j]), list(sizes_b[b][j])
+                except (IndexError, TypeError):
+                    out[b][j] = [bad]
+                    continue
+                limit = registered.get(ptr)
+                if (len(dst_o) != len(src_o) or len(src_o) != len(size) or any(d < 0 or s < 0 or n < 0 for d, s, n in
+                        zip(dst_o, src_o, size)) or (limit is not None and any(d + n > limit for d, n in zip(dst_o, size)))):
+                    out[b][j] = [bad] * max(len(size), 1)
+                    continue
+                try:
+                    frags = [(s, B.from_pointer(ptr + d, n, f"range {f} of key {j} in buffer {b}"))
+                             for f, (d, s, n) in enumerate(zip(dst_o, src_o, size)) if n > 0]
+                except InvalidArgument:
+                    raise
+                except TiffinError:  # a null buffer address
+                    out[b][j] = [bad] * max(len(size), 1)
+                    continue
+                flat_keys.append(_key(key))
+                flat_frags.append(frags)
+                at.append((b, j, size))
+        if flat_keys:
+            try:
+                results = self._c()._read_ranges(B.check_keys(flat_keys), flat_frags)
+            except InvalidArgument:
+                raise
+            except TiffinError as e:
+                results = [e] * len(flat_keys)
+            for (b, j, size), r in zip(at, results):
+                code = r.value if isinstance(r, TiffinError) else (0 if r.ok else CODES[r.code])
+                out[b][j] = list(size) if code == 0 else [code] * max(len(size), 1)
+        return out
+
     # ------------------------------------------------------------------ existence and removal
 
     def is_exist(self, key) -> int:
