@@ -213,28 +213,8 @@ class Transfers:
         for k, loc in enumerate(locs):
             if loc.size == 0:
                 continue  # nothing to read
-            memory = []
-            done = False
-            for r in loc.replicas:
-                if r.type != "MEMORY":
-                    continue
-                local = self.direct(r, False)
-                if local is None:
-                    memory.append(r)
-                    continue
-                try:
-                    dsts[k].copy_from(local)
-                except Exception as e:  # noqa: BLE001 - unmapped meanwhile: use the socket
-                    log.debug("same-host read of %r failed (%s), using the socket", loc.key, e)
-                    memory.append(r)
-                    continue
-                if self.epoch_moved(r):
-                    memory.append(r)  # re-mounted since the master named it: leave it to the node, which refuses it
-                    continue
-                done = True
-                self._counts["shared_reads"] += 1
-                break
-            if done:
+            memory = self._copy_same_host(loc, dsts[k].copy_from)
+            if memory is None:
                 continue
             if memory:
                 remote[k] = memory
@@ -246,87 +226,84 @@ class Transfers:
                 errs[k] = TiffinError("REPLICA_IS_NOT_READY", f"{loc.key!r}: no readable replica")
         if ssd:
             self._read_ssd(locs, dsts, ssd, errs)
-        round_ = 0
-        while remote:
-            batches: dict = {}
-            lease = min(locs[k].lease_ttl_ms for k in remote) / 1000.0
-            for k, memory in remote.items():
-                r = memory[round_]
-                self._counts["network_reads"] += 1
-                reqs = batches.setdefault(r.endpoint, [])
-                grant = grant_msg(r)
-                for off in range(0, r.size, self._slice):
-                    length = min(self._slice, r.size - off)
-                    reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=length,
-                                                       mount_epoch=r.mount_epoch, grant=grant),
-                                        into=dsts[k].slice(off, length), owner=k))
-            outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
-            failed: dict = {}
-            for ep, results in outcome.items():
-                for req, err in zip(batches[ep], results):
-                    if err is not None and req.owner not in failed:
-                        failed[req.owner] = err
-            round_ += 1
-            again = {}
-            for k in remote:
-                err = failed.get(k)
-                if err is None:
-                    continue
-                if err.code != "LEASE_EXPIRED" and round_ < len(remote[k]):
-                    # after the lease no replica's bytes can be trusted: then the read fails as it is
-                    log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, round_ - 1, err)
-                    again[k] = remote[k]
-                else:
-                    errs[k] = transfer_failure(f"get {locs[k].key!r}", err)
-            remote = again
-        now = time.monotonic()
-        for k, loc in enumerate(locs):
-            if errs[k] is None and loc.size and (now - start) * 1000.0 >= loc.lease_ttl_ms:
-                errs[k] = _lease_expired(loc, now - start)
+
+        def slices(k: int, r) -> list:
+            grant = grant_msg(r)
+            return [Request(pb.DataRequest(segment=r.segment, offset=r.offset + off, length=min(self._slice, r.size - off),
+                                           mount_epoch=r.mount_epoch, grant=grant),
+                            into=dsts[k].slice(off, min(self._slice, r.size - off)), owner=k)
+                    for off in range(0, r.size, self._slice)]
+
+        self._read_remote_rounds(locs, remote, slices, start, errs, "get")
+        self._fail_late(locs, errs, start, lambda k: locs[k].size > 0)
         return errs
 
     def read_ranges(self, locs: list, frags: list, start: float) -> list:
         """Reads byte ranges of objects: ``frags[k]`` lists the (source offset, destination view) pairs of
         object k, each range inside the object (the caller checked). A same-host replica is copied from
         range by range; otherwise only the ranges' bytes cross the network, from the remote memory replicas
-        in order (round r tries replica r of every object still unread, all pipelined); an object with no
-        memory replica is read whole from the SSD tier into a staging buffer first. ``start`` as for
-        :meth:`read_many`. Returns per object None or its error."""
-        n = len(locs)
-        errs: list = [None] * n
+        as :meth:`read_many` tries them; an object with no memory replica is read whole (the SSD tier) into
+        a staging buffer first. ``start`` as for :meth:`read_many`. Returns per object None or its error."""
+        errs: list = [None] * len(locs)
         remote: dict = {}
         for k, loc in enumerate(locs):
             if not frags[k]:
                 continue
-            memory = []
-            for r in loc.replicas:
-                if r.type != "MEMORY":
-                    continue
-                local = self.direct(r, False)
-                if local is None:
-                    memory.append(r)
-                    continue
-                try:
-                    for src, dst in frags[k]:
-                        dst[:] = local[src:src + len(dst)]
-                except Exception as e:  # noqa: BLE001 - unmapped meanwhile: use the socket
-                    log.debug("same-host range read of %r failed (%s), using the socket", loc.key, e)
-                    memory.append(r)
-                    continue
-                if self.epoch_moved(r):
-                    memory.append(r)  # re-mounted since the master named it: leave it to the node
-                    continue
-                self._counts["shared_reads"] += 1
-                memory = None
-                break
+
+            def copy(local, ranges=frags[k]) -> None:
+                for src, dst in ranges:
+                    dst[:] = local[src:src + len(dst)]
+
+            memory = self._copy_same_host(loc, copy)
             if memory:
                 remote[k] = memory
             elif memory is not None:  # no memory replica: the whole object from the SSD tier, then its ranges
                 staging = memoryview(bytearray(loc.size))
                 errs[k] = self.read_many([loc], [B.Chunks([staging])], start)[0]
                 if errs[k] is None:
-                    for src, dst in frags[k]:
-                        dst[:] = staging[src:src + len(dst)]
+                    copy(staging)
+
+        def ranges(k: int, r) -> list:
+            grant = grant_msg(r)
+            return [Request(pb.DataRequest(segment=r.segment, offset=r.offset + src + off,
+                                           length=min(self._slice, len(dst) - off), mount_epoch=r.mount_epoch,
+                                           grant=grant), into=[dst[off:off + self._slice]], owner=k)
+                    for src, dst in frags[k] for off in range(0, len(dst), self._slice)]
+
+        self._read_remote_rounds(locs, remote, ranges, start, errs, "get ranges of")
+        self._fail_late(locs, errs, start, lambda k: bool(frags[k]))
+        return errs
+
+    def _copy_same_host(self, loc: ObjectInfo, copy: Callable) -> Optional[list]:
+        """Reads ``loc`` with ``copy(mapping)`` from a memory replica mapped into this process, if any: None when
+        one was copied, else the memory replicas to read over the network (empty: none)."""
+        memory = []
+        for r in loc.replicas:
+            if r.type != "MEMORY":
+                continue
+            local = self.direct(r, False)
+            if local is None:
+                memory.append(r)
+                continue
+            try:
+                copy(local)
+            except Exception as e:  # noqa: BLE001 - unmapped meanwhile: use the socket
+                log.debug("same-host read of %r failed (%s), using the socket", loc.key, e)
+                memory.append(r)
+                continue
+            if self.epoch_moved(r):
+                memory.append(r)  # re-mounted since the master named it: leave it to the node, which refuses it
+                continue
+            self._counts["shared_reads"] += 1
+            return None
+        return memory
+
+    def _read_remote_rounds(self, locs: list, remote: dict, requests: Callable, start: float, errs: list,
+                            what: str) -> None:
+        """Reads the objects of ``remote`` (object index -> its memory replicas) over the network: round r sends
+        ``requests(k, replica)`` for replica r of every object still unread, all pipelined; an object whose read
+        failed tries its next replica, except after LEASE_EXPIRED (then no replica's bytes can be trusted).
+        Sets ``errs`` for the objects that failed."""
         round_ = 0
         while remote:
             batches: dict = {}
@@ -334,14 +311,7 @@ class Transfers:
             for k, memory in remote.items():
                 r = memory[round_]
                 self._counts["network_reads"] += 1
-                reqs = batches.setdefault(r.endpoint, [])
-                grant = grant_msg(r)
-                for src, dst in frags[k]:
-                    for off in range(0, len(dst), self._slice):
-                        length = min(self._slice, len(dst) - off)
-                        reqs.append(Request(pb.DataRequest(segment=r.segment, offset=r.offset + src + off,
-                                                           length=length, mount_epoch=r.mount_epoch, grant=grant),
-                                            into=[dst[off:off + length]], owner=k))
+                batches.setdefault(r.endpoint, []).extend(requests(k, r))
             outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
             failed: dict = {}
             for ep, results in outcome.items():
@@ -352,17 +322,20 @@ class Transfers:
             again = {}
             for k, err in failed.items():
                 if err.code != "LEASE_EXPIRED" and round_ < len(remote[k]):
-                    log.debug("range read of %r from replica %d failed (%s), trying the next", locs[k].key,
-                              round_ - 1, err)
+                    log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, round_ - 1, err)
                     again[k] = remote[k]
                 else:
-                    errs[k] = transfer_failure(f"get ranges of {locs[k].key!r}", err)
+                    errs[k] = transfer_failure(f"{what} {locs[k].key!r}", err)
             remote = again
+
+    @staticmethod
+    def _fail_late(locs: list, errs: list, start: float, read: Callable) -> None:
+        """Fails with LEASE_EXPIRED every object ``read(k)`` says was read, once the read has outlived its lease
+        (the bytes may have been evicted and reused meanwhile)."""
         now = time.monotonic()
         for k, loc in enumerate(locs):
-            if errs[k] is None and frags[k] and (now - start) * 1000.0 >= loc.lease_ttl_ms:
+            if errs[k] is None and read(k) and (now - start) * 1000.0 >= loc.lease_ttl_ms:
                 errs[k] = _lease_expired(loc, now - start)
-        return errs
 
     def _read_ssd(self, locs, dsts, items, errs) -> None:
         """Objects only on a node's SSD tier: one DATA_READ_SSD per node; its answer holds the objects
