@@ -5,6 +5,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * A value lent by the store ({@link GatewayStore.Lent}) as a Netty buffer: its parts wrapped, not copied, so a
@@ -19,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * that thread); {@link #renew} may run on another meanwhile (the loan is swapped under a lock).
  */
 final class LentValue extends CompositeByteBuf {
+    private static final Logger LOG = LogManager.getLogger(LentValue.class);
     private final AtomicLong open;
     private final Object loanLock = new Object();
     /** The loan now (a renewal replaces it); guarded by {@code loanLock}. */
@@ -74,7 +77,14 @@ final class LentValue extends CompositeByteBuf {
             }
             current = lent;
         }
-        GatewayStore.Lent renewed = current.renew();
+        GatewayStore.Lent renewed;
+        try {
+            renewed = current.renew();
+        } catch (RuntimeException e) {
+            // a store that failed to renew (or a loan released meanwhile): the bytes last as long as they did
+            LOG.debug("renewing a loan failed", e);
+            return false;
+        }
         if (renewed == null) {
             return false;
         }

@@ -188,6 +188,8 @@ public final class TiffinGatewayStore implements GatewayStore {
                 renewed = client.renewInPlace(key, pinned);
             } catch (TiffinException e) {
                 return null; // removed, or the master cannot answer now: the loan ends with its lease
+            } catch (IllegalStateException closed) {
+                return null; // the loan ended meanwhile (its reply was written): nothing to renew
             }
             return renewed == null ? null : new PinnedLent(client, key, renewed, parts);
         }
