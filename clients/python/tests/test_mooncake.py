@@ -260,6 +260,7 @@ def test_get_into_ranges_refuses_bad_ranges(store, prefix):
     assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[0]]], [[[-1]]], [[[1]]]) == [[[-600]]]
     assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[0, 1]]], [[[0]]], [[[1, 1]]]) == [[[-600, -600]]]
     assert store.get_into_ranges([ptr, ptr], [[f"{prefix}v"]], [[[0]]], [[[0]]], [[[1]]]) == []  # 2 buffers, 1 list
+    assert store.get_into_ranges([ptr], [["", f"{prefix}v"]], [[[0], [0]]], [[[0], [0]]], [[[1], [1]]]) == [[[-400], [1]]]
     assert store.register_buffer(ptr, 1000) == 0
     assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[500]]], [[[0]]], [[[600]]]) == [[[-600]]]  # past the buffer
     assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[500]]], [[[0]]], [[[500]]]) == [[[500]]]

@@ -566,19 +566,20 @@ class MooncakeDistributedStore:
                     out[b][j] = [bad] * max(len(size), 1)
                     continue
                 try:
+                    checked = B.check_key(_key(key))
                     frags = [(s, B.from_pointer(ptr + d, n, f"range {f} of key {j} in buffer {b}"))
                              for f, (d, s, n) in enumerate(zip(dst_o, src_o, size)) if n > 0]
                 except InvalidArgument:
                     raise
-                except TiffinError:  # a null buffer address
-                    out[b][j] = [bad] * max(len(size), 1)
+                except TiffinError as e:  # an empty key, a null buffer address
+                    out[b][j] = [e.value] * max(len(size), 1)
                     continue
-                flat_keys.append(_key(key))
+                flat_keys.append(checked)
                 flat_frags.append(frags)
                 at.append((b, j, size))
         if flat_keys:
             try:
-                results = self._c()._read_ranges(B.check_keys(flat_keys), flat_frags)
+                results = self._c()._read_ranges(flat_keys, flat_frags)
             except InvalidArgument:
                 raise
             except TiffinError as e:

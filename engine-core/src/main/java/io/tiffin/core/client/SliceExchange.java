@@ -111,12 +111,21 @@ final class SliceExchange {
      */
     TiffinException[] readScattered(List<ReplicaDescriptor> replicas, List<List<MemorySegment>> targets,
                                     long leaseEndNanos) {
+        return readScattered(replicas, null, targets, leaseEndNanos);
+    }
+
+    /**
+     * As {@link #readScattered(List, List, long)}, the pieces of object k receiving its bytes from offset
+     * {@code from[k]} of the object on ({@code from} null: from its start): a range of it, the rest not moved.
+     */
+    TiffinException[] readScattered(List<ReplicaDescriptor> replicas, long[] from, List<List<MemorySegment>> targets,
+                                    long leaseEndNanos) {
         Map<String, NodeRequests> byNode = new LinkedHashMap<>();
         for (int k = 0; k < replicas.size(); k++) {
             ReplicaDescriptor d = replicas.get(k);
             NodeRequests batch = byNode.computeIfAbsent(d.endpoint(), NodeRequests::new);
             io.tiffin.core.transport.proto.DataGrant grant = Messages.grantOf(d);
-            long objectOffset = 0;
+            long objectOffset = from == null ? 0 : from[k];
             for (MemorySegment piece : targets.get(k)) {
                 for (long off = 0; off < piece.byteSize(); off += sliceSize) {
                     long len = Math.min(sliceSize, piece.byteSize() - off);

@@ -241,6 +241,7 @@ public final class TiffinClient implements KvStore {
     private final PutPipeline puts;
     private final ReadPipeline reads;
     private final PinnedReads pinnedReads;
+    private final RangeReads rangeReads;
     private final Removals removals;
     private final CacheReporter reporter;
 
@@ -267,6 +268,7 @@ public final class TiffinClient implements KvStore {
                 caches.hotCache(), clock, checks), clock, lifecycle, checks);
         this.pinnedReads = new PinnedReads(locator, retry, reads, sameHost, caches.hotCache(), slices, clock, lifecycle,
                 checks);
+        this.rangeReads = new RangeReads(locator, retry, reads, sameHost, slices, clock, lifecycle);
         this.removals = new Removals(master, caches, cacheOwner);
         this.reporter = new CacheReporter(master, clientId, caches, lifecycle);
     }
@@ -367,6 +369,24 @@ public final class TiffinClient implements KvStore {
         KeyChecks.checkKey(key);
         KeyChecks.checkSegment(destination, true, "the destination of ", key);
         return reads.getInto(key, destination);
+    }
+
+    /**
+     * Reads a byte range of the object: from {@code offset} on, as many bytes as {@code destination} holds or the
+     * object has after {@code offset}, whichever is less; returns how many. Only those bytes are moved (see
+     * {@code RangeReads}); the hot cache is not consulted and the range is not checked against the object's
+     * CRC32C.
+     *
+     * @throws TiffinException {@code OBJECT_NOT_FOUND} for a missing key, {@code INVALID_PARAMS} for a negative
+     *     offset or one past the object's end, and what {@link #getInto} throws for the transfer
+     */
+    public long getRangeInto(String key, long offset, MemorySegment destination) {
+        KeyChecks.checkKey(key);
+        KeyChecks.checkSegment(destination, true, "the destination of ", key);
+        if (offset < 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "negative offset " + offset + " into " + key);
+        }
+        return rangeReads.getRangeInto(key, offset, destination);
     }
 
     @Override

@@ -46,6 +46,23 @@ public interface GatewayStore extends AutoCloseable {
     ByteBuf get(String key, ValueBuffers buffers);
 
     /**
+     * Up to {@code length} bytes of the value of {@code key} from {@code offset} on, in a buffer from {@code buffers}
+     * (fewer when the value ends first; none when it ends before {@code offset}), or null when the key holds no
+     * value. The default reads the whole value and keeps the range; a store that can read ranges moves only them.
+     */
+    default ByteBuf getRange(String key, long offset, int length, ValueBuffers buffers) {
+        ByteBuf value = get(key, buffers);
+        if (value == null) {
+            return null;
+        }
+        long from = Math.min(offset, value.readableBytes());
+        int n = (int) Math.min(length, value.readableBytes() - from);
+        ByteBuf range = value.retainedSlice(value.readerIndex() + (int) from, n);
+        value.release();
+        return range;
+    }
+
+    /**
      * The value of {@code key} if the store has it at hand: no network call, no transfer, no wait (the caller may
      * be an event loop; a store may ask a master of its own JVM directly, as that master's event loops do). The bytes are lent, not copied: read-only views of memory the store holds for this value
      * until the {@link Lent} is closed, and at most for {@link Lent#validForNanos()}. {@link #MISSING} when the

@@ -310,40 +310,44 @@ final class StringCommands {
         }
     }
 
+    /**
+     * GETRANGE: the value's length first (a listing, without reading the value), then only the range is read
+     * ({@link GatewayStore#getRange}). A GETRANGE racing a SET of its key may answer a range of the new value
+     * placed by the old one's length.
+     */
     RedisMessage getrange(CommandSpec.Call call) {
         RespCommand c = call.command();
         long start = Numbers.parseLong(c.text(2));
         long end = Numbers.parseLong(c.text(3));
         String key = c.key(1);
-        ByteBuf value;
         try {
-            value = gw.store.get(key, call.buffers());
+            OptionalLong size = gw.store.size(key);
+            if (size.isEmpty()) {
+                return FullBulkStringRedisMessage.EMPTY_INSTANCE;
+            }
+            long len = size.getAsLong();
+            if (start < 0 && end < 0 && start > end) {
+                return FullBulkStringRedisMessage.EMPTY_INSTANCE;
+            }
+            if (start < 0) {
+                start = len + start;
+            }
+            if (end < 0) {
+                end = len + end;
+            }
+            start = Math.max(0, start);
+            end = Math.min(Math.max(0, end), len - 1);
+            if (start > end || len == 0) {
+                return FullBulkStringRedisMessage.EMPTY_INSTANCE;
+            }
+            if (end - start + 1 > gw.settings.maxBulkSize()) {
+                throw RespError.err("the range of '" + key + "' is " + (end - start + 1) + " bytes, more than"
+                        + " gateway.max-bulk-size (" + gw.settings.maxBulkSize() + "); ask for a shorter range");
+            }
+            ByteBuf range = gw.store.getRange(key, start, (int) (end - start + 1), call.buffers());
+            return range == null ? FullBulkStringRedisMessage.EMPTY_INSTANCE : Replies.bulk(range);
         } catch (TiffinException e) {
             throw RespError.store(e, "GETRANGE of '" + key + "'");
         }
-        if (value == null) {
-            return FullBulkStringRedisMessage.EMPTY_INSTANCE;
-        }
-        long len = value.readableBytes();
-        if (start < 0 && end < 0 && start > end) {
-            return releasedEmpty(value);
-        }
-        if (start < 0) {
-            start = len + start;
-        }
-        if (end < 0) {
-            end = len + end;
-        }
-        start = Math.max(0, start);
-        end = Math.max(0, end);
-        if (end >= len) {
-            end = len - 1;
-        }
-        if (start > end || len == 0) {
-            return releasedEmpty(value);
-        }
-        ByteBuf slice = value.retainedSlice(value.readerIndex() + (int) start, (int) (end - start + 1));
-        value.release();
-        return Replies.bulk(slice);
     }
 }

@@ -98,6 +98,26 @@ public final class TiffinGatewayStore implements GatewayStore {
         return readAtSize(key, buffers);
     }
 
+    /** Only the range's bytes are read ({@link TiffinClient#getRangeInto}). */
+    @Override
+    public ByteBuf getRange(String key, long offset, int length, ValueBuffers buffers) {
+        ByteBuf buf = buffers.allocate(Math.max(1, length));
+        try {
+            long n = client.getRangeInto(key, offset, writable(buf).asSlice(0, length));
+            buf.writerIndex(buf.writerIndex() + (int) n);
+            return buf;
+        } catch (TiffinException e) {
+            if (e.code() == ErrorCode.INVALID_PARAMS) {
+                return buf; // replaced by a value that ends before the offset: nothing there
+            }
+            buf.release();
+            if (notThere(e.code())) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
     @Override
     public Versioned getVersioned(String key, ValueBuffers buffers) {
         PinnedValue pinned;

@@ -84,6 +84,41 @@ class PinLocalClusterTest {
     }
 
     @Test
+    void aViewInPlaceIsRenewedWhileItsObjectStaysAndNotOnceItWasReplacedOrRemoved() {
+        ManualTicker ticker = new ManualTicker();
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "4s"), 1, 64 * MiB)) {
+            TiffinClient c = TiffinClient.connect(TiffinClient.Options.builder(cluster.masterAddress())
+                    .ticker(ticker).build());
+            cluster.clients.add(c);
+            byte[] value = TestCluster.randomBytes(300_000, 2);
+            c.put("k", value, PutOptions.replicas(1));
+            try (PinnedValue p = c.pinLocalOrLookUp("k")) {
+                ticker.advance(Duration.ofSeconds(3));
+                assertThat(p.validForNanos()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
+                try (PinnedValue renewed = c.renewInPlace("k", p)) {
+                    assertThat(renewed).isNotNull();
+                    assertThat(renewed.inPlace()).isTrue();
+                    assertThat(renewed.validForNanos()).as("a new lease").isEqualTo(TimeUnit.SECONDS.toNanos(4));
+                    assertThat(renewed.segments().getFirst().address()).isEqualTo(p.segments().getFirst().address());
+                    assertThat(renewed.version()).isEqualTo(p.version());
+                    assertThat(bytesOf(renewed)).isEqualTo(value);
+                }
+                byte[] newer = TestCluster.randomBytes(300_000, 3);
+                c.put("k", newer, PutOptions.replicas(1).withUpsert(true).withReplaceLeased(true));
+                assertThat(c.renewInPlace("k", p)).as("another object now: the old bytes last as long as their lease")
+                        .isNull();
+                assertThat(p.validForNanos()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
+                try (PinnedValue again = c.pinLocalOrLookUp("k")) {
+                    assertThat(bytesOf(again)).isEqualTo(newer);
+                    c.remove("k", true);
+                    assertThatThrownBy(() -> c.renewInPlace("k", again)).isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+                }
+            }
+        }
+    }
+
+    @Test
     void aMasterInThisJvmIsAskedDirectlyAndOneElsewhereIsNotAsked() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
              PluginRegistry plugins = PluginRegistry.classPathOnly()) {

@@ -165,6 +165,29 @@ class GatewayProtocolTest {
     }
 
     @Test
+    void getRangeReadsOnlyTheRangeWithRedisIndexes() {
+        byte[] all = GatewayFixture.randomValue(1 << 20, 5);
+        int n = all.length;
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            assertThat(s.call("SET", "ranged", all)).isEqualTo("OK");
+            store.calls.clear();
+            assertThat((byte[]) s.call("GETRANGE", "ranged", "1000", "1009"))
+                    .isEqualTo(java.util.Arrays.copyOfRange(all, 1000, 1010));
+            assertThat((byte[]) s.call("GETRANGE", "ranged", "-10", "-1"))
+                    .isEqualTo(java.util.Arrays.copyOfRange(all, n - 10, n));
+            assertThat((byte[]) s.call("GETRANGE", "ranged", "-5", "100000000"))
+                    .isEqualTo(java.util.Arrays.copyOfRange(all, n - 5, n));
+            assertThat((byte[]) s.call("GETRANGE", "ranged", "0", "-1")).isEqualTo(all);
+            assertThat((byte[]) s.call("GETRANGE", "ranged", "5", "2")).isEmpty();
+            assertThat((byte[]) s.call("GETRANGE", "ranged", "-1", "-5")).isEmpty();
+            assertThat((byte[]) s.call("GETRANGE", "ranged", Integer.toString(n), Integer.toString(n + 5))).isEmpty();
+            assertThat((byte[]) s.call("GETRANGE", "no-such-key", "0", "10")).isEmpty();
+            assertThat(store.calls).as("ranges read, never the whole value").doesNotContain("get:1")
+                    .filteredOn("getRange:1"::equals).hasSize(4);
+        }
+    }
+
+    @Test
     void keysThatAreNotUtf8AreRefused() {
         try (RespSocket s = new RespSocket(fixture.port())) {
             Object reply = s.call("SET", new byte[] {(byte) 0xff, (byte) 0xfe}, "v");

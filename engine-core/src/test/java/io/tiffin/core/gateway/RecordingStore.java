@@ -28,6 +28,12 @@ final class RecordingStore extends ForwardingStore {
     }
 
     @Override
+    public ByteBuf getRange(String key, long offset, int length, ValueBuffers buffers) {
+        calls.add("getRange:1");
+        return store.getRange(key, offset, length, buffers);
+    }
+
+    @Override
     public Versioned getVersioned(String key, ValueBuffers buffers) {
         calls.add("getVersioned:1");
         Versioned v = store.getVersioned(key, buffers);
