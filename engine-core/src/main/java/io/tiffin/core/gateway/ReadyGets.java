@@ -19,8 +19,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A value of at most {@link #COPY_MAX} bytes is copied into its reply (cheaper than holding the store's
  * memory for the write); a larger one is sent from the store's memory as it is ({@link LentValue}), counted
- * in {@code gateway.max-memory} until written, and the connection is closed if its client has not taken it
- * well before the store's hold on the bytes ends. One read's replies stop at {@code gateway.write-buffer};
+ * in {@code gateway.max-memory} until written, under the connection's {@link LeaseGuard} (the store's hold on the
+ * bytes renewed while the client takes them, else the connection closed before it ends). One read's replies stop
+ * at {@code gateway.write-buffer};
  * a value that finds no room in the memory budget is left to the usual path, which waits for room.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
