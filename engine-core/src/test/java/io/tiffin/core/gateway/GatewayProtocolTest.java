@@ -188,6 +188,20 @@ class GatewayProtocolTest {
     }
 
     @Test
+    void aRangeLongerThanTheLargestBulkIsRefusedAndShorterOnesAreServed() {
+        try (GatewayFixture small = GatewayFixture.start(Map.of("gateway.max-bulk-size", "1KiB"));
+             RespSocket s = new RespSocket(small.port())) {
+            byte[] value = GatewayFixture.randomValue(4096, 9); // stored by a Java client: more than a bulk may carry
+            small.tiffin.client().put("wide", value, io.tiffin.api.PutOptions.replicas(1));
+            assertThat(s.call("GETRANGE", "wide", "0", "-1")).isInstanceOfSatisfying(RespSocket.Err.class,
+                    e -> assertThat(e.text()).startsWith("ERR the range of 'wide' is 4096 bytes")
+                            .contains("gateway.max-bulk-size").contains("shorter range"));
+            assertThat((byte[]) s.call("GETRANGE", "wide", "3000", "3999"))
+                    .isEqualTo(java.util.Arrays.copyOfRange(value, 3000, 4000));
+        }
+    }
+
+    @Test
     void keysThatAreNotUtf8AreRefused() {
         try (RespSocket s = new RespSocket(fixture.port())) {
             Object reply = s.call("SET", new byte[] {(byte) 0xff, (byte) 0xfe}, "v");
