@@ -495,3 +495,35 @@ def test_reads_carry_the_masters_grant_and_a_node_refuses_an_altered_one(tcp_cli
         with pytest.raises(tiffin.TiffinError) as e:
             pool.call(r.endpoint, Op.DATA_READ, request, None, bulk_in=into)
         assert e.value.code == "ILLEGAL_CLIENT" and message in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["shm", "tcp"])
+def test_get_range_into_reads_only_the_range(client, tcp_client, cluster, prefix, where):
+    """A range from the shared-memory node (copied from the mapping) and from the TCP node (DATA_READs from the
+    offset on), clipped at the object's end, into bytearrays and numpy arrays; the refusals."""
+    value = random.Random(7).randbytes(3 << 20)
+    key = f"{prefix}r-{where}"
+    c = client if where == "shm" else tcp_client
+    c.put(key, value, preferred_segment=cluster.shm_segment if where == "shm" else cluster.tcp_segment)
+    buf = bytearray(100)
+    before = c.transfer_counts()
+    assert c.get_range_into(key, 1_000_000, buf) == 100 and bytes(buf) == value[1_000_000:1_000_100]
+    path = "shared_reads" if where == "shm" else "network_reads"
+    assert c.transfer_counts()[path] == before[path] + 1
+    arr = np.zeros(1 << 20, np.uint8)
+    assert c.get_range_into(key, 123_457, arr) == 1 << 20
+    assert arr.tobytes() == value[123_457:123_457 + (1 << 20)]
+    tail = bytearray(100)
+    assert c.get_range_into(key, len(value) - 10, tail) == 10
+    assert bytes(tail[:10]) == value[-10:] and not any(tail[10:])
+    assert c.get_range_into(key, len(value), tail) == 0
+    with pytest.raises(TiffinError) as past:
+        c.get_range_into(key, len(value) + 1, tail)
+    assert past.value.code == "INVALID_PARAMS"
+    with pytest.raises(TiffinError) as missing:
+        c.get_range_into(f"{prefix}missing", 0, tail)
+    assert missing.value.code == "OBJECT_NOT_FOUND"
+    with pytest.raises(InvalidArgument):
+        c.get_range_into(key, -1, tail)
+    with pytest.raises(InvalidArgument):
+        c.get_range_into(key, 0, b"read-only")

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Optional
 
 from . import _buffers as B
+from . import _ranges
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._locator import Locator
@@ -497,31 +498,15 @@ class Client:
                 out[i] = KeyResult(keys[i], None, "OK" if errs[j] is None else errs[j].code)
         return out
 
-    def _read_ranges(self, keys: list, frags: list) -> list:
-        """Byte ranges of objects (Mooncake's ``get_into_ranges``): ``frags[i]`` lists the (source offset,
-        destination view) pairs of key i. One master round trip for all keys, then only the ranges' bytes
-        are moved; one :class:`KeyResult` per key (value: the object's size). A range that does not lie
-        inside its object fails its key with INVALID_PARAMS, nothing of that key read."""
-        self._check_open()
-        start = time.monotonic()
-        locs = self._batch_lookup(keys, None) if keys else []
-        out: list = [None] * len(keys)
-        idx, rl, rf = [], [], []
-        for i, loc in enumerate(locs):
-            if not isinstance(loc, ObjectInfo):
-                out[i] = KeyResult(keys[i], None, loc)
-            elif any(src < 0 or src + len(dst) > loc.size for src, dst in frags[i]):
-                out[i] = KeyResult(keys[i], None, "INVALID_PARAMS")
-            else:
-                idx.append(i)
-                rl.append(loc)
-                rf.append(frags[i])
-        if idx:
-            errs = self._io.read_ranges(rl, rf, start)
-            for j, i in enumerate(idx):
-                out[i] = KeyResult(keys[i], rl[j].size, "OK") if errs[j] is None else KeyResult(keys[i], None,
-                                                                                                 errs[j].code)
-        return out
+    def get_range_into(self, key: str, offset: int, buffer) -> int:
+        """Reads the object's bytes from ``offset`` on into ``buffer`` (any writable buffer, as :meth:`get_into`):
+        as many as it holds or the object has after ``offset``, whichever is less; returns how many. Only those
+        bytes are moved (a same-host copy, or DATA_READs that start at ``offset``); they are not checked against
+        the object's checksum, which covers the whole object.
+
+        Raises TiffinError: INVALID_PARAMS for a negative offset or one past the object's end, and what
+        :meth:`get` raises."""
+        return _ranges.get_range_into(self, key, offset, buffer)
 
     # ------------------------------------------------------------------ exists, remove, query
 

@@ -32,6 +32,7 @@ import types
 from typing import Optional
 
 from . import _buffers as B
+from . import _ranges
 from ._proto import tiffin_pb2 as pb
 from ._wire import Op
 from .client import Client, _options
@@ -579,7 +580,8 @@ class MooncakeDistributedStore:
                 at.append((b, j, size))
         if flat_keys:
             try:
-                results = self._c()._read_ranges(flat_keys, flat_frags)
+                results = _ranges.read_ranges(self._c(), flat_keys, lambda i, loc: flat_frags[i] if all(
+                    src + len(dst) <= loc.size for src, dst in flat_frags[i]) else "INVALID_PARAMS")
             except InvalidArgument:
                 raise
             except TiffinError as e:
