@@ -114,7 +114,7 @@ final class RangeReads {
 
     /** No memory replica: the whole object (from the SSD tier) into a staging buffer, then the range. */
     private void readWhole(ObjectLocation loc, long offset, MemorySegment target, long start) {
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) { // shared: an SSD read is answered on a Netty thread
             MemorySegment whole = arena.allocate(Math.max(1, loc.size()));
             ReadBatch batch = reads.newBatch(start);
             CompletableFuture<Void> f = reads.read(loc, whole.asSlice(0, loc.size()), batch, false);
