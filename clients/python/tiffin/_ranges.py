@@ -61,7 +61,9 @@ def get_range_into(client, key: str, offset: int, buffer) -> int:
         r = read_ranges(client, [key], plan)[0]
     finally:
         dst.release()
+    if r.code == "INVALID_PARAMS":
+        raise TiffinError(r.code, f"get_range_into({key!r}, {offset}): the offset is past the object's end; "
+                                  "locate() gives its size")
     if not r.ok:
-        raise TiffinError(r.code, f"get_range_into({key!r}, {offset}): the object is missing or the offset is past "
-                                  f"its end, or its read failed ({r.code})")
+        raise TiffinError(r.code, f"get_range_into({key!r}, {offset}): {r.code}")
     return n[0]

@@ -25,11 +25,6 @@ class ForwardingStore implements GatewayStore {
     }
 
     @Override
-    public ByteBuf getRange(String key, long offset, int length, ValueBuffers buffers) {
-        return store.getRange(key, offset, length, buffers);
-    }
-
-    @Override
     public Versioned getVersioned(String key, ValueBuffers buffers) {
         return store.getVersioned(key, buffers);
     }
