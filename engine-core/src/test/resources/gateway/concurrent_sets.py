@@ -6,6 +6,10 @@
    and the key ends with one of the last values.
 3. Four connections SET ... GET one key, each with values of its own: every value written is answered as the old
    value by exactly one SET ... GET, or is the final value (a chain: no value replaced twice, none lost).
+4. One connection SETs one key to values of 256 KiB and 64 KiB in turn while three others GETRANGE it: every
+   reply holds the bytes of one value at the offset asked (a range of the new value may be clipped by the old
+   one's length, or be empty where the new value ends before the range starts), never an error or two values'
+   bytes.
 
 Prints one JSON line of what it saw; exits non-zero at the first difference from Redis.
 
@@ -137,12 +141,75 @@ def set_get_chain(port, seen):
     seen["set_get_calls"], seen["set_get_conflicts"] = len(answered) + conflicts, conflicts
 
 
+def getranges_racing_sets(port, seen):
+    long_size, short_size = 256 * 1024, 64 * 1024
+    w = redis.Redis(port=port)
+    assert w.set("ranged", value("w", 0, long_size)) is True
+    bodies = {value("w", 0, long_size)[-1]}
+    stop = threading.Event()
+    errors, counts = [], {"ranges": 0, "empty": 0}
+    lock = threading.Lock()
+
+    def same_value(r, start, end):
+        """r answers GETRANGE start end of one of the values written: one body byte throughout."""
+        assert len(r) <= end - start + 1, f"{len(r)} bytes for a range of {end - start + 1}"
+        assert len(set(r)) <= 1, f"GETRANGE {start} {end} holds the bytes of two values"
+        if r:
+            with lock:
+                assert r[0] in bodies, f"GETRANGE {start} {end} holds bytes no value had"
+
+    def reader():
+        r = redis.Redis(port=port)
+        try:
+            while not stop.is_set():
+                head = r.getrange("ranged", 0, HEADER + 7)  # a header and the first body bytes of one value
+                assert len(head) == HEADER + 8, f"{len(head)} bytes of a value's first {HEADER + 8}"
+                tag, i = head[:HEADER].rstrip(b".").decode().split(":")[:2]
+                size = long_size if int(i) % 2 == 0 else short_size
+                assert head == value(tag, int(i), size)[:HEADER + 8], f"the start of {tag}:{i} is mixed"
+                inside = r.getrange("ranged", 1000, 5000)
+                assert len(inside) == 4001, f"{len(inside)} bytes of a range inside every value"
+                same_value(inside, 1000, 5000)
+                across = r.getrange("ranged", 60000, 70000)  # past the short values' end
+                same_value(across, 60000, 70000)
+                beyond = r.getrange("ranged", 100000, 110000)  # only in the long values
+                same_value(beyond, 100000, 110000)
+                with lock:
+                    counts["ranges"] += 4
+                    counts["empty"] += beyond == b""
+        except BaseException as e:  # reported by the main thread
+            errors.append(repr(e))
+            stop.set()
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    writes = 0
+    deadline = time.monotonic() + 3
+    try:
+        while time.monotonic() < deadline and not stop.is_set() and writes < 400:
+            writes += 1
+            v = value("w", writes, long_size if writes % 2 == 0 else short_size)
+            with lock:
+                bodies.add(v[-1])
+            assert w.set("ranged", v) is True
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[0]
+    assert writes > 10 and counts["ranges"] > 40, (writes, counts)
+    assert counts["empty"] > 0, "no GETRANGE found a short value past its end"
+    seen["ranged_sets"], seen["getranges"] = writes, counts["ranges"]
+
+
 def main():
     port = int(sys.argv[1])
     seen = {}
     sets_racing_gets(port, seen)
     sets_racing_sets(port, seen)
     set_get_chain(port, seen)
+    getranges_racing_sets(port, seen)
     seen["ok"] = True
     print(json.dumps(seen))
 

@@ -115,7 +115,7 @@ class GatewaySemanticsTest {
     }
 
     @Test
-    void redisPySetsRacingGetsNeverSeeNilOrMixedBytesAndSetGetsFormAChain() throws URISyntaxException {
+    void redisPySetsRacingGetsAndGetrangesNeverSeeNilOrMixedBytesAndSetGetsFormAChain() throws URISyntaxException {
         RedisTools.require(RedisTools.PYTHON, "python3");
         Path script = Path.of(GatewaySemanticsTest.class.getResource("/gateway/concurrent_sets.py").toURI());
         RedisTools.Result r = RedisTools.run(List.of(RedisTools.PYTHON.toString(), script.toString(),
