@@ -211,7 +211,10 @@ class Cluster:
             shutil.rmtree(self.shm_dir, ignore_errors=True)
 
 
-def make_cluster(shm_size_mib: int = 0, tcp_nodes: int = 1, tcp_size_mib: int = 256, master_args=()) -> Cluster:
+def make_cluster(shm_size_mib: int = 0, tcp_nodes: int = 1, tcp_size_mib: int = 256, master_args=(),
+                 node_args=()) -> Cluster:
+    """A master (``master_args`` added to its command line) and its nodes: one with its segment in shared memory
+    when ``shm_size_mib``, and ``tcp_nodes`` with anonymous segments (``node_args`` added to theirs)."""
     _require_dist()
     mp, master = start_master(*master_args)
     nodes = []
@@ -221,7 +224,7 @@ def make_cluster(shm_size_mib: int = 0, tcp_nodes: int = 1, tcp_size_mib: int = 
             shm_dir = shm_dir_for(shm_size_mib * MiB)
             nodes.append(start_node(master, f"{shm_size_mib}MiB", shm_dir))
         for _ in range(tcp_nodes):
-            nodes.append(start_node(master, f"{tcp_size_mib}MiB"))
+            nodes.append(start_node(master, f"{tcp_size_mib}MiB", None, *node_args))
         return Cluster(mp, master, nodes, shm_dir)
     except BaseException:
         for p in nodes + [mp]:

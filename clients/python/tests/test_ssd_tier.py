@@ -1,0 +1,109 @@
+"""Reads of objects that live on a node's SSD tier alone, through the Python client and Mooncake's API.
+
+A master that offloads on eviction (``offload.mode=on-evict``) and evicts early, one node of 16 MiB with an SSD
+tier (``--storage-path``): puts of 24 objects of ~0.5 MiB push the older ones out of memory onto the SSD. Each
+read API then reads a different SSD-only object (a second read of one promotes it back to memory) and must answer
+its exact bytes, counted as an SSD read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+from conftest import LOG_ROOT, make_cluster
+
+import tiffin
+from tiffin import mooncake
+
+MiB = 1 << 20
+COUNT = 24
+
+
+def value_of(i: int) -> bytes:
+    size = MiB // 2 + 4099 * i
+    return (np.arange(size, dtype=np.uint32) * (2 * i + 1) % 251).astype(np.uint8).tobytes()
+
+
+@pytest.fixture(scope="module")
+def ssd_cluster():
+    storage = tempfile.mkdtemp(prefix="tiffin-ssd-", dir=LOG_ROOT)
+    c = make_cluster(shm_size_mib=0, tcp_nodes=1, tcp_size_mib=16,
+                     master_args=("-D", "offload.mode=on-evict", "-D", "master.eviction-high-watermark=0.5",
+                                  "-D", "master.eviction-ratio=0.3"),
+                     node_args=("--storage-path", storage))
+    yield c
+    c.stop()
+    shutil.rmtree(storage, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ssd_only(ssd_cluster):
+    """{key: value} of the objects found on the SSD tier alone after the puts."""
+    values = {f"ssd/{i:02d}": value_of(i) for i in range(COUNT)}
+    with tiffin.Client.connect(ssd_cluster.master, shared_memory=False) as c:
+        for k, v in values.items():
+            c.put(k, v)
+        found: dict = {}
+        deadline = time.monotonic() + 60
+        while len(found) < 4 and time.monotonic() < deadline:
+            for k in values:
+                loc = c.locate(k)
+                types = {r.type for r in loc.replicas} if loc else set()
+                if "LOCAL_DISK" in types and "MEMORY" not in types:
+                    found[k] = values[k]
+            time.sleep(0.2)
+    assert len(found) >= 4, f"only {len(found)} objects went to the SSD tier alone within 60 s"
+    return found
+
+
+def ssd_reads(c) -> int:
+    return c.transfer_counts()["ssd_reads"]
+
+
+def test_each_read_api_answers_the_exact_bytes_of_an_ssd_only_object(ssd_cluster, ssd_only):
+    keys = sorted(ssd_only)
+    with tiffin.Client.connect(ssd_cluster.master, shared_memory=False, location_cache_ttl=0) as c:
+        before = ssd_reads(c)
+        assert c.get(keys[0]) == ssd_only[keys[0]]
+        assert ssd_reads(c) == before + 1
+
+        v = ssd_only[keys[1]]
+        buf = bytearray(len(v) + 10)
+        assert c.get_into(keys[1], buf) == len(v)
+        assert bytes(buf[:len(v)]) == v
+        assert ssd_reads(c) == before + 2
+
+        # a range: the object is read whole into a staging buffer, only the range kept
+        v = ssd_only[keys[2]]
+        head, tail = bytearray(1000), bytearray(5000)
+        assert c.get_range_into(keys[2], 100, head) == 1000
+        assert bytes(head) == v[100:1100]
+        assert ssd_reads(c) == before + 3
+        assert c.get_range_into(keys[2], len(v) - 3000, tail) == 3000  # clipped at the object's end
+        assert bytes(tail[:3000]) == v[-3000:]
+        with pytest.raises(tiffin.TiffinError) as past:
+            c.get_range_into(keys[2], len(v) + 1, bytearray(10))
+        assert past.value.code == "INVALID_PARAMS"
+
+
+def test_mooncake_get_into_ranges_reads_rows_of_an_ssd_only_object(ssd_cluster, ssd_only):
+    key = sorted(ssd_only)[3]
+    v = ssd_only[key]
+    store = mooncake.MooncakeDistributedStore()
+    assert store.setup("localhost", "P2PHANDSHAKE", 0, 0, "tcp", "", ssd_cluster.master) == 0
+    try:
+        out = np.zeros(3000, dtype=np.uint8)
+        offsets = [0, 1000, 2000]
+        src = [[7, 250_000, len(v) - 1000]]  # three rows of the key, the last at its end
+        res = store.get_into_ranges([out.ctypes.data], [[key]], [[offsets]], [src], [[[1000, 1000, 1000]]])
+        assert res == [[[1000, 1000, 1000]]], res
+        assert out[:1000].tobytes() == v[7:1007]
+        assert out[1000:2000].tobytes() == v[250_000:251_000]
+        assert out[2000:].tobytes() == v[-1000:]
+    finally:
+        store.close()
