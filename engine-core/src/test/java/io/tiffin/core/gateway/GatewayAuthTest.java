@@ -18,17 +18,12 @@ class GatewayAuthTest {
 
     @BeforeAll
     static void start() {
-        LeakCheck.install();
         fixture = GatewayFixture.start(Map.of("transport.auth-token", TOKEN));
     }
 
     @AfterAll
     static void stop() {
-        try {
-            LeakCheck.assertClean(fixture.gateway);
-        } finally {
-            fixture.close();
-        }
+        fixture.close();
     }
 
     @Test

@@ -26,6 +26,7 @@ final class GatewayFixture implements AutoCloseable {
     final TiffinConfig config;
 
     private GatewayFixture(Map<String, String> settings, java.util.function.UnaryOperator<GatewayStore> wrap) {
+        LeakCheck.install();
         TiffinConfig.Builder b = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("node.segment-size", "512MiB").set("gateway.port", "0");
         settings.forEach(b::set);
@@ -115,12 +116,20 @@ final class GatewayFixture implements AutoCloseable {
         return got.toByteArray();
     }
 
+    /**
+     * Checks that the gateway is clean once its connections are gone ({@link LeakCheck#assertClean}: no memory
+     * counted, no value lent, no buffer leaked), then stops it and the cluster whatever the check found.
+     */
     @Override
     public void close() {
         try {
-            gateway.close();
+            LeakCheck.assertClean(gateway);
         } finally {
-            tiffin.close();
+            try {
+                gateway.close();
+            } finally {
+                tiffin.close();
+            }
         }
     }
 }

@@ -25,17 +25,12 @@ class GatewayProtocolTest {
 
     @BeforeAll
     static void start() {
-        LeakCheck.install();
         fixture = GatewayFixture.start(Map.of(), s -> store = new RecordingStore(s));
     }
 
     @AfterAll
     static void stop() {
-        try {
-            LeakCheck.assertClean(fixture.gateway);
-        } finally {
-            fixture.close();
-        }
+        fixture.close();
     }
 
     @BeforeEach

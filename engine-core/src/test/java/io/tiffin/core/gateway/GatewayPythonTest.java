@@ -34,7 +34,6 @@ class GatewayPythonTest {
                         + " (apt-get install -y python3-redis; .ci/run does)", probe.err().strip())
                 .isZero();
         script = Path.of(GatewayPythonTest.class.getResource("/gateway/lmcache_redis.py").toURI());
-        LeakCheck.install();
     }
 
     @BeforeEach
@@ -45,11 +44,7 @@ class GatewayPythonTest {
 
     @AfterEach
     void stop() {
-        try {
-            LeakCheck.assertClean(fixture.gateway);
-        } finally {
-            fixture.close();
-        }
+        fixture.close();
     }
 
     private RedisTools.Result python(String mode, int chunks, int chunkBytes) {
