@@ -64,16 +64,6 @@ final class Checksums {
         return new TiffinException(ErrorCode.CHECKSUM_MISMATCH, describe(loc, from, actual));
     }
 
-    /** As {@link #mismatch(ObjectLocation, ReplicaDescriptor, MemorySegment)} for bytes in pieces (in order). */
-    TiffinException mismatch(ObjectLocation loc, ReplicaDescriptor from, java.util.List<MemorySegment> pieces) {
-        if (!wants(loc)) {
-            return null;
-        }
-        int actual = Crc32c.of(pieces);
-        return actual == loc.crc32c() ? null
-                : new TiffinException(ErrorCode.CHECKSUM_MISMATCH, describe(loc, from, actual));
-    }
-
     static String describe(ObjectLocation loc, ReplicaDescriptor from, int actual) {
         String where = switch (from.type()) {
             case MEMORY -> "memory replica " + from.replicaId() + " on node " + from.nodeId() + " (" + from.endpoint()

@@ -273,8 +273,8 @@ final class PinnedReads {
         for (int j = 0; j < viaCache.size(); j++) {
             int i = viaCache.get(j);
             ObjectLocation loc = locs.get(i).value();
-            if (failed[j] == null) {
-                failed[j] = checks.mismatch(loc, first.get(j), reserved[i].segments());
+            if (failed[j] == null && checks.wants(loc)) {
+                failed[j] = checks.mismatch(loc, first.get(j), reserved[i].crc32c()); // on two threads when large
             }
             LocalHotCache.Reservation blocks = reserved[i];
             reserved[i] = null;

@@ -1,7 +1,6 @@
 package io.tiffin.core.util;
 
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
@@ -34,15 +33,6 @@ public final class Crc32c {
     public static int of(MemorySegment bytes) {
         CRC32C crc = new CRC32C();
         update(crc, bytes);
-        return (int) crc.getValue();
-    }
-
-    /** The CRC32C of {@code pieces}, one after the other. */
-    public static int of(List<MemorySegment> pieces) {
-        CRC32C crc = new CRC32C();
-        for (MemorySegment piece : pieces) {
-            update(crc, piece);
-        }
         return (int) crc.getValue();
     }
 

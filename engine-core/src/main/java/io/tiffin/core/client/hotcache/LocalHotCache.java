@@ -306,6 +306,17 @@ public final class LocalHotCache implements AutoCloseable {
         }
 
         /**
+         * The CRC32C of the object written into the blocks, taken on two threads when large (the copy helper's):
+         * what a fill that received straight into them checks before it commits.
+         */
+        public int crc32c() {
+            if (ended) {
+                throw new IllegalStateException("reservation for " + key + " already committed or aborted");
+            }
+            return region.crc32c(blocks, size);
+        }
+
+        /**
          * The object has been written: publishes it to the cache (through the maintenance thread) and
          * returns it pinned for the caller, read-only.
          */
