@@ -16,7 +16,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
- * A node segment's anonymous memory, mapped with {@code mmap} (Linux): its pages are zero until written and are
+ * A node segment's (or the client hot cache's) anonymous memory, mapped with {@code mmap} (Linux): its pages are zero until written and are
  * backed by the kernel as they are first touched, so a node of any segment size starts at once. The JDK's
  * {@link Arena#allocate} clears the whole block before it returns, touching every page: on a 2 GiB segment that
  * took 2 s on a warm machine and 19 s in a virtual machine whose host had taken the guest's free memory back
@@ -59,6 +59,13 @@ public final class AnonymousMemory {
      *     promise under its overcommit policy, or more address space than there is), naming the size
      */
     public static MemorySegment map(long size, Arena arena) {
+        return map(size, arena, "node.segment-size");
+    }
+
+    /**
+     * As {@link #map(long, Arena)}, for memory sized by configuration key {@code setting} (named in the error).
+     */
+    public static MemorySegment map(long size, Arena arena, String setting) {
         if (size <= 0) {
             throw new IllegalArgumentException("size = " + size + " (expected: > 0)");
         }
@@ -67,7 +74,7 @@ public final class AnonymousMemory {
             try {
                 return arena.allocate(size, PAGE);
             } catch (OutOfMemoryError | IllegalArgumentException e) {
-                throw cannotReserve(size, e.getMessage());
+                throw cannotReserve(setting, size, e.getMessage());
             }
         }
         Natives n = natives.get();
@@ -79,10 +86,10 @@ public final class AnonymousMemory {
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
             errno = (int) Natives.ERRNO.get(state, 0L);
         } catch (Throwable e) {
-            throw cannotReserve(size, e.toString());
+            throw cannotReserve(setting, size, e.toString());
         }
         if (address.address() == -1L) {
-            throw cannotReserve(size, errno == ENOMEM ? "the kernel refused it (ENOMEM)" : "mmap error " + errno);
+            throw cannotReserve(setting, size, errno == ENOMEM ? "the kernel refused it (ENOMEM)" : "mmap error " + errno);
         }
         long base = address.address();
         return address.reinterpret(size, arena, s -> unmap(n, base, size));
@@ -108,6 +115,11 @@ public final class AnonymousMemory {
      * @throws TiffinException {@code INVALID_PARAMS} when the kernel cannot back them
      */
     public static long populate(MemorySegment memory) {
+        return populate(memory, "node.segment-size");
+    }
+
+    /** As {@link #populate(MemorySegment)}, for memory sized by configuration key {@code setting} (named in the error). */
+    public static long populate(MemorySegment memory, String setting) {
         long start = System.nanoTime();
         Optional<Natives> natives = Natives.get();
         int errno = EINVAL;
@@ -123,7 +135,7 @@ public final class AnonymousMemory {
         if (errno == EINVAL) {
             touchEachPage(memory);
         } else if (errno != 0) {
-            throw cannotReserve(memory.byteSize(), errno == ENOMEM ? "the kernel could not back its pages (ENOMEM)"
+            throw cannotReserve(setting, memory.byteSize(), errno == ENOMEM ? "the kernel could not back its pages (ENOMEM)"
                     : "madvise error " + errno);
         }
         return System.nanoTime() - start;
@@ -157,8 +169,8 @@ public final class AnonymousMemory {
         }
     }
 
-    private static TiffinException cannotReserve(long size, String why) {
-        return new TiffinException(ErrorCode.INVALID_PARAMS, "node.segment-size = " + size
+    private static TiffinException cannotReserve(String setting, long size, String why) {
+        return new TiffinException(ErrorCode.INVALID_PARAMS, setting + " = " + size
                 + ": cannot reserve that much memory (" + why + "); lower it");
     }
 

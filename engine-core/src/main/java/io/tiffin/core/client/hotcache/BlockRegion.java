@@ -3,6 +3,7 @@ package io.tiffin.core.client.hotcache;
 import io.netty.buffer.ByteBuf;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.core.local.AnonymousMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -15,7 +16,7 @@ import java.util.List;
  * <p>Copies between blocks and a caller's memory ({@link #copyOut}, {@link #copyIn(int[], MemorySegment, long)})
  * are shared with a helper thread when large ({@link SplitCopy}).
  *
- * <p>Owns its shared {@link Arena} and its {@link SplitCopy}; {@link LocalHotCache#close()} closes them exactly
+ * <p>Owns its shared {@link Arena} (the region is mapped into it, {@link AnonymousMemory}) and its {@link SplitCopy}; {@link LocalHotCache#close()} closes them exactly
  * once, through {@link #close()}, after the maintenance thread has stopped (the helper first, then the arena).
  * Which blocks hold what is not this class's business ({@link BlockPool}, {@link EntryIndex}); it only moves bytes.
  *
@@ -60,15 +61,18 @@ final class BlockRegion implements AutoCloseable {
         this.blockCount = (int) blocks;
         this.arena = Arena.ofShared();
         try {
-            this.region = arena.allocate(blockCount * blockSize, 4096);
-            // Committed now, not page by page under the first fills: a fill's copy then runs at memory speed.
-            region.fill((byte) 0);
-        } catch (OutOfMemoryError | IllegalArgumentException e) {
+            // Mapped, then backed now (one pass of the kernel's over the pages), not page by page under the first
+            // fills: a fill's copy then runs at memory speed. Arena.allocate cleared every byte itself instead.
+            this.region = AnonymousMemory.map(blockCount * blockSize, arena, "hotcache.size");
+            if (AnonymousMemory.mapsLazily()) {
+                AnonymousMemory.populate(region, "hotcache.size");
+            }
+        } catch (TiffinException | OutOfMemoryError | IllegalArgumentException e) {
             copier.close();
             arena.close();
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "hotcache.size = " + sizeBytes
-                    + ": cannot reserve that much off-heap memory for the hot cache (" + e.getMessage()
-                    + "); lower hotcache.size or give the JVM more memory", e);
+                    + ": cannot reserve that much memory for the hot cache (" + e.getMessage()
+                    + "); lower hotcache.size", e);
         }
     }
 

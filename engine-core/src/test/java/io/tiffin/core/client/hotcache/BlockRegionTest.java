@@ -32,6 +32,21 @@ class BlockRegionTest {
     }
 
     @Test
+    void aRegionIsZeroBackedMemoryAndOneLargerThanTheAddressSpaceIsAClearError() {
+        try (BlockRegion region = new BlockRegion(4 * (1L << 20), 1L << 20)) {
+            MemorySegment all = region.slices(new int[] {0, 1, 2, 3}, 4L << 20).getFirst();
+            for (long off = 0; off < all.byteSize(); off += 4096) {
+                assertThat(all.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off)).isZero();
+            }
+        }
+        assertThatThrownBy(() -> new BlockRegion(1L << 50, 1L << 24))
+                .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_PARAMS))
+                .hasMessageStartingWith("hotcache.size = " + (1L << 50) + ": cannot reserve that much memory")
+                .hasMessageEndingWith("lower hotcache.size");
+    }
+
+    @Test
     void aShortFillIsRefused() {
         try (BlockRegion region = new BlockRegion(2 * 4096, 4096)) {
             List<ByteBuf> parts = LocalHotCacheTest.parts(new byte[4096], 4096);
