@@ -4,6 +4,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.lang.foreign.MemorySegment;
 import io.tiffin.core.util.Crc32c;
 
@@ -27,9 +28,12 @@ final class Checksums {
         return verify;
     }
 
-    /** The CRC32C of {@code bytes} (heap or off-heap). */
+    /**
+     * The CRC32C of {@code bytes} (heap or off-heap); large memory on several cores ({@link Crc32c#ofLarge}) unless
+     * the caller is an event loop, which must not wait for another thread.
+     */
     static int crc32c(MemorySegment bytes) {
-        return Crc32c.of(bytes);
+        return Thread.currentThread() instanceof FastThreadLocalThread ? Crc32c.of(bytes) : Crc32c.ofLarge(bytes);
     }
 
     /**
@@ -41,7 +45,7 @@ final class Checksums {
         if (!wants(loc)) {
             return null;
         }
-        int actual = Crc32c.of(bytes);
+        int actual = crc32c(bytes);
         if (actual == loc.crc32c()) {
             return null;
         }

@@ -1,6 +1,9 @@
 package io.tiffin.core.util;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.RecursiveTask;
 import java.util.zip.CRC32C;
 
 /**
@@ -34,6 +37,53 @@ public final class Crc32c {
         CRC32C crc = new CRC32C();
         update(crc, bytes);
         return (int) crc.getValue();
+    }
+
+    /**
+     * The CRC32C of {@code bytes}, for large memory on several cores: from {@link #PARALLEL_MIN_BYTES} on, pieces
+     * of at least half that are checksummed by the caller and the common fork-join pool together and combined
+     * ({@link #combine}); a piece no pool thread took is checksummed by the caller ({@link ForkJoinTask#join}), so a
+     * busy pool costs nothing but the split. Smaller memory, memory only the caller's thread may read (a confined
+     * segment) or a one-core machine: {@link #of(MemorySegment)} on the caller. The caller may wait for a piece a
+     * pool thread is checksumming: not for a thread that must never block (an event loop).
+     */
+    public static int ofLarge(MemorySegment bytes) {
+        if (bytes.byteSize() < PARALLEL_MIN_BYTES || Runtime.getRuntime().availableProcessors() < 2
+                || !bytes.isAccessibleBy(ANOTHER_THREAD)) {
+            return of(bytes);
+        }
+        return ForkJoinPool.commonPool().invoke(new Piece(bytes));
+    }
+
+    /**
+     * Below this, {@link #ofLarge} checksums on the caller alone: waking a pool thread costs more than it saves. On
+     * 2 vCPUs, 4 MiB and 10 MB took longer with pieces of 2 MiB handed off than on one thread; from 16 MiB, pieces
+     * of 8 MiB take 0.6x the time (32 MiB: about 1.8 ms against 3.1).
+     */
+    public static final long PARALLEL_MIN_BYTES = 16L << 20;
+    /** Never started: stands for "a thread other than the caller" in {@link MemorySegment#isAccessibleBy}. */
+    private static final Thread ANOTHER_THREAD = new Thread(() -> { });
+
+    /** The CRC32C of a piece: halves forked until they are at most half of {@link #PARALLEL_MIN_BYTES}. */
+    private static final class Piece extends RecursiveTask<Integer> {
+        private final MemorySegment bytes;
+
+        Piece(MemorySegment bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        protected Integer compute() {
+            long n = bytes.byteSize();
+            if (n <= PARALLEL_MIN_BYTES / 2) {
+                return of(bytes);
+            }
+            long half = n / 2;
+            Piece second = new Piece(bytes.asSlice(half));
+            second.fork();
+            int first = new Piece(bytes.asSlice(0, half)).compute();
+            return combine(first, second.join(), n - half);
+        }
     }
 
     private static void update(CRC32C crc, MemorySegment bytes) {

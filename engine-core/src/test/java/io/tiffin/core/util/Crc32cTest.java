@@ -1,6 +1,7 @@
 package io.tiffin.core.util;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.lang.foreign.MemorySegment;
@@ -43,5 +44,34 @@ class Crc32cTest {
     @Test
     void negativeLengthIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> Crc32c.combine(0, 0, -1));
+    }
+
+    @Test
+    void aLargeChecksumTakenOnSeveralThreadsIsTheChecksumOfTheWhole() throws Exception {
+        SplittableRandom random = new SplittableRandom(42);
+        long min = Crc32c.PARALLEL_MIN_BYTES;
+        for (long size : new long[] {min - 1, min, min + 1, 3 * min + 12345, 33L << 20}) {
+            byte[] bytes = new byte[(int) size];
+            random.nextBytes(bytes);
+            CRC32C plain = new CRC32C();
+            plain.update(bytes);
+            int expected = (int) plain.getValue();
+            assertEquals(expected, Crc32c.ofLarge(MemorySegment.ofArray(bytes)), "heap, " + size);
+            try (java.lang.foreign.Arena shared = java.lang.foreign.Arena.ofShared();
+                 java.lang.foreign.Arena confined = java.lang.foreign.Arena.ofConfined()) {
+                MemorySegment off = shared.allocate(size);
+                off.copyFrom(MemorySegment.ofArray(bytes));
+                assertEquals(expected, Crc32c.ofLarge(off), "shared, " + size);
+                assertEquals(expected, Crc32c.ofLarge(off.asSlice(0, size)), "a slice, " + size);
+                MemorySegment mine = confined.allocate(size); // only this thread may read it: checksummed here
+                mine.copyFrom(MemorySegment.ofArray(bytes));
+                assertEquals(expected, Crc32c.ofLarge(mine), "confined, " + size);
+                // from a thread of the pool itself
+                assertEquals(expected, (int) java.util.concurrent.ForkJoinPool.commonPool()
+                        .submit(() -> Crc32c.ofLarge(off)).get(), "from the pool, " + size);
+            }
+            bytes[(int) (size / 2)] ^= 1;
+            assertNotEquals(expected, Crc32c.ofLarge(MemorySegment.ofArray(bytes)), "one bit apart, " + size);
+        }
     }
 }
