@@ -190,14 +190,18 @@ class Cluster:
         assert m, "the master printed no admin address"
         return m.group(1)
 
-    def master_requests(self, op: str) -> float:
-        """``tiffin_master_requests_total{op="<op>"}`` of the master's /metrics (op in lower case, e.g.
-        get_replica_list), 0 when the master has not counted any yet."""
+    def master_metric(self, series: str) -> float:
+        """The value of ``series`` (a metric's name and its labels, as printed, e.g. ``tiffin_master_offloads_total``)
+        in the master's /metrics, 0 when the master has not counted any yet."""
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
         with opener.open(self.admin_url(), timeout=10) as r:
             text = r.read().decode()
-        m = re.search(r'^tiffin_master_requests_total\{op="%s"\} (\S+)$' % re.escape(op), text, re.M)
+        m = re.search(r"^%s (\S+)$" % re.escape(series), text, re.M)
         return float(m.group(1)) if m else 0.0
+
+    def master_requests(self, op: str) -> float:
+        """``tiffin_master_requests_total{op="<op>"}`` (op in lower case, e.g. get_replica_list)."""
+        return self.master_metric('tiffin_master_requests_total{op="%s"}' % op)
 
     def node_info(self, proc) -> dict:
         """node id, segment name and endpoint of a node process."""
