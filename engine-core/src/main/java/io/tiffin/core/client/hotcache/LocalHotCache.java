@@ -306,8 +306,8 @@ public final class LocalHotCache implements AutoCloseable {
         }
 
         /**
-         * The CRC32C of the object written into the blocks, taken on two threads when large (the copy helper's):
-         * what a fill that received straight into them checks before it commits.
+         * The CRC32C of the object written into the blocks, on several cores when large: what a fill that received
+         * straight into them checks before it commits.
          */
         public int crc32c() {
             if (ended) {

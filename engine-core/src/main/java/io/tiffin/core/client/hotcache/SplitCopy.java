@@ -69,15 +69,6 @@ final class SplitCopy implements AutoCloseable {
     }
 
     /**
-     * The CRC32C of pieces of {@code of}, in the order added (with {@link Job#add}, source offsets only: the target
-     * offset is ignored), taken on both threads like a copy and copying nothing: a fill that received straight into
-     * the cache's blocks checks them this way.
-     */
-    Job checksumOnlyJob(MemorySegment of, int pieces) {
-        return new Job(of, null, pieces, true);
-    }
-
-    /**
      * Copies every piece of {@code job}, sharing the chunks with the helper when the job is large enough; returns
      * once all are copied.
      *
@@ -86,7 +77,7 @@ final class SplitCopy implements AutoCloseable {
     void run(Job job) {
         job.start();
         if (helper == null || closed || job.bytes < MIN_SPLIT_BYTES || !job.from.isAccessibleBy(helper)
-                || (job.to != null && !job.to.isAccessibleBy(helper))) {
+                || !job.to.isAccessibleBy(helper)) {
             job.runAlone();
             job.ran = true;
             return;
@@ -136,13 +127,12 @@ final class SplitCopy implements AutoCloseable {
 
     /**
      * One copy: pieces of {@code from} to places in {@code to}, cut into chunks of at most {@link #CHUNK_BYTES};
-     * with a checksum, each chunk's CRC32C too; with no {@code to}, only the checksum.
+     * with a checksum, each chunk's CRC32C too.
      *
      * <p>Thread-safe once built: the caller adds pieces, then the caller and the helper claim chunks.
      */
     static final class Job {
         private final MemorySegment from;
-        /** Null for a checksum-only job. */
         private final MemorySegment to;
         private final boolean checksum;
         /** Per chunk, its CRC32C (checksum jobs); written by whoever copies the chunk, read once all are done. */
@@ -207,9 +197,7 @@ final class SplitCopy implements AutoCloseable {
             CRC32C crc = new CRC32C();
             for (long off = 0; off < lengths[i]; off += CHECKSUM_STEP_BYTES) {
                 long len = Math.min(CHECKSUM_STEP_BYTES, lengths[i] - off);
-                if (to != null) {
-                    MemorySegment.copy(from, fromOffsets[i] + off, to, toOffsets[i] + off, len);
-                }
+                MemorySegment.copy(from, fromOffsets[i] + off, to, toOffsets[i] + off, len);
                 crc.update(from.asSlice(fromOffsets[i] + off, len).asByteBuffer()); // just read: still cached
             }
             crcs[i] = (int) crc.getValue();

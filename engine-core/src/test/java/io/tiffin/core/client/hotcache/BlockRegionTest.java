@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
+import io.tiffin.core.util.Crc32c;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -44,6 +45,30 @@ class BlockRegionTest {
                         e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_PARAMS))
                 .hasMessageStartingWith("hotcache.size = " + (1L << 50) + ": cannot reserve that much memory")
                 .hasMessageEndingWith("lower hotcache.size");
+    }
+
+    @Test
+    void theChecksumOfAnObjectInScatteredBlocksIsTheValuesChecksumAndChangesNothing() {
+        long block = 3L << 20;
+        try (BlockRegion region = new BlockRegion(6 * block, block)) {
+            for (int size : new int[] {1, 12345, (int) Crc32c.PARALLEL_MIN_BYTES + 1, (int) (2 * block + 12345)}) {
+                byte[] value = new byte[size];
+                new java.util.SplittableRandom(size).nextBytes(value);
+                int[] blocks = {3, 0, 5};
+                region.copyIn(blocks, MemorySegment.ofArray(value), size);
+                assertThat(region.crc32c(blocks, size)).as("size %d", size)
+                        .isEqualTo(Crc32c.of(MemorySegment.ofArray(value)));
+                byte[] out = new byte[size];
+                region.copyOut(blocks, size, MemorySegment.ofArray(out));
+                assertThat(out).as("the blocks are unchanged").isEqualTo(value);
+            }
+            byte[] value = new byte[(int) (2 * block)];
+            region.copyIn(new int[] {1, 4}, MemorySegment.ofArray(value), value.length);
+            int whole = region.crc32c(new int[] {1, 4}, value.length);
+            value[value.length - 3] ^= 1;
+            region.copyIn(new int[] {1, 4}, MemorySegment.ofArray(value), value.length);
+            assertThat(region.crc32c(new int[] {1, 4}, value.length)).as("one bit apart").isNotEqualTo(whole);
+        }
     }
 
     @Test

@@ -67,30 +67,6 @@ class SplitCopyTest {
     }
 
     @Test
-    void aChecksumOnlyJobOverScatteredBlocksIsTheValuesChecksumAndCopiesNothing() {
-        for (boolean split : new boolean[] {true, false}) {
-            try (BlockRegion region = new BlockRegion(6 * BLOCK, BLOCK, new SplitCopy(split))) {
-                for (int size : new int[] {1, 12345, (int) SplitCopy.MIN_SPLIT_BYTES + 1, (int) (2 * BLOCK + 12345)}) {
-                    byte[] value = random(100 + size, size);
-                    int[] blocks = {3, 0, 5};
-                    region.copyIn(blocks, MemorySegment.ofArray(value), size);
-                    assertThat(region.crc32c(blocks, size)).as("size %d, split %s", size, split)
-                            .isEqualTo(Crc32c.of(MemorySegment.ofArray(value)));
-                    byte[] out = new byte[size];
-                    region.copyOut(blocks, size, MemorySegment.ofArray(out));
-                    assertThat(out).as("the blocks are unchanged").isEqualTo(value);
-                }
-                byte[] value = random(8, (int) (2 * BLOCK));
-                region.copyIn(new int[] {1, 4}, MemorySegment.ofArray(value), value.length);
-                int whole = region.crc32c(new int[] {1, 4}, value.length);
-                value[value.length - 3] ^= 1;
-                region.copyIn(new int[] {1, 4}, MemorySegment.ofArray(value), value.length);
-                assertThat(region.crc32c(new int[] {1, 4}, value.length)).as("one bit apart").isNotEqualTo(whole);
-            }
-        }
-    }
-
-    @Test
     void aChecksumIsOnlyGivenByAChecksumJobThatRan() {
         try (SplitCopy copier = new SplitCopy(true); Arena arena = Arena.ofShared()) {
             MemorySegment from = arena.allocate(8L << 20);
