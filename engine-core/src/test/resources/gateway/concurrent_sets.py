@@ -37,19 +37,17 @@ def check(v, size):
     assert v == value(tag, int(i), size), f"the bytes of {tag}:{i} are mixed with another value's"
 
 
-def sets_racing_gets(port, seen):
-    size = 256 * 1024
-    w = redis.Redis(port=port)
-    assert w.set("raced", value("w", 0, size)) is True
+def race(port, read_once, write_once):
+    """Three connections call ``read_once(connection)`` in a loop while ``write_once(n)`` is called for n = 1, 2, ...
+    (3 s, at most 400 writes). Returns the writes; a reader's first error stops the race and is raised."""
     stop = threading.Event()
-    errors, reads = [], [0]
+    errors = []
 
     def reader():
         r = redis.Redis(port=port)
         try:
             while not stop.is_set():
-                check(r.get("raced"), size)
-                reads[0] += 1
+                read_once(r)
         except BaseException as e:  # reported by the main thread
             errors.append(repr(e))
             stop.set()
@@ -62,12 +60,29 @@ def sets_racing_gets(port, seen):
     try:
         while time.monotonic() < deadline and not stop.is_set() and writes < 400:
             writes += 1
-            assert w.set("raced", value("w", writes, size)) is True
+            write_once(writes)
     finally:
         stop.set()
         for t in threads:
             t.join()
     assert not errors, errors[0]
+    return writes
+
+
+def sets_racing_gets(port, seen):
+    size = 256 * 1024
+    w = redis.Redis(port=port)
+    assert w.set("raced", value("w", 0, size)) is True
+    reads = [0]
+
+    def read_once(r):
+        check(r.get("raced"), size)
+        reads[0] += 1
+
+    def write_once(n):
+        assert w.set("raced", value("w", n, size)) is True
+
+    writes = race(port, read_once, write_once)
     assert writes > 10 and reads[0] > 10, (writes, reads[0])
     seen["raced_sets"], seen["raced_gets"] = writes, reads[0]
 
@@ -146,8 +161,7 @@ def getranges_racing_sets(port, seen):
     w = redis.Redis(port=port)
     assert w.set("ranged", value("w", 0, long_size)) is True
     bodies = {value("w", 0, long_size)[-1]}
-    stop = threading.Event()
-    errors, counts = [], {"ranges": 0, "empty": 0}
+    counts = {"ranges": 0, "empty": 0}
     lock = threading.Lock()
 
     def same_value(r, start, end):
@@ -158,46 +172,29 @@ def getranges_racing_sets(port, seen):
             with lock:
                 assert r[0] in bodies, f"GETRANGE {start} {end} holds bytes no value had"
 
-    def reader():
-        r = redis.Redis(port=port)
-        try:
-            while not stop.is_set():
-                head = r.getrange("ranged", 0, HEADER + 7)  # a header and the first body bytes of one value
-                assert len(head) == HEADER + 8, f"{len(head)} bytes of a value's first {HEADER + 8}"
-                tag, i = head[:HEADER].rstrip(b".").decode().split(":")[:2]
-                size = long_size if int(i) % 2 == 0 else short_size
-                assert head == value(tag, int(i), size)[:HEADER + 8], f"the start of {tag}:{i} is mixed"
-                inside = r.getrange("ranged", 1000, 5000)
-                assert len(inside) == 4001, f"{len(inside)} bytes of a range inside every value"
-                same_value(inside, 1000, 5000)
-                across = r.getrange("ranged", 60000, 70000)  # past the short values' end
-                same_value(across, 60000, 70000)
-                beyond = r.getrange("ranged", 100000, 110000)  # only in the long values
-                same_value(beyond, 100000, 110000)
-                with lock:
-                    counts["ranges"] += 4
-                    counts["empty"] += beyond == b""
-        except BaseException as e:  # reported by the main thread
-            errors.append(repr(e))
-            stop.set()
+    def read_once(r):
+        head = r.getrange("ranged", 0, HEADER + 7)  # a header and the first body bytes of one value
+        assert len(head) == HEADER + 8, f"{len(head)} bytes of a value's first {HEADER + 8}"
+        tag, i = head[:HEADER].rstrip(b".").decode().split(":")[:2]
+        size = long_size if int(i) % 2 == 0 else short_size
+        assert head == value(tag, int(i), size)[:HEADER + 8], f"the start of {tag}:{i} is mixed"
+        inside = r.getrange("ranged", 1000, 5000)
+        assert len(inside) == 4001, f"{len(inside)} bytes of a range inside every value"
+        same_value(inside, 1000, 5000)
+        same_value(r.getrange("ranged", 60000, 70000), 60000, 70000)  # past the short values' end
+        beyond = r.getrange("ranged", 100000, 110000)  # only in the long values
+        same_value(beyond, 100000, 110000)
+        with lock:
+            counts["ranges"] += 4
+            counts["empty"] += beyond == b""
 
-    threads = [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    writes = 0
-    deadline = time.monotonic() + 3
-    try:
-        while time.monotonic() < deadline and not stop.is_set() and writes < 400:
-            writes += 1
-            v = value("w", writes, long_size if writes % 2 == 0 else short_size)
-            with lock:
-                bodies.add(v[-1])
-            assert w.set("ranged", v) is True
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-    assert not errors, errors[0]
+    def write_once(n):
+        v = value("w", n, long_size if n % 2 == 0 else short_size)
+        with lock:
+            bodies.add(v[-1])
+        assert w.set("ranged", v) is True
+
+    writes = race(port, read_once, write_once)
     assert writes > 10 and counts["ranges"] > 40, (writes, counts)
     assert counts["empty"] > 0, "no GETRANGE found a short value past its end"
     seen["ranged_sets"], seen["getranges"] = writes, counts["ranges"]
