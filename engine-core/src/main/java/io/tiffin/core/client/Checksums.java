@@ -1,12 +1,12 @@
 package io.tiffin.core.client;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
-import io.netty.util.concurrent.FastThreadLocalThread;
-import java.lang.foreign.MemorySegment;
 import io.tiffin.core.util.Crc32c;
+import java.lang.foreign.MemorySegment;
 
 /**
  * End-to-end checksums: the CRC32C a writer computes of each object (sent with PutEnd and in the nodes'
@@ -29,8 +29,8 @@ final class Checksums {
     }
 
     /**
-     * The CRC32C of {@code bytes} (heap or off-heap); large memory on several cores ({@link Crc32c#ofLarge}) unless
-     * the caller is an event loop, which must not wait for another thread.
+     * The CRC32C of {@code bytes} (heap or off-heap); large memory on two threads ({@link Crc32c#ofLarge}) unless the
+     * caller is an event loop, which must not wait for another thread.
      */
     static int crc32c(MemorySegment bytes) {
         return Thread.currentThread() instanceof FastThreadLocalThread ? Crc32c.of(bytes) : Crc32c.ofLarge(bytes);

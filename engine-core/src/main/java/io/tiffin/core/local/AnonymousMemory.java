@@ -16,8 +16,8 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
- * A node segment's (or the client hot cache's) anonymous memory, mapped with {@code mmap} (Linux): its pages are zero until written and are
- * backed by the kernel as they are first touched, so a node of any segment size starts at once. The JDK's
+ * A node segment's (or a client hot cache's) anonymous memory, mapped with {@code mmap} (Linux): its pages are zero
+ * until written and are backed by the kernel as they are first touched, so a node of any segment size starts at once. The JDK's
  * {@link Arena#allocate} clears the whole block before it returns, touching every page: on a 2 GiB segment that
  * took 2 s on a warm machine and 19 s in a virtual machine whose host had taken the guest's free memory back
  * (docs/BENCHMARKS.md, "Machine and conditions"), all of it before the node could serve. {@link #populate} touches

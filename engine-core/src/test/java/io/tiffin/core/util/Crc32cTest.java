@@ -74,4 +74,12 @@ class Crc32cTest {
             assertNotEquals(expected, Crc32c.ofLarge(MemorySegment.ofArray(bytes)), "one bit apart, " + size);
         }
     }
+
+    @Test
+    void aLargeChecksumOfFreedMemoryIsAnErrorNotAHang() {
+        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+        MemorySegment freed = arena.allocate(Crc32c.PARALLEL_MIN_BYTES * 2);
+        arena.close();
+        assertThrows(IllegalStateException.class, () -> Crc32c.ofLarge(freed));
+    }
 }

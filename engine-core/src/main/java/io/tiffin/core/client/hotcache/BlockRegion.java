@@ -17,8 +17,9 @@ import java.util.List;
  * <p>Copies between blocks and a caller's memory ({@link #copyOut}, {@link #copyIn(int[], MemorySegment, long)})
  * are shared with a helper thread when large ({@link SplitCopy}).
  *
- * <p>Owns its shared {@link Arena} (the region is mapped into it, {@link AnonymousMemory}) and its {@link SplitCopy}; {@link LocalHotCache#close()} closes them exactly
- * once, through {@link #close()}, after the maintenance thread has stopped (the helper first, then the arena).
+ * <p>Owns its shared {@link Arena} (the region is mapped into it, {@link AnonymousMemory}) and its {@link SplitCopy};
+ * {@link LocalHotCache#close()} closes them exactly once, through {@link #close()}, after the maintenance thread has
+ * stopped (the helper first, then the arena, which unmaps the region).
  * Which blocks hold what is not this class's business ({@link BlockPool}, {@link EntryIndex}); it only moves bytes.
  *
  * <p>Thread-safe: the region is shared; callers touch only blocks they own or have pinned, so no two
@@ -129,7 +130,7 @@ final class BlockRegion implements AutoCloseable {
         return job.crc32c();
     }
 
-    /** The CRC32C of the {@code size} bytes held in {@code blocks}; large blocks on several cores ({@link Crc32c#ofLarge}). */
+    /** The CRC32C of the {@code size} bytes held in {@code blocks}; a large block's on two threads ({@link Crc32c#ofLarge}). */
     int crc32c(int[] blocks, long size) {
         int crc = 0; // the CRC32C of no bytes
         long off = 0;

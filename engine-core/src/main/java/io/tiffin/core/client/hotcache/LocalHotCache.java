@@ -306,7 +306,7 @@ public final class LocalHotCache implements AutoCloseable {
         }
 
         /**
-         * The CRC32C of the object written into the blocks, on several cores when large: what a fill that received
+         * The CRC32C of the object written into the blocks, on two threads when large: what a fill that received
          * straight into them checks before it commits.
          */
         public int crc32c() {
