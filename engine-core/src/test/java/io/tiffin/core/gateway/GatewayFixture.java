@@ -116,6 +116,12 @@ final class GatewayFixture implements AutoCloseable {
         return got.toByteArray();
     }
 
+    /** Waits (30 s at most) until the gateway holds no lent value and no buffered byte: the last test's replies are gone. */
+    void awaitNothingInFlight() {
+        await().atMost(java.time.Duration.ofSeconds(30)).until(() -> gateway.lentValues() == 0
+                && gateway.bufferedBytes() == 0);
+    }
+
     /**
      * Checks that the gateway is clean once its connections are gone ({@link LeakCheck#assertClean}: no memory
      * counted, no value lent, no buffer leaked), then stops it and the cluster whatever the check found.

@@ -37,8 +37,7 @@ class GatewayLeaseRenewalTest {
 
     @BeforeEach
     void nothingInFlight() {
-        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.gateway.lentValues() == 0
-                && fixture.gateway.bufferedBytes() == 0);
+        fixture.awaitNothingInFlight();
     }
 
     /** A lent GET, looked for every 300 ms: within the location's reuse (half the 2 s lease). */

@@ -40,8 +40,7 @@ class GatewayZeroCopyTest {
 
     @BeforeEach
     void nothingInFlight() {
-        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.gateway.lentValues() == 0
-                && fixture.gateway.bufferedBytes() == 0);
+        fixture.awaitNothingInFlight();
     }
 
     /** Stores {@code value} and reads it once the usual way, so that the next GETs find its location at hand. */
