@@ -1,10 +1,6 @@
 package io.tiffin.core.util;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 /**
@@ -41,26 +37,26 @@ public final class Crc32c {
     }
 
     /**
-     * The CRC32C of {@code bytes}, for large memory on several cores: from {@link #PARALLEL_MIN_BYTES} on, the caller
-     * and one task of the common fork-join pool claim chunks of {@link #CHUNK_BYTES} in turn and the chunks'
-     * checksums are combined in order ({@link #combine}). The caller starts at once and claims whatever the pool
-     * thread has not (a busy pool leaves it all to the caller); it then waits only for a chunk the pool thread is
-     * still checksumming: not for a thread that must never wait for another (an event loop). Smaller memory, memory
-     * only the caller's thread may read (a confined segment) or a one-core machine: {@link #of(MemorySegment)}.
+     * The CRC32C of {@code bytes}, for large memory on two threads: from {@link #PARALLEL_MIN_BYTES} on, chunks of
+     * {@link #CHUNK_BYTES} checksummed by the caller and a pool task ({@link TwoThreadChunks}) and combined in order
+     * ({@link #combine}). The caller may wait for the pool task's last chunk: not for an event loop. Smaller memory,
+     * memory only the caller's thread may read (a confined segment) or a one-core machine: on the caller alone.
      *
      * @throws RuntimeException what checksumming a chunk threw (e.g. {@link IllegalStateException}: memory freed)
      */
     public static int ofLarge(MemorySegment bytes) {
-        if (bytes.byteSize() < PARALLEL_MIN_BYTES || Runtime.getRuntime().availableProcessors() < 2
-                || !bytes.isAccessibleBy(ANOTHER_THREAD)) {
+        long size = bytes.byteSize();
+        if (size < PARALLEL_MIN_BYTES) {
             return of(bytes);
         }
-        Chunks chunks = new Chunks(bytes);
-        ForkJoinTask<?> helper = ForkJoinPool.commonPool().submit(chunks::work);
-        chunks.work();
-        chunks.awaitAll();
-        helper.cancel(false); // not started yet: it will not run (started: it finds no chunk left)
-        return chunks.combined();
+        int[] crcs = new int[(int) ((size + CHUNK_BYTES - 1) / CHUNK_BYTES)];
+        TwoThreadChunks.run(crcs.length, TwoThreadChunks.sharable(bytes),
+                i -> crcs[i] = of(bytes.asSlice(i * CHUNK_BYTES, Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES))));
+        int crc = crcs[0];
+        for (int i = 1; i < crcs.length; i++) {
+            crc = combine(crc, crcs[i], Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES));
+        }
+        return crc;
     }
 
     /**
@@ -70,62 +66,6 @@ public final class Crc32c {
     public static final long PARALLEL_MIN_BYTES = 8L << 20;
     /** What {@link #ofLarge}'s threads claim at a time. */
     static final long CHUNK_BYTES = 1L << 20;
-    /** Never started: stands for "a thread other than the caller" in {@link MemorySegment#isAccessibleBy}. */
-    private static final Thread ANOTHER_THREAD = new Thread(() -> { });
-    /** How long a caller spins for the pool thread's last chunk before it parks between checks. */
-    private static final int SPINS = 1 << 12;
-
-    /** The chunks of one {@link #ofLarge}: claimed by the caller and a pool thread. Thread-safe. */
-    private static final class Chunks {
-        private final MemorySegment bytes;
-        /** Per chunk, its CRC32C; written by whoever checksums it, read once all are done (after {@link #done}). */
-        private final int[] crcs;
-        private final AtomicInteger next = new AtomicInteger();
-        private final AtomicInteger done = new AtomicInteger();
-        private volatile RuntimeException failure;
-
-        Chunks(MemorySegment bytes) {
-            this.bytes = bytes;
-            this.crcs = new int[(int) ((bytes.byteSize() + CHUNK_BYTES - 1) / CHUNK_BYTES)];
-        }
-
-        private long length(int i) {
-            return Math.min(CHUNK_BYTES, bytes.byteSize() - i * CHUNK_BYTES);
-        }
-
-        void work() {
-            for (int i = next.getAndIncrement(); i < crcs.length; i = next.getAndIncrement()) {
-                try {
-                    crcs[i] = of(bytes.asSlice(i * CHUNK_BYTES, length(i)));
-                } catch (RuntimeException e) {
-                    failure = e;
-                } finally {
-                    done.incrementAndGet();
-                }
-            }
-        }
-
-        void awaitAll() {
-            for (int spins = 0; done.get() < crcs.length; spins++) {
-                if (spins < SPINS) {
-                    Thread.onSpinWait();
-                } else {
-                    LockSupport.parkNanos(20_000);
-                }
-            }
-            if (failure != null) {
-                throw failure;
-            }
-        }
-
-        int combined() {
-            int crc = crcs[0];
-            for (int i = 1; i < crcs.length; i++) {
-                crc = combine(crc, crcs[i], length(i));
-            }
-            return crc;
-        }
-    }
 
     private static void update(CRC32C crc, MemorySegment bytes) {
         for (long off = 0; off < bytes.byteSize(); off += PIECE) {

@@ -15,11 +15,11 @@ import java.util.List;
  * bytes, numbered from 0, and the copies into and out of a list of blocks holding one object.
  *
  * <p>Copies between blocks and a caller's memory ({@link #copyOut}, {@link #copyIn(int[], MemorySegment, long)})
- * are shared with a helper thread when large ({@link SplitCopy}).
+ * are shared with a pool task when large ({@link SplitCopy}).
  *
- * <p>Owns its shared {@link Arena} (the region is mapped into it, {@link AnonymousMemory}) and its {@link SplitCopy};
- * {@link LocalHotCache#close()} closes them exactly once, through {@link #close()}, after the maintenance thread has
- * stopped (the helper first, then the arena, which unmaps the region).
+ * <p>Owns its shared {@link Arena} (the region is mapped into it, {@link AnonymousMemory});
+ * {@link LocalHotCache#close()} closes it exactly once, through {@link #close()}, after the maintenance thread has
+ * stopped, which unmaps the region.
  * Which blocks hold what is not this class's business ({@link BlockPool}, {@link EntryIndex}); it only moves bytes.
  *
  * <p>Thread-safe: the region is shared; callers touch only blocks they own or have pinned, so no two
@@ -32,7 +32,7 @@ final class BlockRegion implements AutoCloseable {
     private final MemorySegment region;
     private final SplitCopy copier;
 
-    /** As {@link #BlockRegion(long, long, SplitCopy)} with a helper thread when the machine has more than one core. */
+    /** As {@link #BlockRegion(long, long, SplitCopy)}, copies shared with a pool task when the machine has more than one core. */
     BlockRegion(long sizeBytes, long blockSize) {
         this(sizeBytes, blockSize, SplitCopy.forThisMachine());
     }
@@ -42,20 +42,18 @@ final class BlockRegion implements AutoCloseable {
      *
      * @param sizeBytes total cache size; at least one block
      * @param blockSize bytes per block, &gt; 0
-     * @param copier shares large copies with its helper; owned (closed) by this region from now on
+     * @param copier shares large copies with a pool task (or not)
      * @throws IllegalArgumentException if the sizes are out of range
      * @throws TiffinException INVALID_PARAMS if the memory cannot be reserved
      */
     BlockRegion(long sizeBytes, long blockSize, SplitCopy copier) {
         this.copier = copier;
         if (blockSize <= 0 || sizeBytes < blockSize) {
-            copier.close();
             throw new IllegalArgumentException("hotcache.size = " + sizeBytes + ", hotcache.block-size = " + blockSize
                     + " (expected: block size > 0 and size >= one block)");
         }
         long blocks = sizeBytes / blockSize;
         if (blocks > Integer.MAX_VALUE) {
-            copier.close();
             throw new IllegalArgumentException("hotcache.size / hotcache.block-size = " + blocks
                     + " blocks (expected: at most " + Integer.MAX_VALUE + "); use larger blocks");
         }
@@ -70,7 +68,6 @@ final class BlockRegion implements AutoCloseable {
                 AnonymousMemory.populate(region, "hotcache.size");
             }
         } catch (TiffinException | OutOfMemoryError | IllegalArgumentException e) {
-            copier.close();
             arena.close();
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "hotcache.size = " + sizeBytes
                     + ": cannot reserve that much memory for the hot cache (" + e.getMessage()
@@ -122,7 +119,7 @@ final class BlockRegion implements AutoCloseable {
 
     /**
      * As {@link #copyIn(int[], MemorySegment, long)}, and returns the CRC32C of the bytes copied, taken in the same
-     * pass (each chunk checksummed right after it is copied, shared with the helper like the copy).
+     * pass (each chunk checksummed right after it is copied, shared with a pool task like the copy).
      */
     int copyInChecksummed(int[] blocks, MemorySegment source, long size) {
         SplitCopy.Job job = copyInJob(copier.checksumJob(source, region, blocks.length), blocks, size);
@@ -184,10 +181,9 @@ final class BlockRegion implements AutoCloseable {
         }
     }
 
-    /** Stops the copy helper, then frees the memory; views handed out fail from now on. Called once, by the cache's close. */
+    /** Frees the memory (unmaps the region); views handed out fail from now on. Called once, by the cache's close. */
     @Override
     public void close() {
-        copier.close();
         arena.close();
     }
 }

@@ -289,7 +289,7 @@ public final class LocalHotCache implements AutoCloseable {
 
         /**
          * Copies the object, the first {@code size} bytes of {@code received}, into the reserved blocks (shared
-         * with the copy helper when large). With {@code checksum}, returns the CRC32C of those bytes, taken in the
+         * with a pool task when large). With {@code checksum}, returns the CRC32C of those bytes, taken in the
          * same pass (no second read of them); else 0. The caller then publishes or aborts, as it judges the bytes.
          *
          * @throws IllegalStateException if the cache was closed meanwhile (the caller still aborts)

@@ -1,59 +1,40 @@
 package io.tiffin.core.client.hotcache;
 
 import io.tiffin.core.util.Crc32c;
+import io.tiffin.core.util.TwoThreadChunks;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 /**
- * Large copies between the cache's blocks and a caller's memory, shared by the calling thread and one helper
- * thread ({@code tiffin-hotcache-copy}): one core copies a 10 MiB value at about 9 GB/s, two cores copy it
- * faster, because one core alone cannot keep enough cache-line transfers in flight to fill the memory bus. A
- * copy is cut into chunks that either thread claims; the caller starts at once and never waits for the helper
- * to wake (it claims what is left), only for the chunk the helper is copying when none is left. Copies smaller
- * than {@link #MIN_SPLIT_BYTES} (a helper's wake-up would cost more than it saves), copies into memory the helper
- * may not touch (a thread-confined segment) and copies while the helper serves another caller run on the caller
- * alone, so a loaded machine costs at most one chunk's wait. A job may also checksum what it copies: each
- * chunk's CRC32C is taken right after the chunk is copied, while its bytes are still in the core's
- * cache, and the chunks' checksums are combined in order ({@link Crc32c#combine}); a fill then reads the received
- * bytes once instead of once for the check and once for the copy, on two cores.
+ * Large copies between the cache's blocks and a caller's memory, shared by the calling thread and a task of the
+ * common fork-join pool ({@link TwoThreadChunks}): one core copies a 10 MiB value at about 9 GB/s, two cores copy it
+ * faster, because one core alone cannot keep enough cache-line transfers in flight to fill the memory bus. A copy is
+ * cut into chunks that either thread claims; the caller starts at once and never waits for the pool task to start
+ * (it claims what is left), only for the chunk the task is copying when none is left. Copies smaller than {@link
+ * #MIN_SPLIT_BYTES} (a pool thread's wake-up would cost more than it saves), copies into memory another thread may
+ * not touch (a thread-confined segment) and copies of a splitter made without sharing run on the caller alone. A
+ * job may also checksum what it copies: each chunk's CRC32C is taken right after the chunk is copied, while its
+ * bytes are still in the core's cache, and the chunks' checksums are combined in order ({@link Crc32c#combine}); a
+ * fill then reads the received bytes once instead of once for the check and once for the copy, on two cores.
  *
- * <p>Owns the helper thread, started by the constructor; {@link #close()} (once, by {@link BlockRegion}, before
- * its memory is freed) stops it. A helper's failure (the region closed under a copy) is rethrown to the caller.
- *
- * <p>Thread-safe: any thread copies; the helper serves queued copies one at a time.
+ * <p>Thread-safe: any thread copies; a failure of a chunk (the region closed under a copy) is rethrown to the caller.
  */
-final class SplitCopy implements AutoCloseable {
+final class SplitCopy {
     /** What each thread claims at a time. */
     static final long CHUNK_BYTES = 1L << 20;
     /** Smaller copies run on the caller alone. */
     static final long MIN_SPLIT_BYTES = 4L << 20;
     /** Within a checksummed chunk, the bytes copied and then checksummed at a time (well inside a core's L2). */
     static final long CHECKSUM_STEP_BYTES = 256L << 10;
-    /** How long a caller spins for the helper's last chunk before it parks between checks. */
-    private static final int SPINS = 1 << 12;
-    private static final long PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
-    private final ConcurrentLinkedQueue<Job> queue = new ConcurrentLinkedQueue<>();
-    /** Null when the machine has one core: copies run on the caller alone. */
-    private final Thread helper;
-    private volatile boolean closed;
+    private final boolean split;
 
-    /** @param split whether copies are shared with a helper thread at all (false: every copy on its caller) */
+    /** @param split whether copies are shared with a pool task at all (false: every copy on its caller) */
     SplitCopy(boolean split) {
-        if (split) {
-            helper = new Thread(this::serve, "tiffin-hotcache-copy");
-            helper.setDaemon(true);
-            helper.start();
-        } else {
-            helper = null;
-        }
+        this.split = split;
     }
 
-    /** A helper when the machine has more than one core. */
+    /** Sharing when the machine has more than one core. */
     static SplitCopy forThisMachine() {
         return new SplitCopy(Runtime.getRuntime().availableProcessors() > 1);
     }
@@ -69,67 +50,24 @@ final class SplitCopy implements AutoCloseable {
     }
 
     /**
-     * Copies every piece of {@code job}, sharing the chunks with the helper when the job is large enough; returns
+     * Copies every piece of {@code job}, sharing the chunks with a pool task when the job is large enough; returns
      * once all are copied.
      *
      * @throws RuntimeException what a copy threw (e.g. {@link IllegalStateException} when the memory was freed)
      */
     void run(Job job) {
         job.start();
-        if (helper == null || closed || job.bytes < MIN_SPLIT_BYTES || !job.from.isAccessibleBy(helper)
-                || !job.to.isAccessibleBy(helper)) {
-            job.runAlone();
-            job.ran = true;
-            return;
-        }
-        job.waiter = Thread.currentThread();
-        queue.offer(job);
-        LockSupport.unpark(helper);
-        job.work();
-        for (int spins = 0; job.done.get() < job.count; spins++) {
-            if (spins < SPINS) {
-                Thread.onSpinWait();
-            } else {
-                LockSupport.parkNanos(this, PARK_NANOS);
-            }
-        }
-        if (job.failure != null) {
-            throw job.failure;
-        }
+        boolean share = split && job.bytes >= MIN_SPLIT_BYTES && TwoThreadChunks.sharable(job.from)
+                && TwoThreadChunks.sharable(job.to);
+        TwoThreadChunks.run(job.count, share, job::copy);
         job.ran = true;
-    }
-
-    private void serve() {
-        while (!closed) {
-            Job job = queue.poll();
-            if (job == null) {
-                LockSupport.park(this);
-            } else {
-                job.work(); // a job its caller has finished alone finds no chunk left
-            }
-        }
-    }
-
-    /** Stops the helper (it finishes the chunk it copies); later copies run on their callers. */
-    @Override
-    public void close() {
-        closed = true;
-        if (helper != null) {
-            LockSupport.unpark(helper);
-            try {
-                helper.join(TimeUnit.SECONDS.toMillis(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        queue.clear();
     }
 
     /**
      * One copy: pieces of {@code from} to places in {@code to}, cut into chunks of at most {@link #CHUNK_BYTES};
      * with a checksum, each chunk's CRC32C too.
      *
-     * <p>Thread-safe once built: the caller adds pieces, then the caller and the helper claim chunks.
+     * <p>Not thread-safe while pieces are added (its caller's); once run, chunks are copied by two threads.
      */
     static final class Job {
         private final MemorySegment from;
@@ -144,10 +82,6 @@ final class SplitCopy implements AutoCloseable {
         private long[] lengths;
         private int count;
         private long bytes;
-        private final AtomicInteger next = new AtomicInteger();
-        private final AtomicInteger done = new AtomicInteger();
-        private volatile Thread waiter;
-        private volatile RuntimeException failure;
 
         private Job(MemorySegment from, MemorySegment to, int pieces, boolean checksum) {
             this.from = from;
@@ -183,12 +117,6 @@ final class SplitCopy implements AutoCloseable {
             }
         }
 
-        private void runAlone() {
-            for (int i = 0; i < count; i++) {
-                copy(i);
-            }
-        }
-
         private void copy(int i) {
             if (!checksum) {
                 MemorySegment.copy(from, fromOffsets[i], to, toOffsets[i], lengths[i]);
@@ -216,24 +144,6 @@ final class SplitCopy implements AutoCloseable {
                 crc = Crc32c.combine(crc, crcs[i], lengths[i]);
             }
             return crc;
-        }
-
-        /** Claims and copies chunks until none is left; the one who copies the last wakes the caller. */
-        private void work() {
-            for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
-                try {
-                    copy(i);
-                } catch (RuntimeException e) {
-                    failure = e;
-                } finally {
-                    if (done.incrementAndGet() == count) {
-                        Thread w = waiter;
-                        if (w != Thread.currentThread()) {
-                            LockSupport.unpark(w);
-                        }
-                    }
-                }
-            }
         }
     }
 }

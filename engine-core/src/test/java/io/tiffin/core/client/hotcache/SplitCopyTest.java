@@ -15,7 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
-/** {@link SplitCopy}: copies shared with a helper thread land whole and in place; failures reach the caller. */
+/** {@link SplitCopy}: copies shared with a pool task land whole and in place; failures reach the caller. */
 class SplitCopyTest {
     private static final long BLOCK = 3L << 20;
 
@@ -68,7 +68,8 @@ class SplitCopyTest {
 
     @Test
     void aChecksumIsOnlyGivenByAChecksumJobThatRan() {
-        try (SplitCopy copier = new SplitCopy(true); Arena arena = Arena.ofShared()) {
+        SplitCopy copier = new SplitCopy(true);
+        try (Arena arena = Arena.ofShared()) {
             MemorySegment from = arena.allocate(8L << 20);
             SplitCopy.Job plain = copier.job(from, arena.allocate(8L << 20), 1).add(0, 0, 8L << 20);
             copier.run(plain);
@@ -109,7 +110,8 @@ class SplitCopyTest {
 
     @Test
     void aCopyFromFreedMemoryFailsOnTheCaller() {
-        try (SplitCopy copier = new SplitCopy(true); Arena target = Arena.ofShared()) {
+        SplitCopy copier = new SplitCopy(true);
+        try (Arena target = Arena.ofShared()) {
             Arena source = Arena.ofShared();
             MemorySegment from = source.allocate(8L << 20);
             MemorySegment to = target.allocate(8L << 20);
@@ -121,7 +123,8 @@ class SplitCopyTest {
 
     @Test
     void aConfinedTargetIsCopiedByTheCallerAlone() {
-        try (SplitCopy copier = new SplitCopy(true); Arena source = Arena.ofShared(); Arena confined = Arena.ofConfined()) {
+        SplitCopy copier = new SplitCopy(true);
+        try (Arena source = Arena.ofShared(); Arena confined = Arena.ofConfined()) {
             byte[] value = random(7, 6 << 20);
             MemorySegment from = source.allocate(value.length);
             MemorySegment.copy(MemorySegment.ofArray(value), 0, from, 0, value.length);
