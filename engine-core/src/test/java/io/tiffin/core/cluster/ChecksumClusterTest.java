@@ -101,7 +101,7 @@ class ChecksumClusterTest {
 
     /**
      * A hot-cache reader of a corrupt replica: every read API fails CHECKSUM_MISMATCH and nothing enters the cache
-     * (the fill's copy takes the checksum on the way, split with the cache's copy helper: the value is large
+     * (the fill's copy takes the checksum on the way, split with the chunk helper thread: the value is large
      * enough to be shared and spans several blocks); once the replica's bytes are whole again the same reads
      * fill the cache, and its hits return the object's bytes.
      */
