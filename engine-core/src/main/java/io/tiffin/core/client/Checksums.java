@@ -1,6 +1,5 @@
 package io.tiffin.core.client;
 
-import io.netty.util.concurrent.FastThreadLocalThread;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
@@ -28,12 +27,9 @@ final class Checksums {
         return verify;
     }
 
-    /**
-     * The CRC32C of {@code bytes} (heap or off-heap); large memory on two threads ({@link Crc32c#ofLarge}) unless the
-     * caller is an event loop, which must not wait for another thread.
-     */
+    /** The CRC32C of {@code bytes} (heap or off-heap); large memory on two threads ({@link Crc32c#ofLarge}). */
     static int crc32c(MemorySegment bytes) {
-        return Thread.currentThread() instanceof FastThreadLocalThread ? Crc32c.of(bytes) : Crc32c.ofLarge(bytes);
+        return Crc32c.ofLarge(bytes);
     }
 
     /**

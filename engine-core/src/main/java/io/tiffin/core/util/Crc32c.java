@@ -38,9 +38,9 @@ public final class Crc32c {
 
     /**
      * The CRC32C of {@code bytes}, for large memory on two threads: from {@link #PARALLEL_MIN_BYTES} on, chunks of
-     * {@link #CHUNK_BYTES} checksummed by the caller and a pool task ({@link TwoThreadChunks}) and combined in order
-     * ({@link #combine}). The caller may wait for the pool task's last chunk: not for an event loop. Smaller memory,
-     * memory only the caller's thread may read (a confined segment) or a one-core machine: on the caller alone.
+     * {@link #CHUNK_BYTES} checksummed by the caller and the helper thread ({@link TwoThreadChunks}) and combined in
+     * order ({@link #combine}). Smaller memory, memory only the caller's thread may read (a confined segment), a
+     * one-core machine or an event loop's thread: on the caller alone.
      *
      * @throws RuntimeException what checksumming a chunk threw (e.g. {@link IllegalStateException}: memory freed)
      */

@@ -1,5 +1,6 @@
 package io.tiffin.core.util;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -19,7 +20,8 @@ import java.util.function.IntConsumer;
  * its caller finished alone finds no chunk left). A thread of its own rather than the common fork-join pool: copies
  * of hot-cache hits shared with a common-pool task ran 1-4% slower per hit in alternated runs (10 MB values).
  *
- * <p>The caller may wait for another thread: not for a thread that must never wait (an event loop).
+ * <p>The caller may wait for another thread, so a Netty event loop's thread (a {@link FastThreadLocalThread}, which
+ * must never wait) runs every chunk itself.
  *
  * <p>Thread-safe; every chunk's effects happen-before {@link #run} returns.
  */
@@ -41,12 +43,13 @@ public final class TwoThreadChunks {
 
     /**
      * Runs {@code chunk.accept(i)} for every i from 0 to {@code count - 1}, each once: on the caller and the helper
-     * when {@code share} (and the machine has more than one core), else on the caller alone, in order.
+     * when {@code share} (and the machine has more than one core, and the caller is no event loop), else on the
+     * caller alone, in order.
      *
      * @throws RuntimeException what a chunk threw (the first seen; an {@link Error} likewise), once no chunk runs
      */
     public static void run(int count, boolean share, IntConsumer chunk) {
-        if (!share || count < 2 || !MANY_CORES) {
+        if (!share || count < 2 || !MANY_CORES || Thread.currentThread() instanceof FastThreadLocalThread) {
             for (int i = 0; i < count; i++) {
                 chunk.accept(i);
             }

@@ -58,4 +58,19 @@ class TwoThreadChunksTest {
             assertThat(TwoThreadChunks.sharable(java.lang.foreign.MemorySegment.ofArray(new byte[8]))).isTrue();
         }
     }
+
+    @Test
+    void anEventLoopsThreadRunsEveryChunkItself() throws Exception {
+        Set<Thread> threads = ConcurrentHashMap.newKeySet();
+        Thread loop = new io.netty.util.concurrent.FastThreadLocalThread(() -> TwoThreadChunks.run(200, true, i -> {
+            threads.add(Thread.currentThread());
+            long until = System.nanoTime() + 20_000;
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        }));
+        loop.start();
+        loop.join();
+        assertThat(threads).containsExactly(loop);
+    }
 }
