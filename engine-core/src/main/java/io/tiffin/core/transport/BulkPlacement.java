@@ -93,6 +93,11 @@ final class BulkPlacement {
         return received;
     }
 
+    /** Bytes of the bulk still to come. */
+    long remaining() {
+        return destination.byteSize() - received;
+    }
+
     /** Whether the whole bulk is in place. */
     boolean complete() {
         return received == destination.byteSize();

@@ -139,6 +139,7 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         ch.config().setRecvByteBufAllocator(new ReceiveWindows(ch.config().getRecvByteBufAllocator(), p::nextWindow));
         inboundHandler().placement = p;
         inboundHandler().destinations = destinations;
+        inboundHandler().lowWater = new ReceiveLowWater(ch);
     }
 
     /** The peer completed the handshake: frames up to the frame size limit are accepted from now on. */
@@ -239,6 +240,10 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         /** The channel's receive buffers when bulks may be placed (plaintext servers); else null. */
         private BulkPlacement placement;
         private Destinations destinations;
+        /** The socket's low-water mark while a bulk is placed (set with {@link #placement}). */
+        private ReceiveLowWater lowWater;
+        /** Enforces the frame timeout on a placed bulk whose bytes wake no read (see {@link ReceiveLowWater}). */
+        private io.netty.util.concurrent.ScheduledFuture<?> stallTimer;
         /** The header and control part of the frame whose bulk is being placed; null when none is. */
         private FrameHeader placing;
         private ByteBuf placingControl;
@@ -359,6 +364,15 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
             in.skipBytes(readable);
             placing = h;
             placingControl = control;
+            lowWater.await(h.bulkLength() - (long) have);
+            if (frameTimeoutNanos != 0 && stallTimer == null) {
+                stallTimer = ctx.executor().schedule(() -> {
+                    stallTimer = null;
+                    if (placing == h && stalled()) {
+                        refuseStalled(ctx);
+                    }
+                }, frameTimeoutNanos + 1, java.util.concurrent.TimeUnit.NANOSECONDS);
+            }
             if (composite) {
                 composite = false;
                 setCumulator(MERGE_CUMULATOR);
@@ -379,6 +393,7 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 throw e;
             }
             if (placement.complete()) {
+                endPlacing();
                 FrameHeader h = placing;
                 RuntimeException lapsed = placement.lapsed();
                 MemorySegment dst = placement.end();
@@ -400,13 +415,11 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                     new ChannelResponder(ctx.channel(), h.opcode(), h.requestId()).tryFail(code, lapsed.getMessage());
                 }
             } else if (stalled()) {
-                long came = placement.received();
-                stopPlacing();
                 buf.release();
-                reject(ctx, Unpooled.EMPTY_BUFFER, "a frame did not arrive whole within transport.frame-timeout = "
-                        + java.time.Duration.ofNanos(frameTimeoutNanos) + " (" + came + " bytes of its bulk came);"
-                        + " a stalled or deliberately slow peer");
+                refuseStalled(ctx);
                 return;
+            } else {
+                lowWater.await(placement.remaining());
             }
             if (buf.isReadable()) {
                 super.channelRead(ctx, buf);
@@ -435,9 +448,28 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
             stopPlacing();
         }
 
+        /** A placed bulk is whole, or will never be: the socket is read as usual from here on. */
+        private void endPlacing() {
+            lowWater.reset();
+            if (stallTimer != null) {
+                stallTimer.cancel(false);
+                stallTimer = null;
+            }
+        }
+
+        /** Closes the connection of a placed bulk that did not arrive whole within the frame timeout. */
+        private void refuseStalled(ChannelHandlerContext ctx) {
+            long came = placement.received();
+            stopPlacing();
+            reject(ctx, Unpooled.EMPTY_BUFFER, "a frame did not arrive whole within transport.frame-timeout = "
+                    + java.time.Duration.ofNanos(frameTimeoutNanos) + " (" + came + " bytes of its bulk came);"
+                    + " a stalled or deliberately slow peer");
+        }
+
         /** Drops a placement that will not complete: no frame is delivered for it. */
         private void stopPlacing() {
             if (placing != null) {
+                endPlacing();
                 placement.end();
                 placing = null;
                 placingControl.release();

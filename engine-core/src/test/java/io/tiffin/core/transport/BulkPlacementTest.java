@@ -317,6 +317,47 @@ class BulkPlacementTest {
     }
 
     @Test
+    void placedBulkWhoseSenderGoesSilentIsClosedAtTheFrameTimeout() throws Exception {
+        // no later byte arrives to wake a read (and the socket's low-water mark holds back the ones that do): the
+        // frame timeout is kept by a timer
+        TransportServer server = server(settings().withLimits(settings().limits().withFrameTimeout(Duration.ofMillis(300))));
+        RawPeer peer = peer(server);
+        int size = 4 << 20;
+        byte[] frame = write(peer, "seg", 0, size, random(size, 13));
+        peer.send(Arrays.copyOfRange(frame, 0, 200 << 10));
+        long start = System.nanoTime();
+        assertThat(peer.closedWithin(5000)).isTrue();
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(250));
+        assertThat(seen).isEmpty();
+    }
+
+    @Test
+    void placedBulkWhoseLastBytesTrickleInCompletes() throws Exception {
+        // the socket's low-water mark never stays above the bytes still to come: each last byte is read
+        TransportServer server = server(settings());
+        RawPeer peer = peer(server);
+        int size = 3 << 20;
+        byte[] bulk = random(size, 14);
+        byte[] frame = write(peer, "seg", 64, size, bulk);
+        int tail = 40;
+        int end = frame.length - FrameCodec.padding(size) - tail;
+        peer.send(Arrays.copyOfRange(frame, 0, 64 << 10));
+        Thread.sleep(50);
+        peer.send(Arrays.copyOfRange(frame, 64 << 10, 2 << 20));
+        Thread.sleep(50);
+        peer.send(Arrays.copyOfRange(frame, 2 << 20, end));
+        for (int at = end; at < frame.length; at++) {
+            Thread.sleep(2);
+            peer.send(Arrays.copyOfRange(frame, at, at + 1));
+        }
+        assertThat(peer.readAnswer().status()).isEqualTo(ErrorCode.OK);
+        assertThat(seen).containsExactly("placed " + size);
+        assertHolds(64, bulk);
+        peer.send(write(peer, "seg", 8 << 20, 100, Arrays.copyOf(bulk, 100)));
+        assertThat(peer.readAnswer().status()).as("a small request right after").isEqualTo(ErrorCode.OK);
+    }
+
+    @Test
     void tlsConnectionsReceiveBulksTheUsualWay() throws Exception {
         TestCertificates certs = TestCertificates.create(dir);
         TransportServer server = server(settings().withTls(certs.server.settings()));
