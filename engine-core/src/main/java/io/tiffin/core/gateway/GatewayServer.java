@@ -93,6 +93,7 @@ public final class GatewayServer implements AutoCloseable {
                             // a long value arriving is read from the socket straight into its own buffer
                             ch.config().setRecvByteBufAllocator(new ReceiveWindows(ch.config().getRecvByteBufAllocator(),
                                     connection::receiveWindow));
+                            connection.receiveValuesInPlace();
                         }
                         ch.pipeline().addFirst("write-progress", writeProgress); // next to the socket, before TLS
                         ch.pipeline().addLast("resp-encoder", new RespEncoder()).addLast("resp", connection);

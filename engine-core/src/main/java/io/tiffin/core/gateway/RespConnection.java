@@ -48,6 +48,10 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     private LoopBatch loopBatch;
     private ReadyGets readyGets;
     private ReadySets readySets;
+    /** The socket's low-water mark while a long value arrives into its own buffer (plaintext only); else null. */
+    private io.tiffin.core.transport.ReceiveLowWater lowWater;
+    /** The socket's bytes are RESP (no TLS): long values are read into their own buffers. Set before any read. */
+    private boolean plaintext;
     private boolean counted;
     private boolean rejected;
     /** Reading stopped (flow control or a protocol error). Written on the event loop. */
@@ -83,6 +87,11 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         context.fireChannelActive();
     }
 
+    /** The connection is plaintext: long values are read from the socket into their own buffers. */
+    void receiveValuesInPlace() {
+        plaintext = true;
+    }
+
     /** The free part of the long value being received, for the socket to be read into; null when none. */
     ByteBuf receiveWindow() {
         return parser == null || rejected ? null : parser.receiveWindow();
@@ -96,6 +105,24 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         }
         gw.stats.inputBytes.add(in.readableBytes());
         after(parser.feed(in, this::accept));
+        followLowWater();
+    }
+
+    /**
+     * After each read: while a long value arrives into its own buffer, the socket's low-water mark is the value's
+     * bytes still to come, so the next wake-up reads them at once; else back to the kernel's default (plaintext
+     * only: with TLS the socket's bytes are records).
+     */
+    private void followLowWater() {
+        long toCome = parser == null || rejected ? 0 : parser.valueBytesToCome();
+        if (toCome > 0 && plaintext) {
+            if (lowWater == null) {
+                lowWater = new io.tiffin.core.transport.ReceiveLowWater(ctx.channel());
+            }
+            lowWater.await(toCome);
+        } else if (lowWater != null) {
+            lowWater.reset();
+        }
     }
 
     @Override

@@ -102,6 +102,17 @@ final class RespParser {
         return window;
     }
 
+    /**
+     * Bytes of the long value being received that are still to come and would be read into its own buffer (as
+     * {@link #receiveWindow} offers it); 0 when none.
+     */
+    long valueBytesToCome() {
+        if (bulk == null || error != null || closed || (cum != null && cum.isReadable())) {
+            return 0;
+        }
+        return bulk.writableBytes();
+    }
+
     /** Parses {@code in} (taking it over) after the bytes held; complete commands go to {@code out}, in order. */
     Outcome feed(ByteBuf in, Consumer<RespCommand> out) {
         if (in == window) {

@@ -7,7 +7,8 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
- * A channel's receive low-water mark ({@code SO_RCVLOWAT}) while a placed bulk arrives ({@link BulkPlacement}):
+ * A channel's receive low-water mark ({@code SO_RCVLOWAT}) while a long value arrives (a placed bulk, {@link
+ * BulkPlacement}; a Redis value read into its own buffer, in the gateway):
  * the kernel reports the socket readable only once that many bytes wait in it (or its receive window is about to
  * close), so the event loop wakes and reads once per {@link #MAX} bytes of a bulk instead of once per segment
  * the sender's writes arrive in (about every 64 KiB on loopback). The mark never exceeds the bytes of the bulk
@@ -20,7 +21,7 @@ import org.apache.logging.log4j.Logger;
  *
  * <p>Not thread-safe: one per channel, used on its event loop only.
  */
-final class ReceiveLowWater {
+public final class ReceiveLowWater {
     private static final Logger LOG = LogManager.getLogger(ReceiveLowWater.class);
     /** {@code SOL_SOCKET} and {@code SO_RCVLOWAT} on Linux. */
     private static final IntegerUnixChannelOption SO_RCVLOWAT = new IntegerUnixChannelOption("SO_RCVLOWAT", 1, 18);
@@ -37,13 +38,14 @@ final class ReceiveLowWater {
     /** The mark set now; 1 = the kernel's default. */
     private int mark = 1;
 
-    ReceiveLowWater(Channel channel) {
+    /** @param channel the channel whose socket it marks */
+    public ReceiveLowWater(Channel channel) {
         this.channel = channel;
         this.usable = channel instanceof UnixChannel;
     }
 
     /** A placed bulk has {@code remaining} bytes still to come: the mark becomes at most that many. */
-    void await(long remaining) {
+    public void await(long remaining) {
         if (remaining < MIN) {
             reset();
             return;
@@ -55,7 +57,7 @@ final class ReceiveLowWater {
     }
 
     /** Back to the kernel's default: readable from one byte. */
-    void reset() {
+    public void reset() {
         if (mark != 1 && channel.isOpen()) {
             set(1);
         }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -51,6 +52,31 @@ class GatewayProtocolTest {
             assertThat(text(s.read())).isEqualTo("it's");
             assertThat(s.read()).isEqualTo("OK");
             assertThat(text(s.read())).isEqualTo("x y");
+        }
+    }
+
+    @Test
+    void aLongValueWhoseBytesArriveInPiecesAndLastOnesOneByOneIsStoredExactly() throws InterruptedException {
+        // read into the value's own buffer with the socket's low-water mark at the bytes still to come: the mark
+        // must follow them down, or the last bytes would wake no read
+        byte[] value = GatewayFixture.randomValue(3 << 20, 21);
+        byte[] set = command("SET", "pieces", value);
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            int[] cuts = {64 << 10, 1 << 20, 2 << 20, set.length - 50};
+            int at = 0;
+            for (int cut : cuts) {
+                s.send(Arrays.copyOfRange(set, at, cut));
+                at = cut;
+                Thread.sleep(30);
+            }
+            for (; at < set.length; at++) {
+                s.send(Arrays.copyOfRange(set, at, at + 1));
+                Thread.sleep(2);
+            }
+            assertThat(s.read()).isEqualTo("OK");
+            s.send(command("GET", "pieces"));
+            assertThat((byte[]) s.read()).isEqualTo(value);
+            assertThat(s.call("PING")).as("a short command right after").isEqualTo("PONG");
         }
     }
 
