@@ -44,7 +44,7 @@ public final class ReceiveLowWater {
         this.usable = channel instanceof UnixChannel;
     }
 
-    /** A placed bulk has {@code remaining} bytes still to come: the mark becomes at most that many. */
+    /** The value being received has {@code remaining} bytes still to come: the mark becomes at most that many. */
     public void await(long remaining) {
         if (remaining < MIN) {
             reset();

@@ -77,6 +77,12 @@ class ReceiveLowWaterTest {
                 }).bind("127.0.0.1", 0).sync().channel();
     }
 
+    /** A server on Linux's native transport (the test is skipped where there is none). */
+    private void startEpoll() throws InterruptedException {
+        assumeThat(EventLoops.usesEpoll(true)).as("Linux's native transport").isTrue();
+        start(true);
+    }
+
     @BeforeEach
     void setUp() {
         reads.set(0);
@@ -105,6 +111,32 @@ class ReceiveLowWaterTest {
         return f.get(10, TimeUnit.SECONDS);
     }
 
+    /** {@link ReceiveLowWater#await} on the channel's event loop, as the codecs call it. */
+    private static void await(Channel ch, ReceiveLowWater mark, long toCome) throws Exception {
+        onLoop(ch, () -> {
+            mark.await(toCome);
+            return null;
+        });
+    }
+
+    /** The kernel's receive low-water mark of the channel's socket. */
+    private static int markOf(Channel ch) throws Exception {
+        return onLoop(ch, () -> ch.config().getOption(SO_RCVLOWAT));
+    }
+
+    /** Connects {@code peer} and returns the server's channel of the connection, after {@code warm} bytes through it. */
+    private Channel connect(Socket peer, int warm) throws Exception {
+        peer.setTcpNoDelay(true);
+        peer.connect((InetSocketAddress) server.localAddress());
+        Channel ch = accepted.poll(10, TimeUnit.SECONDS);
+        if (warm > 0) {
+            // a connection in use: the kernel has grown its receive window (a fresh one's may close before the mark)
+            peer.getOutputStream().write(new byte[warm]);
+            awaitBytes(warm);
+        }
+        return ch;
+    }
+
     private static void sendInPieces(OutputStream out, int total, int piece) throws Exception {
         byte[] chunk = new byte[piece];
         for (int sent = 0; sent < total; sent += piece) {
@@ -116,19 +148,13 @@ class ReceiveLowWaterTest {
 
     @Test
     void bytesArrivingInPiecesWakeTheLoopOnceTheMarkIsReached() throws Exception {
-        assumeThat(EventLoops.usesEpoll(true)).as("Linux's native transport").isTrue();
-        start(true);
+        startEpoll();
+        int warm = 16 << 20;
         try (Socket peer = new Socket()) {
-            peer.setTcpNoDelay(true);
-            peer.connect((InetSocketAddress) server.localAddress());
-            Channel ch = accepted.poll(10, TimeUnit.SECONDS);
+            Channel ch = connect(peer, warm);
             ReceiveLowWater mark = new ReceiveLowWater(ch);
             int bulk = 512 << 10;
 
-            // a connection in use: the kernel has grown its receive window (a fresh one's would close before the mark)
-            int warm = 16 << 20;
-            peer.getOutputStream().write(new byte[warm]);
-            awaitBytes(warm);
             // without a mark: a read per piece (16 pieces of 32 KiB, 5 ms apart)
             reads.set(0);
             sendInPieces(peer.getOutputStream(), bulk, 32 << 10);
@@ -142,30 +168,21 @@ class ReceiveLowWaterTest {
                 following = mark;
                 return null;
             });
-            assertThat(onLoop(ch, () -> ch.config().getOption(SO_RCVLOWAT))).isEqualTo(bulk);
+            assertThat(markOf(ch)).isEqualTo(bulk);
             sendInPieces(peer.getOutputStream(), bulk, 32 << 10);
             awaitBytes(warm + 2L * bulk);
             // the kernel may report the socket readable early once (its receive window about to close)
             assertThat(reads.get()).as("reads of the marked bulk (unmarked: %d)", unmarked).isLessThanOrEqualTo(3);
-            assertThat(onLoop(ch, () -> ch.config().getOption(SO_RCVLOWAT))).as("reset once it came").isEqualTo(1);
+            assertThat(markOf(ch)).as("reset once it came").isEqualTo(1);
             following = null;
 
             // the mark follows what is still to come, down to the kernel's default below MIN
-            onLoop(ch, () -> {
-                mark.await(4L << 20);
-                return null;
-            });
-            assertThat(onLoop(ch, () -> ch.config().getOption(SO_RCVLOWAT))).isEqualTo(ReceiveLowWater.MAX);
-            onLoop(ch, () -> {
-                mark.await(300_000);
-                return null;
-            });
-            assertThat(onLoop(ch, () -> ch.config().getOption(SO_RCVLOWAT))).isEqualTo(300_000);
-            onLoop(ch, () -> {
-                mark.await(ReceiveLowWater.MIN - 1);
-                return null;
-            });
-            assertThat(onLoop(ch, () -> ch.config().getOption(SO_RCVLOWAT))).isEqualTo(1);
+            await(ch, mark, 4L << 20);
+            assertThat(markOf(ch)).isEqualTo(ReceiveLowWater.MAX);
+            await(ch, mark, 300_000);
+            assertThat(markOf(ch)).isEqualTo(300_000);
+            await(ch, mark, ReceiveLowWater.MIN - 1);
+            assertThat(markOf(ch)).isEqualTo(1);
 
             // reset: a single byte wakes the loop again
             onLoop(ch, () -> {
@@ -180,24 +197,18 @@ class ReceiveLowWaterTest {
 
     @Test
     void bytesAlreadyWaitingPastALoweredMarkAreReadAtOnce() throws Exception {
-        assumeThat(EventLoops.usesEpoll(true)).as("Linux's native transport").isTrue();
-        start(true);
+        startEpoll();
+        int warm = 16 << 20;
         try (Socket peer = new Socket()) {
-            peer.connect((InetSocketAddress) server.localAddress());
-            Channel ch = accepted.poll(10, TimeUnit.SECONDS);
+            Channel ch = connect(peer, warm);
             ReceiveLowWater mark = new ReceiveLowWater(ch);
-            onLoop(ch, () -> {
-                mark.await(1 << 20);
-                return null;
-            });
+            reads.set(0);
+            await(ch, mark, 1 << 20);
             sendInPieces(peer.getOutputStream(), 200 << 10, 50 << 10);
             Thread.sleep(100);
             assertThat(reads.get()).as("below the mark: nothing read yet").isZero();
-            onLoop(ch, () -> {
-                mark.await(200 << 10); // the bulk turned out shorter: its bytes are all there
-                return null;
-            });
-            awaitBytes(200 << 10);
+            await(ch, mark, 200 << 10); // the bulk turned out shorter: its bytes are all there
+            awaitBytes(warm + (200 << 10));
         }
     }
 
@@ -205,13 +216,8 @@ class ReceiveLowWaterTest {
     void aChannelOfTheJdkTransportIsLeftAsItIs() throws Exception {
         start(false);
         try (Socket peer = new Socket()) {
-            peer.connect((InetSocketAddress) server.localAddress());
-            Channel ch = accepted.poll(10, TimeUnit.SECONDS);
-            ReceiveLowWater mark = new ReceiveLowWater(ch);
-            onLoop(ch, () -> {
-                mark.await(1 << 20);
-                return null;
-            });
+            Channel ch = connect(peer, 0);
+            await(ch, new ReceiveLowWater(ch), 1 << 20);
             peer.getOutputStream().write(new byte[1000]);
             awaitBytes(1000);
         }
