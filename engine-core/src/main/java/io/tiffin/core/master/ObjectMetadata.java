@@ -379,8 +379,15 @@ final class ObjectMetadata {
         }
     }
 
-    /** Drops replicas whose segment is gone; returns how many were dropped. */
+    /**
+     * Drops replicas whose segment is gone; returns how many were dropped. A sweep asks every object after a node
+     * leaves: one replica on a live segment, as nearly every object has, is answered without a list view.
+     */
     int dropDeadReplicas() {
+        Object slot = replicaSlot;
+        if (slot == null || slot instanceof ReplicaRecord r && !r.isOnDeadSegment()) {
+            return 0;
+        }
         List<ReplicaRecord> replicas = replicas();
         int before = replicas.size();
         replicas.removeIf(ReplicaRecord::isOnDeadSegment);

@@ -1,9 +1,9 @@
 package io.tiffin.core.master;
 
+import com.google.common.base.Utf8;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.core.keys.KeyQuery;
 import io.tiffin.core.util.Ticker;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,12 +56,17 @@ final class ObjectTable {
         }
     }
 
-    /** INVALID_KEY for an empty key or one longer than the limit; OK otherwise. */
+    /**
+     * INVALID_KEY for an empty key or one longer than the limit (in UTF-8 bytes); OK otherwise. A key of at most a
+     * third of the limit in chars fits whatever its chars (three bytes at most each) and is not measured further:
+     * every PutStart checks its keys, and encoding each to count its bytes was a copy per key.
+     */
     ErrorCode validateKey(String key) {
         if (key == null || key.isEmpty()) {
             return ErrorCode.INVALID_KEY;
         }
-        if (key.length() > maxKeyLength || key.getBytes(StandardCharsets.UTF_8).length > maxKeyLength) {
+        if (key.length() > maxKeyLength
+                || key.length() > maxKeyLength / 3 && Utf8.encodedLength(key) > maxKeyLength) {
             return ErrorCode.INVALID_KEY;
         }
         return ErrorCode.OK;

@@ -32,6 +32,11 @@ class ObjectTableTest {
         assertThat(table.validateKey("abcd")).isEqualTo(ErrorCode.OK);
         assertThat(table.validateKey("abcde")).isEqualTo(ErrorCode.INVALID_KEY);
         assertThat(table.validateKey("ééé")).as("6 bytes of UTF-8").isEqualTo(ErrorCode.INVALID_KEY);
+        // the limit is 4 bytes: one char of any kind fits without being measured, more are measured
+        assertThat(table.validateKey("\u20ac")).as("3 bytes of UTF-8").isEqualTo(ErrorCode.OK);
+        assertThat(table.validateKey("\u20ac\u20ac")).as("6 bytes of UTF-8").isEqualTo(ErrorCode.INVALID_KEY);
+        assertThat(table.validateKey("\ud83d\ude00")).as("a surrogate pair: 4 bytes").isEqualTo(ErrorCode.OK);
+        assertThat(table.validateKey("a\ud83d\ude00")).as("5 bytes").isEqualTo(ErrorCode.INVALID_KEY);
         assertThat(table.validateKey("")).isEqualTo(ErrorCode.INVALID_KEY);
         assertThat(table.validateKey(null)).isEqualTo(ErrorCode.INVALID_KEY);
     }
