@@ -394,9 +394,9 @@ public final class MasterRpcService implements InProcessMaster {
             KeyRequest req = r.parseControl(KeyRequest.parser());
             CacheHold hold = new CacheHold(req.getCacheOwner());
             ErrorCode ended = master.putEnd(r.peer().writer(req.getClientId()), req.getKey(), req.getCrc32C(), hold);
-            String timedOut = ended == ErrorCode.OK ? null : master.timedOutPutEnd(req.getKey(), ended);
-            if (timedOut != null) {
-                throw new TiffinException(ErrorCode.INVALID_WRITE, timedOut);
+            String why = ended == ErrorCode.OK ? null : master.putEndFailure(req.getKey(), ended);
+            if (why != null) {
+                throw new TiffinException(ended, why);
             }
             throwIfFailed(ended, req.getKey());
             return new Held(Empty.getDefaultInstance(), Math.max(master.restartGuardUntilMillis(), hold.untilMillis()),

@@ -399,11 +399,11 @@ public final class MasterService {
     }
 
     /**
-     * Why a PutEnd of {@code key} that failed with {@code code} failed, when its put timed out ({@code
-     * master.put-timeout}) and was freed: a message for its writer; else null.
+     * Why a PutEnd of {@code key} failed with {@code code}, for its writer: its put timed out ({@code
+     * master.put-timeout}) and was freed, or this master holds nothing of it (OBJECT_NOT_FOUND); else null.
      */
-    public String timedOutPutEnd(String key, ErrorCode code) {
-        return puts.timedOutPutEnd(key, code);
+    public String putEndFailure(String key, ErrorCode code) {
+        return puts.putEndFailure(key, code);
     }
 
     /** Abandons an unfinished put and frees its buffers. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */

@@ -403,10 +403,17 @@ final class PutCoordinator {
     }
 
     /**
-     * Why a PutEnd of {@code key} that failed with {@code code} failed, when it is because its put
-     * timed out ({@code master.put-timeout}) and was freed; else null.
+     * Why a PutEnd of {@code key} failed with {@code code}, for its writer: a put that timed out ({@code
+     * master.put-timeout}) and was freed, or one this master holds nothing of (OBJECT_NOT_FOUND: to a writer that
+     * reads as "your key is missing" otherwise, where it means the put did not take effect); null for other codes.
      */
-    String timedOutPutEnd(String key, ErrorCode code) {
+    String putEndFailure(String key, ErrorCode code) {
+        if (code == ErrorCode.OBJECT_NOT_FOUND) {
+            return key + ": OBJECT_NOT_FOUND: this master holds no put of the key in progress (its replicas were on"
+                    + " a node that left, the key or the version it was to replace was removed while it was written,"
+                    + " the put was revoked, or this master took over before any node recorded it); nothing was"
+                    + " stored: put the object again";
+        }
         if (code != ErrorCode.INVALID_WRITE) {
             return null;
         }

@@ -44,4 +44,22 @@ class PutTimeoutClusterTest {
             assertThat(again.getReplicasCount()).as("the key can be put again").isEqualTo(grant.getReplicasCount());
         }
     }
+
+    @Test
+    void aPutEndThatFindsNoPutSaysTheObjectWasNotStored() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB);
+             BlockingConnectionPool pool = new BlockingConnectionPool("t", TransportSettings.defaults(), "writer")) {
+            PutStartRequest start = PutStartRequest.newBuilder().setKey("k").setSize(MiB)
+                    .setOptions(Messages.toMsg(PutOptions.DEFAULT)).setPutId(7).build();
+            pool.call(cluster.masterAddress(), Opcode.PUT_START, start, PutStartReply.parser());
+            pool.call(cluster.masterAddress(), Opcode.PUT_REVOKE, KeyRequest.newBuilder().setKey("k").build(),
+                    Empty.parser());
+
+            TiffinException end = catchThrowableOfType(TiffinException.class, () -> pool.call(cluster.masterAddress(),
+                    Opcode.PUT_END, KeyRequest.newBuilder().setKey("k").build(), Empty.parser()));
+            assertThat(end.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(end.getMessage()).startsWith("k: OBJECT_NOT_FOUND: this master holds no put of the key in"
+                    + " progress").endsWith("nothing was stored: put the object again");
+        }
+    }
 }

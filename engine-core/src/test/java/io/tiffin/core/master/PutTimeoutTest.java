@@ -58,15 +58,19 @@ class PutTimeoutTest {
 
         ErrorCode late = master.putEnd("w1", "k");
         assertThat(late).isEqualTo(ErrorCode.INVALID_WRITE);
-        assertThat(master.timedOutPutEnd("k", late)).isEqualTo("k: INVALID_WRITE: the put timed out: neither PutEnd"
+        assertThat(master.putEndFailure("k", late)).isEqualTo("k: INVALID_WRITE: the put timed out: neither PutEnd"
                 + " nor PutRevoke came within master.put-timeout = 60s of its PutStart, so the master freed its space"
                 + " (0 ms ago); put the object again");
         assertThat(master.putEnd("w1", "never-put")).as("a put that never started").isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(master.putEndFailure("never-put", ErrorCode.OBJECT_NOT_FOUND)).as("says the put did not take effect")
+                .startsWith("never-put: OBJECT_NOT_FOUND: this master holds no put of the key in progress")
+                .endsWith("nothing was stored: put the object again");
+        assertThat(master.putEndFailure("k", ErrorCode.ILLEGAL_CLIENT)).as("another writer's put: the usual hint").isNull();
 
         assertThat(master.putStart("w1", "k", 4096, PutOptions.DEFAULT, 8).code()).as("the key can be put again")
                 .isEqualTo(ErrorCode.OK);
         assertThat(master.putEnd("w1", "k")).isEqualTo(ErrorCode.OK);
-        assertThat(master.timedOutPutEnd("k", ErrorCode.INVALID_WRITE)).as("forgotten once the key is put again")
+        assertThat(master.putEndFailure("k", ErrorCode.INVALID_WRITE)).as("forgotten once the key is put again")
                 .isNull();
     }
 
@@ -86,7 +90,7 @@ class PutTimeoutTest {
         assertThat(master.getReplicaList("k").value().size()).as("the replaced value stays").isEqualTo(4096);
         ErrorCode late = master.putEnd("w2", "k");
         assertThat(late).isEqualTo(ErrorCode.INVALID_WRITE);
-        assertThat(master.timedOutPutEnd("k", late)).contains("the put timed out").endsWith("put the object again");
+        assertThat(master.putEndFailure("k", late)).contains("the put timed out").endsWith("put the object again");
         assertThat(master.getReplicaList("k").value().size()).isEqualTo(4096);
     }
 
