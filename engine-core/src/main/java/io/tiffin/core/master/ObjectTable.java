@@ -57,9 +57,9 @@ final class ObjectTable {
     }
 
     /**
-     * INVALID_KEY for an empty key or one longer than the limit (in UTF-8 bytes); OK otherwise. A key of at most a
-     * third of the limit in chars fits whatever its chars (three bytes at most each) and is not measured further:
-     * every PutStart checks its keys, and encoding each to count its bytes was a copy per key.
+     * INVALID_KEY for an empty key or one longer than the limit (in UTF-8 bytes); OK otherwise. Every PutStart checks
+     * its keys: one of at most a third of the limit in chars fits whatever its chars (three bytes at most each), and
+     * only a longer one is measured, without being encoded.
      */
     ErrorCode validateKey(String key) {
         if (key == null || key.isEmpty()) {
