@@ -91,6 +91,11 @@ class BulkPlacementTest {
         return req;
     }
 
+    /** A server whose frame timeout is {@code timeout}. */
+    private TransportServer serverWithFrameTimeout(Duration timeout) {
+        return server(settings().withLimits(settings().limits().withFrameTimeout(timeout)));
+    }
+
     private TransportServer server(TransportSettings settings) {
         TransportServer server = new TransportServer("placement-test", settings);
         resources.add(server);
@@ -305,8 +310,7 @@ class BulkPlacementTest {
 
     @Test
     void stalledPlacedBulkIsClosedAtTheFrameTimeout() throws Exception {
-        TransportServer server = server(settings().withLimits(settings().limits().withFrameTimeout(Duration.ofMillis(300))));
-        RawPeer peer = peer(server);
+        RawPeer peer = peer(serverWithFrameTimeout(Duration.ofMillis(300)));
         int size = 1 << 20;
         byte[] frame = write(peer, "seg", 0, size, random(size, 9));
         peer.send(Arrays.copyOfRange(frame, 0, 8192));
@@ -320,8 +324,7 @@ class BulkPlacementTest {
     void placedBulkWhoseSenderGoesSilentIsClosedAtTheFrameTimeout() throws Exception {
         // no later byte arrives to wake a read (and the socket's low-water mark holds back the ones that do): the
         // frame timeout is kept by a timer
-        TransportServer server = server(settings().withLimits(settings().limits().withFrameTimeout(Duration.ofMillis(300))));
-        RawPeer peer = peer(server);
+        RawPeer peer = peer(serverWithFrameTimeout(Duration.ofMillis(300)));
         int size = 4 << 20;
         byte[] frame = write(peer, "seg", 0, size, random(size, 13));
         peer.send(Arrays.copyOfRange(frame, 0, 200 << 10));
