@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.tiffin.core.transport.ReceiveLowWater;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,7 +50,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
     private ReadyGets readyGets;
     private ReadySets readySets;
     /** The socket's low-water mark while a long value arrives into its own buffer (plaintext only); else null. */
-    private io.tiffin.core.transport.ReceiveLowWater lowWater;
+    private ReceiveLowWater lowWater;
     /** The socket's bytes are RESP (no TLS): long values are read into their own buffers. Set before any read. */
     private boolean plaintext;
     private boolean counted;
@@ -117,7 +118,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         long toCome = parser == null || rejected ? 0 : parser.valueBytesToCome();
         if (toCome > 0 && plaintext) {
             if (lowWater == null) {
-                lowWater = new io.tiffin.core.transport.ReceiveLowWater(ctx.channel());
+                lowWater = new ReceiveLowWater(ctx.channel());
             }
             lowWater.await(toCome);
         } else if (lowWater != null) {

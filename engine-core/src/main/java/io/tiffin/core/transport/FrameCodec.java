@@ -8,11 +8,13 @@ import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.MessageToMessageEncoder;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.util.Ticker;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -243,7 +245,7 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         /** The socket's low-water mark while a bulk is placed (set with {@link #placement}). */
         private ReceiveLowWater lowWater;
         /** Enforces the frame timeout on a placed bulk whose bytes wake no read (see {@link ReceiveLowWater}). */
-        private io.netty.util.concurrent.ScheduledFuture<?> stallTimer;
+        private ScheduledFuture<?> stallTimer;
         /** The header and control part of the frame whose bulk is being placed; null when none is. */
         private FrameHeader placing;
         private ByteBuf placingControl;
@@ -371,7 +373,7 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                     if (placing == h && stalled()) {
                         refuseStalled(ctx);
                     }
-                }, frameTimeoutNanos + 1, java.util.concurrent.TimeUnit.NANOSECONDS);
+                }, frameTimeoutNanos + 1, TimeUnit.NANOSECONDS);
             }
             if (composite) {
                 composite = false;
