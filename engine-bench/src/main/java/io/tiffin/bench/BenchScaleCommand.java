@@ -215,7 +215,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 filled = stage;
                 boolean firstStage = stage == stages(keys).getFirst();
                 String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
-                        pingInterval, settings, nodeGroup, clients.getFirst(), firstStage));
+                        pingInterval, settings, nodeGroup, clients.getFirst(), firstStage, probe));
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
@@ -477,9 +477,12 @@ public final class BenchScaleCommand implements Callable<Integer> {
      * figure to compare with is {@code get_p99_us}, measured just before. At the first stage the same joins and
      * leaves run {@value #JOIN_WARMUP_ROUNDS} times untimed first, as the Gets are warmed up: the first joins
      * after the nodes' mounts still ran the connection and mount paths of both JVMs through their compilers.
+     * Each round's printed figures come with the milliseconds the compilers of the master ({@code probe}'s
+     * process; "?" without one) and of this JVM spent during its join and leave: a slow round with busy compilers
+     * is the join path still being compiled, on the cores the timed Gets share.
      */
     private String joinAndLeave(long count, String host, int port, Duration pingInterval, TransportSettings settings,
-            EventLoopGroup group, TransportClient client, boolean first) throws InterruptedException {
+            EventLoopGroup group, TransportClient client, boolean first, ProcessProbe probe) throws InterruptedException {
         if (joinNodes == 0) {
             return ",";
         }
@@ -493,6 +496,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
         List<long[]> leaves = new ArrayList<>();
         StringBuilder perRound = new StringBuilder();
         for (int r = 0; r < joinRounds; r++) {
+            Map<String, ProcessProbe.ThreadTicks> masterBefore = probe == null ? null : probe.threadCpuTicks();
+            long benchBefore = JitClock.self();
             AtomicReference<FakeNodes> joined = new AtomicReference<>();
             String prefix = "scale-" + runId + "-join" + count + "-" + r;
             long[] join = getsWhile(client, count, r, () -> joined.set(new FakeNodes(host, port, prefix, joinNodes,
@@ -500,12 +505,17 @@ public final class BenchScaleCommand implements Callable<Integer> {
             long[] leave = getsWhile(client, count, r, () -> joined.get().close(true));
             joins.add(join);
             leaves.add(leave);
+            String masterJit = masterBefore == null ? "?" : Long.toString(1000 * ProcessProbe.ticksByKind(masterBefore,
+                    probe.threadCpuTicks()).getOrDefault("JIT", 0L) / ProcessProbe.CLOCK_TICKS_PER_SECOND);
+            String benchJit = benchBefore < 0 ? "?" : Long.toString(JitClock.self() - benchBefore);
             perRound.append(r == 0 ? "" : ", ").append(BenchSupport.fmt(percentile(join, 99) / 1e3, 0)).append('/')
-                    .append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0));
+                    .append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0))
+                    .append(" (").append(masterJit).append('/').append(benchJit).append(')');
         }
         long[] join = pooled(joins);
         long[] leave = pooled(leaves);
-        System.out.printf("%d nodes joined and left %d times during %d and %d Gets; p99 µs per round, join/leave: %s%n",
+        System.out.printf("%d nodes joined and left %d times during %d and %d Gets; p99 µs per round, join/leave"
+                + " (JIT ms in the round, master/bench JVM): %s%n",
                 joinNodes, joinRounds, join.length, leave.length, perRound);
         return BenchSupport.fmt(percentile(join, 99) / 1e3, 1) + "," + BenchSupport.fmt(percentile(leave, 99) / 1e3, 1);
     }

@@ -30,9 +30,21 @@ class BenchScaleCommandTest {
     void fillsAMasterProcessAndWritesOneSaneRowPerStage() throws Exception {
         Path csv = dir.resolve("scale.csv");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = tiffin(err, "bench", "scale", "--keys", "120000", "--segments", "20", "--nodes", "20", "--csv",
-                csv.toString(), "--join-nodes", "10", "--heartbeat-window", "2", "--jit-settle", "10");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream stdout = System.out;
+        int exit;
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8)); // the bench prints its progress there
+        try {
+            exit = tiffin(err, "bench", "scale", "--keys", "120000", "--segments", "20", "--nodes", "20", "--csv",
+                    csv.toString(), "--join-nodes", "10", "--join-rounds", "2", "--heartbeat-window", "2",
+                    "--jit-settle", "10");
+        } finally {
+            System.setOut(stdout);
+        }
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        // per stage, each join round's p99s with the compile time of the master process and of the bench's JVM
+        assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("join/leave \\(JIT ms in the round, master/"
+                + "bench JVM\\): \\d+/\\d+ \\(\\d+/\\d+\\), \\d+/\\d+ \\(\\d+/\\d+\\)\n");
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows.getFirst()).isEqualTo("keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,"
                 + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us,"
