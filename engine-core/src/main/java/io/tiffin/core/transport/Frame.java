@@ -65,8 +65,11 @@ public final class Frame extends AbstractReferenceCounted {
     private final ByteBuf control;
     private final ByteBuf bulk;
     /**
-     * The control message itself, for a request made in this JVM ({@link #inProcessRequest}): then {@link #control}
-     * is empty and {@link #parseControl} hands this object out (messages are immutable) instead of parsing bytes.
+     * The control message itself, unserialised, for a frame made in this JVM: a request made in this JVM
+     * ({@link #inProcessRequest}), and every request or response it sends ({@link #request}, {@link #response}),
+     * which the encoder serialises straight into the frame's header buffer (no array of its own, no second copy).
+     * Then {@link #control} is empty and {@link #parseControl} hands this object out (messages are immutable)
+     * instead of parsing bytes.
      */
     private final MessageLite message;
     /** Whether the bulk was received straight into its destination ({@link BulkPlacer}). */
@@ -110,9 +113,12 @@ public final class Frame extends AbstractReferenceCounted {
         this.bulkPlaced = bulkPlaced;
     }
 
-    /** A request frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
+    /**
+     * A request frame whose control part is {@code control} (serialised when encoded; null = none); takes
+     * ownership of {@code bulk}.
+     */
     public static Frame request(Opcode opcode, long requestId, MessageLite control, ByteBuf bulk) {
-        return new Frame(Kind.REQUEST, opcode, requestId, ErrorCode.OK, serialize(control, bulk), bulk);
+        return new Frame(Kind.REQUEST, opcode, requestId, ErrorCode.OK, null, bulk, control, false);
     }
 
     /**
@@ -125,25 +131,12 @@ public final class Frame extends AbstractReferenceCounted {
                 false);
     }
 
-    /** A response frame whose control part is {@code control} serialised; takes ownership of {@code bulk}. */
+    /**
+     * A response frame whose control part is {@code control} (serialised when encoded; null = none); takes
+     * ownership of {@code bulk}.
+     */
     public static Frame response(Opcode opcode, long requestId, ErrorCode status, MessageLite control, ByteBuf bulk) {
-        return new Frame(Kind.RESPONSE, opcode, requestId, status, serialize(control, bulk), bulk);
-    }
-
-    private static ByteBuf serialize(MessageLite control, ByteBuf bulkToReleaseOnFailure) {
-        try {
-            if (control == null) {
-                return Unpooled.EMPTY_BUFFER;
-            }
-            // Control messages are small; a heap array is the cheapest home until the encoder copies
-            // it next to the header.
-            return Unpooled.wrappedBuffer(control.toByteArray());
-        } catch (RuntimeException e) {
-            if (bulkToReleaseOnFailure != null) {
-                bulkToReleaseOnFailure.release();
-            }
-            throw e;
-        }
+        return new Frame(Kind.RESPONSE, opcode, requestId, status, null, bulk, control, false);
     }
 
     public Kind kind() {
@@ -163,9 +156,17 @@ public final class Frame extends AbstractReferenceCounted {
         return status;
     }
 
-    /** The serialised control message (empty for an {@link #inProcessRequest}); owned by this frame, do not release. */
+    /**
+     * The serialised control message as received (empty for a frame made in this JVM: {@link #message()}); owned by
+     * this frame, do not release.
+     */
     public ByteBuf control() {
         return control;
+    }
+
+    /** The control message of a frame made in this JVM, unserialised; null for a received frame. */
+    MessageLite message() {
+        return message;
     }
 
     /** Bytes of the control part, serialised or not. */
@@ -203,15 +204,15 @@ public final class Frame extends AbstractReferenceCounted {
     }
 
     /**
-     * Parses the control part with {@code parser}, reading straight from the buffer's memory (no copy
-     * for heap and direct buffers). Does not move the control buffer's reader index.
+     * Parses the control part with {@code parser}: from a heap buffer's array in place, from a direct buffer
+     * through a copy that protobuf 4 makes into an array of its own. Does not move the control buffer's reader index.
      *
      * @throws TiffinException {@link ErrorCode#DESERIALIZE_FAIL} if the bytes are not a valid message
      */
     @SuppressWarnings("unchecked")
     public <T extends MessageLite> T parseControl(Parser<T> parser) {
         if (message != null && message.getParserForType() == parser) {
-            return (T) message; // an in-process request: the very message, immutable
+            return (T) message; // made in this JVM: the very message, immutable
         }
         try {
             if (message != null) {

@@ -1,5 +1,7 @@
 package io.tiffin.core.transport;
 
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandler.Sharable;
@@ -12,6 +14,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.util.Ticker;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -50,8 +53,9 @@ import org.apache.logging.log4j.Logger;
  * the kernel's copy rate for large values ({@code bench kv}, docs/BENCHMARKS.md). The cost is at most 126
  * bytes per frame.
  *
- * <p><b>Encoding</b> writes the length field, header and control part into one small buffer and
- * passes the bulk part on as a separate retained slice, so bulk bytes are never copied. The encoder
+ * <p><b>Encoding</b> writes the length field, header and control part into one small buffer (a frame made in
+ * this JVM carries its control message unserialised, and it is serialised right there) and passes the bulk part
+ * on as a separate retained slice, so bulk bytes are never copied. The encoder
  * releases the frame it encodes.
  *
  * <p><b>Decoding</b> accumulates bytes until a whole frame is present and emits a {@link Frame} whose
@@ -188,8 +192,9 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
         @Override
         protected void encode(ChannelHandlerContext ctx, Frame frame, List<Object> out) {
             ByteBuf control = frame.control();
+            MessageLite message = frame.message();
             ByteBuf bulk = frame.bulk();
-            int controlLength = control.readableBytes();
+            int controlLength = message != null ? message.getSerializedSize() : control.readableBytes();
             int bulkLength = bulk.readableBytes();
             long length = frameSize(controlLength, bulkLength) - LENGTH_FIELD_SIZE;
             if (length > Integer.MAX_VALUE) {
@@ -205,9 +210,13 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                     .writeLong(frame.requestId())
                     .writeInt(frame.status().value())
                     .writeInt(controlLength)
-                    .writeInt(bulkLength)
-                    .writeBytes(control, control.readerIndex(), controlLength)
-                    .writeZero(head - header.writerIndex());
+                    .writeInt(bulkLength);
+            if (message == null) {
+                header.writeBytes(control, control.readerIndex(), controlLength);
+            } else if (controlLength > 0) {
+                writeMessage(message, header, controlLength);
+            }
+            header.writeZero(head - header.writerIndex());
             out.add(header);
             if (bulkLength > 0) {
                 out.add(bulk.retainedSlice());
@@ -217,6 +226,20 @@ public final class FrameCodec extends CombinedChannelDuplexHandler<FrameCodec.De
                 }
             }
         }
+    }
+
+    /** Serialises {@code message} ({@code length} bytes) at {@code out}'s writer index, releasing {@code out} on failure. */
+    private static void writeMessage(MessageLite message, ByteBuf out, int length) {
+        try {
+            CodedOutputStream cos = CodedOutputStream.newInstance(out.nioBuffer(out.writerIndex(), length));
+            message.writeTo(cos);
+            cos.checkNoSpaceLeft();
+        } catch (IOException | RuntimeException e) {
+            out.release();
+            throw new EncoderException("cannot serialise a " + message.getClass().getSimpleName() + " of " + length
+                    + " bytes", e);
+        }
+        out.writerIndex(out.writerIndex() + length);
     }
 
     /**

@@ -2,11 +2,16 @@ package io.tiffin.core.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.embedded.EmbeddedChannel;
 import io.tiffin.core.transport.proto.BatchKeysRequest;
 import io.tiffin.core.transport.proto.KeyRequest;
 import org.junit.jupiter.api.Test;
 
-/** A request made in this JVM hands its message to the handler as it is, and as bytes to any other type. */
+/**
+ * A frame made in this JVM hands its message to a parser of its type as it is, and as bytes to any other type; the
+ * encoder serialises it, and the frame decoded from those bytes parses to an equal message.
+ */
 class InProcessFrameTest {
     private final KeyRequest request = KeyRequest.newBuilder().setClientId("c1").setKey("kv/7").setForce(true).build();
 
@@ -26,7 +31,10 @@ class InProcessFrameTest {
     @Test
     void aParserOfAnotherTypeReadsItsBytesAsOverTheWire() {
         Frame frame = Frame.inProcessRequest(Opcode.GET_REPLICA_LIST, request);
-        Frame wire = Frame.request(Opcode.GET_REPLICA_LIST, 1, request, null);
+        Frame sent = Frame.request(Opcode.GET_REPLICA_LIST, 1, request, null);
+        assertThat(sent.parseControl(KeyRequest.parser())).isSameAs(request); // made here: not serialised yet
+        assertThat(sent.controlSize()).isEqualTo(frame.controlSize());
+        Frame wire = overTheWire(sent);
         try {
             // field 1 (client_id) and 3 (force) mean the same in BatchKeysRequest; field 2 is its repeated keys
             BatchKeysRequest other = frame.parseControl(BatchKeysRequest.parser());
@@ -35,10 +43,26 @@ class InProcessFrameTest {
             assertThat(other.getKeysList()).containsExactly("kv/7");
             assertThat(other.getForce()).isTrue();
             assertThat(wire.parseControl(KeyRequest.parser())).isEqualTo(request).isNotSameAs(request);
-            assertThat(wire.controlSize()).isEqualTo(frame.controlSize());
+            assertThat(wire.control().readableBytes()).isEqualTo(wire.controlSize()).isEqualTo(frame.controlSize());
         } finally {
             frame.release();
             wire.release();
         }
+    }
+
+    /** {@code frame} encoded (and released) and decoded again. */
+    private static Frame overTheWire(Frame frame) {
+        EmbeddedChannel encoder = new EmbeddedChannel(new FrameCodec(1 << 20));
+        EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(1 << 20));
+        assertThat(encoder.writeOutbound(frame)).isTrue();
+        ByteBuf part;
+        while ((part = encoder.readOutbound()) != null) {
+            decoder.writeInbound(part);
+        }
+        Frame decoded = decoder.readInbound();
+        assertThat(decoded).isNotNull();
+        assertThat(encoder.finish()).isFalse();
+        assertThat(decoder.finish()).isFalse();
+        return decoded;
     }
 }
