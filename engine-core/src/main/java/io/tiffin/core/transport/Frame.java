@@ -58,6 +58,9 @@ public final class Frame extends AbstractReferenceCounted {
         }
     }
 
+    /** Control messages larger than this are serialised when their frame is made, not by the encoder. */
+    static final int EAGER_SERIALIZE_BYTES = 64 * 1024;
+
     private final Kind kind;
     private final Opcode opcode;
     private final long requestId;
@@ -66,8 +69,9 @@ public final class Frame extends AbstractReferenceCounted {
     private final ByteBuf bulk;
     /**
      * The control message itself, unserialised, for a frame made in this JVM: a request made in this JVM
-     * ({@link #inProcessRequest}), and every request or response it sends ({@link #request}, {@link #response}),
-     * which the encoder serialises straight into the frame's header buffer (no array of its own, no second copy).
+     * ({@link #inProcessRequest}), and every request or response it sends ({@link #request}, {@link #response})
+     * of up to {@value #EAGER_SERIALIZE_BYTES} bytes, which the encoder serialises straight into the frame's header
+     * buffer (no array of its own, no second copy).
      * Then {@link #control} is empty and {@link #parseControl} hands this object out (messages are immutable)
      * instead of parsing bytes.
      */
@@ -118,7 +122,7 @@ public final class Frame extends AbstractReferenceCounted {
      * ownership of {@code bulk}.
      */
     public static Frame request(Opcode opcode, long requestId, MessageLite control, ByteBuf bulk) {
-        return new Frame(Kind.REQUEST, opcode, requestId, ErrorCode.OK, null, bulk, control, false);
+        return made(Kind.REQUEST, opcode, requestId, ErrorCode.OK, control, bulk);
     }
 
     /**
@@ -136,7 +140,29 @@ public final class Frame extends AbstractReferenceCounted {
      * ownership of {@code bulk}.
      */
     public static Frame response(Opcode opcode, long requestId, ErrorCode status, MessageLite control, ByteBuf bulk) {
-        return new Frame(Kind.RESPONSE, opcode, requestId, status, null, bulk, control, false);
+        return made(Kind.RESPONSE, opcode, requestId, status, control, bulk);
+    }
+
+    /**
+     * A frame made in this JVM: its control message kept for the encoder, or serialised here when it is larger than
+     * {@value #EAGER_SERIALIZE_BYTES} bytes (a key listing of megabytes, made on a worker thread, is serialised
+     * there rather than on the event loop that sends it, which only copies it).
+     */
+    private static Frame made(Kind kind, Opcode opcode, long requestId, ErrorCode status, MessageLite control,
+                              ByteBuf bulk) {
+        if (control == null || control.getSerializedSize() <= EAGER_SERIALIZE_BYTES) {
+            return new Frame(kind, opcode, requestId, status, null, bulk, control, false);
+        }
+        ByteBuf bytes;
+        try {
+            bytes = Unpooled.wrappedBuffer(control.toByteArray());
+        } catch (RuntimeException e) {
+            if (bulk != null) {
+                bulk.release();
+            }
+            throw e;
+        }
+        return new Frame(kind, opcode, requestId, status, bytes, bulk, null, false);
     }
 
     public Kind kind() {

@@ -50,10 +50,28 @@ class InProcessFrameTest {
         }
     }
 
+    @Test
+    void aMessageOverTheEagerLimitIsSerialisedWhenItsFrameIsMade() {
+        BatchKeysRequest.Builder b = BatchKeysRequest.newBuilder().setClientId("c1");
+        for (int i = 0; b.build().getSerializedSize() <= Frame.EAGER_SERIALIZE_BYTES; i++) {
+            b.addKeys("kv/" + i + "/" + "x".repeat(100));
+        }
+        BatchKeysRequest big = b.build();
+        Frame sent = Frame.response(Opcode.LIST_KEYS, 9, io.tiffin.api.ErrorCode.OK, big, null);
+        assertThat(sent.control().readableBytes()).isEqualTo(big.getSerializedSize()); // bytes already, no message
+        assertThat(sent.parseControl(BatchKeysRequest.parser())).isEqualTo(big).isNotSameAs(big);
+        Frame wire = overTheWire(sent);
+        try {
+            assertThat(wire.parseControl(BatchKeysRequest.parser())).isEqualTo(big);
+        } finally {
+            wire.release();
+        }
+    }
+
     /** {@code frame} encoded (and released) and decoded again. */
     private static Frame overTheWire(Frame frame) {
-        EmbeddedChannel encoder = new EmbeddedChannel(new FrameCodec(1 << 20));
-        EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(1 << 20));
+        EmbeddedChannel encoder = new EmbeddedChannel(new FrameCodec(4 << 20));
+        EmbeddedChannel decoder = new EmbeddedChannel(new FrameCodec(4 << 20));
         assertThat(encoder.writeOutbound(frame)).isTrue();
         ByteBuf part;
         while ((part = encoder.readOutbound()) != null) {
