@@ -128,6 +128,11 @@ public final class BenchScaleCommand implements Callable<Integer> {
             + " their Gets are pooled for the p99s (default ${DEFAULT-VALUE})")
     int joinRounds;
 
+    @Option(names = "--leave-nodes", defaultValue = "10", description = "after the last stage, this many of the"
+            + " nodes holding keys leave one after another (each unmounts its segments, erasing the objects on them)"
+            + " and the unmount calls are timed (at most --nodes); 0 = none (default ${DEFAULT-VALUE})")
+    int leaveNodes;
+
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
 
     @Override
@@ -138,6 +143,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (heartbeatWindow < 1 || jitSettle < 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--heartbeat-window must be >= 1 and"
                     + " --jit-settle >= 0");
+        }
+        if (leaveNodes < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--leave-nodes must be >= 0");
         }
         if (joinNodes < 0 || joinRounds < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--join-nodes must be >= 0 and"
@@ -219,6 +227,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
+            leaveLoaded(fake, filled);
             if (fake.failedPings() > 0) {
                 System.out.println("Failed pings: " + fake.failedPings() + " of " + (fake.pings() + fake.failedPings())
                         + " (last: " + fake.lastPingFailure() + ")");
@@ -236,6 +245,30 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 process.close();
             }
         }
+    }
+
+    /**
+     * {@code --leave-nodes} of the fake nodes leave, one after another, spread over the nodes: each unmount erases
+     * the objects that lived on its segment (about {@code keys / segments} each), so its time is what a node
+     * stopping gracefully costs the master at this size. Prints the unmount calls' times.
+     */
+    private void leaveLoaded(FakeNodes fake, long keys) {
+        int leaving = Math.min(leaveNodes, fake.nodeCount());
+        if (leaving == 0) {
+            return;
+        }
+        List<Long> took = new ArrayList<>();
+        for (int k = 0; k < leaving; k++) {
+            for (long ns : fake.leave(k * fake.nodeCount() / leaving)) {
+                took.add(ns);
+            }
+        }
+        long[] sorted = took.stream().mapToLong(Long::longValue).sorted().toArray();
+        System.out.printf("%d nodes holding keys left one after another at %d keys (%d unmounts of a segment with"
+                + " about %d objects): unmount ms p50 %s, max %s, all %s%n", leaving, keys, sorted.length,
+                keys / segments, BenchSupport.fmt(percentile(sorted, 50) / 1e6, 2),
+                BenchSupport.fmt(sorted[sorted.length - 1] / 1e6, 2),
+                took.stream().map(ns -> BenchSupport.fmt(ns / 1e6, 1)).collect(java.util.stream.Collectors.joining(" ")));
     }
 
     /** 100k, 1M, 10M, ... below {@code keys}, then {@code keys}. */

@@ -35,6 +35,8 @@ final class FakeNodes implements AutoCloseable {
     private final AtomicLong pings = new AtomicLong();
     private final AtomicLong failedPings = new AtomicLong();
     private volatile String lastPingFailure;
+    /** Nodes that left ({@link #leave}): they ping no more. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray left;
     /** Set once every segment is mounted: from then on a "re-mount" answer means the master dropped a node. */
     private volatile boolean mounted;
 
@@ -45,6 +47,7 @@ final class FakeNodes implements AutoCloseable {
     FakeNodes(String host, int port, String idPrefix, int nodes, int segments, long segmentCapacity,
             Duration pingInterval, TransportSettings settings, EventLoopGroup group) {
         this.idPrefix = idPrefix;
+        this.left = new java.util.concurrent.atomic.AtomicIntegerArray(nodes);
         this.pinger = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "bench-scale-ping");
             t.setDaemon(true);
@@ -86,26 +89,41 @@ final class FakeNodes implements AutoCloseable {
             TransportClient c = connections.get(i);
             String id = nodeId(i);
             PingRequest ping = PingRequest.newBuilder().setNodeId(id).build();
-            pinger.scheduleAtFixedRate(() -> c.call(Opcode.PING, ping, null).whenComplete((frame, error) -> {
-                if (frame != null) {
-                    boolean remount;
-                    try {
-                        remount = frame.parseControl(PingReply.parser()).getNeedRemount();
-                    } finally {
-                        frame.release();
-                    }
-                    if (remount && mounted) {
-                        failedPings.incrementAndGet();
-                        lastPingFailure = "the master answered " + id + " with re-mount: it dropped the node";
-                    } else {
-                        pings.incrementAndGet();
-                    }
-                } else {
-                    failedPings.incrementAndGet();
-                    lastPingFailure = error.getMessage();
+            int node = i;
+            pinger.scheduleAtFixedRate(() -> {
+                if (left.get(node) == 0) {
+                    ping(c, node, id, ping);
                 }
-            }), period * i / n, period, TimeUnit.NANOSECONDS);
+            }, period * i / n, period, TimeUnit.NANOSECONDS);
         }
+    }
+
+    private void ping(TransportClient c, int node, String id, PingRequest ping) {
+        c.call(Opcode.PING, ping, null).whenComplete((frame, error) -> {
+            if (left.get(node) != 0) {
+                if (frame != null) {
+                    frame.release(); // sent before the node left: the answer no longer matters
+                }
+                return;
+            }
+            if (frame != null) {
+                boolean remount;
+                try {
+                    remount = frame.parseControl(PingReply.parser()).getNeedRemount();
+                } finally {
+                    frame.release();
+                }
+                if (remount && mounted) {
+                    failedPings.incrementAndGet();
+                    lastPingFailure = "the master answered " + id + " with re-mount: it dropped the node";
+                } else {
+                    pings.incrementAndGet();
+                }
+            } else {
+                failedPings.incrementAndGet();
+                lastPingFailure = error.getMessage();
+            }
+        });
     }
 
     long pings() {
@@ -118,6 +136,29 @@ final class FakeNodes implements AutoCloseable {
 
     String lastPingFailure() {
         return lastPingFailure;
+    }
+
+    int nodeCount() {
+        return connections.size();
+    }
+
+    /**
+     * Node {@code i} leaves as a node stopping gracefully does: it unmounts its segments one after another (the
+     * master erases the objects that lived only there), not pinging meanwhile. Returns the wall time of each unmount
+     * call (ns), in order.
+     */
+    long[] leave(int i) {
+        List<String> names = segmentsOf.get(i);
+        long[] took = new long[names.size()];
+        left.set(i, 1); // its pings stop (the master forgets a node whose last segment went)
+        for (int k = 0; k < names.size(); k++) {
+            long t0 = System.nanoTime();
+            connections.get(i).callSync(Opcode.UNMOUNT_SEGMENT, UnmountSegmentRequest.newBuilder()
+                    .setNodeId(nodeId(i)).setSegmentName(names.get(k)).build(), Empty.parser());
+            took[k] = System.nanoTime() - t0;
+        }
+        names.clear();
+        return took;
     }
 
     /**

@@ -45,6 +45,10 @@ class BenchScaleCommandTest {
         // per stage, each join round's p99s with the compile time of the master process and of the bench's JVM
         assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("join/leave \\(JIT ms in the round, master/"
                 + "bench JVM\\): \\d+/\\d+ \\(\\d+/\\d+\\), \\d+/\\d+ \\(\\d+/\\d+\\)\n");
+        // then ten of the nodes holding keys leave, each unmount timed
+        assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("10 nodes holding keys left one after another"
+                + " at 120000 keys \\(10 unmounts of a segment with about 6000 objects\\): unmount ms p50 [0-9.]+, max"
+                + " [0-9.]+, all( [0-9.]+){10}\n");
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows.getFirst()).isEqualTo("keys,segments,rss_bytes,heap_live_bytes,bytes_per_key,get_p50_us,"
                 + "get_p99_us,batchget_keys_per_s,heartbeat_cpu_pct,join_get_p99_us,leave_get_p99_us,"

@@ -41,6 +41,12 @@ final class MountedSegment implements SegmentView {
     private volatile boolean voided;
     /** With failover on: frees wait until the node dropped the object's record ({@link NodeForgets}); else null. */
     private volatile NodeForgets forgets;
+    /**
+     * The key of the object each live allocation was made for, by allocator handle (null: a free handle), so that a
+     * segment's unmount visits the objects that had replicas here instead of every object ({@link #ownerKeys}).
+     * About 4–6 bytes per allocation (a reference per handle, and the array's growth). Guarded by this monitor.
+     */
+    private String[] owners = new String[16];
 
     MountedSegment(String name, String nodeId, String endpoint, long capacity, long incarnation, long mountEpoch) {
         this.name = name;
@@ -195,10 +201,11 @@ final class MountedSegment implements SegmentView {
     static final long ALIGNMENT = 64;
 
     /**
-     * Allocates {@code size} bytes (rounded up to {@link #ALIGNMENT}); returns the allocator handle, or
-     * -1 when the segment has no room or is not accepting allocations.
+     * Allocates {@code size} bytes (rounded up to {@link #ALIGNMENT}) for the object of {@code key}; returns the
+     * allocator handle, or -1 when the segment has no room or is not accepting allocations.
      */
-    synchronized long allocate(long size) {
+    synchronized long allocate(long size, String key) {
+        java.util.Objects.requireNonNull(key, "key");
         if (status != SegmentStatus.OK || size > largestFree) {
             return -1; // also keeps the rounding below from overflowing
         }
@@ -208,9 +215,40 @@ final class MountedSegment implements SegmentView {
         }
         long handle = allocator.allocate(aligned);
         if (handle >= 0) {
+            own(handle, key);
             refreshStats();
         }
         return handle;
+    }
+
+    private void own(long handle, String key) {
+        int h = Math.toIntExact(handle); // the allocator's node index, below 2^26
+        if (h >= owners.length) {
+            owners = java.util.Arrays.copyOf(owners, Math.max(h + 1, owners.length + (owners.length >> 1)));
+        }
+        owners[h] = key;
+    }
+
+    private void disown(long handle) {
+        if (handle < owners.length) {
+            owners[(int) handle] = null;
+        }
+    }
+
+    /**
+     * The keys of the objects this segment's live allocations were made for (a key once per allocation; its object
+     * may since have gone, or been replaced by another of the same key). Once the segment is unmounted nothing is
+     * allocated or freed here, so the list is then every object that may still have a replica on it. O(the
+     * segment's allocator nodes).
+     */
+    synchronized java.util.List<String> ownerKeys() {
+        java.util.List<String> keys = new java.util.ArrayList<>(allocator.allocationCount());
+        for (String k : owners) {
+            if (k != null) {
+                keys.add(k);
+            }
+        }
+        return keys;
     }
 
     /** The bytes an object of {@code size} takes: rounded up to {@link #ALIGNMENT}, one unit for a 0-byte object. */
@@ -228,6 +266,7 @@ final class MountedSegment implements SegmentView {
             return;
         }
         allocator.free(handle);
+        disown(handle);
         refreshStats();
     }
 
@@ -266,6 +305,7 @@ final class MountedSegment implements SegmentView {
         for (int i = 0; i < count; i++) {
             if (handles[i] >= 0) { // < 0: a record the master never allocated (dropped at attach)
                 allocator.free(handles[i]);
+                disown(handles[i]);
             }
         }
         refreshStats();
@@ -278,15 +318,20 @@ final class MountedSegment implements SegmentView {
 
     /**
      * Rebuilds the allocator from the objects the node reported ({@code ATTACH_SEGMENT}): {@code sizes} as PutStart
-     * allocated them (before {@link #ALIGNMENT}). Returns per object its handle, or -1 where it overlaps another or
-     * does not fit (the caller drops it).
+     * allocated them (before {@link #ALIGNMENT}), {@code keys} their objects'. Returns per object its handle, or -1
+     * where it overlaps another or does not fit (the caller drops it).
      */
-    synchronized long[] restore(long[] offsets, long[] sizes) {
+    synchronized long[] restore(long[] offsets, long[] sizes, String[] keys) {
         long[] aligned = new long[sizes.length];
         for (int i = 0; i < sizes.length; i++) {
             aligned[i] = aligned(sizes[i]);
         }
         long[] handles = allocator.restore(offsets, aligned);
+        for (int i = 0; i < handles.length; i++) {
+            if (handles[i] >= 0) {
+                own(handles[i], keys[i]);
+            }
+        }
         refreshStats();
         return handles;
     }

@@ -177,7 +177,7 @@ final class PutCoordinator {
             return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
         }
         List<String> preferred = options.preferredSegment().map(List::of).orElse(List.of());
-        SegmentReplicaSink sink = placement.sink(size, options.replicas());
+        SegmentReplicaSink sink = placement.sink(size, key, options.replicas());
         // clients are not nodes: the writer's node is unknown to a put (a promotion names its node). A 0-byte
         // object takes one allocation unit (MountedSegment.aligned) and its replicas say length 0.
         if (!placement.place(new AllocationRequest(Math.max(1, size), options.replicas(), preferred, ""), sink)) {

@@ -97,12 +97,14 @@ final class SegmentAttachment {
     private int takeIntoService(MountedSegment s, long mountEpoch, byte[] accessKey, List<CommitRecord> records) {
         long[] offsets = new long[records.size()];
         long[] sizes = new long[records.size()];
+        String[] keys = new String[records.size()];
         for (int i = 0; i < offsets.length; i++) {
             offsets[i] = records.get(i).getOffset();
             sizes[i] = records.get(i).getSize();
+            keys[i] = records.get(i).getKey();
         }
         s.mountedAgain(mountEpoch, accessKey); // first: a bad key leaves the segment awaiting its node
-        long[] handles = s.restore(offsets, sizes);
+        long[] handles = s.restore(offsets, sizes, keys);
         long now = ticker.millis();
         int recovered = 0;
         for (int i = 0; i < handles.length; i++) {

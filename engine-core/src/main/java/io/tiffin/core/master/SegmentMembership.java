@@ -4,6 +4,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.util.Ticker;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -61,9 +62,9 @@ final class SegmentMembership {
             }
         }
         if (!previous.isEmpty()) {
-            boolean held = false;
+            List<MountedSegment> gone = new ArrayList<>();
             for (String old : previous) {
-                held |= unmountDurably(old);
+                addIfAny(gone, unmountDurably(old));
             }
             LOG.warn("Node {} restarted (new incarnation); unmounted the segments of its previous run {} "
                     + "and erase the objects that lived only there. If it did not restart, two running nodes"
@@ -72,9 +73,7 @@ final class SegmentMembership {
             // whose copies survive the restart and stay listed).
             tier.nodeGone(nodeId);
             tier.abandonTasksOf(nodeId);
-            if (held) {
-                sweepDeadReplicas(Set.of());
-            }
+            sweepDeadReplicas(gone, Set.of());
         }
         restartGuard.noteMount(nodeId, mountEpoch, now);
         ClusterFacts f = facts;
@@ -109,10 +108,10 @@ final class SegmentMembership {
     }
 
     /**
-     * Unmounts a segment, first out of the cluster facts; then it is void. Returns whether objects may have
-     * replicas on it (it held allocations): if not, no sweep of the table is needed for it.
+     * Unmounts a segment, first out of the cluster facts; then it is void. Returns it, or null if it was not
+     * mounted.
      */
-    private boolean unmountDurably(String name) {
+    private MountedSegment unmountDurably(String name) {
         ClusterFacts f = facts;
         if (f != null) {
             f.segmentsGone(List.of(name));
@@ -122,7 +121,13 @@ final class SegmentMembership {
             s.markVoided();
         }
         recovery.settled(name);
-        return s != null && s.allocations() > 0;
+        return s;
+    }
+
+    private static void addIfAny(List<MountedSegment> to, MountedSegment s) {
+        if (s != null) {
+            to.add(s);
+        }
     }
 
     /** See {@link MasterService#unmountSegment}. */
@@ -135,16 +140,15 @@ final class SegmentMembership {
             throw new TiffinException(ErrorCode.INVALID_PARAMS,
                     "unmount: segment " + name + " belongs to node " + s.nodeId() + ", not " + nodeId);
         }
-        boolean held = unmountDurably(name);
+        List<MountedSegment> gone = new ArrayList<>(1);
+        addIfAny(gone, unmountDurably(name));
         if (segments.segmentNamesOf(nodeId).isEmpty()) {
             // The node's last segment left: the node is gone (a graceful stop), with its SSD tier.
             segments.forgetNode(nodeId);
             tier.nodeGone(nodeId);
-            if (held || tier.mayHoldDiskCopies()) {
-                sweepDeadReplicas(Set.of(nodeId));
-            }
-        } else if (held) {
-            sweepDeadReplicas(Set.of());
+            sweepDeadReplicas(gone, Set.of(nodeId));
+        } else {
+            sweepDeadReplicas(gone, Set.of());
         }
     }
 
@@ -189,35 +193,59 @@ final class SegmentMembership {
                     segs.stream().map(MountedSegment::name).toList());
             tier.nodeGone(node);
         });
-        if (tier.mayHoldDiskCopies() || gone.stream().anyMatch(s -> s.allocations() > 0)) {
-            sweepDeadReplicas(expired.keySet());
-        }
+        sweepDeadReplicas(gone, expired.keySet());
         return List.copyOf(expired.keySet());
     }
 
     /** See {@link MasterService#forgetNode}. */
     synchronized void forgetNode(String nodeId) {
         segments.forgetNode(nodeId);
+        List<MountedSegment> gone = new ArrayList<>();
         for (String name : segments.segmentNamesOf(nodeId)) {
-            unmountDurably(name);
+            addIfAny(gone, unmountDurably(name));
         }
         tier.nodeGone(nodeId);
-        sweepDeadReplicas(Set.of(nodeId));
+        sweepDeadReplicas(gone, Set.of(nodeId));
     }
 
     /**
-     * Drops replicas on unmounted segments and SSD copies of dead nodes; erases objects with nothing left. O(keys):
-     * callers skip it when the unmounted segments held no allocation and no SSD copy exists (a node that joined
-     * and left empty costs no scan).
+     * Drops the replicas on the unmounted segments {@code gone} and the SSD copies of the dead nodes
+     * {@code deadNodes}; erases objects with nothing left. Without SSD copies to drop it visits only the objects
+     * that had allocations on {@code gone} ({@link MountedSegment#ownerKeys}), O(those objects), taking each shard's
+     * lock once: a node that leaves costs the master in proportion to what it held, not to every key. With dead
+     * nodes whose SSD tiers may hold copies it scans every shard, O(keys).
      */
-    private void sweepDeadReplicas(Set<String> deadNodes) {
+    private void sweepDeadReplicas(List<MountedSegment> gone, Set<String> deadNodes) {
+        if (!deadNodes.isEmpty() && tier.mayHoldDiskCopies()) {
+            sweepAll(deadNodes);
+            return;
+        }
+        List<String> keys = new ArrayList<>();
+        for (MountedSegment s : gone) {
+            keys.addAll(s.ownerKeys());
+        }
+        if (keys.isEmpty()) {
+            return;
+        }
+        long[] erased = new long[1];
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i)); // gone since, or another object of the key: no harm
+            if (m != null && m.dropDeadReplicas() > 0 && m.isEmpty()) {
+                table.forget(shard, m.key);
+                erased[0]++;
+            }
+        });
+        if (erased[0] > 0) {
+            LOG.info("Erased {} objects whose replicas all lived on unmounted segments", erased[0]);
+        }
+    }
+
+    /** As {@link #sweepDeadReplicas}, over every object of every shard. */
+    private void sweepAll(Set<String> deadNodes) {
         long[] erased = new long[1];
         table.forEachShard(shard -> {
             for (ObjectMetadata m : shard.objects.valuesCopy()) {
-                int dropped = m.dropDeadReplicas();
-                if (!deadNodes.isEmpty()) {
-                    dropped += tier.dropCopiesOf(m, deadNodes);
-                }
+                int dropped = m.dropDeadReplicas() + tier.dropCopiesOf(m, deadNodes);
                 if (dropped > 0 && m.isEmpty()) {
                     table.forget(shard, m.key);
                     erased[0]++;

@@ -17,14 +17,17 @@ import java.util.random.RandomGenerator;
  */
 final class SegmentReplicaSink implements ReplicaSink {
     private final long size;
+    private final String key;
     private final int wanted;
     private final RandomGenerator random;
     private final List<MountedSegment> chosen = new ArrayList<>(2);
     private final List<Long> handles = new ArrayList<>(2);
     private int attempts;
 
-    SegmentReplicaSink(long size, int wanted, RandomGenerator random) {
+    /** A sink for {@code wanted} replicas of {@code size} bytes of the object of {@code key}. */
+    SegmentReplicaSink(long size, String key, int wanted, RandomGenerator random) {
         this.size = size;
+        this.key = key;
         this.wanted = wanted;
         this.random = random == null ? ThreadLocalRandom.current() : random;
     }
@@ -41,7 +44,7 @@ final class SegmentReplicaSink implements ReplicaSink {
                 return false;
             }
         }
-        long handle = segment.allocate(size);
+        long handle = segment.allocate(size, key);
         if (handle < 0) {
             return false;
         }

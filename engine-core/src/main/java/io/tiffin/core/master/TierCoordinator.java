@@ -280,7 +280,7 @@ final class TierCoordinator {
                     preferred.add(s.name());
                 }
             }
-            SegmentReplicaSink sink = placement.sink(m.size, 1);
+            SegmentReplicaSink sink = placement.sink(m.size, m.key, 1);
             if (!placement.place(new AllocationRequest(m.size, 1, preferred, nodeId), sink)) {
                 m.endPromotion();
                 return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);

@@ -25,7 +25,7 @@ class AlignedAllocationTest {
                 continue;
             }
             long size = random.nextInt(4) == 0 ? 1 + random.nextInt(200) : 1 + random.nextInt(70_000);
-            long handle = segment.allocate(size);
+            long handle = segment.allocate(size, "k");
             assertThat(handle).as("room for %d bytes", size).isNotNegative();
             long offset = segment.offset(handle);
             assertThat(offset % MountedSegment.ALIGNMENT).as("offset of a %d-byte object", size).isZero();
@@ -45,9 +45,9 @@ class AlignedAllocationTest {
     @Test
     void smallObjectsTakeWholeUnits() {
         MountedSegment segment = new MountedSegment("s", "n", "h:1", 128, 1, 0);
-        assertThat(segment.allocate(10)).as("10 bytes take one 64-byte unit").isNotNegative();
+        assertThat(segment.allocate(10, "k")).as("10 bytes take one 64-byte unit").isNotNegative();
         assertThat(segment.used()).isEqualTo(64);
-        assertThat(segment.allocate(60)).isNotNegative();
-        assertThat(segment.allocate(1)).as("the segment is full: 70 bytes of objects took two 64-byte units").isNegative();
+        assertThat(segment.allocate(60, "k")).isNotNegative();
+        assertThat(segment.allocate(1, "k")).as("the segment is full: 70 bytes of objects took two 64-byte units").isNegative();
     }
 }

@@ -48,7 +48,7 @@ class EvictorTest {
     }
 
     private ObjectMetadata object(String key, long leaseEnd, boolean hardPin, long softPinDeadline) {
-        long handle = segment.allocate(OBJECT);
+        long handle = segment.allocate(OBJECT, "k");
         assertThat(handle).as("room for %s", key).isNotNegative();
         ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle));
         r.status = ReplicaStatus.COMPLETE;

@@ -14,7 +14,7 @@ class ObjectMetadataTest {
     private final MountedSegment segment = new MountedSegment("s", "n", "ep", 1 << 20, 0, 0);
 
     private ReplicaRecord replica() {
-        long handle = segment.allocate(4096);
+        long handle = segment.allocate(4096, "k");
         return new ReplicaRecord(handle, segment, handle, segment.offset(handle));
     }
 

@@ -16,7 +16,7 @@ class QuarantineTest {
     private final MountedSegment segment = new MountedSegment("s", "n", "ep", 1 << 20, 0, 0);
 
     private ReplicaRecord replica(ReplicaStatus status) {
-        long handle = segment.allocate(4096);
+        long handle = segment.allocate(4096, "k");
         ReplicaRecord r = new ReplicaRecord(handle, segment, handle, segment.offset(handle));
         r.status = status;
         return r;
