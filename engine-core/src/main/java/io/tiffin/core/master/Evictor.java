@@ -2,7 +2,6 @@ package io.tiffin.core.master;
 
 import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.function.IntSupplier;
 import org.apache.logging.log4j.LogManager;
@@ -91,13 +90,13 @@ final class Evictor {
         double lowerBound = Math.max(target * 0.5, used - hw);
         long now = ticker.millis();
 
-        // Census: evictable objects, split into normal and soft-pinned candidates.
+        // Census: how old the evictable objects' leases are, normal and soft-pinned apart (counts, no list).
         long[] base = new long[1];
-        List<Candidate> normal = new ArrayList<>();
-        List<Candidate> softPinned = new ArrayList<>();
-        table.forEachShardIndexed((shard, s) -> {
+        LeaseAges normal = new LeaseAges();
+        LeaseAges softPinned = new LeaseAges();
+        table.forEachShard(shard -> {
             for (ObjectMetadata m : shard.objects.values()) {
-                if (m.hardPinned || m.processing || m.offloadPending() || !m.hasReadableMemoryReplica()) {
+                if (!evictable(m)) {
                     continue;
                 }
                 base[0]++;
@@ -108,7 +107,7 @@ final class Evictor {
                 if (!pinned && m.softPinDeadlineMillis() != 0) {
                     m.softPinUntil(0); // the pin is over: the object may drop its side object
                 }
-                (pinned ? softPinned : normal).add(new Candidate(m.leaseTimeoutMillis, s, m.key));
+                (pinned ? softPinned : normal).add(now - m.leaseTimeoutMillis);
             }
         });
         if (base[0] == 0) {
@@ -116,11 +115,9 @@ final class Evictor {
         }
         long ideal = (long) Math.ceil(base[0] * target);
         long minimum = (long) Math.ceil(base[0] * lowerBound);
-        normal.sort(Candidate.ORDER);
-        int evicted = evictInOrder(normal, ideal, now);
+        int evicted = evictOldest(normal, false, ideal, now);
         if (evicted < minimum && settings.allowEvictSoftPinned()) {
-            softPinned.sort(Candidate.ORDER);
-            evicted += evictInOrder(softPinned, minimum - evicted, now);
+            evicted += evictOldest(softPinned, true, minimum - evicted, now);
         }
         counters.evictionRuns.increment();
         counters.evictedKeys.add(evicted);
@@ -131,31 +128,107 @@ final class Evictor {
         return evicted;
     }
 
-    private record Candidate(long leaseTimeout, int shard, String key) {
-        static final Comparator<Candidate> ORDER = Comparator.comparingLong(Candidate::leaseTimeout);
+    /** Whether eviction may ever take {@code m}'s memory: not pinned hard, complete, not offloading, readable. */
+    private static boolean evictable(ObjectMetadata m) {
+        return !m.hardPinned && !m.processing && !m.offloadPending() && m.hasReadableMemoryReplica();
     }
 
-    private int evictInOrder(List<Candidate> candidates, long wanted, long now) {
-        int evicted = 0;
-        for (Candidate c : candidates) {
-            if (evicted >= wanted) {
+    /**
+     * Evicts the {@code wanted} unleased objects (soft-pinned ones if {@code pinned}, else the others) whose leases
+     * ended longest ago, oldest first, as {@code ages} counted them. A second scan of every shard evicts, under each
+     * shard's lock, every such object of an age bucket above the one where the {@code wanted} oldest end (all of them
+     * older than any in that bucket) and notes the objects of that boundary bucket; those are then evicted in lease
+     * order until {@code wanted} have gone. Each object is judged as it is when the scan meets it (one leased,
+     * replaced or removed since the census is passed over, and the next of the boundary bucket takes its place).
+     * O(keys) with nothing allocated per object, plus a sort of the boundary bucket (leases within about 3% of one
+     * another's age; all the objects at most, when every lease ended within that span).
+     */
+    private int evictOldest(LeaseAges ages, boolean pinned, long wanted, long now) {
+        if (wanted <= 0 || ages.total() == 0) {
+            return 0;
+        }
+        int boundary = ages.boundary(wanted);
+        int[] evicted = new int[1];
+        Boundary atBoundary = new Boundary();
+        List<ObjectMetadata> victims = new ArrayList<>();
+        table.forEachShardIndexed((shard, s) -> {
+            victims.clear();
+            for (ObjectMetadata m : shard.objects.values()) {
+                if (!candidate(m, pinned, now)) {
+                    continue;
+                }
+                int bucket = LeaseAges.bucket(now - m.leaseTimeoutMillis);
+                if (bucket > boundary) {
+                    victims.add(m);
+                } else if (bucket == boundary) {
+                    atBoundary.add(m, s);
+                }
+            }
+            for (ObjectMetadata m : victims) { // not while iterating: an eviction changes the shard's map
+                if (evicted[0] < wanted && evictLocked(shard, m, now)) {
+                    evicted[0]++;
+                }
+            }
+        });
+        victims.clear();
+        for (int i : atBoundary.oldestFirst()) {
+            if (evicted[0] >= wanted) {
                 break;
             }
-            if (table.inShardAt(c.shard(), shard -> evictLocked(shard, c.key(), now))) {
-                evicted++;
+            ObjectMetadata m = atBoundary.objects[i];
+            if (table.inShardAt(atBoundary.shards[i], shard -> shard.objects.get(m.key) == m
+                    && candidate(m, pinned, now) && evictLocked(shard, m, now))) {
+                evicted[0]++;
             }
         }
-        return evicted;
+        return evicted[0];
     }
 
-    /** Evicts (or offloads) one candidate; false if it is no longer evictable. Caller holds the shard lock. */
-    private boolean evictLocked(MetadataShard shard, String key, long now) {
-        ObjectMetadata m = shard.objects.get(key);
-        // Re-validate: the object may have been read, removed or replaced since the census.
-        if (m == null || m.hardPinned || m.processing || m.offloadPending() || m.isLeased(now)
-                || !m.hasReadableMemoryReplica()) {
-            return false;
+    /** Whether a pass looking for {@code pinned} (soft-pinned) or other objects may evict {@code m} now. */
+    private static boolean candidate(ObjectMetadata m, boolean pinned, long now) {
+        return evictable(m) && !m.isLeased(now) && m.isSoftPinned(now) == pinned;
+    }
+
+    /**
+     * The objects of a pass's boundary bucket and their shards, in two arrays that grow (no object per entry).
+     *
+     * <p>Not thread-safe: one pass's.
+     */
+    private static final class Boundary {
+        ObjectMetadata[] objects = new ObjectMetadata[16];
+        int[] shards = new int[16];
+        int size;
+
+        void add(ObjectMetadata m, int shard) {
+            if (size == objects.length) {
+                objects = java.util.Arrays.copyOf(objects, size * 2);
+                shards = java.util.Arrays.copyOf(shards, size * 2);
+            }
+            objects[size] = m;
+            shards[size++] = shard;
         }
+
+        /** The entries' indices, oldest lease first (their leases as the scan read them). */
+        int[] oldestFirst() {
+            long[] order = new long[size];
+            for (int i = 0; i < size; i++) {
+                order[i] = objects[i].leaseTimeoutMillis;
+            }
+            Integer[] idx = new Integer[size];
+            for (int i = 0; i < size; i++) {
+                idx[i] = i;
+            }
+            java.util.Arrays.sort(idx, java.util.Comparator.comparingLong(i -> order[i]));
+            int[] out = new int[size];
+            for (int i = 0; i < size; i++) {
+                out[i] = idx[i];
+            }
+            return out;
+        }
+    }
+
+    /** Evicts (or offloads) {@code m}, found evictable under the shard lock, which the caller holds. */
+    private boolean evictLocked(MetadataShard shard, ObjectMetadata m, long now) {
         if (tier.offloadInsteadOfEvicting(m)) {
             return true; // its memory is freed when the node reports the SSD copy
         }

@@ -111,6 +111,24 @@ class EvictorTest {
     }
 
     @Test
+    void theOldestGoFirstAcrossAgeBucketsAndInLeaseOrderWithinTheBoundaryOne() {
+        Evictor evictor = evictor();
+        long now = ticker.millis();
+        object("a", now - 400_000); // far older than the rest: buckets of their own
+        object("b", now - 200_000);
+        object("c", now - 100_003); // c, d, e: one bucket (ages within 1/32 of each other), c's lease the oldest
+        object("d", now - 100_002);
+        object("e", now - 100_001);
+        for (int i = 0; i < 11; i++) {
+            object("young" + i, now - 1_000 - i);
+        }
+        // used 1.0: 3 of 16 go
+        assertThat(evictor.runEvictionOnce()).isEqualTo(3);
+        assertThat(List.of("a", "b", "c")).noneMatch(this::present);
+        assertThat(List.of("d", "e", "young0", "young10")).allMatch(this::present);
+    }
+
+    @Test
     void leasedObjectsCountInTheCensusButAreNotCandidates() {
         Evictor evictor = evictor();
         List<ObjectMetadata> all = fill();
