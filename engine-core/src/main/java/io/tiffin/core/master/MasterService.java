@@ -631,16 +631,21 @@ public final class MasterService {
         placement.onAllocationFailure(listener);
     }
 
-    /**
-     * Frees the buffers of puts that never finished: pre-empted puts whose release time passed, and
-     * puts still in progress after the release timeout; abandons SSD-tier tasks not reported within it;
-     * drops passed holds of forgotten keys. Returns the number of buffers freed.
-     */
     /** Puts in progress and SSD-tier tasks the stuck-put sweep watches (tests). */
     int watchedPutsAndTasks() {
         return puts.watched();
     }
 
+    /** Keys listed with an SSD copy on {@code nodeId} (tests). */
+    int diskCopiesListedFor(String nodeId) {
+        return tier.diskCopiesListedFor(nodeId);
+    }
+
+    /**
+     * Frees the buffers of puts that never finished: pre-empted puts whose release time passed, and
+     * puts still in progress after the release timeout; abandons SSD-tier tasks not reported within it;
+     * drops passed holds of forgotten keys. Returns the number of buffers freed.
+     */
     public int releaseStuckPuts() {
         return puts.releaseStuckPuts();
     }

@@ -100,6 +100,11 @@ final class PutDeadlines {
         return at;
     }
 
+    /** The keys of the SSD-tier tasks being watched (a copy): every task started within its timeout. */
+    synchronized List<String> taskKeys() {
+        return new ArrayList<>(tasks.keySet());
+    }
+
     /** Puts and tasks being watched (for tests and metrics). */
     synchronized int watched() {
         return puts.size() + tasks.size();

@@ -209,20 +209,19 @@ final class SegmentMembership {
     }
 
     /**
-     * Drops the replicas on the unmounted segments {@code gone} and the SSD copies of the dead nodes
-     * {@code deadNodes}; erases objects with nothing left. Without SSD copies to drop it visits only the objects
-     * that had allocations on {@code gone} ({@link MountedSegment#ownerKeys}), O(those objects), taking each shard's
-     * lock once: a node that leaves costs the master in proportion to what it held, not to every key. With dead
-     * nodes whose SSD tiers may hold copies it scans every shard, O(keys).
+     * Drops the replicas on the unmounted segments {@code gone} and the SSD copies and SSD tasks of the dead nodes
+     * {@code deadNodes}; erases objects with nothing left. It visits only the objects that had allocations on
+     * {@code gone} ({@link MountedSegment#ownerKeys}) and, for dead nodes, those listed with SSD copies on them or
+     * with an SSD task in progress ({@link TierCoordinator#keysTouchedByLossOf}): O(those objects), taking each
+     * shard's lock once, so a node that leaves costs the master in proportion to what it held, not to every key.
      */
     private void sweepDeadReplicas(List<MountedSegment> gone, Set<String> deadNodes) {
-        if (!deadNodes.isEmpty() && tier.mayHoldDiskCopies()) {
-            sweepAll(deadNodes);
-            return;
-        }
         List<String> keys = new ArrayList<>();
         for (MountedSegment s : gone) {
             keys.addAll(s.ownerKeys());
+        }
+        if (!deadNodes.isEmpty()) {
+            keys.addAll(tier.keysTouchedByLossOf(deadNodes));
         }
         if (keys.isEmpty()) {
             return;
@@ -230,26 +229,13 @@ final class SegmentMembership {
         long[] erased = new long[1];
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i)); // gone since, or another object of the key: no harm
-            if (m != null && m.dropDeadReplicas() > 0 && m.isEmpty()) {
+            if (m == null) {
+                return;
+            }
+            int dropped = m.dropDeadReplicas() + (deadNodes.isEmpty() ? 0 : tier.dropCopiesOf(m, deadNodes));
+            if (dropped > 0 && m.isEmpty()) {
                 table.forget(shard, m.key);
                 erased[0]++;
-            }
-        });
-        if (erased[0] > 0) {
-            LOG.info("Erased {} objects whose replicas all lived on unmounted segments", erased[0]);
-        }
-    }
-
-    /** As {@link #sweepDeadReplicas}, over every object of every shard. */
-    private void sweepAll(Set<String> deadNodes) {
-        long[] erased = new long[1];
-        table.forEachShard(shard -> {
-            for (ObjectMetadata m : shard.objects.valuesCopy()) {
-                int dropped = m.dropDeadReplicas() + tier.dropCopiesOf(m, deadNodes);
-                if (dropped > 0 && m.isEmpty()) {
-                    table.forget(shard, m.key);
-                    erased[0]++;
-                }
             }
         });
         if (erased[0] > 0) {

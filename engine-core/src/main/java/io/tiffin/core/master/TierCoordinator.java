@@ -39,11 +39,8 @@ final class TierCoordinator {
     private final MasterCounters counters;
     private final Ticker ticker;
     private final PutDeadlines deadlines;
-    /**
-     * SSD copies recorded minus those dropped here: an upper bound (an object erased with its copies is not
-     * subtracted), so 0 means no object has one and a node's loss needs no sweep for them.
-     */
-    private final java.util.concurrent.atomic.AtomicLong diskCopies = new java.util.concurrent.atomic.AtomicLong();
+    /** The keys with SSD copies, per node: a node's loss visits those objects only. */
+    private final DiskCopyIndex diskIndex = new DiskCopyIndex();
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
                     Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
@@ -168,7 +165,7 @@ final class TierCoordinator {
             }
             if (!m.hasDiskReplicaOn(nodeId)) {
                 m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
-                diskCopies.incrementAndGet();
+                diskIndex.add(nodeId, m.key);
             }
             if (m.offloadPending() && nodeId.equals(m.taskNode())) {
                 m.endOffload();
@@ -334,11 +331,10 @@ final class TierCoordinator {
     void evictDiskReplicas(String nodeId, List<String> keys) {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            int dropped = m == null ? 0 : m.removeDiskReplicasIf(d -> d.nodeId().equals(nodeId));
+            int dropped = m == null ? 0 : removeDiskCopies(m, d -> d.nodeId().equals(nodeId));
             if (dropped == 0) {
                 return; // a repeated or late notice: nothing listed to drop
             }
-            diskCopies.addAndGet(-dropped);
             if (m.isEmpty() && !m.processing) {
                 table.forget(shard, m.key);
             }
@@ -357,7 +353,7 @@ final class TierCoordinator {
         for (DiskReplica d : m.diskReplicas()) {
             tier.queueDelete(d.nodeId(), m.key);
         }
-        diskCopies.addAndGet(-m.removeDiskReplicasIf(d -> true));
+        removeDiskCopies(m, d -> true);
     }
 
     /**
@@ -365,8 +361,7 @@ final class TierCoordinator {
      * Returns how many copies and replicas left the object. Caller holds the shard lock.
      */
     int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
-        int dropped = m.removeDiskReplicasIf(d -> deadNodes.contains(d.nodeId()));
-        diskCopies.addAndGet(-dropped);
+        int dropped = removeDiskCopies(m, d -> deadNodes.contains(d.nodeId()));
         if (m.taskNode() != null && deadNodes.contains(m.taskNode())) {
             dropped += abandonTask(m, false);
         }
@@ -407,8 +402,30 @@ final class TierCoordinator {
     }
 
     /** Whether any object may have an SSD copy (false: none has). */
-    boolean mayHoldDiskCopies() {
-        return diskCopies.get() > 0;
+    /** Drops the SSD copies {@code which} accepts from {@code m} and from the index; returns how many. Caller holds the shard lock. */
+    private int removeDiskCopies(ObjectMetadata m, java.util.function.Predicate<DiskReplica> which) {
+        for (DiskReplica d : m.diskReplicas()) {
+            if (which.test(d)) {
+                diskIndex.remove(d.nodeId(), m.key);
+            }
+        }
+        return m.removeDiskReplicasIf(which);
+    }
+
+    /**
+     * The keys of the objects that the loss of {@code nodes} may change beyond their memory replicas: those listed
+     * with SSD copies on them and those with an SSD task in progress (whose node may be one of them). O(those keys);
+     * a key may come more than once.
+     */
+    List<String> keysTouchedByLossOf(java.util.Collection<String> nodes) {
+        List<String> keys = diskIndex.keysOf(nodes);
+        keys.addAll(deadlines.taskKeys());
+        return keys;
+    }
+
+    /** How many keys are listed with an SSD copy on {@code nodeId} (tests). */
+    int diskCopiesListedFor(String nodeId) {
+        return diskIndex.count(nodeId);
     }
 
     /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}; erases objects left empty. */

@@ -119,6 +119,54 @@ class SegmentLeaveTest {
     }
 
     @Test
+    void aNodeThatLeavesTakesItsSsdCopiesAndTheObjectsLeftWithNothing() {
+        master = new MasterService(MasterSettings.defaults().withTier(TierSettings.defaults()
+                .withOffloadMode(TierSettings.OffloadMode.OFF)), PREFERRED_THEN_IN_ORDER, ticker, null);
+        master.mountSegment("s1", "node-1", "127.0.0.1:1", 64 * MiB);
+        master.mountSegment("s2", "node-2", "127.0.0.1:2", 64 * MiB);
+        master.ssdTier().registerStorage("node-1", 1L << 30);
+        master.ssdTier().registerStorage("node-2", 1L << 30);
+        put("in-memory-on-s1", PutOptions.DEFAULT);
+        master.ssdTier().reportDiskObjects("node-2", List.of("ssd-only-on-2a", "ssd-only-on-2b"), List.of(4096L, 4096L));
+        master.ssdTier().reportDiskObjects("node-1", List.of("ssd-only-on-1"), List.of(4096L));
+        assertThat(master.diskCopiesListedFor("node-2")).isEqualTo(2);
+
+        master.unmountSegment("node-2", "s2"); // its last segment: node-2 is gone with its SSD tier
+
+        assertThat(master.existKey("ssd-only-on-2a").value()).as("its only copy was on node-2's SSD").isFalse();
+        assertThat(master.existKey("ssd-only-on-2b").value()).isFalse();
+        assertThat(master.existKey("in-memory-on-s1").value()).isTrue();
+        assertThat(master.existKey("ssd-only-on-1").value()).isTrue();
+        assertThat(master.keyCount()).isEqualTo(2);
+        assertThat(master.diskCopiesListedFor("node-2")).as("nothing listed for the node that left").isZero();
+        assertThat(master.diskCopiesListedFor("node-1")).isEqualTo(1);
+
+        ticker.advance(MasterSettings.defaults().leaseTtl().plusSeconds(1)); // the lease of the exist above
+        assertThat(master.remove("ssd-only-on-1", false)).isEqualTo(ErrorCode.OK);
+        assertThat(master.diskCopiesListedFor("node-1")).as("a removal drops the key from the index").isZero();
+    }
+
+    @Test
+    void anOffloadToANodeThatLeavesIsAbandonedWithIt() {
+        master = new MasterService(MasterSettings.defaults().withTier(TierSettings.defaults()
+                .withOffloadMode(TierSettings.OffloadMode.WRITE_THROUGH)), PREFERRED_THEN_IN_ORDER, ticker, null);
+        master.mountSegment("s1", "node-1", "127.0.0.1:1", 64 * MiB);
+        master.mountSegment("s2", "node-2", "127.0.0.1:2", 64 * MiB);
+        master.ssdTier().registerStorage("node-2", 1L << 30);
+        put("k", PutOptions.replicas(2)); // memory replicas on s1 and s2, its offload to node-2's SSD
+        assertThat(master.ssdTier().pollTasks("node-2", 10, 0).offloads()).hasSize(1);
+        assertThat(master.remove("k", true)).isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
+
+        master.unmountSegment("node-2", "s2");
+
+        assertThat(master.ssdTier().offloadsInFlight()).isZero();
+        assertThat(master.getReplicaList("k").value().replicas()).as("its memory replica on s1 stays")
+                .extracting(ReplicaDescriptor::segment).containsExactly("s1");
+        ticker.advance(MasterSettings.defaults().leaseTtl().plusSeconds(1));
+        assertThat(master.remove("k", false)).as("no task holds it any more").isEqualTo(ErrorCode.OK);
+    }
+
+    @Test
     void manyAllocationsGrowTheOwnerTableAndAreAllFound() {
         for (int i = 0; i < 5_000; i++) {
             put("k" + i, PutOptions.DEFAULT);
