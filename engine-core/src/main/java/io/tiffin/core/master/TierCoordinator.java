@@ -430,13 +430,13 @@ final class TierCoordinator {
 
     /** {@link #abandonTask} for every object whose task belongs to {@code nodeId}; erases objects left empty. */
     void abandonTasksOf(String nodeId) {
-        table.forEachShard(shard -> {
-            for (ObjectMetadata m : shard.objects.valuesCopy()) {
-                if (nodeId.equals(m.taskNode())) {
-                    abandonTask(m, false);
-                    if (m.isEmpty()) {
-                        table.forget(shard, m.key);
-                    }
+        List<String> keys = deadlines.taskKeys(); // every task in progress has its key there: O(tasks), not O(keys)
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m != null && nodeId.equals(m.taskNode())) {
+                abandonTask(m, false);
+                if (m.isEmpty()) {
+                    table.forget(shard, m.key);
                 }
             }
         });
