@@ -334,20 +334,9 @@ public final class MasterService {
         return segments.nodeBeats();
     }
 
-    /** Objects with an SSD copy and the bytes of those copies: {objects, bytes}. Scans every shard, one at a time. */
+    /** Objects with an SSD copy and the bytes of those copies: {objects, bytes}, counted as copies come and go. */
     long[] ssdTally() {
-        long[] tally = new long[2];
-        table.forEachShard(shard -> {
-            for (ObjectMetadata m : shard.objects.values()) {
-                if (!m.diskReplicas().isEmpty()) {
-                    tally[0]++;
-                    for (DiskReplica d : m.diskReplicas()) {
-                        tally[1] += d.size();
-                    }
-                }
-            }
-        });
-        return tally;
+        return tier.ssdTally();
     }
 
     // ------------------------------------------------------------------ put

@@ -19,11 +19,9 @@ import java.util.function.Supplier;
  * capacity and use, keys, operation rates, the SSD tier, the caches clients reported and the latest
  * warnings and errors. Field names and meanings: docs/OPERATIONS.md.
  *
- * <p>Thread-safe: reads thread-safe parts; the SSD tally is cached under this object's lock.
+ * <p>Thread-safe: reads thread-safe parts.
  */
 final class MasterStatus {
-    /** How long an SSD tally (a scan of every shard) is reused. */
-    static final long SSD_TALLY_MILLIS = 5_000;
     /** Clients listed one by one (the busiest readers); the rest are in the totals. */
     static final int CLIENTS_LISTED = 50;
 
@@ -35,8 +33,6 @@ final class MasterStatus {
     private final Supplier<String> self;
     private final boolean failover;
     private final long startedMillis;
-    private long[] ssdTally;
-    private long ssdTallyMillis;
 
     MasterStatus(MasterService master, ClientReports clients, Leadership leadership, OpRates rates,
                  RecentErrors errors, Supplier<String> self, boolean failover) {
@@ -71,7 +67,7 @@ final class MasterStatus {
         ratesPart(j);
         nodesPart(j, beats, segments, now);
         segmentsPart(j, segments);
-        ssdPart(j, now);
+        ssdPart(j);
         cachesPart(j);
         errorsPart(j);
         return j.endObject().toString();
@@ -145,22 +141,14 @@ final class MasterStatus {
         j.endArray();
     }
 
-    private synchronized long[] ssdTally(long now) {
-        if (ssdTally == null || now - ssdTallyMillis >= SSD_TALLY_MILLIS) {
-            ssdTally = master.ssdTally();
-            ssdTallyMillis = now;
-        }
-        return ssdTally;
-    }
-
-    private void ssdPart(JsonText j, long now) {
+    private void ssdPart(JsonText j) {
         TierSettings tier = master.ssdTier().tierSettings();
-        long[] tally = ssdTally(now);
+        long[] tally = master.ssdTally();
         MasterCounters c = master.counters();
         j.name("ssd").beginObject().field("offload_mode", tier.offloadMode().name().toLowerCase(Locale.ROOT)
                         .replace('_', '-'))
                 .field("capacity_bytes", master.ssdTier().ssdCapacityBytes()).field("objects", tally[0])
-                .field("bytes", tally[1]).field("counted_ms_ago", now - ssdTallyMillis)
+                .field("bytes", tally[1])
                 .field("offloads_in_flight", master.ssdTier().offloadsInFlight())
                 .field("promotions_queued", master.ssdTier().promotionsQueued())
                 .field("offloads_total", c.offloads()).field("offload_failures_total", c.offloadFailures())

@@ -41,6 +41,9 @@ final class TierCoordinator {
     private final PutDeadlines deadlines;
     /** The keys with SSD copies, per node: a node's loss visits those objects only. */
     private final DiskCopyIndex diskIndex = new DiskCopyIndex();
+    /** Objects with at least one SSD copy, and the bytes of all SSD copies, as copies are listed and dropped. */
+    private final java.util.concurrent.atomic.AtomicLong ssdObjects = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong ssdBytes = new java.util.concurrent.atomic.AtomicLong();
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
                     Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
@@ -164,8 +167,12 @@ final class TierCoordinator {
                 return;
             }
             if (!m.hasDiskReplicaOn(nodeId)) {
+                if (!m.hasDiskReplica()) {
+                    ssdObjects.incrementAndGet();
+                }
                 m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
                 diskIndex.add(nodeId, m.key);
+                ssdBytes.addAndGet(size);
             }
             if (m.offloadPending() && nodeId.equals(m.taskNode())) {
                 m.endOffload();
@@ -404,12 +411,18 @@ final class TierCoordinator {
     /** Whether any object may have an SSD copy (false: none has). */
     /** Drops the SSD copies {@code which} accepts from {@code m} and from the index; returns how many. Caller holds the shard lock. */
     private int removeDiskCopies(ObjectMetadata m, java.util.function.Predicate<DiskReplica> which) {
+        boolean had = m.hasDiskReplica();
         for (DiskReplica d : m.diskReplicas()) {
             if (which.test(d)) {
                 diskIndex.remove(d.nodeId(), m.key);
+                ssdBytes.addAndGet(-d.size());
             }
         }
-        return m.removeDiskReplicasIf(which);
+        int dropped = m.removeDiskReplicasIf(which);
+        if (had && !m.hasDiskReplica()) {
+            ssdObjects.decrementAndGet();
+        }
+        return dropped;
     }
 
     /**
@@ -421,6 +434,11 @@ final class TierCoordinator {
         List<String> keys = diskIndex.keysOf(nodes);
         keys.addAll(deadlines.taskKeys());
         return keys;
+    }
+
+    /** Objects with an SSD copy and the bytes of all SSD copies: {objects, bytes}. O(1). */
+    long[] ssdTally() {
+        return new long[] {ssdObjects.get(), ssdBytes.get()};
     }
 
     /** How many keys are listed with an SSD copy on {@code nodeId} (tests). */

@@ -130,6 +130,7 @@ class SegmentLeaveTest {
         master.ssdTier().reportDiskObjects("node-2", List.of("ssd-only-on-2a", "ssd-only-on-2b"), List.of(4096L, 4096L));
         master.ssdTier().reportDiskObjects("node-1", List.of("ssd-only-on-1"), List.of(4096L));
         assertThat(master.diskCopiesListedFor("node-2")).isEqualTo(2);
+        assertThat(master.ssdTally()).as("objects on SSD, their copies' bytes").containsExactly(3, 3 * 4096);
 
         master.unmountSegment("node-2", "s2"); // its last segment: node-2 is gone with its SSD tier
 
@@ -140,10 +141,12 @@ class SegmentLeaveTest {
         assertThat(master.keyCount()).isEqualTo(2);
         assertThat(master.diskCopiesListedFor("node-2")).as("nothing listed for the node that left").isZero();
         assertThat(master.diskCopiesListedFor("node-1")).isEqualTo(1);
+        assertThat(master.ssdTally()).containsExactly(1, 4096);
 
         ticker.advance(MasterSettings.defaults().leaseTtl().plusSeconds(1)); // the lease of the exist above
         assertThat(master.remove("ssd-only-on-1", false)).isEqualTo(ErrorCode.OK);
         assertThat(master.diskCopiesListedFor("node-1")).as("a removal drops the key from the index").isZero();
+        assertThat(master.ssdTally()).containsExactly(0, 0);
     }
 
     @Test
