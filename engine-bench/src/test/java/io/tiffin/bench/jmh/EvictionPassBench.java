@@ -2,7 +2,6 @@ package io.tiffin.bench.jmh;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
-import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.core.master.MasterService;
 import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.plugin.PluginRegistry;
@@ -62,10 +61,8 @@ public class EvictionPassBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        AllocationStrategy strategy = PluginRegistry.classPathOnly().allocationStrategy("random")
-                .create(new io.tiffin.api.spi.PluginContext(io.tiffin.core.config.TiffinConfig.defaults()
-                        .withPrefix("plugin."), "master"));
-        master = new MasterService(MasterSettings.defaults().withEviction(0.9, 0.05), strategy, clock, null);
+        master = JmhMasters.randomPlacement(PluginRegistry.classPathOnly(),
+                MasterSettings.defaults().withEviction(0.9, 0.05), clock);
         long perSegment = (long) Math.ceil(keys * OBJECT / FILL / SEGMENTS);
         for (int i = 0; i < SEGMENTS; i++) {
             master.mountSegment("jmh-seg" + i, "jmh-node" + i, "127.0.0.1:" + (40000 + i), perSegment);

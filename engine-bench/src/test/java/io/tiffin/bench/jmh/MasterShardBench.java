@@ -5,7 +5,6 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
-import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.core.master.MasterService;
 import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.plugin.PluginRegistry;
@@ -61,10 +60,7 @@ public class MasterShardBench {
     @Setup(Level.Trial)
     public void setUp() {
         plugins = PluginRegistry.classPathOnly();
-        AllocationStrategy strategy = plugins.allocationStrategy("random")
-                .create(new io.tiffin.api.spi.PluginContext(io.tiffin.core.config.TiffinConfig.defaults()
-                        .withPrefix("plugin."), "master"));
-        master = new MasterService(MasterSettings.defaults(), strategy, Ticker.SYSTEM, null);
+        master = JmhMasters.randomPlacement(plugins, MasterSettings.defaults(), Ticker.SYSTEM);
         for (int i = 0; i < 128; i++) {
             master.mountSegment("jmh-seg" + i, "jmh-node", "127.0.0.1:" + (40000 + i), 64L << 30);
         }

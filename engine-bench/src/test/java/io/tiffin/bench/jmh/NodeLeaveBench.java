@@ -2,7 +2,6 @@ package io.tiffin.bench.jmh;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
-import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.core.master.MasterService;
 import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.master.TierSettings;
@@ -54,11 +53,8 @@ public class NodeLeaveBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        AllocationStrategy strategy = PluginRegistry.classPathOnly().allocationStrategy("random")
-                .create(new io.tiffin.api.spi.PluginContext(io.tiffin.core.config.TiffinConfig.defaults()
-                        .withPrefix("plugin."), "master"));
-        master = new MasterService(MasterSettings.defaults().withTier(TierSettings.defaults()), strategy, Ticker.SYSTEM,
-                null);
+        master = JmhMasters.randomPlacement(PluginRegistry.classPathOnly(),
+                MasterSettings.defaults().withTier(TierSettings.defaults()), Ticker.SYSTEM);
         for (int n = 0; n < NODES; n++) {
             join(n);
         }
