@@ -162,6 +162,9 @@ final class KeyIndex {
      * pair of neighbours held more before the removal, so one merge restores that for every pair.
      */
     private void mergeIfSparse(Chunk c) {
+        if (c.count > capacity / 2) {
+            return; // no neighbour can join it within half a chunk: no need to look them up
+        }
         Chunk next = neighbour(chunks.higherEntry(c.first()));
         if (next != null && c.count + next.count <= capacity / 2) {
             String nextFirst = next.first();
