@@ -5,7 +5,9 @@ package io.tiffin.core.master;
  * the age above which the oldest N objects lie without listing or sorting the objects ({@link Evictor}). Ages are
  * milliseconds (0 and up); buckets are exact below {@value #SUB_BUCKETS} ms and above it split each power of two
  * into {@value #SUB_BUCKETS} equal parts, so two ages in one bucket differ by less than 1/{@value #SUB_BUCKETS}
- * (about 3%). A higher bucket holds older leases. {@value #BUCKETS} counters cover every {@code long} age.
+ * (about 3%). A higher bucket holds older leases. {@value #BUCKETS} counters cover every {@code long} age. (The
+ * buckets are HdrHistogram's layout with five bits of sub-bucket; a pass needs the bucket of each object it meets and
+ * the bucket where a count from the top ends, which is what these few lines give, rather than values at percentiles.)
  *
  * <p>Not thread-safe: one eviction pass fills and reads it on one thread.
  */
