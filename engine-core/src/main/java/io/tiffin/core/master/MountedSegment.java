@@ -336,11 +336,6 @@ final class MountedSegment implements SegmentView {
         return handles;
     }
 
-    /** Live allocations: once unmounted, none is added or freed, so 0 then means no object's replica is here. */
-    synchronized int allocations() {
-        return allocator.allocationCount();
-    }
-
     synchronized void markUnmounted() {
         status = SegmentStatus.UNMOUNTING;
         used = 0;

@@ -18,7 +18,7 @@ import java.util.NoSuchElementException;
  * BatchPut's profile.
  *
  * <p>Not thread-safe: guarded by the lock of its {@link MetadataShard}. Iterating {@link #values()} while the
- * map changes throws {@link ConcurrentModificationException}; take {@link #valuesCopy()} to change it meanwhile.
+ * map changes throws {@link ConcurrentModificationException}; take {@link #keysCopy()} to change it meanwhile.
  */
 final class ObjectMap {
     static final double MAX_LOAD = 0.75;
@@ -155,17 +155,6 @@ final class ObjectMap {
                 return m;
             }
         };
-    }
-
-    /** Every object, a copy: the map may change while the caller walks it. */
-    List<ObjectMetadata> valuesCopy() {
-        List<ObjectMetadata> out = new ArrayList<>(size);
-        for (ObjectMetadata m : table) {
-            if (m != null) {
-                out.add(m);
-            }
-        }
-        return out;
     }
 
     /** Every key, a copy. */
