@@ -72,6 +72,11 @@ public final class BenchKvCommand implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "4", description = "client threads (default ${DEFAULT-VALUE})")
     int clients;
 
+    @Option(names = "--replicas", defaultValue = "1", description = "memory replicas of every object the Tiffin"
+            + " targets put, on as many nodes (at most --nodes when the bench starts the cluster; default"
+            + " ${DEFAULT-VALUE})")
+    int replicas;
+
     @Option(names = "--sizes", defaultValue = "4KiB,256KiB,1MiB,16MiB", split = ",",
             description = "value sizes (default ${DEFAULT-VALUE})")
     List<String> sizes;
@@ -186,7 +191,8 @@ public final class BenchKvCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Duration cacheTtl = checkOptions();
         PrintStream out = System.out;
-        KvWorkload workload = new KvWorkload(sizes.stream().mapToLong(Sizes::parse).toArray(), operations, batchSize);
+        KvWorkload workload = new KvWorkload(sizes.stream().mapToLong(Sizes::parse).toArray(), operations, batchSize,
+                replicas);
         KvReport report = new KvReport(out);
         KvLoad load = new KvLoad(clients, warmup, duration, report);
         try (KvCluster cluster = master != null ? KvCluster.existing(master)
@@ -195,9 +201,9 @@ public final class BenchKvCommand implements Callable<Integer> {
              KvCluster tlsCluster = tls ? KvCluster.start(nodes, segmentSize, nodeIoThreads, null, out, pki) : null;
              Arena arena = Arena.ofShared()) {
             String address = cluster.address();
-            out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%n",
+            out.printf("Cluster: master %s%s; %d client threads, %.1f s per case after %.1f s warm-up%s%n",
                     address, master == null ? " (in this JVM) + " + nodes + " node processes of " + segmentSize : "",
-                    clients, duration, warmup);
+                    clients, duration, warmup, replicas == 1 ? "" : "; Tiffin puts write " + replicas + " replicas");
             try (TiffinClient remote = connect(BenchClientOptions.kvRemote(address, readHints, cacheTtl));
                  TiffinClient unhinted = unhintedBaseline
                          ? connect(BenchClientOptions.kvUnhinted(address, cacheTtl)) : null;
@@ -280,6 +286,10 @@ public final class BenchKvCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--nodes, --clients, --batch-size and"
                     + " --rounds must be >= 1, --duration > 0, --warmup and --cluster-warmup >= 0");
         }
+        if (replicas < 1 || (master == null && replicas > nodes)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--replicas must be >= 1"
+                    + (master == null ? " and at most --nodes (" + nodes + "): each replica goes to another node" : ""));
+        }
         checkSizes();
         Duration cacheTtl;
         try {
@@ -328,7 +338,8 @@ public final class BenchKvCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--sizes: a case of " + text
                         + " values keeps about " + Sizes.format(need) + " in the cluster (" + KvWorkload.keyCount(size)
                         + " keys, " + PUT_SLOTS + " put keys per client"
-                        + " thread and their replacements), more than " + nodes + " node(s) of " + segmentSize
+                        + " thread and their replacements, " + replicas + " replica(s) each), more than " + nodes
+                        + " node(s) of " + segmentSize
                         + " hold; raise --segment-size to at least " + Sizes.format(divideUp(need, nodes)));
             }
         }
@@ -342,7 +353,7 @@ public final class BenchKvCommand implements Callable<Integer> {
     /**
      * Bytes a case of {@code size} values keeps in the cluster at most: its keys, every client thread's put
      * keys and batch-put keys, and per thread one more put or batch being written while the value it replaces
-     * is still stored.
+     * is still stored; each of them {@code --replicas} times.
      */
     long caseBytes(long size) {
         int keys = KvWorkload.keyCount(size);
@@ -351,7 +362,7 @@ public final class BenchKvCommand implements Callable<Integer> {
             int batch = new KvWorkload(new long[] {size}, operations, batchSize).batchOf(size, keys);
             values += 2L * clients * batch;
         }
-        return values * size;
+        return values * size * replicas;
     }
 
     private static long divideUp(long a, long b) {

@@ -16,11 +16,25 @@ import java.util.SplittableRandom;
  * @param valueSizes the sizes measured, in order
  * @param operations of put, get, batch_get and batch_put, those measured on the Tiffin targets
  * @param batchSize keys per batch call at most (see {@link #batchOf})
+ * @param replicas memory replicas of every object the Tiffin targets put
  */
-record KvWorkload(long[] valueSizes, List<String> operations, int batchSize) {
+record KvWorkload(long[] valueSizes, List<String> operations, int batchSize, int replicas) {
     KvWorkload {
         valueSizes = valueSizes.clone();
         operations = List.copyOf(operations);
+        if (replicas < 1) {
+            throw new IllegalArgumentException("replicas = " + replicas + " (expected: >= 1)");
+        }
+    }
+
+    /** One replica per object. */
+    KvWorkload(long[] valueSizes, List<String> operations, int batchSize) {
+        this(valueSizes, operations, batchSize, 1);
+    }
+
+    /** The options of the Tiffin targets' puts: {@link #replicas} replicas; with {@code upsert}, replacing. */
+    io.tiffin.api.PutOptions putOptions(boolean upsert) {
+        return io.tiffin.api.PutOptions.DEFAULT.withReplicas(replicas).withUpsert(upsert);
     }
 
     @Override
@@ -30,7 +44,7 @@ record KvWorkload(long[] valueSizes, List<String> operations, int batchSize) {
 
     /** The same workload with only {@code ops} measured. */
     KvWorkload withOperations(List<String> ops) {
-        return new KvWorkload(valueSizes, ops, batchSize);
+        return new KvWorkload(valueSizes, ops, batchSize, replicas);
     }
 
     boolean measures(String operation) {

@@ -118,17 +118,17 @@ final class TiffinTarget implements KvTarget {
         List<String> names = new ArrayList<>(keys);
         for (int k = 0; k < keys; k++) {
             names.add(prefix + k);
-            client.putFrom(prefix + k, value, PutOptions.DEFAULT);
+            client.putFrom(prefix + k, value, workload.putOptions(false));
         }
         verify(names.getFirst(), value, arena);
         int batch = workload.batchOf(size, keys);
         if (withPut && workload.measures("put")) {
-            PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+            PutOptions upsert = workload.putOptions(true);
             load.measure(name, "put", size, 1,
                     t -> i -> client.putFrom(KvWorkload.putKey(prefix, t, i & 3), value, upsert));
         }
         if (withPut && workload.measures("batch_put")) {
-            PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+            PutOptions upsert = workload.putOptions(true);
             load.measure(name, "batch_put", size, batch, t -> {
                 List<String> batchKeys = new ArrayList<>(batch);
                 for (int b = 0; b < batch; b++) {

@@ -137,6 +137,8 @@ class BenchKvCommandTest {
         assertThat(new CommandLine(new BenchKvCommand()).execute("--location-cache-ttl", "soon")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--operations", "get,scan")).isEqualTo(2);
         assertThat(new CommandLine(new BenchKvCommand()).execute("--rounds", "0")).isEqualTo(2);
+        assertThat(refusal("--replicas", "0")).contains("--replicas must be >= 1");
+        assertThat(refusal("--replicas", "3", "--nodes", "2")).contains("at most --nodes (2)");
     }
 
     /** Sizes a run cannot hold are refused before anything starts, saying which flag to change. */
@@ -152,6 +154,30 @@ class BenchKvCommandTest {
         assertThat(refusal("--sizes", "32MiB", "--segment-size", "256MiB", "--operations", "put,get"))
                 .contains("a case of 32MiB values keeps about 896MiB in the cluster")
                 .contains("raise --segment-size to at least 448MiB");
+        // two replicas of each: twice that
+        assertThat(refusal("--sizes", "32MiB", "--segment-size", "512MiB", "--operations", "put,get", "--replicas", "2"))
+                .contains("a case of 32MiB values keeps about 1792MiB in the cluster")
+                .contains("2 replica(s) each")
+                .contains("raise --segment-size to at least 896MiB");
+    }
+
+    /** {@code --replicas 2}: the Tiffin targets' puts write two replicas, on the two nodes, and read back. */
+    @Test
+    void putsWriteTheReplicasAsked() throws Exception {
+        PrintStream stdout = System.out;
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int code;
+        System.setOut(new PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            code = new CommandLine(new BenchKvCommand()).execute("--sizes", "4KiB", "--nodes", "2", "--replicas", "2",
+                    "--segment-size", "64MiB", "--duration", "0.2", "--warmup", "0", "--cluster-warmup", "0",
+                    "--clients", "1", "--operations", "put,get", "--no-local");
+        } finally {
+            System.setOut(stdout);
+        }
+        assertThat(code).as(out.toString(java.nio.charset.StandardCharsets.UTF_8)).isZero();
+        assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8)).contains("Tiffin puts write 2 replicas")
+                .containsPattern("tiffin-remote +put +4KiB");
     }
 
     private static String refusal(String... args) {
