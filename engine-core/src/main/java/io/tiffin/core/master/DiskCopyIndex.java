@@ -9,8 +9,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * Which keys have an SSD copy on each node, so that a node leaving visits the objects with copies there instead of
  * every object ({@link SegmentMembership}). The {@link TierCoordinator} adds a key when it lists a copy on an object
  * and removes it when it drops one; a key whose object went without its copies being dropped first may stay listed
- * until the node leaves, which costs that sweep one lookup. Per copy about 8 bytes (a key reference and its hash in
- * an open-addressing table at most two-thirds full; the keys are the objects').
+ * until the node leaves, which costs that sweep one lookup. Per copy a key reference and its hash (8 bytes) in an
+ * open-addressing table kept between an eighth and two-thirds full: 12–24 bytes while copies are added (a third to
+ * two-thirds full), up to 64 just before it halves after removals (the keys are the objects').
  *
  * <p>Thread-safe: the map of nodes is concurrent and each node's set is guarded by its own monitor (taken inside shard
  * locks, never the other way round).
