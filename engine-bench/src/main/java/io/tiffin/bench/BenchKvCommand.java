@@ -288,7 +288,8 @@ public final class BenchKvCommand implements Callable<Integer> {
         }
         if (replicas < 1 || (master == null && replicas > nodes)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--replicas must be >= 1"
-                    + (master == null ? " and at most --nodes (" + nodes + "): each replica goes to another node" : ""));
+                    + (master == null ? " and at most --nodes (" + nodes + "): each replica goes to another node"
+                            : ""));
         }
         checkSizes();
         Duration cacheTtl;

@@ -268,7 +268,8 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 + " about %d objects): unmount ms p50 %s, max %s, all %s%n", leaving, keys, sorted.length,
                 keys / segments, BenchSupport.fmt(percentile(sorted, 50) / 1e6, 2),
                 BenchSupport.fmt(sorted[sorted.length - 1] / 1e6, 2),
-                took.stream().map(ns -> BenchSupport.fmt(ns / 1e6, 1)).collect(java.util.stream.Collectors.joining(" ")));
+                took.stream().map(ns -> BenchSupport.fmt(ns / 1e6, 1))
+                        .collect(java.util.stream.Collectors.joining(" ")));
     }
 
     /** 100k, 1M, 10M, ... below {@code keys}, then {@code keys}. */

@@ -155,7 +155,8 @@ class BenchKvCommandTest {
                 .contains("a case of 32MiB values keeps about 896MiB in the cluster")
                 .contains("raise --segment-size to at least 448MiB");
         // two replicas of each: twice that
-        assertThat(refusal("--sizes", "32MiB", "--segment-size", "512MiB", "--operations", "put,get", "--replicas", "2"))
+        assertThat(refusal("--sizes", "32MiB", "--segment-size", "512MiB", "--operations", "put,get",
+                "--replicas", "2"))
                 .contains("a case of 32MiB values keeps about 1792MiB in the cluster")
                 .contains("2 replica(s) each")
                 .contains("raise --segment-size to at least 896MiB");

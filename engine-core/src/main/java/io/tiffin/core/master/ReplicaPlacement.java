@@ -36,7 +36,10 @@ final class ReplicaPlacement {
         this.random = random;
     }
 
-    /** A sink for {@code wanted} replicas of {@code size} bytes of {@code key}'s object, with this placement's random source. */
+    /**
+     * A sink for {@code wanted} replicas of {@code size} bytes of {@code key}'s object, with this placement's random
+     * source.
+     */
     SegmentReplicaSink sink(long size, String key, int wanted) {
         return new SegmentReplicaSink(size, key, wanted, random);
     }

@@ -409,7 +409,10 @@ final class TierCoordinator {
     }
 
     /** Whether any object may have an SSD copy (false: none has). */
-    /** Drops the SSD copies {@code which} accepts from {@code m} and from the index; returns how many. Caller holds the shard lock. */
+    /**
+     * Drops the SSD copies {@code which} accepts from {@code m}, the index and the tally; returns how many. Caller
+     * holds the shard lock.
+     */
     private int removeDiskCopies(ObjectMetadata m, java.util.function.Predicate<DiskReplica> which) {
         boolean had = m.hasDiskReplica();
         for (DiskReplica d : m.diskReplicas()) {

@@ -48,6 +48,7 @@ class AlignedAllocationTest {
         assertThat(segment.allocate(10, "k")).as("10 bytes take one 64-byte unit").isNotNegative();
         assertThat(segment.used()).isEqualTo(64);
         assertThat(segment.allocate(60, "k")).isNotNegative();
-        assertThat(segment.allocate(1, "k")).as("the segment is full: 70 bytes of objects took two 64-byte units").isNegative();
+        assertThat(segment.allocate(1, "k")).as("the segment is full: 70 bytes of objects took two 64-byte units")
+                .isNegative();
     }
 }

@@ -127,7 +127,8 @@ class SegmentLeaveTest {
         master.ssdTier().registerStorage("node-1", 1L << 30);
         master.ssdTier().registerStorage("node-2", 1L << 30);
         put("in-memory-on-s1", PutOptions.DEFAULT);
-        master.ssdTier().reportDiskObjects("node-2", List.of("ssd-only-on-2a", "ssd-only-on-2b"), List.of(4096L, 4096L));
+        master.ssdTier().reportDiskObjects("node-2", List.of("ssd-only-on-2a", "ssd-only-on-2b"),
+                List.of(4096L, 4096L));
         master.ssdTier().reportDiskObjects("node-1", List.of("ssd-only-on-1"), List.of(4096L));
         assertThat(master.diskCopiesListedFor("node-2")).isEqualTo(2);
         assertThat(master.ssdTally()).as("objects on SSD, their copies' bytes").containsExactly(3, 3 * 4096);
