@@ -6,19 +6,9 @@ import io.tiffin.core.master.MasterService;
 import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.util.Ticker;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * JMH: one memory-eviction pass of the master in process ({@link MasterService#runEvictionOnce}), over {@code keys}
@@ -29,20 +19,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Not thread-safe: one benchmark thread.
  */
-@BenchmarkMode(Mode.SingleShotTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 3)
-@Measurement(iterations = 10)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
-        "-Xmx6g"})
-@State(Scope.Benchmark)
-public class EvictionPassBench {
+public class EvictionPassBench extends SingleShotMasterBench {
     private static final int SEGMENTS = 1000;
     private static final long OBJECT = 4096;
     private static final double FILL = 0.94;
-
-    @Param({"1000000"})
-    public int keys;
 
     /** The master's clock, moved by the benchmark. */
     private static final class Clock implements Ticker {

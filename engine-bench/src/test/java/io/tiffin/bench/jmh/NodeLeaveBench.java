@@ -10,19 +10,9 @@ import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * JMH: a node with an SSD tier leaving a master in process ({@link MasterService#unmountSegment} of its one segment),
@@ -33,19 +23,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Not thread-safe: one benchmark thread.
  */
-@BenchmarkMode(Mode.SingleShotTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 3)
-@Measurement(iterations = 10)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
-        "-Xmx6g"})
-@State(Scope.Benchmark)
-public class NodeLeaveBench {
+public class NodeLeaveBench extends SingleShotMasterBench {
     private static final int NODES = 100;
     private static final long OBJECT = 4096;
-
-    @Param({"1000000"})
-    public int keys;
 
     private MasterService master;
     private int leaving;

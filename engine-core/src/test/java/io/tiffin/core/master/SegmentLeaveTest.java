@@ -37,9 +37,20 @@ class SegmentLeaveTest {
     @BeforeEach
     void setUp() {
         ticker = new ManualTicker();
-        master = new MasterService(MasterSettings.defaults(), PREFERRED_THEN_IN_ORDER, ticker, null);
-        master.mountSegment("s1", "node-1", "127.0.0.1:1", 64 * MiB);
-        master.mountSegment("s2", "node-2", "127.0.0.1:2", 64 * MiB);
+        master = twoNodes(MasterSettings.defaults());
+    }
+
+    /** A master with nodes node-1 and node-2, one segment each (s1, s2). */
+    private MasterService twoNodes(MasterSettings settings) {
+        MasterService m = new MasterService(settings, PREFERRED_THEN_IN_ORDER, ticker, null);
+        m.mountSegment("s1", "node-1", "127.0.0.1:1", 64 * MiB);
+        m.mountSegment("s2", "node-2", "127.0.0.1:2", 64 * MiB);
+        return m;
+    }
+
+    /** {@link #twoNodes} with the SSD tier's offload {@code mode}. */
+    private MasterService twoNodes(TierSettings.OffloadMode mode) {
+        return twoNodes(MasterSettings.defaults().withTier(TierSettings.defaults().withOffloadMode(mode)));
     }
 
     private void put(String key, PutOptions options) {
@@ -120,10 +131,7 @@ class SegmentLeaveTest {
 
     @Test
     void aNodeThatLeavesTakesItsSsdCopiesAndTheObjectsLeftWithNothing() {
-        master = new MasterService(MasterSettings.defaults().withTier(TierSettings.defaults()
-                .withOffloadMode(TierSettings.OffloadMode.OFF)), PREFERRED_THEN_IN_ORDER, ticker, null);
-        master.mountSegment("s1", "node-1", "127.0.0.1:1", 64 * MiB);
-        master.mountSegment("s2", "node-2", "127.0.0.1:2", 64 * MiB);
+        master = twoNodes(TierSettings.OffloadMode.OFF);
         master.ssdTier().registerStorage("node-1", 1L << 30);
         master.ssdTier().registerStorage("node-2", 1L << 30);
         put("in-memory-on-s1", PutOptions.DEFAULT);
@@ -152,10 +160,7 @@ class SegmentLeaveTest {
 
     @Test
     void anOffloadToANodeThatLeavesIsAbandonedWithIt() {
-        master = new MasterService(MasterSettings.defaults().withTier(TierSettings.defaults()
-                .withOffloadMode(TierSettings.OffloadMode.WRITE_THROUGH)), PREFERRED_THEN_IN_ORDER, ticker, null);
-        master.mountSegment("s1", "node-1", "127.0.0.1:1", 64 * MiB);
-        master.mountSegment("s2", "node-2", "127.0.0.1:2", 64 * MiB);
+        master = twoNodes(TierSettings.OffloadMode.WRITE_THROUGH);
         master.ssdTier().registerStorage("node-2", 1L << 30);
         put("k", PutOptions.replicas(2)); // memory replicas on s1 and s2, its offload to node-2's SSD
         assertThat(master.ssdTier().pollTasks("node-2", 10, 0).offloads()).hasSize(1);
