@@ -94,6 +94,9 @@ class BenchScaleCommandTest {
         assertThat(tiffin(err, "bench", "scale", "--join-nodes", "-1")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--join-nodes must be >= 0");
         err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--leave-nodes", "-1")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--leave-nodes must be >= 0");
+        err.reset();
         assertThat(tiffin(err, "bench", "scale", "--keys", "10000000", "--segments", "50", "--nodes", "50"))
                 .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--segments (50) of 64 GiB cannot hold --keys"

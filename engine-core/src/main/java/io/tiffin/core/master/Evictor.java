@@ -151,7 +151,7 @@ final class Evictor {
         int[] evicted = new int[1];
         Boundary atBoundary = new Boundary();
         List<ObjectMetadata> victims = new ArrayList<>();
-        table.forEachShardIndexed((shard, s) -> {
+        table.forEachShard(shard -> {
             victims.clear();
             for (ObjectMetadata m : shard.objects.values()) {
                 if (!candidate(m, pinned, now)) {
@@ -161,7 +161,7 @@ final class Evictor {
                 if (bucket > boundary) {
                     victims.add(m);
                 } else if (bucket == boundary) {
-                    atBoundary.add(m, s);
+                    atBoundary.add(m);
                 }
             }
             for (ObjectMetadata m : victims) { // not while iterating: an eviction changes the shard's map
@@ -176,7 +176,7 @@ final class Evictor {
                 break;
             }
             ObjectMetadata m = atBoundary.objects[i];
-            if (table.inShardAt(atBoundary.shards[i], shard -> shard.objects.get(m.key) == m
+            if (table.inShard(m.key, shard -> shard.objects.get(m.key) == m
                     && candidate(m, pinned, now) && evictLocked(shard, m, now))) {
                 evicted[0]++;
             }
@@ -190,22 +190,19 @@ final class Evictor {
     }
 
     /**
-     * The objects of a pass's boundary bucket and their shards, in two arrays that grow (no object per entry).
+     * The objects of a pass's boundary bucket, in an array that grows (no object per entry).
      *
      * <p>Not thread-safe: one pass's.
      */
     private static final class Boundary {
         ObjectMetadata[] objects = new ObjectMetadata[16];
-        int[] shards = new int[16];
         int size;
 
-        void add(ObjectMetadata m, int shard) {
+        void add(ObjectMetadata m) {
             if (size == objects.length) {
                 objects = java.util.Arrays.copyOf(objects, size * 2);
-                shards = java.util.Arrays.copyOf(shards, size * 2);
             }
-            objects[size] = m;
-            shards[size++] = shard;
+            objects[size++] = m;
         }
 
         /** The entries' indices, oldest lease first (their leases as the scan read them). */

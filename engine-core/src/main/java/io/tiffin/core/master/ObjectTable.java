@@ -273,20 +273,7 @@ final class ObjectTable {
         }
     }
 
-    /** As {@link #forEachShard}, passing each shard's index too. */
-    void forEachShardIndexed(ShardAction action) {
-        for (int s = 0; s < shards.length; s++) {
-            MetadataShard shard = shards[s];
-            shard.lock.lock();
-            try {
-                action.apply(shard, s);
-            } finally {
-                shard.lock.unlock();
-            }
-        }
-    }
-
-    /** Runs {@code action} under the lock of the shard at {@code index} ({@link #forEachShardIndexed}'s numbers). */
+    /** Runs {@code action} under the lock of the shard at {@code index} ({@link MetadataShard#indexOf}'s numbers). */
     <T> T inShardAt(int index, Function<MetadataShard, T> action) {
         MetadataShard shard = shards[index];
         shard.lock.lock();
