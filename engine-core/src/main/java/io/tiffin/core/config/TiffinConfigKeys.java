@@ -180,8 +180,8 @@ public final class TiffinConfigKeys {
                     + " HTTP beyond loopback): servers accept it, tiffin rm --force presents it. Empty ="
                     + " transport.auth-token.");
     public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
-            "threads", "Network I/O threads of the master and of clients; 0 = half the available processors, at"
-                    + " least 1 (a node's data plane has node.io-threads).");
+            "threads", "Network I/O threads of the master and of clients; 0 = one per available processor for the"
+                    + " master, half of them (at least 1) for clients (a node's data plane has node.io-threads).");
     public static final ConfigKey<Duration> TRANSPORT_HANDSHAKE_TIMEOUT = ConfigKey.duration(
             "transport.handshake-timeout", "5s", MILLIS, "A connection must complete its handshake within this time.");
     public static final ConfigKey<Boolean> TRANSPORT_NATIVE = ConfigKey.bool("transport.native", true,

@@ -5,6 +5,7 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.core.local.InProcessMasters;
 import io.tiffin.core.metrics.AdminHttpServer;
+import io.tiffin.core.transport.EventLoops;
 import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.util.Ticker;
@@ -101,7 +102,9 @@ public final class MasterServer implements AutoCloseable {
         workers = Executors.newFixedThreadPool(threads, named("tiffin-master-worker"));
         background = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-background"));
         heldReplies = Executors.newSingleThreadScheduledExecutor(named("tiffin-master-held-replies"));
-        server = new TransportServer("master", options.transport());
+        // The master's own default (one loop per processor), not the clients' (half).
+        server = new TransportServer("master", options.transport().ioThreads() == 0
+                ? options.transport().withIoThreads(EventLoops.masterThreads()) : options.transport());
         rpc.registerOn(server, workers, heldReplies);
         AdminHttpServer adminServer = null;
         try {
@@ -296,6 +299,11 @@ public final class MasterServer implements AutoCloseable {
 
     public MasterMetrics metrics() {
         return metrics;
+    }
+
+    /** The RPC server's event-loop threads. */
+    public int ioThreads() {
+        return server.ioThreads();
     }
 
     public InetSocketAddress address() {

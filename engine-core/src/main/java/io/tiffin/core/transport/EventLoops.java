@@ -40,6 +40,18 @@ public final class EventLoops {
     }
 
     /**
+     * The event-loop thread count of the master when 0 is configured: one per available processor. A master's
+     * request costs its loop a few microseconds of its own work and several times that in the kernel (the reply's
+     * loopback or network send, the caller's wake-up), with the callers writing and reading their own blocking
+     * connections; one loop on 2 cores was busy 82% of its core while the machine stood 25% idle. Measured on the
+     * 2-core test machine against half the processors (docs/BENCHMARKS.md, "One master event loop per
+     * processor"): Put, Get and BatchGet 7–26% more requests a second, BatchPut level.
+     */
+    public static int masterThreads() {
+        return Math.max(1, Runtime.getRuntime().availableProcessors());
+    }
+
+    /**
      * The event-loop thread count of a node's data plane when 0 is configured: one per available
      * processor. A loop sends one value at a time, and for large values that send is mostly the kernel
      * copying the bytes into the socket; with fewer loops than cores the other cores wait. Measured on

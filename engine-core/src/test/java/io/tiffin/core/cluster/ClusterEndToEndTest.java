@@ -180,6 +180,16 @@ class ClusterEndToEndTest {
     }
 
     @Test
+    void theMasterHasOneEventLoopPerProcessorUnlessConfigured() {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 8 * MiB)) {
+            assertThat(cluster.master.ioThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
+        }
+        try (TestCluster cluster = new TestCluster(Map.of("transport.io-threads", "3"), 1, 8 * MiB)) {
+            assertThat(cluster.master.ioThreads()).isEqualTo(3);
+        }
+    }
+
+    @Test
     void nodeRemountsWhenARestartedMasterDoesNotKnowIt() {
         TestCluster cluster = new TestCluster(Map.of(), 1, 64 * MiB);
         try (cluster) {
