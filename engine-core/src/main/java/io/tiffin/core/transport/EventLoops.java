@@ -45,7 +45,7 @@ public final class EventLoops {
      * loopback or network send, the caller's wake-up), with the callers writing and reading their own blocking
      * connections; one loop on 2 cores was busy 82% of its core while the machine stood 25% idle. Measured on the
      * 2-core test machine against half the processors (docs/BENCHMARKS.md, "One master event loop per
-     * processor"): Put, Get and BatchGet 7–26% more requests a second, BatchPut level.
+     * processor"): the medians of Put, Get and BatchGet 7–18% higher, BatchPut level.
      */
     public static int masterThreads() {
         return Math.max(1, Runtime.getRuntime().availableProcessors());
