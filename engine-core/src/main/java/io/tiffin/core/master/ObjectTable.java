@@ -273,17 +273,6 @@ final class ObjectTable {
         }
     }
 
-    /** Runs {@code action} under the lock of the shard at {@code index} ({@link MetadataShard#indexOf}'s numbers). */
-    <T> T inShardAt(int index, Function<MetadataShard, T> action) {
-        MetadataShard shard = shards[index];
-        shard.lock.lock();
-        try {
-            return action.apply(shard);
-        } finally {
-            shard.lock.unlock();
-        }
-    }
-
     /**
      * Calls {@code action} under the shard lock for every present key matching {@code q}; returns whether
      * the calls came in key order. With {@code fastPath}, prefix and exact queries walk the ordered index
