@@ -28,6 +28,8 @@ import io.tiffin.core.transport.proto.UnmountSegmentRequest;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -57,7 +59,10 @@ import picocli.CommandLine.Option;
  *
  * Prints {@code Operations per second: X} (keys per second for batch operations) over {@code --duration} s measured
  * after {@code --warmup} s of the same load, and how long the JIT compiled during the measured window (this JVM's
- * time from its CompilationMXBean; a master process's from its performance counters, {@link JitClock}). With
+ * time from its CompilationMXBean; a master process's from its performance counters, {@link JitClock}). For a master
+ * process on this machine it also prints the master's CPU time per operation (per key for batch operations) in the
+ * window, by kind of thread ({@link ProcessProbe#ticksByKind}): on a machine whose rates scatter from run to run, a
+ * steadier figure of what an operation costs the master. With
  * {@code --mooncake DIR} it compares Mooncake's C++ master with a {@code tiffin master} process, alternating
  * ({@link MasterSideBySide}). Without
  * {@code --master} it starts a master in this JVM on a free port; with {@code --failover} that master runs with
@@ -248,8 +253,13 @@ public final class BenchMasterCommand implements Callable<Integer> {
             }
             failures.set(0);
             long masterJitBefore = masterPid == SAME_JVM ? -1 : masterPid > 0 ? JitClock.of(masterPid) : -1;
+            ProcessProbe masterProbe = masterPid > 0 ? new ProcessProbe(masterPid) : null;
+            Map<String, ProcessProbe.ThreadTicks> masterThreads = masterProbe == null ? null
+                    : masterProbe.threadCpuTicks();
             long benchJitBefore = JitClock.self();
             long[] result = runPhase(op, clients, existing, duration, "m");
+            String masterCpu = masterProbe == null ? null
+                    : cpuPerOperation(ProcessProbe.ticksByKind(masterThreads, masterProbe.threadCpuTicks()), result[0]);
             long benchJit = benchJitBefore < 0 ? -1 : JitClock.self() - benchJitBefore;
             long masterJitAfter = masterJitBefore < 0 ? -1 : JitClock.of(masterPid);
             long masterJit = masterPid == SAME_JVM ? benchJit : masterJitAfter < 0 ? -1 : masterJitAfter - masterJitBefore;
@@ -266,6 +276,10 @@ public final class BenchMasterCommand implements Callable<Integer> {
                         + JitClock.describe(benchJit, seconds) + "; master JVM " + (masterPid < 0
                         ? "unknown (--master-pid PID reads it)" : JitClock.describe(masterJit, seconds)));
             }
+            if (masterCpu != null) {
+                System.out.println("Master CPU per " + (isBatch(op) ? "key" : "call") + " in the measured window: "
+                        + masterCpu);
+            }
             long failed = failures.get();
             if (failed > 0) {
                 System.out.println("Failed keys: " + failed + " (last code " + lastFailure + ")");
@@ -276,6 +290,23 @@ public final class BenchMasterCommand implements Callable<Integer> {
             }
             return new Measured(op, opsPerSec, seconds, result[0], failed, benchJit, masterJit, warmedUp);
         }
+    }
+
+    /**
+     * CPU time per operation, in µs, from a window's CPU ticks by kind of thread ({@link ProcessProbe#ticksByKind},
+     * largest first) and the operations done in it: the total, then each kind, e.g. {@code 5.61 µs (event loops
+     * 3.52, GC 1.71, other 0.38)}.
+     */
+    static String cpuPerOperation(Map<String, Long> ticksByKind, long operations) {
+        double usPerTick = 1e6 / ProcessProbe.CLOCK_TICKS_PER_SECOND / Math.max(1, operations);
+        long total = ticksByKind.values().stream().mapToLong(Long::longValue).sum();
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%.2f µs (", total * usPerTick));
+        String sep = "";
+        for (Map.Entry<String, Long> e : ticksByKind.entrySet()) {
+            out.append(sep).append(e.getKey()).append(' ').append(String.format(Locale.ROOT, "%.2f", e.getValue() * usPerTick));
+            sep = ", ";
+        }
+        return out.append(')').toString();
     }
 
     /** The warm-up's last part and each extension, seconds (at most {@code --warmup}). */

@@ -24,6 +24,17 @@ class BenchMasterCommandTest {
                 StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
     }
 
+    /** As {@link #tiffin(ByteArrayOutputStream, String...)}, with what the bench prints on System.out in {@code out}. */
+    private static int tiffin(ByteArrayOutputStream out, ByteArrayOutputStream err, String... args) {
+        PrintStream stdout = System.out;
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        try {
+            return tiffin(err, args);
+        } finally {
+            System.setOut(stdout);
+        }
+    }
+
     @Test
     void putsAndGetsRunAgainstTheLeaderOfMastersWithFailoverOn() throws Exception {
         Path csv = dir.resolve("master.csv");
@@ -126,6 +137,16 @@ class BenchMasterCommandTest {
         assertThat(MasterSideBySide.median(new double[] {4, 1, 2, 3})).isEqualTo(2.5);
     }
 
+    @Test
+    void cpuPerOperationIsEachKindsTicksOverTheOperations() {
+        java.util.LinkedHashMap<String, Long> ticks = new java.util.LinkedHashMap<>();
+        ticks.put("event loops", 300L); // 3 s at 100 ticks a second
+        ticks.put("GC", 100L);
+        assertThat(BenchMasterCommand.cpuPerOperation(ticks, 1_000_000))
+                .isEqualTo("4.00 µs (event loops 3.00, GC 1.00)");
+        assertThat(BenchMasterCommand.cpuPerOperation(Map.of(), 0)).as("no operations, no ticks").isEqualTo("0.00 µs ()");
+    }
+
     /** Mooncake's binaries beside the project (../shared/peers/mooncake), when this machine has them. */
     @Test
     void sideBySideRunsMooncakeAndATiffinMasterProcess() throws Exception {
@@ -133,10 +154,13 @@ class BenchMasterCommandTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(mooncake.resolve("run-master-bench")),
                 "Mooncake's master_bench is not on this machine");
         Path csv = dir.resolve("side.csv");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = tiffin(err, "bench", "master", "--mooncake", mooncake.toString(), "--operation", "Get",
+        int exit = tiffin(out, err, "bench", "master", "--mooncake", mooncake.toString(), "--operation", "Get",
                 "--num-keys", "200", "--duration", "1", "--warmup", "1", "--csv", csv.toString());
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).as("the master process's CPU per Get, by kind of thread")
+                .containsPattern("Master CPU per call in the measured window: [0-9.]+ µs \\(.*event loops [0-9.]+");
         List<String> rows = Files.readAllLines(csv);
         assertThat(rows).hasSize(3);
         assertThat(rows.get(1)).startsWith("Get,4,1,1,").endsWith(",mooncake");
