@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.StringJoiner;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -300,13 +301,9 @@ public final class BenchMasterCommand implements Callable<Integer> {
     static String cpuPerOperation(Map<String, Long> ticksByKind, long operations) {
         double usPerTick = 1e6 / ProcessProbe.CLOCK_TICKS_PER_SECOND / Math.max(1, operations);
         long total = ticksByKind.values().stream().mapToLong(Long::longValue).sum();
-        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%.2f µs (", total * usPerTick));
-        String sep = "";
-        for (Map.Entry<String, Long> e : ticksByKind.entrySet()) {
-            out.append(sep).append(e.getKey()).append(' ').append(String.format(Locale.ROOT, "%.2f", e.getValue() * usPerTick));
-            sep = ", ";
-        }
-        return out.append(')').toString();
+        StringJoiner kinds = new StringJoiner(", ", String.format(Locale.ROOT, "%.2f µs (", total * usPerTick), ")");
+        ticksByKind.forEach((kind, ticks) -> kinds.add(String.format(Locale.ROOT, "%s %.2f", kind, ticks * usPerTick)));
+        return kinds.toString();
     }
 
     /** The warm-up's last part and each extension, seconds (at most {@code --warmup}). */

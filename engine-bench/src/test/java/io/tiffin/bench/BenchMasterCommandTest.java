@@ -24,7 +24,7 @@ class BenchMasterCommandTest {
                 StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
     }
 
-    /** As {@link #tiffin(ByteArrayOutputStream, String...)}, with what the bench prints on System.out in {@code out}. */
+    /** As {@link #tiffin(ByteArrayOutputStream, String...)}; what the bench prints on System.out goes to out. */
     private static int tiffin(ByteArrayOutputStream out, ByteArrayOutputStream err, String... args) {
         PrintStream stdout = System.out;
         System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
@@ -144,7 +144,8 @@ class BenchMasterCommandTest {
         ticks.put("GC", 100L);
         assertThat(BenchMasterCommand.cpuPerOperation(ticks, 1_000_000))
                 .isEqualTo("4.00 µs (event loops 3.00, GC 1.00)");
-        assertThat(BenchMasterCommand.cpuPerOperation(Map.of(), 0)).as("no operations, no ticks").isEqualTo("0.00 µs ()");
+        assertThat(BenchMasterCommand.cpuPerOperation(Map.of(), 0)).as("no operations, no ticks")
+                .isEqualTo("0.00 µs ()");
     }
 
     /** Mooncake's binaries beside the project (../shared/peers/mooncake), when this machine has them. */
