@@ -48,7 +48,7 @@ public final class EventLoops {
      * processor"): the medians of Put, Get and BatchGet 7–18% higher, BatchPut level.
      */
     public static int masterThreads() {
-        return Math.max(1, Runtime.getRuntime().availableProcessors());
+        return onePerProcessor();
     }
 
     /**
@@ -59,6 +59,10 @@ public final class EventLoops {
      * 0.51–0.74× a plain blocking socket, with two loops each 0.76–0.80× (four alternating pairs).
      */
     public static int dataPlaneThreads() {
+        return onePerProcessor();
+    }
+
+    private static int onePerProcessor() {
         return Math.max(1, Runtime.getRuntime().availableProcessors());
     }
 
