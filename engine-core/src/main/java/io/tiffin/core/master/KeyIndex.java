@@ -61,37 +61,60 @@ final class KeyIndex {
         Objects.requireNonNull(key, "key");
         lock.writeLock().lock();
         try {
-            Map.Entry<String, Chunk> e = chunks.floorEntry(key);
-            if (e == null) {
-                e = chunks.firstEntry(); // below every key: the first chunk takes it
-            }
-            if (e == null) {
-                Chunk c = new Chunk(capacity);
-                c.insertAt(0, key);
-                chunks.put(key, c);
-                size++;
-                return true;
-            }
-            Chunk c = e.getValue();
-            int pos = c.search(key);
-            if (pos >= 0) {
-                return false;
-            }
-            pos = -pos - 1;
-            if (c.count == capacity) {
-                c = makeRoom(c, pos, key);
-                pos = -c.search(key) - 1;
-            }
-            String oldFirst = c.first();
-            c.insertAt(pos, key);
-            if (pos == 0) {
-                rekey(oldFirst, c);
-            }
-            size++;
-            return true;
+            return addLocked(key);
         } finally {
             lock.writeLock().unlock();
         }
+    }
+
+    /**
+     * Applies {@code n} changes in order under one hold of the write lock: {@code keys[i]} is added where
+     * {@code adds[i]}, else removed (a key already there, or not there, is left as it is).
+     */
+    void applyAll(String[] keys, boolean[] adds, int n) {
+        lock.writeLock().lock();
+        try {
+            for (int i = 0; i < n; i++) {
+                if (adds[i]) {
+                    addLocked(keys[i]);
+                } else {
+                    removeLocked(keys[i]);
+                }
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private boolean addLocked(String key) {
+        Map.Entry<String, Chunk> e = chunks.floorEntry(key);
+        if (e == null) {
+            e = chunks.firstEntry(); // below every key: the first chunk takes it
+        }
+        if (e == null) {
+            Chunk c = new Chunk(capacity);
+            c.insertAt(0, key);
+            chunks.put(key, c);
+            size++;
+            return true;
+        }
+        Chunk c = e.getValue();
+        int pos = c.search(key);
+        if (pos >= 0) {
+            return false;
+        }
+        pos = -pos - 1;
+        if (c.count == capacity) {
+            c = makeRoom(c, pos, key);
+            pos = -c.search(key) - 1;
+        }
+        String oldFirst = c.first();
+        c.insertAt(pos, key);
+        if (pos == 0) {
+            rekey(oldFirst, c);
+        }
+        size++;
+        return true;
     }
 
     /**
@@ -130,31 +153,35 @@ final class KeyIndex {
         Objects.requireNonNull(key, "key");
         lock.writeLock().lock();
         try {
-            Map.Entry<String, Chunk> e = chunks.floorEntry(key);
-            if (e == null) {
-                return false;
-            }
-            Chunk c = e.getValue();
-            int pos = c.search(key);
-            if (pos < 0) {
-                return false;
-            }
-            String oldFirst = c.first();
-            c.removeAt(pos);
-            size--;
-            if (c.count == 0) {
-                // Its neighbours already held more than half a chunk with it (one key), so they still do together.
-                chunks.remove(oldFirst);
-                return true;
-            }
-            if (pos == 0) {
-                rekey(oldFirst, c);
-            }
-            mergeIfSparse(c);
-            return true;
+            return removeLocked(key);
         } finally {
             lock.writeLock().unlock();
         }
+    }
+
+    private boolean removeLocked(String key) {
+        Map.Entry<String, Chunk> e = chunks.floorEntry(key);
+        if (e == null) {
+            return false;
+        }
+        Chunk c = e.getValue();
+        int pos = c.search(key);
+        if (pos < 0) {
+            return false;
+        }
+        String oldFirst = c.first();
+        c.removeAt(pos);
+        size--;
+        if (c.count == 0) {
+            // Its neighbours already held more than half a chunk with it (one key), so they still do together.
+            chunks.remove(oldFirst);
+            return true;
+        }
+        if (pos == 0) {
+            rekey(oldFirst, c);
+        }
+        mergeIfSparse(c);
+        return true;
     }
 
     /**

@@ -24,14 +24,14 @@ import java.util.function.Function;
  * ({@link #forEachShard}). No method takes two shard locks at once.
  *
  * <p>Thread-safe: a shard and the objects in it are guarded by the shard's lock, which callers hold
- * around {@link #insert} and {@link #forget}; the key index ({@link KeyIndex}) and counters are thread-safe.
+ * around {@link #insert} and {@link #forget}; the key index ({@link BatchedKeyIndex}) and counters are thread-safe.
  */
 final class ObjectTable {
     private final Ticker ticker;
     private final int maxKeyLength;
     private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
-    /** Every key, ordered. Updated under the key's shard lock. */
-    private final KeyIndex keyIndex = new KeyIndex();
+    /** Every key, ordered. Changed under the key's shard lock. */
+    private final BatchedKeyIndex keyIndex = new BatchedKeyIndex();
     /** The objects with an expiry deadline, by deadline. Updated under the key's shard lock. */
     private final ConcurrentSkipListSet<Deadline> deadlines = new ConcurrentSkipListSet<>();
     /** How many objects have a deadline (the size of {@link #deadlines}, which a skip list does not keep). */
