@@ -33,6 +33,9 @@ import picocli.CommandLine.Option;
 @Command(name = "prefix", mixinStandardHelpOptions = true,
         description = "Prefix query: full regex scan versus the master's ordered key index, in process.")
 public final class BenchPrefixCommand implements Callable<Integer> {
+    /** Fast-path queries run untimed before the timed ones (the JIT compiles the path meanwhile). */
+    static final int FAST_WARMUP = 300;
+
     /** Where picocli's usage errors go: the command line that runs this command (its err stream, its usage). */
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -92,11 +95,13 @@ public final class BenchPrefixCommand implements Callable<Integer> {
                 throw new IllegalStateException("the fast path and the regex scan returned different keys ("
                         + fast.size() + " vs " + scanned.size() + ")");
             }
-            // Warm both paths up with a tenth of the iterations (at least 3), then time them alternately
-            // in blocks so that load from other processes hits both alike.
+            // Warm both paths up, then time them one after the other. The scan with a tenth of the iterations (at
+            // least 3: each visits every key); the fast path with at least FAST_WARMUP queries, about 20-50 ms:
+            // with ten, the JIT still compiled it during the timed queries in some runs (fast-path averages of
+            // 0.19-0.25 ms against 0.10-0.12, docs/BENCHMARKS.md, "The key index's updates in batches").
             int warm = Math.max(3, queryIterations / 10);
             time(master::getReplicaListByRegexFullScan, regex, warm);
-            time(master::getReplicaListByRegex, regex, warm);
+            time(master::getReplicaListByRegex, regex, Math.max(FAST_WARMUP, warm));
             double scanMs = time(master::getReplicaListByRegexFullScan, regex, queryIterations);
             double fastMs = time(master::getReplicaListByRegex, regex, queryIterations);
             int matches = fast.size();
