@@ -13,7 +13,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -135,13 +134,7 @@ class BatchedKeyIndexTest {
                     return iterations;
                 }));
             }
-            for (Future<Set<String>> f : writerTasks) {
-                expected.addAll(f.get(2, TimeUnit.MINUTES));
-            }
-            writing.set(false);
-            for (Future<Integer> f : readers) {
-                assertThat(f.get(2, TimeUnit.MINUTES)).isGreaterThanOrEqualTo(3);
-            }
+            expected.addAll(KeyIndexTest.awaitWritersThenReaders(writerTasks, writing, readers));
         } finally {
             pool.shutdownNow();
         }

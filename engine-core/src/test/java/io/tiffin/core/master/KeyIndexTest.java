@@ -215,13 +215,7 @@ class KeyIndexTest {
                 }));
             }
             start.countDown();
-            for (Future<Set<String>> f : writerTasks) {
-                expected.addAll(f.get(2, TimeUnit.MINUTES));
-            }
-            writing.set(false);
-            for (Future<Integer> f : readers) {
-                assertThat(f.get(2, TimeUnit.MINUTES)).isGreaterThanOrEqualTo(3);
-            }
+            expected.addAll(awaitWritersThenReaders(writerTasks, writing, readers));
         } finally {
             pool.shutdownNow();
         }
@@ -264,6 +258,23 @@ class KeyIndexTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Waits for the writers and collects the keys they kept, then tells the readers to stop and checks that each
+     * read the index at least three times (shared by the concurrency tests of the index and its batching).
+     */
+    static Set<String> awaitWritersThenReaders(List<Future<Set<String>>> writers, AtomicBoolean writing,
+            List<Future<Integer>> readers) throws Exception {
+        Set<String> kept = new HashSet<>();
+        for (Future<Set<String>> f : writers) {
+            kept.addAll(f.get(2, TimeUnit.MINUTES));
+        }
+        writing.set(false);
+        for (Future<Integer> f : readers) {
+            assertThat(f.get(2, TimeUnit.MINUTES)).isGreaterThanOrEqualTo(3);
+        }
+        return kept;
     }
 
     /** Contents, size and {@code from(x)} for keys present and absent, the ends, and beyond them. */
