@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -139,7 +140,7 @@ class BenchMasterCommandTest {
 
     @Test
     void cpuPerOperationIsEachKindsTicksOverTheOperations() {
-        java.util.LinkedHashMap<String, Long> ticks = new java.util.LinkedHashMap<>();
+        LinkedHashMap<String, Long> ticks = new LinkedHashMap<>();
         ticks.put("event loops", 300L); // 3 s at 100 ticks a second
         ticks.put("GC", 100L);
         assertThat(BenchMasterCommand.cpuPerOperation(ticks, 1_000_000))

@@ -35,9 +35,6 @@ final class BatchedKeyIndex {
     private String[] keys;
     private boolean[] adds;
     private int count;
-    /** The buffer's spare pair, swapped in while a batch is applied; used only under {@link #applying}. */
-    private String[] spareKeys;
-    private boolean[] spareAdds;
 
     BatchedKeyIndex() {
         this(new KeyIndex(), DEFAULT_BATCH);
@@ -52,8 +49,6 @@ final class BatchedKeyIndex {
         this.batch = batch;
         this.keys = new String[batch];
         this.adds = new boolean[batch];
-        this.spareKeys = new String[batch];
-        this.spareAdds = new boolean[batch];
     }
 
     /** Adds {@code key} (nothing changes if it is there). */
@@ -83,8 +78,7 @@ final class BatchedKeyIndex {
         boolean full;
         synchronized (buffer) {
             if (count == keys.length) {
-                // a full buffer that its writer is about to apply, or that the thread applying takes next: grow
-                // rather than wait (rare: only while a batch is being applied)
+                // full while another thread applies a batch (it takes this one next): grow rather than wait
                 keys = Arrays.copyOf(keys, count * 2);
                 adds = Arrays.copyOf(adds, count * 2);
             }
@@ -137,19 +131,13 @@ final class BatchedKeyIndex {
             }
             k = keys;
             a = adds;
-            keys = spareKeys;
-            adds = spareAdds;
+            // fresh arrays, about 5 bytes per change: cheaper than keeping a spare pair, and a young array takes
+            // the keys' references without the card marks of an old one
+            keys = new String[batch];
+            adds = new boolean[batch];
             count = 0;
         }
         index.applyAll(k, a, n);
-        if (k.length == batch) {
-            Arrays.fill(k, 0, n, null); // the keys removed stay reachable no longer than this
-            spareKeys = k;
-            spareAdds = a;
-        } else { // grown while a batch was applied: back to a batch's size
-            spareKeys = new String[batch];
-            spareAdds = new boolean[batch];
-        }
         return true;
     }
 }
