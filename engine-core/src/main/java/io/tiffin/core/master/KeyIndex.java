@@ -10,12 +10,12 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * The master's ordered index of every key, for prefix and exact queries and key listings in O(log n + matches):
- * a sorted set of strings in {@link String#compareTo} order that costs about 5 bytes per key beyond the key
- * itself (a 4-byte slot in chunks 85–100% full, measured by KeyIndexTest for random, ascending and numbered keys,
- * and ≈ 90 bytes per chunk of 256), where a {@link java.util.concurrent.ConcurrentSkipListSet} costs 36 (a 24-byte
- * node per key and 12 of index levels on average). At tens of millions of keys that is hundreds of megabytes of
- * the master's heap. After most keys are removed at random chunks are emptier, never below a quarter full on
- * average (16 bytes per key at worst).
+ * a sorted set of strings in {@link String#compareTo} order that costs about 14 bytes per key beyond the key
+ * itself (a 4-byte slot and the key's 8-byte abbreviation in chunks 85–100% full, measured by KeyIndexTest for
+ * random, ascending and numbered keys, and ≈ 100 bytes per chunk of 256), where a {@link
+ * java.util.concurrent.ConcurrentSkipListSet} costs 36 (a 24-byte node per key and 12 of index levels on average).
+ * At tens of millions of keys that is hundreds of megabytes of the master's heap. After most keys are removed at
+ * random chunks are emptier, never below a quarter full on average (48 bytes per key at worst).
  *
  * <p>The keys sit in sorted chunks ({@code String[]} of a fixed capacity, 256 by default) held in a
  * {@link TreeMap} by each chunk's first key. A key goes into the chunk whose first key is the greatest not above
@@ -25,7 +25,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * left empty is dropped, and two neighbours that together hold no more than half a chunk are merged, so any two
  * neighbours hold more than half a chunk between them and removals cannot leave the slots mostly empty. Add and
  * remove cost O(log n + chunk capacity). The key strings are the callers' (the index keeps references, no
- * copies).
+ * copies). Within a chunk a search compares abbreviations of the keys before the strings ({@link Chunk}).
  *
  * <p>Thread-safe: one {@link ReentrantReadWriteLock} guards everything; adds and removes take its write lock,
  * iteration its read lock for one batch at a time. Iteration ({@link #from}) is weakly consistent, as the skip
@@ -240,6 +240,38 @@ final class KeyIndex {
         return e == null ? null : e.getValue();
     }
 
+    /** Length of the longest common prefix of {@code a} and {@code b}. */
+    static int commonPrefix(String a, String b) {
+        int n = Math.min(a.length(), b.length());
+        int i = 0;
+        while (i < n && a.charAt(i) == b.charAt(i)) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * The eight characters of {@code key} from {@code from} in a long, the first in the top byte; missing ones
+     * (past the key's end) are 0. A character at or above 0xFF ends the abbreviation as 0xFF, the rest 0. For
+     * two keys that share their first {@code from} characters, {@code a < b} gives {@code abbreviate(a) <=
+     * abbreviate(b)} (unsigned), so unequal abbreviations order the keys, and equal ones say nothing.
+     */
+    static long abbreviate(String key, int from) {
+        long a = 0;
+        int end = Math.min(key.length(), from + Long.BYTES);
+        int i = from;
+        while (i < end) {
+            char ch = key.charAt(i++);
+            if (ch >= 0xFF) {
+                a = (a << 8) | 0xFF;
+                break;
+            }
+            a = (a << 8) | ch;
+        }
+        int taken = i - from;
+        return taken == 0 ? 0 : a << (8 * (Long.BYTES - taken));
+    }
+
     /** Files {@code c} under its first key after that changed from {@code oldFirst}. */
     private void rekey(String oldFirst, Chunk c) {
         chunks.remove(oldFirst);
@@ -318,16 +350,35 @@ final class KeyIndex {
     }
 
     /**
-     * A sorted run of keys: the first {@link #count} slots of {@link #keys}.
+     * A sorted run of keys: the first {@link #count} slots of {@link #keys}, each with its abbreviation in {@link
+     * #abbrevs}.
+     *
+     * <p><b>Abbreviated keys.</b> Every key of a chunk begins with the same {@link #shared} characters (those of
+     * its first key), and {@code abbrevs[i]} packs the next eight characters of {@code keys[i]} into a long
+     * ({@link #abbreviate}) whose unsigned order never contradicts {@link String#compareTo}. A search compares
+     * these longs, in one array, and reads a key string only where two abbreviations are equal. With keys as
+     * LMCache names them ({@code model@world_size@worker_id@chunk_hash@dtype}, chunk hashes at random) each probe
+     * of a binary search over the strings missed the cache twice (the {@code String} and its bytes): a new key cost
+     * the master 7.0 µs against 2.8 for numbered keys, and 4.6–5.2 µs with abbreviations (docs/BENCHMARKS.md,
+     * "JMH", {@code NewKeyBench}). A key that does not begin with the shared characters lies below or above every
+     * key of the chunk, which one comparison with the first key tells.
      *
      * <p>Not thread-safe: guarded by the index's lock.
      */
     private static final class Chunk {
+        /** How much longer than {@link #shared} the chunk's common prefix must grow before it is taken up. */
+        private static final int REFIT_GAIN = 4;
+
         final String[] keys;
+        /** {@code abbrevs[i] == abbreviate(keys[i], shared)} for every {@code i < count}. */
+        final long[] abbrevs;
         int count;
+        /** Every key of the chunk begins with the first {@code shared} characters of {@code keys[0]}. */
+        int shared;
 
         Chunk(int capacity) {
             keys = new String[capacity];
+            abbrevs = new long[capacity];
         }
 
         String first() {
@@ -336,36 +387,104 @@ final class KeyIndex {
 
         /** As {@link Arrays#binarySearch}: the index of {@code key}, or -(insertion point) - 1. */
         int search(String key) {
-            return Arrays.binarySearch(keys, 0, count, key);
+            if (count == 0) {
+                return -1;
+            }
+            String first = keys[0];
+            if (!key.regionMatches(0, first, 0, shared)) {
+                // the keys that begin with first's shared characters are a contiguous run of the order
+                return key.compareTo(first) < 0 ? -1 : -count - 1;
+            }
+            long a = abbreviate(key, shared);
+            int lo = 0;
+            int hi = count - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                int c = Long.compareUnsigned(abbrevs[mid], a);
+                if (c == 0) {
+                    c = keys[mid].compareTo(key);
+                }
+                if (c < 0) {
+                    lo = mid + 1;
+                } else if (c > 0) {
+                    hi = mid - 1;
+                } else {
+                    return mid;
+                }
+            }
+            return -(lo + 1);
         }
 
         void insertAt(int pos, String key) {
+            boolean fits = count > 0 && key.regionMatches(0, keys[0], 0, shared);
             System.arraycopy(keys, pos, keys, pos + 1, count - pos);
+            System.arraycopy(abbrevs, pos, abbrevs, pos + 1, count - pos);
             keys[pos] = key;
             count++;
+            if (fits) {
+                abbrevs[pos] = abbreviate(key, shared);
+            } else {
+                // the first key, or one below or above the others that shares less with them
+                reabbreviate(count == 1 ? key.length() : commonPrefix(keys[0], keys[count - 1]));
+            }
         }
 
         void removeAt(int pos) {
             System.arraycopy(keys, pos + 1, keys, pos, count - pos - 1);
+            System.arraycopy(abbrevs, pos + 1, abbrevs, pos, count - pos - 1);
             keys[--count] = null;
         }
 
         /** Moves this chunk's first {@code n} keys to the end of {@code prev} (which precedes it and has room). */
         void moveFirstTo(Chunk prev, int n) {
             System.arraycopy(keys, 0, prev.keys, prev.count, n);
+            System.arraycopy(abbrevs, 0, prev.abbrevs, prev.count, n);
             prev.count += n;
+            prev.refit(shared);
             System.arraycopy(keys, n, keys, 0, count - n);
+            System.arraycopy(abbrevs, n, abbrevs, 0, count - n);
             Arrays.fill(keys, count - n, count, null);
             count -= n;
+            refit(shared);
         }
 
         /** Moves this chunk's last {@code n} keys to the start of {@code next} (which follows it and has room). */
         void moveLastTo(Chunk next, int n) {
+            if (next.count == 0) {
+                next.shared = shared; // a new chunk: the moved keys' abbreviations hold as they are
+            }
             System.arraycopy(next.keys, 0, next.keys, n, next.count);
+            System.arraycopy(next.abbrevs, 0, next.abbrevs, n, next.count);
             System.arraycopy(keys, count - n, next.keys, 0, n);
+            System.arraycopy(abbrevs, count - n, next.abbrevs, 0, n);
             next.count += n;
+            next.refit(shared);
             Arrays.fill(keys, count - n, count, null);
             count -= n;
+            refit(shared);
+        }
+
+        /**
+         * After keys abbreviated after {@code movedShared} characters came in or keys went out: abbreviates anew
+         * when the keys no longer all share {@link #shared} characters, when the moved ones were abbreviated
+         * differently, or when the common prefix grew by {@value #REFIT_GAIN} characters (so that a chunk narrowed
+         * by splits compares characters that tell its keys apart).
+         */
+        private void refit(int movedShared) {
+            if (count == 0) {
+                return;
+            }
+            int common = commonPrefix(keys[0], keys[count - 1]);
+            if (common < shared || movedShared != shared || common >= shared + REFIT_GAIN) {
+                reabbreviate(common);
+            }
+        }
+
+        private void reabbreviate(int newShared) {
+            shared = newShared;
+            for (int i = 0; i < count; i++) {
+                abbrevs[i] = abbreviate(keys[i], newShared);
+            }
         }
     }
 }

@@ -88,6 +88,71 @@ class KeyIndexTest {
     }
 
     @Test
+    void abbreviationsNeverContradictTheKeysOrder() {
+        SplittableRandom random = new SplittableRandom(5);
+        for (int i = 0; i < 200_000; i++) {
+            String a = trickyKey(random);
+            String b = trickyKey(random);
+            int shared = KeyIndex.commonPrefix(a, b);
+            assertThat(shared).isLessThanOrEqualTo(Math.min(a.length(), b.length()));
+            assertThat(a.regionMatches(0, b, 0, shared)).isTrue();
+            // the chunk's shared prefix may be any length both keys begin with
+            int from = random.nextInt(shared + 1);
+            int order = Integer.signum(a.compareTo(b));
+            int abbreviated = Integer.signum(Long.compareUnsigned(KeyIndex.abbreviate(a, from),
+                    KeyIndex.abbreviate(b, from)));
+            if (abbreviated != 0) {
+                assertThat(abbreviated).as("%s vs %s from %d", a, b, from).isEqualTo(order);
+            }
+        }
+        // equal up to the eighth character after the prefix: a tie, left to the strings
+        assertThat(KeyIndex.abbreviate("p@abcdefgh1", 2)).isEqualTo(KeyIndex.abbreviate("p@abcdefgh2", 2));
+        // a key ending early is below a longer one that continues it, also with a NUL after the end
+        assertThat(Long.compareUnsigned(KeyIndex.abbreviate("p@ab", 2), KeyIndex.abbreviate("p@abc", 2))).isNegative();
+        assertThat(KeyIndex.abbreviate("p@ab", 2)).isEqualTo(KeyIndex.abbreviate("p@ab\u0000", 2));
+        // characters from 0xFF on end the abbreviation, so those after them say nothing
+        assertThat(KeyIndex.abbreviate("\u0100a", 0)).isEqualTo(KeyIndex.abbreviate("\u0100b", 0));
+        assertThat(Long.compareUnsigned(KeyIndex.abbreviate("\u00fe", 0), KeyIndex.abbreviate("\u00ff", 0)))
+                .isNegative();
+        assertThat(KeyIndex.abbreviate("abc", 3)).isZero();
+    }
+
+    @Test
+    void keysAlikeBeyondTheirAbbreviationsAgreeWithATreeSet() {
+        // long shared prefixes, keys that continue others, NULs and characters from 0xFF on (which end an
+        // abbreviation), in chunks that split, hand keys over and merge
+        for (int capacity : new int[] {4, 16, 256}) {
+            long seed = 104_729L * capacity;
+            SplittableRandom random = new SplittableRandom(seed);
+            KeyIndex index = new KeyIndex(capacity);
+            TreeSet<String> reference = new TreeSet<>();
+            for (int target : new int[] {6_000, 100, 3_000}) {
+                for (int op = 1; reference.size() != target; op++) {
+                    boolean grow = reference.size() < target ? random.nextInt(5) > 0 : random.nextInt(5) == 0;
+                    String key = trickyKey(random);
+                    if (grow) {
+                        assertThat(index.add(key)).as("add %s, seed %d", key, seed).isEqualTo(reference.add(key));
+                    } else {
+                        String victim = random.nextBoolean() || reference.isEmpty() ? key : reference.ceiling(key);
+                        victim = victim == null ? reference.first() : victim;
+                        assertThat(index.remove(victim)).as("remove %s, seed %d", victim, seed)
+                                .isEqualTo(reference.remove(victim));
+                    }
+                    if (op % 500 == 0) {
+                        assertThat(toList(index.from(""))).as("seed %d", seed).isEqualTo(List.copyOf(reference));
+                    }
+                }
+                assertThat(toList(index.from(""))).as("seed %d", seed).isEqualTo(List.copyOf(reference));
+                for (int i = 0; i < 300; i++) {
+                    String from = trickyKey(random);
+                    assertThat(toList(index.from(from))).as("from %s, seed %d", from, seed)
+                            .isEqualTo(List.copyOf(reference.tailSet(from, true)));
+                }
+            }
+        }
+    }
+
+    @Test
     void keysArrivingInOrderOrInRunsAgreeWithATreeSet() {
         KeyIndex index = new KeyIndex(8);
         TreeSet<String> reference = new TreeSet<>();
@@ -316,6 +381,19 @@ class KeyIndexTest {
 
     private static double slotsPerKey(KeyIndex index) {
         return (double) index.chunkCount() * index.chunkCapacity() / index.size();
+    }
+
+    private static final String[] PREFIXES = {"m@1@0@", "m@1@1@", "model/\u00ff@", "\u6a21\u578b@", ""};
+    private static final String[] PIECES = {"", "0", "00", "a", "ab", "\u0000", "\u00fe", "\u00ff", "\u0100",
+        "\uffff", "\ud83d\ude00", "zzzzzzzz", "x"};
+
+    /** A key from a few prefixes and pieces that abbreviations find hard to tell apart. */
+    private static String trickyKey(SplittableRandom random) {
+        StringBuilder b = new StringBuilder(PREFIXES[random.nextInt(PREFIXES.length)]);
+        for (int n = random.nextInt(6); n > 0; n--) {
+            b.append(PIECES[random.nextInt(PIECES.length)]);
+        }
+        return b.toString();
     }
 
     private static String key(int i) {
