@@ -24,4 +24,16 @@ final class JmhMasters {
                 .create(new PluginContext(TiffinConfig.defaults().withPrefix("plugin."), "master"));
         return new MasterService(settings, strategy, ticker, null);
     }
+
+    /**
+     * A master with default settings, the {@code random} strategy and the system clock, with {@code segments}
+     * segments of 64 GiB mounted for one node ({@code jmh-seg0}, ...).
+     */
+    static MasterService withSegments(PluginRegistry plugins, int segments) {
+        MasterService master = randomPlacement(plugins, MasterSettings.defaults(), Ticker.SYSTEM);
+        for (int i = 0; i < segments; i++) {
+            master.mountSegment("jmh-seg" + i, "jmh-node", "127.0.0.1:" + (40000 + i), 64L << 30);
+        }
+        return master;
+    }
 }

@@ -5,9 +5,7 @@ import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.core.master.MasterService;
-import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.plugin.PluginRegistry;
-import io.tiffin.core.util.Ticker;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -61,10 +59,7 @@ public class NewKeyBench {
     @Setup(Level.Trial)
     public void setUp() {
         plugins = PluginRegistry.classPathOnly();
-        master = JmhMasters.randomPlacement(plugins, MasterSettings.defaults(), Ticker.SYSTEM);
-        for (int i = 0; i < 128; i++) {
-            master.mountSegment("jmh-seg" + i, "jmh-node", "127.0.0.1:" + (40000 + i), 64L << 30);
-        }
+        master = JmhMasters.withSegments(plugins, 128);
         ring = new String[keys];
         for (int i = 0; i < keys; i++) {
             ring[i] = newKey();
