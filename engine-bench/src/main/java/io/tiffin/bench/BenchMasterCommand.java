@@ -108,6 +108,12 @@ public final class BenchMasterCommand implements Callable<Integer> {
     @Option(names = "--batch-size", defaultValue = "128", description = "keys per batch call (default ${DEFAULT-VALUE})")
     int batchSize;
 
+    @Option(names = "--key-shape", defaultValue = "numbered", description = "how keys are named: numbered"
+            + " (<prefix><n>, ascending runs, as Mooncake's master_bench names them) or lmcache"
+            + " (<prefix>@1@0@<random 64-bit hash>@bfloat16, as LMCache names its chunks: each new key lands at a"
+            + " random place in the master's ordered key index) (default ${DEFAULT-VALUE})")
+    String keyShape;
+
     @Option(names = "--value-size", defaultValue = "4096", description = "object size announced in PutStart, bytes (default ${DEFAULT-VALUE})")
     long valueSize;
 
@@ -266,9 +272,9 @@ public final class BenchMasterCommand implements Callable<Integer> {
             long masterJit = masterPid == SAME_JVM ? benchJit : masterJitAfter < 0 ? -1 : masterJitAfter - masterJitBefore;
             double seconds = result[1] / 1e9;
             double opsPerSec = result[0] / seconds;
-            System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, warm-up: %d s, duration: %.1f s,"
-                    + " keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1, warmedUp, seconds,
-                    result[0]);
+            System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, keys: %s, warm-up: %d s,"
+                    + " duration: %.1f s, keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1,
+                    KeyShape.named(keyShape), warmedUp, seconds, result[0]);
             if (masterPid == SAME_JVM) {
                 System.out.println("JIT compiling during the measured window (bench and master, one JVM): "
                         + JitClock.describe(benchJit, seconds));
@@ -361,6 +367,15 @@ public final class BenchMasterCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--client-transport " + clientTransport
                     + ": expected blocking or event-loop");
         }
+        try {
+            KeyShape.named(keyShape);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--key-shape " + e.getMessage());
+        }
+        if (mooncake != null && KeyShape.named(keyShape) != KeyShape.NUMBERED) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--key-shape " + keyShape + " with --mooncake:"
+                    + " Mooncake's master_bench names its keys itself, so both would not be measured alike");
+        }
         if (pairs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--pairs must be >= 1");
         }
@@ -396,8 +411,10 @@ public final class BenchMasterCommand implements Callable<Integer> {
     /** Writes {@code --num-keys} complete objects with batch calls; returns their keys. */
     private List<String> prefill(Caller admin) {
         List<String> keys = new ArrayList<>(numKeys);
+        KeyShape shape = KeyShape.named(keyShape);
+        SplittableRandom random = new SplittableRandom(runId.hashCode());
         for (int i = 0; i < numKeys; i++) {
-            keys.add("bench-" + runId + "-pre-" + i);
+            keys.add(shape.key("bench-" + runId + "-pre-", i, random));
         }
         for (int from = 0; from < numKeys; from += 1000) {
             List<String> chunk = keys.subList(from, Math.min(numKeys, from + 1000));
@@ -509,6 +526,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
         String clientId = "bench-" + runId + "-t" + id;
         String keyPrefix = "bench-" + runId + "-" + phase + id + "-";
         SplittableRandom random = new SplittableRandom(id * 7919L + 1);
+        KeyShape shape = KeyShape.named(keyShape);
+        SplittableRandom hashes = new SplittableRandom(keyPrefix.hashCode());
         PutOptionsMsg options = putOptions();
         long done = 0;
         long seq = 0;
@@ -516,7 +535,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
         while (System.nanoTime() < deadline) {
             switch (op) {
                 case Put -> {
-                    String key = keyPrefix + seq++;
+                    String key = shape.key(keyPrefix, seq++, hashes);
                     client.call(Opcode.PUT_START, PutStartRequest.newBuilder().setClientId(clientId).setKey(key)
                             .setSize(valueSize).setOptions(options).build(), PutStartReply.parser());
                     client.call(Opcode.PUT_END, KeyRequest.newBuilder().setClientId(clientId).setKey(key).build(),
@@ -535,7 +554,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
                 case BatchPut -> {
                     batch.clear();
                     for (int i = 0; i < batchSize; i++) {
-                        batch.add(keyPrefix + seq++);
+                        batch.add(shape.key(keyPrefix, seq++, hashes));
                     }
                     batchPut(client, clientId, batch);
                     done += batchSize;

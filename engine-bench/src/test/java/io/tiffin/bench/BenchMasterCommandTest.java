@@ -2,7 +2,10 @@ package io.tiffin.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.tiffin.core.Tiffin;
 import io.tiffin.core.cli.TiffinCli;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.MasterServer;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -12,6 +15,10 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -75,6 +82,48 @@ class BenchMasterCommandTest {
         // the warm-up ran at least --warmup s, extended in 2 s slices while the JIT compiled, by at most as much again
         // less its last slice
         assertThat(Integer.parseInt(cells[5])).as("warmup_s").isBetween(4, 6).isEven();
+    }
+
+    /** LMCache-named keys reach the master as such: a random chunk hash between the prefix and the dtype. */
+    @Test
+    void keysCanBeNamedAsLMCacheNamesItsChunks() throws Exception {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0").build();
+        try (MasterServer master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class))) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            CompletableFuture<Integer> bench = CompletableFuture.supplyAsync(() -> tiffin(out, err, "bench", "master",
+                    "--master", "127.0.0.1:" + master.address().getPort(), "--operation", "BatchPut", "--key-shape",
+                    "lmcache", "--num-segments", "4", "--batch-size", "16", "--duration", "2", "--warmup", "0"));
+            // the bench erases its objects when it unmounts its segments at the end: look while it puts
+            Set<String> keys = Set.of();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (keys.size() < 16 && !bench.isDone() && System.nanoTime() < deadline) {
+                keys = master.service().listKeys("bench-", 100).keys().keySet();
+                Thread.sleep(5);
+            }
+            assertThat(bench.get(60, TimeUnit.SECONDS)).as(err.toString(StandardCharsets.UTF_8)).isZero();
+            assertThat(out.toString(StandardCharsets.UTF_8)).contains("batch size: 16, keys: lmcache,");
+            assertThat(keys).hasSizeGreaterThanOrEqualTo(16).allMatch(
+                    k -> k.matches("bench-[0-9a-f]{8}-[a-z0-9]+-@1@0@[0-9a-f]{1,16}@bfloat16"), "LMCache's form");
+        }
+        SplittableRandom random = new SplittableRandom(1);
+        assertThat(KeyShape.NUMBERED.key("p-", 7, random)).isEqualTo("p-7");
+        assertThat(KeyShape.named("LMCache")).isEqualTo(KeyShape.LMCACHE);
+        assertThat(KeyShape.LMCACHE.key("m", 0, random)).isNotEqualTo(KeyShape.LMCACHE.key("m", 0, random));
+    }
+
+    @Test
+    void anUnknownKeyShapeAndLMCacheKeysBesideMooncakeAreUsageErrors() throws Exception {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(tiffin(err, "bench", "master", "--key-shape", "uuid")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("--key-shape key shape 'uuid' (expected: numbered or lmcache)");
+        Path wrapper = Files.writeString(dir.resolve("run-master-bench"), "#!/bin/sh\nexit 1\n");
+        assertThat(wrapper.toFile().setExecutable(true)).isTrue();
+        err.reset();
+        assertThat(tiffin(err, "bench", "master", "--mooncake", dir.toString(), "--key-shape", "lmcache"))
+                .isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("Mooncake's master_bench names its keys itself");
     }
 
     @Test
