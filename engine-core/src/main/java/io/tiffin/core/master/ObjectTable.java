@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -32,6 +33,11 @@ final class ObjectTable {
     private final MetadataShard[] shards = new MetadataShard[MetadataShard.COUNT];
     /** Every key, ordered. Changed under the key's shard lock. */
     private final BatchedKeyIndex keyIndex = new BatchedKeyIndex();
+    /**
+     * How many keys the shards hold, changed with the key index: stats, metrics and the status page read it without
+     * waiting for the index's buffered changes to be applied (under its write lock, on an event loop).
+     */
+    private final LongAdder keys = new LongAdder();
     /** The objects with an expiry deadline, by deadline. Updated under the key's shard lock. */
     private final ConcurrentSkipListSet<Deadline> deadlines = new ConcurrentSkipListSet<>();
     /** How many objects have a deadline (the size of {@link #deadlines}, which a skip list does not keep). */
@@ -101,8 +107,9 @@ final class ObjectTable {
         return replicaIds.incrementAndGet();
     }
 
+    /** How many keys are held, every insert and forget that returned before the call counted. */
     long keyCount() {
-        return keyIndex.size();
+        return keys.sum();
     }
 
     /**
@@ -173,6 +180,9 @@ final class ObjectTable {
         ObjectMetadata replaced = shard.objects.put(m);
         if (!keyKept) {
             keyIndex.add(m.key);
+            if (replaced == null) {
+                keys.increment();
+            }
         }
         if (replaced != null) {
             dropDeadline(replaced);
@@ -204,6 +214,7 @@ final class ObjectTable {
         if (gone != null) {
             if (!keyStays) {
                 keyIndex.remove(key);
+                keys.decrement();
             }
             dropDeadline(gone);
             if (gone.hardPinned) {

@@ -61,6 +61,34 @@ class ObjectTableTest {
         assertThat(visits).containsOnly(1);
     }
 
+    /** The key count is a counter kept with the shards, the key index listing the same keys. */
+    @Test
+    void theKeyCountFollowsInsertsReplacementsAndForgets() {
+        add("a", true);
+        add("b", true);
+        assertThat(table.keyCount()).isEqualTo(2);
+        add("a", true); // put over the key's object: no new key
+        assertThat(table.keyCount()).isEqualTo(2);
+        table.inShard("b", shard -> { // a replacing put: forgotten and inserted under one lock hold
+            table.forget(shard, "b", true);
+            ObjectMetadata next = new ObjectMetadata("b", "w", 1, 0, false, false, List.of());
+            next.complete();
+            table.insert(shard, next, true);
+            return null;
+        });
+        assertThat(table.keyCount()).isEqualTo(2);
+        table.inShard("c", shard -> {
+            table.forget(shard, "c"); // not there
+            return null;
+        });
+        table.inShard("a", shard -> {
+            table.forget(shard, "a");
+            return null;
+        });
+        assertThat(table.keyCount()).isEqualTo(1);
+        assertThat(table.listKeys("", 10).keys().keySet()).containsExactly("b");
+    }
+
     @Test
     void forgettingAnObjectStillReadableThroughCachedLocationsHoldsItsKey() {
         ObjectMetadata cached = add("a", true);
