@@ -113,6 +113,8 @@ public final class BenchMasterCommand implements Callable<Integer> {
             + " (<prefix>@1@0@<random 64-bit hash>@bfloat16, as LMCache names its chunks: each new key lands at a"
             + " random place in the master's ordered key index) (default ${DEFAULT-VALUE})")
     String keyShape;
+    /** {@link #keyShape}, parsed by {@link #validate}. */
+    private KeyShape shape = KeyShape.NUMBERED;
 
     @Option(names = "--value-size", defaultValue = "4096", description = "object size announced in PutStart, bytes (default ${DEFAULT-VALUE})")
     long valueSize;
@@ -274,7 +276,7 @@ public final class BenchMasterCommand implements Callable<Integer> {
             double opsPerSec = result[0] / seconds;
             System.out.printf("Operation: %s, clients: %d x %d threads, batch size: %d, keys: %s, warm-up: %d s,"
                     + " duration: %.1f s, keys done: %d%n", op, numClients, numThreads, isBatch(op) ? batchSize : 1,
-                    KeyShape.named(keyShape), warmedUp, seconds, result[0]);
+                    shape, warmedUp, seconds, result[0]);
             if (masterPid == SAME_JVM) {
                 System.out.println("JIT compiling during the measured window (bench and master, one JVM): "
                         + JitClock.describe(benchJit, seconds));
@@ -368,11 +370,11 @@ public final class BenchMasterCommand implements Callable<Integer> {
                     + ": expected blocking or event-loop");
         }
         try {
-            KeyShape.named(keyShape);
+            shape = KeyShape.named(keyShape);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--key-shape " + e.getMessage());
         }
-        if (mooncake != null && KeyShape.named(keyShape) != KeyShape.NUMBERED) {
+        if (mooncake != null && shape != KeyShape.NUMBERED) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--key-shape " + keyShape + " with --mooncake:"
                     + " Mooncake's master_bench names its keys itself, so both would not be measured alike");
         }
@@ -411,7 +413,6 @@ public final class BenchMasterCommand implements Callable<Integer> {
     /** Writes {@code --num-keys} complete objects with batch calls; returns their keys. */
     private List<String> prefill(Caller admin) {
         List<String> keys = new ArrayList<>(numKeys);
-        KeyShape shape = KeyShape.named(keyShape);
         SplittableRandom random = new SplittableRandom(runId.hashCode());
         for (int i = 0; i < numKeys; i++) {
             keys.add(shape.key("bench-" + runId + "-pre-", i, random));
@@ -526,7 +527,6 @@ public final class BenchMasterCommand implements Callable<Integer> {
         String clientId = "bench-" + runId + "-t" + id;
         String keyPrefix = "bench-" + runId + "-" + phase + id + "-";
         SplittableRandom random = new SplittableRandom(id * 7919L + 1);
-        KeyShape shape = KeyShape.named(keyShape);
         SplittableRandom hashes = new SplittableRandom(keyPrefix.hashCode());
         PutOptionsMsg options = putOptions();
         long done = 0;

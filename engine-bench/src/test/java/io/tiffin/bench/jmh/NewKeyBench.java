@@ -4,6 +4,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.bench.KeyShape;
 import io.tiffin.core.master.MasterService;
 import io.tiffin.core.plugin.PluginRegistry;
 import java.util.List;
@@ -26,10 +27,10 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * JMH: what a new key costs the master, in process (no RPC), by the shape of the keys: the oldest of {@code keys}
  * objects removed and a new key put (PutStart + PutEnd), so the key count stays fixed and every operation adds one
- * key to the key index and removes one. {@code numbered} keys ({@code bench-client-3-key-123456}, as the master
- * benchmarks name them) arrive in ascending runs; {@code lmcache} keys are named as LMCache names its chunks
- * ({@code model@world_size@worker_id@chunk_hash@dtype}) with random chunk hashes, so each lands at a random place
- * in the index. Run: see docs/BENCHMARKS.md ("JMH").
+ * key to the key index and removes one, the keys of four writers in turn ({@link KeyShape}): {@code numbered} keys
+ * ({@code bench-client-3-key-123456}, as the master benchmarks name them) arrive in ascending runs; {@code lmcache}
+ * keys are named as LMCache names its chunks ({@code bench-client-3-key-@1@0@<chunk hash>@bfloat16}) with random
+ * chunk hashes, so each lands at a random place in the index. Run: see docs/BENCHMARKS.md ("JMH").
  *
  * <p>Thread-safety: one benchmark thread ({@code -t 1}); the ring of keys is its own.
  */
@@ -54,10 +55,12 @@ public class NewKeyBench {
     private String[] ring;
     private int next;
     private long made;
+    private KeyShape keyShape;
     private final SplittableRandom random = new SplittableRandom(42);
 
     @Setup(Level.Trial)
     public void setUp() {
+        keyShape = KeyShape.named(shape);
         plugins = PluginRegistry.classPathOnly();
         master = JmhMasters.withSegments(plugins, 128);
         ring = new String[keys];
@@ -93,13 +96,9 @@ public class NewKeyBench {
         return code;
     }
 
+    /** Four writers' keys in turn, each writer's numbered or named as LMCache names chunks ({@link KeyShape}). */
     private String newKey() {
         long n = made++;
-        return switch (shape) {
-            case "numbered" -> "bench-client-" + (n & 3) + "-key-" + (n >> 2);
-            case "lmcache" -> "meta-llama/Llama-3.1-8B-Instruct@1@0@" + Long.toHexString(random.nextLong())
-                    + "@bfloat16";
-            default -> throw new IllegalArgumentException("shape " + shape + " (expected: numbered or lmcache)");
-        };
+        return keyShape.key("bench-client-" + (n & 3) + "-key-", n >> 2, random);
     }
 }

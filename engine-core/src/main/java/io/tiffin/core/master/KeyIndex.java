@@ -359,7 +359,7 @@ final class KeyIndex {
      * these longs, in one array, and reads a key string only where two abbreviations are equal. With keys as
      * LMCache names them ({@code model@world_size@worker_id@chunk_hash@dtype}, chunk hashes at random) each probe
      * of a binary search over the strings missed the cache twice (the {@code String} and its bytes): a new key cost
-     * the master 7.0 µs against 2.8 for numbered keys, and 4.6–5.2 µs with abbreviations (docs/BENCHMARKS.md,
+     * the master 5.9–6.1 µs against 3.0 for numbered keys, and 4.1–4.5 µs with abbreviations (docs/BENCHMARKS.md,
      * "JMH", {@code NewKeyBench}). A key that does not begin with the shared characters lies below or above every
      * key of the chunk, which one comparison with the first key tells.
      *
