@@ -23,17 +23,17 @@ class BatchedKeyIndexTest {
         BatchedKeyIndex index = new BatchedKeyIndex(new KeyIndex(4), 1024);
         index.add("b");
         index.add("a");
-        assertThat(index.size()).isEqualTo(2);
         assertThat(index.from("")).containsExactly("a", "b");
         index.remove("a");
         assertThat(index.from("")).containsExactly("b");
         index.add("c");
-        assertThat(index.size()).isEqualTo(2);
+        assertThat(index.from("")).containsExactly("b", "c");
     }
 
     @Test
     void changesOfOneKeyInOneBatchApplyInTheOrderTheyWereMade() {
-        BatchedKeyIndex index = new BatchedKeyIndex(new KeyIndex(4), 1024);
+        KeyIndex keys = new KeyIndex(4);
+        BatchedKeyIndex index = new BatchedKeyIndex(keys, 1024);
         index.add("k");
         index.remove("k");
         index.add("k");
@@ -42,7 +42,7 @@ class BatchedKeyIndexTest {
         index.remove("absent");
         index.add("k"); // already there
         assertThat(index.from("")).containsExactly("k");
-        assertThat(index.size()).isEqualTo(1);
+        assertThat(keys.size()).as("the index's own count, the buffer applied").isEqualTo(1);
     }
 
     @Test
@@ -66,7 +66,6 @@ class BatchedKeyIndexTest {
                             .containsExactlyElementsOf(reference.tailSet(from, true));
                 }
             }
-            assertThat(index.size()).isEqualTo(reference.size());
             assertThat(index.from("")).containsExactlyElementsOf(reference);
         }
     }
@@ -140,6 +139,5 @@ class BatchedKeyIndexTest {
         }
         assertThat(failures).isEmpty();
         assertThat(index.from("")).containsExactlyElementsOf(expected);
-        assertThat(index.size()).isEqualTo(expected.size());
     }
 }
