@@ -24,7 +24,7 @@ public enum KeyShape {
         try {
             return valueOf(name.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("key shape '" + name + "' (expected: numbered or lmcache)", e);
+            throw new IllegalArgumentException(name + ": expected numbered or lmcache", e);
         }
     }
 

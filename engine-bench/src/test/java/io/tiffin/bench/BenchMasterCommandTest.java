@@ -117,7 +117,7 @@ class BenchMasterCommandTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertThat(tiffin(err, "bench", "master", "--key-shape", "uuid")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
-                .contains("--key-shape key shape 'uuid' (expected: numbered or lmcache)");
+                .contains("--key-shape uuid: expected numbered or lmcache");
         Path wrapper = Files.writeString(dir.resolve("run-master-bench"), "#!/bin/sh\nexit 1\n");
         assertThat(wrapper.toFile().setExecutable(true)).isTrue();
         err.reset();
