@@ -2,11 +2,14 @@
 # Finishes the distribution the assembly plugin laid out in TARGET/tiffin-VERSION/tiffin-VERSION, then packs
 # it again as TARGET/tiffin-VERSION.tar.gz:
 #   conf/completion/tiffin.bash, tiffin.zsh  shell completion, generated from the CLI (picocli AutoComplete)
+#   lib/*.jar                                class files older than Java 6 rewritten with stack maps
+#                                            (UpgradeOldClassFiles.java), so that the cache below can hold them
 #   lib/tiffin-cli.aot (+ .jdk)              the one-shot commands' ahead-of-time cache: a standalone from this
 #                                            tree, and `tiffin aot-training` against it under -XX:AOTCacheOutput
-# Usage: finish-dist.sh TARGET VERSION. Run by the distribution module's package phase, after the assembly.
+# Usage: finish-dist.sh TARGET VERSION JAVA_HOME. Run by the distribution module's package phase, after the
+# assembly; JAVA_HOME is the JDK that runs the build (25).
 set -euo pipefail
-target=$1 version=$2
+target=$1 version=$2 java_home=$3
 home="$target/tiffin-$version/tiffin-$version"
 tiffin="$home/bin/tiffin"
 [ -x "$tiffin" ] || { echo "finish-dist: no $tiffin; the assembly runs first" >&2; exit 1; }
@@ -30,6 +33,9 @@ autoload -U +X bashcompinit && bashcompinit
 source "${${(%):-%x}:A:h}/tiffin.bash"
 ZSH
 echo "finish-dist: conf/completion/tiffin.bash and tiffin.zsh"
+
+# ------------------------------------------------------------------ old class files
+"$java_home/bin/java" "$(dirname "$0")/UpgradeOldClassFiles.java" "$home/lib" | sed 's/^/finish-dist: lib\//'
 
 # ------------------------------------------------------------------ ahead-of-time cache
 # The master and node on ports the kernel picks; the address is read from the standalone's output.

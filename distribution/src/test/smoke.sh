@@ -130,6 +130,13 @@ if [ -f "${home%/}/lib/tiffin-cli.aot" ] && [ $rc -eq 0 ] && echo "$out" | grep 
   pass "client commands run with lib/tiffin-cli.aot (built for JDK $(cat "${home%/}/lib/tiffin-cli.aot.jdk"))"
 else fail "the AOT cache is not used (exit $rc)" "$(echo "$out" | grep -i aot | head -n 5)"; fi
 
+# the command-line parser (picocli, class files of Java 5) comes from that cache too: the build rewrote its class
+# files with stack maps, which the cache requires (distribution/src/build/UpgradeOldClassFiles.java)
+TIFFIN_OPTS="-Xlog:class+load=info:file=$work/classes.log" "$tiffin" --version >/dev/null 2>&1
+if grep -q "picocli.CommandLine source: shared objects file" "$work/classes.log" 2>/dev/null; then
+  pass "picocli's classes come from lib/tiffin-cli.aot"
+else fail "picocli is loaded from its jar, not from the AOT cache" "$(grep -m 3 'picocli' "$work/classes.log" 2>&1)"; fi
+
 # a cache that does not fit this JDK: the first one-shot command makes one per user, the next uses it
 stamp="${home%/}/lib/tiffin-cli.aot.jdk"
 cp "$stamp" "$work/stamp.bak" && echo "another-jdk-build" > "$stamp"

@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
@@ -37,11 +38,17 @@ import picocli.CommandLine.Spec;
  * instance per call, so concurrent calls of {@link #run} are independent.
  */
 @Command(name = "tiffin", mixinStandardHelpOptions = true, versionProvider = TiffinCli.Version.class,
-        description = "Tiffin: a distributed KV-cache store.",
-        subcommands = {StandaloneCommand.class, MasterCommand.class, NodeCommand.class, CoordinatorCommand.class,
-                GatewayCommand.class, PutCommand.class, GetCommand.class, RmCommand.class, LsCommand.class,
-                StatCommand.class, PluginsCommand.class, AotTrainingCommand.class})
+        description = "Tiffin: a distributed KV-cache store.")
 public final class TiffinCli implements Runnable {
+    /**
+     * The built-in commands, in the order the usage lists them. A command line that names one gets only that one:
+     * picocli builds every command it is given (an instance, its options' models), and building all of them took
+     * a one-shot command's JVM hundreds of caught exceptions and the classes of every server.
+     */
+    static final List<Class<?>> COMMANDS = List.of(StandaloneCommand.class, MasterCommand.class, NodeCommand.class,
+            CoordinatorCommand.class, GatewayCommand.class, PutCommand.class, GetCommand.class, RmCommand.class,
+            LsCommand.class, StatCommand.class, PluginsCommand.class, AotTrainingCommand.class);
+
     /** Exit code of a failed operation. */
     static final int EXIT_FAILURE = 1;
     /** Exit code of a usage or configuration error (picocli's own usage code). */
@@ -91,11 +98,15 @@ public final class TiffinCli implements Runnable {
     public static int run(InputStream in, PrintStream out, PrintStream err, Map<String, String> env, String... args) {
         TiffinCli cli = new TiffinCli(Objects.requireNonNull(in, "in"), Objects.requireNonNull(out, "out"),
                 Objects.requireNonNull(err, "err"), Map.copyOf(Objects.requireNonNull(env, "env")));
-        CommandLine cmd = new CommandLine(cli);
-        cmd.addSubcommand("generate-completion", new picocli.AutoComplete.GenerateCompletion());
-        // a built-in command needs no extension: skipping them saves loading their classes (start-up time);
-        // help, completion and unknown names get every command
-        if (args.length == 0 || !cmd.getSubcommands().containsKey(args[0]) || "generate-completion".equals(args[0])) {
+        CommandLine cmd = new CommandLine(cli, CommandFactory.INSTANCE);
+        // a built-in command gets only itself, --version none (start-up time); help, completion and unknown names get
+        // every command
+        Class<?> named = args.length == 0 ? null : builtIn(args[0]);
+        if (named != null) {
+            cmd.addSubcommand(named);
+        } else if (!(args.length == 1 && ("-V".equals(args[0]) || "--version".equals(args[0])))) {
+            COMMANDS.forEach(cmd::addSubcommand);
+            cmd.addSubcommand("generate-completion", new picocli.AutoComplete.GenerateCompletion());
             for (CliExtension extension : ServiceLoader.load(CliExtension.class, TiffinCli.class.getClassLoader())) {
                 cmd.addSubcommand(extension.command());
             }
@@ -108,6 +119,16 @@ public final class TiffinCli implements Runnable {
         out.flush();
         err.flush();
         return code;
+    }
+
+    /** The built-in command named {@code name}, or null if none is. */
+    static Class<?> builtIn(String name) {
+        for (Class<?> c : COMMANDS) {
+            if (c.getAnnotation(Command.class).name().equals(name)) {
+                return c;
+            }
+        }
+        return null;
     }
 
     @Override

@@ -421,6 +421,35 @@ class CliTest {
     }
 
     @Test
+    void eachBuiltInCommandIsFoundByItsNameAndTheHelpListsThemAll() {
+        Result help = tiffin("--help");
+        for (Class<?> c : TiffinCli.COMMANDS) {
+            picocli.CommandLine.Command command = c.getAnnotation(picocli.CommandLine.Command.class);
+            assertThat(TiffinCli.builtIn(command.name())).isEqualTo(c);
+            if (!command.hidden()) {
+                assertThat(help.out()).contains("  " + command.name() + " ");
+            }
+        }
+        assertThat(help.out()).contains("generate-completion");
+        assertThat(TiffinCli.builtIn("frobnicate")).isNull();
+        assertThat(TiffinCli.builtIn("--help")).isNull();
+    }
+
+    @Test
+    void aMistypedCommandIsAUsageErrorSuggestingTheBuiltInOne() {
+        Result r = tiffin("stta", "--master", master);
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("'stta'").contains("stat");
+    }
+
+    @Test
+    void theCommandFactoryOpensPackagePrivateCommandsAndLeavesTheRestToPicocli() throws Exception {
+        assertThat(CommandFactory.INSTANCE.create(StatCommand.class)).isInstanceOf(StatCommand.class);
+        assertThat(CommandFactory.INSTANCE.create(java.util.List.class)).isInstanceOf(java.util.ArrayList.class);
+        assertThat(CommandFactory.INSTANCE.create(StringBuilder.class)).isInstanceOf(StringBuilder.class);
+    }
+
+    @Test
     void helpAndVersionSucceed() {
         Result help = tiffin("--help");
         assertThat(help.exit()).isZero();
