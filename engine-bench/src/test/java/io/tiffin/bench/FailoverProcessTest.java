@@ -111,6 +111,8 @@ class FailoverProcessTest {
     private static final class Ledger {
         final Map<String, Set<String>> acked = new ConcurrentHashMap<>();
         final Map<String, Long> removedAt = new ConcurrentHashMap<>();
+        /** Removals that failed, key → their codes: named when an acknowledged key is missing at the end. */
+        final Map<String, List<ErrorCode>> failedRemoves = new ConcurrentHashMap<>();
         final ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
         final AtomicLong gets = new AtomicLong();
         final AtomicLong errors = new AtomicLong();
@@ -195,7 +197,13 @@ class FailoverProcessTest {
                 } else {
                     String key = ledger.randomKey(r);
                     if (key != null && ledger.acked.containsKey(key) && !ledger.removedAt.containsKey(key)) {
-                        c.remove(key);
+                        try {
+                            c.remove(key);
+                        } catch (TiffinException e) {
+                            ledger.failedRemoves.computeIfAbsent(key, k -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                                    .add(e.code());
+                            throw e;
+                        }
                         ledger.removedAt.put(key, System.nanoTime());
                     }
                 }
@@ -258,7 +266,8 @@ class FailoverProcessTest {
                     if (removed) {
                         assertThat(getOrNull(c, key)).as("removed %s", key).isNull();
                     } else if (survives) {
-                        assertThat(getOrNull(c, key)).as("acknowledged %s on %s", key, e.getValue())
+                        assertThat(getOrNull(c, key)).as("acknowledged %s on %s (segments killed: %s; its failed"
+                                + " removes: %s)", key, e.getValue(), deadSegments, ledger.failedRemoves.get(key))
                                 .isEqualTo(valueOf(key));
                         checked++;
                     }
