@@ -21,9 +21,10 @@ import java.util.jar.JarOutputStream;
  * Rewrites the class files older than Java 6 (major version below 50) in the jars of a directory as version 50
  * class files with stack maps, so that the JDK's ahead-of-time cache can hold them: it leaves out "old" classes,
  * which must be verified by the old type-inferring verifier, and a one-shot command then loads and verifies
- * them from the jar on every start. picocli (built for Java 5) is the one that counts: about 170 of its classes,
- * 30 ms of every {@code tiffin get|put|ls|stat|rm}. The bytecode is not changed: each method body is rewritten
- * as it was, with the stack map frames the class-file API computes. Signed jars are left alone.
+ * them from the jar on every start. picocli (built for Java 5) is the one that counts: about 170 of its classes are
+ * loaded by every {@code tiffin get|put|ls|stat|rm} (docs/BENCHMARKS.md, "CLI start-up"). The bytecode is not
+ * changed: each method body is rewritten as it was, with the stack map frames the class-file API computes. Signed
+ * jars are left alone.
  *
  * <p>Usage (the distribution's build, {@code finish-dist.sh}; JDK 24 or later for {@code java.lang.classfile}):
  * {@code java UpgradeOldClassFiles.java LIB_DIR}. Prints one line per jar it rewrote.
