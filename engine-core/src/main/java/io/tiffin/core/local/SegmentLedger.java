@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * The objects committed in one node segment, as their writers recorded them (the commit record of their last
@@ -18,6 +20,9 @@ import java.util.TreeMap;
  * respect to each other.
  */
 public final class SegmentLedger {
+    /** TRACE: every record a commit displaces and every record a FORGET drops (the failover tests' trail). */
+    private static final Logger LOG = LogManager.getLogger(SegmentLedger.class);
+
     /**
      * One committed object.
      *
@@ -41,8 +46,16 @@ public final class SegmentLedger {
         Map.Entry<Long, Entry> below = byOffset.floorEntry(e.offset());
         if (below != null && below.getValue().offset() + below.getValue().size() > e.offset()) {
             byOffset.remove(below.getKey());
+            if (LOG.isTraceEnabled() && below.getKey() != e.offset()) {
+                LOG.trace("Commit of {} displaced {}", e, below.getValue());
+            }
         }
-        byOffset.subMap(e.offset(), true, e.offset() + Math.max(1, e.size()), false).clear();
+        Map<Long, Entry> covered = byOffset.subMap(e.offset(), true, e.offset() + Math.max(1, e.size()), false);
+        if (LOG.isTraceEnabled()) {
+            covered.values().stream().filter(o -> o.offset() != e.offset() || !o.key().equals(e.key()))
+                    .forEach(o -> LOG.trace("Commit of {} displaced {}", e, o));
+        }
+        covered.clear();
         byOffset.put(e.offset(), e);
     }
 
@@ -53,6 +66,7 @@ public final class SegmentLedger {
             return false;
         }
         byOffset.remove(offset);
+        LOG.trace("Forgot {}", e);
         return true;
     }
 
