@@ -114,7 +114,10 @@ public final class MasterRpcService implements InProcessMaster {
         };
     }
 
-    /** Refuses a removal while the master recovers objects from nodes (one of them might come back). */
+    /**
+     * Refuses a removal while the master recovers objects from nodes (one of them might come back); upserts are
+     * refused as well ({@link MasterService#putStart(String, String, long, PutOptions, long)}).
+     */
     private void refuseWhileRecovering(Opcode op) {
         if (master.recovering()) {
             throw new KeyFailure(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + ": this master took over moments ago"

@@ -34,7 +34,8 @@ import java.util.random.RandomGenerator;
  *   <li>{@link PutDeadlines} — puts in progress and SSD-tier tasks by their timeouts ({@code master.put-timeout});</li>
  *   <li>{@link Expiry} — expiry deadlines (TTL) of objects;</li>
  *   <li>{@link NodeOwners} — which process owns each mounted node id;</li>
- *   <li>{@link RestartGuard} — answers held back after a master restart.</li>
+ *   <li>{@link RestartGuard} — answers held back after a master restart;</li>
+ *   <li>{@link RecoveryGate} — what waits for the end of a takeover's recovery.</li>
  * </ul>
  * All of them read the same {@link Ticker}.
  *
@@ -45,7 +46,8 @@ import java.util.random.RandomGenerator;
  * never locked under a shard lock (placement reads its immutable snapshot).
  *
  * <p>Errors a caller can act on come back as codes ({@link KeyResult}, {@link ErrorCode}); only
- * malformed requests and segment-management failures throw {@link TiffinException}.
+ * malformed requests, segment-management failures and what a recovering master refuses ({@link RecoveryGate})
+ * throw {@link TiffinException}.
  *
  * <p>Background work (eviction, discarding stuck puts, node expiry) is driven from outside by
  * {@link #runEvictionOnce()}, {@link #releaseStuckPuts()} and {@link #expireNodes()}, so tests can run
@@ -72,6 +74,7 @@ public final class MasterService {
     private final ReplicaLookup lookups;
     private final Evictor evictor;
     private final Recovery recovery;
+    private final RecoveryGate recoveryGate;
     private final SegmentAttachment attachment;
     /** With failover on: the cluster facts (term, segments, id reservations); null otherwise. */
     private volatile ClusterFacts facts;
@@ -94,6 +97,7 @@ public final class MasterService {
                 settings.putStartReleaseTimeout().toMillis());
         tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker, deadlines);
         recovery = new Recovery(ticker);
+        recoveryGate = new RecoveryGate(recovery);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, ticker);
@@ -352,7 +356,7 @@ public final class MasterService {
      * strategy failed).
      */
     public KeyResult<List<ReplicaDescriptor>> putStart(String clientId, String key, long size, PutOptions options) {
-        return descriptorsOf(puts.putStart(clientId, key, size, options, 0));
+        return descriptorsOf(putStart(clientId, key, size, options, 0));
     }
 
     /**
@@ -361,6 +365,7 @@ public final class MasterService {
      * object's version.
      */
     public KeyResult<PutGrant> putStart(String clientId, String key, long size, PutOptions options, long putId) {
+        recoveryGate.checkPutStart(options);
         return puts.putStart(clientId, key, size, options, putId);
     }
 
@@ -370,12 +375,12 @@ public final class MasterService {
 
     /** Marks the object's replicas complete and gives it a version. Codes: OBJECT_NOT_FOUND, ILLEGAL_CLIENT, INVALID_WRITE. */
     public ErrorCode putEnd(String clientId, String key) {
-        return puts.putEnd(clientId, key, ObjectLocation.NO_CHECKSUM, null);
+        return putEnd(clientId, key, ObjectLocation.NO_CHECKSUM, null);
     }
 
     /** As {@link #putEnd(String, String)}, keeping the object's CRC32C ({@code crc32c}; 0 = none) for its readers. */
     public ErrorCode putEnd(String clientId, String key, int crc32c) {
-        return puts.putEnd(clientId, key, crc32c, null);
+        return putEnd(clientId, key, crc32c, null);
     }
 
     /**
@@ -384,7 +389,9 @@ public final class MasterService {
      * reports the PutEnd only then, as for a forced removal ({@link CacheHold}).
      */
     public ErrorCode putEnd(String clientId, String key, int crc32c, CacheHold hold) {
-        return puts.putEnd(clientId, key, crc32c, hold);
+        ErrorCode ended = puts.putEnd(clientId, key, crc32c, hold);
+        recoveryGate.checkPutEnd(key, ended);
+        return ended;
     }
 
     /**
@@ -407,29 +414,32 @@ public final class MasterService {
      */
     public List<KeyResult<List<ReplicaDescriptor>>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
                                                                   PutOptions options) {
-        return puts.batchPutStart(clientId, keys, sizes, options, List.of()).stream()
+        return batchPutStart(clientId, keys, sizes, options, List.of()).stream()
                 .map(MasterService::descriptorsOf).toList();
     }
 
     /** As {@link #putStart(String, String, long, PutOptions, long)} for every key ({@code putIds}: one per key or empty). */
     public List<KeyResult<PutGrant>> batchPutStart(String clientId, List<String> keys, List<Long> sizes,
                                                    PutOptions options, List<Long> putIds) {
+        recoveryGate.checkPutStart(options);
         return puts.batchPutStart(clientId, keys, sizes, options, putIds);
     }
 
     /** {@link #putEnd} of every key, in request order. */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys) {
-        return puts.batchPutEnd(clientId, keys, List.of(), null);
+        return batchPutEnd(clientId, keys, List.of(), null);
     }
 
     /** {@link #putEnd(String, String, int)} of every key ({@code crc32cs}: one per key, or empty = none). */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs) {
-        return puts.batchPutEnd(clientId, keys, crc32cs, null);
+        return batchPutEnd(clientId, keys, crc32cs, null);
     }
 
     /** {@link #putEnd(String, String, int, CacheHold)} of every key. */
     public List<ErrorCode> batchPutEnd(String clientId, List<String> keys, List<Integer> crc32cs, CacheHold hold) {
-        return puts.batchPutEnd(clientId, keys, crc32cs, hold);
+        List<ErrorCode> ended = puts.batchPutEnd(clientId, keys, crc32cs, hold);
+        recoveryGate.checkBatchPutEnd(keys, ended);
+        return ended;
     }
 
     /** {@link #putRevoke} of every key, in request order. */

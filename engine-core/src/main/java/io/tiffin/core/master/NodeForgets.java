@@ -27,7 +27,7 @@ import org.apache.logging.log4j.Logger;
  * #collect}), so a removed object cannot come back from a node after a failover.
  *
  * <p>A node that refuses the connection has no process left holding records: its forgets count as done. One that
- * does not answer is asked again every 200 ms until its segment is unmounted (node expiry), which voids its
+ * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node expiry), which voids its
  * records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
  * frees stay undone and the removals waiting for them fail.
  *
@@ -68,6 +68,12 @@ final class NodeForgets implements AutoCloseable {
 
     /** Queues the drop of the record of the object of {@code version} at {@code offset}, then frees {@code handle}. */
     void forget(MountedSegment segment, long handle, long offset, long version) {
+        if (LOG.isTraceEnabled()) {
+            LOG.trace("Forget {}@{} v{} ({}) in {}, from {}", segment.ownerKey(handle), offset, version,
+                    handle < 0 ? "record only" : "then free", segment.name(), StackWalker.getInstance().walk(
+                            f -> f.skip(1).limit(4).map(x -> x.getClassName().substring(x.getClassName()
+                                    .lastIndexOf('.') + 1) + "." + x.getMethodName()).toList()));
+        }
         List<CompletableFuture<Void>> scope = collecting.get();
         CompletableFuture<Void> done = null;
         if (scope != null) {
@@ -152,6 +158,8 @@ final class NodeForgets implements AutoCloseable {
             finish(segment, q, batch, true);
         } catch (TiffinException e) {
             if (refused(e) || segment.voided()) {
+                LOG.debug("FORGET of {} records to {} counted as done: {}", batch.size(), segment.name(),
+                        e.getMessage());
                 finish(segment, q, batch, true); // no process holds these records any more
             } else if (e.code() == ErrorCode.INVALID_VERSION) {
                 LOG.error("Node of segment {} follows a newer master term: this master ({}) is deposed; {} frees"
@@ -189,10 +197,15 @@ final class NodeForgets implements AutoCloseable {
         send(segment, q); // the next batch, or clears inFlight
     }
 
-    /** Whether the connection was refused: nothing listens, so no process holds the segment's records. */
-    private static boolean refused(Throwable e) {
+    /**
+     * Whether the connection was refused (ECONNREFUSED): nothing listens, so no process holds the segment's records.
+     * A connect that timed out, or a host that cannot be reached, may hide a live node that keeps its records: its
+     * forgets are asked again.
+     */
+    static boolean refused(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.ConnectException) {
+            if (t instanceof java.net.ConnectException c && !(t instanceof io.netty.channel.ConnectTimeoutException)
+                    && c.getMessage() != null && c.getMessage().contains("Connection refused")) {
                 return true;
             }
         }

@@ -79,12 +79,18 @@ final class ObjectMetadata {
         String taskNode;
         /** When the pending task was queued or the promotion's memory replica allocated (ms). */
         long taskStartMillis;
+        /** A put of the key that yielded to this recovered object while still being written, or null. */
+        Yielded yielded;
 
         boolean unused() {
             return putStartMillis == 0 && !upsert && !keepTtl && expectedVersion == 0 && softPinDeadlineMillis == 0
                     && diskReplicas == null && !offloadPending && !offloadFailed && !promotionQueued
-                    && taskNode == null && taskStartMillis == 0;
+                    && taskNode == null && taskStartMillis == 0 && yielded == null;
         }
+    }
+
+    /** The buffers a yielded put's writer may still write into ({@link #noteYielded}), of its {@code version}. */
+    private record Yielded(String writerId, long version, List<ReplicaRecord> replicas) {
     }
 
     ObjectMetadata(String key, String writerId, long size, long putStartMillis, boolean hardPinned,
@@ -408,6 +414,36 @@ final class ObjectMetadata {
     void clearTask() {
         endOffload();
         endPromotion();
+    }
+
+    /**
+     * Notes the buffers of {@code writerId}'s put of this key (of {@code version}) that yielded to this recovered
+     * object while still being written: they are quarantined until the writer's put timeout, but freed as soon as
+     * the writer ends or revokes its put ({@link #releaseYielded}), so the node records of that put, complete and
+     * newer than this object's, do not outlive it long enough to win the next takeover.
+     */
+    void noteYielded(String writerId, long version, List<ReplicaRecord> writing) {
+        if (!writing.isEmpty()) {
+            rare().yielded = new Yielded(writerId, version, List.copyOf(writing));
+        }
+    }
+
+    /**
+     * Frees the buffers of the put of {@code writerId} that yielded to this object, now that its writer has
+     * ended or revoked it (it writes there no more); whether there was one. Their quarantine's later free is a
+     * no-op ({@link ReplicaRecord#free} is idempotent).
+     */
+    boolean releaseYielded(String writerId) {
+        Yielded y = rare == null ? null : rare.yielded;
+        if (y == null || !y.writerId().equals(writerId)) {
+            return false;
+        }
+        rare.yielded = null;
+        dropRareIfUnused();
+        for (ReplicaRecord r : y.replicas()) {
+            r.free(y.version());
+        }
+        return true;
     }
 
     /** Frees every replica buffer (the object is being erased). */

@@ -335,7 +335,10 @@ final class PutCoordinator {
             return deadlines.timedOutAt(key, now) >= 0 ? ErrorCode.INVALID_WRITE : ErrorCode.OBJECT_NOT_FOUND;
         }
         if (m.recovered && !m.processing) {
-            return ErrorCode.OK; // its writer's PutEnd, retried after a failover
+            // its writer's PutEnd, retried after a failover; or a put that yielded to it during the recovery (a put
+            // of an existing key), whose writer has now finished writing: its buffers go at once
+            m.releaseYielded(clientId);
+            return ErrorCode.OK;
         }
         if (!m.writerId.equals(clientId)) {
             // a replacement freed after master.put-timeout: the replaced object is still the key's
@@ -386,6 +389,9 @@ final class PutCoordinator {
         ObjectMetadata m = shard.objects.get(key);
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
+        }
+        if (m.recovered && m.releaseYielded(clientId)) {
+            return ErrorCode.OK; // a put that yielded to the recovered object: its buffers go now
         }
         if (!m.writerId.equals(clientId)) {
             return ErrorCode.ILLEGAL_CLIENT;

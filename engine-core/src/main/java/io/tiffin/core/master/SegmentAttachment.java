@@ -19,9 +19,10 @@ import org.apache.logging.log4j.Logger;
  * allocator from the objects the node reports (its {@code SegmentLedger}) and adds them to the object table, with
  * the version, put id and pins their writers recorded. A key already known at a lower version (another node's
  * older copy) is replaced by the newer; a record older than the known version, or overlapping another, is dropped
- * and the node told to forget it. A plain put of the key started during the recovery yields to the record (it was
- * a put of an existing key); an upsert started then replaces it. Recovered objects start leased for one {@code master.lease-ttl} (the previous
- * master's leases are unknown) and soft-pinned for a full soft-pin TTL if they were.
+ * and the node told to forget it. A put of the key started during the recovery, ended or not, yields to the record
+ * (it was a put of an existing key; upserts, like removals, are refused until the recovery ends). Recovered objects
+ * start leased for one {@code master.lease-ttl} (the previous master's leases are unknown) and soft-pinned for a
+ * full soft-pin TTL if they were.
  *
  * <p>Thread-safe: chunks are gathered under this object's monitor; the segment is taken into service under the
  * membership's mount monitor (lock order: membership → shard → segment).
@@ -131,24 +132,43 @@ final class SegmentAttachment {
     /** Adds {@code r} (the replica of record {@code c}) to its object; false when the record was stale. */
     private boolean adopt(MetadataShard shard, CommitRecord c, ReplicaRecord r, long now) {
         ObjectMetadata m = shard.objects.get(c.getKey());
+        List<ReplicaRecord> writing = List.of(); // of a put that yields to the record
+        String yieldedWriter = null;
+        long yieldedVersion = 0;
         if (m != null && m.version == c.getVersion() && m.size == c.getSize() && !m.processing) {
             m.replicas().add(r); // another replica of the same object
             return true;
         }
-        if (m != null && m.processing) {
-            if (m.upsert()) {
-                r.free(c.getVersion()); // an upsert started during the recovery replaces it: the node forgets it
-                return false;
+        if (m != null && !m.recovered && m.diskReplicas().isEmpty()) {
+            // A put of the key started during the recovery (upserts wait for its end; an object a node's SSD tier
+            // reported meanwhile has a disk replica, and is ordered by version below): the key held this acknowledged
+            // object all along, so that put is a put of an existing key, a successful no-op (its PutEnd, answered
+            // at the recovery's end, finds this object and answers OK). Nobody read it: objects put during the
+            // recovery are not readable until it ends (ReplicaLookup).
+            LOG.debug("{}: the put v{} started during the recovery yields to the record v{} in {}", c.getKey(),
+                    m.version, c.getVersion(), r.segment.name());
+            if (m.processing) {
+                // its buffers stay reserved until its PutEnd or its writer's put timeout: it may still be writing
+                writing = new ArrayList<>(m.replicas().size());
+                for (ReplicaRecord w : m.replicas()) {
+                    if (w.status == ReplicaStatus.PROCESSING) {
+                        writing.add(w);
+                    }
+                }
+                yieldedWriter = m.writerId;
+                yieldedVersion = m.version;
+                removal.preempt(shard, m, m.putStartMillis() + settings.putTimeout().toMillis());
+            } else {
+                removal.erase(shard, m); // written and ended: its writer writes there no more
             }
-            // A plain put of the key, started during the recovery (its PutEnd waits for the recovery's end): the
-            // key held this acknowledged object all along, so that put is a put of an existing key, a successful
-            // no-op (its PutEnd finds this recovered object and answers OK). Its buffers stay reserved until its
-            // writer's put timeout, as it may still be writing.
-            removal.preempt(shard, m, m.putStartMillis() + settings.putTimeout().toMillis());
         } else if (m != null && m.version > c.getVersion()) {
+            LOG.debug("{}: record v{} in {} older than the known v{}; dropped", c.getKey(), c.getVersion(),
+                    r.segment.name(), m.version);
             r.free(c.getVersion()); // an older copy: the node forgets it
             return false;
         } else if (m != null) {
+            LOG.debug("{}: v{} replaced by the record v{} in {}", c.getKey(), m.version, c.getVersion(),
+                    r.segment.name());
             removal.erase(shard, m); // an older object of the key (another node's copy)
         }
         ObjectMetadata o = new ObjectMetadata(c.getKey(), "", c.getSize(), now, c.getHardPin(), c.getSoftPin(),
@@ -161,6 +181,9 @@ final class SegmentAttachment {
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown
         if (c.getSoftPin()) {
             o.softPinUntil(now + settings.softPinTtl().toMillis());
+        }
+        if (yieldedWriter != null) {
+            o.noteYielded(yieldedWriter, yieldedVersion, writing);
         }
         table.insert(shard, o);
         return true;

@@ -2,6 +2,7 @@ package io.tiffin.core.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
@@ -112,6 +113,9 @@ class SegmentAttachmentTest {
         // a record overlapping "kept"'s bytes (an object whose space was reused: never both on one node)
         records.add(records.get(0).toBuilder().setKey("overlapping").setOffset(records.get(0).getOffset() + 64)
                 .setVersion(keptVersion + 100).build());
+        // written (its record is on the node) but its PutEnd never reached this master
+        KeyResult<PutGrant> unended = first.putStart("w1", "unended", 500, PutOptions.DEFAULT, 77);
+        records.add(record("unended", unended.value().replicas().get(0), unended.value().version(), 77, false));
         dies();
 
         MasterService second = takeOver("m2");
@@ -120,18 +124,36 @@ class SegmentAttachmentTest {
         assertThat(second.getReplicaList("kept").code()).as("its node has not attached yet")
                 .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
         second.mountSegment("s2", "n2", deadEndpoint, 64 * MiB, 9, 1);
-        // puts of the same keys while the recovery runs (their PutEnds wait for its end): a plain one and an upsert
+        // puts of the same keys while the recovery runs: one still being written, one written and ended (its PutEnd
+        // is answered at the recovery's end), and a new key's; upserts wait for the recovery's end, as removals do
         assertThat(second.putStart("w2", "plain", 2000, PutOptions.DEFAULT, 5).code()).isEqualTo(ErrorCode.OK);
-        KeyResult<PutGrant> upsert = second.putStart("w2", "upserted", 3000, PutOptions.DEFAULT.withUpsert(true), 6);
-        assertThat(upsert.code()).isEqualTo(ErrorCode.OK);
-        assertThat(upsert.value().version()).as("versions continue above the previous term's")
+        KeyResult<PutGrant> ended = second.putStart("w3", "upserted", 3000, PutOptions.DEFAULT, 6);
+        assertThat(ended.code()).isEqualTo(ErrorCode.OK);
+        assertThat(ended.value().version()).as("versions continue above the previous term's")
                 .isGreaterThan(keptVersion);
+        assertThat(second.putEnd("w3", "upserted")).isEqualTo(ErrorCode.OK);
+        assertThat(second.putStart("w3", "fresh", 100, PutOptions.DEFAULT, 8).code()).isEqualTo(ErrorCode.OK);
+        assertThat(second.putEnd("w3", "fresh")).isEqualTo(ErrorCode.OK);
+        assertThat(second.getReplicaList("upserted").code()).as("a put made during the recovery is read after it")
+                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(second.getReplicaList("fresh").code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThatThrownBy(() -> second.putStart("w2", "kept", 3000, PutOptions.DEFAULT.withUpsert(true), 9))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
+        assertThatThrownBy(() -> second.batchPutStart("w2", List.of("kept"), List.of(3000L),
+                PutOptions.DEFAULT.withUpsert(true), List.of(9L)))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
 
+        assertThatThrownBy(() -> second.putEnd("w1", "unended")).as("its writer's PutEnd, repeated at the new master")
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
         assertThatThrownBy(() -> second.attachSegment(segment(2), 1, records, true, true))
                 .isInstanceOfSatisfying(TiffinException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_VERSION));
         int recovered = second.attachSegment(segment(2), 2, records, true, true);
-        assertThat(recovered).as("kept, plain, pinned").isEqualTo(3);
+        assertThat(recovered).as("kept, plain, upserted, pinned, unended").isEqualTo(5);
+        assertThat(second.putEnd("w1", "unended")).as("once its record is back").isEqualTo(ErrorCode.OK);
         assertThat(second.recovering()).isFalse();
 
         ObjectLocation kept = second.getReplicaList("kept").value();
@@ -143,12 +165,22 @@ class SegmentAttachmentTest {
             assertThat(d.mountEpoch()).as("descriptors of the new mount only").isEqualTo(2);
         });
         assertThat(second.getReplicaList("overlapping").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
-        // the plain put was a put of an existing key: its PutEnd succeeds and the acknowledged object stays
+        // both puts were puts of an existing key: successful no-ops, and the acknowledged objects stay; the one
+        // still being written keeps its buffers (and its records on the node) only until its writer ends it
+        long used = second.usedBytes();
         assertThat(second.putEnd("w2", "plain")).isEqualTo(ErrorCode.OK);
+        await().atMost(Duration.ofSeconds(10)).until(() -> second.usedBytes() < used);
         ObjectLocation plain = second.getReplicaList("plain").value();
         assertThat(plain.size()).isEqualTo(1000);
         assertThat(plain.replicas().get(0).offset()).isEqualTo(plainReplica.offset());
-        // the upsert replaces the recorded object
+        ObjectLocation upserted = second.getReplicaList("upserted").value();
+        assertThat(upserted.size()).as("the put ended during the recovery yielded").isEqualTo(1000);
+        assertThat(upserted.version()).isEqualTo(records.get(2).getVersion());
+        assertThat(second.getReplicaList("fresh").value().size()).isEqualTo(100);
+        // upserts are taken again
+        KeyResult<PutGrant> upsert = second.putStart("w2", "upserted", 3000, PutOptions.DEFAULT.withUpsert(true)
+                .withReplaceLeased(true), 10);
+        assertThat(upsert.code()).isEqualTo(ErrorCode.OK);
         assertThat(second.putEnd("w2", "upserted")).isEqualTo(ErrorCode.OK);
         assertThat(second.getReplicaList("upserted").value().size()).isEqualTo(3000);
         assertThat(second.putStart("w2", "kept", 10, PutOptions.DEFAULT, 7).code())
