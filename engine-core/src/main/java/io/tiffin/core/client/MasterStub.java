@@ -89,8 +89,9 @@ final class MasterStub {
      *
      * @param version the object's version (0 from masters that assign it at PutEnd)
      * @param commitOnNodes whether the writer records the object on each replica's node (failover on)
+     * @param yields granted while the master recovered: the records say so ({@code CommitRecord.yields})
      */
-    record Grant(List<ReplicaDescriptor> replicas, long version, boolean commitOnNodes) {
+    record Grant(List<ReplicaDescriptor> replicas, long version, boolean commitOnNodes, boolean yields) {
     }
 
     /**
@@ -198,7 +199,8 @@ final class MasterStub {
     }
 
     private static Grant grantOf(PutStartReply reply) {
-        return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes());
+        return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes(),
+                reply.getYields());
     }
 
     private static KeyRequest putEndRequest(String clientId, String key, int crc32c, long cacheOwner) {
@@ -232,7 +234,8 @@ final class MasterStub {
             PutStartResult r = reply.getResults(i);
             ErrorCode code = ErrorCode.fromValue(r.getCode());
             out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), new Grant(CompactReplicas.read(
-                    r.getReplicasList(), reply.getSegmentsList()), r.getVersion(), r.getCommitOnNodes()))
+                    r.getReplicasList(), reply.getSegmentsList()), r.getVersion(), r.getCommitOnNodes(),
+                    r.getYields()))
                     : KeyResult.failed(keys.get(i), code));
         }
         return out;

@@ -30,12 +30,14 @@ public final class SegmentLedger {
      *
      * @param offset of the whole object in the segment
      * @param crc32c the object's CRC32C as its writer computed it; 0 = none
+     * @param yields the put was granted while its master recovered: at a takeover, any other record of the key
+     *     wins over this one ({@code CommitRecord.yields})
      */
     public record Entry(String key, long offset, long size, long version, long putId, boolean hardPin,
-                        boolean softPin, int crc32c) {
-        /** A record without a checksum. */
+                        boolean softPin, int crc32c, boolean yields) {
+        /** A record without a checksum, of a put granted outside a recovery. */
         public Entry(String key, long offset, long size, long version, long putId, boolean hardPin, boolean softPin) {
-            this(key, offset, size, version, putId, hardPin, softPin, 0);
+            this(key, offset, size, version, putId, hardPin, softPin, 0, false);
         }
     }
 

@@ -81,11 +81,13 @@ final class ObjectMetadata {
         long taskStartMillis;
         /** A put of the key that yielded to this recovered object while still being written, or null. */
         Yielded yielded;
+        /** The put was granted while the master recovered ({@link PutGrant#yields}); kept while it is written. */
+        boolean grantedInRecovery;
 
         boolean unused() {
             return putStartMillis == 0 && !upsert && !keepTtl && expectedVersion == 0 && softPinDeadlineMillis == 0
                     && diskReplicas == null && !offloadPending && !offloadFailed && !promotionQueued
-                    && taskNode == null && taskStartMillis == 0 && yielded == null;
+                    && taskNode == null && taskStartMillis == 0 && yielded == null && !grantedInRecovery;
         }
     }
 
@@ -155,6 +157,16 @@ final class ObjectMetadata {
         }
     }
 
+    /** Notes that this put was granted while the master recovered ({@link PutGrant#yields}). */
+    void grantedInRecovery() {
+        rare().grantedInRecovery = true;
+    }
+
+    /** Whether this put, still in progress, was granted while the master recovered. */
+    boolean wasGrantedInRecovery() {
+        return rare != null && rare.grantedInRecovery;
+    }
+
     /** The put in progress replaces an existing object ({@code PutOptions.upsert}). */
     boolean upsert() {
         return rare != null && rare.upsert;
@@ -178,6 +190,7 @@ final class ObjectMetadata {
             rare.upsert = false;
             rare.keepTtl = false;
             rare.expectedVersion = 0;
+            rare.grantedInRecovery = false;
             dropRareIfUnused();
         }
     }

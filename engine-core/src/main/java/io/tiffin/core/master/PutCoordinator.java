@@ -43,11 +43,14 @@ final class PutCoordinator {
     private final MasterCounters counters;
     private final Ticker ticker;
     private final PutDeadlines deadlines;
+    /** Whether the master recovers objects from its nodes: a put granted then yields ({@link PutGrant#yields}). */
+    private final java.util.function.BooleanSupplier recovering;
 
     PutCoordinator(MasterSettings settings, ObjectTable table, ReplicaPlacement placement, Removal removal,
                    Expiry expiry, TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker,
-                   PutDeadlines deadlines) {
+                   PutDeadlines deadlines, java.util.function.BooleanSupplier recovering) {
         this.deadlines = deadlines;
+        this.recovering = recovering;
         this.expiry = expiry;
         this.settings = settings;
         this.table = table;
@@ -105,7 +108,8 @@ final class PutCoordinator {
         ObjectMetadata pending = shard.replacement(key);
         if (pending != null) {
             if (putId != 0 && pending.putId == putId) {
-                return KeyResult.ok(key, new PutGrant(descriptorsOf(pending), pending.version)); // a retried PutStart
+                return KeyResult.ok(key, new PutGrant(descriptorsOf(pending), pending.version,
+                        pending.wasGrantedInRecovery())); // a retried PutStart
             }
             if (pending.putStartMillis() + settings.putStartDiscardTimeout().toMillis() > now) {
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // another replacement is being written
@@ -119,7 +123,8 @@ final class PutCoordinator {
             if (!existing.processing) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
-            return KeyResult.ok(key, new PutGrant(descriptorsOf(existing), existing.version));
+            return KeyResult.ok(key, new PutGrant(descriptorsOf(existing), existing.version,
+                    existing.wasGrantedInRecovery()));
         }
         if (existing != null && removal.reapIfExpired(shard, existing, now)) {
             if (shard.objects.get(key) == existing) {
@@ -213,7 +218,11 @@ final class PutCoordinator {
             table.insert(shard, m);
         }
         deadlines.putStarted(key, now);
-        return KeyResult.ok(key, new PutGrant(descriptors, version));
+        boolean yields = recovering.getAsBoolean();
+        if (yields) {
+            m.grantedInRecovery();
+        }
+        return KeyResult.ok(key, new PutGrant(descriptors, version, yields));
     }
 
     private static boolean needsObject(PutOptions options) {

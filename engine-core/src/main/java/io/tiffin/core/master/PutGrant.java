@@ -4,13 +4,20 @@ import io.tiffin.api.ReplicaDescriptor;
 import java.util.List;
 
 /**
- * What a PutStart grants: where to write the object's replicas, and the version the object gets (assigned at
- * PutStart, so the writer can record it on the nodes with the object).
+ * What a PutStart grants: where to write the object's replicas, the version the object gets (assigned at PutStart,
+ * so the writer can record it on the nodes with the object), and whether the put was granted while the master
+ * recovered objects from its nodes ({@code yields}: its records yield to any other record of the key at a later
+ * takeover, see {@link SegmentAttachment}).
  *
  * <p>Thread-safe (immutable).
  */
-public record PutGrant(List<ReplicaDescriptor> replicas, long version) {
+public record PutGrant(List<ReplicaDescriptor> replicas, long version, boolean yields) {
     public PutGrant {
         replicas = List.copyOf(replicas);
+    }
+
+    /** A grant made outside a recovery. */
+    public PutGrant(List<ReplicaDescriptor> replicas, long version) {
+        this(replicas, version, false);
     }
 }

@@ -20,7 +20,9 @@ import org.apache.logging.log4j.Logger;
  * the version, put id and pins their writers recorded. A key already known at a lower version (another node's
  * older copy) is replaced by the newer; a record older than the known version, or overlapping another, is dropped
  * and the node told to forget it. A put of the key started during the recovery, ended or not, yields to the record
- * (it was a put of an existing key; upserts, like removals, are refused until the recovery ends). Recovered objects
+ * (it was a put of an existing key; upserts, like removals, are refused until the recovery ends), and so does, at a
+ * later takeover, the record such a put left ({@code CommitRecord.yields}) to any other record of its key, whatever
+ * the versions. Recovered objects
  * start leased for one {@code master.lease-ttl} (the previous master's leases are unknown) and soft-pinned for a
  * full soft-pin TTL if they were.
  *
@@ -38,6 +40,12 @@ final class SegmentAttachment {
     private final Ticker ticker;
     private final LongSupplier term;
     private final Map<String, List<CommitRecord>> gathering = new HashMap<>();
+    /**
+     * Keys whose object this recovery took from a yielding record ({@code CommitRecord.yields}), so a later record of
+     * the key is weighed against it ({@link #beats}). Guarded by the membership's mount monitor (every attach holds
+     * it); emptied when the recovery ends.
+     */
+    private final java.util.Set<String> yielding = new java.util.HashSet<>();
 
     SegmentAttachment(SegmentRegistry segments, ObjectTable table, Removal removal, Recovery recovery,
                       MasterSettings settings, Ticker ticker, LongSupplier term) {
@@ -91,6 +99,9 @@ final class SegmentAttachment {
             LOG.info("Segment {} of node {} attached: {} of its {} objects recovered", s.name(), s.nodeId(), n,
                     all.size());
             recovery.settled(s.name());
+            if (!recovery.active()) {
+                yielding.clear(); // no attach comes after the recovery
+            }
             return n;
         }
     }
@@ -161,14 +172,14 @@ final class SegmentAttachment {
             } else {
                 removal.erase(shard, m); // written and ended: its writer writes there no more
             }
-        } else if (m != null && m.version > c.getVersion()) {
-            LOG.debug("{}: record v{} in {} older than the known v{}; dropped", c.getKey(), c.getVersion(),
-                    r.segment.name(), m.version);
+        } else if (m != null && beats(m, c)) {
+            LOG.debug("{}: record v{}{} in {} loses to the known v{}; dropped", c.getKey(), c.getVersion(),
+                    c.getYields() ? " (yielding)" : "", r.segment.name(), m.version);
             r.free(c.getVersion()); // an older copy: the node forgets it
             return false;
         } else if (m != null) {
-            LOG.debug("{}: v{} replaced by the record v{} in {}", c.getKey(), m.version, c.getVersion(),
-                    r.segment.name());
+            LOG.debug("{}: v{} replaced by the record v{}{} in {}", c.getKey(), m.version, c.getVersion(),
+                    c.getYields() ? " (yielding)" : "", r.segment.name());
             removal.erase(shard, m); // an older object of the key (another node's copy)
         }
         ObjectMetadata o = new ObjectMetadata(c.getKey(), "", c.getSize(), now, c.getHardPin(), c.getSoftPin(),
@@ -186,6 +197,26 @@ final class SegmentAttachment {
             o.noteYielded(yieldedWriter, yieldedVersion, writing);
         }
         table.insert(shard, o);
+        if (c.getYields()) {
+            yielding.add(o.key);
+        } else {
+            yielding.remove(o.key);
+        }
         return true;
+    }
+
+    /**
+     * Whether the object the master knows of {@code c}'s key (recovered from another record, or reported by an SSD
+     * tier) wins over the record {@code c}. A record of a put granted during a recovery ({@code yields}) may be a
+     * put of an existing key, which was a no-op: it loses to any other, and of two such records the older put's
+     * wins. Otherwise the higher version wins (an upsert's replacement; its forget of the older may not have reached
+     * every node).
+     */
+    private boolean beats(ObjectMetadata m, CommitRecord c) {
+        boolean known = yielding.contains(m.key);
+        if (known != c.getYields()) {
+            return c.getYields();
+        }
+        return known ? m.version < c.getVersion() : m.version > c.getVersion();
     }
 }

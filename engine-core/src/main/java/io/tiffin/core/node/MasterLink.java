@@ -289,6 +289,13 @@ final class MasterLink implements AutoCloseable {
         joined.run();
     }
 
+    /** The record of a ledger entry as an attach reports it: every field the writer recorded. */
+    static CommitRecord recordOf(SegmentLedger.Entry e) {
+        return CommitRecord.newBuilder().setKey(e.key()).setOffset(e.offset()).setSize(e.size())
+                .setVersion(e.version()).setPutId(e.putId()).setHardPin(e.hardPin()).setSoftPin(e.softPin())
+                .setCrc32C(e.crc32c()).setYields(e.yields()).build();
+    }
+
     /**
      * Joins a master that restored this segment: moves the mount epoch (descriptors of the previous master no
      * longer reach the bytes) and reports every object the segment holds, in chunks. Heartbeat thread.
@@ -308,9 +315,7 @@ final class MasterLink implements AutoCloseable {
                     .setAccessKey(key)
                     .setFirst(from == 0).setLast(from + ATTACH_CHUNK >= n);
             for (SegmentLedger.Entry e : records.subList(from, Math.min(n, from + ATTACH_CHUNK))) {
-                b.addRecords(CommitRecord.newBuilder().setKey(e.key()).setOffset(e.offset()).setSize(e.size())
-                        .setVersion(e.version()).setPutId(e.putId()).setHardPin(e.hardPin()).setSoftPin(e.softPin())
-                        .setCrc32C(e.crc32c()));
+                b.addRecords(recordOf(e));
             }
             master().callSync(Opcode.ATTACH_SEGMENT, b.build(), Empty.parser());
         }

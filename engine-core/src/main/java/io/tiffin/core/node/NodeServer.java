@@ -320,7 +320,7 @@ public final class NodeServer implements AutoCloseable {
                 segment.slice(c.getOffset(), c.getSize()); // bounds
                 segment.commit(req.getMountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(c.getKey(),
                         c.getOffset(), c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(), c.getSoftPin(),
-                        c.getCrc32C()));
+                        c.getCrc32C(), c.getYields()));
             }
             responder.ok(Empty.getDefaultInstance());
         }, null, this::writeDestination);
@@ -576,6 +576,11 @@ public final class NodeServer implements AutoCloseable {
     /** Event-loop threads of the data plane. */
     public int ioThreads() {
         return server.ioThreads();
+    }
+
+    /** The commit records the segment holds (its ledger), in offset order; for tests and diagnostics. */
+    public java.util.List<io.tiffin.core.local.SegmentLedger.Entry> records() {
+        return segment.ledger().snapshot();
     }
 
     /** The current mount epoch of the segment; for tests. */

@@ -204,6 +204,66 @@ class MasterRecoveryTest {
         }
     }
 
+    /**
+     * A put made while the restarted master still waits for a node (here one that died with it) is recorded on its
+     * node as yielding, so a later takeover prefers any other record of its key; puts after the recovery are not.
+     * Its object comes back all the same when it is its key's only record.
+     */
+    @Test
+    void aPutMadeWhileTheMasterRecoversIsRecordedAsYielding() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        Map<String, String> settings = Map.of("master.node-ttl", "5s");
+        MasterServer master = startMaster(port, settings);
+        NodeServer gone = null;
+        NodeServer stays = null;
+        try {
+            gone = NodeServer.start(NodeServer.Options.builder(address).nodeId("gone").segmentSize(16 * MiB)
+                    .pingInterval(Duration.ofMillis(200)).build());
+            stays = NodeServer.start(NodeServer.Options.builder(address).nodeId("stays").segmentSize(16 * MiB)
+                    .pingInterval(Duration.ofMillis(200)).build());
+            MasterServer first = master;
+            await().atMost(Duration.ofSeconds(30)).until(() -> first.service().liveNodes().size() == 2);
+            PutOptions onStays = PutOptions.DEFAULT.withPreferredSegment(stays.segmentName());
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("before", value("before"), onStays);
+            }
+            master.close();
+            gone.close(); // its segment stays in the facts: the next master waits for it, up to the node TTL
+            gone = null;
+            master = startMaster(port, settings);
+            MasterServer second = master;
+            NodeServer node = stays;
+            await().atMost(Duration.ofSeconds(30)).until(() -> node.attaches() == 1);
+            assertThat(second.service().recovering()).as("still waiting for the node that died").isTrue();
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("during", value("during"), PutOptions.DEFAULT); // answered when the recovery ends
+                assertThat(second.service().recovering()).isFalse();
+                c.put("after", value("after"), PutOptions.DEFAULT);
+            }
+            Map<String, Boolean> yields = new HashMap<>();
+            stays.records().forEach(e -> yields.put(e.key(), e.yields()));
+            assertThat(yields).containsExactlyInAnyOrderEntriesOf(Map.of("before", false, "during", true,
+                    "after", false));
+            master.close();
+            master = startMaster(port, settings);
+            MasterServer third = master;
+            await().atMost(Duration.ofSeconds(30)).until(() -> !third.service().recovering());
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                assertThat(c.get("during")).as("its key's only record").isEqualTo(value("during"));
+                assertThat(c.get("before")).isEqualTo(value("before"));
+            }
+        } finally {
+            if (gone != null) {
+                gone.close();
+            }
+            if (stays != null) {
+                stays.close();
+            }
+            master.close();
+        }
+    }
+
     @Test
     void aNodeServesReadsOfLocationsClientsHoldWhileNoMasterRuns() {
         TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB);

@@ -131,6 +131,7 @@ class SegmentAttachmentTest {
         assertThat(ended.code()).isEqualTo(ErrorCode.OK);
         assertThat(ended.value().version()).as("versions continue above the previous term's")
                 .isGreaterThan(keptVersion);
+        assertThat(ended.value().yields()).as("granted during the recovery: its records yield").isTrue();
         assertThat(second.putEnd("w3", "upserted")).isEqualTo(ErrorCode.OK);
         assertThat(second.putStart("w3", "fresh", 100, PutOptions.DEFAULT, 8).code()).isEqualTo(ErrorCode.OK);
         assertThat(second.putEnd("w3", "fresh")).isEqualTo(ErrorCode.OK);
@@ -181,6 +182,7 @@ class SegmentAttachmentTest {
         KeyResult<PutGrant> upsert = second.putStart("w2", "upserted", 3000, PutOptions.DEFAULT.withUpsert(true)
                 .withReplaceLeased(true), 10);
         assertThat(upsert.code()).isEqualTo(ErrorCode.OK);
+        assertThat(upsert.value().yields()).isFalse();
         assertThat(second.putEnd("w2", "upserted")).isEqualTo(ErrorCode.OK);
         assertThat(second.getReplicaList("upserted").value().size()).isEqualTo(3000);
         assertThat(second.putStart("w2", "kept", 10, PutOptions.DEFAULT, 7).code())
@@ -194,5 +196,39 @@ class SegmentAttachmentTest {
         assertThat(second.runEvictionOnce()).isPositive();
         assertThat(second.getReplicaList("pinned").code()).isEqualTo(ErrorCode.OK);
         assertThat(second.getReplicaList("kept").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+    }
+
+    /**
+     * A record of a put granted during a recovery ({@code yields}) may be a put of a key whose object a node had not
+     * reported yet: at a later takeover it loses to any other record of the key, whatever the versions, in whichever
+     * order the nodes attach; of two such records the older put's wins.
+     */
+    @Test
+    void aYieldingRecordLosesToAnyOtherRecordOfItsKey() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        List<ReplicaDescriptor> space = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            KeyResult<PutGrant> g = first.putStart("w1", "space-" + i, 1000, PutOptions.DEFAULT, i + 1);
+            space.add(g.value().replicas().get(0)); // six places for the records below (never ended)
+        }
+        // attached in this order: the yielding record first, then the other (higher, then lower version)
+        List<CommitRecord> records = List.of(
+                record("a", space.get(0), 50, 1, false).toBuilder().setYields(true).build(),
+                record("a", space.get(1), 10, 2, false),
+                record("b", space.get(2), 20, 3, false),
+                record("b", space.get(3), 60, 4, false).toBuilder().setYields(true).build(),
+                record("c", space.get(4), 70, 5, false).toBuilder().setYields(true).build(),
+                record("c", space.get(5), 30, 6, false).toBuilder().setYields(true).build());
+        dies();
+
+        MasterService second = takeOver("m2");
+        assertThat(second.attachSegment(segment(2), 2, records, true, true)).as("a, a, b, c, c").isEqualTo(5);
+        assertThat(second.getReplicaList("a").value().version()).as("the yielding record gave way").isEqualTo(10);
+        assertThat(second.getReplicaList("b").value().version()).as("the yielding record was dropped").isEqualTo(20);
+        assertThat(second.getReplicaList("c").value().version()).as("of two yielding, the older put's")
+                .isEqualTo(30);
+        assertThat(second.getReplicaList("a").value().replicas()).singleElement()
+                .satisfies(d -> assertThat(d.offset()).isEqualTo(space.get(1).offset()));
     }
 }
