@@ -22,9 +22,8 @@ import org.apache.logging.log4j.Logger;
  * and the node told to forget it. A put of the key started during the recovery, ended or not, yields to the record
  * (it was a put of an existing key; upserts, like removals, are refused until the recovery ends), and so does, at a
  * later takeover, the record such a put left ({@code CommitRecord.yields}) to any other record of its key, whatever
- * the versions. Recovered objects
- * start leased for one {@code master.lease-ttl} (the previous master's leases are unknown) and soft-pinned for a
- * full soft-pin TTL if they were.
+ * the versions. Recovered objects start leased for one {@code master.lease-ttl} (the previous master's leases are
+ * unknown) and soft-pinned for a full soft-pin TTL if they were.
  *
  * <p>Thread-safe: chunks are gathered under this object's monitor; the segment is taken into service under the
  * membership's mount monitor (lock order: membership → shard → segment).
