@@ -27,8 +27,8 @@ import org.apache.logging.log4j.Logger;
  * #collect}), so a removed object cannot come back from a node after a failover.
  *
  * <p>A node that refuses the connection has no process left holding records: its forgets count as done. One that
- * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node expiry), which voids its
- * records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
+ * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node
+ * expiry), which voids its records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
  * frees stay undone and the removals waiting for them fail.
  *
  * <p>Thread-safe: per segment a queue and at most one FORGET in flight; sends run on a small pool (a node that
