@@ -293,6 +293,9 @@ def test_put_ids_are_non_zero_64_bit_and_commit_records_follow_the_grant():
     assert _commit("k", 10, pb.PutStartReply(version=7, commit_on_nodes=False), 5, opts) is None
     rec = _commit("k", 10, pb.PutStartReply(version=7, commit_on_nodes=True), 5, opts)
     assert (rec.key, rec.size, rec.version, rec.put_id, rec.soft_pin, rec.hard_pin) == ("k", 10, 7, 5, True, False)
+    assert not rec.yields
+    during = _commit("k", 10, pb.PutStartResult(version=8, commit_on_nodes=True, yields=True), 5, opts)
+    assert during.yields  # granted while the master recovered: at a takeover any other record of the key wins
 
 
 # ---------------------------------------------------------------------------------- errors

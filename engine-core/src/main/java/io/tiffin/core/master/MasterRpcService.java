@@ -114,10 +114,7 @@ public final class MasterRpcService implements InProcessMaster {
         };
     }
 
-    /**
-     * Refuses a removal while the master recovers objects from nodes (one of them might come back); upserts are
-     * refused as well ({@link MasterService#putStart(String, String, long, PutOptions, long)}).
-     */
+    /** Refuses a removal while the master recovers objects from nodes (one might come back; upserts: RecoveryGate). */
     private void refuseWhileRecovering(Opcode op) {
         if (master.recovering()) {
             throw new KeyFailure(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + ": this master took over moments ago"

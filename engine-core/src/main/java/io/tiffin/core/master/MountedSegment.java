@@ -235,17 +235,17 @@ final class MountedSegment implements SegmentView {
         }
     }
 
+    /** The key the live allocation {@code handle} was made for; null for a free handle or -1 (diagnostics). */
+    synchronized String ownerKey(long handle) {
+        return handle >= 0 && handle < owners.length ? owners[(int) handle] : null;
+    }
+
     /**
      * The keys of the objects this segment's live allocations were made for (a key once per allocation; its object
      * may since have gone, or been replaced by another of the same key). Once the segment is unmounted nothing is
      * allocated or freed here, so the list is then every object that may still have a replica on it. O(the
      * segment's allocator nodes).
      */
-    /** The key the live allocation {@code handle} was made for; null for a free handle or -1 (diagnostics). */
-    synchronized String ownerKey(long handle) {
-        return handle >= 0 && handle < owners.length ? owners[(int) handle] : null;
-    }
-
     synchronized java.util.List<String> ownerKeys() {
         java.util.List<String> keys = new java.util.ArrayList<>(allocator.allocationCount());
         for (String k : owners) {
