@@ -101,7 +101,7 @@ class SegmentAttachmentTest {
         assertThat(first.term()).isEqualTo(1);
         first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
         List<CommitRecord> records = new ArrayList<>();
-        for (String key : List.of("kept", "plain", "upserted", "pinned")) {
+        for (String key : List.of("kept", "plain", "upserted", "pinned", "revoked")) {
             KeyResult<PutGrant> g = first.putStart("w1", key, 1000, PutOptions.DEFAULT.withHardPin(key.equals("pinned")),
                     key.hashCode());
             assertThat(first.putEnd("w1", key, key.hashCode() | 1)).isEqualTo(ErrorCode.OK);
@@ -127,6 +127,7 @@ class SegmentAttachmentTest {
         // puts of the same keys while the recovery runs: one still being written, one written and ended (its PutEnd
         // is answered at the recovery's end), and a new key's; upserts wait for the recovery's end, as removals do
         assertThat(second.putStart("w2", "plain", 2000, PutOptions.DEFAULT, 5).code()).isEqualTo(ErrorCode.OK);
+        assertThat(second.putStart("w4", "revoked", 2000, PutOptions.DEFAULT, 11).code()).isEqualTo(ErrorCode.OK);
         KeyResult<PutGrant> ended = second.putStart("w3", "upserted", 3000, PutOptions.DEFAULT, 6);
         assertThat(ended.code()).isEqualTo(ErrorCode.OK);
         assertThat(ended.value().version()).as("versions continue above the previous term's")
@@ -149,11 +150,14 @@ class SegmentAttachmentTest {
         assertThatThrownBy(() -> second.putEnd("w1", "unended")).as("its writer's PutEnd, repeated at the new master")
                 .isInstanceOfSatisfying(TiffinException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
+        assertThatThrownBy(() -> second.batchPutEnd("w1", List.of("fresh", "unended"))).as("in a batch too")
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
         assertThatThrownBy(() -> second.attachSegment(segment(2), 1, records, true, true))
                 .isInstanceOfSatisfying(TiffinException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_VERSION));
         int recovered = second.attachSegment(segment(2), 2, records, true, true);
-        assertThat(recovered).as("kept, plain, upserted, pinned, unended").isEqualTo(5);
+        assertThat(recovered).as("kept, plain, upserted, pinned, revoked, unended").isEqualTo(6);
         assertThat(second.putEnd("w1", "unended")).as("once its record is back").isEqualTo(ErrorCode.OK);
         assertThat(second.recovering()).isFalse();
 
@@ -171,6 +175,10 @@ class SegmentAttachmentTest {
         long used = second.usedBytes();
         assertThat(second.putEnd("w2", "plain")).isEqualTo(ErrorCode.OK);
         await().atMost(Duration.ofSeconds(10)).until(() -> second.usedBytes() < used);
+        long usedBeforeRevoke = second.usedBytes();
+        assertThat(second.putRevoke("w4", "revoked")).as("a revoke of a yielded put").isEqualTo(ErrorCode.OK);
+        await().atMost(Duration.ofSeconds(10)).until(() -> second.usedBytes() < usedBeforeRevoke);
+        assertThat(second.getReplicaList("revoked").value().size()).isEqualTo(1000);
         ObjectLocation plain = second.getReplicaList("plain").value();
         assertThat(plain.size()).isEqualTo(1000);
         assertThat(plain.replicas().get(0).offset()).isEqualTo(plainReplica.offset());
