@@ -81,13 +81,11 @@ final class ObjectMetadata {
         long taskStartMillis;
         /** A put of the key that yielded to this recovered object while still being written, or null. */
         Yielded yielded;
-        /** The put was granted while the master recovered ({@link PutGrant#yields}); kept while it is written. */
-        boolean grantedInRecovery;
 
         boolean unused() {
             return putStartMillis == 0 && !upsert && !keepTtl && expectedVersion == 0 && softPinDeadlineMillis == 0
                     && diskReplicas == null && !offloadPending && !offloadFailed && !promotionQueued
-                    && taskNode == null && taskStartMillis == 0 && yielded == null && !grantedInRecovery;
+                    && taskNode == null && taskStartMillis == 0 && yielded == null;
         }
     }
 
@@ -157,14 +155,14 @@ final class ObjectMetadata {
         }
     }
 
-    /** Notes that this put was granted while the master recovered ({@link PutGrant#yields}). */
-    void grantedInRecovery() {
-        rare().grantedInRecovery = true;
-    }
-
-    /** Whether this put, still in progress, was granted while the master recovered. */
-    boolean wasGrantedInRecovery() {
-        return rare != null && rare.grantedInRecovery;
+    /**
+     * Whether this master granted the put of this object: neither rebuilt from a node's records nor reported by an
+     * SSD tier. While the master recovers after a takeover, such an object is a put made during the recovery, which
+     * yields if a node brings the key's object back ({@link SegmentAttachment}) and is not read before
+     * ({@link ReplicaLookup}).
+     */
+    boolean grantedHere() {
+        return !recovered && (rare == null || rare.diskReplicas == null || rare.diskReplicas.isEmpty());
     }
 
     /** The put in progress replaces an existing object ({@code PutOptions.upsert}). */
@@ -190,7 +188,6 @@ final class ObjectMetadata {
             rare.upsert = false;
             rare.keepTtl = false;
             rare.expectedVersion = 0;
-            rare.grantedInRecovery = false;
             dropRareIfUnused();
         }
     }

@@ -109,7 +109,7 @@ final class PutCoordinator {
         if (pending != null) {
             if (putId != 0 && pending.putId == putId) {
                 return KeyResult.ok(key, new PutGrant(descriptorsOf(pending), pending.version,
-                        pending.wasGrantedInRecovery())); // a retried PutStart
+                        recovering.getAsBoolean())); // a retried PutStart
             }
             if (pending.putStartMillis() + settings.putStartDiscardTimeout().toMillis() > now) {
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // another replacement is being written
@@ -123,8 +123,10 @@ final class PutCoordinator {
             if (!existing.processing) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
+            // yields as first granted: a retry after the recovery finds the put still written only if no node
+            // brought the key back (it would have pre-empted the put), and then nothing is there to yield to
             return KeyResult.ok(key, new PutGrant(descriptorsOf(existing), existing.version,
-                    existing.wasGrantedInRecovery()));
+                    recovering.getAsBoolean()));
         }
         if (existing != null && removal.reapIfExpired(shard, existing, now)) {
             if (shard.objects.get(key) == existing) {
@@ -218,11 +220,7 @@ final class PutCoordinator {
             table.insert(shard, m);
         }
         deadlines.putStarted(key, now);
-        boolean yields = recovering.getAsBoolean();
-        if (yields) {
-            m.grantedInRecovery();
-        }
-        return KeyResult.ok(key, new PutGrant(descriptors, version, yields));
+        return KeyResult.ok(key, new PutGrant(descriptors, version, recovering.getAsBoolean()));
     }
 
     private static boolean needsObject(PutOptions options) {

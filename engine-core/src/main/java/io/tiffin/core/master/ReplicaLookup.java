@@ -92,9 +92,9 @@ final class ReplicaLookup {
             // after a takeover the key may still come back with a node that has not attached: "retry", not "gone"
             return KeyResult.failed(key, recovery.active() ? ErrorCode.REPLICA_IS_NOT_READY : ErrorCode.OBJECT_NOT_FOUND);
         }
-        if (!m.recovered && recovery.active() && m.diskReplicas().isEmpty()) {
+        if (recovery.active() && m.grantedHere()) {
             // put during the recovery: it yields to the key's object if a node still brings one back
-            // (SegmentAttachment, the same test), so it is the key's value only once the recovery has ended
+            // (SegmentAttachment), so it is the key's value only once the recovery has ended
             return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
         }
         List<ReplicaDescriptor> readable = null;

@@ -149,7 +149,7 @@ final class SegmentAttachment {
             m.replicas().add(r); // another replica of the same object
             return true;
         }
-        if (m != null && !m.recovered && m.diskReplicas().isEmpty()) {
+        if (m != null && m.grantedHere()) {
             // A put of the key started during the recovery (upserts wait for its end; an object a node's SSD tier
             // reported meanwhile has a disk replica, and is ordered by version below): the key held this acknowledged
             // object all along, so that put is a put of an existing key, a successful no-op (its PutEnd, answered
