@@ -128,6 +128,11 @@ public final class BenchScaleCommand implements Callable<Integer> {
             + " their Gets are pooled for the p99s (default ${DEFAULT-VALUE})")
     int joinRounds;
 
+    @Option(names = "--join-nice", defaultValue = "10", description = "niceness of the process the joining nodes"
+            + " run in: they stand for other machines, so their work does not take the CPU ahead of the master and"
+            + " the timed Gets; 0 = the bench's priority (default ${DEFAULT-VALUE})")
+    int joinNice;
+
     @Option(names = "--leave-nodes", defaultValue = "10", description = "after the last stage, this many of the"
             + " nodes holding keys leave one after another (each unmounts its segments, erasing the objects on them)"
             + " and the unmount calls are timed (at most --nodes); 0 = none (default ${DEFAULT-VALUE})")
@@ -150,6 +155,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (joinNodes < 0 || joinRounds < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--join-nodes must be >= 0 and"
                     + " --join-rounds >= 1");
+        }
+        if (joinNice < 0 || joinNice > 19) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--join-nice must be from 0 to 19 (a"
+                    + " lower priority than the bench's), not " + joinNice);
         }
         if (nodes > segments) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--nodes (" + nodes + ") must be at most"
@@ -202,11 +211,18 @@ public final class BenchScaleCommand implements Callable<Integer> {
         EventLoopGroup nodeGroup = EventLoops.newGroup("bench-scale-nodes", 1, true);
         List<TransportClient> clients = new ArrayList<>();
         FakeNodes fake = null;
+        JoiningNodes joining = null;
         boolean ok = false;
         try {
             fake = new FakeNodes(host, port, "scale-" + runId, nodes, segments, SEGMENT_CAPACITY, pingInterval,
                     settings, nodeGroup);
             System.out.printf("%d fake nodes with %d fake segments, pinging every %s%n", nodes, segments, pingInterval);
+            if (joinNodes > 0) {
+                Path log = Files.createTempFile("tiffin-bench-scale-joining-nodes-", ".log");
+                joining = JoiningNodes.start(host, port, pingInterval, SEGMENT_CAPACITY, joinNice, log);
+                System.out.printf("The %d joining nodes run in a process of their own at nice %d; its output: %s%n",
+                        joinNodes, joinNice, log);
+            }
             for (int c = 0; c < FILL_THREADS; c++) {
                 clients.add(TransportClient.connect(host, port, settings, "bench-scale-client-" + c, group));
             }
@@ -222,8 +238,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 fill(clients, filled, stage);
                 filled = stage;
                 boolean firstStage = stage == stages(keys).getFirst();
-                String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, host, port,
-                        pingInterval, settings, nodeGroup, clients.getFirst(), firstStage, probe));
+                JoiningNodes joiners = joining;
+                String row = measure(stage, clients, probe, rssEmpty, () -> joinAndLeave(stage, joiners,
+                        clients.getFirst(), firstStage, probe));
                 System.out.println(row);
                 BenchSupport.writeCsv(csv, HEADER, List.of(row));
             }
@@ -236,6 +253,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
             return ok ? 0 : 1;
         } finally {
             clients.forEach(TransportClient::close);
+            if (joining != null) {
+                joining.close();
+            }
             if (fake != null) {
                 fake.close(process == null); // leave a shared master as we found it
             }
@@ -508,22 +528,23 @@ public final class BenchScaleCommand implements Callable<Integer> {
      * {@code --join-rounds} times, {@code --join-nodes} more fake nodes connect and mount a segment each while one
      * connection runs sequential Gets, then unmount and leave while it runs them again: "p99 of Get during the
      * join, during the leave" (µs) over the Gets of every round, blank without {@code --join-nodes}. The idle
-     * figure to compare with is {@code get_p99_us}, measured just before. At the first stage the same joins and
-     * leaves run {@value #JOIN_WARMUP_ROUNDS} times untimed first, as the Gets are warmed up: the first joins
-     * after the nodes' mounts still ran the connection and mount paths of both JVMs through their compilers.
+     * figure to compare with is {@code get_p99_us}, measured just before. The joining nodes run in a process of
+     * their own at {@code --join-nice} ({@link JoiningNodes}): they stand for other machines. At the first stage
+     * the same joins and leaves run {@value #JOIN_WARMUP_ROUNDS} times untimed first, as the Gets are warmed up:
+     * the first joins after the nodes' mounts still ran the connection and mount paths through the compilers.
      * Each round's printed figures come with the milliseconds the compilers of the master ({@code probe}'s
-     * process; "?" without one) and of this JVM spent during its join and leave: a slow round with busy compilers
-     * is the join path still being compiled, on the cores the timed Gets share.
+     * process; "?" without one), of this JVM and of the joining nodes' JVM spent during its join and leave: a slow
+     * round with busy compilers is the join path still being compiled, on the cores the timed Gets share.
      */
-    private String joinAndLeave(long count, String host, int port, Duration pingInterval, TransportSettings settings,
-            EventLoopGroup group, TransportClient client, boolean first, ProcessProbe probe) throws InterruptedException {
+    private String joinAndLeave(long count, JoiningNodes joining, TransportClient client, boolean first,
+            ProcessProbe probe) throws InterruptedException {
         if (joinNodes == 0) {
             return ",";
         }
         if (first) {
             for (int r = 0; r < JOIN_WARMUP_ROUNDS; r++) {
-                new FakeNodes(host, port, "scale-" + runId + "-warm" + r, joinNodes, joinNodes, SEGMENT_CAPACITY,
-                        pingInterval, settings, group).close(true);
+                joining.join("scale-" + runId + "-warm" + r, joinNodes);
+                joining.leave();
             }
         }
         List<long[]> joins = new ArrayList<>();
@@ -532,11 +553,10 @@ public final class BenchScaleCommand implements Callable<Integer> {
         for (int r = 0; r < joinRounds; r++) {
             Map<String, ProcessProbe.ThreadTicks> masterBefore = probe == null ? null : probe.threadCpuTicks();
             long benchBefore = JitClock.self();
-            AtomicReference<FakeNodes> joined = new AtomicReference<>();
+            AtomicLong joinersJit = new AtomicLong();
             String prefix = "scale-" + runId + "-join" + count + "-" + r;
-            long[] join = getsWhile(client, count, r, () -> joined.set(new FakeNodes(host, port, prefix, joinNodes,
-                    joinNodes, SEGMENT_CAPACITY, pingInterval, settings, group)));
-            long[] leave = getsWhile(client, count, r, () -> joined.get().close(true));
+            long[] join = getsWhile(client, count, r, () -> joinersJit.addAndGet(joining.join(prefix, joinNodes)));
+            long[] leave = getsWhile(client, count, r, () -> joinersJit.addAndGet(joining.leave()));
             joins.add(join);
             leaves.add(leave);
             String masterJit = masterBefore == null ? "?" : Long.toString(1000 * ProcessProbe.ticksByKind(masterBefore,
@@ -544,12 +564,13 @@ public final class BenchScaleCommand implements Callable<Integer> {
             String benchJit = benchBefore < 0 ? "?" : Long.toString(JitClock.self() - benchBefore);
             perRound.append(r == 0 ? "" : ", ").append(BenchSupport.fmt(percentile(join, 99) / 1e3, 0)).append('/')
                     .append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0))
-                    .append(" (").append(masterJit).append('/').append(benchJit).append(')');
+                    .append(" (").append(masterJit).append('/').append(benchJit).append('/').append(joinersJit.get())
+                    .append(')');
         }
         long[] join = pooled(joins);
         long[] leave = pooled(leaves);
         System.out.printf("%d nodes joined and left %d times during %d and %d Gets; p99 µs per round, join/leave"
-                + " (JIT ms in the round, master/bench JVM): %s%n",
+                + " (JIT ms in the round, master/bench JVM/joining nodes' JVM): %s%n",
                 joinNodes, joinRounds, join.length, leave.length, perRound);
         return BenchSupport.fmt(percentile(join, 99) / 1e3, 1) + "," + BenchSupport.fmt(percentile(leave, 99) / 1e3, 1);
     }

@@ -42,9 +42,13 @@ class BenchScaleCommandTest {
             System.setOut(stdout);
         }
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
-        // per stage, each join round's p99s with the compile time of the master process and of the bench's JVM
+        // the joining nodes in a process of their own, at a lower priority
+        assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("The 10 joining nodes run in a process of"
+                + " their own at nice 10; its output: .*\\.log\n");
+        // per stage, each join round's p99s with the compile time of the master process, of the bench's JVM and of
+        // the joining nodes' JVM
         assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("join/leave \\(JIT ms in the round, master/"
-                + "bench JVM\\): \\d+/\\d+ \\(\\d+/\\d+\\), \\d+/\\d+ \\(\\d+/\\d+\\)\n");
+                + "bench JVM/joining nodes' JVM\\): \\d+/\\d+ \\(\\d+/\\d+/\\d+\\), \\d+/\\d+ \\(\\d+/\\d+/\\d+\\)\n");
         // then ten of the nodes holding keys leave, each unmount timed
         assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("10 nodes holding keys left one after another"
                 + " at 120000 keys \\(10 unmounts of a segment with about 6000 objects\\): unmount ms p50 [0-9.]+, max"
@@ -93,6 +97,9 @@ class BenchScaleCommandTest {
         err.reset();
         assertThat(tiffin(err, "bench", "scale", "--join-nodes", "-1")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--join-nodes must be >= 0");
+        err.reset();
+        assertThat(tiffin(err, "bench", "scale", "--join-nice", "20")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--join-nice must be from 0 to 19");
         err.reset();
         assertThat(tiffin(err, "bench", "scale", "--leave-nodes", "-1")).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--leave-nodes must be >= 0");
