@@ -530,8 +530,9 @@ public final class BenchScaleCommand implements Callable<Integer> {
      * join, during the leave" (µs) over the Gets of every round, blank without {@code --join-nodes}. The idle
      * figure to compare with is {@code get_p99_us}, measured just before. The joining nodes run in a process of
      * their own at {@code --join-nice} ({@link JoiningNodes}): they stand for other machines. At the first stage
-     * the same joins and leaves run {@value #JOIN_WARMUP_ROUNDS} times untimed first, as the Gets are warmed up:
-     * the first joins after the nodes' mounts still ran the connection and mount paths through the compilers.
+     * {@value #JOIN_WARMUP_ROUNDS} rounds run first, the timed rounds' code with Gets running, and are dropped, as
+     * the Gets alone are warmed up: a master serves joins among its requests, and the first such joins run the
+     * connection and mount paths, and the Get path beside them, through the compilers.
      * Each round's printed figures come with the milliseconds the compilers of the master ({@code probe}'s
      * process; "?" without one), of this JVM and of the joining nodes' JVM spent during its join and leave: a slow
      * round with busy compilers is the join path still being compiled, on the cores the timed Gets share.
@@ -541,31 +542,37 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (joinNodes == 0) {
             return ",";
         }
-        if (first) {
-            for (int r = 0; r < JOIN_WARMUP_ROUNDS; r++) {
-                joining.join("scale-" + runId + "-warm" + r, joinNodes);
-                joining.leave();
-            }
-        }
         List<long[]> joins = new ArrayList<>();
         List<long[]> leaves = new ArrayList<>();
         StringBuilder perRound = new StringBuilder();
-        for (int r = 0; r < joinRounds; r++) {
+        StringBuilder warmRounds = new StringBuilder();
+        // the warm-up rounds are the timed rounds' code, Gets and bookkeeping alike, and are dropped
+        int warmups = first ? JOIN_WARMUP_ROUNDS : 0;
+        for (int r = -warmups; r < joinRounds; r++) {
             Map<String, ProcessProbe.ThreadTicks> masterBefore = probe == null ? null : probe.threadCpuTicks();
             long benchBefore = JitClock.self();
             AtomicLong joinersJit = new AtomicLong();
             String prefix = "scale-" + runId + "-join" + count + "-" + r;
             long[] join = getsWhile(client, count, r, () -> joinersJit.addAndGet(joining.join(prefix, joinNodes)));
             long[] leave = getsWhile(client, count, r, () -> joinersJit.addAndGet(joining.leave()));
-            joins.add(join);
-            leaves.add(leave);
             String masterJit = masterBefore == null ? "?" : Long.toString(1000 * ProcessProbe.ticksByKind(masterBefore,
                     probe.threadCpuTicks()).getOrDefault("JIT", 0L) / ProcessProbe.CLOCK_TICKS_PER_SECOND);
             String benchJit = benchBefore < 0 ? "?" : Long.toString(JitClock.self() - benchBefore);
-            perRound.append(r == 0 ? "" : ", ").append(BenchSupport.fmt(percentile(join, 99) / 1e3, 0)).append('/')
-                    .append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0))
+            StringBuilder round = new StringBuilder().append(BenchSupport.fmt(percentile(join, 99) / 1e3, 0))
+                    .append('/').append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0))
                     .append(" (").append(masterJit).append('/').append(benchJit).append('/').append(joinersJit.get())
                     .append(')');
+            if (r >= 0) {
+                joins.add(join);
+                leaves.add(leave);
+                perRound.append(r == 0 ? "" : ", ").append(round);
+            } else {
+                warmRounds.append(r == -warmups ? "" : ", ").append(round);
+            }
+        }
+        if (warmups > 0) {
+            System.out.printf("%d warm-up rounds of joins and leaves (dropped), p99 µs per round as below: %s%n",
+                    warmups, warmRounds);
         }
         long[] join = pooled(joins);
         long[] leave = pooled(leaves);

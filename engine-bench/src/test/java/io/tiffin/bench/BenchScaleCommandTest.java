@@ -45,6 +45,10 @@ class BenchScaleCommandTest {
         // the joining nodes in a process of their own, at a lower priority
         assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("The 10 joining nodes run in a process of"
                 + " their own at nice 10; its output: .*\\.log\n");
+        // the first stage's ten warm-up rounds, dropped, printed as the timed ones
+        assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("10 warm-up rounds of joins and leaves"
+                + " \\(dropped\\), p99 µs per round as below: (\\d+/\\d+ \\(\\d+/\\d+/\\d+\\), ){9}\\d+/\\d+"
+                + " \\(\\d+/\\d+/\\d+\\)\n");
         // per stage, each join round's p99s with the compile time of the master process, of the bench's JVM and of
         // the joining nodes' JVM
         assertThat(out.toString(StandardCharsets.UTF_8)).containsPattern("join/leave \\(JIT ms in the round, master/"
