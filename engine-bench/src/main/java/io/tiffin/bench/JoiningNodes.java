@@ -34,12 +34,10 @@ final class JoiningNodes implements AutoCloseable {
     private final Process process;
     private final BufferedReader replies;
     private final Writer commands;
-    private final int niceness;
     private boolean closed;
 
-    private JoiningNodes(Process process, int niceness) {
+    private JoiningNodes(Process process) {
         this.process = process;
-        this.niceness = niceness;
         this.replies = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         this.commands = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
     }
@@ -66,7 +64,7 @@ final class JoiningNodes implements AutoCloseable {
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), JoiningNodesMain.class.getName(), host,
                 Integer.toString(port), Long.toString(pingInterval.toMillis()), Long.toString(segmentCapacity)));
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        JoiningNodes nodes = new JoiningNodes(p, niceness);
+        JoiningNodes nodes = new JoiningNodes(p);
         try {
             nodes.awaitReady();
         } catch (IOException | RuntimeException e) {
@@ -123,10 +121,6 @@ final class JoiningNodes implements AutoCloseable {
             Thread.currentThread().interrupt();
             return "?";
         }
-    }
-
-    int niceness() {
-        return niceness;
     }
 
     /** The process id ({@code nice} replaces itself with the JVM: the same process). */
