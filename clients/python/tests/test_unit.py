@@ -257,6 +257,66 @@ def test_calls_find_the_leader_of_the_highest_term_among_the_listed_masters():
             m.close()
 
 
+class ScriptedRemoveMaster(FakeMaster):
+    """A leader whose REMOVE answers follow ``script``: "lost" closes the connection unanswered (the answer
+    is lost), a code name refuses with it, "OK" succeeds; the last answer repeats."""
+
+    CODES = {"OBJECT_HAS_LEASE": -706, "OBJECT_NOT_FOUND": -704, "UNAVAILABLE_IN_CURRENT_STATUS": -1010}
+
+    def __init__(self, script):
+        super().__init__(True, 1)
+        self.script, self.removes = script, 0
+
+    def _serve(self, conn):
+        with conn:
+            while True:
+                head = conn.recv(28, socket.MSG_WAITALL)
+                if len(head) < 28:
+                    return
+                rest = conn.recv(struct.unpack(">i", head[:4])[0] - 24, socket.MSG_WAITALL)
+                op, rid, _ = request_of(head + rest)
+                if op == 1:
+                    out = response(1, rid, 0, pb.HelloReply(protocol_version=2).SerializeToString())
+                elif op == _wire.Op.SERVICE_READY:
+                    out = response(op, rid, 0, pb.ServiceReadyReply(version=_wire.STORE_VERSION, leader=True,
+                                                                    term=1).SerializeToString())
+                else:
+                    answer = self.script[min(self.removes, len(self.script) - 1)]
+                    self.removes += 1
+                    if answer == "lost":
+                        return  # closed unanswered
+                    if answer == "OK":
+                        out = response(op, rid, 0, b"")
+                    else:
+                        out = response(op, rid, self.CODES[answer], pb.ErrorReply(message=answer).SerializeToString())
+                conn.sendall(out)
+
+
+# "lost" twice: the pool repeats a call once on a fresh connection when a reused one closed unanswered
+# (an idle connection the server dropped); a master that died refuses that one too
+@pytest.mark.parametrize("script,outcome", [
+    (["lost", "lost", "OBJECT_HAS_LEASE", "OBJECT_HAS_LEASE", "OK"], None),  # carried through the lease
+    (["lost", "lost", "OBJECT_NOT_FOUND"], None),  # the lost attempt removed it
+    (["OBJECT_HAS_LEASE"], "OBJECT_HAS_LEASE"),  # a first refusal is the answer
+    (["UNAVAILABLE_IN_CURRENT_STATUS", "OBJECT_HAS_LEASE"], "OBJECT_HAS_LEASE"),  # refused, so it did not run
+    (["UNAVAILABLE_IN_CURRENT_STATUS", "OBJECT_NOT_FOUND"], "OBJECT_NOT_FOUND"),
+])
+def test_a_remove_whose_answer_was_lost_is_carried_through_a_lease_and_counts_a_gone_key_as_done(script, outcome):
+    master, other = ScriptedRemoveMaster(script), FakeMaster(False, 0)
+    try:
+        with tiffin.Client.connect(f"{master.endpoint},{other.endpoint}", timeout=2, failover_timeout=5) as c:
+            if outcome is None:
+                c.remove("k")
+            else:
+                with pytest.raises(TiffinError) as e:
+                    c.remove("k")
+                assert e.value.code == outcome
+            assert master.removes == len(script)
+    finally:
+        master.close()
+        other.close()
+
+
 def test_a_call_with_no_leader_gives_up_after_the_failover_timeout():
     standby = FakeMaster(False, 1)
     with socket.socket() as dead:

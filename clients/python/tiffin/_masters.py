@@ -7,8 +7,9 @@ A call is repeated, for up to ``failover_timeout`` seconds, while the masters el
 leader recovers its objects (``UNAVAILABLE_IN_CURRENT_STATUS``) and, with several masters listed, while
 the leader cannot be reached (``RPC_FAIL``/``RPC_TIMEOUT``: it may have died). A single master that
 cannot be reached fails at once, as before. Repeating a call is safe: a PutStart carries its put id (the
-master answers a repeat with the same replicas), PutEnd and PutRevoke are idempotent, and a repeated
-remove that finds the key gone counts as done (the caller checks ``retried``).
+master answers a repeat with the same replicas), PutEnd and PutRevoke are idempotent, and after an
+attempt whose answer was lost a remove that finds the key gone counts as done, and one refused for a
+lease is repeated (the caller checks ``lost``).
 """
 
 from __future__ import annotations
@@ -63,9 +64,15 @@ class Masters:
         self._discovery = threading.Lock()
         self.discoveries = 0
 
-    def call(self, op: int, req, reply_cls, retried: Optional[list] = None):
-        """One master call to the leader, repeated as the module says; ``retried[0]`` (if given) is set
-        when it was repeated."""
+    @property
+    def failover_timeout(self) -> float:
+        """How long, in seconds, a call keeps looking for the leader or waits for one that recovers."""
+        return self._failover_timeout
+
+    def call(self, op: int, req, reply_cls, lost: Optional[list] = None):
+        """One master call to the leader, repeated as the module says; ``lost[0]`` (if given) is set when
+        an attempt's answer was lost (the leader gone or out of reach: it may or may not have run), not
+        when a recovering master refused it."""
         deadline = time.monotonic() + self._failover_timeout
         attempt = 0
         while True:
@@ -77,8 +84,8 @@ class Masters:
                 if not (gone or e.code == "UNAVAILABLE_IN_CURRENT_STATUS") or time.monotonic() > deadline \
                         or self._is_closed():
                     raise
-                if retried is not None:
-                    retried[0] = True
+                if lost is not None and gone:
+                    lost[0] = True
                 if len(self.all) > 1:
                     self.discover(target)
                 # paces the retries while the masters elect a leader or it recovers

@@ -237,9 +237,9 @@ class Client:
         if self._closed:
             raise TiffinError("UNAVAILABLE_IN_CURRENT_STATUS", "the client is closed")
 
-    def _rpc(self, op: int, req, reply_cls, retried: Optional[list] = None):
+    def _rpc(self, op: int, req, reply_cls, lost: Optional[list] = None):
         self._check_open()
-        return self._masters.call(op, req, reply_cls, retried)
+        return self._masters.call(op, req, reply_cls, lost)
 
     def _segment_info(self, endpoint: str, segment: str):
         return self._pool.call(endpoint, Op.SEGMENT_INFO, pb.SegmentInfoRequest(segment=segment), pb.SegmentInfoReply)
@@ -554,19 +554,32 @@ class Client:
         once.
 
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
-        A repeat (after a lost answer or a leader change) that finds the key gone counts as done.
+        After an attempt whose answer was lost (the leader died or could not be reached), a repeat that
+        finds the key gone counts as done, and one refused with OBJECT_HAS_LEASE is repeated until the
+        lease ends (within ``failover_timeout``): that attempt may have begun the removal (a leader that
+        died after some of the object's nodes dropped its record leaves the object to its successor with
+        fewer replicas), so the remove is carried through rather than reported as not done.
         """
         key = B.check_key(key)
         # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
         # remove does not wait for, must not leave the removed object in the location cache
         self._locator.forget(key)
-        retried = [False]
+        lost = [False]
+        deadline = time.monotonic() + self._masters.failover_timeout
+        attempt = 0
         try:
-            self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force), cache_owner=self._locator.cache_owner),
-                      pb.Empty, retried)
-        except TiffinError as e:
-            if not (retried[0] and e.code == "OBJECT_NOT_FOUND"):
-                raise
+            while True:
+                try:
+                    self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force),
+                                                       cache_owner=self._locator.cache_owner), pb.Empty, lost)
+                    return
+                except TiffinError as e:
+                    if lost[0] and e.code == "OBJECT_NOT_FOUND":
+                        return
+                    if not lost[0] or e.code != "OBJECT_HAS_LEASE" or time.monotonic() > deadline:
+                        raise
+                time.sleep(min(0.2, 0.02 * (1 << min(attempt, 4))))
+                attempt += 1
         finally:
             self._locator.forget_location(key)
 

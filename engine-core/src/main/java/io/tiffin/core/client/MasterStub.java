@@ -353,17 +353,30 @@ final class MasterStub {
     // ------------------------------------------------------------------ removes
 
     /**
-     * Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. A retry (after a
-     * lost answer or a leader change) that finds the key gone counts as done: the first attempt removed it.
+     * Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. After an attempt whose
+     * answer was lost (the leader died or could not be reached), a retry that finds the key gone counts as done:
+     * that attempt removed it; and one refused because the object is being read ({@code OBJECT_HAS_LEASE}) is
+     * repeated until the lease ends, within the failover time: that attempt may have begun the removal (a leader
+     * that died after some of the object's nodes dropped its record leaves the object to its successor with fewer
+     * replicas), so the remove is carried through rather than reported as not done.
      */
     void remove(String key, boolean force, long cacheOwner) {
-        boolean[] retried = new boolean[1];
-        try {
-            call(Opcode.REMOVE, KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build(),
-                    Empty.parser(), retried);
-        } catch (TiffinException e) {
-            if (!(retried[0] && e.code() == ErrorCode.OBJECT_NOT_FOUND)) {
-                throw e;
+        KeyRequest request = KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build();
+        boolean[] lost = new boolean[1];
+        long deadline = System.nanoTime() + failoverNanos;
+        for (int attempt = 0; ; attempt++) {
+            try {
+                call(Opcode.REMOVE, request, Empty.parser(), lost);
+                return;
+            } catch (TiffinException e) {
+                if (lost[0] && e.code() == ErrorCode.OBJECT_NOT_FOUND) {
+                    return;
+                }
+                if (!lost[0] || e.code() != ErrorCode.OBJECT_HAS_LEASE || System.nanoTime() - deadline > 0
+                        || lifecycle.isClosed()) {
+                    throw e;
+                }
+                pause(Math.min(200, 20L << Math.min(attempt, 4)));
             }
         }
     }
@@ -445,9 +458,10 @@ final class MasterStub {
     /**
      * One master call, on the calling thread, to the leader. While no master leads (several listed), the leader
      * recovers, or it cannot be reached (several listed), the call is repeated for up to the failover time, the
-     * leader looked for again between attempts; {@code retried[0]} (if given) tells whether it was.
+     * leader looked for again between attempts; {@code lost[0]} (if given) is set when an attempt's answer was lost
+     * (the leader gone or out of reach: it may or may not have run), not when a recovering master refused it.
      */
-    private <T extends MessageLite> T call(Opcode op, MessageLite request, Parser<T> parser, boolean[] retried) {
+    private <T extends MessageLite> T call(Opcode op, MessageLite request, Parser<T> parser, boolean[] lost) {
         long deadline = System.nanoTime() + failoverNanos;
         for (int attempt = 0; ; attempt++) {
             String target = leader;
@@ -460,8 +474,8 @@ final class MasterStub {
                         || System.nanoTime() - deadline > 0 || lifecycle.isClosed()) {
                     throw e;
                 }
-                if (retried != null) {
-                    retried[0] = true;
+                if (lost != null && leaderGone) {
+                    lost[0] = true;
                 }
                 if (addresses.size() > 1) {
                     discover(target);

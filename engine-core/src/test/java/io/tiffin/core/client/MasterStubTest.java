@@ -170,6 +170,46 @@ class MasterStubTest {
         }
     }
 
+    /**
+     * A remove whose answer was lost may have begun the removal at the dead leader (its successor can get the
+     * object back, with fewer replicas, from a node that had not dropped it yet): a retry refused for a lease is
+     * repeated until it goes through, and a retry that finds the key gone counts as done. A first refusal, or one
+     * after a recovering master's refusal (the remove did not run), is the caller's answer.
+     */
+    @ParameterizedTest(name = "answers: {0}")
+    @ValueSource(strings = {"RPC_FAIL OBJECT_HAS_LEASE OBJECT_HAS_LEASE OK", "RPC_FAIL OBJECT_NOT_FOUND",
+            "OBJECT_HAS_LEASE", "UNAVAILABLE_IN_CURRENT_STATUS OBJECT_HAS_LEASE",
+            "UNAVAILABLE_IN_CURRENT_STATUS OBJECT_NOT_FOUND"})
+    void aRemoveWhoseAnswerWasLostIsCarriedThroughALeaseAndCountsAGoneKeyAsDone(String script) {
+        List<String> answers = List.of(script.split(" "));
+        List<String> fakes = List.of("stub-test-remove-a.invalid:1", "stub-test-remove-b.invalid:1");
+        java.util.concurrent.atomic.AtomicInteger removes = new java.util.concurrent.atomic.AtomicInteger();
+        InProcessMaster scripted = (op, request) -> {
+            if (op == io.tiffin.core.transport.Opcode.SERVICE_READY) {
+                return io.tiffin.core.transport.proto.ServiceReadyReply.newBuilder().setLeader(true).setTerm(1).build();
+            }
+            String answer = answers.get(Math.min(removes.getAndIncrement(), answers.size() - 1));
+            if (!answer.equals("OK")) {
+                throw new TiffinException(ErrorCode.valueOf(answer), "scripted " + answer);
+            }
+            return null;
+        };
+        MasterStub stub = new MasterStub(String.join(",", fakes), true, connections, lifecycle, Duration.ofSeconds(5));
+        InProcessMasters.register(fakes, scripted);
+        try {
+            String last = answers.getLast();
+            boolean lost = answers.getFirst().equals("RPC_FAIL");
+            if (last.equals("OK") || (lost && last.equals("OBJECT_NOT_FOUND"))) {
+                stub.remove("k", false, 0);
+            } else {
+                assertThat(refusal(() -> stub.remove("k", false, 0)).code()).isEqualTo(ErrorCode.valueOf(last));
+            }
+            assertThat(removes.get()).as("attempts").isEqualTo(answers.size());
+        } finally {
+            InProcessMasters.unregister(fakes, scripted);
+        }
+    }
+
     @Test
     void aBatchReplyThatDoesNotAnswerEveryKeyOrNamesNoSuchSegmentIsADeserializeFailure() {
         String fake = "stub-test-batch.invalid:1";
