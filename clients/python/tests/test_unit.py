@@ -221,16 +221,21 @@ class FakeMaster:
                 rest = conn.recv(struct.unpack(">i", head[:4])[0] - 24, socket.MSG_WAITALL)
                 op, rid, _ = request_of(head + rest)
                 self.calls.append(op)
-                if op == 1:
-                    out = response(1, rid, 0, pb.HelloReply(protocol_version=2).SerializeToString())
-                elif op == _wire.Op.SERVICE_READY:
-                    out = response(op, rid, 0, pb.ServiceReadyReply(version=_wire.STORE_VERSION, leader=self.leader,
-                                                                    term=self.term).SerializeToString())
-                elif not self.leader:
-                    out = response(op, rid, -1010, pb.ErrorReply(message="not the leader").SerializeToString())
-                else:
-                    out = response(op, rid, 0, pb.ExistReply(exists=True).SerializeToString())
+                out = self.answer(op, rid)
+                if out is None:
+                    return  # closed unanswered
                 conn.sendall(out)
+
+    def answer(self, op: int, rid: int):
+        """The frame that answers request ``rid`` of ``op``; None closes the connection unanswered."""
+        if op == 1:
+            return response(1, rid, 0, pb.HelloReply(protocol_version=2).SerializeToString())
+        if op == _wire.Op.SERVICE_READY:
+            return response(op, rid, 0, pb.ServiceReadyReply(version=_wire.STORE_VERSION, leader=self.leader,
+                                                             term=self.term).SerializeToString())
+        if not self.leader:
+            return response(op, rid, -1010, pb.ErrorReply(message="not the leader").SerializeToString())
+        return response(op, rid, 0, pb.ExistReply(exists=True).SerializeToString())
 
     def _run(self):
         while True:
@@ -267,29 +272,16 @@ class ScriptedRemoveMaster(FakeMaster):
         super().__init__(True, 1)
         self.script, self.removes = script, 0
 
-    def _serve(self, conn):
-        with conn:
-            while True:
-                head = conn.recv(28, socket.MSG_WAITALL)
-                if len(head) < 28:
-                    return
-                rest = conn.recv(struct.unpack(">i", head[:4])[0] - 24, socket.MSG_WAITALL)
-                op, rid, _ = request_of(head + rest)
-                if op == 1:
-                    out = response(1, rid, 0, pb.HelloReply(protocol_version=2).SerializeToString())
-                elif op == _wire.Op.SERVICE_READY:
-                    out = response(op, rid, 0, pb.ServiceReadyReply(version=_wire.STORE_VERSION, leader=True,
-                                                                    term=1).SerializeToString())
-                else:
-                    answer = self.script[min(self.removes, len(self.script) - 1)]
-                    self.removes += 1
-                    if answer == "lost":
-                        return  # closed unanswered
-                    if answer == "OK":
-                        out = response(op, rid, 0, b"")
-                    else:
-                        out = response(op, rid, self.CODES[answer], pb.ErrorReply(message=answer).SerializeToString())
-                conn.sendall(out)
+    def answer(self, op: int, rid: int):
+        if op in (1, _wire.Op.SERVICE_READY):
+            return super().answer(op, rid)
+        answer = self.script[min(self.removes, len(self.script) - 1)]
+        self.removes += 1
+        if answer == "lost":
+            return None
+        if answer == "OK":
+            return response(op, rid, 0, b"")
+        return response(op, rid, self.CODES[answer], pb.ErrorReply(message=answer).SerializeToString())
 
 
 # "lost" twice: the pool repeats a call once on a fresh connection when a reused one closed unanswered
