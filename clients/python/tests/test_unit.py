@@ -309,6 +309,20 @@ def test_a_remove_whose_answer_was_lost_is_carried_through_a_lease_and_counts_a_
         other.close()
 
 
+def test_a_remove_whose_answer_was_lost_and_whose_object_stays_leased_ends_refused_saying_so():
+    master, other = ScriptedRemoveMaster(["lost", "lost", "OBJECT_HAS_LEASE"]), FakeMaster(False, 0)
+    try:
+        with tiffin.Client.connect(f"{master.endpoint},{other.endpoint}", timeout=2, failover_timeout=0.6) as c:
+            with pytest.raises(TiffinError) as e:
+                c.remove("k")
+            assert e.value.code == "OBJECT_HAS_LEASE"
+            assert "an earlier attempt of this remove, whose answer was lost, may have removed" in str(e.value)
+            assert master.removes > 4  # repeated while the lease held
+    finally:
+        master.close()
+        other.close()
+
+
 def test_a_call_with_no_leader_gives_up_after_the_failover_timeout():
     standby = FakeMaster(False, 1)
     with socket.socket() as dead:

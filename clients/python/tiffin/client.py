@@ -576,8 +576,12 @@ class Client:
                 except TiffinError as e:
                     if lost[0] and e.code == "OBJECT_NOT_FOUND":
                         return
-                    if not lost[0] or e.code != "OBJECT_HAS_LEASE" or time.monotonic() > deadline:
+                    if not lost[0] or e.code != "OBJECT_HAS_LEASE":
                         raise
+                    if time.monotonic() > deadline:
+                        raise TiffinError(e.code, f"{e.message}; an earlier attempt of this remove, whose answer was lost,"
+                                                  " may have removed some of its replicas: remove it again (or with"
+                                                  " force) once it is no longer read") from e
                 time.sleep(min(0.2, 0.02 * (1 << min(attempt, 4))))
                 attempt += 1
         finally:

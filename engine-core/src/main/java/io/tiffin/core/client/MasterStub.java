@@ -372,9 +372,13 @@ final class MasterStub {
                 if (lost[0] && e.code() == ErrorCode.OBJECT_NOT_FOUND) {
                     return;
                 }
-                if (!lost[0] || e.code() != ErrorCode.OBJECT_HAS_LEASE || System.nanoTime() - deadline > 0
-                        || lifecycle.isClosed()) {
+                if (!lost[0] || e.code() != ErrorCode.OBJECT_HAS_LEASE || lifecycle.isClosed()) {
                     throw e;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new TiffinException(e.code(), e.getMessage() + "; an earlier attempt of this remove, whose"
+                            + " answer was lost, may have removed some of its replicas: remove it again (or with"
+                            + " force) once it is no longer read", e);
                 }
                 pause(Math.min(200, 20L << Math.min(attempt, 4)));
             }

@@ -210,6 +210,32 @@ class MasterStubTest {
         }
     }
 
+    /** A lease held past the failover time ends such a remove refused, saying that replicas may be gone. */
+    @Test
+    void aRemoveWhoseAnswerWasLostAndWhoseObjectStaysLeasedEndsRefusedSayingSo() {
+        List<String> fakes = List.of("stub-test-leased-a.invalid:1", "stub-test-leased-b.invalid:1");
+        java.util.concurrent.atomic.AtomicInteger removes = new java.util.concurrent.atomic.AtomicInteger();
+        InProcessMaster leased = (op, request) -> {
+            if (op == io.tiffin.core.transport.Opcode.SERVICE_READY) {
+                return io.tiffin.core.transport.proto.ServiceReadyReply.newBuilder().setLeader(true).setTerm(1).build();
+            }
+            throw removes.getAndIncrement() == 0 ? new TiffinException(ErrorCode.RPC_FAIL, "answer lost")
+                    : new TiffinException(ErrorCode.OBJECT_HAS_LEASE, "leased");
+        };
+        MasterStub stub = new MasterStub(String.join(",", fakes), true, connections, lifecycle,
+                Duration.ofMillis(600));
+        InProcessMasters.register(fakes, leased);
+        try {
+            TiffinException e = refusal(() -> stub.remove("k", false, 0));
+            assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_HAS_LEASE);
+            assertThat(e.getMessage()).contains("an earlier attempt of this remove, whose answer was lost, may have"
+                    + " removed some of its replicas");
+            assertThat(removes.get()).as("repeated while the lease held").isGreaterThan(2);
+        } finally {
+            InProcessMasters.unregister(fakes, leased);
+        }
+    }
+
     @Test
     void aBatchReplyThatDoesNotAnswerEveryKeyOrNamesNoSuchSegmentIsADeserializeFailure() {
         String fake = "stub-test-batch.invalid:1";
