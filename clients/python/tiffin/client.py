@@ -554,11 +554,9 @@ class Client:
         once.
 
         Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
-        After an attempt whose answer was lost (the leader died or could not be reached), a repeat that
-        finds the key gone counts as done, and one refused with OBJECT_HAS_LEASE is repeated until the
-        lease ends (within ``failover_timeout``): that attempt may have begun the removal (a leader that
-        died after some of the object's nodes dropped its record leaves the object to its successor with
-        fewer replicas), so the remove is carried through rather than reported as not done.
+        After an attempt whose answer was lost, a repeat that finds the key gone counts as done, and one
+        refused with OBJECT_HAS_LEASE is repeated until the lease ends (within ``failover_timeout``): that
+        attempt may have begun the removal (docs/FAILOVER.md, Limits).
         """
         key = B.check_key(key)
         # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
