@@ -48,6 +48,11 @@ def parse_masters(addresses: str) -> list:
     return out
 
 
+def backoff(attempt: int) -> float:
+    """The pause, in seconds, before repeat ``attempt`` + 1 of a master call: 20 ms doubling to 0.2 s."""
+    return min(0.2, 0.02 * (1 << min(attempt, 4)))
+
+
 class Masters:
     """The listed masters and the one believed to lead.
 
@@ -89,7 +94,7 @@ class Masters:
                 if len(self.all) > 1:
                     self.discover(target)
                 # paces the retries while the masters elect a leader or it recovers
-                time.sleep(min(0.2, 0.02 * (1 << min(attempt, 4))))
+                time.sleep(backoff(attempt))
                 attempt += 1
 
     def discover(self, failed: str) -> None:

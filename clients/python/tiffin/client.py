@@ -40,7 +40,7 @@ from . import _ranges
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._locator import Locator
-from ._masters import Masters
+from ._masters import Masters, backoff
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._transfers import Transfers
@@ -580,7 +580,7 @@ class Client:
                         raise TiffinError(e.code, f"{e.message}; an earlier attempt of this remove, whose answer was lost,"
                                                   " may have removed some of its replicas: remove it again (or with"
                                                   " force) once it is no longer read") from e
-                time.sleep(min(0.2, 0.02 * (1 << min(attempt, 4))))
+                time.sleep(backoff(attempt))
                 attempt += 1
         finally:
             self._locator.forget_location(key)

@@ -380,7 +380,7 @@ final class MasterStub {
                             + " answer was lost, may have removed some of its replicas: remove it again (or with"
                             + " force) once it is no longer read", e);
                 }
-                pause(Math.min(200, 20L << Math.min(attempt, 4)));
+                pause(backoffMillis(attempt));
             }
         }
     }
@@ -484,9 +484,14 @@ final class MasterStub {
                 if (addresses.size() > 1) {
                     discover(target);
                 }
-                pause(Math.min(200, 20L << Math.min(attempt, 4)));
+                pause(backoffMillis(attempt));
             }
         }
+    }
+
+    /** The pause before repeat {@code attempt} + 1 of a call: 20 ms doubling to at most 200. */
+    private static long backoffMillis(int attempt) {
+        return Math.min(200, 20L << Math.min(attempt, 4));
     }
 
     private static void pause(long millis) {
