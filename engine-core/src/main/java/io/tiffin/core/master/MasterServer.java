@@ -146,7 +146,8 @@ public final class MasterServer implements AutoCloseable {
         background.scheduleWithFixedDelay(guard("status rates", opRates::sample), 0, 1000, TimeUnit.MILLISECONDS);
         // expired objects no client asks for: their space back within a second of their deadline
         background.scheduleWithFixedDelay(guard("expiry", service::expireObjects), 1000, 1000, TimeUnit.MILLISECONDS);
-        // the sweep looks only at puts and tasks that are due (PutDeadlines): cheap enough to run every second
+        // the sweep looks only at puts and tasks that are due (the shards' put lists, PutDeadlines): cheap enough to
+        // run every second
         long releaseCheck = Math.max(100, Math.min(s.putTimeout().toMillis() / 10, 1000));
         background.scheduleWithFixedDelay(guard("stuck-put release", service::releaseStuckPuts),
                 releaseCheck, releaseCheck, TimeUnit.MILLISECONDS);

@@ -31,7 +31,8 @@ import java.util.random.RandomGenerator;
  *   <li>{@link Evictor} — memory eviction;</li>
  *   <li>{@link TierCoordinator} — the SSD tier (offload, promotion, SSD copies), over {@link StorageTier}; nodes
  *       reach it through {@link SsdTierService};</li>
- *   <li>{@link PutDeadlines} — puts in progress and SSD-tier tasks by their timeouts ({@code master.put-timeout});</li>
+ *   <li>{@link PutDeadlines} — SSD-tier tasks by their timeout, and puts that timed out lately (the puts in progress
+ *       are listed per shard, {@link MetadataShard#putStarted});</li>
  *   <li>{@link Expiry} — expiry deadlines (TTL) of objects;</li>
  *   <li>{@link NodeOwners} — which process owns each mounted node id;</li>
  *   <li>{@link RestartGuard} — answers held back after a master restart;</li>

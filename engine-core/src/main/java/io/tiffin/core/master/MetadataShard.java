@@ -27,6 +27,16 @@ final class MetadataShard {
      * which stays in {@link #objects}, readable, until the new one's PutEnd swaps it in. Null until the first.
      */
     private Map<String, ObjectMetadata> replacing;
+    /**
+     * The puts in progress granted here (objects and replacements still being written), oldest first: a list
+     * through the objects themselves ({@link ObjectMetadata#prevPut}, {@link ObjectMetadata#nextPut}), so a put's
+     * start and end cost two links, with no map and nothing shared between the event loops. The sweep of stuck puts
+     * takes them from the head ({@link #takePutsStartedBy}). An object erased while listed (its node left, a forced
+     * removal) stays until then; the sweep checks that it is still its key's put.
+     */
+    private ObjectMetadata putsHead;
+    private ObjectMetadata putsTail;
+    private int putsListed;
 
     /** The replacement of {@code key} being written, or null. Caller holds the lock. */
     ObjectMetadata replacement(String key) {
@@ -51,6 +61,65 @@ final class MetadataShard {
     /** The replacements being written, a copy. Caller holds the lock. */
     java.util.List<ObjectMetadata> replacements() {
         return replacing == null ? java.util.List.of() : java.util.List.copyOf(replacing.values());
+    }
+
+    /** Lists {@code m}, whose put just started, as the newest put in progress. Caller holds the lock. */
+    void putStarted(ObjectMetadata m) {
+        if (m.inPutList()) {
+            return;
+        }
+        m.putListLinks(true, putsTail, null);
+        if (putsTail == null) {
+            putsHead = m;
+        } else {
+            putsTail.nextPut(m);
+        }
+        putsTail = m;
+        putsListed++;
+    }
+
+    /** The put of {@code m} ended (completed, revoked or pre-empted): it leaves the list. Caller holds the lock. */
+    void putEnded(ObjectMetadata m) {
+        if (!m.inPutList()) {
+            return;
+        }
+        ObjectMetadata prev = m.prevPut();
+        ObjectMetadata next = m.nextPut();
+        if (prev == null) {
+            putsHead = next;
+        } else {
+            prev.nextPut(next);
+        }
+        if (next == null) {
+            putsTail = prev;
+        } else {
+            next.prevPut(prev);
+        }
+        m.putListLinks(false, null, null);
+        putsListed--;
+    }
+
+    /**
+     * Takes out of the list, oldest first, the puts that started at or before {@code startedBy} (ms). Puts are
+     * listed in the order they started (to within the few milliseconds by which two event loops' clocks of a
+     * batch differ), so this reads from the head until a put is younger. Caller holds the lock.
+     */
+    java.util.List<ObjectMetadata> takePutsStartedBy(long startedBy) {
+        java.util.List<ObjectMetadata> due = java.util.List.of();
+        while (putsHead != null && putsHead.putStartMillis() <= startedBy) {
+            if (due.isEmpty()) {
+                due = new java.util.ArrayList<>();
+            }
+            ObjectMetadata m = putsHead;
+            putEnded(m);
+            due.add(m);
+        }
+        return due;
+    }
+
+    /** How many puts are listed as in progress. Caller holds the lock. */
+    int putsListed() {
+        return putsListed;
     }
 
     /** Refuses puts of {@code key} until {@code untilMillis}. Caller holds the lock. */

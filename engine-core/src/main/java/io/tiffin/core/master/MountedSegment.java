@@ -204,7 +204,15 @@ final class MountedSegment implements SegmentView {
      * Allocates {@code size} bytes (rounded up to {@link #ALIGNMENT}) for the object of {@code key}; returns the
      * allocator handle, or -1 when the segment has no room or is not accepting allocations.
      */
-    synchronized long allocate(long size, String key) {
+    long allocate(long size, String key) {
+        return allocate(size, key, null, 0);
+    }
+
+    /**
+     * As {@link #allocate(long, String)}, and the allocation's offset into {@code offsetOut[index]} (null: not
+     * wanted), under the same hold of the monitor.
+     */
+    synchronized long allocate(long size, String key, long[] offsetOut, int index) {
         java.util.Objects.requireNonNull(key, "key");
         if (status != SegmentStatus.OK || size > largestFree) {
             return -1; // also keeps the rounding below from overflowing
@@ -217,6 +225,9 @@ final class MountedSegment implements SegmentView {
         if (handle >= 0) {
             own(handle, key);
             refreshStats();
+            if (offsetOut != null) {
+                offsetOut[index] = allocator.offset(handle);
+            }
         }
         return handle;
     }

@@ -81,11 +81,15 @@ final class ObjectMetadata {
         long taskStartMillis;
         /** A put of the key that yielded to this recovered object while still being written, or null. */
         Yielded yielded;
+        /** In its shard's list of puts in progress ({@link MetadataShard#putStarted}), between these two. */
+        boolean inPutList;
+        ObjectMetadata prevPut;
+        ObjectMetadata nextPut;
 
         boolean unused() {
             return putStartMillis == 0 && !upsert && !keepTtl && expectedVersion == 0 && softPinDeadlineMillis == 0
                     && diskReplicas == null && !offloadPending && !offloadFailed && !promotionQueued
-                    && taskNode == null && taskStartMillis == 0 && yielded == null;
+                    && taskNode == null && taskStartMillis == 0 && yielded == null && !inPutList;
         }
     }
 
@@ -102,6 +106,40 @@ final class ObjectMetadata {
         this.softPinRequested = softPinRequested;
         rare().putStartMillis = putStartMillis;
         replicas().addAll(replicas);
+    }
+
+    /** Whether this object is in its shard's list of puts in progress ({@link MetadataShard#putStarted}). */
+    boolean inPutList() {
+        return rare != null && rare.inPutList;
+    }
+
+    /** The put in the shard's list of puts in progress started before this one's, or null; while listed. */
+    ObjectMetadata prevPut() {
+        return rare.prevPut;
+    }
+
+    /** The put in the shard's list of puts in progress started after this one's, or null; while listed. */
+    ObjectMetadata nextPut() {
+        return rare.nextPut;
+    }
+
+    /** Links this object into its shard's list of puts in progress (listed) or out of it. */
+    void putListLinks(boolean listed, ObjectMetadata prev, ObjectMetadata next) {
+        Rare r = rare();
+        r.inPutList = listed;
+        r.prevPut = prev;
+        r.nextPut = next;
+        if (!listed) {
+            dropRareIfUnused();
+        }
+    }
+
+    void prevPut(ObjectMetadata prev) {
+        rare.prevPut = prev;
+    }
+
+    void nextPut(ObjectMetadata next) {
+        rare.nextPut = next;
     }
 
     /** Whether the side object of the fields few objects need is allocated (a complete, plain object: no). */

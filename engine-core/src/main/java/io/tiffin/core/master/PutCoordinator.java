@@ -20,7 +20,8 @@ import org.apache.logging.log4j.Logger;
  * and gives the object its version, PutRevoke abandons them; single or batched. Also frees what puts
  * (and SSD-tier tasks) left behind when their writer never came back ({@link #releaseStuckPuts}): a put neither
  * ended nor revoked within {@code master.put-timeout} of its PutStart is abandoned, its space freed, and a late
- * PutEnd of it refused; the sweep looks only at the puts and tasks that are due ({@link PutDeadlines}).
+ * PutEnd of it refused; the sweep looks only at the puts and tasks that are due (the shards' lists of puts in
+ * progress, {@link MetadataShard#putStarted}, and the tasks of {@link PutDeadlines}).
  *
  * <p>Thread-safe: each key is handled under its shard lock ({@link ObjectTable}); allocation takes
  * segment monitors inside it. Lock order: shard → quarantine / tier / segment.
@@ -199,15 +200,15 @@ final class PutCoordinator {
             counters.partialAllocations.increment();
         }
         long version = table.nextVersion();
-        List<ReplicaRecord> replicas = new ArrayList<>(sink.placed());
-        List<ReplicaDescriptor> descriptors = new ArrayList<>(sink.placed());
-        for (int i = 0; i < sink.placed(); i++) {
-            MountedSegment seg = sink.segment(i);
-            long handle = sink.handle(i);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle));
-            replicas.add(r);
-            descriptors.add(r.toDescriptor(size, WRITER_OPS, writeGrantEnd(now)));
+        ReplicaRecord[] replicaArray = new ReplicaRecord[sink.placed()];
+        ReplicaDescriptor[] descriptorArray = new ReplicaDescriptor[replicaArray.length];
+        for (int i = 0; i < replicaArray.length; i++) {
+            replicaArray[i] = new ReplicaRecord(table.nextReplicaId(), sink.segment(i), sink.handle(i), sink.offset(i));
+            descriptorArray[i] = replicaArray[i].toDescriptor(size, WRITER_OPS, writeGrantEnd(now));
         }
+        // immutable lists over the arrays: the grant keeps them as they are (List.copyOf of one returns it)
+        List<ReplicaRecord> replicas = List.of(replicaArray);
+        List<ReplicaDescriptor> descriptors = List.of(descriptorArray);
         ObjectMetadata m = new ObjectMetadata(key, clientId, size, now, options.hardPin(), options.softPin(), replicas);
         m.version = version;
         m.putId = putId;
@@ -219,7 +220,8 @@ final class PutCoordinator {
         } else {
             table.insert(shard, m);
         }
-        deadlines.putStarted(key, now);
+        shard.putStarted(m);
+        deadlines.putStarted(key);
         return KeyResult.ok(key, new PutGrant(descriptors, version, recovering.getAsBoolean()));
     }
 
@@ -245,7 +247,7 @@ final class PutCoordinator {
         }
         stuck.replicas().clear();
         shard.endReplacement(stuck.key);
-        deadlines.putEnded(stuck.key, stuck.putStartMillis());
+        shard.putEnded(stuck);
         counters.putStartDiscards.increment();
     }
 
@@ -295,7 +297,7 @@ final class PutCoordinator {
 
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
         removal.preempt(shard, stuck, stuck.putStartMillis() + settings.putTimeout().toMillis());
-        deadlines.putEnded(stuck.key, stuck.putStartMillis());
+        shard.putEnded(stuck);
         counters.putStartDiscards.increment();
     }
 
@@ -327,11 +329,11 @@ final class PutCoordinator {
             pending.dropDeadReplicas();
             if (pending.replicas().isEmpty()) {
                 shard.endReplacement(key);
-                deadlines.putEnded(key, pending.putStartMillis());
+                shard.putEnded(pending);
                 return ErrorCode.OBJECT_NOT_FOUND;
             }
             if (!swapIn(shard, pending, now, hold)) {
-                deadlines.putEnded(key, pending.putStartMillis());
+                shard.putEnded(pending);
                 return ErrorCode.OBJECT_NOT_FOUND; // the version it was to replace is gone
             }
             // swapped in: completed below as any put
@@ -363,7 +365,7 @@ final class PutCoordinator {
         for (ReplicaRecord r : m.replicas()) {
             r.status = ReplicaStatus.COMPLETE;
         }
-        deadlines.putEnded(key, m.putStartMillis());
+        shard.putEnded(m);
         m.complete();
         m.crc32c = crc32c;
         m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
@@ -390,7 +392,7 @@ final class PutCoordinator {
         if (pending != null && pending.writerId.equals(clientId)) {
             pending.freeAll(); // the replaced object stays
             shard.endReplacement(key);
-            deadlines.putEnded(key, pending.putStartMillis());
+            shard.putEnded(pending);
             return ErrorCode.OK;
         }
         ObjectMetadata m = shard.objects.get(key);
@@ -406,13 +408,16 @@ final class PutCoordinator {
         if (!m.processing) {
             return ErrorCode.INVALID_WRITE;
         }
-        deadlines.putEnded(key, m.putStartMillis());
+        shard.putEnded(m);
         removal.erase(shard, m);
         return ErrorCode.OK;
     }
 
+    /** Puts in progress and SSD-tier tasks that the sweep watches (for tests and metrics). */
     int watched() {
-        return deadlines.watched();
+        int[] puts = new int[1];
+        table.forEachShard(shard -> puts[0] += shard.putsListed());
+        return puts[0] + deadlines.watchedTasks();
     }
 
     /**
@@ -443,41 +448,21 @@ final class PutCoordinator {
      * Frees what puts and SSD-tier tasks left behind: quarantined buffers whose release time passed; puts still in
      * progress {@code master.put-timeout} after their PutStart (their space is freed, a late PutEnd refused); SSD-tier
      * tasks whose node never reported within {@code master.put-start-release-timeout}; passed holds of forgotten keys
-     * ({@link MetadataShard#hold}). Looks only at the puts and tasks that are due ({@link PutDeadlines}). Returns
-     * the number of buffers freed.
+     * ({@link MetadataShard#hold}). Looks only at the puts and tasks that are due: the heads of the shards' lists of
+     * puts in progress ({@link MetadataShard#takePutsStartedBy}) and the tasks {@link PutDeadlines} names. Returns the
+     * number of buffers freed.
      */
     int releaseStuckPuts() {
         long now = ticker.millis();
         int released = quarantine.releaseDue();
         int[] freed = new int[1];
-        for (PutDeadlines.Due due : deadlines.duePuts(now)) {
-            table.inShard(due.key(), shard -> {
-                ObjectMetadata pending = shard.replacement(due.key());
-                if (pending != null && pending.putStartMillis() == due.startedMillis()) {
-                    LOG.info("Abandoning the replacing put of {} by {}: neither PutEnd nor PutRevoke within"
-                            + " master.put-timeout ({}); its {} buffer(s) are freed, the replaced value stays",
-                            pending.key, pending.writerId, settings.putTimeout(), pending.replicas().size());
-                    freed[0] += pending.replicas().size();
-                    pending.freeAll();
-                    shard.endReplacement(pending.key);
-                    deadlines.timedOut(pending.key, now);
-                    counters.putTimeouts.increment();
-                    return null;
-                }
-                ObjectMetadata m = shard.objects.get(due.key());
-                if (m != null && m.processing && !m.recovered && m.putStartMillis() == due.startedMillis()) {
-                    LOG.info("Abandoning the put of {} by {}: neither PutEnd nor PutRevoke within master.put-timeout"
-                            + " ({}); its {} buffer(s) are freed", m.key, m.writerId, settings.putTimeout(),
-                            m.replicas().size());
-                    freed[0] += m.replicas().size();
-                    m.freeAll(); // the writer is done or gone
-                    removal.erase(shard, m);
-                    deadlines.timedOut(m.key, now);
-                    counters.putTimeouts.increment();
-                }
-                return null;
-            });
-        }
+        long startedBy = now - settings.putTimeout().toMillis();
+        table.forEachShard(shard -> {
+            for (ObjectMetadata stuck : shard.takePutsStartedBy(startedBy)) {
+                freed[0] += abandonStuckPut(shard, stuck, now);
+            }
+            shard.purgeHeld(now);
+        });
         long releaseMs = settings.putStartReleaseTimeout().toMillis();
         for (PutDeadlines.Due due : deadlines.dueTasks(now)) {
             table.inShard(due.key(), shard -> {
@@ -498,10 +483,39 @@ final class PutCoordinator {
                 return null;
             });
         }
-        table.forEachShard(shard -> shard.purgeHeld(now));
         released += freed[0];
         counters.putStartReleases.add(released);
         return released;
+    }
+
+    /**
+     * Frees the put of {@code stuck}, taken from its shard's list of puts in progress after its timeout, if it is
+     * still its key's put (or replacement) being written; returns the buffers freed. Caller holds the shard lock.
+     */
+    private int abandonStuckPut(MetadataShard shard, ObjectMetadata stuck, long now) {
+        if (shard.replacement(stuck.key) == stuck) {
+            LOG.info("Abandoning the replacing put of {} by {}: neither PutEnd nor PutRevoke within"
+                    + " master.put-timeout ({}); its {} buffer(s) are freed, the replaced value stays",
+                    stuck.key, stuck.writerId, settings.putTimeout(), stuck.replicas().size());
+            int freed = stuck.replicas().size();
+            stuck.freeAll();
+            shard.endReplacement(stuck.key);
+            deadlines.timedOut(stuck.key, now);
+            counters.putTimeouts.increment();
+            return freed;
+        }
+        if (shard.objects.get(stuck.key) == stuck && stuck.processing && !stuck.recovered) {
+            LOG.info("Abandoning the put of {} by {}: neither PutEnd nor PutRevoke within master.put-timeout"
+                    + " ({}); its {} buffer(s) are freed", stuck.key, stuck.writerId, settings.putTimeout(),
+                    stuck.replicas().size());
+            int freed = stuck.replicas().size();
+            stuck.freeAll(); // the writer is done or gone
+            removal.erase(shard, stuck);
+            deadlines.timedOut(stuck.key, now);
+            counters.putTimeouts.increment();
+            return freed;
+        }
+        return 0;
     }
 
     /**

@@ -7,28 +7,30 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * When puts in progress ({@code master.put-timeout}) and SSD-tier tasks ({@code master.put-start-release-timeout})
- * time out, so the sweep ({@link PutCoordinator#releaseStuckPuts}) looks at what is due instead of every object.
- * Each kind has one timeout, so entries become due in the order they were started: an insertion-ordered map
- * (one entry per key, a restart of the key moves it to the end) is read from its head until an entry is not due.
- * An entry only says "look at this key then": the sweep checks under the key's shard lock that the object is still
- * that put (its start instant) or task before it acts. A put that ends drops its entry; a task's entry stays until
- * due (at most one per key). Timed-out puts are remembered for one more timeout (at most {@link #TIMED_OUT_KEPT}),
- * so that their writer's late PutEnd hears why it is refused.
+ * When SSD-tier tasks time out ({@code master.put-start-release-timeout}), so the sweep
+ * ({@link PutCoordinator#releaseStuckPuts}) looks at what is due instead of every object, and which puts timed out
+ * lately ({@code master.put-timeout}), so that their writer's late PutEnd hears why it is refused. (The puts in
+ * progress themselves are listed per metadata shard: {@link MetadataShard#putStarted}.) Tasks have one timeout, so
+ * entries become due in the order they were started: an insertion-ordered map (one entry per key, a restart of the
+ * key moves it to the end) is read from its head until an entry is not due. An entry only says "look at this key
+ * then": the sweep checks under the key's shard lock that the object still has that task before it acts. A task's
+ * entry stays until due (at most one per key). Timed-out puts are remembered for one more timeout (at most
+ * {@link #TIMED_OUT_KEPT}).
  *
- * <p>Thread-safe: every method is synchronized (taken inside shard locks, never the other way round).
+ * <p>Thread-safe: every method that reads or changes the maps is synchronized (taken inside shard locks, never the
+ * other way round); {@link #putStarted} and {@link #timedOutAt} look at a volatile count first, so a put takes no
+ * monitor while no put has timed out lately.
  */
 final class PutDeadlines {
     /** Most timed-out puts remembered for late PutEnds. */
     static final int TIMED_OUT_KEPT = 100_000;
 
-    /** A put or task to look at: its key and the instant it started. */
+    /** A task to look at: its key and the instant it started. */
     record Due(String key, long startedMillis) {
     }
 
     private final long putTimeoutMillis;
     private final long taskTimeoutMillis;
-    private final LinkedHashMap<String, Long> puts = new LinkedHashMap<>();
     private final LinkedHashMap<String, Long> tasks = new LinkedHashMap<>();
     /** Key → when its put timed out (ms), oldest first. */
     private final LinkedHashMap<String, Long> timedOut = new LinkedHashMap<>(16, 0.75f, false) {
@@ -37,6 +39,8 @@ final class PutDeadlines {
             return size() > TIMED_OUT_KEPT;
         }
     };
+    /** {@code timedOut.size()}, read without the monitor. */
+    private volatile int timedOutCount;
 
     PutDeadlines(long putTimeoutMillis, long taskTimeoutMillis) {
         this.putTimeoutMillis = putTimeoutMillis;
@@ -47,25 +51,21 @@ final class PutDeadlines {
         return putTimeoutMillis;
     }
 
-    synchronized void putStarted(String key, long startMillis) {
-        puts.remove(key);
-        puts.put(key, startMillis);
-        timedOut.remove(key);
+    /** A put of {@code key} started: an earlier put of it that timed out is forgotten. */
+    void putStarted(String key) {
+        if (timedOutCount != 0) {
+            forgetTimedOut(key);
+        }
     }
 
-    /** The put of {@code key} started at {@code startMillis} ended (completed or revoked). */
-    synchronized void putEnded(String key, long startMillis) {
-        puts.remove(key, startMillis);
+    private synchronized void forgetTimedOut(String key) {
+        timedOut.remove(key);
+        timedOutCount = timedOut.size();
     }
 
     synchronized void taskStarted(String key, long startMillis) {
         tasks.remove(key);
         tasks.put(key, startMillis);
-    }
-
-    /** Takes the puts whose timeout has passed at {@code now}. */
-    synchronized List<Due> duePuts(long now) {
-        return takeDue(puts, putTimeoutMillis, now);
     }
 
     /** Takes the tasks whose timeout has passed at {@code now}. */
@@ -89,10 +89,15 @@ final class PutDeadlines {
     /** The put of {@code key} was freed at {@code now} after its timeout. */
     synchronized void timedOut(String key, long now) {
         timedOut.put(key, now);
+        timedOutCount = timedOut.size();
     }
 
     /** When the last put of {@code key} timed out (ms), if within the last timeout; else -1. */
-    synchronized long timedOutAt(String key, long now) {
+    long timedOutAt(String key, long now) {
+        return timedOutCount == 0 ? -1 : timedOutAtLocked(key, now);
+    }
+
+    private synchronized long timedOutAtLocked(String key, long now) {
         Long at = timedOut.get(key);
         if (at == null || at + putTimeoutMillis <= now) {
             return -1;
@@ -105,8 +110,8 @@ final class PutDeadlines {
         return new ArrayList<>(tasks.keySet());
     }
 
-    /** Puts and tasks being watched (for tests and metrics). */
-    synchronized int watched() {
-        return puts.size() + tasks.size();
+    /** Tasks being watched (for tests and metrics). */
+    synchronized int watchedTasks() {
+        return tasks.size();
     }
 }

@@ -21,7 +21,9 @@ final class SegmentReplicaSink implements ReplicaSink {
     private final int wanted;
     private final RandomGenerator random;
     private final List<MountedSegment> chosen = new ArrayList<>(2);
-    private final List<Long> handles = new ArrayList<>(2);
+    /** Per chosen segment, the allocator handle and the offset of its buffer. */
+    private long[] handles;
+    private long[] offsets;
     private int attempts;
 
     /** A sink for {@code wanted} replicas of {@code size} bytes of the object of {@code key}. */
@@ -30,6 +32,8 @@ final class SegmentReplicaSink implements ReplicaSink {
         this.key = key;
         this.wanted = wanted;
         this.random = random == null ? ThreadLocalRandom.current() : random;
+        this.handles = new long[Math.max(1, Math.min(wanted, 8))];
+        this.offsets = new long[handles.length];
     }
 
     @Override
@@ -44,12 +48,17 @@ final class SegmentReplicaSink implements ReplicaSink {
                 return false;
             }
         }
-        long handle = segment.allocate(size, key);
+        int i = chosen.size();
+        if (i == handles.length) {
+            handles = java.util.Arrays.copyOf(handles, i * 2);
+            offsets = java.util.Arrays.copyOf(offsets, i * 2);
+        }
+        long handle = segment.allocate(size, key, offsets, i);
         if (handle < 0) {
             return false;
         }
         chosen.add(segment);
-        handles.add(handle);
+        handles[i] = handle;
         return true;
     }
 
@@ -77,15 +86,19 @@ final class SegmentReplicaSink implements ReplicaSink {
     }
 
     long handle(int i) {
-        return handles.get(i);
+        return handles[i];
+    }
+
+    /** The offset of the buffer placed on {@link #segment}{@code (i)}. */
+    long offset(int i) {
+        return offsets[i];
     }
 
     /** Frees everything placed so far (used when the put is abandoned). */
     void rollback() {
         for (int i = 0; i < chosen.size(); i++) {
-            chosen.get(i).free(handles.get(i));
+            chosen.get(i).free(handles[i]);
         }
         chosen.clear();
-        handles.clear();
     }
 }

@@ -296,8 +296,7 @@ final class TierCoordinator {
                 return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
             }
             MountedSegment seg = sink.segment(0);
-            long handle = sink.handle(0);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, handle, seg.offset(handle));
+            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, sink.handle(0), sink.offset(0));
             m.replicas().add(r);
             m.startPromotion(nodeId, ticker.millis());
             deadlines.taskStarted(m.key, m.taskStartMillis());

@@ -126,6 +126,23 @@ class PutTimeoutTest {
         assertThat(master.getReplicaList("late").isOk()).isTrue();
     }
 
+    /** A put whose object went while it was written (its node left) is no later put of the key. */
+    @Test
+    void theSweepLeavesAKeysNewPutAloneWhenAnEarlierPutOfItWentWhileBeingWritten() {
+        master.mountSegment("s2", "node-s2", "127.0.0.1:2", 64 * MiB);
+        master.putStart("w1", "k", 4096, PutOptions.DEFAULT.withPreferredSegment("s1"), 1);
+        master.unmountSegment("node-s1", "s1");
+        assertThat(master.getReplicaList("k").code()).as("gone with its node").isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        ticker.advance(TIMEOUT.dividedBy(2));
+        assertThat(master.putStart("w2", "k", 8192, PutOptions.DEFAULT, 2).code()).isEqualTo(ErrorCode.OK);
+        ticker.advance(TIMEOUT.dividedBy(2));
+        assertThat(master.releaseStuckPuts()).as("the first put's object is not the key's put now").isZero();
+        assertThat(master.counters().putTimeouts()).isZero();
+        assertThat(master.putEnd("w2", "k")).isEqualTo(ErrorCode.OK);
+        assertThat(master.getReplicaList("k").value().size()).isEqualTo(8192);
+        assertThat(master.watchedPutsAndTasks()).isZero();
+    }
+
     @Test
     void aPreemptedStuckPutKeepsItsBuffersOnlyUntilItsPutTimeout() {
         master.putStart("w1", "k", 4096, PutOptions.DEFAULT, 1);
