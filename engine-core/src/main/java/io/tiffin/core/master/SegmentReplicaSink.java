@@ -32,6 +32,8 @@ final class SegmentReplicaSink implements ReplicaSink {
         this.key = key;
         this.wanted = wanted;
         this.random = random == null ? ThreadLocalRandom.current() : random;
+        // wanted comes from the request, unbounded; placements are at most one per segment, so the arrays start
+        // small and grow with what is placed
         this.handles = new long[Math.max(1, Math.min(wanted, 8))];
         this.offsets = new long[handles.length];
     }
