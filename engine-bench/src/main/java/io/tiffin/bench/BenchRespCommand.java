@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
  * {@code tiffin bench resp}: the real {@code redis-benchmark} against Tiffin's Redis gateway (the
  * distribution's {@code bin/tiffin standalone}, started here with its default JVM flags, or a gateway given
  * by {@code --port}) and against a {@code redis-server} started on a free port in the same run. Every case
- * (test, value size, pipeline) runs once unmeasured against Tiffin (the JIT's warm-up), then {@code --rounds} times
- * against both, the target order alternating from round to round, each run after a FLUSHALL. Prints every
+ * (test, value size, pipeline) first runs unmeasured against Tiffin until it has served {@code --warmup} requests (the
+ * JIT's warm-up, {@link #warmupFor}), then {@code --rounds} times against both, the target order alternating from round to round, each run after a FLUSHALL. Prints every
  * run, then the medians and Tiffin's ratio to Redis; {@code --csv} gets the medians, one row per target and
  * case ({@code target,command,value_size,pipeline,clients,requests_per_sec,p50_ms,p99_ms}).
  *
@@ -90,6 +90,12 @@ final class BenchRespCommand implements Callable<Integer> {
             description = "Requests per test, -n; 0 = about 2 GiB of values, 1000..200000 (default ${DEFAULT-VALUE}).")
     int requests;
 
+    @Option(names = "--warmup", paramLabel = "N", defaultValue = "0",
+            description = "Unmeasured requests per case against Tiffin before the rounds; 0 = at least 20000 (the"
+                    + " JIT's thresholds count calls, and a large value's request is one call of the per-request path)"
+                    + " and at least one measured run, at most 24 GiB of values (default ${DEFAULT-VALUE}).")
+    int warmup;
+
     @Option(names = "--keyspace", paramLabel = "N", defaultValue = "0",
             description = "Distinct keys, -r; 0 = at most 256 MiB of values (default ${DEFAULT-VALUE}).")
     int keyspace;
@@ -119,6 +125,9 @@ final class BenchRespCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--rounds, --clients, --pipelines and --sizes must be"
                     + " positive");
         }
+        if (warmup < 0) {
+            throw new ParameterException(spec.commandLine(), "--warmup must be 0 (automatic) or a number of requests");
+        }
         Path launcher = port != null ? null : launcher();
         Path work = Files.createTempDirectory("tiffin-bench-resp");
         System.out.println("load before: " + loadAverage());
@@ -138,7 +147,13 @@ final class BenchRespCommand implements Callable<Integer> {
             }
             for (long size : valueSizes) {
                 for (int pipeline : pipelines) {
-                    benchmark("warm-up", tiffinPort, size, pipeline, requestsFor(size));
+                    int n = requestsFor(size);
+                    int runsToWarm = (warmupFor(size) + n - 1) / n;
+                    for (int w = 1; w <= runsToWarm; w++) {
+                        String label = "warm-up " + w + "/" + runsToWarm + " ";
+                        benchmark("tiffin", tiffinPort, size, pipeline, n)
+                                .forEach(run -> System.out.println(label + describe(run)));
+                    }
                 }
             }
             for (int round = 1; round <= rounds; round++) {
@@ -182,6 +197,20 @@ final class BenchRespCommand implements Callable<Integer> {
     /** About 2 GiB of values per test, within 1000..200000 requests, unless --requests says otherwise. */
     int requestsFor(long size) {
         return requests > 0 ? requests : (int) Math.max(1000, Math.min(200_000, (2L << 30) / size));
+    }
+
+    /**
+     * Unmeasured requests per case before the rounds, unless --warmup says otherwise: at least one measured run's and
+     * 20,000, at most 24 GiB of values. HotSpot compiles a method with C2 after thousands of calls (its tier-4
+     * thresholds: 5,000 calls, or 15,000 calls and loop iterations), and a request of a large value calls the
+     * gateway's per-request path once: one run of 2,048 SETs of 1 MiB left the standalone at a third of its settled
+     * rate, which it reached after about 16,000 (docs/BENCHMARKS.md, "The gateway's warm-up").
+     */
+    int warmupFor(long size) {
+        if (warmup > 0) {
+            return warmup;
+        }
+        return Math.max(requestsFor(size), (int) Math.min(20_000, (24L << 30) / size));
     }
 
     /** At most 256 MiB of values, unless --keyspace says otherwise. */

@@ -50,7 +50,7 @@ class BenchRespCommandTest {
             int code = new CommandLine(new BenchRespCommand()).setErr(new PrintWriter(err, true)).execute("--port",
                     Integer.toString(gateway.address().getPort()), "--redis-server", REDIS_SERVER.toString(),
                     "--redis-benchmark", REDIS_BENCHMARK.toString(), "--sizes", "4KiB", "--pipelines", "1,4",
-                    "--requests", "2000", "--rounds", "1", "--clients", "2", "--csv", csv.toString());
+                    "--requests", "2000", "--warmup", "3000", "--rounds", "1", "--clients", "2", "--csv", csv.toString());
             System.setOut(stdout);
             assertThat(code).as(err + printed.toString(StandardCharsets.UTF_8)).isZero();
             List<String> lines = Files.readAllLines(csv);
@@ -63,7 +63,7 @@ class BenchRespCommandTest {
                 assertThat(Double.parseDouble(row.split(",")[5])).as(row).isPositive();
             }
             assertThat(printed.toString(StandardCharsets.UTF_8)).containsPattern("tiffin/redis GET +4KiB -P 1 : [0-9.]+x")
-                    .contains("load before: ", "load after: ");
+                    .contains("load before: ", "load after: ", "warm-up 1/2 tiffin SET", "warm-up 2/2 tiffin GET");
         } finally {
             System.setOut(stdout);
         }
@@ -88,6 +88,11 @@ class BenchRespCommandTest {
         assertThat(bench.requestsFor(4096)).isEqualTo(200_000);
         assertThat(bench.requestsFor(1 << 20)).isEqualTo(2048);
         assertThat(bench.keyspaceFor(1 << 20)).isEqualTo(256);
+        assertThat(bench.warmupFor(4096)).as("a small value's measured run warms enough").isEqualTo(200_000);
+        assertThat(bench.warmupFor(1 << 20)).as("past C2's call thresholds").isEqualTo(20_000);
+        assertThat(bench.warmupFor(32 << 20)).as("at most 24 GiB, at least one run").isEqualTo(1000);
+        bench.warmup = 5;
+        assertThat(bench.warmupFor(1 << 20)).isEqualTo(5);
     }
 
     /** redis-benchmark prints a rate of "inf" for a run shorter than its clock's millisecond. */
