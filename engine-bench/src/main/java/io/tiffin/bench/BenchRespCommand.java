@@ -1,7 +1,9 @@
 package io.tiffin.bench;
 
 import io.tiffin.core.config.Sizes;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +27,8 @@ import picocli.CommandLine.Spec;
  * distribution's {@code bin/tiffin standalone}, started here with its default JVM flags, or a gateway given
  * by {@code --port}) and against a {@code redis-server} started on a free port in the same run. Every case
  * (test, value size, pipeline) first runs unmeasured against Tiffin until it has served {@code --warmup} requests (the
- * JIT's warm-up, {@link #warmupFor}), then {@code --rounds} times against both, the target order alternating from round to round, each run after a FLUSHALL. Prints every
+ * JIT's warm-up, {@link #warmupFor}), then {@code --rounds} times against both (a measured run against Tiffin starts
+ * once its store is empty again, {@link #awaitEmpty}), the target order alternating from round to round, each run after a FLUSHALL. Prints every
  * run, then the medians and Tiffin's ratio to Redis; {@code --csv} gets the medians, one row per target and
  * case ({@code target,command,value_size,pipeline,clients,requests_per_sec,p50_ms,p99_ms}).
  *
@@ -151,7 +154,7 @@ final class BenchRespCommand implements Callable<Integer> {
                     int runsToWarm = (warmupFor(size) + n - 1) / n;
                     for (int w = 1; w <= runsToWarm; w++) {
                         String label = "warm-up " + w + "/" + runsToWarm + " ";
-                        benchmark("tiffin", tiffinPort, size, pipeline, n)
+                        benchmark("tiffin", tiffinPort, size, pipeline, n, false)
                                 .forEach(run -> System.out.println(label + describe(run)));
                     }
                 }
@@ -163,7 +166,7 @@ final class BenchRespCommand implements Callable<Integer> {
                                 : round % 2 == 1 ? List.of("tiffin", "redis") : List.of("redis", "tiffin");
                         for (String target : order) {
                             List<Run> r = benchmark(target, target.equals("tiffin") ? tiffinPort : redisPort, size,
-                                    pipeline, requestsFor(size));
+                                    pipeline, requestsFor(size), target.equals("tiffin"));
                             String label = "round " + round + " ";
                             r.forEach(run -> System.out.println(label + describe(run)));
                             runs.addAll(r);
@@ -218,9 +221,16 @@ final class BenchRespCommand implements Callable<Integer> {
         return keyspace > 0 ? keyspace : (int) Math.max(1, Math.min(100_000, (256L << 20) / size));
     }
 
-    private List<Run> benchmark(String target, int targetPort, long size, int pipeline, int n) {
+    /** One redis-benchmark run after a FLUSHALL; with {@code awaitEmpty}, once the store's memory is all free again. */
+    private List<Run> benchmark(String target, int targetPort, long size, int pipeline, int n, boolean awaitEmpty) {
         String h = target.equals("redis") ? "127.0.0.1" : host;
         flushAll(h, targetPort);
+        if (awaitEmpty) {
+            long waited = awaitEmpty(h, targetPort, EMPTY_WAIT_MILLIS);
+            if (waited > 0) {
+                System.out.println(String.format(Locale.ROOT, "  (store empty %.1f s after FLUSHALL)", waited / 1000.0));
+            }
+        }
         String out = RespBenchProcesses.run(List.of(redisBenchmark, "-h", h, "-p", Integer.toString(targetPort), "-t",
                 tests, "-d", Long.toString(size), "-n", Integer.toString(n), "-c", Integer.toString(clients), "-r",
                 Integer.toString(keyspaceFor(size)), "-P", Integer.toString(pipeline), "--csv"), 3600);
@@ -272,6 +282,59 @@ final class BenchRespCommand implements Callable<Integer> {
                 throw new IllegalStateException("FLUSHALL on " + h + ":" + p + " answered "
                         + new String(reply, StandardCharsets.US_ASCII));
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot reach " + h + ":" + p + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Longest wait for a store's memory to be free after a FLUSHALL: a read lease's default term and a half. */
+    static final long EMPTY_WAIT_MILLIS = 15_000;
+
+    /**
+     * Waits until the gateway's INFO reports {@code used_memory:0}, at most {@code maxMillis}, and returns how long
+     * that took (0 at once). Tiffin frees the memory of a value removed while a reader holds its lease only when the
+     * lease ends ({@code master.lease-ttl}, 10 s: the reader may still be reading it), so a FLUSHALL right after a
+     * run's GETs leaves their values' memory taken for up to that long; runs started meanwhile filled the segment
+     * with those and with their own values, and the store evicted live keys to make room, whose GETs then missed
+     * (docs/BENCHMARKS.md, "The gateway's warm-up, and GETs that missed"). Warns and returns the time spent when the
+     * memory is not free by then.
+     */
+    static long awaitEmpty(String h, int p, long maxMillis) {
+        long start = System.nanoTime();
+        long used;
+        while ((used = usedMemory(h, p)) != 0) {
+            long spent = (System.nanoTime() - start) / 1_000_000;
+            if (spent >= maxMillis) {
+                System.out.println("  (warning: " + used + " bytes still used " + spent + " ms after FLUSHALL; the run"
+                        + " starts anyway)");
+                return spent;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the store to empty", e);
+            }
+        }
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    /** {@code used_memory} of the server's {@code INFO memory}. */
+    static long usedMemory(String h, int p) {
+        try (Socket s = new Socket(h, p)) {
+            s.setSoTimeout(30_000);
+            s.getOutputStream().write("INFO memory\r\n".getBytes(StandardCharsets.US_ASCII));
+            BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+            String header = in.readLine();
+            if (header == null || !header.startsWith("$")) {
+                throw new IllegalStateException("INFO memory on " + h + ":" + p + " answered " + header);
+            }
+            for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {
+                if (line.startsWith("used_memory:")) {
+                    return Long.parseLong(line.substring("used_memory:".length()).strip());
+                }
+            }
+            throw new IllegalStateException("INFO memory on " + h + ":" + p + " has no used_memory line");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot reach " + h + ":" + p + ": " + e.getMessage(), e);
         }

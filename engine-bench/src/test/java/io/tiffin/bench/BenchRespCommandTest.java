@@ -38,7 +38,9 @@ class BenchRespCommandTest {
         assertThat(Files.isExecutable(REDIS_SERVER)).as("redis-server is missing: install the Debian package"
                 + " redis-server (.ci/run does)").isTrue();
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
-                .set("node.segment-size", "64MiB").build();
+                .set("node.segment-size", "64MiB")
+                // a run's GETs lease their values for this long, and a measured run waits until their memory is free
+                .set("master.lease-ttl", "1s").set("client.location-cache-ttl", "500ms").build();
         PrintStream stdout = System.out;
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (Tiffin tiffin = Tiffin.embedded(config);
