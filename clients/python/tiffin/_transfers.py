@@ -48,11 +48,13 @@ def new_put_id() -> int:
 def commit_record(key: str, size: int, grant, put_id: int, options: pb.PutOptionsMsg, crc32c: int = 0):
     """The record a writer leaves on the nodes with the object when the master asks for it (failover on:
     ``grant.commit_on_nodes``), else None; :meth:`Transfers.write` sets its offset per replica. A put granted while
-    the master recovered says so (``yields``): at a takeover, any other record of the key wins over it."""
+    the master recovered says so (``yields``): at a takeover, any other record of the key wins over it. The object's
+    expiry deadline, if its put set one, goes with it (``expire_at_ms``), so a master that takes over keeps it."""
     if not grant.commit_on_nodes:
         return None
     return pb.CommitRecord(key=key, size=size, version=grant.version, put_id=put_id, hard_pin=options.hard_pin,
-                           soft_pin=options.soft_pin, crc32c=crc32c, yields=grant.yields)
+                           soft_pin=options.soft_pin, crc32c=crc32c, yields=grant.yields,
+                           expire_at_ms=grant.expire_at_ms)
 
 
 def transfer_failure(what: str, cause: BaseException) -> TiffinError:

@@ -90,8 +90,10 @@ final class MasterStub {
      * @param version the object's version (0 from masters that assign it at PutEnd)
      * @param commitOnNodes whether the writer records the object on each replica's node (failover on)
      * @param yields granted while the master recovered: the records say so ({@code CommitRecord.yields})
+     * @param expireAtMillis the object's expiry deadline (the master's clock; 0 = none), recorded with it
      */
-    record Grant(List<ReplicaDescriptor> replicas, long version, boolean commitOnNodes, boolean yields) {
+    record Grant(List<ReplicaDescriptor> replicas, long version, boolean commitOnNodes, boolean yields,
+                 long expireAtMillis) {
     }
 
     /**
@@ -200,7 +202,7 @@ final class MasterStub {
 
     private static Grant grantOf(PutStartReply reply) {
         return new Grant(Messages.fromMsgs(reply.getReplicasList()), reply.getVersion(), reply.getCommitOnNodes(),
-                reply.getYields());
+                reply.getYields(), reply.getExpireAtMs());
     }
 
     private static KeyRequest putEndRequest(String clientId, String key, int crc32c, long cacheOwner) {
@@ -235,7 +237,7 @@ final class MasterStub {
             ErrorCode code = ErrorCode.fromValue(r.getCode());
             out.add(code == ErrorCode.OK ? KeyResult.ok(keys.get(i), new Grant(CompactReplicas.read(
                     r.getReplicasList(), reply.getSegmentsList()), r.getVersion(), r.getCommitOnNodes(),
-                    r.getYields()))
+                    r.getYields(), r.getExpireAtMs()))
                     : KeyResult.failed(keys.get(i), code));
         }
         return out;

@@ -192,7 +192,7 @@ final class PutPipeline {
         }
         return io.tiffin.core.transport.proto.CommitRecord.newBuilder().setKey(key).setSize(size)
                 .setVersion(g.version()).setPutId(putId).setHardPin(o.hardPin()).setSoftPin(o.softPin())
-                .setCrc32C(crc32c).setYields(g.yields()).build();
+                .setCrc32C(crc32c).setYields(g.yields()).setExpireAtMs(g.expireAtMillis()).build();
     }
 
     private static void sleepBeforeRetry(int attempt) {
@@ -362,7 +362,7 @@ final class PutPipeline {
         if (same != null) {
             same.commit(d.mountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(commit.getKey(), d.offset(),
                     commit.getSize(), commit.getVersion(), commit.getPutId(), commit.getHardPin(), commit.getSoftPin(),
-                    commit.getCrc32C(), commit.getYields()));
+                    commit.getCrc32C(), commit.getYields(), commit.getExpireAtMs()));
         } else {
             slices.addCommit(byNode, k, d, commit.toBuilder().setOffset(d.offset()).build());
         }

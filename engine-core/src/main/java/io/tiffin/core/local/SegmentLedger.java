@@ -9,7 +9,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The objects committed in one node segment, as their writers recorded them (the commit record of their last
- * write): key, offset, size, version, put id, pins and the object's CRC32C. With failover on, a node is the source of truth for
+ * write): key, offset, size, version, put id, pins, the object's CRC32C and its expiry deadline. With failover on, a node is the source of truth for
  * what its memory holds: a master that takes over (or restarts with {@code master.state-dir}) rebuilds its
  * objects from these records ({@code ATTACH_SEGMENT}). The master drops a record ({@code FORGET}) before it
  * reuses the object's space, so a record never names bytes that another object overwrote; a commit also
@@ -32,12 +32,13 @@ public final class SegmentLedger {
      * @param crc32c the object's CRC32C as its writer computed it; 0 = none
      * @param yields the put was granted while its master recovered: at a takeover, any other record of the key
      *     wins over this one ({@code CommitRecord.yields})
+     * @param expireAtMillis the object's expiry deadline as its put set it (the master's clock; 0 = none)
      */
     public record Entry(String key, long offset, long size, long version, long putId, boolean hardPin,
-                        boolean softPin, int crc32c, boolean yields) {
-        /** A record without a checksum, of a put granted outside a recovery. */
+                        boolean softPin, int crc32c, boolean yields, long expireAtMillis) {
+        /** A record without a checksum or a deadline, of a put granted outside a recovery. */
         public Entry(String key, long offset, long size, long version, long putId, boolean hardPin, boolean softPin) {
-            this(key, offset, size, version, putId, hardPin, softPin, 0, false);
+            this(key, offset, size, version, putId, hardPin, softPin, 0, false, 0);
         }
     }
 

@@ -387,7 +387,7 @@ public final class MasterRpcService implements InProcessMaster {
             throwIfFailed(res.code(), req.getKey());
             return PutStartReply.newBuilder().addAllReplicas(Messages.toMsgs(res.value().replicas()))
                     .setVersion(res.value().version()).setCommitOnNodes(master.commitOnNodes())
-                    .setYields(res.value().yields()).build();
+                    .setYields(res.value().yields()).setExpireAtMs(res.value().expireAtMillis()).build();
         });
         // Right after a restart, a completed put is reported once the previous run's cached locations end.
         // After a takeover, once the nodes that may hold the key's previous object have attached.
@@ -433,7 +433,8 @@ public final class MasterRpcService implements InProcessMaster {
                     } else {
                         res.value().replicas().forEach(d -> pr.addReplicas(compact.replica(d)));
                     }
-                    pr.setVersion(res.value().version()).setCommitOnNodes(commit).setYields(res.value().yields());
+                    pr.setVersion(res.value().version()).setCommitOnNodes(commit).setYields(res.value().yields())
+                            .setExpireAtMs(res.value().expireAtMillis());
                 }
                 b.addResults(pr);
             }

@@ -110,7 +110,7 @@ final class PutCoordinator {
         if (pending != null) {
             if (putId != 0 && pending.putId == putId) {
                 return KeyResult.ok(key, new PutGrant(descriptorsOf(pending), pending.version,
-                        recovering.getAsBoolean())); // a retried PutStart
+                        recovering.getAsBoolean(), pending.expireAtMillis)); // a retried PutStart
             }
             if (pending.putStartMillis() + settings.putStartDiscardTimeout().toMillis() > now) {
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // another replacement is being written
@@ -127,7 +127,7 @@ final class PutCoordinator {
             // yields as first granted: a retry after the recovery finds the put still written only if no node
             // brought the key back (it would have pre-empted the put), and then nothing is there to yield to
             return KeyResult.ok(key, new PutGrant(descriptorsOf(existing), existing.version,
-                    recovering.getAsBoolean()));
+                    recovering.getAsBoolean(), existing.expireAtMillis));
         }
         if (existing != null && removal.reapIfExpired(shard, existing, now)) {
             if (shard.objects.get(key) == existing) {
@@ -222,7 +222,7 @@ final class PutCoordinator {
         }
         shard.putStarted(m);
         deadlines.putStarted(key);
-        return KeyResult.ok(key, new PutGrant(descriptors, version, recovering.getAsBoolean()));
+        return KeyResult.ok(key, new PutGrant(descriptors, version, recovering.getAsBoolean(), m.expireAtMillis));
     }
 
     private static boolean needsObject(PutOptions options) {

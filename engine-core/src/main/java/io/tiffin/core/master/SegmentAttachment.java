@@ -17,7 +17,7 @@ import org.apache.logging.log4j.Logger;
 /**
  * Takes a restored segment into service when its node attaches ({@code ATTACH_SEGMENT}): rebuilds the segment's
  * allocator from the objects the node reports (its {@code SegmentLedger}) and adds them to the object table, with
- * the version, put id and pins their writers recorded. A key already known at a lower version (another node's
+ * the version, put id, pins and expiry deadline their writers recorded. A key already known at a lower version (another node's
  * older copy) is replaced by the newer; a record older than the known version, or overlapping another, is dropped
  * and the node told to forget it. A put of the key started during the recovery, ended or not, yields to the record
  * (it was a put of an existing key; upserts, like removals, are refused until the recovery ends), and so does, at a
@@ -186,6 +186,9 @@ final class SegmentAttachment {
         o.version = c.getVersion();
         o.putId = c.getPutId();
         o.crc32c = c.getCrc32C();
+        // the put's deadline (a passed one too: the expiry sweep then takes the object as any expired one, and no
+        // read finds it meanwhile); one set after the put (EXPIRE) is not in the record
+        o.expireAtMillis = c.getExpireAtMs();
         o.complete();
         o.recovered = true;
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown

@@ -293,7 +293,7 @@ final class MasterLink implements AutoCloseable {
     static CommitRecord recordOf(SegmentLedger.Entry e) {
         return CommitRecord.newBuilder().setKey(e.key()).setOffset(e.offset()).setSize(e.size())
                 .setVersion(e.version()).setPutId(e.putId()).setHardPin(e.hardPin()).setSoftPin(e.softPin())
-                .setCrc32C(e.crc32c()).setYields(e.yields()).build();
+                .setCrc32C(e.crc32c()).setYields(e.yields()).setExpireAtMs(e.expireAtMillis()).build();
     }
 
     /**

@@ -320,7 +320,7 @@ public final class NodeServer implements AutoCloseable {
                 segment.slice(c.getOffset(), c.getSize()); // bounds
                 segment.commit(req.getMountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(c.getKey(),
                         c.getOffset(), c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(), c.getSoftPin(),
-                        c.getCrc32C(), c.getYields()));
+                        c.getCrc32C(), c.getYields(), c.getExpireAtMs()));
             }
             responder.ok(Empty.getDefaultInstance());
         }, null, this::writeDestination);

@@ -72,7 +72,7 @@ class MasterRecoveryTest {
     }
 
     @Test
-    void aRestartedMasterGetsEveryObjectBackFromItsNodesCommitRecords() throws IOException {
+    void aRestartedMasterGetsEveryObjectBackFromItsNodesCommitRecords() throws IOException, InterruptedException {
         int port = freePort();
         String address = "127.0.0.1:" + port;
         String nobody = "127.0.0.1:" + freePort();
@@ -116,8 +116,13 @@ class MasterRecoveryTest {
                 // a forced replacement (the gateway's SET): the old object's records go with it, the new one's stay
                 tcp.put("tcp/3", value("tcp/3 again"), two.withUpsert(true).withReplaceLeased(true));
                 tcp.put("tcp/ttl", value("tcp/ttl"), two.withUpsert(true).withTtlMillis(600_000));
+                shm.put("shm/ttl", value("shm/ttl"), two.withTtlMillis(600_000)); // its records written in this JVM
                 assertThat(tcp.ttlMillis("tcp/ttl")).isPositive();
+                tcp.put("tcp/short", value("tcp/short"), two.withTtlMillis(300));
+                shm.put("shm/short", value("shm/short"), two.withTtlMillis(300));
+                tcp.expire("tcp/0", 600_000); // a deadline set after the put: not in the records
             }
+            Thread.sleep(400); // the short-lived objects' deadlines pass while no master knows them
             master.close(); // its heap is gone; the state directory and the nodes' records stay
             master = startMaster(port);
             MasterServer second = master;
@@ -133,7 +138,17 @@ class MasterRecoveryTest {
                 versions.forEach((k, v) -> assertThat(c.locate(k).orElseThrow().version()).as(k).isEqualTo(v));
                 assertThat(c.get("tcp/3")).isEqualTo(value("tcp/3 again"));
                 assertThat(c.get("tcp/ttl")).isEqualTo(value("tcp/ttl"));
-                assertThat(c.ttlMillis("tcp/ttl")).as("deadlines live on the master only: lost with it").isEqualTo(-1);
+                for (String k : List.of("tcp/ttl", "shm/ttl")) {
+                    assertThat(c.get(k)).as(k).isEqualTo(value(k));
+                    assertThat(c.ttlMillis(k)).as("%s: the put's deadline, from the records", k)
+                            .isPositive().isLessThanOrEqualTo(600_000);
+                }
+                for (String expired : List.of("tcp/short", "shm/short")) {
+                    assertThatThrownBy(() -> c.get(expired)).as("%s: its deadline passed meanwhile", expired)
+                            .isInstanceOfSatisfying(TiffinException.class,
+                                    e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+                }
+                assertThat(c.ttlMillis("tcp/0")).as("a deadline set after the put lives on the master only").isEqualTo(-1);
                 for (String empty : List.of("shm/empty", "tcp/empty")) {
                     assertThat(c.get(empty)).as(empty).isEmpty();
                     assertThat(c.locate(empty).orElseThrow().replicas()).as(empty).hasSize(2);

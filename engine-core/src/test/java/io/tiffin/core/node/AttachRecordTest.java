@@ -10,9 +10,11 @@ import org.junit.jupiter.api.Test;
 class AttachRecordTest {
     @Test
     void anAttachReportsEveryFieldOfARecord() {
-        CommitRecord r = MasterLink.recordOf(new SegmentLedger.Entry("k", 4096, 1000, 7, 99, true, true, 0xCAFE, true));
+        CommitRecord r = MasterLink.recordOf(new SegmentLedger.Entry("k", 4096, 1000, 7, 99, true, true, 0xCAFE, true,
+                1_800_000_000_000L));
         assertThat(r).isEqualTo(CommitRecord.newBuilder().setKey("k").setOffset(4096).setSize(1000).setVersion(7)
-                .setPutId(99).setHardPin(true).setSoftPin(true).setCrc32C(0xCAFE).setYields(true).build());
+                .setPutId(99).setHardPin(true).setSoftPin(true).setCrc32C(0xCAFE).setYields(true)
+                .setExpireAtMs(1_800_000_000_000L).build());
         assertThat(MasterLink.recordOf(new SegmentLedger.Entry("k", 0, 1, 1, 1, false, false)).getYields()).isFalse();
         // every field of the message is set above: a field added to the record must be reported too
         assertThat(r.getAllFields()).hasSize(CommitRecord.getDescriptor().getFields().size());
