@@ -73,6 +73,20 @@ public final class SegmentLedger {
         return true;
     }
 
+    /**
+     * Sets the expiry deadline of the record at {@code offset} if it has {@code version} (its object's deadline changed
+     * after the put: EXPIRE, PERSIST); returns whether there was such a record.
+     */
+    public synchronized boolean setDeadline(long offset, long version, long expireAtMillis) {
+        Entry e = byOffset.get(offset);
+        if (e == null || e.version() != version) {
+            return false;
+        }
+        byOffset.put(offset, new Entry(e.key(), e.offset(), e.size(), e.version(), e.putId(), e.hardPin(), e.softPin(),
+                e.crc32c(), e.yields(), expireAtMillis));
+        return true;
+    }
+
     /** The records, in offset order. */
     public synchronized List<Entry> snapshot() {
         return new ArrayList<>(byOffset.values());

@@ -95,13 +95,28 @@ final class Expiry {
             boolean applied = mode != QUERY && holds(condition, before, ttlMillis);
             if (applied && mode == SET) {
                 table.setDeadline(m, deadline(now, ttlMillis));
-                reapIfDue(shard, m, now); // a time to live of 0 removes it now, as Redis's EXPIRE k 0
+                if (!reapIfDue(shard, m, now)) { // a time to live of 0 removes it now, as Redis's EXPIRE k 0
+                    recordDeadline(m);
+                }
             } else if (applied) {
                 applied = m.expireAtMillis != 0;
                 table.setDeadline(m, 0);
+                if (applied) {
+                    recordDeadline(m);
+                }
             }
             return KeyResult.ok(key, new Outcome(before, applied));
         });
+    }
+
+    /**
+     * With failover on, has the nodes of {@code m}'s memory replicas set its new deadline in their records, so a master
+     * that takes over keeps it (the EXPIRE answers once they have: {@link MasterService#collectForgets}).
+     */
+    private static void recordDeadline(ObjectMetadata m) {
+        for (ReplicaRecord r : m.replicas()) {
+            r.recordDeadline(m.version, m.expireAtMillis);
+        }
     }
 
     private static boolean holds(int condition, long before, long ttlMillis) {

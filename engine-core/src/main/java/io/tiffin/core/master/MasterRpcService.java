@@ -73,7 +73,8 @@ import org.apache.logging.log4j.Logger;
  * cache is answered only once that reuse has ended ({@link CacheHold}), and so is a PutEnd
  * in the first moments after a restart ({@link MasterService#restartGuardUntilMillis}): the reply is
  * scheduled on an executor of its own (the master's {@code tiffin-master-held-replies} thread), so no event
- * loop or worker waits for it and no eviction pass delays it ({@link HeldReplies}).
+ * loop or worker waits for it and no eviction pass delays it ({@link HeldReplies}). With failover on, removals and
+ * EXPIREs are answered once the nodes' records say so too ({@link NodeForgets}).
  *
  * <p><b>Access.</b> The transport has refused every opcode outside the peer's roles
  * ({@link io.tiffin.core.transport.OpcodeRoles}); the handlers check what depends on the request through
@@ -296,22 +297,10 @@ public final class MasterRpcService implements InProcessMaster {
         return answer.reply();
     }
 
-    /**
-     * Refuses a put asking for a hard pin of {@code bytes} when hard-pinned objects would take more than
-     * {@code master.max-hard-pinned-share} of the mounted capacity (checked at put start: puts racing each
-     * other may overshoot by their own sizes).
-     */
+    /** Refuses a put asking for a hard pin beyond {@code master.max-hard-pinned-share} ({@link ServerLimits}). */
     private void checkHardPin(ServerLimits limits, boolean hardPin, long bytes) {
-        if (!hardPin) {
-            return;
-        }
-        long cap = (long) (limits.maxHardPinnedShare() * master.capacityBytes());
-        long pinned = master.hardPinnedBytes();
-        if (bytes > cap - pinned) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "a hard pin of " + bytes + " more bytes would take"
-                    + " hard-pinned objects past master.max-hard-pinned-share = " + limits.maxHardPinnedShare()
-                    + " of the capacity (" + pinned + " of " + cap + " bytes pinned); put without hard pin, remove"
-                    + " pinned objects, or raise the share");
+        if (hardPin) {
+            limits.checkHardPin(bytes, master.capacityBytes(), master.hardPinnedBytes());
         }
     }
 
@@ -320,7 +309,7 @@ public final class MasterRpcService implements InProcessMaster {
      * scans and segment changes on {@code executor} (see the class comment).
      *
      * @param delays runs the replies that wait for clients' cached locations to end (removals; PutEnds
-     *     right after a restart)
+     *     right after a restart) or for the nodes' records (removals and EXPIREs with failover on)
      */
     public void registerOn(TransportServer server, Executor executor, ScheduledExecutorService delays) {
         ServerLimits limits = server.settings().limits();
@@ -491,13 +480,14 @@ public final class MasterRpcService implements InProcessMaster {
             throwIfFailed(res.code(), req.getKey());
             return ExistReply.newBuilder().setExists(res.value()).build();
         });
-        bind(server, inline, Opcode.EXPIRE, r -> {
+        bindHeld(server, inline, delays, Opcode.EXPIRE, r -> { // answered once the nodes' records have the deadline
             var req = r.parseControl(io.tiffin.core.transport.proto.ExpireRequest.parser());
-            KeyResult<Expiry.Outcome> res = master.expire(req.getKey(), req.getMode(), req.getTtlMs(),
-                    req.getCondition());
-            throwIfFailed(res.code(), req.getKey());
-            return io.tiffin.core.transport.proto.ExpireReply.newBuilder().setTtlMs(res.value().ttlBeforeMillis())
-                    .setApplied(res.value().applied()).build();
+            List<KeyResult<Expiry.Outcome>> res = new java.util.ArrayList<>(1);
+            var recorded = master.collectForgets(() -> res.add(master.expire(req.getKey(), req.getMode(),
+                    req.getTtlMs(), req.getCondition())));
+            throwIfFailed(res.getFirst().code(), req.getKey());
+            return new Held(io.tiffin.core.transport.proto.ExpireReply.newBuilder().setTtlMs(res.getFirst().value()
+                    .ttlBeforeMillis()).setApplied(res.getFirst().value().applied()).build(), 0, recorded);
         });
         bind(server, inline, Opcode.BATCH_EXIST_KEY, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());

@@ -313,6 +313,18 @@ final class MountedSegment implements SegmentView {
         }
     }
 
+    /**
+     * With failover on, has the node set the expiry deadline of its record of the object of {@code version} at
+     * {@code offset} (its deadline changed after the put), in order with the segment's forgets; nothing without
+     * failover.
+     */
+    void recordDeadline(long offset, long version, long expireAtMillis) {
+        NodeForgets f = forgets;
+        if (f != null) {
+            f.setDeadline(this, offset, version, expireAtMillis);
+        }
+    }
+
     /** Frees handles whose records the node has dropped ({@link NodeForgets}). */
     synchronized void freeForgotten(long[] handles, int count) {
         if (status == SegmentStatus.UNMOUNTING) {

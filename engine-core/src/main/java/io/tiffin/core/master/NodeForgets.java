@@ -24,7 +24,9 @@ import org.apache.logging.log4j.Logger;
  * replaced, a put revoked) is given back to the segment's allocator only once its node has dropped the record
  * ({@code FORGET}, sent in batches per segment): no record ever names bytes another object overwrote, whatever the
  * writer's path (socket, shared memory, same JVM). A removal answers only when its forgets are done ({@link
- * #collect}), so a removed object cannot come back from a node after a failover.
+ * #collect}), so a removed object cannot come back from a node after a failover. The same messages carry the
+ * deadline changes of objects whose expiry moved after their put ({@link #setDeadline}: EXPIRE and PERSIST answer
+ * once the nodes have them too), so a master that takes over knows them.
  *
  * <p>A node that refuses the connection has no process left holding records: its forgets count as done. One that
  * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node
@@ -38,7 +40,14 @@ final class NodeForgets implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeForgets.class);
     private static final int MAX_BATCH = 50_000;
 
-    private record Item(long handle, long offset, long version, CompletableFuture<Void> done) {
+    /**
+     * A record to drop (then {@code handle} to free; &lt; 0: none), or, with {@code deadline} &ge; 0, a record whose
+     * expiry deadline becomes {@code deadline} (0 = none; no handle).
+     */
+    private record Item(long handle, long offset, long version, CompletableFuture<Void> done, long deadline) {
+        boolean forgets() {
+            return deadline < 0;
+        }
     }
 
     /** A segment's queued forgets; guarded by its own monitor. */
@@ -74,6 +83,18 @@ final class NodeForgets implements AutoCloseable {
                             f -> f.skip(1).limit(4).map(x -> x.getClassName().substring(x.getClassName()
                                     .lastIndexOf('.') + 1) + "." + x.getMethodName()).toList()));
         }
+        enqueue(segment, handle, offset, version, -1);
+    }
+
+    /**
+     * Queues the change of the expiry deadline of the record of the object of {@code version} at {@code offset} to
+     * {@code expireAtMillis} (0 = none), after the segment's forgets queued before it.
+     */
+    void setDeadline(MountedSegment segment, long offset, long version, long expireAtMillis) {
+        enqueue(segment, -1, offset, version, Math.max(0, expireAtMillis));
+    }
+
+    private void enqueue(MountedSegment segment, long handle, long offset, long version, long deadline) {
         List<CompletableFuture<Void>> scope = collecting.get();
         CompletableFuture<Void> done = null;
         if (scope != null) {
@@ -83,7 +104,7 @@ final class NodeForgets implements AutoCloseable {
         Queue q = queues.computeIfAbsent(segment, s -> new Queue());
         boolean start;
         synchronized (q) {
-            q.items.add(new Item(handle, offset, version, done));
+            q.items.add(new Item(handle, offset, version, done, deadline));
             start = !q.inFlight;
             q.inFlight = true;
         }
@@ -150,7 +171,11 @@ final class NodeForgets implements AutoCloseable {
         }
         ForgetRequest.Builder req = ForgetRequest.newBuilder().setTerm(term.getAsLong()).setSegment(segment.name());
         for (Item i : batch) {
-            req.addOffsets(i.offset()).addVersions(i.version());
+            if (i.forgets()) {
+                req.addOffsets(i.offset()).addVersions(i.version());
+            } else {
+                req.addDeadlineOffsets(i.offset()).addDeadlineVersions(i.version()).addDeadlines(i.deadline());
+            }
         }
         try {
             pool.get(segment.endpoint()).callSync(Opcode.FORGET, req.build(),

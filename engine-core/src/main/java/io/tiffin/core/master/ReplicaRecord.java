@@ -63,6 +63,13 @@ final class ReplicaRecord {
         }
     }
 
+    /** Has the node set the expiry deadline of its record of this replica's object ({@code version}). */
+    void recordDeadline(long version, long expireAtMillis) {
+        if (handle != FREED && status == ReplicaStatus.COMPLETE) {
+            segment.recordDeadline(offset, version, expireAtMillis);
+        }
+    }
+
     /**
      * The descriptor of this replica of {@code size} bytes handed out for {@code ops} ({@link DataGrant#READ},
      * {@link DataGrant#WRITE}): with a grant signed under the segment's current mount, valid until

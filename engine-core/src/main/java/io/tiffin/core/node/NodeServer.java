@@ -334,6 +334,10 @@ public final class NodeServer implements AutoCloseable {
                 for (int i = 0; i < req.getOffsetsCount(); i++) {
                     segment.ledger().forget(req.getOffsets(i), req.getVersions(i));
                 }
+                for (int i = 0; i < req.getDeadlineOffsetsCount(); i++) {
+                    segment.ledger().setDeadline(req.getDeadlineOffsets(i), req.getDeadlineVersions(i),
+                            req.getDeadlines(i));
+                }
             }
             if (tier() != null && req.getDiskKeysCount() > 0) {
                 tier().forgetDiskCopies(req.getDiskKeysList());

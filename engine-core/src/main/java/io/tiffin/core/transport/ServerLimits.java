@@ -137,4 +137,21 @@ public record ServerLimits(int maxHandshakeFrameSize, Duration idleTimeout, Dura
                     + " transport.max-batch-keys = " + maxBatchKeys + " on this server; split the batch");
         }
     }
+
+    /**
+     * Checks a put asking for a hard pin of {@code bytes} while hard-pinned objects take {@code pinnedBytes} of a
+     * mounted capacity of {@code capacityBytes} (checked at put start: puts racing each other may overshoot by their
+     * own sizes).
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} when they would take more than {@link #maxHardPinnedShare}
+     */
+    public void checkHardPin(long bytes, long capacityBytes, long pinnedBytes) {
+        long cap = (long) (maxHardPinnedShare * capacityBytes);
+        if (bytes > cap - pinnedBytes) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "a hard pin of " + bytes + " more bytes would take"
+                    + " hard-pinned objects past master.max-hard-pinned-share = " + maxHardPinnedShare
+                    + " of the capacity (" + pinnedBytes + " of " + cap + " bytes pinned); put without hard pin, remove"
+                    + " pinned objects, or raise the share");
+        }
+    }
 }

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A single master with {@code master.state-dir} (servers on loopback in this JVM): stopped and started again, it
  * gets every object back from its nodes' commit records — written over the socket and through a shared-memory
- * mapping — with its version, and the objects only its nodes' SSD tiers hold with theirs; what was removed stays
+ * mapping — with its version and expiry deadline (its put's or a later EXPIRE's), and the objects only its nodes' SSD
+ * tiers hold with their versions; what was removed stays
  * removed. A node that lists a master that is down before the
  * one that runs finds the running one; nodes serve reads of the locations clients hold while no master runs. And a
  * put of a key another writer is writing is not reported done.
@@ -120,7 +121,9 @@ class MasterRecoveryTest {
                 assertThat(tcp.ttlMillis("tcp/ttl")).isPositive();
                 tcp.put("tcp/short", value("tcp/short"), two.withTtlMillis(300));
                 shm.put("shm/short", value("shm/short"), two.withTtlMillis(300));
-                tcp.expire("tcp/0", 600_000); // a deadline set after the put: not in the records
+                assertThat(tcp.expire("tcp/0", 600_000)).isTrue(); // answered once the nodes' records have it
+                tcp.put("tcp/persisted", value("tcp/persisted"), two.withTtlMillis(1_000));
+                assertThat(tcp.persist("tcp/persisted")).isTrue(); // and its records lose their deadline
             }
             Thread.sleep(400); // the short-lived objects' deadlines pass while no master knows them
             master.close(); // its heap is gone; the state directory and the nodes' records stay
@@ -148,7 +151,10 @@ class MasterRecoveryTest {
                             .isInstanceOfSatisfying(TiffinException.class,
                                     e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
                 }
-                assertThat(c.ttlMillis("tcp/0")).as("a deadline set after the put lives on the master only").isEqualTo(-1);
+                assertThat(c.ttlMillis("tcp/0")).as("a deadline set after the put, from the records")
+                        .isPositive().isLessThanOrEqualTo(600_000);
+                assertThat(c.ttlMillis("tcp/persisted")).as("a deadline dropped after the put").isEqualTo(-1);
+                assertThat(c.get("tcp/persisted")).isEqualTo(value("tcp/persisted"));
                 for (String empty : List.of("shm/empty", "tcp/empty")) {
                     assertThat(c.get(empty)).as(empty).isEmpty();
                     assertThat(c.locate(empty).orElseThrow().replicas()).as(empty).hasSize(2);

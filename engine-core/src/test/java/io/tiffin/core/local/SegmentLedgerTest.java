@@ -33,6 +33,20 @@ class SegmentLedgerTest {
     }
 
     @Test
+    void aDeadlineChangesOnlyOnTheVersionItNames() {
+        SegmentLedger ledger = new SegmentLedger();
+        ledger.commit(new SegmentLedger.Entry("a", 0, 100, 5, 9, true, false, 0xBEEF, false, 1_000));
+        assertThat(ledger.setDeadline(0, 4, 2_000)).as("an older version's").isFalse();
+        assertThat(ledger.setDeadline(64, 5, 2_000)).as("no record there").isFalse();
+        assertThat(ledger.snapshot().getFirst().expireAtMillis()).isEqualTo(1_000);
+        assertThat(ledger.setDeadline(0, 5, 2_000)).isTrue();
+        assertThat(ledger.snapshot()).containsExactly(
+                new SegmentLedger.Entry("a", 0, 100, 5, 9, true, false, 0xBEEF, false, 2_000));
+        assertThat(ledger.setDeadline(0, 5, 0)).as("PERSIST").isTrue();
+        assertThat(ledger.snapshot().getFirst().expireAtMillis()).isZero();
+    }
+
+    @Test
     void aCommitOfAnEarlierMountIsRefusedAndAnEpochMoveSnapshotsOrClears() {
         try (LocalSegment segment = new LocalSegment("s", 1 << 16)) {
             segment.setMountEpoch(3);
