@@ -359,7 +359,8 @@ class FailoverProcessTest {
 
     /**
      * A leader paused with SIGSTOP until another is elected, then resumed, changes nothing: it serves no more
-     * writes, and what was put and removed through its successor stays as it was.
+     * writes, and what was put and removed through its successor stays as it was; the new leader knows the deadlines
+     * set by a put and by an EXPIRE through the old one.
      */
     @Test
     void aPausedLeaderThatWakesUpChangesNothing() throws Exception {
@@ -370,6 +371,9 @@ class FailoverProcessTest {
                 for (int i = 0; i < 30; i++) {
                     put(c, "p" + i);
                 }
+                c.put("p-ttl", valueOf("p-ttl"), TWO.withTtlMillis(600_000)); // deadlines go to the nodes' records
+                put(c, "p-expire");
+                assertThat(c.expire("p-expire", 600_000)).isTrue();
                 long term = cluster.leaderTerm();
                 int old = cluster.leader();
                 cluster.master(old).pause();
@@ -391,6 +395,11 @@ class FailoverProcessTest {
                 for (int i = 0; i < 45; i++) {
                     String key = "p" + i;
                     assertThat(getOrNull(c, key)).as(key).isEqualTo(i < 10 ? null : valueOf(key));
+                }
+                for (String key : List.of("p-ttl", "p-expire")) {
+                    assertThat(getOrNull(c, key)).as(key).isEqualTo(valueOf(key));
+                    assertThat(c.ttlMillis(key)).as("%s: its deadline, kept by the new leader", key).isPositive()
+                            .isLessThanOrEqualTo(600_000);
                 }
             }
         }
