@@ -110,6 +110,9 @@ final class BenchRespCommand implements Callable<Integer> {
     @Option(names = "--csv", paramLabel = "FILE", description = "Append the medians to this CSV file.")
     Path csv;
 
+    /** The last run's lookups and misses as printed after its rows (INFO stats), or null when it made none. */
+    private String lookups;
+
     /**
      * One redis-benchmark result (or the medians of several).
      *
@@ -156,6 +159,7 @@ final class BenchRespCommand implements Callable<Integer> {
                         String label = "warm-up " + w + "/" + runsToWarm + " ";
                         benchmark("tiffin", tiffinPort, size, pipeline, n, false)
                                 .forEach(run -> System.out.println(label + describe(run)));
+                        printLookups();
                     }
                 }
             }
@@ -169,6 +173,7 @@ final class BenchRespCommand implements Callable<Integer> {
                                     pipeline, requestsFor(size), target.equals("tiffin"));
                             String label = "round " + round + " ";
                             r.forEach(run -> System.out.println(label + describe(run)));
+                            printLookups();
                             runs.addAll(r);
                         }
                     }
@@ -231,10 +236,24 @@ final class BenchRespCommand implements Callable<Integer> {
                 System.out.println(String.format(Locale.ROOT, "  (store empty %.1f s after FLUSHALL)", waited / 1000.0));
             }
         }
+        long hits = infoField(h, targetPort, "stats", "keyspace_hits");
+        long misses = infoField(h, targetPort, "stats", "keyspace_misses");
         String out = RespBenchProcesses.run(List.of(redisBenchmark, "-h", h, "-p", Integer.toString(targetPort), "-t",
                 tests, "-d", Long.toString(size), "-n", Integer.toString(n), "-c", Integer.toString(clients), "-r",
                 Integer.toString(keyspaceFor(size)), "-P", Integer.toString(pipeline), "--csv"), 3600);
-        return parse(target, size, pipeline, out);
+        hits = infoField(h, targetPort, "stats", "keyspace_hits") - hits;
+        misses = infoField(h, targetPort, "stats", "keyspace_misses") - misses;
+        List<Run> runs = parse(target, size, pipeline, out);
+        // a GET of a missing key is answered at once: runs compare only as far as their misses are alike
+        lookups = hits + misses == 0 ? null : String.format(Locale.ROOT, "  (%s: %d of %d lookups missed, %.1f%%)",
+                target, misses, hits + misses, 100.0 * misses / (hits + misses));
+        return runs;
+    }
+
+    private void printLookups() {
+        if (lookups != null) {
+            System.out.println(lookups);
+        }
     }
 
     /** The rows of redis-benchmark's --csv output. */
@@ -302,7 +321,7 @@ final class BenchRespCommand implements Callable<Integer> {
     static long awaitEmpty(String h, int p, long maxMillis) {
         long start = System.nanoTime();
         long used;
-        while ((used = usedMemory(h, p)) != 0) {
+        while ((used = infoField(h, p, "memory", "used_memory")) != 0) {
             long spent = (System.nanoTime() - start) / 1_000_000;
             if (spent >= maxMillis) {
                 System.out.println("  (warning: " + used + " bytes still used " + spent + " ms after FLUSHALL; the run"
@@ -319,22 +338,23 @@ final class BenchRespCommand implements Callable<Integer> {
         return (System.nanoTime() - start) / 1_000_000;
     }
 
-    /** {@code used_memory} of the server's {@code INFO memory}. */
-    static long usedMemory(String h, int p) {
+    /** The number {@code field} of the server's {@code INFO section} (a single section's reply). */
+    static long infoField(String h, int p, String section, String field) {
+        String what = "INFO " + section + " on " + h + ":" + p;
         try (Socket s = new Socket(h, p)) {
             s.setSoTimeout(30_000);
-            s.getOutputStream().write("INFO memory\r\n".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().write(("INFO " + section + "\r\n").getBytes(StandardCharsets.US_ASCII));
             BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
             String header = in.readLine();
             if (header == null || !header.startsWith("$")) {
-                throw new IllegalStateException("INFO memory on " + h + ":" + p + " answered " + header);
+                throw new IllegalStateException(what + " answered " + header);
             }
             for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {
-                if (line.startsWith("used_memory:")) {
-                    return Long.parseLong(line.substring("used_memory:".length()).strip());
+                if (line.startsWith(field + ":")) {
+                    return Long.parseLong(line.substring(field.length() + 1).strip());
                 }
             }
-            throw new IllegalStateException("INFO memory on " + h + ":" + p + " has no used_memory line");
+            throw new IllegalStateException(what + " has no " + field + " line");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot reach " + h + ":" + p + ": " + e.getMessage(), e);
         }

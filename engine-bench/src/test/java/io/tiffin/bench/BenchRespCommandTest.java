@@ -65,7 +65,9 @@ class BenchRespCommandTest {
                 assertThat(Double.parseDouble(row.split(",")[5])).as(row).isPositive();
             }
             assertThat(printed.toString(StandardCharsets.UTF_8)).containsPattern("tiffin/redis GET +4KiB -P 1 : [0-9.]+x")
-                    .contains("load before: ", "load after: ", "warm-up 1/2 tiffin SET", "warm-up 2/2 tiffin GET");
+                    .contains("load before: ", "load after: ", "warm-up 1/2 tiffin SET", "warm-up 2/2 tiffin GET")
+                    .containsPattern("\\(tiffin: [0-9]+ of [0-9]+ lookups missed").containsPattern(
+                            "\\(redis: [0-9]+ of [0-9]+ lookups missed");
         } finally {
             System.setOut(stdout);
         }
