@@ -28,8 +28,9 @@ import picocli.CommandLine.Spec;
  * by {@code --port}) and against a {@code redis-server} started on a free port in the same run. Every case
  * (test, value size, pipeline) first runs unmeasured against Tiffin until it has served {@code --warmup} requests (the
  * JIT's warm-up, {@link #warmupFor}), then {@code --rounds} times against both (a measured run against Tiffin starts
- * once its store is empty again, {@link #awaitEmpty}), the target order alternating from round to round, each run after a FLUSHALL. Prints every
- * run, then the medians and Tiffin's ratio to Redis; {@code --csv} gets the medians, one row per target and
+ * once its store is empty again, {@link #awaitEmpty}), the target order alternating from round to round, each run
+ * after a FLUSHALL. Prints every run (with how many of its lookups missed on that server), then the medians and
+ * Tiffin's ratio to Redis; {@code --csv} gets the medians, one row per target and
  * case ({@code target,command,value_size,pipeline,clients,requests_per_sec,p50_ms,p99_ms}).
  *
  * <p>Not thread-safe: picocli fills one instance and runs it once.
@@ -212,7 +213,7 @@ final class BenchRespCommand implements Callable<Integer> {
      * 20,000, at most 24 GiB of values. HotSpot compiles a method with C2 after thousands of calls (its tier-4
      * thresholds: 5,000 calls, or 15,000 calls and loop iterations), and a request of a large value calls the
      * gateway's per-request path once: one run of 2,048 SETs of 1 MiB left the standalone at a third of its settled
-     * rate, which it reached after about 16,000 (docs/BENCHMARKS.md, "The gateway's warm-up").
+     * rate, which it reached after about 16,000 (docs/BENCHMARKS.md, "The gateway's warm-up, and GETs that missed").
      */
     int warmupFor(long size) {
         if (warmup > 0) {

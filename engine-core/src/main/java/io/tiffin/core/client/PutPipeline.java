@@ -360,9 +360,7 @@ final class PutPipeline {
                               io.tiffin.core.transport.proto.CommitRecord commit) {
         io.tiffin.core.local.LocalSegment same = sameHost.sameJvm(d);
         if (same != null) {
-            same.commit(d.mountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(commit.getKey(), d.offset(),
-                    commit.getSize(), commit.getVersion(), commit.getPutId(), commit.getHardPin(), commit.getSoftPin(),
-                    commit.getCrc32C(), commit.getYields(), commit.getExpireAtMs()));
+            same.commit(d.mountEpoch(), io.tiffin.core.local.SegmentLedger.Entry.of(commit, d.offset()));
         } else {
             slices.addCommit(byNode, k, d, commit.toBuilder().setOffset(d.offset()).build());
         }

@@ -9,11 +9,11 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The objects committed in one node segment, as their writers recorded them (the commit record of their last
- * write): key, offset, size, version, put id, pins, the object's CRC32C and its expiry deadline. With failover on, a node is the source of truth for
- * what its memory holds: a master that takes over (or restarts with {@code master.state-dir}) rebuilds its
- * objects from these records ({@code ATTACH_SEGMENT}). The master drops a record ({@code FORGET}) before it
- * reuses the object's space, so a record never names bytes that another object overwrote; a commit also
- * drops any record it overlaps.
+ * write): key, offset, size, version, put id, pins, the object's CRC32C and its expiry deadline. With failover on, a
+ * node is the source of truth for what its memory holds: a master that takes over (or restarts with {@code
+ * master.state-dir}) rebuilds its objects from these records ({@code ATTACH_SEGMENT}). The master drops a record
+ * ({@code FORGET}) before it reuses the object's space, so a record never names bytes that another object
+ * overwrote, and sets a record's deadline when its object's changes; a commit also drops any record it overlaps.
  *
  * <p>Thread-safe: every method is synchronized. {@link LocalSegment} moves its mount epoch under this
  * object's monitor, so a commit checked against the epoch and an epoch move with a snapshot are atomic with
@@ -39,6 +39,17 @@ public final class SegmentLedger {
         /** A record without a checksum or a deadline, of a put granted outside a recovery. */
         public Entry(String key, long offset, long size, long version, long putId, boolean hardPin, boolean softPin) {
             this(key, offset, size, version, putId, hardPin, softPin, 0, false, 0);
+        }
+
+        /** The entry of a writer's record {@code c} of the object at {@code offset}. */
+        public static Entry of(io.tiffin.core.transport.proto.CommitRecord c, long offset) {
+            return new Entry(c.getKey(), offset, c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(),
+                    c.getSoftPin(), c.getCrc32C(), c.getYields(), c.getExpireAtMs());
+        }
+
+        /** This entry with the expiry deadline {@code atMillis} (0 = none). */
+        public Entry withExpireAtMillis(long atMillis) {
+            return new Entry(key, offset, size, version, putId, hardPin, softPin, crc32c, yields, atMillis);
         }
     }
 
@@ -82,8 +93,7 @@ public final class SegmentLedger {
         if (e == null || e.version() != version) {
             return false;
         }
-        byOffset.put(offset, new Entry(e.key(), e.offset(), e.size(), e.version(), e.putId(), e.hardPin(), e.softPin(),
-                e.crc32c(), e.yields(), expireAtMillis));
+        byOffset.put(offset, e.withExpireAtMillis(expireAtMillis));
         return true;
     }
 

@@ -16,14 +16,14 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Takes a restored segment into service when its node attaches ({@code ATTACH_SEGMENT}): rebuilds the segment's
- * allocator from the objects the node reports (its {@code SegmentLedger}) and adds them to the object table, with
- * the version, put id, pins and expiry deadline their writers recorded. A key already known at a lower version (another node's
- * older copy) is replaced by the newer; a record older than the known version, or overlapping another, is dropped
- * and the node told to forget it. A put of the key started during the recovery, ended or not, yields to the record
- * (it was a put of an existing key; upserts, like removals, are refused until the recovery ends), and so does, at a
- * later takeover, the record such a put left ({@code CommitRecord.yields}) to any other record of its key, whatever
- * the versions. Recovered objects start leased for one {@code master.lease-ttl} (the previous master's leases are
- * unknown) and soft-pinned for a full soft-pin TTL if they were.
+ * allocator from the objects the node reports (its {@code SegmentLedger}) and adds them to the object table, with the
+ * version, put id, pins and expiry deadline their writers recorded (or a later EXPIRE set). A key already known at a
+ * lower version (another node's older copy) is replaced by the newer; a record older than the known version, or
+ * overlapping another, is dropped and the node told to forget it. A put of the key started during the recovery, ended
+ * or not, yields to the record (it was a put of an existing key; upserts, like removals, are refused until the recovery
+ * ends), and so does, at a later takeover, the record such a put left ({@code CommitRecord.yields}) to any other record
+ * of its key, whatever the versions. Recovered objects start leased for one {@code master.lease-ttl} (the previous
+ * master's leases are unknown) and soft-pinned for a full soft-pin TTL if they were.
  *
  * <p>Thread-safe: chunks are gathered under this object's monitor; the segment is taken into service under the
  * membership's mount monitor (lock order: membership → shard → segment).

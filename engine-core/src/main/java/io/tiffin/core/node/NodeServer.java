@@ -318,9 +318,7 @@ public final class NodeServer implements AutoCloseable {
                 // on one connection), so a master that takes over may recover it from here
                 var c = req.getCommit();
                 segment.slice(c.getOffset(), c.getSize()); // bounds
-                segment.commit(req.getMountEpoch(), new io.tiffin.core.local.SegmentLedger.Entry(c.getKey(),
-                        c.getOffset(), c.getSize(), c.getVersion(), c.getPutId(), c.getHardPin(), c.getSoftPin(),
-                        c.getCrc32C(), c.getYields(), c.getExpireAtMs()));
+                segment.commit(req.getMountEpoch(), io.tiffin.core.local.SegmentLedger.Entry.of(c, c.getOffset()));
             }
             responder.ok(Empty.getDefaultInstance());
         }, null, this::writeDestination);
