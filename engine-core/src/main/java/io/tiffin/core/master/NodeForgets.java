@@ -133,17 +133,6 @@ final class NodeForgets implements AutoCloseable {
                 : CompletableFuture.allOf(mine.toArray(CompletableFuture[]::new));
     }
 
-    /** Forgets queued and not yet done, over all segments. */
-    int pending() {
-        int n = 0;
-        for (Queue q : queues.values()) {
-            synchronized (q) {
-                n += q.items.size();
-            }
-        }
-        return n;
-    }
-
     private void schedule(MountedSegment segment, Queue q, long delayMillis) {
         try {
             senders.schedule(() -> send(segment, q), delayMillis, TimeUnit.MILLISECONDS);
