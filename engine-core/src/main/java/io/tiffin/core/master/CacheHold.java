@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -7,13 +8,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * a force-removed object through a location it cached ({@link ObjectMetadata#cachedUntilMillis}). The
  * caller reports the removal only after it ({@link MasterService#millisUntil}), so a get that starts after
  * the removal returned finds nothing, cached or not; until then puts of the key are refused with
- * OBJECT_HAS_LEASE.
+ * OBJECT_HAS_LEASE. A PutEnd's hold also collects the node records it changed ({@link #awaitRecords}: a KEEPTTL
+ * replacement's deadline that moved during its put), which its answer waits for as well.
  *
  * <p>Thread-safe.
  */
 public final class CacheHold {
     private final AtomicLong untilMillis = new AtomicLong();
     private final long owner;
+    /** What the nodes' records must have before the answer (null = nothing); guarded by this. */
+    private CompletableFuture<Void> records;
 
     /** For a removal by an unknown client: every cache's locations are waited for. */
     public CacheHold() {
@@ -41,5 +45,18 @@ public final class CacheHold {
     /** The instant (master ms) to wait for; 0 = none. */
     public long untilMillis() {
         return untilMillis.get();
+    }
+
+    /** The call may be reported only once {@code recorded} completes too: the nodes' records have a change it made. */
+    synchronized void awaitRecords(CompletableFuture<Void> recorded) {
+        records = records == null ? recorded : CompletableFuture.allOf(records, recorded);
+    }
+
+    /**
+     * What the call waits for besides the instant: {@code other} (null = nothing) and the records it made; null if
+     * neither. Fails as either fails.
+     */
+    public synchronized CompletableFuture<?> awaited(CompletableFuture<?> other) {
+        return records == null ? other : other == null ? records : CompletableFuture.allOf(other, records);
     }
 }

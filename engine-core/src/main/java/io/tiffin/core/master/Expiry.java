@@ -113,7 +113,7 @@ final class Expiry {
      * With failover on, has the nodes of {@code m}'s memory replicas set its new deadline in their records, so a master
      * that takes over keeps it (the EXPIRE answers once they have: {@link MasterService#collectForgets}).
      */
-    private static void recordDeadline(ObjectMetadata m) {
+    static void recordDeadline(ObjectMetadata m) {
         for (ReplicaRecord r : m.replicas()) {
             r.recordDeadline(m.version, m.expireAtMillis);
         }

@@ -390,7 +390,7 @@ public final class MasterRpcService implements InProcessMaster {
             }
             throwIfFailed(ended, req.getKey());
             return new Held(Empty.getDefaultInstance(), Math.max(master.restartGuardUntilMillis(), hold.untilMillis()),
-                    recoveryWait());
+                    hold.awaited(recoveryWait()));
         });
         bind(server, inline, Opcode.PUT_REVOKE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
@@ -435,7 +435,7 @@ public final class MasterRpcService implements InProcessMaster {
             CacheHold hold = new CacheHold(req.getCacheOwner());
             return new Held(codes(master.batchPutEnd(r.peer().writer(req.getClientId()), req.getKeysList(),
                     req.getCrc32CsList(), hold)),
-                    Math.max(master.restartGuardUntilMillis(), hold.untilMillis()), recoveryWait());
+                    Math.max(master.restartGuardUntilMillis(), hold.untilMillis()), hold.awaited(recoveryWait()));
         });
         bind(server, inline, Opcode.BATCH_PUT_REVOKE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());

@@ -104,7 +104,7 @@ public final class MasterService {
         expiry = new Expiry(table, removal, ticker);
         ssdTier = new SsdTierService(tier, table);
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
-                deadlines, recovery::active);
+                deadlines, recovery::active, this::collectForgets);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
         attachment = new SegmentAttachment(segments, table, removal, recovery, settings, ticker, this::term);
         evictor = new Evictor(settings, table, segments, placement, quarantine, tier,

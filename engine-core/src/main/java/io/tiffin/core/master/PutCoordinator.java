@@ -12,6 +12,8 @@ import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -46,10 +48,17 @@ final class PutCoordinator {
     private final PutDeadlines deadlines;
     /** Whether the master recovers objects from its nodes: a put granted then yields ({@link PutGrant#yields}). */
     private final java.util.function.BooleanSupplier recovering;
+    /**
+     * Runs what it is given and returns when the nodes' records have what it changed (null: no failover, nothing to
+     * wait for): {@link MasterService#collectForgets}.
+     */
+    private final Function<Runnable, CompletableFuture<Void>> records;
 
     PutCoordinator(MasterSettings settings, ObjectTable table, ReplicaPlacement placement, Removal removal,
                    Expiry expiry, TierCoordinator tier, Quarantine quarantine, MasterCounters counters, Ticker ticker,
-                   PutDeadlines deadlines, java.util.function.BooleanSupplier recovering) {
+                   PutDeadlines deadlines, java.util.function.BooleanSupplier recovering,
+                   Function<Runnable, CompletableFuture<Void>> records) {
+        this.records = records;
         this.deadlines = deadlines;
         this.recovering = recovering;
         this.expiry = expiry;
@@ -295,6 +304,22 @@ final class PutCoordinator {
         return true;
     }
 
+    /**
+     * A KEEPTTL replacement ({@code m}, swapped in and complete) took the replaced object's deadline as it was at its
+     * PutEnd ({@link #swapIn}); its writer recorded the one granted at PutStart with it on the nodes. If an EXPIRE or
+     * PERSIST moved it in between ({@code granted} differs), the nodes' records get the new one too (failover on), and
+     * the PutEnd answers once they have it ({@code hold}).
+     */
+    private void recordKeptDeadline(ObjectMetadata m, long granted, CacheHold hold) {
+        if (m.expireAtMillis == granted) {
+            return;
+        }
+        CompletableFuture<Void> recorded = records.apply(() -> Expiry.recordDeadline(m));
+        if (recorded != null && hold != null) {
+            hold.awaitRecords(recorded);
+        }
+    }
+
     private void preemptStuckPut(MetadataShard shard, ObjectMetadata stuck) {
         removal.preempt(shard, stuck, stuck.putStartMillis() + settings.putTimeout().toMillis());
         shard.putEnded(stuck);
@@ -325,7 +350,9 @@ final class PutCoordinator {
     private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, int crc32c, long now,
                                    CacheHold hold) {
         ObjectMetadata pending = shard.replacement(key);
+        long grantedDeadline = -1; // a KEEPTTL replacement's deadline as its PutStart granted it; -1 = none
         if (pending != null && pending.writerId.equals(clientId)) {
+            grantedDeadline = pending.keepTtl() ? pending.expireAtMillis : -1;
             pending.dropDeadReplicas();
             if (pending.replicas().isEmpty()) {
                 shard.endReplacement(key);
@@ -373,6 +400,9 @@ final class PutCoordinator {
             m.softPinUntil(now + settings.softPinTtl().toMillis());
         }
         tier.writeThrough(m);
+        if (grantedDeadline >= 0) {
+            recordKeptDeadline(m, grantedDeadline, hold);
+        }
         return ErrorCode.OK;
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.netty.buffer.Unpooled;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
@@ -13,6 +14,17 @@ import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.FailoverSettings;
 import io.tiffin.core.master.MasterServer;
 import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.transport.Messages;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClientPool;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.CommitRecord;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.KeyRequest;
+import io.tiffin.core.transport.proto.PutStartReply;
+import io.tiffin.core.transport.proto.PutStartRequest;
+import io.tiffin.core.transport.proto.Replica;
 import io.tiffin.core.util.Ticker;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -280,6 +292,62 @@ class MasterRecoveryTest {
             }
             if (stays != null) {
                 stays.close();
+            }
+            master.close();
+        }
+    }
+
+    @Test
+    void aKeptDeadlineThatAnExpireMovedDuringTheReplacementComesBackFromTheRecords() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        MasterServer master = startMaster(port);
+        NodeServer node = null;
+        try (TransportClientPool writer = new TransportClientPool("keepttl-writer", TransportSettings.defaults(),
+                "keepttl-writer")) {
+            node = NodeServer.start(NodeServer.Options.builder(address).nodeId("n").segmentSize(16 * MiB)
+                    .pingInterval(Duration.ofMillis(200)).build());
+            MasterServer first = master;
+            await().atMost(Duration.ofSeconds(30)).until(() -> first.service().liveNodes().size() == 1);
+            byte[] replacement = value("kept again");
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("kept", value("kept"), PutOptions.DEFAULT.withTtlMillis(600_000));
+                // a writer in the middle of a KEEPTTL replacement (the gateway's SET ... KEEPTTL): granted, not ended
+                PutStartReply grant = writer.get(address).callSync(Opcode.PUT_START, PutStartRequest.newBuilder()
+                        .setClientId("keepttl-writer").setKey("kept").setSize(replacement.length).setPutId(7)
+                        .setOptions(Messages.toMsg(PutOptions.DEFAULT.withUpsert(true).withKeepTtl(true))).build(),
+                        PutStartReply.parser());
+                assertThat(grant.getCommitOnNodes()).isTrue();
+                assertThat(grant.getExpireAtMs()).as("the replaced object's deadline, as it is at PutStart")
+                        .isGreaterThan(System.currentTimeMillis() + 500_000);
+                assertThat(c.expire("kept", 60_000)).isTrue(); // moves the deadline the replacement keeps
+                // the writer records what it was granted with the bytes, then ends the put
+                int crc = io.tiffin.core.util.Crc32c.of(java.lang.foreign.MemorySegment.ofArray(replacement));
+                for (Replica r : grant.getReplicasList()) {
+                    CommitRecord commit = CommitRecord.newBuilder().setKey("kept").setSize(replacement.length)
+                            .setVersion(grant.getVersion()).setPutId(7).setOffset(r.getOffset()).setCrc32C(crc)
+                            .setExpireAtMs(grant.getExpireAtMs()).build();
+                    writer.get(r.getEndpoint()).call(Opcode.DATA_WRITE, Messages.withGrant(DataRequest.newBuilder()
+                            .setSegment(r.getSegment()).setOffset(r.getOffset()).setLength(replacement.length)
+                            .setMountEpoch(r.getMountEpoch()).setCommit(commit), Messages.fromMsg(r)).build(),
+                            Unpooled.wrappedBuffer(replacement)).join().release();
+                }
+                writer.get(address).callSync(Opcode.PUT_END, KeyRequest.newBuilder().setClientId("keepttl-writer")
+                        .setKey("kept").setCrc32C(crc).build(), Empty.parser());
+                assertThat(c.ttlMillis("kept")).isPositive().isLessThanOrEqualTo(60_000);
+            }
+            master.close();
+            master = startMaster(port);
+            MasterServer second = master;
+            await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                assertThat(c.get("kept")).isEqualTo(replacement);
+                assertThat(c.ttlMillis("kept")).as("the deadline the EXPIRE set, not the one granted at PutStart")
+                        .isPositive().isLessThanOrEqualTo(60_000);
+            }
+        } finally {
+            if (node != null) {
+                node.close();
             }
             master.close();
         }
