@@ -112,6 +112,34 @@ class BenchRespCommandTest {
                 .hasMessageContaining("give --requests a larger number");
     }
 
+    /** redis-server's {@code used_memory} never reaches 0 (its own structures): the wait ends at its bound, saying so. */
+    @Test
+    void theWaitForAnEmptyStoreEndsAtItsBoundWithAWarning() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        Process redis = new ProcessBuilder(REDIS_SERVER.toString(), "--port", Integer.toString(port), "--bind",
+                "127.0.0.1", "--save", "", "--appendonly", "no").redirectErrorStream(true)
+                .redirectOutput(dir.resolve("redis.log").toFile()).start();
+        PrintStream stdout = System.out;
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        try {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).ignoreExceptions()
+                    .until(() -> BenchRespCommand.infoField("127.0.0.1", port, "memory", "used_memory") > 0);
+            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+            long waited = BenchRespCommand.awaitEmpty("127.0.0.1", port, 300);
+            System.setOut(stdout);
+            assertThat(waited).isGreaterThanOrEqualTo(300);
+            assertThat(printed.toString(StandardCharsets.UTF_8)).containsPattern(
+                    "\\(warning: [0-9]+ bytes still used [0-9]+ ms after FLUSHALL; the run starts anyway\\)");
+        } finally {
+            System.setOut(stdout);
+            redis.destroy();
+            redis.waitFor();
+        }
+    }
+
     @Test
     void withoutAnInstallationOrAPortItSaysWhatToPass() {
         StringWriter err = new StringWriter();
