@@ -45,19 +45,18 @@ final class Expiry {
 
     private final ObjectTable table;
     private final Removal removal;
+    private final TierCoordinator tier;
     private final Ticker ticker;
-    /** Whether any object ever got a deadline: until then {@link #sweep} has nothing to look for. */
-    private volatile boolean used;
 
-    Expiry(ObjectTable table, Removal removal, Ticker ticker) {
+    Expiry(ObjectTable table, Removal removal, TierCoordinator tier, Ticker ticker) {
         this.table = table;
         this.removal = removal;
+        this.tier = tier;
         this.ticker = ticker;
     }
 
     /** The deadline for a time to live given at {@code now}: never 0 (which means none), never overflowing. */
     long deadline(long now, long ttlMillis) {
-        used = true;
         return Math.max(1, ttlMillis > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + ttlMillis);
     }
 
@@ -110,13 +109,15 @@ final class Expiry {
     }
 
     /**
-     * With failover on, has the nodes of {@code m}'s memory replicas set its new deadline in their records, so a master
-     * that takes over keeps it (the EXPIRE answers once they have: {@link MasterService#collectForgets}).
+     * With failover on, has the nodes of {@code m}'s memory replicas set its new deadline in their records, and those
+     * of its SSD copies report it with them, so a master that takes over keeps it (the EXPIRE answers once they have:
+     * {@link MasterService#collectForgets}).
      */
-    static void recordDeadline(ObjectMetadata m) {
+    void recordDeadline(ObjectMetadata m) {
         for (ReplicaRecord r : m.replicas()) {
             r.recordDeadline(m.version, m.expireAtMillis);
         }
+        tier.recordDiskDeadlines(m);
     }
 
     private static boolean holds(int condition, long before, long ttlMillis) {
@@ -135,8 +136,8 @@ final class Expiry {
      * that have passed only ({@link ObjectTable#passedDeadlines}), not the table.
      */
     int sweep() {
-        if (!used) {
-            return 0;
+        if (table.expiringCount() == 0) {
+            return 0; // no object has a deadline (also those recovered from the nodes' records count)
         }
         long now = ticker.millis();
         int reaped = 0;

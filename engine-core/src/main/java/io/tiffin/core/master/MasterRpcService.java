@@ -568,15 +568,7 @@ public final class MasterRpcService implements InProcessMaster {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
             actForNode(r, req.getNodeId(), "REPORT_DISK_OBJECTS");
             limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
-            List<String> keys = new java.util.ArrayList<>(req.getObjectsCount());
-            List<Long> sizes = new java.util.ArrayList<>(req.getObjectsCount());
-            List<Long> versions = new java.util.ArrayList<>(req.getObjectsCount());
-            for (var o : req.getObjectsList()) {
-                keys.add(o.getKey());
-                sizes.add(o.getSize());
-                versions.add(o.getVersion());
-            }
-            master.ssdTier().reportDiskObjects(req.getNodeId(), keys, sizes, versions);
+            master.ssdTier().reportDiskObjects(req.getNodeId(), req.getObjectsList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {

@@ -101,7 +101,7 @@ public final class MasterService {
         recoveryGate = new RecoveryGate(recovery);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
-        expiry = new Expiry(table, removal, ticker);
+        expiry = new Expiry(table, removal, tier, ticker);
         ssdTier = new SsdTierService(tier, table);
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
                 deadlines, recovery::active, this::collectForgets);

@@ -325,6 +325,17 @@ final class MountedSegment implements SegmentView {
         }
     }
 
+    /**
+     * With failover on, has this segment's node report its SSD copy of {@code key} with the deadline {@code
+     * expireAtMillis} from now on (the object's deadline changed after the copy was written); nothing without.
+     */
+    void recordDiskDeadline(String key, long expireAtMillis) {
+        NodeForgets f = forgets;
+        if (f != null) {
+            f.setDiskDeadline(this, key, expireAtMillis);
+        }
+    }
+
     /** Frees handles whose records the node has dropped ({@link NodeForgets}). */
     synchronized void freeForgotten(long[] handles, int count) {
         if (status == SegmentStatus.UNMOUNTING) {

@@ -42,9 +42,11 @@ final class NodeForgets implements AutoCloseable {
 
     /**
      * A record to drop (then {@code handle} to free; &lt; 0: none), or, with {@code deadline} &ge; 0, a record whose
-     * expiry deadline becomes {@code deadline} (0 = none; no handle).
+     * expiry deadline becomes {@code deadline} (0 = none; no handle), or with {@code diskKey} too, the SSD copy of
+     * that key on the segment's node.
      */
-    private record Item(long handle, long offset, long version, CompletableFuture<Void> done, long deadline) {
+    private record Item(long handle, long offset, long version, CompletableFuture<Void> done, long deadline,
+                        String diskKey) {
         boolean forgets() {
             return deadline < 0;
         }
@@ -83,7 +85,7 @@ final class NodeForgets implements AutoCloseable {
                             f -> f.skip(1).limit(4).map(x -> x.getClassName().substring(x.getClassName()
                                     .lastIndexOf('.') + 1) + "." + x.getMethodName()).toList()));
         }
-        enqueue(segment, handle, offset, version, -1);
+        enqueue(segment, handle, offset, version, -1, null);
     }
 
     /**
@@ -91,10 +93,19 @@ final class NodeForgets implements AutoCloseable {
      * {@code expireAtMillis} (0 = none), after the segment's forgets queued before it.
      */
     void setDeadline(MountedSegment segment, long offset, long version, long expireAtMillis) {
-        enqueue(segment, -1, offset, version, Math.max(0, expireAtMillis));
+        enqueue(segment, -1, offset, version, Math.max(0, expireAtMillis), null);
     }
 
-    private void enqueue(MountedSegment segment, long handle, long offset, long version, long deadline) {
+    /**
+     * Queues the change of the expiry deadline that the node of {@code segment} reports with its SSD copy of {@code
+     * key} to {@code expireAtMillis} (0 = none).
+     */
+    void setDiskDeadline(MountedSegment segment, String key, long expireAtMillis) {
+        enqueue(segment, -1, -1, -1, Math.max(0, expireAtMillis), key);
+    }
+
+    private void enqueue(MountedSegment segment, long handle, long offset, long version, long deadline,
+                         String diskKey) {
         List<CompletableFuture<Void>> scope = collecting.get();
         CompletableFuture<Void> done = null;
         if (scope != null) {
@@ -104,7 +115,7 @@ final class NodeForgets implements AutoCloseable {
         Queue q = queues.computeIfAbsent(segment, s -> new Queue());
         boolean start;
         synchronized (q) {
-            q.items.add(new Item(handle, offset, version, done, deadline));
+            q.items.add(new Item(handle, offset, version, done, deadline, diskKey));
             start = !q.inFlight;
             q.inFlight = true;
         }
@@ -162,6 +173,8 @@ final class NodeForgets implements AutoCloseable {
         for (Item i : batch) {
             if (i.forgets()) {
                 req.addOffsets(i.offset()).addVersions(i.version());
+            } else if (i.diskKey() != null) {
+                req.addDiskDeadlineKeys(i.diskKey()).addDiskDeadlines(i.deadline());
             } else {
                 req.addDeadlineOffsets(i.offset()).addDeadlineVersions(i.version()).addDeadlines(i.deadline());
             }

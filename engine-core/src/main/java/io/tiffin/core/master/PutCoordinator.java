@@ -314,7 +314,7 @@ final class PutCoordinator {
         if (m.expireAtMillis == granted) {
             return;
         }
-        CompletableFuture<Void> recorded = records.apply(() -> Expiry.recordDeadline(m));
+        CompletableFuture<Void> recorded = records.apply(() -> expiry.recordDeadline(m));
         if (recorded != null && hold != null) {
             hold.awaitRecords(recorded);
         }

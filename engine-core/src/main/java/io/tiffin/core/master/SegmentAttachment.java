@@ -186,8 +186,8 @@ final class SegmentAttachment {
         o.version = c.getVersion();
         o.putId = c.getPutId();
         o.crc32c = c.getCrc32C();
-        // the put's deadline (a passed one too: the expiry sweep then takes the object as any expired one, and no
-        // read finds it meanwhile); one set after the put (EXPIRE) is not in the record
+        // the put's deadline, or the one a later EXPIRE or PERSIST set (a passed one too: the expiry sweep then takes
+        // the object as any expired one, and no read finds it meanwhile)
         o.expireAtMillis = c.getExpireAtMs();
         o.complete();
         o.recovered = true;

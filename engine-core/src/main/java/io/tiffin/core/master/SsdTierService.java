@@ -59,7 +59,7 @@ public final class SsdTierService {
      * @throws TiffinException {@code SEGMENT_NOT_FOUND} when the node has no registered SSD tier
      */
     public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes) {
-        tier.reportDiskObjects(nodeId, keys, sizes, List.of());
+        tier.reportDiskObjects(nodeId, keys, sizes, List.of(), List.of());
     }
 
     /**
@@ -68,7 +68,27 @@ public final class SsdTierService {
      * of that version gets the copy.
      */
     public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
-        tier.reportDiskObjects(nodeId, keys, sizes, versions);
+        tier.reportDiskObjects(nodeId, keys, sizes, versions, List.of());
+    }
+
+    /**
+     * As {@link #reportDiskObjects(String, List, List, List)} for a node's report: each copy with its version and
+     * the expiry deadline it was written with (or a later EXPIRE set), which an object known only from its SSD copy
+     * keeps after a takeover.
+     */
+    public void reportDiskObjects(String nodeId, List<io.tiffin.core.transport.proto.DiskObject> copies) {
+        int n = copies.size();
+        List<String> keys = new java.util.ArrayList<>(n);
+        List<Long> sizes = new java.util.ArrayList<>(n);
+        List<Long> versions = new java.util.ArrayList<>(n);
+        List<Long> deadlines = new java.util.ArrayList<>(n);
+        for (var c : copies) {
+            keys.add(c.getKey());
+            sizes.add(c.getSize());
+            versions.add(c.getVersion());
+            deadlines.add(c.getExpireAtMs());
+        }
+        tier.reportDiskObjects(nodeId, keys, sizes, versions, deadlines);
     }
 
     /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */

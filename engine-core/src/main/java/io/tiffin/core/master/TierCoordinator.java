@@ -62,6 +62,25 @@ final class TierCoordinator {
         return settings;
     }
 
+    /**
+     * With failover on, has the nodes holding SSD copies of {@code m} report them with its current deadline from now
+     * on (it changed after they were written), so a master that takes over keeps it for an object known only from
+     * them. Caller holds the shard lock.
+     */
+    void recordDiskDeadlines(ObjectMetadata m) {
+        for (DiskReplica d : m.diskReplicas()) {
+            recordDiskDeadline(d.nodeId(), m);
+        }
+    }
+
+    private void recordDiskDeadline(String nodeId, ObjectMetadata m) {
+        List<String> names = segments.segmentNamesOf(nodeId); // its FORGETs go to its data plane, in order
+        MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
+        if (s != null) {
+            s.recordDiskDeadline(m.key, m.expireAtMillis);
+        }
+    }
+
     /** Bytes of SSD capacity registered by live nodes. */
     long ssdCapacityBytes() {
         return tier.capacityBytes();
@@ -125,13 +144,15 @@ final class TierCoordinator {
      * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
      * offload its memory replicas are freed now (kept until the lease ends if it is being read).
      */
-    void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
+    void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions,
+                           List<Long> deadlines) {
         StorageTier.NodeInfo node = storageNode(nodeId);
         long now = ticker.millis();
         table.forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
             long size = sizes.get(i);
             long version = versions.isEmpty() ? 0 : versions.get(i);
+            long deadline = deadlines.isEmpty() ? 0 : deadlines.get(i);
             if (table.validateKey(key) != ErrorCode.OK || size <= 0) {
                 return;
             }
@@ -153,6 +174,9 @@ final class TierCoordinator {
                 }
                 m.leaseTimeoutMillis = now;
                 table.insert(shard, m);
+                if (version > 0 && deadline > 0) {
+                    table.setDeadline(m, deadline); // passed meanwhile: expired at once, as a memory record's
+                }
             } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending() && nodeId.equals(m.taskNode()))
                     && !(m.recovered && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
@@ -173,6 +197,9 @@ final class TierCoordinator {
                 m.addDiskReplica(new DiskReplica(table.nextReplicaId(), nodeId, node.endpoint(), size));
                 diskIndex.add(nodeId, m.key);
                 ssdBytes.addAndGet(size);
+            }
+            if (version == m.version && deadline != m.expireAtMillis) {
+                recordDiskDeadline(nodeId, m); // moved while the copy was written (an EXPIRE during its offload)
             }
             if (m.offloadPending() && nodeId.equals(m.taskNode())) {
                 m.endOffload();
@@ -229,7 +256,7 @@ final class TierCoordinator {
             if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
                 OffloadTask task = OffloadTask.newBuilder()
                         .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
-                        .setVersion(m.version).setCrc32C(m.crc32c).build();
+                        .setVersion(m.version).setCrc32C(m.crc32c).setExpireAtMs(m.expireAtMillis).build();
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
                     m.startOffload(r.segment.nodeId(), ticker.millis());
                     deadlines.taskStarted(m.key, m.taskStartMillis());

@@ -340,6 +340,9 @@ public final class NodeServer implements AutoCloseable {
             if (tier() != null && req.getDiskKeysCount() > 0) {
                 tier().forgetDiskCopies(req.getDiskKeysList());
             }
+            if (tier() != null && req.getDiskDeadlineKeysCount() > 0) {
+                tier().setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList());
+            }
             responder.ok(Empty.getDefaultInstance());
         }, null);
         long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame

@@ -1,5 +1,7 @@
 package io.tiffin.core.node;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.core.local.LocalSegment;
@@ -64,10 +66,11 @@ final class NodeStorageTier implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean pollInFlight = new AtomicBoolean();
     /**
-     * The version of each SSD copy this process wrote (from its offload task), reported with the copy so a master
-     * that takes over keeps the object's version; copies of a previous run report 0 (unknown).
+     * What this process was told of each SSD copy it wrote: the object's version and expiry deadline (from its
+     * offload task, the deadline also from later FORGETs), reported with the copy so a master that takes over keeps
+     * them; copies of a previous run report 0 for both (unknown, none).
      */
-    private final java.util.concurrent.ConcurrentHashMap<String, Long> diskVersions =
+    private final java.util.concurrent.ConcurrentHashMap<String, DiskObject> diskCopies =
             new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
@@ -85,14 +88,14 @@ final class NodeStorageTier implements AutoCloseable {
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
         this.reads = new SsdReadService(backend, notices, io, transport.limits(), transport.maxFrameSize());
-        this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, diskVersions);
+        this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, diskCopies);
         this.promotions = new PromotionWorker(nodeId, backend, segment, master, peers);
         backend.listener(new StorageListener() {
             @Override
             public void evicting(List<String> keys) {
                 // Called under the backend's write lock: only queue; the offload worker tells the master.
                 notices.queue(keys, false);
-                diskVersions.keySet().removeAll(keys);
+                diskCopies.keySet().removeAll(keys);
             }
 
             @Override
@@ -115,8 +118,9 @@ final class NodeStorageTier implements AutoCloseable {
             reports.register(backend.capacityBytes());
             List<DiskObject> batch = new ArrayList<>();
             backend.scan((key, size) -> {
-                batch.add(DiskObject.newBuilder().setKey(key).setSize(size)
-                        .setVersion(diskVersions.getOrDefault(key, 0L)).build());
+                DiskObject known = diskCopies.get(key);
+                batch.add(known != null && known.getSize() == size ? known
+                        : DiskObject.newBuilder().setKey(key).setSize(size).build());
                 if (batch.size() == 1000) {
                     reports.held(batch);
                     total[0] += batch.size();
@@ -170,9 +174,24 @@ final class NodeStorageTier implements AutoCloseable {
     }
 
     /** Deletes SSD copies of objects the master removed ({@code FORGET}; task-poll deletes). Never blocks. */
+    /**
+     * The objects of these SSD copies ({@code keys}) have new expiry deadlines ({@code deadlines}, parallel; 0 =
+     * none): reported with the copies from now on. Copies this process did not write are left as they are.
+     */
+    void setDiskDeadlines(List<String> keys, List<Long> deadlines) {
+        if (keys.size() != deadlines.size()) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "FORGET names "
+                    + keys.size() + " SSD copies and " + deadlines.size() + " deadlines; send one deadline per copy");
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            long deadline = deadlines.get(i);
+            diskCopies.computeIfPresent(keys.get(i), (k, o) -> o.toBuilder().setExpireAtMs(deadline).build());
+        }
+    }
+
     void forgetDiskCopies(List<String> keys) {
         List<String> deletes = List.copyOf(keys);
-        diskVersions.keySet().removeAll(deletes);
+        diskCopies.keySet().removeAll(deletes);
         io.execute(() -> {
             try {
                 backend.removeAll(deletes);
@@ -185,7 +204,7 @@ final class NodeStorageTier implements AutoCloseable {
     private void accept(TaskPollReply reply) {
         if (reply.getDeletesCount() > 0) {
             List<String> deletes = List.copyOf(reply.getDeletesList());
-            diskVersions.keySet().removeAll(deletes);
+            diskCopies.keySet().removeAll(deletes);
             io.execute(() -> {
                 try {
                     backend.removeAll(deletes);

@@ -57,13 +57,13 @@ final class OffloadWorker implements AutoCloseable {
     final LongAdder offloaded = new LongAdder();
     final LongAdder failures = new LongAdder();
 
-    /** Versions of the copies written (see {@code NodeStorageTier}); shared with the tier. */
-    private final java.util.Map<String, Long> diskVersions;
+    /** What the node knows of the copies written (see {@code NodeStorageTier}); shared with the tier. */
+    private final java.util.Map<String, DiskObject> diskCopies;
 
     OffloadWorker(String nodeId, StorageBackend backend, LocalSegment segment, DiskReports reports,
-                  EvictionNotices notices, java.util.Map<String, Long> diskVersions) {
+                  EvictionNotices notices, java.util.Map<String, DiskObject> diskCopies) {
         this.nodeId = nodeId;
-        this.diskVersions = diskVersions;
+        this.diskCopies = diskCopies;
         this.backend = backend;
         this.segment = segment;
         this.reports = reports;
@@ -163,9 +163,10 @@ final class OffloadWorker implements AutoCloseable {
                 notices.forget(objects.keySet());
                 for (OffloadTask t : tasks) {
                     if (objects.containsKey(t.getKey())) {
-                        diskVersions.put(t.getKey(), t.getVersion());
-                        written.add(DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize())
-                                .setVersion(t.getVersion()).build());
+                        DiskObject copy = DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize())
+                                .setVersion(t.getVersion()).setExpireAtMs(t.getExpireAtMs()).build();
+                        diskCopies.put(t.getKey(), copy);
+                        written.add(copy);
                     }
                 }
             }

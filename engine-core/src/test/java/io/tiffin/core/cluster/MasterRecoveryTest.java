@@ -186,8 +186,12 @@ class MasterRecoveryTest {
         }
     }
 
+    /**
+     * Even keys are put with a time to live, and some odd ones get one from an EXPIRE once on SSD: objects known only
+     * from their SSD copies come back with their deadlines too.
+     */
     @Test
-    void objectsKnownOnlyFromSsdComeBackWithTheirVersions() throws IOException {
+    void objectsKnownOnlyFromSsdComeBackWithTheirVersionsAndDeadlines() throws IOException {
         int port = freePort();
         String address = "127.0.0.1:" + port;
         Map<String, String> tier = Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.5",
@@ -202,12 +206,16 @@ class MasterRecoveryTest {
                 Map<String, Long> versions = new HashMap<>();
                 try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
                     for (int i = 0; i < 40; i++) {
-                        c.put("obj-" + i, TestCluster.randomBytes((int) MiB / 2 + i, i));
+                        c.put("obj-" + i, TestCluster.randomBytes((int) MiB / 2 + i, i),
+                                i % 2 == 0 ? PutOptions.DEFAULT.withTtlMillis(600_000) : PutOptions.DEFAULT);
                     }
                     MasterServer first = master;
                     await().atMost(Duration.ofSeconds(30)).until(() -> first.service().counters().offloads() > 10);
                     for (int i = 0; i < 40; i++) {
                         versions.put("obj-" + i, c.locate("obj-" + i).orElseThrow().version());
+                    }
+                    for (int i = 1; i < 12; i += 2) { // the first puts: on SSD only by now, most of them
+                        assertThat(c.expire("obj-" + i, 60_000)).isTrue(); // answered once the node has it too
                     }
                 }
                 master.close();
@@ -216,6 +224,7 @@ class MasterRecoveryTest {
                 try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
                     await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
                     int ssdOnly = 0;
+                    int ssdOnlyWithDeadline = 0;
                     for (int i = 0; i < 40; i++) {
                         String key = "obj-" + i;
                         // an object only on SSD comes back when the node registers its tier, right after attaching
@@ -223,11 +232,21 @@ class MasterRecoveryTest {
                         var loc = c.locate(key).orElseThrow();
                         assertThat(loc.version()).as(key).isEqualTo(versions.get(key));
                         assertThat(c.get(key)).as(key).isEqualTo(TestCluster.randomBytes((int) MiB / 2 + i, i));
+                        long ttl = c.ttlMillis(key);
+                        if (i % 2 == 0) {
+                            assertThat(ttl).as("%s: its put's deadline", key).isPositive().isLessThanOrEqualTo(600_000);
+                        } else if (i < 12) {
+                            assertThat(ttl).as("%s: the EXPIRE's deadline", key).isPositive().isLessThanOrEqualTo(60_000);
+                        } else {
+                            assertThat(ttl).as("%s: no deadline", key).isEqualTo(-1);
+                        }
                         if (loc.replicas().stream().noneMatch(r -> r.type() == io.tiffin.api.ReplicaType.MEMORY)) {
                             ssdOnly++;
+                            ssdOnlyWithDeadline += ttl > 0 ? 1 : 0;
                         }
                     }
                     assertThat(ssdOnly).as("objects known only from their SSD copies").isPositive();
+                    assertThat(ssdOnlyWithDeadline).as("of them, objects with a deadline").isPositive();
                 }
             } finally {
                 node.close();

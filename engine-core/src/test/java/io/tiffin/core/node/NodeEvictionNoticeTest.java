@@ -9,11 +9,14 @@ import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageBackendFactory;
 import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportClientPool;
 import io.tiffin.core.transport.TransportServer;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.DiskEvicted;
+import io.tiffin.core.transport.proto.DiskObject;
 import io.tiffin.core.transport.proto.DiskObjectsReport;
 import io.tiffin.core.transport.proto.Empty;
+import io.tiffin.core.transport.proto.ForgetRequest;
 import io.tiffin.core.transport.proto.OffloadTask;
 import io.tiffin.core.transport.proto.PingReply;
 import io.tiffin.core.transport.proto.TaskPollReply;
@@ -35,7 +38,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * How a node tells the master about SSD copies its backend dropped ({@code EVICT_DISK_REPLICA}): later,
+ * What a node reports of an SSD copy it wrote (its object's version and deadline, as the offload task gave them),
+ * and that a FORGET's deadline changes for its copies are checked. And how a node tells the master about SSD copies
+ * its backend dropped ({@code EVICT_DISK_REPLICA}): later,
  * from its own thread, retried until the master takes them, and never after a newer copy of the same key
  * was reported (the master knows a copy only by node and key, so such a notice would drop the new copy).
  *
@@ -56,6 +61,8 @@ class NodeEvictionNoticeTest {
     private final AtomicInteger refusedNotices = new AtomicInteger();
     private final AtomicLong markers = new AtomicLong();
     private final ManualTicker ticker = new ManualTicker();
+    /** The last report of each key. */
+    private final Map<String, DiskObject> reported = new ConcurrentHashMap<>();
     private TransportServer master;
     private NodeServer node;
 
@@ -77,7 +84,10 @@ class NodeEvictionNoticeTest {
             out.ok(reply.build());
         }, null);
         master.register(Opcode.REPORT_DISK_OBJECTS, (r, out) -> {
-            r.parseControl(DiskObjectsReport.parser()).getObjectsList().forEach(o -> told.add("report " + o.getKey()));
+            r.parseControl(DiskObjectsReport.parser()).getObjectsList().forEach(o -> {
+                told.add("report " + o.getKey());
+                reported.put(o.getKey(), o);
+            });
             out.ok(empty);
         }, null);
         master.register(Opcode.EVICT_DISK_REPLICA, (r, out) -> {
@@ -177,6 +187,26 @@ class NodeEvictionNoticeTest {
     private List<String> toldNow() {
         synchronized (told) {
             return List.copyOf(told);
+        }
+    }
+
+    @Test
+    void aCopyIsReportedWithTheVersionAndDeadlineOfItsTaskAndAForgetMustNameADeadlinePerCopy() {
+        offloads.add(OffloadTask.newBuilder().setKey("ttl").setSize(100).setSegment(node.segmentName()).setOffset(0)
+                .setVersion(7).setExpireAtMs(1_900_000_000_000L).build());
+        await("the report of ttl").atMost(Duration.ofSeconds(20)).until(() -> reported.containsKey("ttl"));
+        assertThat(reported.get("ttl")).isEqualTo(DiskObject.newBuilder().setKey("ttl").setSize(100).setVersion(7)
+                .setExpireAtMs(1_900_000_000_000L).build());
+        try (TransportClientPool pool = new TransportClientPool("forget-test", TransportSettings.defaults(),
+                "forget-test")) {
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> pool.get(node.endpoint())
+                    .callSync(Opcode.FORGET, ForgetRequest.newBuilder().setTerm(0).setSegment(node.segmentName())
+                            .addDiskDeadlineKeys("ttl").addDiskDeadlineKeys("other").addDiskDeadlines(5).build(),
+                            Empty.parser()));
+            assertThat(refused).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS);
+                assertThat(e.getMessage()).contains("FORGET names 2 SSD copies and 1 deadlines");
+            });
         }
     }
 
