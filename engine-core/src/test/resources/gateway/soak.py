@@ -41,6 +41,7 @@ def check_value(v):
 class Stats:
     def __init__(self):
         self.c = {}
+        self.first = {}
 
     def add(self, name, n=1):
         self.c[name] = self.c.get(name, 0) + n
@@ -82,7 +83,9 @@ async def worker(r, keys, sizes, stats, deadline, gens):
                 await r.expire(k + "kv_bytes", random.randint(1, 5))
                 stats.add("expires")
         except Exception as e:  # a Redis error reply or a dropped connection
-            stats.add("error: " + type(e).__name__ + ": " + str(e)[:80])
+            kind = "error: " + type(e).__name__ + ": " + str(e)[:80]
+            stats.add(kind)
+            stats.first.setdefault(kind, str(e))  # the whole message, once per kind
 
 
 def rss_of(pid):
@@ -126,7 +129,8 @@ async def main():
     await asyncio.gather(*tasks)
     await r.close()
     errors = {k: v for k, v in stats.c.items() if k.startswith("error")}
-    print(json.dumps({"counts": stats.c, "errors": errors, "ok": not errors and not stats.c.get("CORRUPT")}))
+    print(json.dumps({"counts": stats.c, "errors": errors, "messages": stats.first,
+                      "ok": not errors and not stats.c.get("CORRUPT")}))
     return 0 if not errors and not stats.c.get("CORRUPT") else 1
 
 
