@@ -63,18 +63,9 @@ public final class SsdTierService {
     }
 
     /**
-     * As {@link #reportDiskObjects(String, List, List)} with each copy's version ({@code versions}: parallel, 0 =
-     * unknown): after a takeover an object known only from its SSD copy keeps its version, and a recovered object
-     * of that version gets the copy.
-     */
-    public void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions) {
-        tier.reportDiskObjects(nodeId, keys, sizes, versions, List.of());
-    }
-
-    /**
-     * As {@link #reportDiskObjects(String, List, List, List)} for a node's report: each copy with its version and
-     * the expiry deadline it was written with (or a later EXPIRE set), which an object known only from its SSD copy
-     * keeps after a takeover.
+     * As {@link #reportDiskObjects(String, List, List)} for a node's report: each copy with its version (0 = unknown)
+     * and the expiry deadline it was written with (or a later EXPIRE set). After a takeover an object known only
+     * from its SSD copy keeps both, and a recovered object of that version gets the copy.
      */
     public void reportDiskObjects(String nodeId, List<io.tiffin.core.transport.proto.DiskObject> copies) {
         int n = copies.size();

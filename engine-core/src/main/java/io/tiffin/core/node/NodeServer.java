@@ -323,26 +323,8 @@ public final class NodeServer implements AutoCloseable {
             responder.ok(Empty.getDefaultInstance());
         }, null, this::writeDestination);
         server.register(Opcode.FORGET, (request, responder) -> {
-            var req = request.parseControl(io.tiffin.core.transport.proto.ForgetRequest.parser());
-            if (req.getTerm() < link().term()) {
-                throw new TiffinException(ErrorCode.INVALID_VERSION, "FORGET from a master of term " + req.getTerm()
-                        + "; this node follows term " + link().term());
-            }
-            if (req.getSegment().equals(segment.name())) {
-                for (int i = 0; i < req.getOffsetsCount(); i++) {
-                    segment.ledger().forget(req.getOffsets(i), req.getVersions(i));
-                }
-                for (int i = 0; i < req.getDeadlineOffsetsCount(); i++) {
-                    segment.ledger().setDeadline(req.getDeadlineOffsets(i), req.getDeadlineVersions(i),
-                            req.getDeadlines(i));
-                }
-            }
-            if (tier() != null && req.getDiskKeysCount() > 0) {
-                tier().forgetDiskCopies(req.getDiskKeysList());
-            }
-            if (tier() != null && req.getDiskDeadlineKeysCount() > 0) {
-                tier().setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList());
-            }
+            ForgetRequests.apply(request.parseControl(io.tiffin.core.transport.proto.ForgetRequest.parser()), segment,
+                    tier(), link().term());
             responder.ok(Empty.getDefaultInstance());
         }, null);
         long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame

@@ -1,7 +1,5 @@
 package io.tiffin.core.node;
 
-import io.tiffin.api.ErrorCode;
-import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.core.local.LocalSegment;
@@ -176,13 +174,10 @@ final class NodeStorageTier implements AutoCloseable {
     /** Deletes SSD copies of objects the master removed ({@code FORGET}; task-poll deletes). Never blocks. */
     /**
      * The objects of these SSD copies ({@code keys}) have new expiry deadlines ({@code deadlines}, parallel; 0 =
-     * none): reported with the copies from now on. Copies this process did not write are left as they are.
+     * none; as long as {@code keys}): reported with the copies from now on. Copies this process did not write are left
+     * as they are.
      */
     void setDiskDeadlines(List<String> keys, List<Long> deadlines) {
-        if (keys.size() != deadlines.size()) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "FORGET names "
-                    + keys.size() + " SSD copies and " + deadlines.size() + " deadlines; send one deadline per copy");
-        }
         for (int i = 0; i < keys.size(); i++) {
             long deadline = deadlines.get(i);
             diskCopies.computeIfPresent(keys.get(i), (k, o) -> o.toBuilder().setExpireAtMs(deadline).build());

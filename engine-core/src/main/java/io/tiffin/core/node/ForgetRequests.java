@@ -1,0 +1,71 @@
+package io.tiffin.core.node;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.local.LocalSegment;
+import io.tiffin.core.transport.proto.ForgetRequest;
+
+/**
+ * Applies a master's {@code FORGET} to a node: drops the segment's commit records it names, sets the deadlines of
+ * records and of SSD copies whose objects' expiry changed, and deletes SSD copies. A FORGET from a master of an
+ * older term than the node follows is refused ({@code INVALID_VERSION}: that master was deposed), and so is one
+ * whose parallel lists differ in length ({@code INVALID_PARAMS}), before any of it is applied.
+ *
+ * <p>Thread-safe (stateless; the ledger and the tier guard themselves).
+ */
+final class ForgetRequests {
+    private ForgetRequests() {
+    }
+
+    /**
+     * Applies {@code req} to {@code segment} and {@code tier} (null: the node has no SSD tier) for a node that
+     * follows master term {@code term}.
+     *
+     * @throws TiffinException {@code INVALID_VERSION} from a deposed master, {@code INVALID_PARAMS} for lists of
+     *     unequal lengths
+     */
+    static void apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier, long term) {
+        checkParallel(req);
+        if (req.getTerm() < term) {
+            throw new TiffinException(ErrorCode.INVALID_VERSION, "FORGET from a master of term " + req.getTerm()
+                    + "; this node follows term " + term);
+        }
+        if (req.getSegment().equals(segment.name())) {
+            for (int i = 0; i < req.getOffsetsCount(); i++) {
+                segment.ledger().forget(req.getOffsets(i), req.getVersions(i));
+            }
+            for (int i = 0; i < req.getDeadlineOffsetsCount(); i++) {
+                segment.ledger().setDeadline(req.getDeadlineOffsets(i), req.getDeadlineVersions(i),
+                        req.getDeadlines(i));
+            }
+        }
+        if (tier != null && req.getDiskKeysCount() > 0) {
+            tier.forgetDiskCopies(req.getDiskKeysList());
+        }
+        if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
+            tier.setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList());
+        }
+    }
+
+    /**
+     * Refuses a FORGET whose parallel lists differ in length.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} naming the lists
+     */
+    static void checkParallel(ForgetRequest req) {
+        String wrong = null;
+        if (req.getOffsetsCount() != req.getVersionsCount()) {
+            wrong = req.getOffsetsCount() + " offsets and " + req.getVersionsCount() + " versions";
+        } else if (req.getDeadlineOffsetsCount() != req.getDeadlineVersionsCount()
+                || req.getDeadlineOffsetsCount() != req.getDeadlinesCount()) {
+            wrong = req.getDeadlineOffsetsCount() + " deadline offsets, " + req.getDeadlineVersionsCount()
+                    + " deadline versions and " + req.getDeadlinesCount() + " deadlines";
+        } else if (req.getDiskDeadlineKeysCount() != req.getDiskDeadlinesCount()) {
+            wrong = req.getDiskDeadlineKeysCount() + " SSD copies and " + req.getDiskDeadlinesCount() + " deadlines";
+        }
+        if (wrong != null) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "FORGET names " + wrong
+                    + "; nothing of it was applied (send the lists of each kind in equal lengths)");
+        }
+    }
+}
