@@ -327,13 +327,16 @@ final class MountedSegment implements SegmentView {
 
     /**
      * With failover on, has this segment's node report its SSD copy of {@code key} with the deadline {@code
-     * expireAtMillis} from now on (the object's deadline changed after the copy was written); nothing without.
+     * expireAtMillis} from now on and write it into the copy's stamp (the object's deadline changed after the copy
+     * was written), and returns true; returns false without failover.
      */
-    void recordDiskDeadline(String key, long expireAtMillis) {
+    boolean recordDiskDeadline(String key, long expireAtMillis) {
         NodeForgets f = forgets;
         if (f != null) {
             f.setDiskDeadline(this, key, expireAtMillis);
+            return true;
         }
+        return false;
     }
 
     /** Frees handles whose records the node has dropped ({@link NodeForgets}). */

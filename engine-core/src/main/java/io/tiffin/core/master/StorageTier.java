@@ -1,5 +1,6 @@
 package io.tiffin.core.master;
 
+import io.tiffin.core.transport.proto.DiskObject;
 import io.tiffin.core.transport.proto.OffloadTask;
 import io.tiffin.core.transport.proto.PromotionTask;
 import io.tiffin.core.util.CountMinSketch;
@@ -7,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +40,11 @@ final class StorageTier {
      * a copy of a removed object must not come back when its node reports its scan on return.
      */
     private final Map<String, LinkedHashSet<String>> deletes = new HashMap<>();
+    /**
+     * New deadlines of SSD copies (key → key, version and deadline) each node has not been told by a FORGET, kept
+     * while the node is away: written into the copies' stamps, they survive a restart of the whole cluster.
+     */
+    private final Map<String, LinkedHashMap<String, DiskObject>> deadlines = new HashMap<>();
     /** Offloads queued for or handed to each node and not yet reported. */
     private final Map<String, Integer> offloadsInFlightByNode = new HashMap<>();
     private final Map<String, PriorityQueue<Promotion>> promotions = new HashMap<>();
@@ -105,7 +112,31 @@ final class StorageTier {
         if (pending != null) {
             pending.remove(task.getKey());
         }
+        dropDeadline(nodeId, task.getKey()); // the task carries the deadline
         return true;
+    }
+
+    /**
+     * Asks a node to write a new deadline ({@code expireAtMs}, 0 = none) into the stamp of its SSD copy of {@code
+     * key} if that copy is of {@code version}. Kept until the node polls, also while it is away; a later deadline
+     * of the key replaces an earlier one not yet polled.
+     */
+    synchronized void queueDeadline(String nodeId, String key, long version, long expireAtMs) {
+        LinkedHashMap<String, DiskObject> pending = deadlines.computeIfAbsent(nodeId, n -> new LinkedHashMap<>());
+        pending.remove(key); // to the end: the latest goes last
+        pending.put(key, DiskObject.newBuilder().setKey(key).setVersion(version).setExpireAtMs(expireAtMs).build());
+        if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
+            Iterator<String> oldest = pending.keySet().iterator();
+            oldest.next();
+            oldest.remove();
+        }
+    }
+
+    private void dropDeadline(String nodeId, String key) {
+        LinkedHashMap<String, DiskObject> pending = deadlines.get(nodeId);
+        if (pending != null && pending.remove(key) != null && pending.isEmpty()) {
+            deadlines.remove(nodeId);
+        }
     }
 
     /**
@@ -113,6 +144,7 @@ final class StorageTier {
      * polls, also while it is away.
      */
     synchronized void queueDelete(String nodeId, String key) {
+        dropDeadline(nodeId, key);
         LinkedHashSet<String> pending = deletes.computeIfAbsent(nodeId, n -> new LinkedHashSet<>());
         pending.add(key);
         if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
@@ -213,7 +245,18 @@ final class StorageTier {
                 deletes.remove(nodeId);
             }
         }
-        return new Tasks(off, pro, del);
+        List<DiskObject> dl = new ArrayList<>();
+        LinkedHashMap<String, DiskObject> ds = deadlines.get(nodeId);
+        if (ds != null) {
+            for (Iterator<DiskObject> it = ds.values().iterator(); it.hasNext() && dl.size() < 1000; ) {
+                dl.add(it.next());
+                it.remove();
+            }
+            if (ds.isEmpty()) {
+                deadlines.remove(nodeId);
+            }
+        }
+        return new Tasks(off, pro, del, dl);
     }
 
     /** Drops a queued promotion (its object was removed or promoted another way). */
@@ -221,6 +264,8 @@ final class StorageTier {
         queuedPromotionHits.remove(key);
     }
 
-    record Tasks(List<OffloadTask> offloads, List<PromotionTask> promotions, List<String> deletes) {
+    /** A poll's answer; {@code deadlines} as {@link #queueDeadline} queued them (key, version, deadline). */
+    record Tasks(List<OffloadTask> offloads, List<PromotionTask> promotions, List<String> deletes,
+                 List<DiskObject> deadlines) {
     }
 }

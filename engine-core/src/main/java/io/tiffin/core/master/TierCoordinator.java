@@ -73,11 +73,15 @@ final class TierCoordinator {
         }
     }
 
+    /**
+     * Has {@code nodeId} write {@code m}'s deadline into the stamp of its SSD copy: with its FORGETs (failover on:
+     * the EXPIRE answers once the node has it), else with its next task poll (kept while the node is away).
+     */
     private void recordDiskDeadline(String nodeId, ObjectMetadata m) {
         List<String> names = segments.segmentNamesOf(nodeId); // its FORGETs go to its data plane, in order
         MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
-        if (s != null) {
-            s.recordDiskDeadline(m.key, m.expireAtMillis);
+        if (s == null || !s.recordDiskDeadline(m.key, m.expireAtMillis)) {
+            tier.queueDeadline(nodeId, m.key, m.version, m.expireAtMillis);
         }
     }
 

@@ -4,6 +4,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.local.LocalSegment;
 import io.tiffin.core.transport.proto.ForgetRequest;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Applies a master's {@code FORGET} to a node: drops the segment's commit records it names, sets the deadlines of
@@ -19,12 +20,14 @@ final class ForgetRequests {
 
     /**
      * Applies {@code req} to {@code segment} and {@code tier} (null: the node has no SSD tier) for a node that
-     * follows master term {@code term}.
+     * follows master term {@code term}. Never blocks.
      *
+     * @return completes when the SSD copies' new deadlines are on disk too (their stamps; see {@link
+     *     NodeStorageTier#setDiskDeadlines}): the node answers the FORGET then
      * @throws TiffinException {@code INVALID_VERSION} from a deposed master, {@code INVALID_PARAMS} for lists of
      *     unequal lengths
      */
-    static void apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier, long term) {
+    static CompletableFuture<Void> apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier, long term) {
         checkParallel(req);
         if (req.getTerm() < term) {
             throw new TiffinException(ErrorCode.INVALID_VERSION, "FORGET from a master of term " + req.getTerm()
@@ -43,8 +46,9 @@ final class ForgetRequests {
             tier.forgetDiskCopies(req.getDiskKeysList());
         }
         if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
-            tier.setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList());
+            return tier.setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList());
         }
+        return CompletableFuture.completedFuture(null);
     }
 
     /**

@@ -323,9 +323,13 @@ public final class NodeServer implements AutoCloseable {
             responder.ok(Empty.getDefaultInstance());
         }, null, this::writeDestination);
         server.register(Opcode.FORGET, (request, responder) -> {
-            ForgetRequests.apply(request.parseControl(io.tiffin.core.transport.proto.ForgetRequest.parser()), segment,
-                    tier(), link().term());
-            responder.ok(Empty.getDefaultInstance());
+            var stamped = ForgetRequests.apply(request.parseControl(
+                    io.tiffin.core.transport.proto.ForgetRequest.parser()), segment, tier(), link().term());
+            if (stamped.isDone()) {
+                responder.ok(Empty.getDefaultInstance());
+            } else {
+                stamped.whenComplete((v, e) -> responder.ok(Empty.getDefaultInstance())); // failures are logged
+            }
         }, null);
         long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame
         server.register(Opcode.DATA_READ, (request, responder) -> {

@@ -64,12 +64,15 @@ final class NodeStorageTier implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean pollInFlight = new AtomicBoolean();
     /**
-     * What this process was told of each SSD copy it wrote: the object's version and expiry deadline (from its
-     * offload task, the deadline also from later FORGETs), reported with the copy so a master that takes over keeps
-     * them; copies of a previous run report 0 for both (unknown, none).
+     * What the node knows of each SSD copy: the object's version and expiry deadline, from its offload task (the
+     * deadline also from later FORGETs) or, for a copy of a previous run, from the stamp the backend kept. Reported
+     * with the copy so a master that takes over keeps them. A copy of a previous run on a backend that keeps no
+     * stamps is not here and reports 0 for both (unknown, none).
      */
     private final java.util.concurrent.ConcurrentHashMap<String, DiskObject> diskCopies =
             new java.util.concurrent.ConcurrentHashMap<>();
+    /** Held while deadlines are written to the backend's stamps ({@link #writeStamps}). */
+    private final Object restamps = new Object();
 
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
@@ -115,10 +118,16 @@ final class NodeStorageTier implements AutoCloseable {
         try {
             reports.register(backend.capacityBytes());
             List<DiskObject> batch = new ArrayList<>();
-            backend.scan((key, size) -> {
+            backend.scanStamped((key, size, stamp) -> {
                 DiskObject known = diskCopies.get(key);
-                batch.add(known != null && known.getSize() == size ? known
-                        : DiskObject.newBuilder().setKey(key).setSize(size).build());
+                if (known == null || known.getSize() != size) {
+                    known = DiskObject.newBuilder().setKey(key).setSize(size).setVersion(stamp.version())
+                            .setExpireAtMs(stamp.expireAtMs()).build();
+                    if (stamp.version() > 0) {
+                        diskCopies.put(key, known); // a copy of a previous run: its deadline may move again
+                    }
+                }
+                batch.add(known);
                 if (batch.size() == 1000) {
                     reports.held(batch);
                     total[0] += batch.size();
@@ -171,19 +180,78 @@ final class NodeStorageTier implements AutoCloseable {
         });
     }
 
-    /** Deletes SSD copies of objects the master removed ({@code FORGET}; task-poll deletes). Never blocks. */
     /**
      * The objects of these SSD copies ({@code keys}) have new expiry deadlines ({@code deadlines}, parallel; 0 =
-     * none; as long as {@code keys}): reported with the copies from now on. Copies this process did not write are left
-     * as they are.
+     * none; as long as {@code keys}): reported with the copies from now on, and written to the copies' stamps (on
+     * the I/O pool, never on the caller's thread) when the backend keeps them. Copies of unknown version are left as
+     * they are. Never blocks.
+     *
+     * @return completes once the stamps are written (at once when there are none to write); a stamp that could not
+     *     be written is logged, and the copy keeps its old deadline on disk until a master sends it again
      */
-    void setDiskDeadlines(List<String> keys, List<Long> deadlines) {
+    CompletableFuture<Void> setDiskDeadlines(List<String> keys, List<Long> deadlines) {
+        List<DiskObject> moved = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
-            long deadline = deadlines.get(i);
-            diskCopies.computeIfPresent(keys.get(i), (k, o) -> o.toBuilder().setExpireAtMs(deadline).build());
+            long deadline = Math.max(0, deadlines.get(i));
+            DiskObject now = diskCopies.computeIfPresent(keys.get(i),
+                    (k, o) -> o.getExpireAtMs() == deadline ? o : o.toBuilder().setExpireAtMs(deadline).build());
+            if (now != null && now.getVersion() > 0) {
+                moved.add(now);
+            }
+        }
+        return writeStampsLater(moved);
+    }
+
+    /**
+     * As {@link #setDiskDeadlines(List, List)} for deadlines a task poll brought ({@code key}, {@code version},
+     * {@code expire_at_ms} of each): a copy of another version is left as it is.
+     */
+    private void setDiskDeadlines(List<DiskObject> deadlines) {
+        List<DiskObject> moved = new ArrayList<>();
+        for (DiskObject d : deadlines) {
+            long deadline = Math.max(0, d.getExpireAtMs());
+            DiskObject now = diskCopies.computeIfPresent(d.getKey(), (k, o) -> o.getVersion() != d.getVersion()
+                    || o.getExpireAtMs() == deadline ? o : o.toBuilder().setExpireAtMs(deadline).build());
+            if (now != null && now.getVersion() > 0 && now.getVersion() == d.getVersion()) {
+                moved.add(now);
+            }
+        }
+        writeStampsLater(moved);
+    }
+
+    private CompletableFuture<Void> writeStampsLater(List<DiskObject> moved) {
+        if (moved.isEmpty() || !backend.keepsStamps()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        try {
+            return CompletableFuture.runAsync(() -> writeStamps(moved), io);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            return CompletableFuture.completedFuture(null);
         }
     }
 
+    /**
+     * Writes each copy's deadline as {@link #diskCopies} holds it now: one writer at a time, so a deadline that moved
+     * twice is never written back to its earlier value.
+     */
+    private void writeStamps(List<DiskObject> moved) {
+        synchronized (restamps) {
+            for (DiskObject c : moved) {
+                DiskObject now = diskCopies.get(c.getKey());
+                if (now == null || now.getVersion() != c.getVersion()) {
+                    continue; // deleted, evicted or written again since
+                }
+                try {
+                    backend.restamp(now.getKey(), now.getVersion(), now.getExpireAtMs());
+                } catch (RuntimeException e) {
+                    LOG.warn("Node {} could not write the new deadline of its SSD copy of {}: {}", nodeId, c.getKey(),
+                            e.toString());
+                }
+            }
+        }
+    }
+
+    /** Deletes SSD copies of objects the master removed ({@code FORGET}; task-poll deletes). Never blocks. */
     void forgetDiskCopies(List<String> keys) {
         List<String> deletes = List.copyOf(keys);
         diskCopies.keySet().removeAll(deletes);
@@ -207,6 +275,9 @@ final class NodeStorageTier implements AutoCloseable {
                     LOG.warn("Node {} could not delete {} stale SSD copies: {}", nodeId, deletes.size(), e.toString());
                 }
             });
+        }
+        if (reply.getDeadlinesCount() > 0) {
+            setDiskDeadlines(reply.getDeadlinesList());
         }
         for (OffloadTask t : reply.getOffloadsList()) {
             offloads.offer(t);

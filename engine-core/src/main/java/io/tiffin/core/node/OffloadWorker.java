@@ -1,11 +1,13 @@
 package io.tiffin.core.node;
 
+import io.tiffin.api.spi.storage.ObjectStamp;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.core.local.LocalSegment;
 import io.tiffin.core.transport.proto.DiskObject;
 import io.tiffin.core.transport.proto.OffloadTask;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -135,6 +137,7 @@ final class OffloadWorker implements AutoCloseable {
 
     private void writeAndReport(List<OffloadTask> tasks) {
         Map<String, MemorySegment> objects = new LinkedHashMap<>();
+        Map<String, ObjectStamp> stamps = new HashMap<>();
         List<String> failed = new ArrayList<>();
         for (OffloadTask t : tasks) {
             if (!t.getSegment().equals(segment.name())) {
@@ -152,11 +155,12 @@ final class OffloadWorker implements AutoCloseable {
                 continue;
             }
             objects.put(t.getKey(), bytes);
+            stamps.put(t.getKey(), new ObjectStamp(Math.max(0, t.getVersion()), Math.max(0, t.getExpireAtMs())));
         }
         List<DiskObject> written = new ArrayList<>();
         try {
             if (!objects.isEmpty()) {
-                backend.writeBatch(objects);
+                backend.writeBatch(objects, stamps); // the stamps bring version and deadline back after a restart
                 // The backend now holds these keys: notices queued for them were about the copies this
                 // write replaced (evicted or lost before it), and must not reach the master after the
                 // report of the new copies below.

@@ -249,6 +249,70 @@ class SsdTierClusterTest {
     }
 
     /**
+     * A restart of the whole cluster (node and master, the new master knowing nothing) brings SSD-only objects back
+     * as they were: with their versions, and with their deadlines as the last EXPIRE or PERSIST left them, so an
+     * object whose time has come does not come back without one. The deadlines and versions come from the stamps
+     * the node's backend keeps with the copies.
+     */
+    @Test
+    void aWholeClusterRestartBringsSsdCopiesBackWithTheirVersionsAndDeadlines() throws Exception {
+        Map<String, String> settings = Map.of("offload.mode", "write-through", "master.node-ttl", "1s",
+                "master.node-check-interval", "100ms");
+        startMaster(settings);
+        NodeServer node = startNode("cold-node", 32 * MiB, "cold", Map.of());
+        TiffinClient c = client();
+        Map<String, byte[]> values = new java.util.LinkedHashMap<>();
+        for (String key : List.of("soon", "later", "moved", "kept", "plain")) {
+            values.put(key, ClusterEndToEndTest.bytes(key.hashCode(), 30_000));
+        }
+        c.put("soon", values.get("soon"), PutOptions.DEFAULT.withTtlMillis(4_000));
+        c.put("later", values.get("later"), PutOptions.DEFAULT.withTtlMillis(120_000));
+        c.put("moved", values.get("moved"), PutOptions.DEFAULT.withTtlMillis(120_000));
+        c.put("kept", values.get("kept"), PutOptions.DEFAULT.withTtlMillis(4_000));
+        c.put("plain", values.get("plain"));
+        for (String key : values.keySet()) {
+            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
+                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+        }
+        Map<String, Long> versions = new HashMap<>();
+        values.keySet().forEach(key -> versions.put(key, c.locate(key).orElseThrow().version()));
+        // moved after the copies were written: the node writes the new deadlines into their stamps (without
+        // failover, after its next task poll)
+        assertThat(c.expire("moved", 4_000)).isTrue();
+        assertThat(c.persist("kept")).isTrue();
+        long movedDeadline = System.currentTimeMillis() + 4_000;
+        await("the new deadlines in the stamps").atMost(SSD_WAIT).pollInterval(POLL).until(() -> {
+            Map<String, io.tiffin.api.spi.storage.ObjectStamp> stamps = new HashMap<>();
+            node.storageBackend().scanStamped((key, size, stamp) -> stamps.put(key, stamp));
+            return stamps.get("kept").expireAtMs() == 0
+                    && Math.abs(stamps.get("moved").expireAtMs() - movedDeadline) < 2_000;
+        });
+
+        node.crash();
+        open.remove(node);
+        master.close();
+        open.remove(master);
+        startMaster(settings);
+        startNode("cold-node", 32 * MiB, "cold", Map.of());
+        TiffinClient after = client();
+
+        await("the SSD copies are listed again").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> after.locate("later").isPresent() && after.locate("plain").isPresent());
+        assertThat(after.ttlMillis("later")).as("later's time to live").isBetween(100_000L, 120_000L);
+        assertThat(after.ttlMillis("kept")).as("kept, persisted after its offload").isEqualTo(-1);
+        assertThat(after.ttlMillis("plain")).isEqualTo(-1);
+        for (String key : List.of("later", "kept", "plain")) {
+            assertThat(after.locate(key).orElseThrow().version()).as("%s's version", key).isEqualTo(versions.get(key));
+            assertThat(after.get(key)).as(key).isEqualTo(values.get(key));
+        }
+        // within 15 s: moved by its EXPIRE, not by its put's 120 s
+        await("soon and moved expire").atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
+                .until(() -> after.ttlMillis("soon") == -2 && after.ttlMillis("moved") == -2);
+        assertThat(after.locate("soon")).isEmpty();
+        assertThat(after.locate("moved")).isEmpty();
+    }
+
+    /**
      * One corrupt SSD copy in a batch read from SSD fails that key alone: the keys after it still get
      * their own bytes (the node used to leave the corrupt key's room in its answer, so the client read
      * the next key's bytes from the wrong place — native memory nothing had written — and said OK).

@@ -244,4 +244,35 @@ class SsdTierMasterTest {
         assertThat(tasks.offloads()).extracting(t -> t.getKey()).containsExactly("k");
         assertThat(tasks.deletes()).as("it would delete the new copy").doesNotContain("k");
     }
+
+    /**
+     * Without failover an EXPIRE after the offload reaches the copy's node with its next task poll (version and
+     * deadline, for the copy's stamp); a later EXPIRE replaces one not yet polled, and a removal drops it.
+     */
+    @Test
+    void aDeadlineMovedAfterTheOffloadGoesToTheNodeWithItsNextPoll() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        put(m, "k", 4096, PutOptions.DEFAULT.withTtlMillis(60_000));
+        put(m, "gone", 4096, PutOptions.DEFAULT);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(2);
+        m.ssdTier().reportDiskObjects("n1", List.of("k", "gone"), List.of(4096L, 4096L));
+        long version = m.getReplicaList("k").value().version();
+
+        assertThat(m.expire("k", Expiry.SET, 5_000).isOk()).isTrue();
+        assertThat(m.expire("k", Expiry.SET, 7_000).isOk()).isTrue();
+        assertThat(m.expire("gone", Expiry.SET, 9_000).isOk()).isTrue();
+        assertThat(m.remove("gone", false)).isEqualTo(ErrorCode.OK);
+
+        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
+        assertThat(tasks.deadlines()).hasSize(1);
+        assertThat(tasks.deadlines().getFirst().getKey()).isEqualTo("k");
+        assertThat(tasks.deadlines().getFirst().getVersion()).isEqualTo(version);
+        assertThat(tasks.deadlines().getFirst().getExpireAtMs()).isEqualTo(ticker.millis() + 7_000);
+        assertThat(tasks.deletes()).containsExactly("gone");
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deadlines()).as("handed out once").isEmpty();
+
+        assertThat(m.expire("k", Expiry.PERSIST, 0).isOk()).isTrue();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deadlines()).extracting(d -> d.getExpireAtMs())
+                .containsExactly(0L);
+    }
 }

@@ -5,6 +5,7 @@ import io.tiffin.api.TiffinException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,6 +19,8 @@ import java.util.function.LongSupplier;
  * What a restart finds in a bucket storage directory, made consistent: index entries whose bucket file
  * is missing or too short are dropped from the index, bucket files no entry points to are deleted, and
  * the rest is handed to the backend ({@link Recovered}).
+ *
+ * Also the two facts about the disk that opening needs ({@link #blockSize}, {@link #bucketFileBytes}).
  *
  * <p>Not thread-safe: {@link BucketStorageBackend#open} runs it once, before the backend serves.
  */
@@ -98,5 +101,31 @@ final class BucketRecovery {
         valid.forEach((key, loc) -> live.get(loc.bucketId()).addKey(key, loc.length()));
         long nextBucketId = files.keySet().stream().mapToLong(Long::longValue).max().orElse(0) + 1;
         return new Recovered(valid, live, nextBucketId);
+    }
+
+    /** The block size of {@code store} for O_DIRECT alignment, or {@link Bucket#ALIGN} if it gives none that fits. */
+    static int blockSize(FileStore store) {
+        try {
+            long b = store.getBlockSize();
+            if (b >= 512 && b <= (1 << 20) && Long.bitCount(b) == 1) {
+                return (int) b;
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            // Fall through to the common block size.
+        }
+        return Bucket.ALIGN;
+    }
+
+    /** Bytes of the bucket files already in {@code bucketsDir}. */
+    static long bucketFileBytes(Path bucketsDir) throws IOException {
+        long total = 0;
+        try (var files = Files.list(bucketsDir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (Files.isRegularFile(f)) {
+                    total += Files.size(f);
+                }
+            }
+        }
+        return total;
     }
 }

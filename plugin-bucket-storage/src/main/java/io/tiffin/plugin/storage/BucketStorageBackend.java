@@ -2,6 +2,7 @@ package io.tiffin.plugin.storage;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.storage.ObjectStamp;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.api.spi.storage.StorageStats;
@@ -12,7 +13,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -36,8 +36,9 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Layout</b>: {@code <path>/buckets/<id>.bucket} files, each holding up to {@code bucket-max-keys}
  * objects and {@code bucket-max-bytes} bytes back to back (each object starts at a multiple of 4 KiB; the
- * gaps are holes), and {@code <path>/index/}, a RocksDB mapping key → bucket id, offset, length and
- * CRC32C. Bucket ids grow with creation, so they order buckets by age.
+ * gaps are holes), and {@code <path>/index/}, a RocksDB mapping key → bucket id, offset, length, CRC32C
+ * and the object's {@link ObjectStamp} ({@link #keepsStamps()}). Bucket ids grow with creation, so they
+ * order buckets by age.
  *
  * <p><b>Writes</b> ({@link #writeBatch}): make room by eviction if needed, write and fsync the new bucket
  * files and their directory, then add all index entries in one synced RocksDB batch; only then do the
@@ -117,7 +118,7 @@ public final class BucketStorageBackend implements StorageBackend {
             var store = Files.getFileStore(bucketsDir);
             // What the bucket files may grow to: the disk's free space plus what they already take (other
             // files on the disk are not ours to count on).
-            long available = store.getUsableSpace() + bucketFileBytes(bucketsDir);
+            long available = store.getUsableSpace() + BucketRecovery.bucketFileBytes(bucketsDir);
             capacity = config.capacityBytes() > 0 ? config.capacityBytes() : available;
             if (config.capacityBytes() > available) {
                 LOG.log(Level.WARNING, "storage capacity {0} bytes for {1} exceeds what its disk can take ({2} bytes"
@@ -125,7 +126,7 @@ public final class BucketStorageBackend implements StorageBackend {
                         + " are lost; lower storage.bucket.capacity or free disk space", config.capacityBytes(),
                         config.path(), available);
             }
-            alignment = blockSize(store);
+            alignment = BucketRecovery.blockSize(store);
         } catch (IOException e) {
             throw new TiffinException(ErrorCode.FILE_OPEN_FAIL, "cannot use storage path " + config.path() + " ("
                     + e + "); check that it is a writable directory", e);
@@ -139,18 +140,6 @@ public final class BucketStorageBackend implements StorageBackend {
             throw e;
         }
         return backend;
-    }
-
-    private static int blockSize(FileStore store) {
-        try {
-            long b = store.getBlockSize();
-            if (b >= 512 && b <= (1 << 20) && Long.bitCount(b) == 1) {
-                return (int) b;
-            }
-        } catch (IOException | UnsupportedOperationException e) {
-            // Fall through to the common block size.
-        }
-        return Bucket.ALIGN;
     }
 
     /** Takes over what {@link BucketRecovery} found on disk. */
@@ -170,25 +159,19 @@ public final class BucketStorageBackend implements StorageBackend {
                 config.path(), locations.size(), buckets.size(), diskBytes.get(), capacityBytes);
     }
 
-    /** Bytes of the bucket files already in {@code bucketsDir}. */
-    private static long bucketFileBytes(Path bucketsDir) throws IOException {
-        long total = 0;
-        try (var files = Files.list(bucketsDir)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                if (Files.isRegularFile(f)) {
-                    total += Files.size(f);
-                }
-            }
-        }
-        return total;
-    }
-
     // ---------------------------------------------------------------- writes
 
     @Override
     public void writeBatch(Map<String, MemorySegment> objects) {
+        writeBatch(objects, Map.of());
+    }
+
+    /** Keeps each object's stamp in its index entry, written in the same synced batch as the entry. */
+    @Override
+    public void writeBatch(Map<String, MemorySegment> objects, Map<String, ObjectStamp> stamps) {
         ensureOpen();
         Objects.requireNonNull(objects, "objects");
+        Objects.requireNonNull(stamps, "stamps");
         List<List<Map.Entry<String, MemorySegment>>> chunks = new ArrayList<>();
         List<Long> chunkBytes = new ArrayList<>();
         List<Map.Entry<String, MemorySegment>> current = new ArrayList<>();
@@ -227,7 +210,7 @@ public final class BucketStorageBackend implements StorageBackend {
             Map<String, Location> puts = new LinkedHashMap<>();
             try {
                 for (int i = 0; i < chunks.size(); i++) {
-                    created.add(writeBucketFile(chunks.get(i), chunkBytes.get(i), puts, files));
+                    created.add(writeBucketFile(chunks.get(i), chunkBytes.get(i), stamps, puts, files));
                 }
                 try (FileChannel dir = FileChannel.open(bucketsDir, StandardOpenOption.READ)) {
                     dir.force(true);
@@ -260,7 +243,7 @@ public final class BucketStorageBackend implements StorageBackend {
 
     /** Writes one bucket file (fsynced) and records its objects' locations in {@code puts}. */
     private Bucket writeBucketFile(List<Map.Entry<String, MemorySegment>> chunk, long fileBytes,
-            Map<String, Location> puts, List<Path> files) throws IOException {
+            Map<String, ObjectStamp> stamps, Map<String, Location> puts, List<Path> files) throws IOException {
         long id = nextBucketId++;
         Path file = bucketsDir.resolve(Bucket.fileName(id));
         if (Files.exists(file)) {
@@ -280,7 +263,8 @@ public final class BucketStorageBackend implements StorageBackend {
                 while (buffer.hasRemaining()) {
                     at += ch.write(buffer, at);
                 }
-                puts.put(e.getKey(), new Location(id, offset, length, (int) crc.getValue()));
+                puts.put(e.getKey(), new Location(id, offset, length, (int) crc.getValue(),
+                        stamps.getOrDefault(e.getKey(), ObjectStamp.NONE)));
                 position = offset + length;
             }
             ch.force(true);
@@ -583,13 +567,53 @@ public final class BucketStorageBackend implements StorageBackend {
                 + "with buffered I/O from now on");
     }
 
+    // ---------------------------------------------------------------- stamps
+
+    @Override
+    public boolean keepsStamps() {
+        return true;
+    }
+
+    /** Rewrites the key's index entry (synced) with the new deadline; the bytes stay where they are. */
+    @Override
+    public boolean restamp(String key, long version, long expireAtMs) {
+        ensureOpen();
+        checkKey(key);
+        if (version <= 0 || expireAtMs < 0) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "restamp of \"" + key + "\" with version " + version
+                    + " and deadline " + expireAtMs + " (expected: a version > 0 and a deadline >= 0)");
+        }
+        writeLock.lock();
+        try {
+            ensureOpen();
+            Location loc = locations.get(key);
+            if (loc == null || loc.stamp().version() != version) {
+                return false;
+            }
+            if (loc.stamp().expireAtMs() != expireAtMs) {
+                Location stamped = loc.withStamp(loc.stamp().withExpireAtMs(expireAtMs));
+                index.write(Map.of(key, stamped), List.of());
+                locations.put(key, stamped);
+            }
+            return true;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
     // ---------------------------------------------------------------- the rest
 
     @Override
     public void scan(BiConsumer<String, Long> visitor) {
+        scanStamped((key, size, stamp) -> visitor.accept(key, size));
+    }
+
+    @Override
+    public void scanStamped(StampedVisitor visitor) {
         ensureOpen();
         for (Map.Entry<String, Location> e : locations.entrySet()) {
-            visitor.accept(e.getKey(), (long) e.getValue().length());
+            Location loc = e.getValue();
+            visitor.visit(e.getKey(), loc.length(), loc.stamp());
         }
     }
 

@@ -34,6 +34,13 @@ import java.util.function.BiConsumer;
  * objects stored before stay as they were, and the caller may retry the same batch. Reads and removals
  * are idempotent.
  *
+ * <p><b>Stamps</b>: a backend may keep a small {@link ObjectStamp} (version and expiry deadline) with each
+ * object; then {@link #keepsStamps()} is true, {@link #writeBatch(Map, Map)} stores each stamp in the same
+ * durable step as the bytes, {@link #restamp} moves a deadline durably, and {@link #scanStamped} gives the
+ * stamps back after a restart. The defaults keep none: stamps are dropped and scans report {@link
+ * ObjectStamp#NONE}, and the store then treats copies found after a restart as of unknown version, without a
+ * deadline.
+ *
  * <p><b>Eviction</b>: a backend with a capacity may evict objects on its own to make room for writes; it
  * tells its {@link StorageListener} which keys go before they stop being readable.
  *
@@ -49,6 +56,33 @@ public interface StorageBackend extends AutoCloseable {
      * values are read in full during the call. All-or-nothing (see the class comment).
      */
     void writeBatch(Map<String, MemorySegment> objects);
+
+    /**
+     * As {@link #writeBatch(Map)}, each object with its stamp from {@code stamps} (a key without one gets {@link
+     * ObjectStamp#NONE}; keys of {@code stamps} that are not in {@code objects} are ignored). Writing an existing
+     * key replaces its stamp too. The default drops the stamps.
+     */
+    default void writeBatch(Map<String, MemorySegment> objects, Map<String, ObjectStamp> stamps) {
+        Objects.requireNonNull(stamps, "stamps");
+        writeBatch(objects);
+    }
+
+    /** Whether this backend keeps the stamps written with its objects (see the class comment); the default: no. */
+    default boolean keepsStamps() {
+        return false;
+    }
+
+    /**
+     * Moves the expiry deadline of {@code key}'s stamp to {@code expireAtMs} (0 = none), durably when it returns,
+     * but only if the stored object carries {@code version} (&gt; 0): a copy written since by another put of the
+     * key is left as it is. Returns whether the stored stamp now holds that deadline; false for an unknown key,
+     * another version, or a backend that keeps no stamps (the default).
+     *
+     * @throws TiffinException with a FILE_* code if the stamp cannot be written (the old one stays)
+     */
+    default boolean restamp(String key, long version, long expireAtMs) {
+        return false;
+    }
 
     /** Size of the stored object, or empty if unknown. */
     OptionalLong size(String key);
@@ -99,6 +133,21 @@ public interface StorageBackend extends AutoCloseable {
      * the objects that survived). Objects written or removed during the scan may or may not be visited.
      */
     void scan(BiConsumer<String, Long> visitor);
+
+    /** Receives one stored object in {@link #scanStamped}. */
+    @FunctionalInterface
+    interface StampedVisitor {
+        void visit(String key, long size, ObjectStamp stamp);
+    }
+
+    /**
+     * As {@link #scan}, with each object's stamp ({@link ObjectStamp#NONE} when it has none, and always from a
+     * backend that keeps no stamps, which is the default).
+     */
+    default void scanStamped(StampedVisitor visitor) {
+        Objects.requireNonNull(visitor, "visitor");
+        scan((key, size) -> visitor.visit(key, size, ObjectStamp.NONE));
+    }
 
     /** Bytes of the stored objects (the sum of their sizes). */
     long usedBytes();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.storage.ObjectStamp;
 import io.tiffin.api.spi.storage.StorageBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -210,6 +211,48 @@ public abstract class StorageBackendContract {
             assertThat(scanned).isEqualTo(expected);
             values.forEach((k, v) -> assertThat(readAll(backend, k)).as("key %s", k).isEqualTo(v));
             assertThat(backend.usedBytes()).isEqualTo(expected.values().stream().mapToLong(Long::longValue).sum());
+        }
+    }
+
+    /**
+     * A backend that keeps stamps gives each object's stamp back after a reopen, a restamp moves the deadline of
+     * the version it names only, and an overwrite replaces the stamp; one that keeps none reports {@link
+     * ObjectStamp#NONE} and refuses every restamp.
+     */
+    @Test
+    public void stampsComeBackAfterReopenAndARestampMovesOnlyItsOwnVersion() {
+        Map<String, ObjectStamp> expected = new HashMap<>();
+        boolean keeps;
+        try (StorageBackend backend = open(tempDir)) {
+            keeps = backend.keepsStamps();
+            backend.writeBatch(batch(Map.of("a", value(1, 1, 300), "b", value(2, 1, 400), "c", value(3, 1, 500))),
+                    Map.of("a", new ObjectStamp(7, 1_000), "b", new ObjectStamp(8, 0), "not-written",
+                            new ObjectStamp(9, 9)));
+            assertThat(backend.restamp("a", 7, 2_000)).as("restamp of a's own version").isEqualTo(keeps);
+            assertThat(backend.restamp("b", 99, 5_000)).as("restamp naming another version of b").isFalse();
+            assertThat(backend.restamp("missing", 7, 5_000)).as("restamp of an unknown key").isFalse();
+            backend.writeBatch(batch(Map.of("b", value(2, 2, 450))), Map.of("b", new ObjectStamp(10, 3_000)));
+            assertThat(backend.restamp("b", 8, 6_000)).as("restamp of b's replaced version").isFalse();
+            if (keeps) {
+                expected.put("a", new ObjectStamp(7, 2_000));
+                expected.put("b", new ObjectStamp(10, 3_000));
+                expected.put("c", ObjectStamp.NONE);
+            } else {
+                expected.put("a", ObjectStamp.NONE);
+                expected.put("b", ObjectStamp.NONE);
+                expected.put("c", ObjectStamp.NONE);
+            }
+        }
+        try (StorageBackend backend = open(tempDir)) {
+            Map<String, ObjectStamp> scanned = new HashMap<>();
+            Map<String, Long> sizes = new HashMap<>();
+            backend.scanStamped((k, size, stamp) -> {
+                assertThat(scanned.put(k, stamp)).as("key %s scanned twice", k).isNull();
+                sizes.put(k, size);
+            });
+            assertThat(scanned).isEqualTo(expected);
+            assertThat(sizes).isEqualTo(Map.of("a", 300L, "b", 450L, "c", 500L));
+            assertThat(readAll(backend, "b")).isEqualTo(value(2, 2, 450));
         }
     }
 
