@@ -40,7 +40,7 @@ from . import _ranges
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._locator import Locator
-from ._masters import Masters, backoff
+from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._transfers import Transfers
@@ -48,6 +48,7 @@ from ._tls import client_context, env_flag
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
 from ._puts import Puts
+from ._removals import Removals
 from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME
 from .errors import InvalidArgument, TiffinError, code_name
 
@@ -163,6 +164,7 @@ class Client:
                                 else None, ReadHints(read_hints) if read_hints else None, self._counts)
         self._locations = self._locator.locations
         self._puts = Puts(self._rpc, self._io, self._locator, self.client_id, self._check_open)
+        self._removals = Removals(self._rpc, self._masters, self._locator)
         self._hints = self._locator.hints
         #: what this client's lookups tell the master about reusing their answers (0 = the cache is off)
         self._cache_for_ms = self._locator.cache_for_ms
@@ -558,32 +560,7 @@ class Client:
         refused with OBJECT_HAS_LEASE is repeated until the lease ends (within ``failover_timeout``): that
         attempt may have begun the removal (docs/FAILOVER.md, Limits).
         """
-        key = B.check_key(key)
-        # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
-        # remove does not wait for, must not leave the removed object in the location cache
-        self._locator.forget(key)
-        lost = [False]
-        deadline = time.monotonic() + self._masters.failover_timeout
-        attempt = 0
-        try:
-            while True:
-                try:
-                    self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force),
-                                                       cache_owner=self._locator.cache_owner), pb.Empty, lost)
-                    return
-                except TiffinError as e:
-                    if lost[0] and e.code == "OBJECT_NOT_FOUND":
-                        return
-                    if not lost[0] or e.code != "OBJECT_HAS_LEASE":
-                        raise
-                    if time.monotonic() > deadline:
-                        raise TiffinError(e.code, f"{e.message}; an earlier attempt of this remove, whose answer was lost,"
-                                                  " may have removed some of its replicas: remove it again (or with"
-                                                  " force) once it is no longer read") from e
-                time.sleep(backoff(attempt))
-                attempt += 1
-        finally:
-            self._locator.forget_location(key)
+        self._removals.remove(B.check_key(key), force)
 
     def batch_remove(self, keys, force: bool = False) -> list:
         """:meth:`remove` for many keys: one :class:`KeyResult` per key."""
@@ -591,16 +568,7 @@ class Client:
         if not keys:
             self._check_open()
             return []
-        for k in keys:
-            self._locator.forget(k)
-        try:
-            reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
-                                                                   cache_owner=self._locator.cache_owner), pb.BatchCodesReply)
-        finally:
-            for k in keys:
-                self._locator.forget_location(k)
-        return [KeyResult(k, None, code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR")
-                for i, k in enumerate(keys)]
+        return self._removals.batch_remove(keys, force)
 
     def remove_by_regex(self, regex: str, force: bool = False) -> int:
         """Removes the objects whose key matches ``regex`` (RE2 syntax, searched anywhere in the key:
@@ -609,21 +577,11 @@ class Client:
         the master removes)."""
         if not isinstance(regex, str):
             raise InvalidArgument("INVALID_PARAMS", "regex must be a str")
-        self._locator.forget_all()
-        try:
-            return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force),
-                                                                 cache_owner=self._locator.cache_owner), pb.CountReply).count
-        finally:
-            self._locator.forget_all()
+        return self._removals.by_regex(regex, force)
 
     def remove_all(self, force: bool = False) -> int:
         """Removes every object (leased ones only with ``force``); returns how many."""
-        self._locator.forget_all()
-        try:
-            return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force), cache_owner=self._locator.cache_owner),
-                             pb.CountReply).count
-        finally:
-            self._locator.forget_all()
+        return self._removals.everything(force)
 
     def list(self, prefix: str = "", limit: int = 1000) -> KeyListing:
         """Keys starting with ``prefix``, in order, with their sizes: at most ``limit`` (the master caps

@@ -1,0 +1,87 @@
+"""Removals for :class:`tiffin.client.Client`: REMOVE, BATCH_REMOVE, REMOVE_BY_REGEX and REMOVE_ALL, with the
+client's location cache dropped around each call and a remove repeated after a lost answer (the Python twin of
+``io.tiffin.core.client.MasterStub.remove``).
+
+Thread-safety: :class:`Removals` is thread-safe (it keeps no state of its own; the locator and the masters guard
+themselves).
+"""
+
+from __future__ import annotations
+
+import time
+
+from ._masters import backoff
+from ._proto import tiffin_pb2 as pb
+from ._types import KeyResult
+from ._wire import Op
+from .errors import TiffinError, code_name
+
+
+class Removals:
+    """The client's removals. ``rpc(op, request, reply_cls, lost=None)`` is the client's master call
+    (:meth:`tiffin._masters.Masters.call` after its open check), ``masters`` gives the failover timeout and
+    ``locator`` the location cache to keep right."""
+
+    def __init__(self, rpc, masters, locator):
+        self._rpc = rpc
+        self._masters = masters
+        self._locator = locator
+
+    def remove(self, key: str, force: bool) -> None:
+        """:meth:`tiffin.client.Client.remove` of a checked key."""
+        # dropped before and after: a lookup of another thread answered meanwhile, with a lease a forced
+        # remove does not wait for, must not leave the removed object in the location cache
+        self._locator.forget(key)
+        lost = [False]
+        deadline = time.monotonic() + self._masters.failover_timeout
+        attempt = 0
+        try:
+            while True:
+                try:
+                    self._rpc(Op.REMOVE, pb.KeyRequest(key=key, force=bool(force),
+                                                       cache_owner=self._locator.cache_owner), pb.Empty, lost)
+                    return
+                except TiffinError as e:
+                    if lost[0] and e.code == "OBJECT_NOT_FOUND":
+                        return
+                    if not lost[0] or e.code != "OBJECT_HAS_LEASE":
+                        raise
+                    if time.monotonic() > deadline:
+                        raise TiffinError(e.code, f"{e.message}; an earlier attempt of this remove, whose answer was lost,"
+                                                  " may have removed some of its replicas: remove it again (or with"
+                                                  " force) once it is no longer read") from e
+                time.sleep(backoff(attempt))
+                attempt += 1
+        finally:
+            self._locator.forget_location(key)
+
+    def batch_remove(self, keys: list, force: bool) -> list:
+        """:meth:`tiffin.client.Client.batch_remove` of checked, non-empty ``keys``."""
+        for k in keys:
+            self._locator.forget(k)
+        try:
+            reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
+                                                                   cache_owner=self._locator.cache_owner), pb.BatchCodesReply)
+        finally:
+            for k in keys:
+                self._locator.forget_location(k)
+        return [KeyResult(k, None, code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR")
+                for i, k in enumerate(keys)]
+
+    def by_regex(self, regex: str, force: bool) -> int:
+        """:meth:`tiffin.client.Client.remove_by_regex`: drops the whole location cache before and after."""
+        self._locator.forget_all()
+        try:
+            return self._rpc(Op.REMOVE_BY_REGEX, pb.RegexRequest(regex=regex, force=bool(force),
+                                                                 cache_owner=self._locator.cache_owner), pb.CountReply).count
+        finally:
+            self._locator.forget_all()
+
+    def everything(self, force: bool) -> int:
+        """:meth:`tiffin.client.Client.remove_all`: drops the whole location cache before and after."""
+        self._locator.forget_all()
+        try:
+            return self._rpc(Op.REMOVE_ALL, pb.RemoveAllRequest(force=bool(force), cache_owner=self._locator.cache_owner),
+                             pb.CountReply).count
+        finally:
+            self._locator.forget_all()
