@@ -35,4 +35,31 @@ class ForgetRequestsTest {
                 .addDeadlineOffsets(128).addDeadlineVersions(4).addDeadlines(1_900_000_000_000L)
                 .addDiskDeadlineKeys("k").addDiskDeadlines(0).addDiskKeys("gone").build())).doesNotThrowAnyException();
     }
+
+    /**
+     * A FORGET from a master of an older term than the node follows (a deposed leader's EXPIRE or removal) is refused
+     * with INVALID_VERSION, and neither its forgets nor its deadlines reach the records; the current term's passes.
+     */
+    @Test
+    void aForgetOfADeposedMastersTermIsRefusedAndAppliesNothing() {
+        try (io.tiffin.core.local.LocalSegment segment = new io.tiffin.core.local.LocalSegment("s", 1 << 16)) {
+            segment.setMountEpoch(1);
+            segment.commit(1, new io.tiffin.core.local.SegmentLedger.Entry("a", 0, 100, 5, 1, false, false));
+            segment.commit(1, new io.tiffin.core.local.SegmentLedger.Entry("b", 128, 100, 6, 2, false, false));
+            ForgetRequest deposed = ForgetRequest.newBuilder().setTerm(2).setSegment("s").addOffsets(0).addVersions(5)
+                    .addDeadlineOffsets(128).addDeadlineVersions(6).addDeadlines(1_900_000_000_000L).build();
+
+            assertThatThrownBy(() -> ForgetRequests.apply(deposed, segment, null, 3)).isInstanceOfSatisfying(
+                    TiffinException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.INVALID_VERSION);
+                        assertThat(e.getMessage()).contains("term 2", "follows term 3");
+                    });
+            assertThat(segment.ledger().snapshot()).extracting(r -> r.key() + "@" + r.expireAtMillis())
+                    .containsExactly("a@0", "b@0");
+
+            assertThat(ForgetRequests.apply(deposed.toBuilder().setTerm(3).build(), segment, null, 3)).isDone();
+            assertThat(segment.ledger().snapshot()).extracting(r -> r.key() + "@" + r.expireAtMillis())
+                    .containsExactly("b@1900000000000");
+        }
+    }
 }
