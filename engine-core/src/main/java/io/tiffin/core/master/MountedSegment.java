@@ -339,6 +339,19 @@ final class MountedSegment implements SegmentView {
         return false;
     }
 
+    /**
+     * With failover on, has this segment's node delete its SSD copy of {@code key} (of the removed object of {@code
+     * version}) in order with the segment's forgets, and returns true; returns false without failover.
+     */
+    boolean forgetDiskCopy(String key, long version) {
+        NodeForgets f = forgets;
+        if (f != null) {
+            f.forgetDiskCopy(this, key, version);
+            return true;
+        }
+        return false;
+    }
+
     /** Frees handles whose records the node has dropped ({@link NodeForgets}). */
     synchronized void freeForgotten(long[] handles, int count) {
         if (status == SegmentStatus.UNMOUNTING) {

@@ -26,7 +26,9 @@ import org.apache.logging.log4j.Logger;
  * writer's path (socket, shared memory, same JVM). A removal answers only when its forgets are done ({@link
  * #collect}), so a removed object cannot come back from a node after a failover. The same messages carry the
  * deadline changes of objects whose expiry moved after their put ({@link #setDeadline}: EXPIRE and PERSIST answer
- * once the nodes have them too), so a master that takes over knows them.
+ * once the nodes have them too), so a master that takes over knows them, and the deletions of removed objects' SSD
+ * copies ({@link #forgetDiskCopy}: a removal answers once they are off the disk), so no copy brings a removed object
+ * back at a takeover.
  *
  * <p>A node that refuses the connection has no process left holding records: its forgets count as done. One that
  * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node
@@ -42,8 +44,8 @@ final class NodeForgets implements AutoCloseable {
 
     /**
      * A record to drop (then {@code handle} to free; &lt; 0: none), or, with {@code deadline} &ge; 0, a record whose
-     * expiry deadline becomes {@code deadline} (0 = none; no handle), or with {@code diskKey} too, the SSD copy of
-     * that key on the segment's node.
+     * expiry deadline becomes {@code deadline} (0 = none; no handle). With {@code diskKey}, the same for the SSD copy
+     * of that key on the segment's node: deleted (of an object of {@code version}), or its deadline changed.
      */
     private record Item(long handle, long offset, long version, CompletableFuture<Void> done, long deadline,
                         String diskKey) {
@@ -102,6 +104,15 @@ final class NodeForgets implements AutoCloseable {
      */
     void setDiskDeadline(MountedSegment segment, String key, long expireAtMillis) {
         enqueue(segment, -1, -1, -1, Math.max(0, expireAtMillis), key);
+    }
+
+    /**
+     * Queues the deletion of the SSD copy of {@code key} that the node of {@code segment} holds, the copy of the
+     * removed object of {@code version} (a copy the node knows to be of a later version stays); the node answers
+     * once it is deleted from its disk.
+     */
+    void forgetDiskCopy(MountedSegment segment, String key, long version) {
+        enqueue(segment, -1, -1, version, -1, key);
     }
 
     private void enqueue(MountedSegment segment, long handle, long offset, long version, long deadline,
@@ -171,10 +182,12 @@ final class NodeForgets implements AutoCloseable {
         }
         ForgetRequest.Builder req = ForgetRequest.newBuilder().setTerm(term.getAsLong()).setSegment(segment.name());
         for (Item i : batch) {
-            if (i.forgets()) {
-                req.addOffsets(i.offset()).addVersions(i.version());
+            if (i.diskKey() != null && i.forgets()) {
+                req.addDiskKeys(i.diskKey()).addDiskKeyVersions(i.version());
             } else if (i.diskKey() != null) {
                 req.addDiskDeadlineKeys(i.diskKey()).addDiskDeadlines(i.deadline());
+            } else if (i.forgets()) {
+                req.addOffsets(i.offset()).addVersions(i.version());
             } else {
                 req.addDeadlineOffsets(i.offset()).addDeadlineVersions(i.version()).addDeadlines(i.deadline());
             }

@@ -383,12 +383,19 @@ final class TierCoordinator {
     }
 
     /**
-     * Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them
-     * back). Caller holds the shard lock.
+     * Forgets the object's SSD copies and asks their nodes to delete them (or a restart would bring them back):
+     * with failover on, through the node's FORGETs, so a removal answers once the copies are off the disk and a
+     * master that takes over finds none; and always with the node's next task poll (kept while the node is away, and
+     * harmless after the FORGET). Caller holds the shard lock.
      */
     void dropDiskCopies(ObjectMetadata m) {
         for (DiskReplica d : m.diskReplicas()) {
             tier.queueDelete(d.nodeId(), m.key);
+            List<String> names = segments.segmentNamesOf(d.nodeId());
+            MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
+            if (s != null) {
+                s.forgetDiskCopy(m.key, m.version);
+            }
         }
         removeDiskCopies(m, d -> true);
     }
@@ -438,7 +445,6 @@ final class TierCoordinator {
         return dropped;
     }
 
-    /** Whether any object may have an SSD copy (false: none has). */
     /**
      * Drops the SSD copies {@code which} accepts from {@code m}, the index and the tally; returns how many. Caller
      * holds the shard lock.

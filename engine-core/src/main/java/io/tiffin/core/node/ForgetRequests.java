@@ -8,7 +8,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Applies a master's {@code FORGET} to a node: drops the segment's commit records it names, sets the deadlines of
- * records and of SSD copies whose objects' expiry changed, and deletes SSD copies. A FORGET from a master of an
+ * records and of SSD copies whose objects' expiry changed, and deletes SSD copies of removed objects (the answer
+ * waits until the SSD changes are on disk). A FORGET from a master of an
  * older term than the node follows is refused ({@code INVALID_VERSION}: that master was deposed), and so is one
  * whose parallel lists differ in length ({@code INVALID_PARAMS}), before any of it is applied.
  *
@@ -22,8 +23,9 @@ final class ForgetRequests {
      * Applies {@code req} to {@code segment} and {@code tier} (null: the node has no SSD tier) for a node that
      * follows master term {@code term}. Never blocks.
      *
-     * @return completes when the SSD copies' new deadlines are on disk too (their stamps; see {@link
-     *     NodeStorageTier#setDiskDeadlines}): the node answers the FORGET then
+     * @return completes when the SSD changes are on disk too (copies deleted, see {@link
+     *     NodeStorageTier#deleteDiskCopies}; deadlines in their stamps, see {@link NodeStorageTier#setDiskDeadlines}):
+     *     the node answers the FORGET then
      * @throws TiffinException {@code INVALID_VERSION} from a deposed master, {@code INVALID_PARAMS} for lists of
      *     unequal lengths
      */
@@ -42,13 +44,16 @@ final class ForgetRequests {
                         req.getDeadlines(i));
             }
         }
+        CompletableFuture<Void> deleted = CompletableFuture.completedFuture(null);
         if (tier != null && req.getDiskKeysCount() > 0) {
-            tier.forgetDiskCopies(req.getDiskKeysList());
+            deleted = tier.deleteDiskCopies(req.getDiskKeysList(), req.getDiskKeyVersionsCount() == 0
+                    ? java.util.Collections.nCopies(req.getDiskKeysCount(), 0L) : req.getDiskKeyVersionsList());
         }
         if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
-            return tier.setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList());
+            return CompletableFuture.allOf(deleted,
+                    tier.setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList()));
         }
-        return CompletableFuture.completedFuture(null);
+        return deleted;
     }
 
     /**
@@ -64,6 +69,8 @@ final class ForgetRequests {
                 || req.getDeadlineOffsetsCount() != req.getDeadlinesCount()) {
             wrong = req.getDeadlineOffsetsCount() + " deadline offsets, " + req.getDeadlineVersionsCount()
                     + " deadline versions and " + req.getDeadlinesCount() + " deadlines";
+        } else if (req.getDiskKeyVersionsCount() != 0 && req.getDiskKeyVersionsCount() != req.getDiskKeysCount()) {
+            wrong = req.getDiskKeysCount() + " SSD copies to delete and " + req.getDiskKeyVersionsCount() + " versions";
         } else if (req.getDiskDeadlineKeysCount() != req.getDiskDeadlinesCount()) {
             wrong = req.getDiskDeadlineKeysCount() + " SSD copies and " + req.getDiskDeadlinesCount() + " deadlines";
         }

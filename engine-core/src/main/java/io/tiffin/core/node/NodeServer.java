@@ -325,11 +325,16 @@ public final class NodeServer implements AutoCloseable {
         server.register(Opcode.FORGET, (request, responder) -> {
             var stamped = ForgetRequests.apply(request.parseControl(
                     io.tiffin.core.transport.proto.ForgetRequest.parser()), segment, tier(), link().term());
-            if (stamped.isDone()) {
-                responder.ok(Empty.getDefaultInstance());
-            } else {
-                stamped.whenComplete((v, e) -> responder.ok(Empty.getDefaultInstance())); // failures are logged
-            }
+            stamped.whenComplete((v, e) -> {
+                Throwable cause = e instanceof java.util.concurrent.CompletionException c ? c.getCause() : e;
+                if (cause == null) {
+                    responder.ok(Empty.getDefaultInstance());
+                } else if (cause instanceof TiffinException t) {
+                    responder.fail(t.code(), "FORGET: " + t.getMessage());
+                } else {
+                    responder.fail(ErrorCode.INTERNAL_ERROR, "FORGET: " + cause);
+                }
+            });
         }, null);
         long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame
         server.register(Opcode.DATA_READ, (request, responder) -> {

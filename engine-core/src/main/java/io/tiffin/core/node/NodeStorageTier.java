@@ -1,5 +1,7 @@
 package io.tiffin.core.node;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.core.local.LocalSegment;
@@ -251,17 +253,44 @@ final class NodeStorageTier implements AutoCloseable {
         }
     }
 
-    /** Deletes SSD copies of objects the master removed ({@code FORGET}; task-poll deletes). Never blocks. */
-    void forgetDiskCopies(List<String> keys) {
-        List<String> deletes = List.copyOf(keys);
-        diskCopies.keySet().removeAll(deletes);
-        io.execute(() -> {
-            try {
-                backend.removeAll(deletes);
-            } catch (RuntimeException e) {
-                LOG.warn("Node {} could not delete {} SSD copies: {}", nodeId, deletes.size(), e.toString());
-            }
-        });
+    /**
+     * Deletes the SSD copies of objects the master removed ({@code FORGET}): each key's copy unless this node knows
+     * it to be of a later version than {@code versions} names (parallel; 0 = any), written since by another put of
+     * the key. Runs on the I/O pool between offload batches (a batch being written cannot slip in between the check
+     * and the deletion). Never blocks.
+     *
+     * @return completes once the copies are deleted (or the backend failed to, which is logged); exceptionally only
+     *     when the tier is closing
+     */
+    CompletableFuture<Void> deleteDiskCopies(List<String> keys, List<Long> versions) {
+        List<String> ks = List.copyOf(keys);
+        List<Long> vs = List.copyOf(versions);
+        try {
+            return CompletableFuture.runAsync(() -> {
+                reports.lock();
+                try {
+                    List<String> deletes = new ArrayList<>(ks.size());
+                    for (int i = 0; i < ks.size(); i++) {
+                        DiskObject known = diskCopies.get(ks.get(i));
+                        if (known != null && vs.get(i) > 0 && known.getVersion() > vs.get(i)) {
+                            continue; // a later put's copy
+                        }
+                        diskCopies.remove(ks.get(i));
+                        deletes.add(ks.get(i));
+                    }
+                    backend.removeAll(deletes);
+                } catch (RuntimeException e) {
+                    // answered all the same: a broken disk must not hold up the segment's other forgets
+                    LOG.warn("Node {} could not delete {} SSD copies of removed objects ({}); a master that takes"
+                            + " over may list them again", nodeId, ks.size(), e.toString());
+                } finally {
+                    reports.unlock();
+                }
+            }, io);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            return CompletableFuture.failedFuture(new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS,
+                    "the node's SSD tier is closing"));
+        }
     }
 
     private void accept(TaskPollReply reply) {

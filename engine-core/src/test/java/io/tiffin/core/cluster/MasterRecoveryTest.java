@@ -191,7 +191,8 @@ class MasterRecoveryTest {
 
     /**
      * Even keys are put with a time to live, and some odd ones get one from an EXPIRE once on SSD: objects known only
-     * from their SSD copies come back with their deadlines too.
+     * from their SSD copies come back with their deadlines too. Objects removed with an SSD copy do not come back:
+     * the removal answered once the node had deleted the copy.
      */
     @Test
     void objectsKnownOnlyFromSsdComeBackWithTheirVersionsAndDeadlines() throws IOException {
@@ -207,6 +208,7 @@ class MasterRecoveryTest {
                                     Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
             try {
                 Map<String, Long> versions = new HashMap<>();
+                java.util.List<String> removed = new java.util.ArrayList<>();
                 try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
                     for (int i = 0; i < 40; i++) {
                         c.put("obj-" + i, TestCluster.randomBytes((int) MiB / 2 + i, i),
@@ -220,6 +222,17 @@ class MasterRecoveryTest {
                     for (int i = 1; i < 12; i += 2) { // the first puts: on SSD only by now, most of them
                         assertThat(c.expire("obj-" + i, 60_000)).isTrue(); // answered once the node has it too
                     }
+                    // removed: answered once the node has deleted the SSD copy, so no takeover brings it back
+                    for (int i = 12; i < 40 && removed.size() < 3; i++) {
+                        String key = "obj-" + i;
+                        if (c.locate(key).orElseThrow().replicas().stream()
+                                .anyMatch(r -> r.type() == io.tiffin.api.ReplicaType.LOCAL_DISK)) {
+                            c.remove(key, true); // forced: the locate above leased it
+                            removed.add(key);
+                            assertThat(node.storageBackend().size(key)).as("%s's SSD copy once removed", key).isEmpty();
+                        }
+                    }
+                    assertThat(removed).as("objects removed with an SSD copy").hasSize(3);
                 }
                 master.close();
                 master = startMaster(port, tier);
@@ -230,6 +243,9 @@ class MasterRecoveryTest {
                     int ssdOnlyWithDeadline = 0;
                     for (int i = 0; i < 40; i++) {
                         String key = "obj-" + i;
+                        if (removed.contains(key)) {
+                            continue;
+                        }
                         // an object only on SSD comes back when the node registers its tier, right after attaching
                         await().atMost(Duration.ofSeconds(30)).until(() -> c.locate(key).isPresent());
                         var loc = c.locate(key).orElseThrow();
@@ -247,6 +263,9 @@ class MasterRecoveryTest {
                             ssdOnly++;
                             ssdOnlyWithDeadline += ttl > 0 ? 1 : 0;
                         }
+                    }
+                    for (String key : removed) { // the node has registered its tier by now: the others are back
+                        assertThat(c.locate(key)).as("%s, removed before the takeover", key).isEmpty();
                     }
                     assertThat(ssdOnly).as("objects known only from their SSD copies").isPositive();
                     assertThat(ssdOnlyWithDeadline).as("of them, objects with a deadline").isPositive();

@@ -210,6 +210,37 @@ class NodeEvictionNoticeTest {
         }
     }
 
+    /**
+     * A FORGET's deletion of an SSD copy (a removed object's) is done when the node answers, and leaves a copy the
+     * node knows to be of a later version than the removed object's (a later put's, offloaded before the FORGET
+     * arrived).
+     */
+    @Test
+    void aForgetDeletesTheRemovedObjectsCopyBeforeItAnswersAndLeavesALaterPutsCopy() {
+        offloads.add(OffloadTask.newBuilder().setKey("old").setSize(100).setSegment(node.segmentName()).setOffset(0)
+                .setVersion(3).build());
+        offloads.add(OffloadTask.newBuilder().setKey("newer").setSize(100).setSegment(node.segmentName())
+                .setOffset(0).setVersion(9).build());
+        await("the reports").atMost(Duration.ofSeconds(20))
+                .until(() -> reported.containsKey("old") && reported.containsKey("newer"));
+        try (TransportClientPool pool = new TransportClientPool("forget-test", TransportSettings.defaults(),
+                "forget-test")) {
+            pool.get(node.endpoint()).callSync(Opcode.FORGET, ForgetRequest.newBuilder().setTerm(0)
+                    .setSegment(node.segmentName()).addDiskKeys("old").addDiskKeyVersions(3)
+                    .addDiskKeys("newer").addDiskKeyVersions(8).build(), Empty.parser());
+
+            assertThat(backend.size("old")).as("the removed object's copy, once the FORGET is answered").isEmpty();
+            assertThat(backend.size("newer")).as("a later put's copy").isPresent();
+
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> pool.get(node.endpoint())
+                    .callSync(Opcode.FORGET, ForgetRequest.newBuilder().setTerm(0).setSegment(node.segmentName())
+                            .addDiskKeys("newer").addDiskKeys("x").addDiskKeyVersions(9).build(), Empty.parser()));
+            assertThat(refused).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                    e -> assertThat(e.getMessage()).contains("FORGET names 2 SSD copies to delete and 1 versions"));
+            assertThat(backend.size("newer")).isPresent();
+        }
+    }
+
     @Test
     void aKeyTheNodeWritesAgainIsNotReportedGoneAfterItsNewCopy() {
         offload("k");
