@@ -389,15 +389,59 @@ if [ -n "$offloads" ] && [ "${offloads%%.*}" -ge 1 ] 2>/dev/null && [ -d "$work/
   pass "write-through copied puts to the SSD tier (tiffin_master_offloads_total $offloads)"
 else fail "SSD tier offload (offloads_total '$offloads')" "$(ls -R "$work/ssd" 2>&1 | head; tail -n 20 "$work/server.err")"; fi
 
+# ---------------------------------------------------------------------------------- crash, restart from SSD
+# Values set through RESP with a time to live and copied to SSD (write-through) survive a SIGKILL of the standalone:
+# a new standalone on the same storage path (a new master that knows nothing) lists them again from the SSD copies,
+# with their deadlines (kept on disk with each copy); one whose deadline passed while nothing ran is gone.
+shm_dir="$work/shm"
+server_log=server
+if command -v redis-cli >/dev/null 2>&1; then
+  before=${offloads%%.*}
+  ttl_set=$(rcli SET smoke/ttl-long kept EX 600; rcli SET smoke/ttl-short gone PX 1500)
+  copied=""
+  for _ in $(seq 1 100); do
+    now=$(http_get 127.0.0.1 "$admin" /metrics 2>/dev/null | sed -n 's/^tiffin_master_offloads_total \([0-9.E]*\)$/\1/p')
+    if [ -n "$now" ] && [ "${now%%.*}" -ge $((before + 2)) ] 2>/dev/null; then copied=yes; break; fi
+    sleep 0.1
+  done
+  kill -KILL "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
+  sleep 2 # smoke/ttl-short's 1.5 s pass while nothing runs
+  port=$(free_port) || exit 1; admin=$(free_port) || exit 1; rport=$(free_port) || exit 1
+  master="127.0.0.1:$port"
+  shm_dir="$work/shm2" # the killed process's segment file stays in $work/shm
+  server_log=server2
+  mkdir -p "$shm_dir"
+  "$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
+    -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
+    -D node.shared-memory-dir="$shm_dir" \
+    >"$work/$server_log.out" 2>"$work/$server_log.err" &
+  server_pid=$!
+  wait_for_line "$server_pid" "$work/$server_log.out" '^Ready\.' || true
+  back=""
+  for _ in $(seq 1 100); do
+    back=$(rcli GET smoke/ttl-long)
+    [ "$back" = "kept" ] && break
+    sleep 0.1
+  done
+  ttl=$(rcli TTL smoke/ttl-long); short=$(rcli EXISTS smoke/ttl-short)
+  plain=$("$tiffin" get --master "$master" smoke/stdin 2>&1)
+  if [ "$ttl_set" = "$(printf 'OK\nOK')" ] && [ -n "$copied" ] && [ "$back" = "kept" ] \
+      && [ "$ttl" -ge 560 ] 2>/dev/null && [ "$ttl" -le 600 ] && [ "$short" = "0" ] && [ "$plain" = "hello, tiffin" ]; then
+    pass "after a SIGKILL, a new standalone on the same SSD lists the copies again with their deadlines (TTL $ttl)"
+  else fail "restart from SSD after SIGKILL (copied: '$copied')" "SET: $ttl_set; GET: $back; TTL: $ttl; EXISTS short: $short;
+get smoke/stdin: $plain
+$(tail -n 20 "$work/$server_log.err")"; fi
+fi
+
 # ---------------------------------------------------------------------------------- stop
 stop_and_wait "$server_pid" TERM; rc=$stop_rc
 if [ -z "$rc" ]; then
-  fail "standalone still running 15 s after SIGTERM" "$(tail -n 20 "$work/server.err")"
-elif [ "$(tail -n 1 "$work/server.out")" = "Stopped." ] && [ -z "$(ls "$work/shm")" ] && [ "$rc" -eq 0 ]; then
+  fail "standalone still running 15 s after SIGTERM" "$(tail -n 20 "$work/$server_log.err")"
+elif [ "$(tail -n 1 "$work/$server_log.out")" = "Stopped." ] && [ -z "$(ls "$shm_dir")" ] && [ "$rc" -eq 0 ]; then
   pass "SIGTERM stops the standalone, which prints Stopped., deletes its shared-memory file and exits 0"
 else
   fail "standalone did not stop in order with exit 0 (exit $rc)" \
-    "$(cat "$work/server.out"; tail -n 20 "$work/server.err")"
+    "$(cat "$work/$server_log.out"; tail -n 20 "$work/$server_log.err")"
 fi
 server_pid=""
 
