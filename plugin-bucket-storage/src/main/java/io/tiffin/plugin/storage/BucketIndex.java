@@ -2,6 +2,7 @@ package io.tiffin.plugin.storage;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.storage.ObjectStamp;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -15,8 +16,11 @@ import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
- * The RocksDB index of a bucket backend: key (UTF-8) → {@link Location}. Every change is one
- * {@link WriteBatch} written with {@code sync=true}, so it is durable when the call returns.
+ * The RocksDB index of a bucket backend: key (UTF-8) → {@link Location} ({@link Location#encode()}), and for an object
+ * with a stamp, a second entry under the key's stamp key (a 0xFF byte, which no UTF-8 string holds, then the key) →
+ * the stamp ({@link Location#encodeStamp()}). A build that predates stamps reads the first kind as before and drops
+ * the second as malformed, keeping the objects. Every change is one {@link WriteBatch} written with {@code sync=true},
+ * so it is durable when the call returns; an object's entry and its stamp change together.
  *
  * <p><b>Threads</b>: thread-safe (RocksDB is); the backend serialises changes anyway.
  *
@@ -24,6 +28,9 @@ import org.rocksdb.WriteOptions;
  * {@link #close()} releases them once. No call may run concurrently with or after {@link #close()}.
  */
 final class BucketIndex implements AutoCloseable {
+    /** The first byte of a stamp key: 0xFF begins no UTF-8 string, so no object key. */
+    private static final byte STAMP_PREFIX = (byte) 0xFF;
+
     private final Path dir;
     private final Options options;
     private final WriteOptions syncWrites;
@@ -62,33 +69,73 @@ final class BucketIndex implements AutoCloseable {
         }
     }
 
-    /** Calls {@code visitor} for every entry; a value that does not decode is passed as null. */
+    /**
+     * Calls {@code visitor} for every object entry, with its stamp (a value that does not decode is passed as null).
+     * Stamps whose object has no entry (left by a build that does not know stamps) are deleted.
+     */
     void forEach(BiConsumer<String, Location> visitor) {
+        Map<String, byte[]> stamps = new java.util.HashMap<>();
+        Map<String, Location> entries = new java.util.LinkedHashMap<>();
         try (RocksIterator it = db.newIterator()) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
-                visitor.accept(new String(it.key(), StandardCharsets.UTF_8), Location.decode(it.value()));
+                byte[] k = it.key();
+                if (k.length > 0 && k[0] == STAMP_PREFIX) {
+                    stamps.put(new String(k, 1, k.length - 1, StandardCharsets.UTF_8), it.value());
+                } else {
+                    entries.put(new String(k, StandardCharsets.UTF_8), Location.decode(it.value()));
+                }
             }
             it.status();
         } catch (RocksDBException e) {
             throw new TiffinException(ErrorCode.FILE_READ_FAIL, "cannot read bucket index " + dir + " ("
                     + e.getMessage() + "); the index may be damaged: move the storage path away to start empty", e);
         }
+        entries.forEach((key, loc) -> visitor.accept(key, loc == null ? null : loc.withStampEntry(stamps.remove(key))));
+        if (!stamps.isEmpty()) {
+            try (WriteBatch batch = new WriteBatch()) {
+                for (String key : stamps.keySet()) {
+                    batch.delete(stampKey(key));
+                }
+                db.write(syncWrites, batch);
+            } catch (RocksDBException e) {
+                throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "cannot update bucket index " + dir + " ("
+                        + e.getMessage() + "); check free disk space", e);
+            }
+        }
     }
 
-    /** Puts {@code puts} and deletes {@code deletes} in one synced batch. */
+    /**
+     * Puts {@code puts} (each object's entry, and its stamp's, or no stamp entry for {@link ObjectStamp#NONE}) and
+     * deletes {@code deletes} (both entries) in one synced batch.
+     */
     void write(Map<String, Location> puts, Collection<String> deletes) {
         try (WriteBatch batch = new WriteBatch()) {
             for (String key : deletes) {
                 batch.delete(key.getBytes(StandardCharsets.UTF_8));
+                batch.delete(stampKey(key));
             }
             for (Map.Entry<String, Location> e : puts.entrySet()) {
-                batch.put(e.getKey().getBytes(StandardCharsets.UTF_8), e.getValue().encode());
+                Location loc = e.getValue();
+                batch.put(e.getKey().getBytes(StandardCharsets.UTF_8), loc.encode());
+                if (loc.stamp().equals(ObjectStamp.NONE)) {
+                    batch.delete(stampKey(e.getKey()));
+                } else {
+                    batch.put(stampKey(e.getKey()), loc.encodeStamp());
+                }
             }
             db.write(syncWrites, batch);
         } catch (RocksDBException e) {
             throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "cannot update bucket index " + dir + " ("
                     + e.getMessage() + "); check free disk space", e);
         }
+    }
+
+    private static byte[] stampKey(String key) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        byte[] out = new byte[k.length + 1];
+        out[0] = STAMP_PREFIX;
+        System.arraycopy(k, 0, out, 1, k.length);
+        return out;
     }
 
     @Override

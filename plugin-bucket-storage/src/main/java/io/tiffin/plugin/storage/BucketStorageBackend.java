@@ -36,9 +36,9 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Layout</b>: {@code <path>/buckets/<id>.bucket} files, each holding up to {@code bucket-max-keys}
  * objects and {@code bucket-max-bytes} bytes back to back (each object starts at a multiple of 4 KiB; the
- * gaps are holes), and {@code <path>/index/}, a RocksDB mapping key → bucket id, offset, length, CRC32C
- * and the object's {@link ObjectStamp} ({@link #keepsStamps()}). Bucket ids grow with creation, so they
- * order buckets by age.
+ * gaps are holes), and {@code <path>/index/}, a RocksDB mapping key → bucket id, offset, length and
+ * CRC32C, and the object's {@link ObjectStamp} ({@link #keepsStamps()}) under an entry of its own ({@link
+ * BucketIndex}). Bucket ids grow with creation, so they order buckets by age.
  *
  * <p><b>Writes</b> ({@link #writeBatch}): make room by eviction if needed, write and fsync the new bucket
  * files and their directory, then add all index entries in one synced RocksDB batch; only then do the

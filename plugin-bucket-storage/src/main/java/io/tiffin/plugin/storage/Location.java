@@ -6,14 +6,16 @@ import java.nio.ByteOrder;
 
 /**
  * Where one object lies and what it is: bucket id, offset and length inside the bucket file, the CRC32C of its
- * bytes, and its {@link ObjectStamp}. The value of the key's RocksDB index entry ({@link #encode()}, 44 bytes,
- * little-endian; entries of 28 bytes, written before stamps were kept, decode with {@link ObjectStamp#NONE}).
- * Thread-safe (immutable); compared by identity on purpose, so a reader can tell whether the index still holds the
- * very entry it looked up.
+ * bytes, and its {@link ObjectStamp}. The key's RocksDB index entry holds the first four ({@link #encode()}, 28 bytes,
+ * little-endian, the format of every release); the stamp has an entry of its own ({@link #encodeStamp()}, see {@link
+ * BucketIndex}), so a build that predates stamps still reads the index. Entries of 44 bytes (stamp included, written
+ * by 8e1d88f only) decode too. Thread-safe (immutable); compared by identity on purpose, so a reader can tell whether
+ * the index still holds the very entry it looked up.
  */
 final class Location {
-    static final int ENCODED_BYTES = 44;
-    private static final int UNSTAMPED_BYTES = 28;
+    static final int ENCODED_BYTES = 28;
+    private static final int STAMPED_BYTES = 44;
+    static final int STAMP_BYTES = 32;
 
     private final long bucketId;
     private final long offset;
@@ -56,13 +58,21 @@ final class Location {
 
     byte[] encode() {
         return ByteBuffer.allocate(ENCODED_BYTES).order(ByteOrder.LITTLE_ENDIAN)
-                .putLong(bucketId).putLong(offset).putLong(length).putInt(crc)
-                .putLong(stamp.version()).putLong(stamp.expireAtMs()).array();
+                .putLong(bucketId).putLong(offset).putLong(length).putInt(crc).array();
+    }
+
+    /**
+     * The value of the stamp's entry: bucket id and offset (so a stamp outlived by its object, left by a build that
+     * does not know stamps, is never taken for the stamp of new bytes), version and deadline; 32 bytes.
+     */
+    byte[] encodeStamp() {
+        return ByteBuffer.allocate(STAMP_BYTES).order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(bucketId).putLong(offset).putLong(stamp.version()).putLong(stamp.expireAtMs()).array();
     }
 
     /** Decodes an index value; returns null if it is not a valid entry (wrong size or negative fields). */
     static Location decode(byte[] bytes) {
-        if (bytes == null || (bytes.length != ENCODED_BYTES && bytes.length != UNSTAMPED_BYTES)) {
+        if (bytes == null || (bytes.length != ENCODED_BYTES && bytes.length != STAMPED_BYTES)) {
             return null;
         }
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
@@ -76,8 +86,27 @@ final class Location {
                 || expireAtMs < 0) {
             return null;
         }
-        ObjectStamp stamp = version == 0 && expireAtMs == 0 ? ObjectStamp.NONE : new ObjectStamp(version, expireAtMs);
-        return new Location(bucketId, offset, (int) length, crc, stamp);
+        return new Location(bucketId, offset, (int) length, crc, stamp(version, expireAtMs));
+    }
+
+    /** This location with the stamp of a stamp entry's value, if that value is valid and names this bucket and offset. */
+    Location withStampEntry(byte[] value) {
+        if (value == null || value.length != STAMP_BYTES) {
+            return this;
+        }
+        ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
+        long stampBucket = b.getLong();
+        long stampOffset = b.getLong();
+        long version = b.getLong();
+        long expireAtMs = b.getLong();
+        if (stampBucket != bucketId || stampOffset != offset || version < 0 || expireAtMs < 0) {
+            return this;
+        }
+        return withStamp(stamp(version, expireAtMs));
+    }
+
+    private static ObjectStamp stamp(long version, long expireAtMs) {
+        return version == 0 && expireAtMs == 0 ? ObjectStamp.NONE : new ObjectStamp(version, expireAtMs);
     }
 
     @Override
