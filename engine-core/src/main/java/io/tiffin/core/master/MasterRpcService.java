@@ -577,7 +577,7 @@ public final class MasterRpcService implements InProcessMaster {
             var tasks = master.ssdTier().pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes())
-                    .addAllDeadlines(tasks.deadlines()).build();
+                    .addAllDeleteVersions(tasks.deleteVersions()).addAllDeadlines(tasks.deadlines()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
@@ -39,7 +38,7 @@ final class StorageTier {
      * SSD copies each node must delete, kept while the node is away (unregistered, expired, restarting):
      * a copy of a removed object must not come back when its node reports its scan on return.
      */
-    private final Map<String, LinkedHashSet<String>> deletes = new HashMap<>();
+    private final Map<String, LinkedHashMap<String, Long>> deletes = new HashMap<>();
     /**
      * New deadlines of SSD copies (key → key, version and deadline) each node has not been told by a FORGET, kept
      * while the node is away: written into the copies' stamps, they survive a restart of the whole cluster.
@@ -108,7 +107,7 @@ final class StorageTier {
         offloadsInFlight++;
         offloadsInFlightByNode.merge(nodeId, 1, Integer::sum);
         // the new copy replaces the old one on the node: a delete still pending for it would remove the new one
-        LinkedHashSet<String> pending = deletes.get(nodeId);
+        LinkedHashMap<String, Long> pending = deletes.get(nodeId);
         if (pending != null) {
             pending.remove(task.getKey());
         }
@@ -140,15 +139,16 @@ final class StorageTier {
     }
 
     /**
-     * Asks a node to delete its SSD copy of a key that no longer exists (or is stale). Kept until the node
-     * polls, also while it is away.
+     * Asks a node to delete its SSD copy of a key that no longer exists (or is stale): a copy of {@code version} or
+     * earlier (0 = of any version), so a later put's copy that the node wrote before it took the request stays. Kept
+     * until the node polls, also while it is away.
      */
-    synchronized void queueDelete(String nodeId, String key) {
+    synchronized void queueDelete(String nodeId, String key, long version) {
         dropDeadline(nodeId, key);
-        LinkedHashSet<String> pending = deletes.computeIfAbsent(nodeId, n -> new LinkedHashSet<>());
-        pending.add(key);
+        LinkedHashMap<String, Long> pending = deletes.computeIfAbsent(nodeId, n -> new LinkedHashMap<>());
+        pending.merge(key, version, (a, b) -> a == 0 || b == 0 ? 0 : Math.max(a, b));
         if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
-            Iterator<String> oldest = pending.iterator();
+            Iterator<String> oldest = pending.keySet().iterator();
             oldest.next();
             oldest.remove();
         }
@@ -156,8 +156,8 @@ final class StorageTier {
 
     /** Whether the node has been asked to delete its copy of {@code key} and has not polled the request yet. */
     synchronized boolean hasPendingDelete(String nodeId, String key) {
-        LinkedHashSet<String> pending = deletes.get(nodeId);
-        return pending != null && pending.contains(key);
+        LinkedHashMap<String, Long> pending = deletes.get(nodeId);
+        return pending != null && pending.containsKey(key);
     }
 
     /** An offload handed to {@code nodeId} ended (reported, failed or abandoned). */
@@ -235,10 +235,13 @@ final class StorageTier {
             pro.add(PromotionTask.newBuilder().setKey(next.key()).setSize(next.size()).setHits(next.hits()).build());
         }
         List<String> del = new ArrayList<>();
-        LinkedHashSet<String> d = deletes.get(nodeId);
+        List<Long> delVersions = new ArrayList<>();
+        LinkedHashMap<String, Long> d = deletes.get(nodeId);
         if (d != null) {
-            for (Iterator<String> it = d.iterator(); it.hasNext() && del.size() < 1000; ) {
-                del.add(it.next());
+            for (Iterator<Map.Entry<String, Long>> it = d.entrySet().iterator(); it.hasNext() && del.size() < 1000; ) {
+                Map.Entry<String, Long> e = it.next();
+                del.add(e.getKey());
+                delVersions.add(e.getValue());
                 it.remove();
             }
             if (d.isEmpty()) {
@@ -256,7 +259,7 @@ final class StorageTier {
                 deadlines.remove(nodeId);
             }
         }
-        return new Tasks(off, pro, del, dl);
+        return new Tasks(off, pro, del, delVersions, dl);
     }
 
     /** Drops a queued promotion (its object was removed or promoted another way). */
@@ -264,8 +267,11 @@ final class StorageTier {
         queuedPromotionHits.remove(key);
     }
 
-    /** A poll's answer; {@code deadlines} as {@link #queueDeadline} queued them (key, version, deadline). */
+    /**
+     * A poll's answer; {@code deleteVersions} parallel to {@code deletes} ({@link #queueDelete}), {@code deadlines}
+     * as {@link #queueDeadline} queued them (key, version, deadline).
+     */
     record Tasks(List<OffloadTask> offloads, List<PromotionTask> promotions, List<String> deletes,
-                 List<DiskObject> deadlines) {
+                 List<Long> deleteVersions, List<DiskObject> deadlines) {
     }
 }

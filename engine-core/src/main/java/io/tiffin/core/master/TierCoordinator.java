@@ -169,7 +169,7 @@ final class TierCoordinator {
             if (m == null) {
                 m = new ObjectMetadata(key, "ssd:" + nodeId, size, now, false, false, List.of());
                 m.complete();
-                if (version > 0) { // the copy's own version (its node wrote it in this run): kept across a takeover
+                if (version > 0) { // the copy's own version (from its offload task, kept in its stamp)
                     table.noteVersion(version);
                     m.version = version;
                     m.recovered = true;
@@ -185,13 +185,13 @@ final class TierCoordinator {
                     && !(m.recovered && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
                 // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
-                tier.queueDelete(nodeId, key);
+                tier.queueDelete(nodeId, key, version);
                 counters.staleDiskCopies.increment();
                 return;
             } else if (m.size != size) {
                 LOG.warn("Node {} reported {} on SSD with {} bytes, but the master knows {} bytes; deleting that copy",
                         nodeId, key, size, m.size);
-                tier.queueDelete(nodeId, key);
+                tier.queueDelete(nodeId, key, version);
                 return;
             }
             if (!m.hasDiskReplicaOn(nodeId)) {
@@ -390,7 +390,7 @@ final class TierCoordinator {
      */
     void dropDiskCopies(ObjectMetadata m) {
         for (DiskReplica d : m.diskReplicas()) {
-            tier.queueDelete(d.nodeId(), m.key);
+            tier.queueDelete(d.nodeId(), m.key, m.version);
             List<String> names = segments.segmentNamesOf(d.nodeId());
             MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
             if (s != null) {

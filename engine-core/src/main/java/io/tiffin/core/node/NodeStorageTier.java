@@ -254,9 +254,9 @@ final class NodeStorageTier implements AutoCloseable {
     }
 
     /**
-     * Deletes the SSD copies of objects the master removed ({@code FORGET}): each key's copy unless this node knows
-     * it to be of a later version than {@code versions} names (parallel; 0 = any), written since by another put of
-     * the key. Runs on the I/O pool between offload batches (a batch being written cannot slip in between the check
+     * Deletes the SSD copies of objects the master removed ({@code FORGET}, task polls): each key's copy unless this
+     * node knows it to be of a later version than {@code versions} names (parallel; 0 = any), written since by
+     * another put of the key. Runs on the I/O pool between offload batches (a batch being written cannot slip in between the check
      * and the deletion). Never blocks.
      *
      * @return completes once the copies are deleted (or the backend failed to, which is logged); exceptionally only
@@ -295,15 +295,13 @@ final class NodeStorageTier implements AutoCloseable {
 
     private void accept(TaskPollReply reply) {
         if (reply.getDeletesCount() > 0) {
-            List<String> deletes = List.copyOf(reply.getDeletesList());
-            diskCopies.keySet().removeAll(deletes);
-            io.execute(() -> {
-                try {
-                    backend.removeAll(deletes);
-                } catch (RuntimeException e) {
-                    LOG.warn("Node {} could not delete {} stale SSD copies: {}", nodeId, deletes.size(), e.toString());
-                }
-            });
+            if (reply.getDeleteVersionsCount() != 0 && reply.getDeleteVersionsCount() != reply.getDeletesCount()) {
+                LOG.warn("Node {} ignores a task list with {} SSD copies to delete and {} versions", nodeId,
+                        reply.getDeletesCount(), reply.getDeleteVersionsCount());
+            } else {
+                deleteDiskCopies(reply.getDeletesList(), reply.getDeleteVersionsCount() == 0
+                        ? java.util.Collections.nCopies(reply.getDeletesCount(), 0L) : reply.getDeleteVersionsList());
+            }
         }
         if (reply.getDeadlinesCount() > 0) {
             setDiskDeadlines(reply.getDeadlinesList());

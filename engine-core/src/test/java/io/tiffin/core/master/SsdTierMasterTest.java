@@ -257,11 +257,12 @@ class SsdTierMasterTest {
         assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(2);
         m.ssdTier().reportDiskObjects("n1", List.of("k", "gone"), List.of(4096L, 4096L));
         long version = m.getReplicaList("k").value().version();
+        long goneVersion = m.getReplicaList("gone").value().version();
 
         assertThat(m.expire("k", Expiry.SET, 5_000).isOk()).isTrue();
         assertThat(m.expire("k", Expiry.SET, 7_000).isOk()).isTrue();
         assertThat(m.expire("gone", Expiry.SET, 9_000).isOk()).isTrue();
-        assertThat(m.remove("gone", false)).isEqualTo(ErrorCode.OK);
+        assertThat(m.remove("gone", true)).isEqualTo(ErrorCode.OK); // forced: the lookup above leased it
 
         StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
         assertThat(tasks.deadlines()).hasSize(1);
@@ -269,6 +270,7 @@ class SsdTierMasterTest {
         assertThat(tasks.deadlines().getFirst().getVersion()).isEqualTo(version);
         assertThat(tasks.deadlines().getFirst().getExpireAtMs()).isEqualTo(ticker.millis() + 7_000);
         assertThat(tasks.deletes()).containsExactly("gone");
+        assertThat(tasks.deleteVersions()).as("the removed object's version").containsExactly(goneVersion);
         assertThat(m.ssdTier().pollTasks("n1", 10, 0).deadlines()).as("handed out once").isEmpty();
 
         assertThat(m.expire("k", Expiry.PERSIST, 0).isOk()).isTrue();

@@ -57,6 +57,8 @@ class NodeEvictionNoticeTest {
     private final List<String> told = java.util.Collections.synchronizedList(new ArrayList<>());
     private final List<Integer> noticeSizes = java.util.Collections.synchronizedList(new ArrayList<>());
     private final ConcurrentLinkedQueue<OffloadTask> offloads = new ConcurrentLinkedQueue<>();
+    /** Deletes the next task poll hands out: key and version. */
+    private final ConcurrentLinkedQueue<Map.Entry<String, Long>> deletes = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean refuseNotices = new AtomicBoolean();
     private final AtomicInteger refusedNotices = new AtomicInteger();
     private final AtomicLong markers = new AtomicLong();
@@ -80,6 +82,9 @@ class NodeEvictionNoticeTest {
             TaskPollReply.Builder reply = TaskPollReply.newBuilder();
             for (OffloadTask t; reply.getOffloadsCount() < max && (t = offloads.poll()) != null; ) {
                 reply.addOffloads(t);
+            }
+            for (Map.Entry<String, Long> d; (d = deletes.poll()) != null; ) {
+                reply.addDeletes(d.getKey()).addDeleteVersions(d.getValue());
             }
             out.ok(reply.build());
         }, null);
@@ -239,6 +244,27 @@ class NodeEvictionNoticeTest {
                     e -> assertThat(e.getMessage()).contains("FORGET names 2 SSD copies to delete and 1 versions"));
             assertThat(backend.size("newer")).isPresent();
         }
+    }
+
+    /**
+     * A task poll's delete of a stale copy (the object of the version it names was removed) leaves a copy the node
+     * wrote since for a later put of the key: the delete may wait on the node's I/O pool behind SSD reads while the
+     * offload of the new object runs.
+     */
+    @Test
+    void aPolledDeleteLeavesALaterPutsCopy() {
+        offloads.add(OffloadTask.newBuilder().setKey("again").setSize(100).setSegment(node.segmentName())
+                .setOffset(0).setVersion(9).build());
+        offloads.add(OffloadTask.newBuilder().setKey("gone").setSize(100).setSegment(node.segmentName())
+                .setOffset(0).setVersion(4).build());
+        await("the reports").atMost(Duration.ofSeconds(20))
+                .until(() -> reported.containsKey("again") && reported.containsKey("gone"));
+
+        deletes.add(Map.entry("again", 3L));
+        deletes.add(Map.entry("gone", 4L));
+
+        await("the delete of gone's copy").atMost(Duration.ofSeconds(20)).until(() -> backend.size("gone").isEmpty());
+        assertThat(backend.size("again")).as("the copy of version 9, after a delete of version 3").isPresent();
     }
 
     @Test
