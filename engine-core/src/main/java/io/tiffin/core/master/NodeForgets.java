@@ -35,8 +35,9 @@ import org.apache.logging.log4j.Logger;
  * expiry), which voids its records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
  * frees stay undone and the removals waiting for them fail.
  *
- * <p>Thread-safe: per segment a queue and at most one FORGET in flight; sends run on a small pool (a node that
- * hangs holds up only its own segment's forgets).
+ * <p>Thread-safe: per segment two queues, one for its records and one for its node's SSD copies (so frees never wait
+ * for the node's disk), each with at most one FORGET in flight; sends run on a small pool (a node that hangs holds up
+ * only its own segment's forgets).
  */
 final class NodeForgets implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeForgets.class);
@@ -63,6 +64,8 @@ final class NodeForgets implements AutoCloseable {
     private final TransportClientPool pool;
     private final LongSupplier term;
     private final Map<MountedSegment, Queue> queues = new ConcurrentHashMap<>();
+    /** The SSD copies' changes, apart: a node deletes copies between its offload batches; frees must not wait. */
+    private final Map<MountedSegment, Queue> diskQueues = new ConcurrentHashMap<>();
     private final ScheduledExecutorService senders = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "tiffin-master-forgets");
         t.setDaemon(true);
@@ -123,7 +126,7 @@ final class NodeForgets implements AutoCloseable {
             done = new CompletableFuture<>();
             scope.add(done);
         }
-        Queue q = queues.computeIfAbsent(segment, s -> new Queue());
+        Queue q = (diskKey != null ? diskQueues : queues).computeIfAbsent(segment, s -> new Queue());
         boolean start;
         synchronized (q) {
             q.items.add(new Item(handle, offset, version, done, deadline, diskKey));

@@ -49,4 +49,41 @@ class NodeForgetsTest {
         assertThat(NodeForgets.refused(new TiffinException(ErrorCode.RPC_FAIL, "cannot connect",
                 new ConnectException("Connection refused")))).isTrue();
     }
+
+    /**
+     * A node that takes long over a FORGET of SSD copies (it deletes them between its offload batches) does not hold
+     * up the frees of its segment's memory: those go in FORGETs of their own.
+     */
+    @Test
+    void freesDoNotWaitForAForgetOfSsdCopies() throws Exception {
+        java.util.concurrent.CompletableFuture<io.tiffin.core.transport.Responder> heldDiskForget =
+                new java.util.concurrent.CompletableFuture<>();
+        io.tiffin.core.transport.TransportServer node = new io.tiffin.core.transport.TransportServer("slow-disk-node",
+                TransportSettings.defaults());
+        node.register(Opcode.FORGET, (request, responder) -> {
+            if (request.parseControl(ForgetRequest.parser()).getDiskKeysCount() > 0) {
+                heldDiskForget.complete(responder); // answered when the test lets it
+            } else {
+                responder.ok(Empty.getDefaultInstance());
+            }
+        }, null);
+        node.start("127.0.0.1", 0);
+        try (TransportClientPool pool = new TransportClientPool("forgets-test", TransportSettings.defaults(),
+                "forgets-test"); NodeForgets forgets = new NodeForgets(pool, () -> 1)) {
+            MountedSegment segment = new MountedSegment("s", "n", "127.0.0.1:" + node.localAddress().getPort(),
+                    1 << 20, 1, 0);
+            var disk = forgets.collect(() -> forgets.forgetDiskCopy(segment, "k", 3));
+            heldDiskForget.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            long handle = segment.allocate(4096, "a");
+
+            var frees = forgets.collect(() -> forgets.forget(segment, handle, 0, 1));
+
+            frees.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(disk).as("the FORGET of the SSD copy, still held by the node").isNotDone();
+            heldDiskForget.get().ok(Empty.getDefaultInstance());
+            disk.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } finally {
+            node.close();
+        }
+    }
 }
