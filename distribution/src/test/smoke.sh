@@ -221,12 +221,16 @@ else fail "server command without any writable log directory (exit $rc)" "$(echo
 # With the SSD tier on (the bucket backend is loaded from plugins/bucket-storage, RocksDB included):
 # every completed put is also written to SSD. The segment is a shared-memory file (in the work
 # directory here, /dev/shm in production) that the client commands below map.
-mkdir -p "$work/shm"
-"$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
-  -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
-  -D node.shared-memory-dir="$work/shm" \
-  >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
+# start_standalone SHM_DIR LOG: on $port, $admin and $rport, its output in $work/LOG.out and .err; sets server_pid.
+start_standalone() {
+  mkdir -p "$1"
+  "$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
+    -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
+    -D node.shared-memory-dir="$1" \
+    >"$work/$2.out" 2>"$work/$2.err" &
+  server_pid=$!
+}
+start_standalone "$work/shm" server
 for _ in $(seq 1 300); do
   grep -q '^Ready\.' "$work/server.out" 2>/dev/null && break
   kill -0 "$server_pid" 2>/dev/null || break
@@ -410,12 +414,7 @@ if command -v redis-cli >/dev/null 2>&1; then
   master="127.0.0.1:$port"
   shm_dir="$work/shm2" # the killed process's segment file stays in $work/shm
   server_log=server2
-  mkdir -p "$shm_dir"
-  "$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
-    -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
-    -D node.shared-memory-dir="$shm_dir" \
-    >"$work/$server_log.out" 2>"$work/$server_log.err" &
-  server_pid=$!
+  start_standalone "$shm_dir" "$server_log"
   wait_for_line "$server_pid" "$work/$server_log.out" '^Ready\.' || true
   back=""
   for _ in $(seq 1 100); do
