@@ -326,14 +326,14 @@ final class MountedSegment implements SegmentView {
     }
 
     /**
-     * With failover on, has this segment's node report its SSD copy of {@code key} with the deadline {@code
-     * expireAtMillis} from now on and write it into the copy's stamp (the object's deadline changed after the copy
-     * was written), and returns true; returns false without failover.
+     * With failover on, has this segment's node report its SSD copy of {@code key} (of the object of {@code version})
+     * with the deadline {@code expireAtMillis} from now on and write it into the copy's stamp (the object's deadline
+     * changed after the copy was written), and returns true; returns false without failover.
      */
-    boolean recordDiskDeadline(String key, long expireAtMillis) {
+    boolean recordDiskDeadline(String key, long version, long expireAtMillis) {
         NodeForgets f = forgets;
         if (f != null) {
-            f.setDiskDeadline(this, key, expireAtMillis);
+            f.setDiskDeadline(this, key, version, expireAtMillis);
             return true;
         }
         return false;

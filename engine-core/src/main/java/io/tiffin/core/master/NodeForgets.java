@@ -102,11 +102,11 @@ final class NodeForgets implements AutoCloseable {
     }
 
     /**
-     * Queues the change of the expiry deadline that the node of {@code segment} reports with its SSD copy of {@code
-     * key} to {@code expireAtMillis} (0 = none).
+     * Queues the change of the expiry deadline that the node of {@code segment} keeps with its SSD copy of {@code
+     * key}, of the object of {@code version}, to {@code expireAtMillis} (0 = none).
      */
-    void setDiskDeadline(MountedSegment segment, String key, long expireAtMillis) {
-        enqueue(segment, -1, -1, -1, Math.max(0, expireAtMillis), key);
+    void setDiskDeadline(MountedSegment segment, String key, long version, long expireAtMillis) {
+        enqueue(segment, -1, -1, version, Math.max(0, expireAtMillis), key);
     }
 
     /**
@@ -188,7 +188,8 @@ final class NodeForgets implements AutoCloseable {
             if (i.diskKey() != null && i.forgets()) {
                 req.addDiskKeys(i.diskKey()).addDiskKeyVersions(i.version());
             } else if (i.diskKey() != null) {
-                req.addDiskDeadlineKeys(i.diskKey()).addDiskDeadlines(i.deadline());
+                req.addDiskDeadlineKeys(i.diskKey()).addDiskDeadlines(i.deadline())
+                        .addDiskDeadlineVersions(i.version());
             } else if (i.forgets()) {
                 req.addOffsets(i.offset()).addVersions(i.version());
             } else {

@@ -80,7 +80,7 @@ final class TierCoordinator {
     private void recordDiskDeadline(String nodeId, ObjectMetadata m) {
         List<String> names = segments.segmentNamesOf(nodeId); // its FORGETs go to its data plane, in order
         MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
-        if (s == null || !s.recordDiskDeadline(m.key, m.expireAtMillis)) {
+        if (s == null || !s.recordDiskDeadline(m.key, m.version, m.expireAtMillis)) {
             tier.queueDeadline(nodeId, m.key, m.version, m.expireAtMillis);
         }
     }

@@ -50,8 +50,10 @@ final class ForgetRequests {
                     ? java.util.Collections.nCopies(req.getDiskKeysCount(), 0L) : req.getDiskKeyVersionsList());
         }
         if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
-            return CompletableFuture.allOf(deleted,
-                    tier.setDiskDeadlines(req.getDiskDeadlineKeysList(), req.getDiskDeadlinesList()));
+            return CompletableFuture.allOf(deleted, tier.setDiskDeadlines(req.getDiskDeadlineKeysList(),
+                    req.getDiskDeadlineVersionsCount() == 0
+                            ? java.util.Collections.nCopies(req.getDiskDeadlineKeysCount(), 0L)
+                            : req.getDiskDeadlineVersionsList(), req.getDiskDeadlinesList()));
         }
         return deleted;
     }
@@ -73,6 +75,10 @@ final class ForgetRequests {
             wrong = req.getDiskKeysCount() + " SSD copies to delete and " + req.getDiskKeyVersionsCount() + " versions";
         } else if (req.getDiskDeadlineKeysCount() != req.getDiskDeadlinesCount()) {
             wrong = req.getDiskDeadlineKeysCount() + " SSD copies and " + req.getDiskDeadlinesCount() + " deadlines";
+        } else if (req.getDiskDeadlineVersionsCount() != 0
+                && req.getDiskDeadlineVersionsCount() != req.getDiskDeadlineKeysCount()) {
+            wrong = req.getDiskDeadlineKeysCount() + " SSD copies and " + req.getDiskDeadlineVersionsCount()
+                    + " versions of their deadlines";
         }
         if (wrong != null) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "FORGET names " + wrong

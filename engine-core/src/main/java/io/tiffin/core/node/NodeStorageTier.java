@@ -65,16 +65,8 @@ final class NodeStorageTier implements AutoCloseable {
     private final SsdReadService reads;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean pollInFlight = new AtomicBoolean();
-    /**
-     * What the node knows of each SSD copy: the object's version and expiry deadline, from its offload task (the
-     * deadline also from later FORGETs) or, for a copy of a previous run, from the stamp the backend kept. Reported
-     * with the copy so a master that takes over keeps them. A copy of a previous run on a backend that keeps no
-     * stamps is not here and reports 0 for both (unknown, none).
-     */
-    private final java.util.concurrent.ConcurrentHashMap<String, DiskObject> diskCopies =
-            new java.util.concurrent.ConcurrentHashMap<>();
-    /** Held while deadlines are written to the backend's stamps ({@link #writeStamps}). */
-    private final Object restamps = new Object();
+    /** The versions and deadlines of the copies' objects (in the backend's stamps, or in memory). */
+    private final DiskCopies copies;
 
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
@@ -90,15 +82,16 @@ final class NodeStorageTier implements AutoCloseable {
         this.reports = new DiskReports(nodeId, master);
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
+        this.copies = new DiskCopies(nodeId, backend, io);
         this.reads = new SsdReadService(backend, notices, io, transport.limits(), transport.maxFrameSize());
-        this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, diskCopies);
+        this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, copies);
         this.promotions = new PromotionWorker(nodeId, backend, segment, master, peers);
         backend.listener(new StorageListener() {
             @Override
             public void evicting(List<String> keys) {
                 // Called under the backend's write lock: only queue; the offload worker tells the master.
                 notices.queue(keys, false);
-                diskCopies.keySet().removeAll(keys);
+                copies.gone(keys);
             }
 
             @Override
@@ -121,15 +114,7 @@ final class NodeStorageTier implements AutoCloseable {
             reports.register(backend.capacityBytes());
             List<DiskObject> batch = new ArrayList<>();
             backend.scanStamped((key, size, stamp) -> {
-                DiskObject known = diskCopies.get(key);
-                if (known == null || known.getSize() != size) {
-                    known = DiskObject.newBuilder().setKey(key).setSize(size).setVersion(stamp.version())
-                            .setExpireAtMs(stamp.expireAtMs()).build();
-                    if (stamp.version() > 0) {
-                        diskCopies.put(key, known); // a copy of a previous run: its deadline may move again
-                    }
-                }
-                batch.add(known);
+                batch.add(copies.report(key, size, stamp));
                 if (batch.size() == 1000) {
                     reports.held(batch);
                     total[0] += batch.size();
@@ -183,81 +168,19 @@ final class NodeStorageTier implements AutoCloseable {
     }
 
     /**
-     * The objects of these SSD copies ({@code keys}) have new expiry deadlines ({@code deadlines}, parallel; 0 =
-     * none; as long as {@code keys}): reported with the copies from now on, and written to the copies' stamps (on
-     * the I/O pool, never on the caller's thread) when the backend keeps them. Copies of unknown version are left as
-     * they are. Never blocks.
-     *
-     * @return completes once the stamps are written (at once when there are none to write); a stamp that could not
-     *     be written is logged, and the copy keeps its old deadline on disk until a master sends it again
+     * The objects of these SSD copies ({@code keys}) have new expiry deadlines ({@code deadlines}, 0 = none) if the
+     * copies are of {@code versions} (0 = whichever version they are of); the lists are parallel. See {@link
+     * DiskCopies#setDeadlines}. Never blocks.
      */
-    CompletableFuture<Void> setDiskDeadlines(List<String> keys, List<Long> deadlines) {
-        List<DiskObject> moved = new ArrayList<>();
-        for (int i = 0; i < keys.size(); i++) {
-            long deadline = Math.max(0, deadlines.get(i));
-            DiskObject now = diskCopies.computeIfPresent(keys.get(i),
-                    (k, o) -> o.getExpireAtMs() == deadline ? o : o.toBuilder().setExpireAtMs(deadline).build());
-            if (now != null && now.getVersion() > 0) {
-                moved.add(now);
-            }
-        }
-        return writeStampsLater(moved);
-    }
-
-    /**
-     * As {@link #setDiskDeadlines(List, List)} for deadlines a task poll brought ({@code key}, {@code version},
-     * {@code expire_at_ms} of each): a copy of another version is left as it is.
-     */
-    private void setDiskDeadlines(List<DiskObject> deadlines) {
-        List<DiskObject> moved = new ArrayList<>();
-        for (DiskObject d : deadlines) {
-            long deadline = Math.max(0, d.getExpireAtMs());
-            DiskObject now = diskCopies.computeIfPresent(d.getKey(), (k, o) -> o.getVersion() != d.getVersion()
-                    || o.getExpireAtMs() == deadline ? o : o.toBuilder().setExpireAtMs(deadline).build());
-            if (now != null && now.getVersion() > 0 && now.getVersion() == d.getVersion()) {
-                moved.add(now);
-            }
-        }
-        writeStampsLater(moved);
-    }
-
-    private CompletableFuture<Void> writeStampsLater(List<DiskObject> moved) {
-        if (moved.isEmpty() || !backend.keepsStamps()) {
-            return CompletableFuture.completedFuture(null);
-        }
-        try {
-            return CompletableFuture.runAsync(() -> writeStamps(moved), io);
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            return CompletableFuture.completedFuture(null);
-        }
-    }
-
-    /**
-     * Writes each copy's deadline as {@link #diskCopies} holds it now: one writer at a time, so a deadline that moved
-     * twice is never written back to its earlier value.
-     */
-    private void writeStamps(List<DiskObject> moved) {
-        synchronized (restamps) {
-            for (DiskObject c : moved) {
-                DiskObject now = diskCopies.get(c.getKey());
-                if (now == null || now.getVersion() != c.getVersion()) {
-                    continue; // deleted, evicted or written again since
-                }
-                try {
-                    backend.restamp(now.getKey(), now.getVersion(), now.getExpireAtMs());
-                } catch (RuntimeException e) {
-                    LOG.warn("Node {} could not write the new deadline of its SSD copy of {}: {}", nodeId, c.getKey(),
-                            e.toString());
-                }
-            }
-        }
+    CompletableFuture<Void> setDiskDeadlines(List<String> keys, List<Long> versions, List<Long> deadlines) {
+        return copies.setDeadlines(keys, versions, deadlines);
     }
 
     /**
      * Deletes the SSD copies of objects the master removed ({@code FORGET}, task polls): each key's copy unless this
      * node knows it to be of a later version than {@code versions} names (parallel; 0 = any), written since by
-     * another put of the key. Runs on the I/O pool between offload batches (a batch being written cannot slip in between the check
-     * and the deletion). Never blocks.
+     * another put of the key. Runs on the I/O pool between offload batches (a batch being written cannot slip in
+     * between the check and the deletion). Never blocks.
      *
      * @return completes once the copies are deleted (or the backend failed to, which is logged); exceptionally only
      *     when the tier is closing
@@ -271,13 +194,12 @@ final class NodeStorageTier implements AutoCloseable {
                 try {
                     List<String> deletes = new ArrayList<>(ks.size());
                     for (int i = 0; i < ks.size(); i++) {
-                        DiskObject known = diskCopies.get(ks.get(i));
-                        if (known != null && vs.get(i) > 0 && known.getVersion() > vs.get(i)) {
+                        if (vs.get(i) > 0 && copies.version(ks.get(i)) > vs.get(i)) {
                             continue; // a later put's copy
                         }
-                        diskCopies.remove(ks.get(i));
                         deletes.add(ks.get(i));
                     }
+                    copies.gone(deletes);
                     backend.removeAll(deletes);
                 } catch (RuntimeException e) {
                     // answered all the same: a broken disk must not hold up the segment's other forgets
@@ -304,7 +226,17 @@ final class NodeStorageTier implements AutoCloseable {
             }
         }
         if (reply.getDeadlinesCount() > 0) {
-            setDiskDeadlines(reply.getDeadlinesList());
+            List<String> keys = new ArrayList<>();
+            List<Long> versions = new ArrayList<>();
+            List<Long> deadlines = new ArrayList<>();
+            for (DiskObject d : reply.getDeadlinesList()) {
+                if (d.getVersion() > 0) { // a poll names the copy's version (0 would mean any)
+                    keys.add(d.getKey());
+                    versions.add(d.getVersion());
+                    deadlines.add(d.getExpireAtMs());
+                }
+            }
+            copies.setDeadlines(keys, versions, deadlines);
         }
         for (OffloadTask t : reply.getOffloadsList()) {
             offloads.offer(t);

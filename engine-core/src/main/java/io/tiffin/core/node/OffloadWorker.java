@@ -60,12 +60,12 @@ final class OffloadWorker implements AutoCloseable {
     final LongAdder failures = new LongAdder();
 
     /** What the node knows of the copies written (see {@code NodeStorageTier}); shared with the tier. */
-    private final java.util.Map<String, DiskObject> diskCopies;
+    private final DiskCopies copies;
 
     OffloadWorker(String nodeId, StorageBackend backend, LocalSegment segment, DiskReports reports,
-                  EvictionNotices notices, java.util.Map<String, DiskObject> diskCopies) {
+                  EvictionNotices notices, DiskCopies copies) {
         this.nodeId = nodeId;
-        this.diskCopies = diskCopies;
+        this.copies = copies;
         this.backend = backend;
         this.segment = segment;
         this.reports = reports;
@@ -169,7 +169,7 @@ final class OffloadWorker implements AutoCloseable {
                     if (objects.containsKey(t.getKey())) {
                         DiskObject copy = DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize())
                                 .setVersion(t.getVersion()).setExpireAtMs(t.getExpireAtMs()).build();
-                        diskCopies.put(t.getKey(), copy);
+                        copies.written(copy);
                         written.add(copy);
                     }
                 }

@@ -293,7 +293,7 @@ class SsdTierClusterTest {
         master.close();
         open.remove(master);
         startMaster(settings);
-        startNode("cold-node", 32 * MiB, "cold", Map.of());
+        NodeServer back = startNode("cold-node", 32 * MiB, "cold", Map.of());
         TiffinClient after = client();
 
         await("the SSD copies are listed again").atMost(SSD_WAIT).pollInterval(POLL)
@@ -305,7 +305,13 @@ class SsdTierClusterTest {
             assertThat(after.locate(key).orElseThrow().version()).as("%s's version", key).isEqualTo(versions.get(key));
             assertThat(after.get(key)).as(key).isEqualTo(values.get(key));
         }
-        // within 15 s: moved by its EXPIRE, not by its put's 120 s
+        // a copy of the node's previous run takes a new deadline into its stamp too
+        assertThat(after.expire("later", 90_000)).isTrue();
+        long laterDeadline = System.currentTimeMillis() + 90_000;
+        await("later's new deadline in its stamp").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> Math.abs(back.storageBackend().stamp("later").expireAtMs() - laterDeadline) < 2_000);
+        assertThat(back.storageBackend().stamp("later").version()).isEqualTo(versions.get("later"));
+                // within 15 s: moved by its EXPIRE, not by its put's 120 s
         await("soon and moved expire").atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
                 .until(() -> after.ttlMillis("soon") == -2 && after.ttlMillis("moved") == -2);
         assertThat(after.locate("soon")).isEmpty();

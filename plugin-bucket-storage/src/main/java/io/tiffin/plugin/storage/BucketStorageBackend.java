@@ -601,6 +601,14 @@ public final class BucketStorageBackend implements StorageBackend {
         }
     }
 
+    @Override
+    public ObjectStamp stamp(String key) {
+        ensureOpen();
+        checkKey(key);
+        Location loc = locations.get(key);
+        return loc == null ? null : loc.stamp();
+    }
+
     // ---------------------------------------------------------------- the rest
 
     @Override

@@ -84,6 +84,14 @@ public interface StorageBackend extends AutoCloseable {
         return false;
     }
 
+    /**
+     * The stamp of {@code key}'s stored object ({@link ObjectStamp#NONE} if it has none, as from a backend that keeps
+     * no stamps, the default), or null if the key is unknown.
+     */
+    default ObjectStamp stamp(String key) {
+        return size(key).isPresent() ? ObjectStamp.NONE : null;
+    }
+
     /** Size of the stored object, or empty if unknown. */
     OptionalLong size(String key);
 

@@ -252,6 +252,8 @@ public abstract class StorageBackendContract {
             });
             assertThat(scanned).isEqualTo(expected);
             assertThat(sizes).isEqualTo(Map.of("a", 300L, "b", 450L, "c", 500L));
+            expected.forEach((k, stamp) -> assertThat(backend.stamp(k)).as("stamp(%s)", k).isEqualTo(stamp));
+            assertThat(backend.stamp("missing")).as("stamp of an unknown key").isNull();
             assertThat(readAll(backend, "b")).isEqualTo(value(2, 2, 450));
         }
     }
