@@ -27,6 +27,11 @@ class ForgetRequestsTest {
                 "1 deadline offsets, 1 deadline versions and 0 deadlines");
         assertRefused(ForgetRequest.newBuilder().addDiskDeadlineKeys("a").addDiskDeadlineKeys("b").addDiskDeadlines(5)
                 .build(), "2 SSD copies and 1 deadlines");
+        assertRefused(ForgetRequest.newBuilder().addDiskKeys("a").addDiskKeys("b").addDiskKeyVersions(3).build(),
+                "2 SSD copies to delete and 1 versions");
+        assertRefused(ForgetRequest.newBuilder().addDiskDeadlineKeys("a").addDiskDeadlines(5)
+                .addDiskDeadlineVersions(3).addDiskDeadlineVersions(4).build(),
+                "1 SSD copies and 2 versions of their deadlines");
     }
 
     @Test
@@ -34,6 +39,9 @@ class ForgetRequestsTest {
         assertThatCode(() -> ForgetRequests.checkParallel(ForgetRequest.newBuilder().addOffsets(64).addVersions(3)
                 .addDeadlineOffsets(128).addDeadlineVersions(4).addDeadlines(1_900_000_000_000L)
                 .addDiskDeadlineKeys("k").addDiskDeadlines(0).addDiskKeys("gone").build())).doesNotThrowAnyException();
+        assertThatCode(() -> ForgetRequests.checkParallel(ForgetRequest.newBuilder().addDiskKeys("gone")
+                .addDiskKeyVersions(3).addDiskDeadlineKeys("k").addDiskDeadlines(0).addDiskDeadlineVersions(7).build()))
+                .as("with versions").doesNotThrowAnyException();
     }
 
     /**
