@@ -5,7 +5,10 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.ObjectStamp;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
 import org.rocksdb.Options;
@@ -70,31 +73,47 @@ final class BucketIndex implements AutoCloseable {
     }
 
     /**
-     * Calls {@code visitor} for every object entry, with its stamp (a value that does not decode is passed as null).
-     * Stamps whose object has no entry (left by a build that does not know stamps) are deleted.
+     * Calls {@code visitor} for every object entry, in key order, with its stamp (a value that does not decode is
+     * passed as null). Object entries and stamp entries are both in key order (a stamp key is its object's key behind
+     * one byte), so the two are read side by side, holding nothing per entry. Stamps whose object has no entry (left
+     * by a build that does not know stamps) are deleted.
      */
     void forEach(BiConsumer<String, Location> visitor) {
-        Map<String, byte[]> stamps = new java.util.HashMap<>();
-        Map<String, Location> entries = new java.util.LinkedHashMap<>();
-        try (RocksIterator it = db.newIterator()) {
-            for (it.seekToFirst(); it.isValid(); it.next()) {
-                byte[] k = it.key();
-                if (k.length > 0 && k[0] == STAMP_PREFIX) {
-                    stamps.put(new String(k, 1, k.length - 1, StandardCharsets.UTF_8), it.value());
-                } else {
-                    entries.put(new String(k, StandardCharsets.UTF_8), Location.decode(it.value()));
+        List<byte[]> orphans = new ArrayList<>();
+        try (RocksIterator objects = db.newIterator(); RocksIterator stamps = db.newIterator()) {
+            stamps.seek(new byte[] {STAMP_PREFIX});
+            for (objects.seekToFirst(); objects.isValid() && !isStampKey(objects.key()); objects.next()) {
+                byte[] key = objects.key();
+                byte[] stamp = null;
+                while (stamps.isValid()) {
+                    byte[] s = stamps.key();
+                    int order = Arrays.compareUnsigned(s, 1, s.length, key, 0, key.length);
+                    if (order > 0) {
+                        break;
+                    }
+                    if (order == 0) {
+                        stamp = stamps.value();
+                    } else {
+                        orphans.add(s);
+                    }
+                    stamps.next();
                 }
+                Location loc = Location.decode(objects.value());
+                visitor.accept(new String(key, StandardCharsets.UTF_8), loc == null ? null : loc.withStampEntry(stamp));
             }
-            it.status();
+            for (; stamps.isValid(); stamps.next()) {
+                orphans.add(stamps.key());
+            }
+            objects.status();
+            stamps.status();
         } catch (RocksDBException e) {
             throw new TiffinException(ErrorCode.FILE_READ_FAIL, "cannot read bucket index " + dir + " ("
                     + e.getMessage() + "); the index may be damaged: move the storage path away to start empty", e);
         }
-        entries.forEach((key, loc) -> visitor.accept(key, loc == null ? null : loc.withStampEntry(stamps.remove(key))));
-        if (!stamps.isEmpty()) {
+        if (!orphans.isEmpty()) {
             try (WriteBatch batch = new WriteBatch()) {
-                for (String key : stamps.keySet()) {
-                    batch.delete(stampKey(key));
+                for (byte[] key : orphans) {
+                    batch.delete(key);
                 }
                 db.write(syncWrites, batch);
             } catch (RocksDBException e) {
@@ -102,6 +121,10 @@ final class BucketIndex implements AutoCloseable {
                         + e.getMessage() + "); check free disk space", e);
             }
         }
+    }
+
+    private static boolean isStampKey(byte[] key) {
+        return key.length > 0 && key[0] == STAMP_PREFIX;
     }
 
     /**

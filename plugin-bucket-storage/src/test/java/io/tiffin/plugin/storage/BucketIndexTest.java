@@ -55,12 +55,14 @@ class BucketIndexTest {
         try (BucketIndex index = BucketIndex.open(dir)) {
             index.write(Map.of("rewritten", new Location(1, 0, 100, 7, new ObjectStamp(5, 1_000)),
                     "removed", new Location(1, 4096, 100, 8, new ObjectStamp(6, 0)),
-                    "kept", new Location(1, 8192, 100, 9, new ObjectStamp(7, 2_000))), List.of());
+                    "kept", new Location(1, 8192, 100, 9, new ObjectStamp(7, 2_000)),
+                    "zz-last", new Location(1, 12288, 100, 12, new ObjectStamp(8, 0))), List.of());
         }
         // an older build: writes "rewritten" again into a new bucket and removes "removed", touching no stamp
         try (RocksDB db = RocksDB.open(dir.toString())) {
             db.put("rewritten".getBytes(StandardCharsets.UTF_8), new Location(2, 0, 100, 10, ObjectStamp.NONE).encode());
             db.delete("removed".getBytes(StandardCharsets.UTF_8));
+            db.delete("zz-last".getBytes(StandardCharsets.UTF_8));
         } catch (org.rocksdb.RocksDBException e) {
             throw new AssertionError(e);
         }
@@ -75,6 +77,9 @@ class BucketIndexTest {
             byte[] removedStamp = new byte[] {(byte) 0xFF, 'r', 'e', 'm', 'o', 'v', 'e', 'd'};
             assertThat(db.get(removedStamp)).as("the removed object's stamp, dropped at the first read").isNull();
             assertThat(db.get(new byte[] {(byte) 0xFF, 'k', 'e', 'p', 't'})).as("kept's stamp").isNotNull();
+            byte[] lastStamp = ("\u0000zz-last").getBytes(StandardCharsets.UTF_8);
+            lastStamp[0] = (byte) 0xFF;
+            assertThat(db.get(lastStamp)).as("the stamp after every object entry, dropped too").isNull();
         } catch (org.rocksdb.RocksDBException e) {
             throw new AssertionError(e);
         }
