@@ -8,6 +8,7 @@ import os
 import random
 import struct
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -278,6 +279,43 @@ def test_remove_respects_leases_unless_forced(tcp_client, prefix):
     assert code_of(e) == "OBJECT_HAS_LEASE"
     tcp_client.remove(key, force=True)
     assert not tcp_client.exists(key)
+
+
+def test_a_put_with_a_ttl_expires_and_expire_persist_and_ttl_ms_move_deadlines(tcp_client, prefix):
+    short, kept, batch = f"{prefix}short", f"{prefix}kept", [f"{prefix}b1", f"{prefix}b2"]
+    tcp_client.put(short, b"soon gone", ttl=1.0)
+    assert 0 < tcp_client.ttl_ms(short) <= 1000
+    assert [r.code for r in tcp_client.batch_put(batch, [b"x", b"y"], ttl=60)] == ["OK", "OK"]
+    assert all(59_000 < tcp_client.ttl_ms(k) <= 60_000 for k in batch)
+    tcp_client.put(kept, b"kept")
+    assert tcp_client.ttl_ms(kept) == -1
+    assert tcp_client.expire(kept, 30)
+    assert 29_000 < tcp_client.ttl_ms(kept) <= 30_000
+    assert tcp_client.persist(kept) is True
+    assert tcp_client.persist(kept) is False  # it had no deadline left
+    assert tcp_client.ttl_ms(kept) == -1
+    assert tcp_client.get(kept) == b"kept"
+    deadline = time.monotonic() + 10
+    while tcp_client.exists(short) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with pytest.raises(TiffinError) as e:
+        tcp_client.get(short)
+    assert code_of(e) == "OBJECT_NOT_FOUND"
+    assert tcp_client.ttl_ms(short) == -2
+    assert tcp_client.expire(short, 5) is False and tcp_client.persist(short) is False
+    assert tcp_client.expire(batch[0], 0)  # goes now, as Redis's EXPIRE k 0
+    assert not tcp_client.exists(batch[0])
+
+
+def test_bad_times_to_live_are_refused(tcp_client, prefix):
+    for ttl in (0, -1, float("nan"), True, "10"):
+        with pytest.raises(TiffinError) as e:
+            tcp_client.put(f"{prefix}k", b"v", ttl=ttl)
+        assert code_of(e) == "INVALID_PARAMS", ttl
+    with pytest.raises(TiffinError) as e:
+        tcp_client.expire(f"{prefix}k", -5)
+    assert code_of(e) == "INVALID_PARAMS"
+    assert not tcp_client.exists(f"{prefix}k")
 
 
 # ---------------------------------------------------------------------------------- batches

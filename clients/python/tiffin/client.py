@@ -49,6 +49,7 @@ from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # 
 from ._pool import Pool
 from ._puts import Puts
 from ._removals import Removals
+from ._expiry import MISSING, Expiry, ttl_ms_of
 from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME
 from .errors import InvalidArgument, TiffinError, code_name
 
@@ -57,7 +58,8 @@ log = logging.getLogger("tiffin")
 MiB = 1 << 20
 
 
-def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased=False) -> pb.PutOptionsMsg:
+def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased=False,
+             ttl=None) -> pb.PutOptionsMsg:
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise InvalidArgument("INVALID_PARAMS", f"replicas = {replicas!r} (expected: an int >= 1)")
     if replicas < 1:
@@ -66,7 +68,8 @@ def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_le
         raise InvalidArgument("INVALID_PARAMS", "preferred_segment must be a segment name (str) or None")
     return pb.PutOptionsMsg(replicas=replicas, preferred_segment=preferred_segment or "", soft_pin=bool(soft_pin),
                             hard_pin=bool(hard_pin), upsert=bool(upsert),
-                            replace_leased=bool(upsert) and bool(replace_leased))
+                            replace_leased=bool(upsert) and bool(replace_leased),
+                            ttl_ms=0 if ttl is None else ttl_ms_of(ttl, "ttl", False))
 
 
 def _retry_fresh(code: str) -> bool:
@@ -165,6 +168,7 @@ class Client:
         self._locations = self._locator.locations
         self._puts = Puts(self._rpc, self._io, self._locator, self.client_id, self._check_open)
         self._removals = Removals(self._rpc, self._masters, self._locator)
+        self._expiry = Expiry(self._rpc, self._locator)
         self._hints = self._locator.hints
         #: what this client's lookups tell the master about reusing their answers (0 = the cache is off)
         self._cache_for_ms = self._locator.cache_for_ms
@@ -250,13 +254,14 @@ class Client:
 
     def put(self, key: str, value, *, replicas: int = 1, preferred_segment: Optional[str] = None,
             soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False,
-            replace_leased: bool = False) -> None:
+            replace_leased: bool = False, ttl: Optional[float] = None) -> None:
         """Stores ``value`` (any buffer, read in place) under ``key`` with ``replicas`` copies on
         different nodes. A put of an existing key is a successful no-op (the stored bytes stay) unless
         ``upsert``. An upsert of an object under a read lease fails (OBJECT_HAS_LEASE) unless
         ``replace_leased``: then the new object is written beside the old, which readers keep reading until
         the put returns, and the old bytes are freed once their leases end. An empty value is stored (a
-        master of an older version refuses it with INVALID_PARAMS, as Mooncake does).
+        master of an older version refuses it with INVALID_PARAMS, as Mooncake does). With ``ttl`` (seconds,
+        > 0) the object expires that long after the master starts the put; it is then gone for every client.
 
         Raises TiffinError: INVALID_KEY, INVALID_PARAMS, NO_AVAILABLE_HANDLE (no room, after retries),
         TRANSFER_FAIL, RPC_FAIL/RPC_TIMEOUT (master), OBJECT_HAS_LEASE (upsert of an object being read).
@@ -264,19 +269,19 @@ class Client:
         key = B.check_key(key)
         src = B.Chunks([B.readable(value)])
         try:
-            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased))
+            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased, ttl))
         finally:
             src.release()
 
     def put_parts(self, key: str, *parts, replicas: int = 1, preferred_segment: Optional[str] = None,
                   soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False,
-                  replace_leased: bool = False) -> None:
+                  replace_leased: bool = False, ttl: Optional[float] = None) -> None:
         """Stores the concatenation of ``parts`` (buffers) as one object, without joining them in
         memory. Otherwise as :meth:`put`."""
         key = B.check_key(key)
         src = B.Chunks([B.readable(p, f"part {i}") for i, p in enumerate(parts)])
         try:
-            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased))
+            self._put(key, src, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_leased, ttl))
         finally:
             src.release()
 
@@ -285,11 +290,11 @@ class Client:
 
     def batch_put(self, keys, values=None, *, replicas: int = 1, preferred_segment: Optional[str] = None,
                   soft_pin: bool = False, hard_pin: bool = False, upsert: bool = False,
-                  replace_leased: bool = False) -> list:
+                  replace_leased: bool = False, ttl: Optional[float] = None) -> list:
         """Stores many objects with one master round trip per phase and all writes pipelined:
         ``batch_put(keys, values)`` or ``batch_put({key: value, ...})``. Returns one :class:`KeyResult`
         per key (value None); an existing key is OK (not overwritten) unless ``upsert`` (``replace_leased``
-        as in :meth:`put`). A key given twice is written once (the first value; the second counts as
+        and ``ttl`` as in :meth:`put`). A key given twice is written once (the first value; the second counts as
         existing, with the first's outcome)."""
         if values is None and isinstance(keys, Mapping):
             keys, values = list(keys.keys()), list(keys.values())
@@ -302,7 +307,7 @@ class Client:
         srcs = [B.Chunks([B.readable(v, f"value {i}")]) for i, v in enumerate(values)]
         try:
             return self._batch_put(keys, srcs, _options(replicas, preferred_segment, soft_pin, hard_pin, upsert,
-                                                        replace_leased))
+                                                        replace_leased, ttl))
         finally:
             for c in srcs:
                 c.release()
@@ -582,6 +587,21 @@ class Client:
     def remove_all(self, force: bool = False) -> int:
         """Removes every object (leased ones only with ``force``); returns how many."""
         return self._removals.everything(force)
+
+    # ------------------------------------------------------------------ expiry
+
+    def expire(self, key: str, seconds: float) -> bool:
+        """Gives ``key``'s object a deadline ``seconds`` from now (the master's clock; 0: it goes now, as Redis's
+        ``EXPIRE k 0``); returns False when the key holds no object."""
+        return self._expiry.call(B.check_key(key), 1, ttl_ms_of(seconds, "seconds", True)) != MISSING
+
+    def persist(self, key: str) -> bool:
+        """Drops ``key``'s deadline; returns whether it had one."""
+        return self._expiry.call(B.check_key(key), 2, 0) >= 0
+
+    def ttl_ms(self, key: str) -> int:
+        """``key``'s time to live in ms (the master's clock), -1 without a deadline, -2 when it holds no object."""
+        return self._expiry.call(B.check_key(key), 0, 0)
 
     def list(self, prefix: str = "", limit: int = 1000) -> KeyListing:
         """Keys starting with ``prefix``, in order, with their sizes: at most ``limit`` (the master caps
