@@ -32,6 +32,11 @@ final class PutCommand extends ClientCommand {
             description = "Memory replicas, each on a distinct segment (best effort; default ${DEFAULT-VALUE}).")
     int replicas;
 
+    @Option(names = "--ttl", paramLabel = "DURATION",
+            description = "Time to live: the object expires this long after the master starts the put and is then"
+                    + " gone for every client (e.g. 10m, 1h; a plain number is seconds). Default: never.")
+    String ttl;
+
     @Parameters(index = "0", paramLabel = "KEY", description = "The key.")
     String key;
 
@@ -43,6 +48,24 @@ final class PutCommand extends ClientCommand {
         if (replicas < 1) {
             throw new ParameterException(spec.commandLine(), "--replicas = " + replicas + " (expected: at least 1)");
         }
+        ttlMillis();
+    }
+
+    /** {@code --ttl} in milliseconds, 0 without it. */
+    private long ttlMillis() {
+        if (ttl == null) {
+            return 0;
+        }
+        try {
+            long millis = io.tiffin.core.config.Durations.parse(ttl, java.time.temporal.ChronoUnit.SECONDS).toMillis();
+            if (millis > 0) {
+                return millis;
+            }
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--ttl = " + ttl + ": " + e.getMessage());
+        }
+        throw new ParameterException(spec.commandLine(), "--ttl = " + ttl
+                + " (expected: at least 1 ms, e.g. 10m; leave it out for no deadline)");
     }
 
     @Override
@@ -52,7 +75,7 @@ final class PutCommand extends ClientCommand {
 
     @Override
     int run(TiffinClient client) throws IOException {
-        PutOptions options = PutOptions.replicas(replicas);
+        PutOptions options = PutOptions.replicas(replicas).withTtlMillis(ttlMillis());
         OptionalLong existing = storedSize(client, key);
         long size;
         if (file.equals("-")) {

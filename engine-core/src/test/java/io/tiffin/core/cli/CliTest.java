@@ -118,6 +118,21 @@ class CliTest {
     }
 
     @Test
+    void putWithATtlGivesTheObjectADeadlineAndABadTtlIsAUsageError() {
+        Result put = tiffin(new ByteArrayInputStream(new byte[] {1, 2}), "put", "--master", master, "--ttl", "10m",
+                "ttl-key", "-");
+        assertThat(put.exit()).as(put.err()).isZero();
+        assertThat(tiffin.master().service().expire("ttl-key", 0, 0).value()).as("its time to live, ms")
+                .isBetween(590_000L, 600_000L);
+        for (String bad : new String[] {"0", "-5s", "soon"}) {
+            Result refused = tiffin(new ByteArrayInputStream(new byte[] {1}), "put", "--master", master, "--ttl", bad,
+                    "ttl-bad", "-");
+            assertThat(refused.exit()).as("--ttl %s", bad).isEqualTo(2);
+            assertThat(refused.err()).as("--ttl %s", bad).contains("--ttl = " + bad);
+        }
+    }
+
+    @Test
     void putFromStdinThenGetToStdoutWritesOnlyTheBytes() {
         byte[] data = "hello from stdin\n".getBytes(StandardCharsets.UTF_8);
         Result put = tiffin(new ByteArrayInputStream(data), "put", "--master", master, "stdin-key", "-");
