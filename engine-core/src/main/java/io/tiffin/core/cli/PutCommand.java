@@ -5,6 +5,7 @@ import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.KeyListing;
 import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.config.Durations;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.channels.FileChannel;
@@ -12,6 +13,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.OptionalLong;
 import picocli.CommandLine.Command;
@@ -57,7 +59,7 @@ final class PutCommand extends ClientCommand {
             return 0;
         }
         try {
-            long millis = io.tiffin.core.config.Durations.parse(ttl, java.time.temporal.ChronoUnit.SECONDS).toMillis();
+            long millis = Durations.parse(ttl, ChronoUnit.SECONDS).toMillis();
             if (millis > 0) {
                 return millis;
             }

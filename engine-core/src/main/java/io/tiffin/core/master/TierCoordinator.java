@@ -78,11 +78,16 @@ final class TierCoordinator {
      * the EXPIRE answers once the node has it), else with its next task poll (kept while the node is away).
      */
     private void recordDiskDeadline(String nodeId, ObjectMetadata m) {
-        List<String> names = segments.segmentNamesOf(nodeId); // its FORGETs go to its data plane, in order
-        MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
+        MountedSegment s = forgetsSegmentOf(nodeId);
         if (s == null || !s.recordDiskDeadline(m.key, m.version, m.expireAtMillis)) {
             tier.queueDeadline(nodeId, m.key, m.version, m.expireAtMillis);
         }
+    }
+
+    /** The segment whose FORGETs carry {@code nodeId}'s SSD changes (its first; null when it has none mounted). */
+    private MountedSegment forgetsSegmentOf(String nodeId) {
+        List<String> names = segments.segmentNamesOf(nodeId); // its FORGETs go to its data plane, in order
+        return names.isEmpty() ? null : segments.get(names.getFirst());
     }
 
     /** Bytes of SSD capacity registered by live nodes. */
@@ -391,8 +396,7 @@ final class TierCoordinator {
     void dropDiskCopies(ObjectMetadata m) {
         for (DiskReplica d : m.diskReplicas()) {
             tier.queueDelete(d.nodeId(), m.key, m.version);
-            List<String> names = segments.segmentNamesOf(d.nodeId());
-            MountedSegment s = names.isEmpty() ? null : segments.get(names.getFirst());
+            MountedSegment s = forgetsSegmentOf(d.nodeId());
             if (s != null) {
                 s.forgetDiskCopy(m.key, m.version);
             }

@@ -4,14 +4,16 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.local.LocalSegment;
 import io.tiffin.core.transport.proto.ForgetRequest;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Applies a master's {@code FORGET} to a node: drops the segment's commit records it names, sets the deadlines of
  * records and of SSD copies whose objects' expiry changed, and deletes SSD copies of removed objects (the answer
- * waits until the SSD changes are on disk). A FORGET from a master of an
- * older term than the node follows is refused ({@code INVALID_VERSION}: that master was deposed), and so is one
- * whose parallel lists differ in length ({@code INVALID_PARAMS}), before any of it is applied.
+ * waits until the SSD changes are on disk). A FORGET from a master of an older term than the node follows is
+ * refused ({@code INVALID_VERSION}: that master was deposed), and so is one whose parallel lists differ in length
+ * ({@code INVALID_PARAMS}), before any of it is applied.
  *
  * <p>Thread-safe (stateless; the ledger and the tier guard themselves).
  */
@@ -46,16 +48,23 @@ final class ForgetRequests {
         }
         CompletableFuture<Void> deleted = CompletableFuture.completedFuture(null);
         if (tier != null && req.getDiskKeysCount() > 0) {
-            deleted = tier.deleteDiskCopies(req.getDiskKeysList(), req.getDiskKeyVersionsCount() == 0
-                    ? java.util.Collections.nCopies(req.getDiskKeysCount(), 0L) : req.getDiskKeyVersionsList());
+            deleted = tier.deleteDiskCopies(req.getDiskKeysList(),
+                    versionsOrAny(req.getDiskKeyVersionsList(), req.getDiskKeysCount()));
         }
         if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
             return CompletableFuture.allOf(deleted, tier.setDiskDeadlines(req.getDiskDeadlineKeysList(),
-                    req.getDiskDeadlineVersionsCount() == 0
-                            ? java.util.Collections.nCopies(req.getDiskDeadlineKeysCount(), 0L)
-                            : req.getDiskDeadlineVersionsList(), req.getDiskDeadlinesList()));
+                    versionsOrAny(req.getDiskDeadlineVersionsList(), req.getDiskDeadlineKeysCount()),
+                    req.getDiskDeadlinesList()));
         }
         return deleted;
+    }
+
+    /**
+     * The versions a list of SSD copies comes with, or 0 ("whichever version") for each of the {@code count} copies
+     * when it comes without (a master that sends none).
+     */
+    static List<Long> versionsOrAny(List<Long> versions, int count) {
+        return versions.isEmpty() ? Collections.nCopies(count, 0L) : versions;
     }
 
     /**

@@ -221,8 +221,8 @@ final class NodeStorageTier implements AutoCloseable {
                 LOG.warn("Node {} ignores a task list with {} SSD copies to delete and {} versions", nodeId,
                         reply.getDeletesCount(), reply.getDeleteVersionsCount());
             } else {
-                deleteDiskCopies(reply.getDeletesList(), reply.getDeleteVersionsCount() == 0
-                        ? java.util.Collections.nCopies(reply.getDeletesCount(), 0L) : reply.getDeleteVersionsList());
+                deleteDiskCopies(reply.getDeletesList(),
+                        ForgetRequests.versionsOrAny(reply.getDeleteVersionsList(), reply.getDeletesCount()));
             }
         }
         if (reply.getDeadlinesCount() > 0) {
