@@ -95,7 +95,9 @@ public final class TiffinConfigKeys {
 
     // -------------------------------------------------------------------------------------- node
     public static final ConfigKey<String> NODE_ID = ConfigKey.string("node.id", "",
-            "Unique id of this node; empty = generated at start-up.");
+            "Unique id of this node; empty = generated at start-up. With an SSD tier the id is kept in"
+                    + " node.storage-path's node.id file: empty takes the id written there (or generates one and"
+                    + " writes it), and a set id must equal it.");
     public static final ConfigKey<String> NODE_HOST = ConfigKey.host("node.host", "127.0.0.1", true,
             "Host name or address this node binds to and advertises to the master (clients connect to it).");
     public static final ConfigKey<Integer> NODE_PORT = ConfigKey.port("node.port", 0,

@@ -368,6 +368,22 @@ final class ObjectMetadata {
         return rare != null && rare.diskReplicas != null;
     }
 
+    /**
+     * Points this object's copy on {@code nodeId}'s SSD tier at {@code endpoint} (the node restarted on another
+     * address, its copies kept); returns whether it was listed elsewhere.
+     */
+    boolean moveDiskReplica(String nodeId, String endpoint) {
+        CompactList<DiskReplica> disk = rare == null ? null : rare.diskReplicas;
+        for (int i = 0; disk != null && i < disk.size(); i++) {
+            DiskReplica d = disk.get(i);
+            if (d.nodeId().equals(nodeId) && !d.endpoint().equals(endpoint)) {
+                disk.set(i, new DiskReplica(d.id(), nodeId, endpoint, d.size()));
+                return true;
+            }
+        }
+        return false;
+    }
+
     boolean hasDiskReplicaOn(String nodeId) {
         for (DiskReplica d : diskReplicas()) {
             if (d.nodeId().equals(nodeId)) {

@@ -199,7 +199,9 @@ final class TierCoordinator {
                 tier.queueDelete(nodeId, key, version);
                 return;
             }
-            if (!m.hasDiskReplicaOn(nodeId)) {
+            if (m.hasDiskReplicaOn(nodeId)) {
+                m.moveDiskReplica(nodeId, node.endpoint()); // a node back within node-ttl, on another port
+            } else {
                 if (!m.hasDiskReplica()) {
                     ssdObjects.incrementAndGet();
                 }

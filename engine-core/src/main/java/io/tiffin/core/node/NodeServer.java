@@ -273,8 +273,12 @@ public final class NodeServer implements AutoCloseable {
 
 
     private NodeServer(Options o) {
-        this.nodeId = o.nodeId() == null || o.nodeId().isEmpty()
-                ? "node-" + UUID.randomUUID().toString().substring(0, 8) : o.nodeId();
+        String configured = o.nodeId() == null ? "" : o.nodeId();
+        java.util.function.Supplier<String> generated = () -> "node-" + UUID.randomUUID().toString().substring(0, 8);
+        String storagePath = o.storage() == null ? "" : o.storage().context().properties().getOrDefault("path", "");
+        // With an SSD tier the id lives beside it: the copies on that disk stay this node's across restarts.
+        this.nodeId = !storagePath.isEmpty() ? NodeIdentity.resolve(configured, java.nio.file.Path.of(storagePath),
+                generated) : configured.isEmpty() ? generated.get() : configured;
         this.masterAddress = o.masterAddress();
         this.pingInterval = o.pingInterval();
         this.ticker = o.ticker();

@@ -1,6 +1,7 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ObjectLocation;
@@ -410,6 +411,58 @@ class SsdTierClusterTest {
             }
         }
         return false;
+    }
+
+    /**
+     * A node whose node.id is left empty keeps the id it generated at its first start on a storage path ({@code
+     * node.id} in that directory): its SSD copies stay its own across a restart while the master runs. With a new id
+     * at every start, the master deleted the copies of objects it still knew (strangers on that disk) and adopted the
+     * copy of an object removed while the node was down (the deletion waited under the old id).
+     */
+    @Test
+    void aNodeWithAGeneratedIdKeepsItAcrossRestartsAndItsSsdCopiesStayItsOwn() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "60s"));
+        NodeServer node = startNode("", 32 * MiB, "anon", Map.of());
+        String id = node.nodeId();
+        assertThat(id).startsWith("node-");
+        assertThat(java.nio.file.Files.readString(dir.resolve("anon").resolve("node.id")).strip()).isEqualTo(id);
+        TiffinClient c = client();
+        byte[] kept = ClusterEndToEndTest.bytes(11, 40_000);
+        c.put("kept", kept);
+        c.put("gone", ClusterEndToEndTest.bytes(12, 40_000));
+        for (String key : List.of("kept", "gone")) {
+            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
+                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+        }
+        node.crash();
+        open.remove(node);
+        c.remove("gone", true); // while the node is down: its copy's deletion waits for the node's next poll
+
+        NodeServer back = startNode("", 32 * MiB, "anon", Map.of());
+
+        assertThat(back.nodeId()).isEqualTo(id);
+        await("the removed object's copy is deleted").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> back.storageBackend().size("gone").isEmpty());
+        assertThat(c.locate("gone")).isEmpty();
+        await("kept is listed from the node's SSD").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> c.locate("kept").map(l -> has(l, ReplicaType.LOCAL_DISK)).orElse(false));
+        assertThat(c.get("kept")).isEqualTo(kept);
+        assertThat(back.storageBackend().size("kept")).isPresent();
+    }
+
+    /** A node started with a node.id other than the one its storage directory belongs to stops with a clear error. */
+    @Test
+    void aStoragePathOfAnotherNodeIsRefused() {
+        startMaster(Map.of());
+        NodeServer first = startNode("owner", 16 * MiB, "owned", Map.of());
+        first.close();
+        open.remove(first);
+
+        assertThatThrownBy(() -> startNode("intruder", 16 * MiB, "owned", Map.of()))
+                .isInstanceOf(io.tiffin.api.TiffinException.class)
+                .hasMessageContaining("node.id = intruder").hasMessageContaining("belongs to node owner")
+                .hasMessageContaining("node.storage-path");
+        assertThat(startNode("", 16 * MiB, "owned", Map.of()).nodeId()).isEqualTo("owner");
     }
 
     @Test
