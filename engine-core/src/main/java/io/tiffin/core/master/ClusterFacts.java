@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.tiffin.core.coordination.StateConflictException;
 import io.tiffin.core.coordination.StateStore;
 import io.tiffin.core.transport.proto.ClusterStateMsg;
+import io.tiffin.core.transport.proto.DiskFloor;
 import io.tiffin.core.transport.proto.SegmentFact;
 import java.util.Collection;
 import java.util.List;
@@ -14,8 +15,8 @@ import java.util.List;
  * not list must re-mount empty), and where versions and replica ids continue. Kept in a {@link StateStore} (a
  * znode, or a file), every write a compare-and-set: the first write of a new leader (its term) makes every later
  * write of its predecessor fail, and a master whose write fails learns it was deposed ({@code onDeposed}).
- * Written on mounts, unmounts and node expiry (rare), and when a block of ids is used up ({@link #ID_BLOCK}), never
- * on the put or get path.
+ * Written on mounts, unmounts and node expiry (rare), when a block of ids is used up ({@link #ID_BLOCK}), and when a
+ * node's SSD copies could not be deleted ({@link DiskFloors}: once per node and absence), never on the put or get path.
  *
  * <p>Thread-safe: writes are serialized on this object.
  */
@@ -95,6 +96,51 @@ final class ClusterFacts {
         }
         write(current.toBuilder().setVersionFloor(Math.max(version, current.getVersionFloor()) + ID_BLOCK)
                 .setReplicaIdFloor(Math.max(replicaId, current.getReplicaIdFloor()) + ID_BLOCK).build());
+    }
+
+    /** The version at or under which copies {@code nodeId} reports may be of removed objects (0 = none); see {@link
+     * DiskFloors}. */
+    synchronized long diskFloor(String nodeId) {
+        for (DiskFloor f : current.getDiskFloorsList()) {
+            if (f.getNodeId().equals(nodeId)) {
+                return f.getVersion();
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Deletions of SSD copies on {@code nodeId} were counted as done without the node: raises its floor to every
+     * version handed out so far (the node, gone, can hold none later); durable when this returns. Writes only when the
+     * floor is below that.
+     */
+    synchronized void raiseDiskFloor(String nodeId) {
+        long to = current.getVersionFloor();
+        if (diskFloor(nodeId) >= to) {
+            return;
+        }
+        write(withDiskFloor(nodeId, to));
+    }
+
+    /** Drops {@code nodeId}'s floor if it is still {@code seen} (no later raise); durable when this returns. */
+    synchronized void clearDiskFloor(String nodeId, long seen) {
+        long now = diskFloor(nodeId);
+        if (now != 0 && now == seen) {
+            write(withDiskFloor(nodeId, 0));
+        }
+    }
+
+    private ClusterStateMsg withDiskFloor(String nodeId, long version) {
+        ClusterStateMsg.Builder b = current.toBuilder().clearDiskFloors();
+        for (DiskFloor f : current.getDiskFloorsList()) {
+            if (!f.getNodeId().equals(nodeId)) {
+                b.addDiskFloors(f);
+            }
+        }
+        if (version > 0) {
+            b.addDiskFloors(DiskFloor.newBuilder().setNodeId(nodeId).setVersion(version));
+        }
+        return b.build();
     }
 
     /** The segments as the facts list them. */

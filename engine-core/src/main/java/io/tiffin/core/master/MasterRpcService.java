@@ -568,7 +568,7 @@ public final class MasterRpcService implements InProcessMaster {
             var req = r.parseControl(io.tiffin.core.transport.proto.DiskObjectsReport.parser());
             actForNode(r, req.getNodeId(), "REPORT_DISK_OBJECTS");
             limits.checkBatch(Opcode.REPORT_DISK_OBJECTS, req.getObjectsCount());
-            master.ssdTier().reportDiskObjects(req.getNodeId(), req.getObjectsList());
+            master.ssdTier().reportDiskObjects(req.getNodeId(), req.getObjectsList(), req.getScanComplete());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.POLL_TASKS, r -> {

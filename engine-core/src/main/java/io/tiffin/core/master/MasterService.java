@@ -96,13 +96,15 @@ public final class MasterService {
         quarantine = new Quarantine(ticker, settings.putStartReleaseTimeout().toMillis());
         PutDeadlines deadlines = new PutDeadlines(settings.putTimeout().toMillis(),
                 settings.putStartReleaseTimeout().toMillis());
-        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker, deadlines);
+        DiskFloors floors = new DiskFloors();
+        tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker, deadlines,
+                floors);
         recovery = new Recovery(ticker);
         recoveryGate = new RecoveryGate(recovery);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, tier, ticker);
-        ssdTier = new SsdTierService(tier, table);
+        ssdTier = new SsdTierService(tier, table, floors);
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
                 deadlines, recovery::active, this::collectForgets);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
@@ -123,6 +125,7 @@ public final class MasterService {
         this.facts = clusterFacts;
         this.forgets = forgets;
         membership.enableFailover(clusterFacts, forgets);
+        tier.floors().enable(clusterFacts, forgets);
     }
 
     /**

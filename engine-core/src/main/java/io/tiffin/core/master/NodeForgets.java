@@ -30,7 +30,8 @@ import org.apache.logging.log4j.Logger;
  * copies ({@link #forgetDiskCopy}: a removal answers once they are off the disk), so no copy brings a removed object
  * back at a takeover.
  *
- * <p>A node that refuses the connection has no process left holding records: its forgets count as done. One that
+ * <p>A node that refuses the connection has no process left holding records: its forgets count as done (deletions of
+ * its SSD copies too, recorded first in the cluster facts: {@link DiskFloors}). One that
  * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node
  * expiry), which voids its records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
  * frees stay undone and the removals waiting for them fail.
@@ -63,6 +64,7 @@ final class NodeForgets implements AutoCloseable {
 
     private final TransportClientPool pool;
     private final LongSupplier term;
+    private final java.util.function.Consumer<String> diskDeletionsLost;
     private final Map<MountedSegment, Queue> queues = new ConcurrentHashMap<>();
     /** The SSD copies' changes, apart: a node deletes copies between its offload batches; frees must not wait. */
     private final Map<MountedSegment, Queue> diskQueues = new ConcurrentHashMap<>();
@@ -76,10 +78,14 @@ final class NodeForgets implements AutoCloseable {
     /**
      * @param pool connections to the nodes' data planes (owned by the caller)
      * @param term this master's term, sent with every FORGET
+     * @param diskDeletionsLost told the id of a node whose SSD copies' deletions count as done without it (its process
+     *     gone, its segment left), before they do; may block (it makes that durable: {@link DiskFloors}); a
+     *     {@link RuntimeException} from it fails those deletions' removals as a deposed master's
      */
-    NodeForgets(TransportClientPool pool, LongSupplier term) {
+    NodeForgets(TransportClientPool pool, LongSupplier term, java.util.function.Consumer<String> diskDeletionsLost) {
         this.pool = pool;
         this.term = term;
+        this.diskDeletionsLost = diskDeletionsLost;
     }
 
     /** Queues the drop of the record of the object of {@code version} at {@code offset}, then frees {@code handle}. */
@@ -180,7 +186,7 @@ final class NodeForgets implements AutoCloseable {
             q.items.subList(0, n).clear();
         }
         if (segment.voided()) {
-            finish(segment, q, batch, true);
+            finishWithoutTheNode(segment, q, batch);
             return;
         }
         ForgetRequest.Builder req = ForgetRequest.newBuilder().setTerm(term.getAsLong()).setSegment(segment.name());
@@ -204,7 +210,7 @@ final class NodeForgets implements AutoCloseable {
             if (refused(e) || segment.voided()) {
                 LOG.debug("FORGET of {} records to {} counted as done: {}", batch.size(), segment.name(),
                         e.getMessage());
-                finish(segment, q, batch, true); // no process holds these records any more
+                finishWithoutTheNode(segment, q, batch); // no process holds these records any more
             } else if (e.code() == ErrorCode.INVALID_VERSION) {
                 LOG.error("Node of segment {} follows a newer master term: this master ({}) is deposed; {} frees"
                         + " stay undone", segment.name(), term.getAsLong(), batch.size());
@@ -223,6 +229,31 @@ final class NodeForgets implements AutoCloseable {
                 schedule(segment, q, 200);
             }
         }
+    }
+
+    /**
+     * Counts {@code batch} as done although its node took none of it. Records hold nothing then; SSD copies do: their
+     * deletions are made durable elsewhere first ({@code diskDeletionsLost}).
+     */
+    private void finishWithoutTheNode(MountedSegment segment, Queue q, List<Item> batch) {
+        if (batch.stream().anyMatch(i -> i.diskKey() != null && i.forgets())) {
+            try {
+                diskDeletionsLost.accept(segment.nodeId());
+            } catch (RuntimeException e) {
+                LOG.error("Deletions of SSD copies on node {} could not be recorded ({}): their {} removals fail",
+                        segment.nodeId(), e.toString(), batch.size());
+                for (Item i : batch) {
+                    if (i.done() != null) {
+                        i.done().completeExceptionally(e);
+                    }
+                }
+                synchronized (q) {
+                    q.inFlight = false;
+                }
+                return;
+            }
+        }
+        finish(segment, q, batch, true);
     }
 
     private void finish(MountedSegment segment, Queue q, List<Item> batch, boolean free) {

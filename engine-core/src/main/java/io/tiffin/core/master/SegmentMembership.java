@@ -52,7 +52,9 @@ final class SegmentMembership {
         List<String> previous = segments.segmentsOfOtherIncarnations(nodeId, incarnation);
         long now = ticker.millis();
         if (!previous.isEmpty() && pingIntervalMillis > 0) {
-            long quiet = now - segments.lastHeard(nodeId);
+            // since its last ping, or its mount, or (a takeover) the restore of its segments, whichever came last
+            long lastWord = segments.lastWord(nodeId, nodeTtl.toMillis());
+            long quiet = lastWord == Long.MIN_VALUE ? Long.MAX_VALUE : now - lastWord;
             long needed = Math.max(1000, 3 * pingIntervalMillis);
             if (quiet < needed) {
                 throw new TiffinException(ErrorCode.SEGMENT_ALREADY_EXISTS, "node.id " + nodeId + " belongs to"

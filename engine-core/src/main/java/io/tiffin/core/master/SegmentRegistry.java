@@ -168,6 +168,16 @@ final class SegmentRegistry {
         return lastHeard.getOrDefault(nodeId, Long.MIN_VALUE);
     }
 
+    /**
+     * The last time this master heard of the node in any way: a ping, a mount, or the restore of its segments at a
+     * takeover (each set its deadline {@code ttlMillis} ahead); {@link Long#MIN_VALUE} for none.
+     */
+    long lastWord(String nodeId, long ttlMillis) {
+        Long deadline = nodeDeadlines.get(nodeId);
+        long heard = lastHeard(nodeId);
+        return deadline == null ? heard : Math.max(heard, deadline - ttlMillis);
+    }
+
     /** The incarnation of the node's mounted segments, 0 when none (or unknown). Lock-free, O(1): every ping asks. */
     long incarnationOf(String nodeId) {
         return incarnations.getOrDefault(nodeId, 0L);

@@ -18,10 +18,12 @@ import java.util.List;
 public final class SsdTierService {
     private final TierCoordinator tier;
     private final ObjectTable table;
+    private final DiskFloors floors;
 
-    SsdTierService(TierCoordinator tier, ObjectTable table) {
+    SsdTierService(TierCoordinator tier, ObjectTable table, DiskFloors floors) {
         this.tier = tier;
         this.table = table;
+        this.floors = floors;
     }
 
     public TierSettings tierSettings() {
@@ -68,6 +70,15 @@ public final class SsdTierService {
      * from its SSD copy keeps both, and a recovered object of that version gets the copy.
      */
     public void reportDiskObjects(String nodeId, List<io.tiffin.core.transport.proto.DiskObject> copies) {
+        reportDiskObjects(nodeId, copies, false);
+    }
+
+    /**
+     * As {@link #reportDiskObjects(String, List)}; {@code scanComplete} marks the last report of the scan that follows
+     * the node's registration (every copy it holds has been reported then).
+     */
+    public void reportDiskObjects(String nodeId, List<io.tiffin.core.transport.proto.DiskObject> copies,
+                                  boolean scanComplete) {
         int n = copies.size();
         List<String> keys = new java.util.ArrayList<>(n);
         List<Long> sizes = new java.util.ArrayList<>(n);
@@ -79,7 +90,7 @@ public final class SsdTierService {
             versions.add(c.getVersion());
             deadlines.add(c.getExpireAtMs());
         }
-        tier.reportDiskObjects(nodeId, keys, sizes, versions, deadlines);
+        floors.report(nodeId, scanComplete, () -> tier.reportDiskObjects(nodeId, keys, sizes, versions, deadlines));
     }
 
     /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */

@@ -39,6 +39,7 @@ final class TierCoordinator {
     private final MasterCounters counters;
     private final Ticker ticker;
     private final PutDeadlines deadlines;
+    private final DiskFloors floors;
     /** The keys with SSD copies, per node: a node's loss visits those objects only. */
     private final DiskCopyIndex diskIndex = new DiskCopyIndex();
     /** Objects with at least one SSD copy, and the bytes of all SSD copies, as copies are listed and dropped. */
@@ -46,8 +47,10 @@ final class TierCoordinator {
     private final java.util.concurrent.atomic.AtomicLong ssdBytes = new java.util.concurrent.atomic.AtomicLong();
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
-                    Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines) {
+                    Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines,
+                    DiskFloors floors) {
         this.deadlines = deadlines;
+        this.floors = floors;
         this.settings = settings;
         this.tier = new StorageTier(settings);
         this.table = table;
@@ -60,6 +63,10 @@ final class TierCoordinator {
 
     TierSettings settings() {
         return settings;
+    }
+
+    DiskFloors floors() {
+        return floors;
     }
 
     /**
@@ -149,14 +156,16 @@ final class TierCoordinator {
 
     /**
      * Records SSD copies a node holds: after a restart (everything its scan found) or after an offload.
-     * An object the master does not know is created from its SSD copy (with a new version); one whose
-     * size differs is left alone. A pending offload of the key to this node is complete; with on-evict
+     * An object the master does not know is created from its SSD copy (with a new version), unless the copy may be of
+     * an object removed while the node was gone ({@link DiskFloors}) or the node has a deletion of it pending; one
+     * whose size differs is deleted. A pending offload of the key to this node is complete; with on-evict
      * offload its memory replicas are freed now (kept until the lease ends if it is being read).
      */
     void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions,
                            List<Long> deadlines) {
         StorageTier.NodeInfo node = storageNode(nodeId);
         long now = ticker.millis();
+        long floor = floors.floorOf(nodeId);
         table.forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
             long size = sizes.get(i);
@@ -166,6 +175,16 @@ final class TierCoordinator {
                 return;
             }
             ObjectMetadata m = shard.objects.get(key);
+            if (m == null && floor > 0 && (version == 0 || version <= floor)) {
+                // maybe removed while the node was gone, by a master that could not have it deleted: not adopted
+                tier.queueDelete(nodeId, key, version);
+                MountedSegment s = forgetsSegmentOf(nodeId);
+                if (s != null) {
+                    s.forgetDiskCopy(key, version); // answered once deleted (DiskFloors clears the floor then)
+                }
+                counters.staleDiskCopies.increment();
+                return;
+            }
             if (m == null && tier.hasPendingDelete(nodeId, key)) {
                 // removed while the node was away: the delete goes out at its next poll
                 counters.staleDiskCopies.increment();

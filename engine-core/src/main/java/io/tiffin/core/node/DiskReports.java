@@ -57,6 +57,15 @@ final class DiskReports {
         }
     }
 
+    /**
+     * {@code REPORT_DISK_OBJECTS} of the last copies of a registration's scan (sent even when there are none), marked
+     * {@code scan_complete}: the master has then heard of every copy the backend holds.
+     */
+    void scanned(List<DiskObject> last) {
+        master.get().callSync(Opcode.REPORT_DISK_OBJECTS, DiskObjectsReport.newBuilder().setNodeId(nodeId)
+                .addAllObjects(last).setScanComplete(true).build(), Empty.parser());
+    }
+
     /** {@code OFFLOAD_DONE}: these offloads failed; their memory copies stay (nothing is sent for none). */
     void offloadsFailed(List<String> keys) {
         if (!keys.isEmpty()) {

@@ -277,7 +277,7 @@ public final class NodeServer implements AutoCloseable {
         java.util.function.Supplier<String> generated = () -> "node-" + UUID.randomUUID().toString().substring(0, 8);
         String storagePath = o.storage() == null ? "" : o.storage().context().properties().getOrDefault("path", "");
         // With an SSD tier the id lives beside it: the copies on that disk stay this node's across restarts.
-        this.nodeId = !storagePath.isEmpty() ? NodeIdentity.resolve(configured, java.nio.file.Path.of(storagePath),
+        this.nodeId = !storagePath.isEmpty() ? NodeIdFile.resolve(configured, java.nio.file.Path.of(storagePath),
                 generated) : configured.isEmpty() ? generated.get() : configured;
         this.masterAddress = o.masterAddress();
         this.pingInterval = o.pingInterval();

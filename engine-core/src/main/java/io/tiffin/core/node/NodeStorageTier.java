@@ -121,7 +121,7 @@ final class NodeStorageTier implements AutoCloseable {
                     batch.clear();
                 }
             });
-            reports.held(batch);
+            reports.scanned(batch);
             total[0] += batch.size();
         } finally {
             reports.unlock();

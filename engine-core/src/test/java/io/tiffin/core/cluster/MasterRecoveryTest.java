@@ -194,6 +194,86 @@ class MasterRecoveryTest {
      * from their SSD copies come back with their deadlines too. Objects removed with an SSD copy do not come back:
      * the removal answered once the node had deleted the copy.
      */
+    private long diskFloorOf(String nodeId) throws IOException {
+        var facts = io.tiffin.core.transport.proto.ClusterStateMsg.parseFrom(
+                java.nio.file.Files.readAllBytes(dir.resolve("state").resolve("cluster-state.pb")));
+        return facts.getDiskFloorsList().stream().filter(f -> f.getNodeId().equals(nodeId))
+                .mapToLong(io.tiffin.core.transport.proto.DiskFloor::getVersion).findFirst().orElse(0);
+    }
+
+    private NodeServer startSsdNode(String address, io.tiffin.core.plugin.PluginRegistry plugins) {
+        return NodeServer.start(NodeServer.Options.builder(address).nodeId("ssd").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(
+                        plugins.storageBackend("bucket"), new io.tiffin.api.spi.PluginContext(
+                                Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
+    }
+
+    private static boolean onSsd(TiffinClient c, String key) {
+        return c.locate(key).map(l -> l.replicas().stream()
+                .anyMatch(r -> r.type() == io.tiffin.api.ReplicaType.LOCAL_DISK)).orElse(false);
+    }
+
+    /**
+     * An object removed while the node of its SSD copy is down (its process gone: the FORGET's connection refused)
+     * must not come back from that copy when a master takes over before the node is back: the removal answers only
+     * once the node's floor is in the cluster facts, and the next master deletes the node's copies it does not know
+     * at or under it. Once the node's scan is in and those deletions are done, the floor is cleared.
+     */
+    @Test
+    void anObjectRemovedWhileItsSsdNodeWasDownStaysGoneAfterATakeover() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        Map<String, String> tier = Map.of("offload.mode", "write-through");
+        MasterServer master = startMaster(port, tier);
+        try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            NodeServer node = startSsdNode(address, plugins);
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("gone", value("gone"));
+                c.put("also-on-that-node", value("also-on-that-node"));
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> onSsd(c, "gone") && onSsd(c, "also-on-that-node"));
+                node.crash();
+                assertThat(diskFloorOf("ssd")).isZero();
+
+                c.remove("gone", true); // the node refuses the FORGET: done without it, once the floor is durable
+
+                assertThat(diskFloorOf("ssd")).as("the node's floor in the facts").isPositive();
+            }
+            master.close();
+            master = startMaster(port, tier);
+            MasterServer second = master;
+            node = startSsdNode(address, plugins);
+            NodeServer back = node;
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+                await("the removed object's copy deleted").atMost(Duration.ofSeconds(30))
+                        .until(() -> back.storageBackend().size("gone").isEmpty());
+                assertThat(c.locate("gone")).as("removed before the takeover").isEmpty();
+                // the other copy of the node's last run goes too: under the floor, the master cannot tell it apart
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> back.storageBackend().size("also-on-that-node").isEmpty());
+                assertThat(c.locate("also-on-that-node")).isEmpty();
+                await("the floor cleared").atMost(Duration.ofSeconds(30)).until(() -> diskFloorOf("ssd") == 0);
+
+                c.put("later", value("later")); // with the floor gone, its copies are adopted at a takeover again
+                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "later"));
+            }
+            node.crash(); // its memory gone: "later" comes back from its SSD copy alone
+            master.close();
+            master = startMaster(port, tier);
+            MasterServer third = master;
+            node = startSsdNode(address, plugins);
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !third.service().recovering() && onSsd(c, "later"));
+                assertThat(c.get("later")).isEqualTo(value("later"));
+            } finally {
+                node.close();
+            }
+        } finally {
+            master.close();
+        }
+    }
+
     @Test
     void objectsKnownOnlyFromSsdComeBackWithTheirVersionsAndDeadlines() throws IOException {
         int port = freePort();

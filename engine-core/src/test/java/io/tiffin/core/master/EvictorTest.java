@@ -33,7 +33,8 @@ class EvictorTest {
         segments.mount("s", "n", "ep", 16 * OBJECT, 0, 0, Long.MAX_VALUE);
         segment = segments.get("s");
         tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker,
-                new PutDeadlines(settings.putTimeout().toMillis(), settings.putStartReleaseTimeout().toMillis()));
+                new PutDeadlines(settings.putTimeout().toMillis(), settings.putStartReleaseTimeout().toMillis()),
+                new DiskFloors());
         return new Evictor(settings, table, segments, placement, quarantine, tier, stuckPutReleases::incrementAndGet,
                 counters, ticker);
     }

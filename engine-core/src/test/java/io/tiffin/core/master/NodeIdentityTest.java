@@ -61,6 +61,37 @@ class NodeIdentityTest {
     }
 
     @Test
+    void aRestartAfterACrashBeforeTheFirstPingGetsInOnceTheOldProcessIsSilent() {
+        master.mountSegment("n1-seg-a", "n1", "h:1", 64 * MiB, 1, 1, 1000); // crashed before its first ping
+        ticker.advance(Duration.ofMillis(3100));
+
+        master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 1000);
+
+        assertThat(master.ping("n1", 2)).isEqualTo(PingOutcome.OK);
+    }
+
+    /**
+     * After a takeover the new master has heard nothing from the node yet: a new process under its id waits until the
+     * old one could have re-attached (three periods since the takeover), then gets in. It used to be refused until
+     * the node's segments left the facts (the recovery window), and failed to start.
+     */
+    @Test
+    void aNodeRestartedAfterATakeoverGetsInOnceItsPredecessorStayedSilentSinceTheTakeover() {
+        master.restore(io.tiffin.core.transport.proto.ClusterStateMsg.newBuilder().setTerm(1)
+                .addSegments(io.tiffin.core.transport.proto.SegmentFact.newBuilder().setName("n1-seg-a").setNodeId("n1")
+                        .setEndpoint("h:1").setCapacity(64 * MiB).setIncarnation(1)).build(), 30_000);
+
+        assertThatThrownBy(() -> master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 1000))
+                .isInstanceOfSatisfying(TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_ALREADY_EXISTS));
+        ticker.advance(Duration.ofMillis(3100));
+
+        master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 1000);
+
+        assertThat(master.ping("n1", 2)).isEqualTo(PingOutcome.OK);
+    }
+
+    @Test
     void aMountWithoutAPingIntervalKeepsTheOldRule() {
         master.mountSegment("n1-seg-a", "n1", "h:1", 64 * MiB, 1, 1, 0);
         master.mountSegment("n1-seg-b", "n1", "h:2", 64 * MiB, 2, 1, 0); // an older node: taken as a restart

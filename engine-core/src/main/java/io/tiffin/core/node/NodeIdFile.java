@@ -29,15 +29,15 @@ import org.apache.logging.log4j.Logger;
  *
  * <p>Thread-safety: no state; called once per node start, before the storage backend opens the directory.
  */
-final class NodeIdentity {
-    private static final Logger LOG = LogManager.getLogger(NodeIdentity.class);
+final class NodeIdFile {
+    private static final Logger LOG = LogManager.getLogger(NodeIdFile.class);
 
     /** The file's name, at the top of {@code node.storage-path}; storage backends must leave it alone. */
     static final String FILE = "node.id";
     /** Longer than any id a person writes, short enough to reject a file that is something else. */
     private static final int MAX_ID_BYTES = 256;
 
-    private NodeIdentity() {
+    private NodeIdFile() {
     }
 
     /**
