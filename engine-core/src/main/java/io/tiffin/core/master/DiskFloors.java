@@ -28,7 +28,7 @@ final class DiskFloors {
 
     private volatile ClusterFacts facts;
     private volatile NodeForgets forgets;
-    /** The deletions each node's scan has led to so far, until its last report. */
+    /** The deletions each scan of a node with a floor has led to so far, until its last report. */
     private final ConcurrentHashMap<String, CompletableFuture<Void>> scans = new ConcurrentHashMap<>();
 
     /** With failover on: where floors are kept, and the FORGETs that delete copies under them. */
@@ -51,20 +51,22 @@ final class DiskFloors {
     void report(String nodeId, boolean scanComplete, Runnable report) {
         ClusterFacts f = facts;
         NodeForgets n = forgets;
-        if (f == null || n == null) {
-            report.run();
+        if (f == null || n == null || f.diskFloor(nodeId) == 0) {
+            report.run(); // no floor to clear (the usual case): nothing kept
+            if (scanComplete) {
+                scans.remove(nodeId);
+            }
             return;
         }
         CompletableFuture<Void> deletions = n.collect(report);
-        CompletableFuture<Void> all = scans.merge(nodeId, deletions, CompletableFuture::allOf);
+        // a failure is kept (the floor then stays); what is done already is dropped, so nothing grows while it waits
+        CompletableFuture<Void> all = scans.merge(nodeId, deletions, (a, b) -> a.isCompletedExceptionally() ? a
+                : a.isDone() ? b : CompletableFuture.allOf(a, b));
         if (!scanComplete) {
             return;
         }
         scans.remove(nodeId, all);
         long seen = f.diskFloor(nodeId);
-        if (seen == 0) {
-            return;
-        }
         all.whenComplete((ok, failed) -> {
             if (failed != null) {
                 LOG.warn("Node {}'s SSD floor stays: deletions of its scan failed ({})", nodeId, failed.toString());

@@ -427,12 +427,25 @@ final class TierCoordinator {
 
     /**
      * Drops the object's SSD copies on {@code deadNodes} and abandons its task if one of them owns it.
-     * Returns how many copies and replicas left the object. Caller holds the shard lock.
+     * Returns how many copies and replicas left the object. An object that lives on (replicas elsewhere) has its
+     * copies' deletions queued for those nodes: listed nowhere any more, a copy would otherwise come back as an object
+     * of its own, when its node returns, after a removal of the object. Caller holds the shard lock.
      */
     int dropCopiesOf(ObjectMetadata m, Set<String> deadNodes) {
+        List<String> lost = new ArrayList<>(1);
+        for (DiskReplica d : m.diskReplicas()) {
+            if (deadNodes.contains(d.nodeId())) {
+                lost.add(d.nodeId());
+            }
+        }
         int dropped = removeDiskCopies(m, d -> deadNodes.contains(d.nodeId()));
         if (m.taskNode() != null && deadNodes.contains(m.taskNode())) {
             dropped += abandonTask(m, false);
+        }
+        if (!m.isEmpty()) {
+            for (String nodeId : lost) {
+                tier.queueDelete(nodeId, m.key, m.version);
+            }
         }
         return dropped;
     }

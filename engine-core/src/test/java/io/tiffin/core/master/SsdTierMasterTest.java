@@ -136,6 +136,40 @@ class SsdTierMasterTest {
         assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
     }
 
+    /**
+     * An object that lives on after its SSD node expired (a memory replica elsewhere) and is removed later must not
+     * come back from that node's copy when the node returns: the copy, listed nowhere any more, was adopted as an
+     * object of its own. Its deletion is queued for the node when the node expires.
+     */
+    @Test
+    void anObjectRemovedAfterItsSsdNodeExpiredDoesNotComeBackWithTheNode() {
+        MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
+        m.mountSegment("sM", "nM", "epM", 64 * MiB, 1);
+        m.mountSegment("sN", "nN", "epN", 64 * MiB, 1);
+        m.ssdTier().registerStorage("nN", 1L << 30);
+        put(m, "k", 4096, PutOptions.DEFAULT.withReplicas(2));
+        var task = m.ssdTier().pollTasks("nN", 10, 0).offloads().getFirst();
+        m.ssdTier().reportDiskObjects("nN", List.of(io.tiffin.core.transport.proto.DiskObject.newBuilder()
+                .setKey("k").setSize(4096).setVersion(task.getVersion()).build()));
+        assertThat(onSsd(m, "k")).isTrue();
+
+        Duration ttl = MasterSettings.defaults().nodeTtl();
+        ticker.advance(ttl.dividedBy(2));
+        m.ping("nM", 1);
+        ticker.advance(ttl.dividedBy(2).plusSeconds(1));
+        assertThat(m.expireNodes()).containsExactly("nN");       // nN gone; k lives on in nM's memory
+        assertThat(m.getReplicaList("k").isOk()).isTrue();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+
+        m.mountSegment("sN-2", "nN", "epN", 64 * MiB, 2);          // back: mount, register, report its scan
+        m.ssdTier().registerStorage("nN", 1L << 30);
+        m.ssdTier().reportDiskObjects("nN", List.of(io.tiffin.core.transport.proto.DiskObject.newBuilder()
+                .setKey("k").setSize(4096).setVersion(task.getVersion()).build()));
+
+        assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(m.ssdTier().pollTasks("nN", 10, 0).deletes()).containsExactly("k");
+    }
+
     @Test
     void aPromotionThatNeverEndsIsReapedAfterTheReleaseTimeout() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.ON_EVICT, 25_000, "nA");
