@@ -3,7 +3,8 @@
 # checks how the launcher finds Java, its logging configuration and log directory, starts
 # `bin/tiffin standalone` on free ports, drives it with the client commands and over RESP (its Redis
 # gateway on --redis-port, with bash's /dev/tcp and redis-cli), checks the admin HTTP endpoints and stops
-# it (SIGTERM), then runs `bin/tiffin master` with an unwritable log directory and stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
+# it (SIGTERM), kills a node of an SSD tier with SIGKILL and restarts it beside its running master, then runs
+# `bin/tiffin master` with an unwritable log directory and stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
 # non-zero if any check failed.
 #
 # Usage: smoke.sh [TARGET_DIR]   (default: the distribution module's target/, next to src/)
@@ -25,9 +26,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/tiffin-smoke.XXXXXX")
 server_pid=""
 master_pid=""
+node_pid=""
 cleanup() {
   local p
-  for p in "$server_pid" "$master_pid"; do
+  for p in "$server_pid" "$master_pid" "$node_pid"; do
     if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null; fi
   done
   rm -rf "$work"
@@ -443,6 +445,60 @@ else
     "$(cat "$work/$server_log.out"; tail -n 20 "$work/$server_log.err")"
 fi
 server_pid=""
+
+# ---------------------------------------------------------------------------------- node SIGKILL, restart
+# A master and a node with an SSD tier on the flags a user starts with (node.id empty, node.port 0): the node is
+# killed with SIGKILL, one of its objects removed while it is down, and the node started again on the same storage
+# path while the master runs. It comes back under the id it wrote beside its SSD tier (storage-path/node.id), its
+# SSD copies read back from its new port, and the removed object stays gone. (Under a new generated id, the master
+# deleted the copies it knew and adopted the removed one's.)
+kport=$(free_port) || exit 1
+kadmin=$(free_port) || exit 1
+"$tiffin" master --port "$kport" --admin-port "$kadmin" -D offload.mode=write-through \
+  >"$work/kmaster.out" 2>"$work/kmaster.err" &
+master_pid=$!
+kmaster="127.0.0.1:$kport"
+start_node() {
+  "$tiffin" node --master "$kmaster" --segment-size 32MiB --storage-path "$work/node-ssd" \
+    >"$work/$1.out" 2>"$work/$1.err" &
+  node_pid=$!
+  wait_for_line "$node_pid" "$work/$1.out" '^Tiffin node ' || true
+}
+if wait_for_line "$master_pid" "$work/kmaster.out" "^Tiffin master listening on $kmaster"; then
+  start_node node1
+  first_id=$(cat "$work/node-ssd/node.id" 2>/dev/null)
+  for k in a b c; do
+    head -c 200000 /dev/urandom >"$work/value-$k"
+    "$tiffin" put --master "$kmaster" "smoke/$k" "$work/value-$k" >/dev/null 2>&1
+  done
+  for _ in $(seq 1 100); do # write-through: the three copies on SSD
+    now=$(http_get 127.0.0.1 "$kadmin" /metrics 2>/dev/null | sed -n 's/^tiffin_master_offloads_total \([0-9.E]*\)$/\1/p')
+    [ -n "$now" ] && [ "${now%%.*}" -ge 3 ] 2>/dev/null && break
+    sleep 0.1
+  done
+  kill -KILL "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null
+  rm_out=$("$tiffin" rm --master "$kmaster" --force smoke/b 2>&1)
+  start_node node2
+  got=""
+  for k in a c; do
+    for _ in $(seq 1 100); do
+      "$tiffin" get --master "$kmaster" "smoke/$k" "$work/back-$k" >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+    cmp -s "$work/value-$k" "$work/back-$k" && got="$got$k"
+  done
+  gone=$("$tiffin" get --master "$kmaster" smoke/b "$work/back-b" 2>&1)
+  if [ -n "$first_id" ] && [ "$(cat "$work/node-ssd/node.id")" = "$first_id" ] && [ "$got" = "ac" ] \
+      && [[ "$gone" == *OBJECT_NOT_FOUND* ]] && grep -q "Node $first_id re-registered" "$work/node2.out" "$work/node2.err"; then
+    pass "a node killed with SIGKILL comes back as $first_id: its SSD objects read back, the one removed meanwhile stays gone"
+  else fail "node restart after SIGKILL" "id: '$first_id' then '$(cat "$work/node-ssd/node.id" 2>/dev/null)'; read back: '$got'; rm: $rm_out
+get smoke/b: $gone
+$(tail -n 5 "$work/node2.out" "$work/node2.err")"; fi
+  kill -TERM "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null; node_pid=""
+else
+  fail "master for the node restart did not start" "$(tail -n 20 "$work/kmaster.err")"
+fi
+kill -TERM "$master_pid" 2>/dev/null; wait "$master_pid" 2>/dev/null; master_pid=""
 
 # ---------------------------------------------------------------------------------- master, SIGINT
 # A conf dir with only tiffin.properties and a log directory that cannot be created: the master logs
