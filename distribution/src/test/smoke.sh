@@ -494,6 +494,11 @@ if wait_for_line "$master_pid" "$work/kmaster.out" "^Tiffin master listening on 
   else fail "node restart after SIGKILL" "id: '$first_id' then '$(cat "$work/node-ssd/node.id" 2>/dev/null)'; read back: '$got'; rm: $rm_out
 get smoke/b: $gone
 $(tail -n 5 "$work/node2.out" "$work/node2.err")"; fi
+  # the bucket plugin logs through System.Logger: its lines come out through Log4j, as every other line
+  if grep -h ' INFO .*BucketStorageBackend - Opened bucket storage' "$work/node2.out" "$work/node2.err" >/dev/null \
+      && ! grep -h '^INFO: Opened bucket storage' "$work/node2.out" "$work/node2.err" >/dev/null; then
+    pass "a plugin's log lines (System.Logger) come out through Log4j"
+  else fail "plugin logging through Log4j" "$(grep -h 'bucket storage' "$work/node2.out" "$work/node2.err")"; fi
   kill -TERM "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null; node_pid=""
 else
   fail "master for the node restart did not start" "$(tail -n 20 "$work/kmaster.err")"
