@@ -16,13 +16,18 @@ import java.util.List;
  * znode, or a file), every write a compare-and-set: the first write of a new leader (its term) makes every later
  * write of its predecessor fail, and a master whose write fails learns it was deposed ({@code onDeposed}).
  * Written on mounts, unmounts and node expiry (rare), when a block of ids is used up ({@link #ID_BLOCK}), and when a
- * node's SSD copies could not be deleted ({@link DiskFloors}: once per node and absence), never on the put or get path.
+ * node's SSD copies could not be deleted ({@link DiskFloors}), never on the put or get path.
  *
  * <p>Thread-safe: writes are serialized on this object.
  */
 final class ClusterFacts {
     /** Versions and replica ids reserved at a time: a successor starts above them. */
     static final long ID_BLOCK = 1L << 26;
+    /**
+     * Bytes of keys the facts list, over all nodes, as removed while their node's SSD copies could not be deleted;
+     * past it a node's list becomes a floor (the facts stay small: a znode, rewritten whole on every write).
+     */
+    static final int MAX_LISTED_KEY_BYTES = 64 * 1024;
 
     private final StateStore store;
     private final Runnable onDeposed;
@@ -98,47 +103,82 @@ final class ClusterFacts {
                 .setReplicaIdFloor(Math.max(replicaId, current.getReplicaIdFloor()) + ID_BLOCK).build());
     }
 
-    /** The version at or under which copies {@code nodeId} reports may be of removed objects (0 = none); see {@link
-     * DiskFloors}. */
-    synchronized long diskFloor(String nodeId) {
+    /** What copies {@code nodeId} reports may be of removed objects ({@link DiskFloors}); null for none. */
+    synchronized DiskFloor diskFloor(String nodeId) {
         for (DiskFloor f : current.getDiskFloorsList()) {
             if (f.getNodeId().equals(nodeId)) {
-                return f.getVersion();
+                return f;
             }
         }
-        return 0;
+        return null;
     }
 
     /**
-     * Deletions of SSD copies on {@code nodeId} were counted as done without the node: raises its floor to every
-     * version handed out so far (the node, gone, can hold none later); durable when this returns. Writes only when the
-     * floor is below that.
+     * Deletions of these SSD copies on {@code nodeId} were counted as done without the node: lists their keys with
+     * their versions, or, once the listed keys of all nodes would pass {@link #MAX_LISTED_KEY_BYTES}, sets the node's
+     * floor to every version handed out so far (the node, gone, can hold none later) instead. Durable when this
+     * returns; writes only what is not covered yet.
      */
-    synchronized void raiseDiskFloor(String nodeId) {
-        long to = current.getVersionFloor();
-        if (diskFloor(nodeId) >= to) {
+    synchronized void recordLostDeletions(String nodeId, List<String> keys, List<Long> versions) {
+        DiskFloor existing = diskFloor(nodeId);
+        if (existing != null && existing.getVersion() > 0) {
+            return; // a floor covers every copy the node can hold
+        }
+        java.util.LinkedHashMap<String, Long> listed = new java.util.LinkedHashMap<>();
+        if (existing != null) {
+            for (int i = 0; i < existing.getKeysCount(); i++) {
+                listed.put(existing.getKeys(i), existing.getKeyVersions(i));
+            }
+        }
+        boolean changed = false;
+        for (int i = 0; i < keys.size(); i++) {
+            long v = versions.get(i);
+            Long before = listed.get(keys.get(i));
+            if (before == null || (before != 0 && (v == 0 || v > before))) {
+                listed.put(keys.get(i), v);
+                changed = true;
+            }
+        }
+        if (!changed) {
             return;
         }
-        write(withDiskFloor(nodeId, to));
+        long bytes = 0;
+        for (DiskFloor f : current.getDiskFloorsList()) {
+            if (!f.getNodeId().equals(nodeId)) {
+                for (String k : f.getKeysList()) {
+                    bytes += k.length();
+                }
+            }
+        }
+        for (String k : listed.keySet()) {
+            bytes += k.length();
+        }
+        DiskFloor.Builder next = DiskFloor.newBuilder().setNodeId(nodeId);
+        if (bytes > MAX_LISTED_KEY_BYTES) {
+            next.setVersion(current.getVersionFloor());
+        } else {
+            listed.forEach((k, v) -> next.addKeys(k).addKeyVersions(v));
+        }
+        write(withDiskFloor(nodeId, next.build()));
     }
 
-    /** Drops {@code nodeId}'s floor if it is still {@code seen} (no later raise); durable when this returns. */
-    synchronized void clearDiskFloor(String nodeId, long seen) {
-        long now = diskFloor(nodeId);
-        if (now != 0 && now == seen) {
-            write(withDiskFloor(nodeId, 0));
+    /** Drops {@code nodeId}'s entry if it is still {@code seen} (nothing added since); durable when this returns. */
+    synchronized void clearDiskFloor(String nodeId, DiskFloor seen) {
+        DiskFloor now = diskFloor(nodeId);
+        if (now != null && now.equals(seen)) {
+            write(withDiskFloor(nodeId, null));
         }
     }
 
-    private ClusterStateMsg withDiskFloor(String nodeId, long version) {
+    private ClusterStateMsg withDiskFloor(String nodeId, DiskFloor entry) {
         ClusterStateMsg.Builder b = current.toBuilder().clearDiskFloors();
         for (DiskFloor f : current.getDiskFloorsList()) {
             if (!f.getNodeId().equals(nodeId)) {
                 b.addDiskFloors(f);
             }
         }
-        if (version > 0) {
-            b.addDiskFloors(DiskFloor.newBuilder().setNodeId(nodeId).setVersion(version));
+        if (entry != null) {
+            b.addDiskFloors(entry);
         }
         return b.build();
     }

@@ -64,7 +64,14 @@ final class NodeForgets implements AutoCloseable {
 
     private final TransportClientPool pool;
     private final LongSupplier term;
-    private final java.util.function.Consumer<String> diskDeletionsLost;
+    private final DiskDeletionsLost diskDeletionsLost;
+
+    /** Told of deletions of SSD copies that count as done without their node; see {@link DiskFloors}. */
+    @FunctionalInterface
+    interface DiskDeletionsLost {
+        /** {@code keys} with {@code versions} (parallel) on {@code nodeId}: made durable before this returns. */
+        void lost(String nodeId, List<String> keys, List<Long> versions);
+    }
     private final Map<MountedSegment, Queue> queues = new ConcurrentHashMap<>();
     /** The SSD copies' changes, apart: a node deletes copies between its offload batches; frees must not wait. */
     private final Map<MountedSegment, Queue> diskQueues = new ConcurrentHashMap<>();
@@ -78,11 +85,11 @@ final class NodeForgets implements AutoCloseable {
     /**
      * @param pool connections to the nodes' data planes (owned by the caller)
      * @param term this master's term, sent with every FORGET
-     * @param diskDeletionsLost told the id of a node whose SSD copies' deletions count as done without it (its process
-     *     gone, its segment left), before they do; may block (it makes that durable: {@link DiskFloors}); a
+     * @param diskDeletionsLost told of SSD copies whose deletions count as done without their node (its process gone,
+     *     its segment left), before they do; may block (it makes that durable: {@link DiskFloors}); a
      *     {@link RuntimeException} from it fails those deletions' removals as a deposed master's
      */
-    NodeForgets(TransportClientPool pool, LongSupplier term, java.util.function.Consumer<String> diskDeletionsLost) {
+    NodeForgets(TransportClientPool pool, LongSupplier term, DiskDeletionsLost diskDeletionsLost) {
         this.pool = pool;
         this.term = term;
         this.diskDeletionsLost = diskDeletionsLost;
@@ -236,9 +243,17 @@ final class NodeForgets implements AutoCloseable {
      * deletions are made durable elsewhere first ({@code diskDeletionsLost}).
      */
     private void finishWithoutTheNode(MountedSegment segment, Queue q, List<Item> batch) {
-        if (batch.stream().anyMatch(i -> i.diskKey() != null && i.forgets())) {
+        List<String> keys = new ArrayList<>();
+        List<Long> versions = new ArrayList<>();
+        for (Item i : batch) {
+            if (i.diskKey() != null && i.forgets()) {
+                keys.add(i.diskKey());
+                versions.add(i.version());
+            }
+        }
+        if (!keys.isEmpty()) {
             try {
-                diskDeletionsLost.accept(segment.nodeId());
+                diskDeletionsLost.lost(segment.nodeId(), keys, versions);
             } catch (RuntimeException e) {
                 LOG.error("Deletions of SSD copies on node {} could not be recorded ({}): their {} removals fail",
                         segment.nodeId(), e.toString(), batch.size());

@@ -165,7 +165,7 @@ final class TierCoordinator {
                            List<Long> deadlines) {
         StorageTier.NodeInfo node = storageNode(nodeId);
         long now = ticker.millis();
-        long floor = floors.floorOf(nodeId);
+        DiskFloors.Lost lost = floors.lostOn(nodeId);
         table.forEachByShard(keys, (shard, i) -> {
             String key = keys.get(i);
             long size = sizes.get(i);
@@ -175,12 +175,12 @@ final class TierCoordinator {
                 return;
             }
             ObjectMetadata m = shard.objects.get(key);
-            if (m == null && floor > 0 && (version == 0 || version <= floor)) {
+            if (m == null && lost != null && lost.covers(key, version)) {
                 // maybe removed while the node was gone, by a master that could not have it deleted: not adopted
                 tier.queueDelete(nodeId, key, version);
                 MountedSegment s = forgetsSegmentOf(nodeId);
                 if (s != null) {
-                    s.forgetDiskCopy(key, version); // answered once deleted (DiskFloors clears the floor then)
+                    s.forgetDiskCopy(key, version); // answered once deleted (DiskFloors clears the entry then)
                 }
                 counters.staleDiskCopies.increment();
                 return;

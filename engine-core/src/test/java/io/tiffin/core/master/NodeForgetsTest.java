@@ -69,7 +69,7 @@ class NodeForgetsTest {
         }, null);
         node.start("127.0.0.1", 0);
         try (TransportClientPool pool = new TransportClientPool("forgets-test", TransportSettings.defaults(),
-                "forgets-test"); NodeForgets forgets = new NodeForgets(pool, () -> 1, lost -> { })) {
+                "forgets-test"); NodeForgets forgets = new NodeForgets(pool, () -> 1, (n, k, v) -> { })) {
             MountedSegment segment = new MountedSegment("s", "n", "127.0.0.1:" + node.localAddress().getPort(),
                     1 << 20, 1, 0);
             var disk = forgets.collect(() -> forgets.forgetDiskCopy(segment, "k", 3));

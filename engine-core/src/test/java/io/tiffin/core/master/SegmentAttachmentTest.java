@@ -68,7 +68,7 @@ class SegmentAttachmentTest {
                 .withHandshakeTimeout(Duration.ofSeconds(1)).withRpcTimeout(Duration.ofSeconds(1)).withIoThreads(1),
                 "attach-test", ticker);
         open.add(pool);
-        NodeForgets forgets = new NodeForgets(pool, master::term, node -> { });
+        NodeForgets forgets = new NodeForgets(pool, master::term, (n, k, v) -> { });
         open.add(forgets);
         ClusterFacts facts = new ClusterFacts(store, () -> { });
         master.enableFailover(facts, forgets);
