@@ -270,10 +270,7 @@ class MasterRecoveryTest {
                 "master.eviction-ratio", "0.2");
         MasterServer master = startMaster(port, tier);
         try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
-            NodeServer node = NodeServer.start(NodeServer.Options.builder(address).nodeId("ssd").segmentSize(16 * MiB)
-                    .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(
-                            plugins.storageBackend("bucket"), new io.tiffin.api.spi.PluginContext(
-                                    Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
+            NodeServer node = startSsdNode(address, plugins);
             try {
                 Map<String, Long> versions = new HashMap<>();
                 java.util.List<String> removed = new java.util.ArrayList<>();
