@@ -3,8 +3,9 @@
 # checks how the launcher finds Java, its logging configuration and log directory, starts
 # `bin/tiffin standalone` on free ports, drives it with the client commands and over RESP (its Redis
 # gateway on --redis-port, with bash's /dev/tcp and redis-cli), checks the admin HTTP endpoints and stops
-# it (SIGTERM), kills a node of an SSD tier with SIGKILL and restarts it beside its running master, then runs
-# `bin/tiffin master` with an unwritable log directory and stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
+# it (SIGTERM), kills a node of an SSD tier with SIGKILL and restarts it beside its running master, kills leaders
+# and a node of two masters on `tiffin coordinator`, then runs `bin/tiffin master` with an unwritable log directory
+# and stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
 # non-zero if any check failed.
 #
 # Usage: smoke.sh [TARGET_DIR]   (default: the distribution module's target/, next to src/)
@@ -27,9 +28,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/tiffin-smoke.XXXXXX")
 server_pid=""
 master_pid=""
 node_pid=""
+zk_pid=""
+m2_pid=""
 cleanup() {
   local p
-  for p in "$server_pid" "$master_pid" "$node_pid"; do
+  for p in "$server_pid" "$master_pid" "$node_pid" "$zk_pid" "$m2_pid"; do
     if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null; fi
   done
   rm -rf "$work"
@@ -504,6 +507,74 @@ else
   fail "master for the node restart did not start" "$(tail -n 20 "$work/kmaster.err")"
 fi
 kill -TERM "$master_pid" 2>/dev/null; wait "$master_pid" 2>/dev/null; master_pid=""
+
+# ---------------------------------------------------------------------------------- failover, SIGKILLs
+# Two masters on an embedded ZooKeeper (`tiffin coordinator`) and a node with an SSD tier. The leader is killed
+# (SIGKILL) and the other takes over; the node is killed, one object removed while it is down (its FORGET refused:
+# the key is listed in the cluster facts before the removal answers), and the new leader killed too before the node
+# returns. The node comes back to the first master, restarted: the removed object stays gone, the others read back
+# from the node's SSD.
+zport=$(free_port) || exit 1; p1=$(free_port) || exit 1; p2=$(free_port) || exit 1
+"$tiffin" coordinator --port "$zport" --data-dir "$work/zk" >"$work/zk.out" 2>"$work/zk.err" &
+zk_pid=$!
+zk="zk://127.0.0.1:$zport"
+fmasters="127.0.0.1:$p1,127.0.0.1:$p2"
+start_fmaster() { # start_fmaster PORT LOG [ADMIN_PORT]: sets fm_pid
+  "$tiffin" master --port "$1" --admin-port "${3:-0}" --coordinator "$zk" -D offload.mode=write-through \
+    >"$work/$2.out" 2>"$work/$2.err" &
+  fm_pid=$!
+  wait_for_line "$fm_pid" "$work/$2.out" "^Tiffin master listening on 127.0.0.1:$1" || true
+}
+until_ok() { # until_ok SECONDS CMD...: runs CMD every 0.2 s until it succeeds
+  local n=$(($1 * 5)); shift
+  for _ in $(seq 1 "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+if wait_for_line "$zk_pid" "$work/zk.out" '^Tiffin coordinator'; then
+  fadmin=$(free_port) || exit 1
+  start_fmaster "$p1" fm1 "$fadmin"; master_pid=$fm_pid
+  start_fmaster "$p2" fm2; m2_pid=$fm_pid
+  "$tiffin" node --master "$fmasters" --segment-size 32MiB --storage-path "$work/fo-ssd" >"$work/fnode1.out" \
+    2>"$work/fnode1.err" &
+  node_pid=$!
+  wait_for_line "$node_pid" "$work/fnode1.out" '^Tiffin node ' || true
+  put_ok=0
+  for k in a b c d; do
+    head -c 150000 /dev/urandom >"$work/fo-$k"
+    until_ok 30 "$tiffin" put --master "$fmasters" "fo/$k" "$work/fo-$k" && put_ok=$((put_ok + 1))
+  done
+  for _ in $(seq 1 100); do # write-through: the four copies on the node's SSD before the leader dies
+    now=$(http_get 127.0.0.1 "$fadmin" /metrics 2>/dev/null | sed -n 's/^tiffin_master_offloads_total \([0-9.E]*\)$/\1/p')
+    [ -n "$now" ] && [ "${now%%.*}" -ge 4 ] 2>/dev/null && break
+    sleep 0.1
+  done
+  kill -KILL "$master_pid" 2>/dev/null; wait "$master_pid" 2>/dev/null
+  until_ok 40 "$tiffin" get --master "$fmasters" fo/a "$work/fo-a.mid"; after_takeover=$?
+  kill -KILL "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null
+  until_ok 40 "$tiffin" rm --master "$fmasters" --force fo/b; removed=$?
+  start_fmaster "$p1" fm1b; master_pid=$fm_pid
+  kill -KILL "$m2_pid" 2>/dev/null; wait "$m2_pid" 2>/dev/null; m2_pid=""
+  "$tiffin" node --master "$fmasters" --segment-size 32MiB --storage-path "$work/fo-ssd" >"$work/fnode2.out" \
+    2>"$work/fnode2.err" &
+  node_pid=$!
+  got=""
+  for k in a c d; do
+    until_ok 60 "$tiffin" get --master "$fmasters" "fo/$k" "$work/fo-$k.back"
+    cmp -s "$work/fo-$k" "$work/fo-$k.back" && got="$got$k"
+  done
+  gone=$("$tiffin" get --master "$fmasters" fo/b "$work/fo-b.back" 2>&1)
+  if [ "$put_ok" = 4 ] && [ "$after_takeover" = 0 ] && [ "$removed" = 0 ] && [ "$got" = "acd" ] \
+      && [[ "$gone" == *OBJECT_NOT_FOUND* ]]; then
+    pass "failover: after SIGKILLs of both leaders and the node, a removal made while the node was down holds"
+  else fail "failover with SIGKILLs" "puts: $put_ok; get after the takeover: $after_takeover; rm: $removed; read back: '$got'
+get fo/b: $gone
+$(tail -n 5 "$work/fnode2.err" "$work/fm1b.err")"; fi
+  kill -TERM "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null; node_pid=""
+  kill -TERM "$master_pid" 2>/dev/null; wait "$master_pid" 2>/dev/null; master_pid=""
+else
+  fail "coordinator did not start" "$(tail -n 20 "$work/zk.err")"
+fi
+kill -TERM "$zk_pid" 2>/dev/null; wait "$zk_pid" 2>/dev/null; zk_pid=""
 
 # ---------------------------------------------------------------------------------- master, SIGINT
 # A conf dir with only tiffin.properties and a log directory that cannot be created: the master logs
