@@ -86,4 +86,41 @@ class NodeForgetsTest {
             node.close();
         }
     }
+
+    /**
+     * Deletions of SSD copies sent to a node whose process is gone (the connection refused) count as done only once
+     * they are recorded ({@link DiskFloors}): the removal completes after the record, and fails when the record
+     * cannot be written (a deposed master), instead of answering as if the copy were gone.
+     */
+    @Test
+    void ssdDeletionsRefusedByAGoneNodeAreRecordedBeforeTheyCountAsDone() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort(); // nothing listens there any more: refused
+        }
+        java.util.List<String> recorded = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean deposed = new java.util.concurrent.atomic.AtomicBoolean();
+        try (TransportClientPool pool = new TransportClientPool("forgets-test", TransportSettings.defaults()
+                .withHandshakeTimeout(Duration.ofSeconds(1)).withRpcTimeout(Duration.ofSeconds(1)).withIoThreads(1),
+                "forgets-test"); NodeForgets forgets = new NodeForgets(pool, () -> 1, (node, keys, versions) -> {
+                    if (deposed.get()) {
+                        throw new io.tiffin.core.coordination.StateConflictException("a successor wrote the facts");
+                    }
+                    for (int i = 0; i < keys.size(); i++) {
+                        recorded.add(node + "/" + keys.get(i) + "@" + versions.get(i));
+                    }
+                })) {
+            MountedSegment segment = new MountedSegment("s", "gone-node", "127.0.0.1:" + port, 1 << 20, 1, 0);
+
+            forgets.collect(() -> forgets.forgetDiskCopy(segment, "k", 7))
+                    .get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(recorded).containsExactly("gone-node/k@7");
+
+            deposed.set(true);
+            var failed = forgets.collect(() -> forgets.forgetDiskCopy(segment, "j", 8));
+            Throwable e = catchThrowable(() -> failed.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertThat(e).hasCauseInstanceOf(io.tiffin.core.coordination.StateConflictException.class);
+            assertThat(recorded).containsExactly("gone-node/k@7");
+        }
+    }
 }
