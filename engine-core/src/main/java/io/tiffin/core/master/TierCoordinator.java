@@ -127,6 +127,27 @@ final class TierCoordinator {
         }
         tier.register(nodeId, endpoint, capacity);
         LOG.info("Node {} registered an SSD tier of {} bytes", nodeId, capacity);
+        pointCopiesAt(nodeId, endpoint);
+    }
+
+    /**
+     * Points the SSD copies listed for {@code nodeId} at {@code endpoint}: a node back before {@code master.node-ttl}
+     * on another address (the default {@code node.port} 0 picks a free one). Every listed copy, also one its scan will
+     * not report (its file lost meanwhile): a read of that one reaches the node, which tells the master it is gone,
+     * where the old address would fail the read until the node expired. O(the node's listed copies).
+     */
+    private void pointCopiesAt(String nodeId, String endpoint) {
+        List<String> keys = diskIndex.keysOf(List.of(nodeId));
+        int[] moved = new int[1];
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m != null && m.moveDiskReplica(nodeId, endpoint)) {
+                moved[0]++;
+            }
+        });
+        if (moved[0] > 0) {
+            LOG.info("Node {} is back at {}: {} SSD copies listed for it now point there", nodeId, endpoint, moved[0]);
+        }
     }
 
     /**
@@ -218,9 +239,7 @@ final class TierCoordinator {
                 tier.queueDelete(nodeId, key, version);
                 return;
             }
-            if (m.hasDiskReplicaOn(nodeId)) {
-                m.moveDiskReplica(nodeId, node.endpoint()); // a node back within node-ttl, on another port
-            } else {
+            if (!m.hasDiskReplicaOn(nodeId)) {
                 if (!m.hasDiskReplica()) {
                     ssdObjects.incrementAndGet();
                 }

@@ -256,18 +256,20 @@ class SsdTierMasterTest {
         MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
         m.mountSegment("s-nN", "nN", "ep-nN", 64 * MiB, 1);
         m.ssdTier().registerStorage("nN", 1L << 30);
-        m.ssdTier().reportDiskObjects("nN", List.of("k"), List.of(4096L));
+        m.ssdTier().reportDiskObjects("nN", List.of("k", "lost"), List.of(4096L, 4096L));
         long replicaId = m.getReplicaList("k").value().replicas().getFirst().replicaId();
 
         m.mountSegment("sN2", "nN", "ep-nN-2", 64 * MiB, 2);      // restarted before node-ttl, on another port
         m.ssdTier().registerStorage("nN", 1L << 30);
-        m.ssdTier().reportDiskObjects("nN", List.of("k"), List.of(4096L));
+        m.ssdTier().reportDiskObjects("nN", List.of("k"), List.of(4096L)); // "lost"'s file went meanwhile
 
         assertThat(m.getReplicaList("k").value().replicas()).singleElement().satisfies(r -> {
             assertThat(r.type()).isEqualTo(ReplicaType.LOCAL_DISK);
             assertThat(r.endpoint()).isEqualTo("ep-nN-2");
             assertThat(r.replicaId()).isEqualTo(replicaId);
         });
+        // a read of it reaches the node, which reports the copy gone (not a dead port until the node expires)
+        assertThat(m.getReplicaList("lost").value().replicas().getFirst().endpoint()).isEqualTo("ep-nN-2");
     }
 
     @Test
