@@ -230,7 +230,7 @@ else fail "server command without any writable log directory (exit $rc)" "$(echo
 start_standalone() {
   mkdir -p "$1"
   "$tiffin" standalone --port "$port" --admin-port "$admin" --redis-port "$rport" --segment-size 64MiB \
-    -D node.storage-backend=bucket -D node.storage-path="$work/ssd" -D offload.mode=write-through \
+    --storage-path "$work/ssd" -D offload.mode=write-through \
     -D node.shared-memory-dir="$1" \
     >"$work/$2.out" 2>"$work/$2.err" &
   server_pid=$!

@@ -8,6 +8,9 @@ import static io.tiffin.core.config.TiffinConfigKeys.MASTER_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_BACKEND;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_PATH;
+import static io.tiffin.core.config.TiffinConfigKeys.OFFLOAD_MODE;
 
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
@@ -46,6 +49,12 @@ final class StandaloneCommand extends ServerCommand {
             description = "Port of the Redis-protocol (RESP) gateway (gateway.port; default 6379; 0 = none).")
     String redisPort;
 
+    @Option(names = "--storage-path", paramLabel = "DIR",
+            description = "Directory of an SSD tier behind the node's memory (node.storage-path). Unless they are set,"
+                    + " node.storage-backend becomes bucket and offload.mode on-evict (eviction moves objects to the"
+                    + " SSD tier instead of dropping them). Default: no SSD tier.")
+    String storagePath;
+
     @Override
     TiffinConfig resolveConfig() {
         Map<String, Flag> f = serverFlags();
@@ -56,7 +65,22 @@ final class StandaloneCommand extends ServerCommand {
         f.put(MASTER_ADMIN_PORT.name(), new Flag("--admin-port", adminPort));
         f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
         f.put(GATEWAY_PORT.name(), new Flag("--redis-port", redisPort));
-        return config(f);
+        f.put(NODE_STORAGE_PATH.name(), new Flag("--storage-path", storagePath));
+        TiffinConfig config = config(f);
+        if (storagePath == null) {
+            return config;
+        }
+        // what an SSD tier needs, where no file, variable or -D chose otherwise
+        boolean implied = false;
+        if (config.source(NODE_STORAGE_BACKEND).equals("default")) {
+            f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-path", "bucket"));
+            implied = true;
+        }
+        if (config.source(OFFLOAD_MODE).equals("default")) {
+            f.put(OFFLOAD_MODE.name(), new Flag("--storage-path", "on-evict"));
+            implied = true;
+        }
+        return implied ? config(f) : config;
     }
 
     @Override

@@ -492,6 +492,34 @@ class CliTest {
         assertThat(node.stop()).isZero();
     }
 
+    /** The SSD tier's part of the standalone's {@code /api/status}, through the admin address it printed. */
+    private static String ssdStatus(Running standalone) throws Exception {
+        java.util.regex.Matcher admin = java.util.regex.Pattern.compile("admin (http://[0-9.:]+)/metrics")
+                .matcher(standalone.out());
+        assertThat(admin.find()).as(standalone.out()).isTrue();
+        try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+            String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(admin.group(1)
+                    + "/api/status")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            return body.substring(body.indexOf("\"ssd\""));
+        }
+    }
+
+    @Test
+    void standaloneWithAStoragePathRunsAnSsdTierBehindItsMemory() throws Exception {
+        Running standalone = new Running("Ready.", "standalone", "--port", "0", "--admin-port", "0",
+                "--redis-port", "0", "--segment-size", "16MiB", "--storage-path", dir.resolve("alone").toString());
+        assertThat(standalone.out()).as(standalone.err()).contains("Ready.");
+        assertThat(ssdStatus(standalone)).contains("\"offload_mode\":\"on-evict\"");
+        assertThat(dir.resolve("alone").resolve("node.id")).isRegularFile();
+        assertThat(standalone.stop()).isZero();
+
+        Running chosen = new Running("Ready.", "standalone", "--port", "0", "--admin-port", "0", "--redis-port", "0",
+                "--segment-size", "16MiB", "--storage-path", dir.resolve("alone").toString(),
+                "-D", "offload.mode=write-through");
+        assertThat(ssdStatus(chosen)).as("a mode set elsewhere is kept").contains("\"offload_mode\":\"write-through\"");
+        assertThat(chosen.stop()).isZero();
+    }
+
     @Test
     void nodeCommandWithASharedMemoryDirKeepsItsSegmentThereAndSaysSo() throws Exception {
         Path shm = Files.createDirectory(dir.resolve("shm"));
