@@ -42,7 +42,7 @@ final class NodeCommand extends ServerCommand {
 
     @Option(names = "--storage-path", paramLabel = "DIR",
             description = "Directory of an SSD tier behind the memory (node.storage-path; with it, "
-                    + "node.storage-backend defaults to bucket). Default: no SSD tier.")
+                    + "node.storage-backend defaults to bucket unless set). Default: no SSD tier.")
     String storagePath;
 
     @Option(names = "--shared-memory-dir", paramLabel = "DIR",
@@ -63,9 +63,14 @@ final class NodeCommand extends ServerCommand {
         f.put(NODE_SEGMENT_SIZE.name(), new Flag("--segment-size", segmentSize));
         f.put(NODE_STORAGE_PATH.name(), new Flag("--storage-path", storagePath));
         f.put(NODE_SHARED_MEMORY_DIR.name(), new Flag("--shared-memory-dir", sharedMemoryDir));
-        f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-backend",
-                storageBackend == null && storagePath != null ? "bucket" : storageBackend));
-        return config(f);
+        f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-backend", storageBackend));
+        TiffinConfig config = config(f);
+        if (storagePath != null && config.source(NODE_STORAGE_BACKEND).equals("default")) {
+            // an SSD tier needs a backend: bucket, where no file, variable or -D chose another
+            f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-path", "bucket"));
+            return config(f);
+        }
+        return config;
     }
 
     @Override

@@ -191,6 +191,12 @@ class CliTest {
         assertThat(noPath.err()).contains("INVALID_PARAMS").contains("path");
         assertThat(noSuchBackend.err()).contains("node.storage-backend = nosuch: no such storage backend");
         assertThat(noSuchPolicy.err()).contains("hotcache.policy = nosuch");
+        // --storage-path picks bucket only where nothing else named a backend: a -D (or file) setting stands
+        Result setElsewhere = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30),
+                () -> tiffin("node", "--master", master, "--segment-size", "16MiB", "-D", "node.storage-backend=nosuch",
+                        "--storage-path", dir.toString()), "a node started with the bucket backend instead");
+        assertThat(setElsewhere.exit()).isNotZero();
+        assertThat(setElsewhere.err()).contains("node.storage-backend = nosuch: no such storage backend");
     }
 
     @Test
