@@ -146,12 +146,12 @@ final class ClusterFacts {
         for (DiskFloor f : current.getDiskFloorsList()) {
             if (!f.getNodeId().equals(nodeId)) {
                 for (String k : f.getKeysList()) {
-                    bytes += k.length();
+                    bytes += k.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
                 }
             }
         }
         for (String k : listed.keySet()) {
-            bytes += k.length();
+            bytes += k.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         }
         DiskFloor.Builder next = DiskFloor.newBuilder().setNodeId(nodeId);
         if (bytes > MAX_LISTED_KEY_BYTES) {

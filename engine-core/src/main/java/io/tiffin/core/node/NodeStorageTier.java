@@ -199,8 +199,8 @@ final class NodeStorageTier implements AutoCloseable {
                         }
                         deletes.add(ks.get(i));
                     }
-                    copies.gone(deletes);
                     backend.removeAll(deletes);
+                    copies.gone(deletes); // only once off the disk: a copy that stays keeps its version
                 } catch (RuntimeException e) {
                     // answered all the same: a broken disk must not hold up the segment's other forgets
                     LOG.warn("Node {} could not delete {} SSD copies of removed objects ({}); a master that takes"
