@@ -12,8 +12,9 @@ import org.apache.logging.log4j.Logger;
  * Keeps a removed object from coming back, at a takeover, from the SSD copy of a node that was gone when it was
  * removed. With failover on, a removal answers once its SSD copies are off the disks ({@link NodeForgets}); a node
  * whose process was gone (its connection refused) or whose segment left meanwhile counts as done without deleting
- * anything, and its deletions wait for its next task poll in this master's memory. A master that took over before
- * the node came back would adopt the copy as an object. So such deletions are first recorded in the cluster facts
+ * anything, and so does a deletion the node's backend failed (a full or broken disk: its FORGET answer names it);
+ * those deletions wait for the node's task polls in this master's memory. A master that took over before the node
+ * deleted the copy would adopt it as an object. So such deletions are first recorded in the cluster facts
  * ({@link ClusterFacts#recordLostDeletions}), durably, before the removal answers: the keys with their versions, or,
  * once the listed keys of all nodes pass {@link ClusterFacts#MAX_LISTED_KEY_BYTES}, a <em>floor</em> for the node
  * (every version handed out so far). A master that is reported a copy it does not know deletes it instead of adopting

@@ -23,6 +23,8 @@ public final class MasterCounters {
     final LongAdder promotionFailures = new LongAdder();
     final LongAdder diskEvictions = new LongAdder();
     final LongAdder staleDiskCopies = new LongAdder();
+    /** Deletions of SSD copies a node's backend failed (FORGET answers and task polls naming them). */
+    final LongAdder failedDiskDeletes = new LongAdder();
     final LongAdder abandonedTasks = new LongAdder();
     /** Puts abandoned (their space freed) after master.put-timeout. */
     final LongAdder putTimeouts = new LongAdder();
@@ -39,6 +41,11 @@ public final class MasterCounters {
     /** SSD copies a node reported that the master did not ask for (deleted instead of served). */
     public long staleDiskCopies() {
         return staleDiskCopies.sum();
+    }
+
+    /** Deletions of SSD copies a node's backend failed (a full or broken disk); each is recorded and asked again. */
+    public long failedDiskDeletes() {
+        return failedDiskDeletes.sum();
     }
 
     public long offloads() {

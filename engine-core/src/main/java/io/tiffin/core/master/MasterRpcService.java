@@ -574,7 +574,13 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.POLL_TASKS, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
             actForNode(r, req.getNodeId(), "POLL_TASKS");
-            var tasks = master.ssdTier().pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions());
+            limits.checkBatch(Opcode.POLL_TASKS, req.getUndeletedCount());
+            if (req.getUndeletedVersionsCount() != req.getUndeletedCount()) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "POLL_TASKS names " + req.getUndeletedCount()
+                        + " undeleted SSD copies and " + req.getUndeletedVersionsCount() + " versions");
+            }
+            var tasks = master.ssdTier().pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions(),
+                    req.getUndeletedList(), req.getUndeletedVersionsList());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes())
                     .addAllDeleteVersions(tasks.deleteVersions()).addAllDeadlines(tasks.deadlines()).build();

@@ -84,7 +84,8 @@ public final class MasterServer implements AutoCloseable {
             nodeConnections = new io.tiffin.core.transport.TransportClientPool("master-forgets", options.transport()
                     .withHandshakeTimeout(java.time.Duration.ofSeconds(1)).withRpcTimeout(java.time.Duration.ofSeconds(2))
                     .withIoThreads(1).presentingAs(io.tiffin.core.transport.Role.ADMIN), "master", ticker);
-            forgets = new NodeForgets(nodeConnections, service::term, facts::recordLostDeletions);
+            forgets = new NodeForgets(nodeConnections, service::term, facts::recordLostDeletions,
+                    service.counters().failedDiskDeletes::add);
             service.enableFailover(facts, forgets);
         } else {
             leadership = Leadership.alwaysLeader();

@@ -153,7 +153,8 @@ final class MasterStatus {
                 .field("promotions_queued", master.ssdTier().promotionsQueued())
                 .field("offloads_total", c.offloads()).field("offload_failures_total", c.offloadFailures())
                 .field("promotions_total", c.promotions()).field("promotion_failures_total", c.promotionFailures())
-                .field("disk_evictions_total", c.diskEvictions()).endObject();
+                .field("disk_evictions_total", c.diskEvictions())
+                .field("delete_failures_total", c.failedDiskDeletes()).endObject();
     }
 
     private void cachesPart(JsonText j) {

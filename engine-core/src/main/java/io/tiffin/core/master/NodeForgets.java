@@ -4,6 +4,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.TransportClientPool;
+import io.tiffin.core.transport.proto.ForgetReply;
 import io.tiffin.core.transport.proto.ForgetRequest;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +32,8 @@ import org.apache.logging.log4j.Logger;
  * back at a takeover.
  *
  * <p>A node that refuses the connection has no process left holding records: its forgets count as done (deletions of
- * its SSD copies too, recorded first in the cluster facts: {@link DiskFloors}). One that
+ * its SSD copies too, recorded first in the cluster facts: {@link DiskFloors}). Deletions a node's backend failed
+ * (its answer names them) are recorded the same way before they count as done. One that
  * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node
  * expiry), which voids its records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
  * frees stay undone and the removals waiting for them fail.
@@ -65,8 +67,12 @@ final class NodeForgets implements AutoCloseable {
     private final TransportClientPool pool;
     private final LongSupplier term;
     private final DiskDeletionsLost diskDeletionsLost;
+    private final java.util.function.LongConsumer failedDiskDeletes;
 
-    /** Told of deletions of SSD copies that count as done without their node; see {@link DiskFloors}. */
+    /**
+     * Told of deletions of SSD copies that count as done without their node, or that its backend failed; see {@link
+     * DiskFloors}.
+     */
     @FunctionalInterface
     interface DiskDeletionsLost {
         /** {@code keys} with {@code versions} (parallel) on {@code nodeId}: made durable before this returns. */
@@ -90,9 +96,19 @@ final class NodeForgets implements AutoCloseable {
      *     {@link RuntimeException} from it fails those deletions' removals as a deposed master's
      */
     NodeForgets(TransportClientPool pool, LongSupplier term, DiskDeletionsLost diskDeletionsLost) {
+        this(pool, term, diskDeletionsLost, n -> { });
+    }
+
+    /**
+     * As {@link #NodeForgets(TransportClientPool, LongSupplier, DiskDeletionsLost)}, counting in {@code
+     * failedDiskDeletes} the deletions nodes' backends failed.
+     */
+    NodeForgets(TransportClientPool pool, LongSupplier term, DiskDeletionsLost diskDeletionsLost,
+                java.util.function.LongConsumer failedDiskDeletes) {
         this.pool = pool;
         this.term = term;
         this.diskDeletionsLost = diskDeletionsLost;
+        this.failedDiskDeletes = failedDiskDeletes;
     }
 
     /** Queues the drop of the record of the object of {@code version} at {@code offset}, then frees {@code handle}. */
@@ -210,9 +226,13 @@ final class NodeForgets implements AutoCloseable {
             }
         }
         try {
-            pool.get(segment.endpoint()).callSync(Opcode.FORGET, req.build(),
-                    io.tiffin.core.transport.proto.Empty.parser());
-            finish(segment, q, batch, true);
+            ForgetReply reply = pool.get(segment.endpoint()).callSync(Opcode.FORGET, req.build(),
+                    ForgetReply.parser());
+            if (reply.getUndeletedDiskKeysCount() == 0) {
+                finish(segment, q, batch, true);
+            } else {
+                finishUndeleted(segment, q, batch, reply);
+            }
         } catch (TiffinException e) {
             if (refused(e) || segment.voided()) {
                 LOG.debug("FORGET of {} records to {} counted as done: {}", batch.size(), segment.name(),
@@ -269,6 +289,32 @@ final class NodeForgets implements AutoCloseable {
             }
         }
         finish(segment, q, batch, true);
+    }
+
+    /**
+     * Counts {@code batch} as done although the node's backend failed to delete some of its SSD copies ({@code
+     * reply}): those stay on its disk, so their deletions are made durable first, as a gone node's are; the node is
+     * asked again with its task polls ({@link TierCoordinator#dropDiskCopies} queued them there too).
+     */
+    private void finishUndeleted(MountedSegment segment, Queue q, List<Item> batch, ForgetReply reply) {
+        List<String> keys = reply.getUndeletedDiskKeysList();
+        List<Long> versions = reply.getUndeletedDiskKeyVersionsCount() == keys.size()
+                ? reply.getUndeletedDiskKeyVersionsList() : java.util.Collections.nCopies(keys.size(), 0L);
+        failedDiskDeletes.accept(keys.size());
+        LOG.warn("Node of segment {} could not delete {} SSD copies of removed objects; their deletions are recorded"
+                + " and asked again", segment.name(), keys.size());
+        try {
+            diskDeletionsLost.lost(segment.nodeId(), keys, versions);
+        } catch (RuntimeException e) {
+            LOG.error("Deletions of SSD copies on node {} that its disk refused could not be recorded ({}): their"
+                    + " removals fail", segment.nodeId(), e.toString());
+            for (Item i : batch) {
+                if (i.done() != null) {
+                    i.done().completeExceptionally(e);
+                }
+            }
+        }
+        finish(segment, q, batch, true); // the node took the rest of the batch
     }
 
     private void finish(MountedSegment segment, Queue q, List<Item> batch, boolean free) {

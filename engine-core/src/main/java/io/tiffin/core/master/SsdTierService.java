@@ -100,7 +100,16 @@ public final class SsdTierService {
 
     /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
     StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
-        return tier.pollTasks(nodeId, maxOffloads, maxPromotions);
+        return pollTasks(nodeId, maxOffloads, maxPromotions, List.of(), List.of());
+    }
+
+    /**
+     * As {@link #pollTasks(String, int, int)} from a node whose backend failed the deletes of its previous poll named
+     * by {@code undeleted} (with {@code undeletedVersions}, parallel): they are asked again.
+     */
+    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions, List<String> undeleted,
+                                List<Long> undeletedVersions) {
+        return tier.pollTasks(nodeId, maxOffloads, maxPromotions, undeleted, undeletedVersions);
     }
 
     /**

@@ -40,6 +40,13 @@ final class StorageTier {
      */
     private final Map<String, LinkedHashMap<String, Long>> deletes = new HashMap<>();
     /**
+     * Deletes handed to each node with its last poll's answer. A node polls again only once it has tried them, so its
+     * next poll acknowledges them, naming those its backend failed (asked again); until then they count as pending
+     * ({@link #hasPendingDelete}), and a node that registers its tier again (it restarted, maybe before it deleted
+     * them) is asked for them again.
+     */
+    private final Map<String, LinkedHashMap<String, Long>> handed = new HashMap<>();
+    /**
      * New deadlines of SSD copies (key → key, version and deadline) each node has not been told by a FORGET, kept
      * while the node is away: written into the copies' stamps, they survive a restart of the whole cluster.
      */
@@ -58,6 +65,15 @@ final class StorageTier {
 
     synchronized void register(String nodeId, String endpoint, long capacity) {
         nodes.put(nodeId, new NodeInfo(nodeId, endpoint, capacity));
+        requeueHanded(nodeId);
+    }
+
+    /** The deletes handed to {@code nodeId} and not acknowledged go back to its pending ones. */
+    private void requeueHanded(String nodeId) {
+        LinkedHashMap<String, Long> h = handed.remove(nodeId);
+        if (h != null) {
+            h.forEach((key, version) -> addPendingDelete(nodeId, key, version));
+        }
     }
 
     /** Most pending deletes kept per node; beyond it the oldest go (with their node away for long). */
@@ -69,6 +85,7 @@ final class StorageTier {
      */
     synchronized int unregister(String nodeId) {
         nodes.remove(nodeId);
+        requeueHanded(nodeId);
         offloads.remove(nodeId);
         Integer inFlight = offloadsInFlightByNode.remove(nodeId);
         int dropped = inFlight == null ? 0 : inFlight;
@@ -111,6 +128,10 @@ final class StorageTier {
         if (pending != null) {
             pending.remove(task.getKey());
         }
+        LinkedHashMap<String, Long> h = handed.get(nodeId);
+        if (h != null) {
+            h.remove(task.getKey()); // not asked again after a re-registration
+        }
         dropDeadline(nodeId, task.getKey()); // the task carries the deadline
         return true;
     }
@@ -141,10 +162,15 @@ final class StorageTier {
     /**
      * Asks a node to delete its SSD copy of a key that no longer exists (or is stale): a copy of {@code version} or
      * earlier (0 = of any version), so a later put's copy that the node wrote before it took the request stays. Kept
-     * until the node polls, also while it is away.
+     * until the node acknowledges it (the poll after the one that took it), also while it is away.
      */
     synchronized void queueDelete(String nodeId, String key, long version) {
         dropDeadline(nodeId, key);
+        addPendingDelete(nodeId, key, version);
+    }
+
+    /** Asks for a deletion again (a deadline queued since, of a later copy, stays). */
+    private void addPendingDelete(String nodeId, String key, long version) {
         LinkedHashMap<String, Long> pending = deletes.computeIfAbsent(nodeId, n -> new LinkedHashMap<>());
         pending.merge(key, version, (a, b) -> a == 0 || b == 0 ? 0 : Math.max(a, b));
         if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
@@ -154,10 +180,14 @@ final class StorageTier {
         }
     }
 
-    /** Whether the node has been asked to delete its copy of {@code key} and has not polled the request yet. */
+    /**
+     * Whether the node has been asked to delete its copy of {@code key} and has not acknowledged the deletion yet
+     * (not polled it, or not polled since).
+     */
     synchronized boolean hasPendingDelete(String nodeId, String key) {
         LinkedHashMap<String, Long> pending = deletes.get(nodeId);
-        return pending != null && pending.containsKey(key);
+        LinkedHashMap<String, Long> h = handed.get(nodeId);
+        return pending != null && pending.containsKey(key) || h != null && h.containsKey(key);
     }
 
     /** An offload handed to {@code nodeId} ended (reported, failed or abandoned). */
@@ -216,8 +246,17 @@ final class StorageTier {
         return queuedPromotionHits.size();
     }
 
-    /** Hands out up to {@code maxOffloads} offloads (FIFO) and {@code maxPromotions} promotions (hottest first). */
-    synchronized Tasks poll(String nodeId, int maxOffloads, int maxPromotions) {
+    /**
+     * Hands out up to {@code maxOffloads} offloads (FIFO) and {@code maxPromotions} promotions (hottest first), and
+     * the deletes and deadlines waiting. The deletes handed out with the node's previous poll are done, except {@code
+     * undeleted} (with {@code undeletedVersions}, parallel): those its backend failed are queued again.
+     */
+    synchronized Tasks poll(String nodeId, int maxOffloads, int maxPromotions, List<String> undeleted,
+                            List<Long> undeletedVersions) {
+        handed.remove(nodeId);
+        for (int i = 0; i < undeleted.size(); i++) {
+            addPendingDelete(nodeId, undeleted.get(i), undeletedVersions.get(i));
+        }
         List<OffloadTask> off = new ArrayList<>();
         ArrayDeque<OffloadTask> q = offloads.get(nodeId);
         while (q != null && !q.isEmpty() && off.size() < maxOffloads) {
@@ -238,14 +277,19 @@ final class StorageTier {
         List<Long> delVersions = new ArrayList<>();
         LinkedHashMap<String, Long> d = deletes.get(nodeId);
         if (d != null) {
+            LinkedHashMap<String, Long> h = new LinkedHashMap<>();
             for (Iterator<Map.Entry<String, Long>> it = d.entrySet().iterator(); it.hasNext() && del.size() < 1000; ) {
                 Map.Entry<String, Long> e = it.next();
                 del.add(e.getKey());
                 delVersions.add(e.getValue());
+                h.put(e.getKey(), e.getValue());
                 it.remove();
             }
             if (d.isEmpty()) {
                 deletes.remove(nodeId);
+            }
+            if (!h.isEmpty()) {
+                handed.put(nodeId, h);
             }
         }
         List<DiskObject> dl = new ArrayList<>();

@@ -168,9 +168,16 @@ final class TierCoordinator {
         return n;
     }
 
-    /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */
-    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions) {
-        return tier.poll(nodeId, Math.max(0, maxOffloads), Math.max(0, maxPromotions));
+    /**
+     * Work for a node: offloads to write and promotions to perform, hottest promotions first, and deletes; those of
+     * its previous poll are done but for {@code undeleted} (its backend failed them), asked again.
+     */
+    StorageTier.Tasks pollTasks(String nodeId, int maxOffloads, int maxPromotions, List<String> undeleted,
+                                List<Long> undeletedVersions) {
+        if (!undeleted.isEmpty()) {
+            counters.failedDiskDeletes.add(undeleted.size());
+        }
+        return tier.poll(nodeId, Math.max(0, maxOffloads), Math.max(0, maxPromotions), undeleted, undeletedVersions);
     }
 
     // ------------------------------------------------------------------ offload

@@ -3,6 +3,7 @@ package io.tiffin.core.node;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.local.LocalSegment;
+import io.tiffin.core.transport.proto.ForgetReply;
 import io.tiffin.core.transport.proto.ForgetRequest;
 import java.util.Collections;
 import java.util.List;
@@ -26,12 +27,12 @@ final class ForgetRequests {
      * follows master term {@code term}. Never blocks.
      *
      * @return completes when the SSD changes are on disk too (copies deleted, see {@link
-     *     NodeStorageTier#deleteDiskCopies}; deadlines in their stamps, see {@link NodeStorageTier#setDiskDeadlines}):
-     *     the node answers the FORGET then
+     *     NodeStorageTier#deleteDiskCopies}; deadlines in their stamps, see {@link NodeStorageTier#setDiskDeadlines}),
+     *     with the node's answer: the copies the backend failed to delete
      * @throws TiffinException {@code INVALID_VERSION} from a deposed master, {@code INVALID_PARAMS} for lists of
      *     unequal lengths
      */
-    static CompletableFuture<Void> apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier, long term) {
+    static CompletableFuture<ForgetReply> apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier, long term) {
         checkParallel(req);
         if (req.getTerm() < term) {
             throw new TiffinException(ErrorCode.INVALID_VERSION, "FORGET from a master of term " + req.getTerm()
@@ -46,15 +47,18 @@ final class ForgetRequests {
                         req.getDeadlines(i));
             }
         }
-        CompletableFuture<Void> deleted = CompletableFuture.completedFuture(null);
+        CompletableFuture<ForgetReply> deleted = CompletableFuture.completedFuture(ForgetReply.getDefaultInstance());
         if (tier != null && req.getDiskKeysCount() > 0) {
             deleted = tier.deleteDiskCopies(req.getDiskKeysList(),
-                    versionsOrAny(req.getDiskKeyVersionsList(), req.getDiskKeysCount()));
+                    versionsOrAny(req.getDiskKeyVersionsList(), req.getDiskKeysCount())).thenApply(failed ->
+                    ForgetReply.newBuilder().addAllUndeletedDiskKeys(failed.keys())
+                            .addAllUndeletedDiskKeyVersions(failed.versions()).build());
         }
         if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
-            return CompletableFuture.allOf(deleted, tier.setDiskDeadlines(req.getDiskDeadlineKeysList(),
+            CompletableFuture<ForgetReply> reply = deleted;
+            return CompletableFuture.allOf(reply, tier.setDiskDeadlines(req.getDiskDeadlineKeysList(),
                     versionsOrAny(req.getDiskDeadlineVersionsList(), req.getDiskDeadlineKeysCount()),
-                    req.getDiskDeadlinesList()));
+                    req.getDiskDeadlinesList())).thenApply(v -> reply.join());
         }
         return deleted;
     }

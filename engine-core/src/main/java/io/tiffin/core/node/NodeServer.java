@@ -329,10 +329,10 @@ public final class NodeServer implements AutoCloseable {
         server.register(Opcode.FORGET, (request, responder) -> {
             var stamped = ForgetRequests.apply(request.parseControl(
                     io.tiffin.core.transport.proto.ForgetRequest.parser()), segment, tier(), link().term());
-            stamped.whenComplete((v, e) -> {
+            stamped.whenComplete((reply, e) -> {
                 Throwable cause = e instanceof java.util.concurrent.CompletionException c ? c.getCause() : e;
                 if (cause == null) {
-                    responder.ok(Empty.getDefaultInstance());
+                    responder.ok(reply);
                 } else if (cause instanceof TiffinException t) {
                     responder.fail(t.code(), "FORGET: " + t.getMessage());
                 } else {

@@ -67,6 +67,9 @@ final class NodeStorageTier implements AutoCloseable {
     private final AtomicBoolean pollInFlight = new AtomicBoolean();
     /** The versions and deadlines of the copies' objects (in the backend's stamps, or in memory). */
     private final DiskCopies copies;
+    /** Deletions a poll's answer asked for that the backend failed, for the next poll. */
+    private final FailedDeletes failedDeletes;
+    private final Ticker ticker;
 
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
@@ -79,6 +82,8 @@ final class NodeStorageTier implements AutoCloseable {
         this.nodeId = nodeId;
         this.backend = backend;
         this.master = master;
+        this.ticker = ticker;
+        this.failedDeletes = new FailedDeletes(nodeId);
         this.reports = new DiskReports(nodeId, master);
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
@@ -143,18 +148,24 @@ final class NodeStorageTier implements AutoCloseable {
         if ((freeOffloads == 0 && freePromotions == 0) || !pollInFlight.compareAndSet(false, true)) {
             return;
         }
+        FailedDeletes.Batch told = failedDeletes.take();
         CompletableFuture<Frame> call;
         try {
             call = master.get().call(Opcode.POLL_TASKS, TaskPollRequest.newBuilder().setNodeId(nodeId)
-                    .setMaxOffloads(freeOffloads).setMaxPromotions(freePromotions).build(), null);
+                    .setMaxOffloads(freeOffloads).setMaxPromotions(freePromotions).addAllUndeleted(told.keys())
+                    .addAllUndeletedVersions(told.versions()).build(), null);
         } catch (RuntimeException e) {
+            failedDeletes.putBack(told);
             pollInFlight.set(false);
             throw e;
         }
         call.whenComplete((frame, err) -> {
+            CompletableFuture<Void> tried = CompletableFuture.completedFuture(null);
             try {
                 if (err == null) {
-                    accept(frame.parseControl(TaskPollReply.parser()));
+                    tried = accept(frame.parseControl(TaskPollReply.parser()));
+                } else {
+                    failedDeletes.putBack(told); // told again with the next poll (a repeat is harmless)
                 }
             } catch (RuntimeException e) {
                 LOG.warn("Node {} could not take its task list: {}", nodeId, e.toString());
@@ -162,7 +173,8 @@ final class NodeStorageTier implements AutoCloseable {
                 if (frame != null) {
                     frame.release();
                 }
-                pollInFlight.set(false);
+                // the next poll only once these deletes were tried: it tells the master they are done
+                tried.whenComplete((v, e) -> pollInFlight.set(false));
             }
         });
     }
@@ -182,29 +194,33 @@ final class NodeStorageTier implements AutoCloseable {
      * another put of the key. Runs on the I/O pool between offload batches (a batch being written cannot slip in
      * between the check and the deletion). Never blocks.
      *
-     * @return completes once the copies are deleted (or the backend failed to, which is logged); exceptionally only
-     *     when the tier is closing
+     * @return completes once the copies are deleted, with those the backend failed to delete (which the caller tells
+     *     the master: a broken disk must not hold up the segment's other forgets); exceptionally only when the tier
+     *     is closing
      */
-    CompletableFuture<Void> deleteDiskCopies(List<String> keys, List<Long> versions) {
+    CompletableFuture<FailedDeletes.Batch> deleteDiskCopies(List<String> keys, List<Long> versions) {
         List<String> ks = List.copyOf(keys);
         List<Long> vs = List.copyOf(versions);
         try {
-            return CompletableFuture.runAsync(() -> {
+            return CompletableFuture.supplyAsync(() -> {
                 reports.lock();
+                List<String> deletes = new ArrayList<>(ks.size());
+                List<Long> deleteVersions = new ArrayList<>(ks.size());
                 try {
-                    List<String> deletes = new ArrayList<>(ks.size());
                     for (int i = 0; i < ks.size(); i++) {
                         if (vs.get(i) > 0 && copies.version(ks.get(i)) > vs.get(i)) {
                             continue; // a later put's copy
                         }
                         deletes.add(ks.get(i));
+                        deleteVersions.add(vs.get(i));
                     }
                     backend.removeAll(deletes);
                     copies.gone(deletes); // only once off the disk: a copy that stays keeps its version
+                    return FailedDeletes.Batch.NONE;
                 } catch (RuntimeException e) {
-                    // answered all the same: a broken disk must not hold up the segment's other forgets
-                    LOG.warn("Node {} could not delete {} SSD copies of removed objects ({}); a master that takes"
-                            + " over may list them again", nodeId, ks.size(), e.toString());
+                    // any of them may remain: all are named (deleting one that is gone asks nothing of the disk)
+                    failedDeletes.warn(deletes.size(), e, ticker.nanos());
+                    return new FailedDeletes.Batch(deletes, deleteVersions);
                 } finally {
                     reports.unlock();
                 }
@@ -215,14 +231,17 @@ final class NodeStorageTier implements AutoCloseable {
         }
     }
 
-    private void accept(TaskPollReply reply) {
+    /** Hands out a poll's tasks; completes once its deletes were tried (the failed ones kept for the next poll). */
+    private CompletableFuture<Void> accept(TaskPollReply reply) {
+        CompletableFuture<Void> deletesTried = CompletableFuture.completedFuture(null);
         if (reply.getDeletesCount() > 0) {
             if (reply.getDeleteVersionsCount() != 0 && reply.getDeleteVersionsCount() != reply.getDeletesCount()) {
                 LOG.warn("Node {} ignores a task list with {} SSD copies to delete and {} versions", nodeId,
                         reply.getDeletesCount(), reply.getDeleteVersionsCount());
             } else {
-                deleteDiskCopies(reply.getDeletesList(),
-                        ForgetRequests.versionsOrAny(reply.getDeleteVersionsList(), reply.getDeletesCount()));
+                deletesTried = deleteDiskCopies(reply.getDeletesList(),
+                        ForgetRequests.versionsOrAny(reply.getDeleteVersionsList(), reply.getDeletesCount()))
+                        .thenAccept(failedDeletes::add);
             }
         }
         if (reply.getDeadlinesCount() > 0) {
@@ -244,6 +263,7 @@ final class NodeStorageTier implements AutoCloseable {
         for (PromotionTask t : reply.getPromotionsList()) {
             promotions.offer(t);
         }
+        return deletesTried;
     }
 
     /**

@@ -204,9 +204,13 @@ class MasterRecoveryTest {
     }
 
     private NodeServer startSsdNode(String address, io.tiffin.core.plugin.PluginRegistry plugins) {
+        return startSsdNode(address, plugins.storageBackend("bucket"));
+    }
+
+    private NodeServer startSsdNode(String address, io.tiffin.api.spi.storage.StorageBackendFactory backend) {
         return NodeServer.start(NodeServer.Options.builder(address).nodeId("ssd").segmentSize(16 * MiB)
                 .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(
-                        plugins.storageBackend("bucket"), new io.tiffin.api.spi.PluginContext(
+                        backend, new io.tiffin.api.spi.PluginContext(
                                 Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
     }
 
@@ -245,6 +249,55 @@ class MasterRecoveryTest {
             master = startMaster(port, tier);
             MasterServer second = master;
             node = startSsdNode(address, plugins);
+            NodeServer back = node;
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+                await("the removed object's copy deleted").atMost(Duration.ofSeconds(30))
+                        .until(() -> back.storageBackend().size("gone").isEmpty());
+                assertThat(c.locate("gone")).as("removed before the takeover").isEmpty();
+                await("kept comes back from its SSD copy").atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "kept"));
+                assertThat(c.get("kept")).isEqualTo(value("kept"));
+                await("the list cleared").atMost(Duration.ofSeconds(30)).until(() -> lostDeletionsOn("ssd").isEmpty());
+            } finally {
+                node.close();
+            }
+        } finally {
+            master.close();
+        }
+    }
+
+    /**
+     * A removal whose SSD copy the node's disk refuses to delete (FORGET answered naming it) answers once the cluster
+     * facts list the deletion: a master that takes over deletes the copy the restarted node reports instead of
+     * adopting it. Before, the node logged the failure and answered as if the copy were gone.
+     */
+    @Test
+    void aCopyWhoseDeletionTheDiskRefusedStaysGoneAfterATakeover() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        Map<String, String> tier = Map.of("offload.mode", "write-through");
+        MasterServer master = startMaster(port, tier);
+        try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
+            NodeServer node = startSsdNode(address, disk);
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("gone", value("gone"));
+                c.put("kept", value("kept"));
+                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "gone") && onSsd(c, "kept"));
+                disk.refuse(true);
+
+                c.remove("gone", true);
+
+                assertThat(lostDeletionsOn("ssd")).as("in the facts when the removal answers").containsExactly("gone");
+                assertThat(disk.refused()).isPositive();
+                assertThat(node.storageBackend().size("gone")).as("still on the refusing disk").isPresent();
+                node.crash();
+            }
+            master.close();
+            disk.refuse(false);
+            master = startMaster(port, tier);
+            MasterServer second = master;
+            node = startSsdNode(address, disk);
             NodeServer back = node;
             try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());

@@ -493,6 +493,78 @@ class SsdTierClusterTest {
         assertThat(master.service().counters().staleDiskCopies()).isPositive();
     }
 
+    private NodeServer startRefusingNode(String id, String storageDir, RefusingDeletes factory) {
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(32 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(factory,
+                new PluginContext(Map.of("path", dir.resolve(storageDir).toString()), id)), Duration.ofMillis(20)));
+        open.add(n);
+        return n;
+    }
+
+    /**
+     * A deletion of a removed object's SSD copy that the node's disk refuses is not counted as done: the node names it
+     * in its next task poll and the master asks for it again, poll after poll, until the disk takes it. Before, the
+     * node logged the failure and the master dropped the request at the poll that handed it out.
+     */
+    @Test
+    void aDeletionTheNodesDiskRefusesIsAskedAgainUntilItIsDone() {
+        startMaster(Map.of("offload.mode", "write-through"));
+        RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
+        NodeServer node = startRefusingNode("refusing", "refusing", disk);
+        TiffinClient c = client();
+        c.put("gone", ClusterEndToEndTest.bytes(21, 30_000));
+        await("SSD copy").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> has(c.locate("gone").orElseThrow(), ReplicaType.LOCAL_DISK));
+        disk.refuse(true);
+
+        c.remove("gone", true);
+
+        assertThat(c.locate("gone")).isEmpty();
+        await("the node told the master twice").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().failedDiskDeletes() >= 2);
+        assertThat(node.storageBackend().size("gone")).as("still on the refusing disk").isPresent();
+        disk.refuse(false);
+        await("deleted once the disk takes it").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> node.storageBackend().size("gone").isEmpty());
+        assertThat(c.locate("gone")).isEmpty();
+    }
+
+    /**
+     * A node that crashes while its disk refuses a removed object's deletion does not bring the object back when it
+     * restarts with a working disk: the master still lists the deletion, so it deletes the copy its scan reports
+     * instead of adopting it. The node's other copies come back.
+     */
+    @Test
+    void aCopyWhoseDeletionTheDiskRefusedDoesNotComeBackAfterTheNodeRestarts() {
+        startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "60s"));
+        RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
+        NodeServer node = startRefusingNode("refusing", "refusing", disk);
+        TiffinClient c = client();
+        byte[] kept = ClusterEndToEndTest.bytes(22, 30_000);
+        c.put("kept", kept);
+        c.put("gone", ClusterEndToEndTest.bytes(23, 30_000));
+        for (String key : List.of("kept", "gone")) {
+            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
+                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+        }
+        disk.refuse(true);
+        c.remove("gone", true);
+        await("the node told the master").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().failedDiskDeletes() >= 1);
+        node.crash();
+        open.remove(node);
+        disk.refuse(false);
+
+        NodeServer back = startRefusingNode("refusing", "refusing", disk);
+
+        await("the removed object's copy is deleted").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> back.storageBackend().size("gone").isEmpty());
+        assertThat(c.locate("gone")).as("not adopted from the restarted node's scan").isEmpty();
+        await("kept is listed from the node's SSD").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> c.locate("kept").map(l -> has(l, ReplicaType.LOCAL_DISK)).orElse(false));
+        assertThat(c.get("kept")).isEqualTo(kept);
+    }
+
     @Test
     void aFullDiskFailsOffloadCleanlyAndKeepsTheMemoryCopy() throws Exception {
         startMaster(Map.of("offload.mode", "write-through"));

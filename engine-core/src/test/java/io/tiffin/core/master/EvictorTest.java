@@ -250,7 +250,7 @@ class EvictorTest {
         assertThat(segment.used()).as("memory is freed when the node reports the copy").isEqualTo(16 * OBJECT);
         assertThat(all.subList(0, 3)).allMatch(m -> m.offloadPending() && "n".equals(m.taskNode()));
         assertThat(counters.evictedBytes()).isZero();
-        assertThat(tier.pollTasks("n", 10, 0).offloads()).extracting(t -> t.getKey())
+        assertThat(tier.pollTasks("n", 10, 0, List.of(), List.of()).offloads()).extracting(t -> t.getKey())
                 .containsExactly("k0", "k1", "k2");
     }
 

@@ -83,6 +83,36 @@ class SsdTierMasterTest {
         assertThat(onSsd(m, "k")).isTrue();
     }
 
+    /**
+     * A delete handed out with a poll stays pending until the node's next poll: done then, unless that poll names it
+     * as failed (asked again); a node that registers its tier again before that poll (it restarted) is asked again,
+     * and meanwhile a copy of the key it reports is not adopted.
+     */
+    @Test
+    void aHandedOutDeleteStaysPendingUntilTheNodesNextPollSaysItIsDone() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        long version = m.getReplicaList("k").value().version();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).containsExactly("k");
+        StorageTier.Tasks again = m.ssdTier().pollTasks("n1", 10, 0, List.of("k"), List.of(version));
+        assertThat(again.deletes()).as("the node's disk failed it: asked again").containsExactly("k");
+        assertThat(again.deleteVersions()).containsExactly(version);
+        assertThat(m.counters().failedDiskDeletes()).isEqualTo(1);
+
+        m.ssdTier().registerStorage("n1", 1L << 30); // restarted before it polled again
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.getReplicaList("k").isOk()).as("its scan's copy is not adopted").isFalse();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).as("asked again after the restart")
+                .containsExactly("k");
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).as("done: acknowledged by this poll").isEmpty();
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.getReplicaList("k").isOk()).as("a copy reported after the deletion was acknowledged").isTrue();
+    }
+
     @Test
     void anOffloadWhoseNodeNeverReportsIsAbandonedAfterTheReleaseTimeout() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");

@@ -128,10 +128,17 @@ public interface StorageBackend extends AutoCloseable {
         return result;
     }
 
-    /** Removes the object; returns false if it was unknown. */
+    /**
+     * Removes the object; returns false if it was unknown. Throws (a {@link TiffinException} naming the cause, such as
+     * {@link ErrorCode#FILE_WRITE_FAIL}) when the removal cannot be made durable (a full or failing disk): the object
+     * may then remain, and the node asks for its removal again later.
+     */
     boolean remove(String key);
 
-    /** Removes every object whose key is in {@code keys}; returns the keys removed. */
+    /**
+     * Removes every object whose key is in {@code keys}; returns the keys removed. Throws as {@link #remove} does;
+     * then any of them may remain.
+     */
     default List<String> removeAll(List<String> keys) {
         return keys.stream().filter(this::remove).toList();
     }
