@@ -1,5 +1,6 @@
 package io.tiffin.core.config;
 
+import static java.time.temporal.ChronoUnit.HOURS;
 import static java.time.temporal.ChronoUnit.MILLIS;
 import static java.time.temporal.ChronoUnit.SECONDS;
 
@@ -305,6 +306,11 @@ public final class TiffinConfigKeys {
                     + "of dropping them) or write-through (every completed put is also written to SSD).");
     public static final ConfigKey<Integer> OFFLOAD_QUEUE_LIMIT = ConfigKey.integer("offload.queue-limit", 25_000, 1,
             10_000_000, "tasks", "Most offload tasks queued or running at once, cluster-wide.");
+    public static final ConfigKey<Duration> OFFLOAD_AWAY_TTL = ConfigKey.duration("offload.away-ttl", "24h", HOURS,
+            "How long the master keeps the keys of the objects whose only copy is on the SSD of a node that is away "
+                    + "(stopped or expired): a removal or a new put of such a key meanwhile deletes the copy when the "
+                    + "node returns, and the others come back with it. After this long, the node's copies are all "
+                    + "deleted when it returns.");
     public static final ConfigKey<Integer> PROMOTION_ADMISSION_THRESHOLD = ConfigKey.integer(
             "promotion.admission-threshold", 2, 1, 1_000_000, "reads",
             "Reads of an SSD-only object (count-min estimate) after which it is promoted back to memory.");
@@ -478,7 +484,7 @@ public final class TiffinConfigKeys {
                 TRANSPORT_MAX_CONNECTIONS_PER_ADDRESS, TRANSPORT_WRITE_BUFFER_LIMIT, TRANSPORT_MAX_BATCH_KEYS,
                 TRANSPORT_MAX_QUERY_ANSWER_SIZE, PLUGINS_DIR, HOTCACHE_SIZE,
                 HOTCACHE_BLOCK_SIZE, HOTCACHE_POLICY, HOTCACHE_MAX_ENTRY_SHARE, HOTCACHE_RING_SIZE, OFFLOAD_MODE,
-                OFFLOAD_QUEUE_LIMIT, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,
+                OFFLOAD_QUEUE_LIMIT, OFFLOAD_AWAY_TTL, PROMOTION_ADMISSION_THRESHOLD, PROMOTION_QUEUE_LIMIT, NODE_STORAGE_BACKEND,
                 NODE_STORAGE_PATH, NODE_TASK_POLL_INTERVAL, GATEWAY_HOST, GATEWAY_PORT, GATEWAY_MAX_CONNECTIONS,
                 GATEWAY_IDLE_TIMEOUT, GATEWAY_MAX_BULK_SIZE, GATEWAY_MAX_ARRAY_LENGTH, GATEWAY_MAX_INLINE_LENGTH,
                 GATEWAY_MAX_PIPELINE_BYTES, GATEWAY_MAX_MEMORY, GATEWAY_WRITE_BUFFER, GATEWAY_IO_THREADS,

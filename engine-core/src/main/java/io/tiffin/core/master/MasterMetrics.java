@@ -113,6 +113,9 @@ public final class MasterMetrics {
         CounterWithCallback.builder().name("tiffin_master_promotion_failures_total")
                 .help("Promotions that failed (the SSD copy stayed readable)")
                 .callback(cb -> cb.call(master.counters().promotionFailures())).register(registry);
+        GaugeWithCallback.builder().name("tiffin_master_ssd_away_copies")
+                .help("SSD-only objects on nodes that are away: missing until their node returns")
+                .callback(cb -> cb.call(master.ssdTier().awayCopies())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_ssd_delete_failures_total")
                 .help("Deletions of SSD copies of removed objects that a node's disk failed (recorded, asked again)")
                 .callback(cb -> cb.call(master.counters().failedDiskDeletes())).register(registry);

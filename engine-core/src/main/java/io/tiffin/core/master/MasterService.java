@@ -315,9 +315,11 @@ public final class MasterService {
 
     /**
      * Unmounts every segment of nodes that have not pinged within the node TTL and erases objects left
-     * without replicas. Returns the ids of the expired nodes.
+     * without replicas, and drops what it keeps of nodes away for longer than {@code offload.away-ttl} ({@link
+     * AwayCopies}). Returns the ids of the expired nodes.
      */
     public List<String> expireNodes() {
+        tier.expireAwayCopies();
         return membership.expireNodes();
     }
 

@@ -154,7 +154,8 @@ final class MasterStatus {
                 .field("offloads_total", c.offloads()).field("offload_failures_total", c.offloadFailures())
                 .field("promotions_total", c.promotions()).field("promotion_failures_total", c.promotionFailures())
                 .field("disk_evictions_total", c.diskEvictions())
-                .field("delete_failures_total", c.failedDiskDeletes()).endObject();
+                .field("delete_failures_total", c.failedDiskDeletes())
+                .field("away_copies", master.ssdTier().awayCopies()).endObject();
     }
 
     private void cachesPart(JsonText j) {

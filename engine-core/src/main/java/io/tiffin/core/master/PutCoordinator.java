@@ -228,6 +228,7 @@ final class PutCoordinator {
             shard.startReplacement(m);
         } else {
             table.insert(shard, m);
+            tier.forgetAwayCopies(key); // a new object: an away node's copy of an older one must not come back
         }
         shard.putStarted(m);
         deadlines.putStarted(key);

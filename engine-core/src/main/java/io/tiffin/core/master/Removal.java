@@ -69,6 +69,7 @@ final class Removal {
                 removed[0]++;
             }
         });
+        tier.forgetAwayCopiesMatching(q::matches);
         if (hold != null) {
             // matching keys that are already gone but still readable through cached locations (see removeLocked)
             table.forEachShard(shard -> hold.cover(shard.heldUntilMatching(q::matches, now)));
@@ -79,6 +80,7 @@ final class Removal {
     private ErrorCode removeLocked(MetadataShard shard, String key, boolean force, long now, CacheHold hold) {
         ObjectMetadata m = shard.objects.get(key);
         if (m != null && reapIfExpired(shard, m, now)) {
+            tier.forgetAwayCopies(key);
             return ErrorCode.OBJECT_NOT_FOUND; // gone since its deadline, whether or not reclaimed yet
         }
         if (m == null) {
@@ -87,6 +89,7 @@ final class Removal {
                 // "not found" may be said only once those reads are over, as the first removal's answer
                 hold.cover(shard.heldUntil(key, now));
             }
+            tier.forgetAwayCopies(key); // a copy on the SSD of a node that is away must not come back with it
             return ErrorCode.OBJECT_NOT_FOUND;
         }
         if (!force && m.isLeased(now)) {
@@ -106,6 +109,7 @@ final class Removal {
             }
         }
         forceOut(shard, m, now);
+        tier.forgetAwayCopies(key);
         return ErrorCode.OK;
     }
 

@@ -91,11 +91,19 @@ public final class SsdTierService {
             deadlines.add(c.getExpireAtMs());
         }
         floors.report(nodeId, scanComplete, () -> tier.reportDiskObjects(nodeId, keys, sizes, versions, deadlines));
+        if (scanComplete) {
+            tier.scanComplete(nodeId);
+        }
     }
 
     /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
     public void offloadFailed(String nodeId, List<String> keys) {
         tier.offloadFailed(nodeId, keys);
+    }
+
+    /** SSD copies on nodes that are away whose keys the master keeps ({@code AwayCopies}); they read as missing. */
+    public long awayCopies() {
+        return tier.awayCopies();
     }
 
     /** Work for a node: offloads to write and promotions to perform, hottest promotions first. */

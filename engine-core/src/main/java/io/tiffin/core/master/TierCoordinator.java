@@ -12,6 +12,7 @@ import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -40,6 +41,8 @@ final class TierCoordinator {
     private final Ticker ticker;
     private final PutDeadlines deadlines;
     private final DiskFloors floors;
+    /** Keys of objects forgotten with their away node's SSD copies, so removals and new puts still reach them. */
+    private final AwayCopies away = new AwayCopies();
     /** The keys with SSD copies, per node: a node's loss visits those objects only. */
     private final DiskCopyIndex diskIndex = new DiskCopyIndex();
     /** Objects with at least one SSD copy, and the bytes of all SSD copies, as copies are listed and dropped. */
@@ -215,6 +218,12 @@ final class TierCoordinator {
             }
             if (m == null && tier.hasPendingDelete(nodeId, key)) {
                 // removed while the node was away: the delete goes out at its next poll
+                counters.staleDiskCopies.increment();
+                return;
+            }
+            if (m == null && away.deleteOnReturn(nodeId, key, version)) {
+                // the node was away for longer than offload.away-ttl: removals meanwhile were not noted
+                tier.queueDelete(nodeId, key, version);
                 counters.staleDiskCopies.increment();
                 return;
             }
@@ -472,8 +481,61 @@ final class TierCoordinator {
             for (String nodeId : lost) {
                 tier.queueDelete(nodeId, m.key, m.version);
             }
+        } else {
+            long now = ticker.millis();
+            for (String nodeId : lost) {
+                away.note(nodeId, m.key, m.version, now); // the caller forgets the object
+            }
         }
         return dropped;
+    }
+
+    /**
+     * The object of {@code key} was removed (or was not there), or a new one is put under it: copies noted for the key
+     * on away nodes ({@link AwayCopies}) are deleted at their nodes' next polls instead of coming back with them.
+     * Cheap when no node is away. Caller holds the shard lock.
+     */
+    void forgetAwayCopies(String key) {
+        if (away.noneNoted()) {
+            return;
+        }
+        for (AwayCopies.Copy c : away.take(key)) {
+            tier.queueDelete(c.nodeId(), key, c.version());
+        }
+    }
+
+    /** As {@link #forgetAwayCopies(String)} for every noted key {@code matches} accepts (a regex removal, all). */
+    void forgetAwayCopiesMatching(java.util.function.Predicate<String> matches) {
+        if (away.noneNoted()) {
+            return;
+        }
+        away.takeMatching(matches).forEach((key, copies) -> {
+            for (AwayCopies.Copy c : copies) {
+                tier.queueDelete(c.nodeId(), key, c.version());
+            }
+        });
+    }
+
+    /** Copies noted on away nodes ({@link AwayCopies}). */
+    long awayCopies() {
+        return away.noted();
+    }
+
+    /**
+     * Drops the notes of nodes away for longer than {@code offload.away-ttl} ({@link AwayCopies#expire}): their copies
+     * are deleted if they return. Runs with the node expiry check.
+     */
+    void expireAwayCopies() {
+        Map<String, Integer> expired = away.expire(ticker.millis(), settings.awayTtl().toMillis(), table.lastVersion(),
+                tier::hasStorage);
+        expired.forEach((nodeId, n) -> LOG.warn("Node {} has been away for more than offload.away-ttl ({}): the"
+                + " master drops the keys of its {} SSD-only objects, and deletes its SSD copies if it returns",
+                nodeId, settings.awayTtl(), n));
+    }
+
+    /** The node's scan is reported in full: what it did not report is not on its disk. */
+    void scanComplete(String nodeId) {
+        away.scanned(nodeId);
     }
 
     // ------------------------------------------------------------------ tasks given up

@@ -11,9 +11,19 @@ package io.tiffin.core.master;
  *     for promotion back to memory
  * @param promotionQueueLimit most promotion tasks queued at once, cluster-wide
  * @param offloadQueueLimit most offload tasks queued or running at once, cluster-wide
+ * @param awayTtl how long the master keeps the keys of an away node's SSD-only objects ({@link AwayCopies}); after
+ *     it, that node's copies are deleted when it returns
  */
 public record TierSettings(OffloadMode offloadMode, int promotionThreshold, int promotionQueueLimit,
-                           int offloadQueueLimit) {
+                           int offloadQueueLimit, java.time.Duration awayTtl) {
+
+    /** The default of {@code offload.away-ttl}. */
+    public static final java.time.Duration DEFAULT_AWAY_TTL = java.time.Duration.ofHours(24);
+
+    public TierSettings(OffloadMode offloadMode, int promotionThreshold, int promotionQueueLimit,
+                        int offloadQueueLimit) {
+        this(offloadMode, promotionThreshold, promotionQueueLimit, offloadQueueLimit, DEFAULT_AWAY_TTL);
+    }
 
     /** Configuration values of {@code offload.mode}. */
     public enum OffloadMode {
@@ -35,6 +45,10 @@ public record TierSettings(OffloadMode offloadMode, int promotionThreshold, int 
     }
 
     public TierSettings withOffloadMode(OffloadMode mode) {
-        return new TierSettings(mode, promotionThreshold, promotionQueueLimit, offloadQueueLimit);
+        return new TierSettings(mode, promotionThreshold, promotionQueueLimit, offloadQueueLimit, awayTtl);
+    }
+
+    public TierSettings withAwayTtl(java.time.Duration ttl) {
+        return new TierSettings(offloadMode, promotionThreshold, promotionQueueLimit, offloadQueueLimit, ttl);
     }
 }

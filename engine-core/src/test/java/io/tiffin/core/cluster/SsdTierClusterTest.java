@@ -493,6 +493,50 @@ class SsdTierClusterTest {
         assertThat(master.service().counters().staleDiskCopies()).isPositive();
     }
 
+    /**
+     * While a node with an SSD tier is away (here crashed and expired; a graceful stop is the same), its SSD-only
+     * objects read as missing; a removal of one of them, and a new object put under another's key and removed in turn,
+     * reach its disk when it returns, so neither comes back; the node's other objects do. Before, the master kept
+     * nothing of them: the node's scan brought both keys back.
+     */
+    @Test
+    void whatIsRemovedWhileANodeIsAwayDoesNotComeBackWithIt() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "1s",
+                "master.node-check-interval", "100ms"));
+        NodeServer node = startNode("away-node", 32 * MiB, "away", Map.of());
+        TiffinClient c = client();
+        List<String> keys = List.of("kept", "removed", "superseded");
+        List<byte[]> values = List.of(ClusterEndToEndTest.bytes(31, 20_000), ClusterEndToEndTest.bytes(32, 20_000),
+                ClusterEndToEndTest.bytes(33, 20_000));
+        putOffloadAndCrash(c, node, keys, values);
+        assertThat(master.service().ssdTier().awayCopies()).isEqualTo(3);
+        assertThatThrownBy(() -> c.get("kept")).as("missing while its node is away")
+                .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                        e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND));
+
+        assertThatThrownBy(() -> c.remove("removed", true)).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND));
+        startNode("other", 32 * MiB, "other", Map.of());
+        c.put("superseded", ClusterEndToEndTest.bytes(34, 20_000)); // a new object under the key, on another node
+        await("its write-through copy").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> has(c.locate("superseded").orElseThrow(), ReplicaType.LOCAL_DISK));
+        c.remove("superseded", true);
+        assertThat(master.service().ssdTier().awayCopies()).isEqualTo(1);
+
+        NodeServer back = startNode("away-node", 32 * MiB, "away", Map.of());
+
+        await("the copies of removed objects are deleted").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> back.storageBackend().size("removed").isEmpty()
+                        && back.storageBackend().size("superseded").isEmpty());
+        assertThat(c.locate("removed")).isEmpty();
+        assertThat(c.locate("superseded")).isEmpty();
+        await("kept comes back from the node's SSD").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> c.locate("kept").map(l -> has(l, ReplicaType.LOCAL_DISK)).orElse(false));
+        assertThat(c.get("kept")).isEqualTo(values.getFirst());
+        await("nothing kept once its scan is in").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().ssdTier().awayCopies() == 0);
+    }
+
     private NodeServer startRefusingNode(String id, String storageDir, RefusingDeletes factory) {
         NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(32 * MiB)
                 .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(factory,

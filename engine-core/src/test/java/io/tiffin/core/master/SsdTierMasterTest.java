@@ -113,6 +113,95 @@ class SsdTierMasterTest {
         assertThat(m.getReplicaList("k").isOk()).as("a copy reported after the deletion was acknowledged").isTrue();
     }
 
+    /** Puts {@code keys} of 4 KiB and lists their write-through copies on {@code nodeId}'s SSD; returns versions. */
+    private static List<Long> putOnSsd(MasterService m, String nodeId, List<String> keys) {
+        List<Long> versions = new java.util.ArrayList<>();
+        for (String k : keys) {
+            put(m, k, 4096, PutOptions.DEFAULT);
+        }
+        assertThat(m.ssdTier().pollTasks(nodeId, 100, 0).offloads()).hasSize(keys.size());
+        for (String k : keys) {
+            m.ssdTier().reportDiskObjects(nodeId, List.of(k), List.of(4096L));
+            versions.add(m.getReplicaList(k).value().version());
+        }
+        return versions;
+    }
+
+    private static List<io.tiffin.core.transport.proto.DiskObject> copies(List<String> keys, List<Long> versions) {
+        List<io.tiffin.core.transport.proto.DiskObject> out = new java.util.ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            out.add(io.tiffin.core.transport.proto.DiskObject.newBuilder().setKey(keys.get(i)).setSize(4096)
+                    .setVersion(versions.get(i)).build());
+        }
+        return out;
+    }
+
+    /** The node is back: mounts, registers its tier and reports its whole scan. */
+    private static void comeBack(MasterService m, String nodeId, List<String> keys, List<Long> versions) {
+        m.mountSegment("s2-" + nodeId, nodeId, "ep-" + nodeId, 64 * MiB);
+        m.ssdTier().registerStorage(nodeId, 1L << 30);
+        m.ssdTier().reportDiskObjects(nodeId, copies(keys, versions), true);
+    }
+
+    /**
+     * After a graceful stop the node's SSD-only objects are missing; a regex removal and a removal of all keys reach
+     * the keys the master kept for them, so the node's return brings back only what neither matched.
+     */
+    @Test
+    void removalsByRegexAndOfAllReachTheCopiesOfANodeThatStopped() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        List<String> keys = List.of("a-1", "a-2", "b-1");
+        List<Long> versions = putOnSsd(m, "n1", keys);
+        m.unmountSegment("n1", "s-n1");
+        assertThat(m.getReplicaList("a-1").isOk()).isFalse();
+        assertThat(m.ssdTier().awayCopies()).isEqualTo(3);
+
+        assertThat(m.removeByRegex("^a-", true)).as("none of them is listed").isZero();
+        assertThat(m.ssdTier().awayCopies()).isEqualTo(1);
+        comeBack(m, "n1", keys, versions);
+
+        assertThat(m.getReplicaList("a-1").isOk()).isFalse();
+        assertThat(m.getReplicaList("a-2").isOk()).isFalse();
+        assertThat(m.getReplicaList("b-1").isOk()).isTrue();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).containsExactlyInAnyOrder("a-1", "a-2");
+        assertThat(m.ssdTier().awayCopies()).isZero();
+
+        m.unmountSegment("n1", "s2-n1");
+        m.removeAll(true);
+        comeBack(m, "n1", List.of("b-1"), List.of(versions.get(2)));
+        assertThat(m.getReplicaList("b-1").isOk()).as("removed with all keys while away").isFalse();
+    }
+
+    /**
+     * A node away for longer than offload.away-ttl: the master drops the keys it kept and deletes whatever the node's
+     * scan reports of that time when it returns; a node back within it gets its objects back.
+     */
+    @Test
+    void aNodeAwayForLongerThanTheAwayTtlHasItsOldCopiesDeletedOnReturn() {
+        MasterService m = new MasterService(MasterSettings.defaults().withTier(new TierSettings(
+                TierSettings.OffloadMode.WRITE_THROUGH, 2, 50_000, 25_000).withAwayTtl(Duration.ofHours(1))),
+                IN_ORDER, ticker, null);
+        for (String n : List.of("n1", "n2")) {
+            m.mountSegment("s-" + n, n, "ep-" + n, 64 * MiB);
+            m.ssdTier().registerStorage(n, 1L << 30);
+        }
+        List<Long> v1 = putOnSsd(m, "n1", List.of("k1"));
+        m.unmountSegment("n1", "s-n1");
+        ticker.advance(Duration.ofMinutes(59));
+        List<Long> v2 = putOnSsd(m, "n2", List.of("k2"));
+        m.unmountSegment("n2", "s-n2");
+        ticker.advance(Duration.ofMinutes(2));
+
+        m.expireNodes();
+
+        assertThat(m.ssdTier().awayCopies()).as("n1's key dropped, n2's kept").isEqualTo(1);
+        comeBack(m, "n1", List.of("k1"), v1);
+        comeBack(m, "n2", List.of("k2"), v2);
+        assertThat(m.getReplicaList("k1").isOk()).as("away for longer than the TTL").isFalse();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).containsExactly("k1");
+        assertThat(m.getReplicaList("k2").isOk()).as("back within the TTL").isTrue();
+    }
+
     @Test
     void anOffloadWhoseNodeNeverReportsIsAbandonedAfterTheReleaseTimeout() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
