@@ -3,7 +3,8 @@
 # checks how the launcher finds Java, its logging configuration and log directory, starts
 # `bin/tiffin standalone` on free ports, drives it with the client commands and over RESP (its Redis
 # gateway on --redis-port, with bash's /dev/tcp and redis-cli), checks the admin HTTP endpoints and stops
-# it (SIGTERM), kills a node of an SSD tier with SIGKILL and restarts it beside its running master, kills leaders
+# it (SIGTERM), kills a node of an SSD tier with SIGKILL and restarts it beside its running master, stops it with
+# SIGTERM and removes one of its objects while it is away, kills leaders
 # and a node of two masters on `tiffin coordinator`, then runs `bin/tiffin master` with an unwritable log directory
 # and stops it with SIGINT. Prints one line per check and a final `smoke: N passed, M failed`; exits
 # non-zero if any check failed.
@@ -502,6 +503,30 @@ $(tail -n 5 "$work/node2.out" "$work/node2.err")"; fi
       && ! grep -h '^INFO: Opened bucket storage' "$work/node2.out" "$work/node2.err" >/dev/null; then
     pass "a plugin's log lines (System.Logger) come out through Log4j"
   else fail "plugin logging through Log4j" "$(grep -h 'bucket storage' "$work/node2.out" "$work/node2.err")"; fi
+  # A graceful stop (SIGTERM unmounts the node): its SSD-only objects read as missing while it is away, the master
+  # keeps their keys, and a removal meanwhile reaches the copy when the node returns; the other object comes back.
+  kill -TERM "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null; node_pid=""
+  away=""
+  for _ in $(seq 1 50); do
+    away=$(http_get 127.0.0.1 "$kadmin" /metrics 2>/dev/null | sed -n 's/^tiffin_master_ssd_away_copies \([0-9.E]*\)$/\1/p')
+    [ "${away%%.*}" = "2" ] && break
+    sleep 0.1
+  done
+  missing=$("$tiffin" get --master "$kmaster" smoke/c "$work/back-c2" 2>&1)
+  rm_away=$("$tiffin" rm --master "$kmaster" --force smoke/a 2>&1)
+  start_node node3
+  rm -f "$work/back-c2"
+  for _ in $(seq 1 100); do
+    "$tiffin" get --master "$kmaster" smoke/c "$work/back-c2" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  gone_a=$("$tiffin" get --master "$kmaster" smoke/a "$work/back-a2" 2>&1)
+  if [ "${away%%.*}" = "2" ] && [[ "$missing" == *OBJECT_NOT_FOUND* ]] && cmp -s "$work/value-c" "$work/back-c2" \
+      && [[ "$gone_a" == *OBJECT_NOT_FOUND* ]]; then
+    pass "a node stopped with SIGTERM: its SSD objects missing meanwhile, one removed then stays gone, the other returns"
+  else fail "removal while a node is stopped" "away copies: '$away'; get c while away: $missing; rm a: $rm_away
+get a after: $gone_a
+$(tail -n 5 "$work/node3.out" "$work/node3.err")"; fi
   kill -TERM "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null; node_pid=""
 else
   fail "master for the node restart did not start" "$(tail -n 20 "$work/kmaster.err")"
