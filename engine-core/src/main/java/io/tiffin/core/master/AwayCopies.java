@@ -20,9 +20,9 @@ import java.util.function.Predicate;
  * handed out by then. Its scan's copies at or under the floor are then deleted instead of adopted (cache misses, never
  * a removed object served), and the master holds nothing per key for a node that may never come back.
  *
- * <p>Each note costs a map entry and the key (which the forgotten object held before). Without a master that takes
- * over in between: a leader that takes over while a node is away has none of these notes (see docs/FAILOVER.md,
- * Limits).
+ * <p>Each note costs a map entry and the key (which the forgotten object held before). The notes live in this
+ * master's memory only: a leader that takes over while a node is away has none of them, and applies the away floor
+ * written in the cluster facts when the node left instead ({@link DiskFloors#recordAway}).
  *
  * <p>Thread-safe: every method is synchronized; callers may hold a shard lock (lock order: shard → this → tier).
  */

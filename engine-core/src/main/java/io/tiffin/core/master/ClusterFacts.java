@@ -154,12 +154,30 @@ final class ClusterFacts {
             bytes += k.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         }
         DiskFloor.Builder next = DiskFloor.newBuilder().setNodeId(nodeId);
+        if (existing != null) {
+            next.setAwayFloor(existing.getAwayFloor()).setAwayTerm(existing.getAwayTerm());
+        }
         if (bytes > MAX_LISTED_KEY_BYTES) {
             next.setVersion(current.getVersionFloor());
         } else {
             listed.forEach((k, v) -> next.addKeys(k).addKeyVersions(v));
         }
         write(withDiskFloor(nodeId, next.build()));
+    }
+
+    /**
+     * {@code nodeId} left while this master, of {@code term}, forgot its SSD-only objects and kept their keys in its
+     * memory only ({@code AwayCopies}): a master of another term is to take every copy the node holds now (every
+     * version handed out so far) for maybe removed ({@code DiskFloor.away_floor}). An away floor of an earlier term
+     * stays as it is (this master has no keys from before its term either). Durable when this returns.
+     */
+    synchronized void recordAwayFloor(String nodeId, long term) {
+        DiskFloor existing = diskFloor(nodeId);
+        if (existing != null && existing.getAwayFloor() > 0 && existing.getAwayTerm() != term) {
+            return;
+        }
+        DiskFloor.Builder b = existing == null ? DiskFloor.newBuilder().setNodeId(nodeId) : existing.toBuilder();
+        write(withDiskFloor(nodeId, b.setAwayFloor(current.getVersionFloor()).setAwayTerm(term).build()));
     }
 
     /** Drops {@code nodeId}'s entry if it is still {@code seen} (nothing added since); durable when this returns. */

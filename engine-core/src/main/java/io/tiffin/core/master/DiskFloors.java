@@ -24,6 +24,11 @@ import org.apache.logging.log4j.Logger;
  * DiskObjectsReport.scan_complete}) and the deletions that scan led to are on its disk (their FORGETs answered), its
  * entry is cleared.
  *
+ * <p>A node with an SSD tier that leaves (a graceful stop, expiry) gets an <em>away floor</em> too ({@link #recordAway}):
+ * the master it left forgets its SSD-only objects and keeps their keys in memory ({@link AwayCopies}), so it ignores
+ * the floor of its own term, while a master of another term, which knows none of those keys, deletes every copy at or
+ * under it that the node reports.
+ *
  * <p>Without failover nothing is kept (no master takes over from this one).
  *
  * <p>Thread-safe: the facts and the forgets are set once, before the master serves; scans are tracked per node in a
@@ -34,12 +39,14 @@ final class DiskFloors {
 
     /** What a node's copies may hold of removed objects: listed keys with their versions, and a floor (0 = none). */
     record Lost(long floor, Map<String, Long> keys) {
-        private static Lost of(DiskFloor f) {
+        /** The entry as a master of {@code term} reads it: an away floor of its own term is not for it. */
+        private static Lost of(DiskFloor f, long term) {
             Map<String, Long> keys = new HashMap<>(f.getKeysCount() * 2);
             for (int i = 0; i < f.getKeysCount(); i++) {
                 keys.put(f.getKeys(i), f.getKeyVersions(i));
             }
-            return new Lost(f.getVersion(), keys);
+            long away = f.getAwayTerm() == term ? 0 : f.getAwayFloor();
+            return new Lost(Math.max(f.getVersion(), away), keys);
         }
 
         /** Whether a copy of {@code key} of {@code version} (0 = unknown) may be of a removed object. */
@@ -54,20 +61,34 @@ final class DiskFloors {
 
     private volatile ClusterFacts facts;
     private volatile NodeForgets forgets;
+    private volatile java.util.function.LongSupplier term = () -> 0;
     /** The deletions each scan of a node with an entry has led to so far, until its last report. */
     private final ConcurrentHashMap<String, CompletableFuture<Void>> scans = new ConcurrentHashMap<>();
 
     /** With failover on: where the entries are kept, and the FORGETs that delete copies they cover. */
-    void enable(ClusterFacts clusterFacts, NodeForgets nodeForgets) {
+    void enable(ClusterFacts clusterFacts, NodeForgets nodeForgets, java.util.function.LongSupplier masterTerm) {
         this.facts = clusterFacts;
         this.forgets = nodeForgets;
+        this.term = masterTerm;
+    }
+
+    /**
+     * With failover on, records that {@code nodeId}, which has an SSD tier, is leaving while this master keeps the keys
+     * of its SSD-only objects in memory only ({@link AwayCopies}): a master that takes over before it returns deletes
+     * the copies its scan reports instead of adopting them ({@code DiskFloor.away_floor}). Durable when this returns.
+     */
+    void recordAway(String nodeId) {
+        ClusterFacts f = facts;
+        if (f != null) {
+            f.recordAwayFloor(nodeId, term.getAsLong());
+        }
     }
 
     /** What unknown copies {@code nodeId} reports are deleted rather than adopted; null for none. */
     Lost lostOn(String nodeId) {
         ClusterFacts f = facts;
         DiskFloor entry = f == null ? null : f.diskFloor(nodeId);
-        return entry == null ? null : Lost.of(entry);
+        return entry == null ? null : Lost.of(entry, term.getAsLong());
     }
 
     /**

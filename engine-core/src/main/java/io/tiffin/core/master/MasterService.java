@@ -125,7 +125,7 @@ public final class MasterService {
         this.facts = clusterFacts;
         this.forgets = forgets;
         membership.enableFailover(clusterFacts, forgets);
-        tier.floors().enable(clusterFacts, forgets);
+        tier.floors().enable(clusterFacts, forgets, this::term);
     }
 
     /**

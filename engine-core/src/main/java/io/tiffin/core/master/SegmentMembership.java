@@ -147,6 +147,7 @@ final class SegmentMembership {
         if (segments.segmentNamesOf(nodeId).isEmpty()) {
             // The node's last segment left: the node is gone (a graceful stop), with its SSD tier.
             segments.forgetNode(nodeId);
+            tier.nodeLeaving(nodeId);
             tier.nodeGone(nodeId);
             sweepDeadReplicas(gone, Set.of(nodeId));
         } else {
@@ -193,6 +194,7 @@ final class SegmentMembership {
         expired.forEach((node, segs) -> {
             LOG.warn("Node {} missed its heartbeats for {}; unmounted its segments {}", node, nodeTtl,
                     segs.stream().map(MountedSegment::name).toList());
+            tier.nodeLeaving(node);
             tier.nodeGone(node);
         });
         sweepDeadReplicas(gone, expired.keySet());
@@ -206,6 +208,7 @@ final class SegmentMembership {
         for (String name : segments.segmentNamesOf(nodeId)) {
             addIfAny(gone, unmountDurably(name));
         }
+        tier.nodeLeaving(nodeId);
         tier.nodeGone(nodeId);
         sweepDeadReplicas(gone, Set.of(nodeId));
     }

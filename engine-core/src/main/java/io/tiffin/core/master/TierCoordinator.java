@@ -154,6 +154,17 @@ final class TierCoordinator {
     }
 
     /**
+     * {@code nodeId} is leaving (a graceful stop, expiry, forgotten): with failover on, a master that takes over before
+     * it returns must not adopt its copies, whose removals meanwhile this master keeps in memory only ({@link
+     * DiskFloors#recordAway}). Call before {@link #nodeGone}; takes no shard lock; may write the cluster facts.
+     */
+    void nodeLeaving(String nodeId) {
+        if (tier.hasStorage(nodeId)) {
+            floors.recordAway(nodeId);
+        }
+    }
+
+    /**
      * The node left (stopped, expired, forgotten or restarted): forgets its SSD tier and its queued tasks.
      * Its SSD copies stay listed until the objects are swept ({@link #dropCopiesOf}); a restarted node
      * registers again and its copies survive.

@@ -20,6 +20,7 @@ import io.tiffin.core.transport.TransportClientPool;
 import io.tiffin.core.transport.TransportSettings;
 import io.tiffin.core.transport.proto.CommitRecord;
 import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.DiskFloor;
 import io.tiffin.core.transport.proto.Empty;
 import io.tiffin.core.transport.proto.KeyRequest;
 import io.tiffin.core.transport.proto.PutStartReply;
@@ -307,6 +308,67 @@ class MasterRecoveryTest {
                 await("kept comes back from its SSD copy").atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "kept"));
                 assertThat(c.get("kept")).isEqualTo(value("kept"));
                 await("the list cleared").atMost(Duration.ofSeconds(30)).until(() -> lostDeletionsOn("ssd").isEmpty());
+            } finally {
+                node.close();
+            }
+        } finally {
+            master.close();
+        }
+    }
+
+    private DiskFloor diskFloorOf(String nodeId) throws IOException {
+        var facts = io.tiffin.core.transport.proto.ClusterStateMsg.parseFrom(
+                java.nio.file.Files.readAllBytes(dir.resolve("state").resolve("cluster-state.pb")));
+        return facts.getDiskFloorsList().stream().filter(f -> f.getNodeId().equals(nodeId)).findFirst().orElse(null);
+    }
+
+    /**
+     * A node that stops gracefully leaves an away floor in the cluster facts. The master it left keeps the keys of
+     * its SSD-only objects and does not apply the floor: the node's return brings them back. A master that takes over
+     * while the node is away knows none of those keys, so a removal it answers OBJECT_NOT_FOUND must still not be
+     * undone by the node's return: it deletes the copies at or under the floor instead of adopting them (the kept
+     * object too: a cache miss, never a removed object served). Before, the removed object came back.
+     */
+    @Test
+    void anAwayNodesCopiesDoNotBringBackWhatATakingOverMasterRemoved() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        Map<String, String> tier = Map.of("offload.mode", "write-through");
+        MasterServer master = startMaster(port, tier);
+        try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            NodeServer node = startSsdNode(address, plugins);
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("gone", value("gone"));
+                c.put("kept", value("kept"));
+                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "gone") && onSsd(c, "kept"));
+                node.close(); // a graceful stop: unmounted at once
+                assertThat(diskFloorOf("ssd")).isNotNull();
+                assertThat(diskFloorOf("ssd").getAwayFloor()).isPositive();
+                assertThat(c.locate("kept")).as("missing while its node is away").isEmpty();
+
+                node = startSsdNode(address, plugins); // back to the master it left: its own floor is not for it
+                await("kept back from the same master").atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "kept"));
+                assertThat(onSsd(c, "gone")).isTrue();
+                await("the entry cleared").atMost(Duration.ofSeconds(30)).until(() -> diskFloorOf("ssd") == null);
+                node.close();
+                assertThat(diskFloorOf("ssd").getAwayFloor()).isPositive();
+            }
+            master.close();
+            master = startMaster(port, tier);
+            MasterServer second = master;
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
+                assertThatThrownBy(() -> c.remove("gone", true)).as("unknown to the master that took over")
+                        .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                                e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND));
+                node = startSsdNode(address, plugins);
+                NodeServer back = node;
+                await("the node's old copies deleted").atMost(Duration.ofSeconds(30))
+                        .until(() -> back.storageBackend().size("gone").isEmpty()
+                                && back.storageBackend().size("kept").isEmpty());
+                assertThat(c.locate("gone")).as("removed while its node was away").isEmpty();
+                assertThat(c.locate("kept")).isEmpty();
+                await("the entry cleared").atMost(Duration.ofSeconds(30)).until(() -> diskFloorOf("ssd") == null);
             } finally {
                 node.close();
             }

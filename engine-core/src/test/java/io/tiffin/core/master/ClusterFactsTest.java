@@ -11,7 +11,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The cluster facts' records of SSD deletions that counted as done without their node ({@link DiskFloors}). */
+/**
+ * The cluster facts' records of SSD deletions that counted as done without their node, and away floors ({@link
+ * DiskFloors}).
+ */
 class ClusterFactsTest {
     @TempDir
     Path dir;
@@ -77,5 +80,36 @@ class ClusterFactsTest {
         ClusterFacts again = claimed();
         again.recordLostDeletions("n1", List.of("x"), List.of(5L));
         assertThat(again.diskFloor("n1")).as("covered by the floor: unchanged").isEqualTo(n1);
+    }
+
+    /**
+     * An away floor is kept with the node's listed deletions, applies to masters of other terms only, and one of an
+     * earlier term is not replaced by a later term's (that master has no keys from before its term either).
+     */
+    @Test
+    void anAwayFloorAppliesToOtherTermsAndSurvivesListedDeletions() {
+        ClusterFacts facts = claimed();
+        facts.recordAwayFloor("n1", 3);
+        long floor = facts.diskFloor("n1").getAwayFloor();
+        assertThat(floor).isPositive();
+        facts.recordLostDeletions("n1", List.of("a"), List.of(5L));
+
+        DiskFloor seen = claimed().diskFloor("n1");
+        assertThat(seen.getAwayFloor()).isEqualTo(floor);
+        assertThat(seen.getAwayTerm()).isEqualTo(3);
+        assertThat(seen.getKeysList()).containsExactly("a");
+
+        DiskFloors floors = new DiskFloors();
+        ClusterFacts read = claimed();
+        long[] term = {3};
+        floors.enable(read, null, () -> term[0]);
+        assertThat(floors.lostOn("n1").covers("b", floor)).as("its own term's floor").isFalse();
+        assertThat(floors.lostOn("n1").covers("a", 5)).isTrue();
+        term[0] = 4;
+        assertThat(floors.lostOn("n1").covers("b", floor)).as("a later term's master").isTrue();
+        assertThat(floors.lostOn("n1").covers("b", floor + 1)).isFalse();
+
+        read.recordAwayFloor("n1", 4);
+        assertThat(read.diskFloor("n1").getAwayTerm()).as("the earlier term's floor stays").isEqualTo(3);
     }
 }
