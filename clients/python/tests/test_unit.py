@@ -309,6 +309,17 @@ def test_a_remove_whose_answer_was_lost_is_carried_through_a_lease_and_counts_a_
         other.close()
 
 
+def test_a_remove_the_pool_sent_again_after_its_connection_closed_unanswered_counts_a_gone_key_as_done():
+    # one master: no failover; the master ran the first attempt and closed the reused connection before answering
+    master = ScriptedRemoveMaster(["lost", "OBJECT_NOT_FOUND"])
+    try:
+        with tiffin.Client.connect(master.endpoint, timeout=2) as c:
+            c.remove("k")
+            assert master.removes == 2
+    finally:
+        master.close()
+
+
 def test_a_remove_whose_answer_was_lost_and_whose_object_stays_leased_ends_refused_saying_so():
     master, other = ScriptedRemoveMaster(["lost", "lost", "OBJECT_HAS_LEASE"]), FakeMaster(False, 0)
     try:

@@ -76,14 +76,15 @@ class Masters:
 
     def call(self, op: int, req, reply_cls, lost: Optional[list] = None):
         """One master call to the leader, repeated as the module says; ``lost[0]`` (if given) is set when
-        an attempt's answer was lost (the leader gone or out of reach: it may or may not have run), not
-        when a recovering master refused it."""
+        an attempt's answer was lost (the leader gone or out of reach, or a reused connection closed
+        unanswered and the pool sent it again: it may or may not have run), not when a recovering master
+        refused it."""
         deadline = time.monotonic() + self._failover_timeout
         attempt = 0
         while True:
             target = self.leader
             try:
-                return self._pool.call(target, op, req, reply_cls)
+                return self._pool.call(target, op, req, reply_cls, resent=lost)
             except TiffinError as e:
                 gone = len(self.all) > 1 and e.code in ("RPC_FAIL", "RPC_TIMEOUT")
                 if not (gone or e.code == "UNAVAILABLE_IN_CURRENT_STATUS") or time.monotonic() > deadline \

@@ -105,10 +105,14 @@ class Pool:
             self.release(c)
             return
 
-    def call(self, endpoint: str, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None):
+    def call(self, endpoint: str, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None,
+             resent: Optional[list] = None):
         """One call on a pooled connection, retried once on a fresh one when a reused connection was
-        found dead before answering."""
+        found dead before answering; then ``resent[0]`` (if given) is set: the server may have run the first
+        one (a remove that then finds its key gone was that one)."""
         for attempt in (0, 1):
+            if attempt and resent is not None:
+                resent[0] = True
             c = self.acquire(endpoint) if attempt == 0 else self.acquire_fresh(endpoint)
             reused = c.calls > 0
             try:

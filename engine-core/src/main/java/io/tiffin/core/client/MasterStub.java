@@ -356,7 +356,7 @@ final class MasterStub {
 
     /**
      * Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. After an attempt whose
-     * answer was lost (the leader died or could not be reached), a retry that finds the key gone counts as done:
+     * answer was lost (the leader died or could not be reached, or its connection closed before answering), a retry that finds the key gone counts as done:
      * that attempt removed it; and one refused because the object is being read ({@code OBJECT_HAS_LEASE}) is
      * repeated until the lease ends, within the failover time: that attempt may have begun the removal (a leader
      * that died after some of the object's nodes dropped its record leaves the object to its successor with fewer
@@ -465,14 +465,15 @@ final class MasterStub {
      * One master call, on the calling thread, to the leader. While no master leads (several listed), the leader
      * recovers, or it cannot be reached (several listed), the call is repeated for up to the failover time, the
      * leader looked for again between attempts; {@code lost[0]} (if given) is set when an attempt's answer was lost
-     * (the leader gone or out of reach: it may or may not have run), not when a recovering master refused it.
+     * (the leader gone or out of reach, or a reused connection closed unanswered and the pool sent the request again:
+     * it may or may not have run), not when a recovering master refused it.
      */
     private <T extends MessageLite> T call(Opcode op, MessageLite request, Parser<T> parser, boolean[] lost) {
         long deadline = System.nanoTime() + failoverNanos;
         for (int attempt = 0; ; attempt++) {
             String target = leader;
             try {
-                return callOnce(target, op, request, parser);
+                return callOnce(target, op, request, parser, lost);
             } catch (TiffinException e) {
                 boolean leaderGone = addresses.size() > 1 && (e.code() == ErrorCode.RPC_FAIL
                         || e.code() == ErrorCode.RPC_TIMEOUT);
@@ -553,10 +554,19 @@ final class MasterStub {
 
     /** One master call to {@code target}: direct to a master of this JVM, else on a pooled connection. */
     private <T extends MessageLite> T callOnce(String target, Opcode op, MessageLite request, Parser<T> parser) {
+        return callOnce(target, op, request, parser, null);
+    }
+
+    /**
+     * As {@link #callOnce(String, Opcode, MessageLite, Parser)}; {@code lost[0]} (if given) is set when the pool sent
+     * the request again on a fresh connection, a reused one having closed unanswered: the master may have run it.
+     */
+    private <T extends MessageLite> T callOnce(String target, Opcode op, MessageLite request, Parser<T> parser,
+                                               boolean[] lost) {
         lifecycle.checkOpen();
         InProcessMaster local = inProcess ? InProcessMasters.find(target) : null;
         if (local == null) {
-            return connections.call(target, op, request, parser);
+            return connections.call(target, op, request, null, parser, null, lost);
         }
         return callInProcess(local, op, request, parser);
     }

@@ -353,7 +353,21 @@ public final class BlockingConnectionPool implements AutoCloseable {
     /** {@link #call(String, Opcode, MessageLite, Parser)} with bulk bytes out and/or in. */
     public <T extends MessageLite> T call(String hostPort, Opcode opcode, MessageLite request, MemorySegment bulkOut,
                                           Parser<T> parser, MemorySegment bulkIn) {
+        return call(hostPort, opcode, request, bulkOut, parser, bulkIn, null);
+    }
+
+    /**
+     * As {@link #call(String, Opcode, MessageLite, MemorySegment, Parser, MemorySegment)}, setting {@code resent[0]}
+     * (if given) when the request went out again on a fresh connection: the server may have run the first one before
+     * the connection died (a caller of a call that is not idempotent, such as a remove, reads a later refusal in that
+     * light).
+     */
+    public <T extends MessageLite> T call(String hostPort, Opcode opcode, MessageLite request, MemorySegment bulkOut,
+                                          Parser<T> parser, MemorySegment bulkIn, boolean[] resent) {
         for (int attempt = 0; ; attempt++) {
+            if (attempt > 0 && resent != null) {
+                resent[0] = true;
+            }
             BlockingConnection c = acquire(hostPort);
             boolean reused = c.calls() > 1;
             try {

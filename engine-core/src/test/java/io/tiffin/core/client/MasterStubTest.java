@@ -276,4 +276,91 @@ class MasterStubTest {
         assertThat(totals.totals().locationHits()).isGreaterThanOrEqualTo(7);
         assertThat(totals.totals().capacityBytes()).isGreaterThanOrEqualTo(4096);
     }
+
+    /**
+     * A remove that the master ran before the reused connection it came on closed unanswered is sent again by the pool
+     * on a fresh connection; finding the key gone, it counts as done (that first attempt removed it), as after a lost
+     * leader. Before, the caller got OBJECT_NOT_FOUND for a removal that had happened. A real master behind a proxy
+     * that drops the remove's answer and closes the connection.
+     */
+    @Test
+    void aRemoveRunBeforeItsConnectionClosedCountsAsDoneWhenItsRepeatFindsTheKeyGone() throws Exception {
+        try (AnswerDroppingProxy proxy = new AnswerDroppingProxy(tiffin.master().address().getPort())) {
+            MasterStub stub = new MasterStub(proxy.address(), false, connections, lifecycle);
+            tiffin.client().put("stub-lost/a", new byte[5]);
+            assertThat(stub.lookUp("stub-lost/a", 0, 0).size()).isEqualTo(5); // the connection is reused from now on
+            proxy.dropNextAnswer();
+
+            stub.remove("stub-lost/a", true, 0);
+
+            assertThat(proxy.dropped()).as("the first attempt's answer").isEqualTo(1);
+            assertThat(refusal(() -> stub.lookUp("stub-lost/a", 0, 0)).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(refusal(() -> stub.remove("stub-lost/a", true, 0)).code()).as("a remove of a missing key")
+                    .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        }
+    }
+
+    /**
+     * A TCP proxy to a local port that, once asked, drops the next bytes the server sends and closes that connection
+     * on both sides (a server that ran a request and went away before answering). Thread-safe.
+     */
+    private static final class AnswerDroppingProxy implements AutoCloseable {
+        private final ServerSocket listener = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        private final int target;
+        private final java.util.concurrent.atomic.AtomicBoolean drop = new java.util.concurrent.atomic.AtomicBoolean();
+        private final java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.concurrent.ExecutorService pumps = java.util.concurrent.Executors.newCachedThreadPool();
+
+        AnswerDroppingProxy(int targetPort) throws IOException {
+            this.target = targetPort;
+            pumps.execute(this::accept);
+        }
+
+        String address() {
+            return "127.0.0.1:" + listener.getLocalPort();
+        }
+
+        void dropNextAnswer() {
+            drop.set(true);
+        }
+
+        int dropped() {
+            return dropped.get();
+        }
+
+        private void accept() {
+            while (!listener.isClosed()) {
+                try {
+                    java.net.Socket client = listener.accept();
+                    java.net.Socket server = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), target);
+                    pumps.execute(() -> pump(client, server, false));
+                    pumps.execute(() -> pump(server, client, true));
+                } catch (IOException e) {
+                    return; // closed
+                }
+            }
+        }
+
+        private void pump(java.net.Socket from, java.net.Socket to, boolean answers) {
+            byte[] buf = new byte[64 * 1024];
+            try (from; to) {
+                int n;
+                while ((n = from.getInputStream().read(buf)) > 0) {
+                    if (answers && drop.compareAndSet(true, false)) {
+                        dropped.incrementAndGet();
+                        return; // closes both sockets unanswered
+                    }
+                    to.getOutputStream().write(buf, 0, n);
+                }
+            } catch (IOException e) {
+                // the other side closed
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            listener.close();
+            pumps.shutdownNow();
+        }
+    }
 }
