@@ -320,6 +320,34 @@ def test_a_remove_the_pool_sent_again_after_its_connection_closed_unanswered_cou
         master.close()
 
 
+class ScriptedBatchRemoveMaster(FakeMaster):
+    """A leader that closes the connection unanswered at its first BATCH_REMOVE and answers the later ones
+    with ``codes`` (per key)."""
+
+    def __init__(self, codes):
+        super().__init__(True, 1)
+        self.codes, self.batches = codes, 0
+
+    def answer(self, op: int, rid: int):
+        if op != _wire.Op.BATCH_REMOVE:
+            return super().answer(op, rid)
+        self.batches += 1
+        if self.batches == 1:
+            return None
+        return response(op, rid, 0, pb.BatchCodesReply(codes=self.codes).SerializeToString())
+
+
+def test_a_batch_remove_the_pool_sent_again_counts_the_keys_it_finds_gone_as_removed():
+    master = ScriptedBatchRemoveMaster([-704, -706])  # OBJECT_NOT_FOUND, OBJECT_HAS_LEASE
+    try:
+        with tiffin.Client.connect(master.endpoint, timeout=2) as c:
+            results = c.batch_remove(["gone", "leased"])
+            assert [r.code for r in results] == ["OK", "OBJECT_HAS_LEASE"]
+            assert master.batches == 2
+    finally:
+        master.close()
+
+
 def test_a_remove_whose_answer_was_lost_and_whose_object_stays_leased_ends_refused_saying_so():
     master, other = ScriptedRemoveMaster(["lost", "lost", "OBJECT_HAS_LEASE"]), FakeMaster(False, 0)
     try:

@@ -59,14 +59,19 @@ class Removals:
         """:meth:`tiffin.client.Client.batch_remove` of checked, non-empty ``keys``."""
         for k in keys:
             self._locator.forget(k)
+        lost = [False]
         try:
             reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
-                                                                   cache_owner=self._locator.cache_owner), pb.BatchCodesReply)
+                                                                   cache_owner=self._locator.cache_owner),
+                              pb.BatchCodesReply, lost)
         finally:
             for k in keys:
                 self._locator.forget_location(k)
-        return [KeyResult(k, None, code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR")
-                for i, k in enumerate(keys)]
+        codes = [code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR" for i in range(len(keys))]
+        if lost[0]:
+            # an attempt whose answer was lost may have removed them: a key the repeat finds gone was removed
+            codes = ["OK" if c == "OBJECT_NOT_FOUND" else c for c in codes]
+        return [KeyResult(k, None, codes[i]) for i, k in enumerate(keys)]
 
     def by_regex(self, regex: str, force: bool) -> int:
         """:meth:`tiffin.client.Client.remove_by_regex`: drops the whole location cache before and after."""

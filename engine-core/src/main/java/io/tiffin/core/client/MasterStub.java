@@ -387,10 +387,18 @@ final class MasterStub {
         }
     }
 
-    /** BatchRemove: per key, in order, the master's code; as {@link #remove}. */
+    /**
+     * BatchRemove: per key, in order, the master's code; after an attempt whose answer was lost (as {@link #remove}),
+     * a key the repeat finds gone counts as removed.
+     */
     List<ErrorCode> batchRemove(List<String> keys, boolean force, long cacheOwner) {
-        return codes(call(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys).setForce(force)
-                .setCacheOwner(cacheOwner).build(), BatchCodesReply.parser()));
+        boolean[] lost = new boolean[1];
+        List<ErrorCode> codes = codes(call(Opcode.BATCH_REMOVE, BatchKeysRequest.newBuilder().addAllKeys(keys)
+                .setForce(force).setCacheOwner(cacheOwner).build(), BatchCodesReply.parser(), lost));
+        if (lost[0]) {
+            codes.replaceAll(c -> c == ErrorCode.OBJECT_NOT_FOUND ? ErrorCode.OK : c);
+        }
+        return codes;
     }
 
     /** RemoveByRegex: how many objects were removed; as {@link #remove}. */

@@ -297,6 +297,14 @@ class MasterStubTest {
             assertThat(refusal(() -> stub.lookUp("stub-lost/a", 0, 0)).code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
             assertThat(refusal(() -> stub.remove("stub-lost/a", true, 0)).code()).as("a remove of a missing key")
                     .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+
+            tiffin.client().put("stub-lost/b", new byte[5]);
+            proxy.dropNextAnswer();
+            assertThat(stub.batchRemove(List.of("stub-lost/b", "stub-lost/never"), true, 0))
+                    .as("a batch sent again: the key it found gone was removed by the first attempt")
+                    .containsExactly(ErrorCode.OK, ErrorCode.OK);
+            assertThat(proxy.dropped()).isEqualTo(2);
+            assertThat(stub.batchRemove(List.of("stub-lost/never"), true, 0)).containsExactly(ErrorCode.OBJECT_NOT_FOUND);
         }
     }
 
