@@ -247,10 +247,23 @@ class MasterRecoveryTest {
                 assertThat(lostDeletionsOn("ssd")).as("in the facts when the removal answers").containsExactly("gone");
             }
             master.close();
-            master = startMaster(port, tier);
-            MasterServer second = master;
-            node = startSsdNode(address, plugins);
-            NodeServer back = node;
+            takeOverAndSeeTheRemovalHold(port, tier, plugins.storageBackend("bucket"));
+        } finally {
+            master.close();
+        }
+    }
+
+    /**
+     * A master takes over on {@code port} ({@code tier} settings) and the node "ssd" comes back on {@code backend}:
+     * its copy of "gone" is deleted rather than adopted, "kept" comes back from its SSD copy, and the facts' list of
+     * the node's lost deletions is cleared.
+     */
+    private void takeOverAndSeeTheRemovalHold(int port, Map<String, String> tier,
+                                              io.tiffin.api.spi.storage.StorageBackendFactory backend) {
+        String address = "127.0.0.1:" + port;
+        MasterServer second = startMaster(port, tier);
+        try {
+            NodeServer back = startSsdNode(address, backend);
             try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
                 await("the removed object's copy deleted").atMost(Duration.ofSeconds(30))
@@ -260,10 +273,10 @@ class MasterRecoveryTest {
                 assertThat(c.get("kept")).isEqualTo(value("kept"));
                 await("the list cleared").atMost(Duration.ofSeconds(30)).until(() -> lostDeletionsOn("ssd").isEmpty());
             } finally {
-                node.close();
+                back.close();
             }
         } finally {
-            master.close();
+            second.close();
         }
     }
 
@@ -296,21 +309,7 @@ class MasterRecoveryTest {
             }
             master.close();
             disk.refuse(false);
-            master = startMaster(port, tier);
-            MasterServer second = master;
-            node = startSsdNode(address, disk);
-            NodeServer back = node;
-            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
-                await().atMost(Duration.ofSeconds(30)).until(() -> !second.service().recovering());
-                await("the removed object's copy deleted").atMost(Duration.ofSeconds(30))
-                        .until(() -> back.storageBackend().size("gone").isEmpty());
-                assertThat(c.locate("gone")).as("removed before the takeover").isEmpty();
-                await("kept comes back from its SSD copy").atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "kept"));
-                assertThat(c.get("kept")).isEqualTo(value("kept"));
-                await("the list cleared").atMost(Duration.ofSeconds(30)).until(() -> lostDeletionsOn("ssd").isEmpty());
-            } finally {
-                node.close();
-            }
+            takeOverAndSeeTheRemovalHold(port, tier, disk);
         } finally {
             master.close();
         }
