@@ -12,9 +12,9 @@ import java.util.function.Predicate;
  * there: the master forgets such an object when its node leaves (it cannot be read meanwhile, and a put of its key
  * starts afresh), and notes its key and version here, so that what happens to the key while the node is away still
  * reaches the copy. A removal of the key, or a put of a new object under it, turns the note into a deletion for the
- * node's next task poll ({@link TierCoordinator#forgetAwayCopies}), so the node's scan does not bring the old bytes back;
- * a key still noted when the node returns is adopted from its scan as before. The node's note ends when its scan is
- * complete.
+ * node's next task poll ({@link TierCoordinator#forgetAwayCopies}; one that matches all of a node's notes gives it a
+ * floor instead, below), so the node's scan does not bring the old bytes back; a key still noted when the node returns
+ * is adopted from its scan as before. The node's note ends when its scan is complete.
  *
  * <p>A node away for longer than {@code offload.away-ttl} has its notes replaced by a <em>floor</em>: every version
  * handed out by then. Its scan's copies at or under the floor are then deleted instead of adopted (cache misses, never
@@ -85,12 +85,23 @@ final class AwayCopies {
         return out;
     }
 
-    /** Takes the notes of every key {@code matches} accepts, by key: their objects were removed (a regex, all). */
-    synchronized Map<String, List<Copy>> takeMatching(Predicate<String> matches) {
+    /**
+     * Takes the notes of every key {@code matches} accepts, by key: their objects were removed (a regex, all). A node
+     * all of whose notes match gets the floor {@code floorVersion} (every version handed out so far) instead, so a
+     * removal of everything costs no pending delete per key.
+     */
+    synchronized Map<String, List<Copy>> takeMatching(Predicate<String> matches, long floorVersion) {
         Map<String, List<Copy>> out = new HashMap<>();
         for (Map.Entry<String, Node> e : nodes.entrySet()) {
-            HashMap<String, Long> keys = e.getValue().keys;
+            Node n = e.getValue();
+            HashMap<String, Long> keys = n.keys;
             if (keys == null) {
+                continue;
+            }
+            if (!keys.isEmpty() && keys.keySet().stream().allMatch(matches)) {
+                noted -= keys.size();
+                n.keys = null;
+                n.floor = floorVersion;
                 continue;
             }
             for (Iterator<Map.Entry<String, Long>> it = keys.entrySet().iterator(); it.hasNext(); ) {

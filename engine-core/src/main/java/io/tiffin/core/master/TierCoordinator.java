@@ -520,7 +520,7 @@ final class TierCoordinator {
         if (away.noneNoted()) {
             return;
         }
-        away.takeMatching(matches).forEach((key, copies) -> {
+        away.takeMatching(matches, table.lastVersion()).forEach((key, copies) -> {
             for (AwayCopies.Copy c : copies) {
                 tier.queueDelete(c.nodeId(), key, c.version());
             }

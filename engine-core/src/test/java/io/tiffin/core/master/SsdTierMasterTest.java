@@ -166,10 +166,14 @@ class SsdTierMasterTest {
         assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).containsExactlyInAnyOrder("a-1", "a-2");
         assertThat(m.ssdTier().awayCopies()).isZero();
 
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).as("the deletes acknowledged").isEmpty();
         m.unmountSegment("n1", "s2-n1");
+        assertThat(m.ssdTier().awayCopies()).isEqualTo(1);
         m.removeAll(true);
+        assertThat(m.ssdTier().awayCopies()).as("a floor for the node instead of a delete per key").isZero();
         comeBack(m, "n1", List.of("b-1"), List.of(versions.get(2)));
         assertThat(m.getReplicaList("b-1").isOk()).as("removed with all keys while away").isFalse();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).containsExactly("b-1");
     }
 
     /**
