@@ -32,6 +32,8 @@ final class StorageTier {
     }
 
     private final TierSettings settings;
+    /** Every version handed out so far (the master's version counter). */
+    private final java.util.function.LongSupplier lastVersion;
     private final Map<String, NodeInfo> nodes = new HashMap<>();
     private final Map<String, ArrayDeque<OffloadTask>> offloads = new HashMap<>();
     /**
@@ -59,8 +61,24 @@ final class StorageTier {
     private final CountMinSketch sketch = new CountMinSketch(1 << 16);
     private int offloadsInFlight;
 
-    StorageTier(TierSettings settings) {
+    /**
+     * Per node whose pending deletes passed {@link #maxPendingPerNode} (the oldest were dropped): every
+     * version handed out when the last one was; its reported copies at or under it that the master does not know are
+     * deleted, not adopted ({@link #overflowCovers}), until its next complete scan.
+     */
+    private final Map<String, Long> overflowFloors = new HashMap<>();
+
+    /** Most pending deletes (and deadlines) kept per node: {@link #MAX_PENDING_DELETES_PER_NODE}, or a test's. */
+    private final int maxPendingPerNode;
+
+    StorageTier(TierSettings settings, java.util.function.LongSupplier lastVersion) {
+        this(settings, lastVersion, MAX_PENDING_DELETES_PER_NODE);
+    }
+
+    StorageTier(TierSettings settings, java.util.function.LongSupplier lastVersion, int maxPendingPerNode) {
         this.settings = settings;
+        this.lastVersion = lastVersion;
+        this.maxPendingPerNode = maxPendingPerNode;
     }
 
     synchronized void register(String nodeId, String endpoint, long capacity) {
@@ -145,7 +163,7 @@ final class StorageTier {
         LinkedHashMap<String, DiskObject> pending = deadlines.computeIfAbsent(nodeId, n -> new LinkedHashMap<>());
         pending.remove(key); // to the end: the latest goes last
         pending.put(key, DiskObject.newBuilder().setKey(key).setVersion(version).setExpireAtMs(expireAtMs).build());
-        if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
+        if (pending.size() > maxPendingPerNode) {
             Iterator<String> oldest = pending.keySet().iterator();
             oldest.next();
             oldest.remove();
@@ -173,11 +191,27 @@ final class StorageTier {
     private void addPendingDelete(String nodeId, String key, long version) {
         LinkedHashMap<String, Long> pending = deletes.computeIfAbsent(nodeId, n -> new LinkedHashMap<>());
         pending.merge(key, version, (a, b) -> a == 0 || b == 0 ? 0 : Math.max(a, b));
-        if (pending.size() > MAX_PENDING_DELETES_PER_NODE) {
+        if (pending.size() > maxPendingPerNode) {
             Iterator<String> oldest = pending.keySet().iterator();
             oldest.next();
             oldest.remove();
+            // the dropped delete's copy must not come back as an object: a floor covers it (and every older copy)
+            overflowFloors.put(nodeId, lastVersion.getAsLong());
         }
+    }
+
+    /**
+     * Whether a reported copy of {@code version} (0 = unknown) on {@code nodeId}, of an object the master does not
+     * know, may be one whose delete was dropped (the node's pending deletes overflowed): it is deleted then.
+     */
+    synchronized boolean overflowCovers(String nodeId, long version) {
+        Long floor = overflowFloors.get(nodeId);
+        return floor != null && (version == 0 || version <= floor);
+    }
+
+    /** The node's whole scan was reported: what it holds has been judged, the overflow floor is done. */
+    synchronized void scanComplete(String nodeId) {
+        overflowFloors.remove(nodeId);
     }
 
     /**

@@ -55,7 +55,7 @@ final class TierCoordinator {
         this.deadlines = deadlines;
         this.floors = floors;
         this.settings = settings;
-        this.tier = new StorageTier(settings);
+        this.tier = new StorageTier(settings, table::lastVersion);
         this.table = table;
         this.segments = segments;
         this.placement = placement;
@@ -232,8 +232,9 @@ final class TierCoordinator {
                 counters.staleDiskCopies.increment();
                 return;
             }
-            if (m == null && away.deleteOnReturn(nodeId, key, version)) {
-                // the node was away for longer than offload.away-ttl: removals meanwhile were not noted
+            if (m == null && (away.deleteOnReturn(nodeId, key, version) || tier.overflowCovers(nodeId, version))) {
+                // the node was away for longer than offload.away-ttl (removals meanwhile were not noted), or more
+                // deletes waited for it than were kept
                 tier.queueDelete(nodeId, key, version);
                 counters.staleDiskCopies.increment();
                 return;
@@ -547,6 +548,7 @@ final class TierCoordinator {
     /** The node's scan is reported in full: what it did not report is not on its disk. */
     void scanComplete(String nodeId) {
         away.scanned(nodeId);
+        tier.scanComplete(nodeId);
     }
 
     // ------------------------------------------------------------------ tasks given up
