@@ -23,6 +23,8 @@ final class FailedDeletes {
 
     /** Most failed deletions kept for the next poll. */
     static final int MAX_KEPT = 100_000;
+    /** Most copies one poll names. */
+    static final int MAX_PER_POLL = 1_000;
     /** Least time between two warnings of failed deletions. */
     static final long WARN_INTERVAL_NANOS = 60_000_000_000L;
 
@@ -65,9 +67,6 @@ final class FailedDeletes {
                     + " still lists them until that poll", nodeId, keys.size(), failed.keys().size() - n);
         }
     }
-
-    /** Most copies one poll names. */
-    static final int MAX_PER_POLL = 1_000;
 
     /**
      * Takes the oldest kept copies, at most {@link #MAX_PER_POLL}, for a poll; {@link #putBack} them if the poll did
