@@ -123,4 +123,50 @@ class NodeForgetsTest {
             assertThat(recorded).containsExactly("gone-node/k@7");
         }
     }
+
+    /**
+     * A node whose disk refused some of a FORGET's deletions names them in its answer: they are recorded ({@link
+     * DiskFloors}) before the removal completes, and counted; when the record cannot be written (a deposed master)
+     * the removal fails instead of answering as if the copies were gone.
+     */
+    @Test
+    void deletionsTheNodesDiskRefusedAreRecordedBeforeTheyCountAsDone() throws Exception {
+        io.tiffin.core.transport.TransportServer node = new io.tiffin.core.transport.TransportServer("full-disk-node",
+                TransportSettings.defaults());
+        node.register(Opcode.FORGET, (request, responder) -> {
+            ForgetRequest req = request.parseControl(ForgetRequest.parser());
+            responder.ok(io.tiffin.core.transport.proto.ForgetReply.newBuilder()
+                    .addAllUndeletedDiskKeys(req.getDiskKeysList())
+                    .addAllUndeletedDiskKeyVersions(req.getDiskKeyVersionsList()).build());
+        }, null);
+        node.start("127.0.0.1", 0);
+        java.util.List<String> recorded = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean deposed = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong counted = new java.util.concurrent.atomic.AtomicLong();
+        try (TransportClientPool pool = new TransportClientPool("forgets-test", TransportSettings.defaults(),
+                "forgets-test"); NodeForgets forgets = new NodeForgets(pool, () -> 1, (n, keys, versions) -> {
+                    if (deposed.get()) {
+                        throw new io.tiffin.core.coordination.StateConflictException("a successor wrote the facts");
+                    }
+                    for (int i = 0; i < keys.size(); i++) {
+                        recorded.add(n + "/" + keys.get(i) + "@" + versions.get(i));
+                    }
+                }, counted::addAndGet)) {
+            MountedSegment segment = new MountedSegment("s", "full-node",
+                    "127.0.0.1:" + node.localAddress().getPort(), 1 << 20, 1, 0);
+
+            forgets.collect(() -> forgets.forgetDiskCopy(segment, "k", 7))
+                    .get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(recorded).containsExactly("full-node/k@7");
+            assertThat(counted).hasValue(1);
+
+            deposed.set(true);
+            var failed = forgets.collect(() -> forgets.forgetDiskCopy(segment, "j", 8));
+            Throwable e = catchThrowable(() -> failed.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertThat(e).hasCauseInstanceOf(io.tiffin.core.coordination.StateConflictException.class);
+            assertThat(recorded).containsExactly("full-node/k@7");
+        } finally {
+            node.close();
+        }
+    }
 }
