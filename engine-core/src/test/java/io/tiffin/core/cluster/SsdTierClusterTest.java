@@ -537,6 +537,24 @@ class SsdTierClusterTest {
                 .until(() -> master.service().ssdTier().awayCopies() == 0);
     }
 
+    /** A task poll whose list of failed deletes and their versions differ in length is refused, naming both. */
+    @Test
+    void aTaskPollWithUnevenFailedDeletesIsRefused() {
+        startMaster(Map.of("offload.mode", "write-through"));
+        startNode("poller", 16 * MiB, "poller", Map.of());
+        try (io.tiffin.core.transport.TransportClientPool pool = new io.tiffin.core.transport.TransportClientPool(
+                "poll-test", TransportSettings.defaults(), "poll-test")) {
+            assertThatThrownBy(() -> pool.get(address()).callSync(io.tiffin.core.transport.Opcode.POLL_TASKS,
+                    io.tiffin.core.transport.proto.TaskPollRequest.newBuilder().setNodeId("poller").setMaxOffloads(1)
+                            .addUndeleted("a").addUndeleted("b").addUndeletedVersions(3).build(),
+                    io.tiffin.core.transport.proto.TaskPollReply.parser()))
+                    .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class, e -> {
+                        assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_PARAMS);
+                        assertThat(e.getMessage()).contains("2 undeleted SSD copies and 1 versions");
+                    });
+        }
+    }
+
     private NodeServer startRefusingNode(String id, String storageDir, RefusingDeletes factory) {
         NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(32 * MiB)
                 .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(factory,
