@@ -356,11 +356,12 @@ final class MasterStub {
 
     /**
      * Remove; {@code cacheOwner}: the caller's location cache, whose entries it drops itself. After an attempt whose
-     * answer was lost (the leader died or could not be reached, or its connection closed before answering), a retry that finds the key gone counts as done:
-     * that attempt removed it; and one refused because the object is being read ({@code OBJECT_HAS_LEASE}) is
-     * repeated until the lease ends, within the failover time: that attempt may have begun the removal (a leader
-     * that died after some of the object's nodes dropped its record leaves the object to its successor with fewer
-     * replicas), so the remove is carried through rather than reported as not done.
+     * answer was lost (the leader died or could not be reached, or its connection closed before answering), a retry
+     * that finds the key gone counts as done: that attempt removed it; and one refused because the object is being
+     * read ({@code OBJECT_HAS_LEASE}) is repeated until the lease ends, within the failover time: that attempt may
+     * have begun the removal (a leader that died after some of the object's nodes dropped its record leaves the
+     * object to its successor with fewer replicas), so the remove is carried through rather than reported as not
+     * done.
      */
     void remove(String key, boolean force, long cacheOwner) {
         KeyRequest request = KeyRequest.newBuilder().setKey(key).setForce(force).setCacheOwner(cacheOwner).build();

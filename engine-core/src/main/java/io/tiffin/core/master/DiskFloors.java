@@ -24,10 +24,10 @@ import org.apache.logging.log4j.Logger;
  * DiskObjectsReport.scan_complete}) and the deletions that scan led to are on its disk (their FORGETs answered), its
  * entry is cleared.
  *
- * <p>A node with an SSD tier that leaves (a graceful stop, expiry) gets an <em>away floor</em> too ({@link #recordAway}):
- * the master it left forgets its SSD-only objects and keeps their keys in memory ({@link AwayCopies}), so it ignores
- * the floor of its own term, while a master of another term, which knows none of those keys, deletes every copy at or
- * under it that the node reports.
+ * <p>A node with an SSD tier that leaves (a graceful stop, expiry) gets an <em>away floor</em> too ({@link
+ * #recordAway}): the master it left forgets its SSD-only objects and keeps their keys in memory ({@link AwayCopies}),
+ * so it ignores the floor of its own term, while a master of another term, which knows none of those keys, deletes
+ * every copy at or under it that the node reports.
  *
  * <p>Without failover nothing is kept (no master takes over from this one).
  *

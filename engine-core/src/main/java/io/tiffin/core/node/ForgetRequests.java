@@ -32,7 +32,8 @@ final class ForgetRequests {
      * @throws TiffinException {@code INVALID_VERSION} from a deposed master, {@code INVALID_PARAMS} for lists of
      *     unequal lengths
      */
-    static CompletableFuture<ForgetReply> apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier, long term) {
+    static CompletableFuture<ForgetReply> apply(ForgetRequest req, LocalSegment segment, NodeStorageTier tier,
+                                                long term) {
         checkParallel(req);
         if (req.getTerm() < term) {
             throw new TiffinException(ErrorCode.INVALID_VERSION, "FORGET from a master of term " + req.getTerm()

@@ -304,7 +304,8 @@ class MasterStubTest {
                     .as("a batch sent again: the key it found gone was removed by the first attempt")
                     .containsExactly(ErrorCode.OK, ErrorCode.OK);
             assertThat(proxy.dropped()).isEqualTo(2);
-            assertThat(stub.batchRemove(List.of("stub-lost/never"), true, 0)).containsExactly(ErrorCode.OBJECT_NOT_FOUND);
+            assertThat(stub.batchRemove(List.of("stub-lost/never"), true, 0))
+                    .containsExactly(ErrorCode.OBJECT_NOT_FOUND);
         }
     }
 
@@ -316,7 +317,8 @@ class MasterStubTest {
         private final ServerSocket listener = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
         private final int target;
         private final java.util.concurrent.atomic.AtomicBoolean drop = new java.util.concurrent.atomic.AtomicBoolean();
-        private final java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.concurrent.atomic.AtomicInteger dropped =
+                new java.util.concurrent.atomic.AtomicInteger();
         private final java.util.concurrent.ExecutorService pumps = java.util.concurrent.Executors.newCachedThreadPool();
 
         AnswerDroppingProxy(int targetPort) throws IOException {
