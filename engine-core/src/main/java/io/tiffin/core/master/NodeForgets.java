@@ -302,7 +302,8 @@ final class NodeForgets implements AutoCloseable {
                 ? reply.getUndeletedDiskKeyVersionsList() : java.util.Collections.nCopies(keys.size(), 0L);
         failedDiskDeletes.accept(keys.size());
         LOG.warn("Node of segment {} could not delete {} SSD copies of removed objects; their deletions are recorded"
-                + " and asked again", segment.name(), keys.size());
+                + " and asked again at its task polls; check that its SSD tier's disk has free space and is writable"
+                + " (its log names the error)", segment.name(), keys.size());
         try {
             diskDeletionsLost.lost(segment.nodeId(), keys, versions);
         } catch (RuntimeException e) {

@@ -541,7 +541,8 @@ final class TierCoordinator {
         Map<String, Integer> expired = away.expire(ticker.millis(), settings.awayTtl().toMillis(), table.lastVersion(),
                 tier::hasStorage);
         expired.forEach((nodeId, n) -> LOG.warn("Node {} has been away for more than offload.away-ttl ({}): the"
-                + " master drops the keys of its {} SSD-only objects, and deletes its SSD copies if it returns",
+                + " master drops the keys of its {} SSD-only objects, and deletes its SSD copies if it returns (raise"
+                + " offload.away-ttl to keep them across longer absences)",
                 nodeId, settings.awayTtl(), n));
     }
 

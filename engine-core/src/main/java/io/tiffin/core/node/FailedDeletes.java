@@ -101,7 +101,8 @@ final class FailedDeletes {
             return;
         }
         LOG.warn("Node {} could not delete {} SSD copies of removed objects ({}){}; they stay on the disk, and the"
-                + " master records their deletions (no master adopts them from a later scan) and asks again",
+                + " master records their deletions (no master adopts them from a later scan) and asks again; check"
+                + " that the SSD tier's disk (node.storage-path) has free space and is writable",
                 nodeId, count, cause.toString(), unwarned == 0 ? "" : " (and " + unwarned + " since the last warning)");
         warned = true;
         lastWarnNanos = nowNanos;
