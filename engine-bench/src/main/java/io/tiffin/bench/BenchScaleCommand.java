@@ -29,6 +29,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -546,6 +547,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
         List<long[]> leaves = new ArrayList<>();
         StringBuilder perRound = new StringBuilder();
         StringBuilder warmRounds = new StringBuilder();
+        Map<String, Long> timedTicks = new TreeMap<>(); // the master's CPU in the timed rounds, by kind of thread
         // the warm-up rounds are the timed rounds' code, Gets and bookkeeping alike, and are dropped
         int warmups = first ? JOIN_WARMUP_ROUNDS : 0;
         for (int r = -warmups; r < joinRounds; r++) {
@@ -555,14 +557,19 @@ public final class BenchScaleCommand implements Callable<Integer> {
             String prefix = "scale-" + runId + "-join" + count + "-" + r;
             long[] join = getsWhile(client, count, r, () -> joinersJit.addAndGet(joining.join(prefix, joinNodes)));
             long[] leave = getsWhile(client, count, r, () -> joinersJit.addAndGet(joining.leave()));
-            String masterJit = masterBefore == null ? "?" : Long.toString(1000 * ProcessProbe.ticksByKind(masterBefore,
-                    probe.threadCpuTicks()).getOrDefault("JIT", 0L) / ProcessProbe.CLOCK_TICKS_PER_SECOND);
+            Map<String, Long> masterTicks = masterBefore == null ? null
+                    : ProcessProbe.ticksByKind(masterBefore, probe.threadCpuTicks());
+            String masterJit = masterTicks == null ? "?"
+                    : Long.toString(1000 * masterTicks.getOrDefault("JIT", 0L) / ProcessProbe.CLOCK_TICKS_PER_SECOND);
             String benchJit = benchBefore < 0 ? "?" : Long.toString(JitClock.self() - benchBefore);
             StringBuilder round = new StringBuilder().append(BenchSupport.fmt(percentile(join, 99) / 1e3, 0))
                     .append('/').append(BenchSupport.fmt(percentile(leave, 99) / 1e3, 0))
                     .append(" (").append(masterJit).append('/').append(benchJit).append('/').append(joinersJit.get())
                     .append(')');
             if (r >= 0) {
+                if (masterTicks != null) {
+                    masterTicks.forEach((kind, ticks) -> timedTicks.merge(kind, ticks, Long::sum));
+                }
                 joins.add(join);
                 leaves.add(leave);
                 perRound.append(r == 0 ? "" : ", ").append(round);
@@ -579,7 +586,20 @@ public final class BenchScaleCommand implements Callable<Integer> {
         System.out.printf("%d nodes joined and left %d times during %d and %d Gets; p99 µs per round, join/leave"
                 + " (JIT ms in the round, master/bench JVM/joining nodes' JVM): %s%n",
                 joinNodes, joinRounds, join.length, leave.length, perRound);
+        if (probe != null) {
+            StringBuilder kinds = new StringBuilder();
+            timedTicks.forEach((kind, ticks) -> kinds.append(kinds.isEmpty() ? "" : ", ").append(kind).append(' ')
+                    .append(perRoundMillis(ticks)));
+            long total = timedTicks.values().stream().mapToLong(Long::longValue).sum();
+            System.out.printf("The master's CPU per round of %d joins and leaves (the Gets beside them included): %s ms"
+                    + " (%s)%n", joinNodes, perRoundMillis(total), kinds);
+        }
         return BenchSupport.fmt(percentile(join, 99) / 1e3, 1) + "," + BenchSupport.fmt(percentile(leave, 99) / 1e3, 1);
+    }
+
+    /** Milliseconds per timed join round of {@code ticks} CPU ticks summed over the rounds. */
+    private String perRoundMillis(long ticks) {
+        return BenchSupport.fmt(1000.0 * ticks / ProcessProbe.CLOCK_TICKS_PER_SECOND / joinRounds, 1);
     }
 
     private static long[] pooled(List<long[]> samples) {

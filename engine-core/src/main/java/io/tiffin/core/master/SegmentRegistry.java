@@ -9,7 +9,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * Mounted segments and the liveness of the nodes that own them.
@@ -25,8 +24,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * each call took the monitor on its own.
  */
 final class SegmentRegistry {
-    /** By name, sorted: the snapshot is its values, with no sort per mount. */
-    private final ConcurrentSkipListMap<String, MountedSegment> byName = new ConcurrentSkipListMap<>();
+    /** By name (the snapshot holds the same segments, sorted by name). */
+    private final ConcurrentHashMap<String, MountedSegment> byName = new ConcurrentHashMap<>();
     /** Each node's mounted segments, an immutable list in mount order; a node with none has no entry. */
     private final ConcurrentHashMap<String, List<MountedSegment>> byNode = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Long> nodeDeadlines = new ConcurrentHashMap<>();
@@ -255,7 +254,11 @@ final class SegmentRegistry {
         return new TreeSet<>(nodeDeadlines.keySet());
     }
 
-    /** Lists {@code s} (under the monitor): by name, under its node, in the snapshot. O(segments): a copy, no sort. */
+    /**
+     * Lists {@code s} (under the monitor): by name, under its node, in the snapshot. O(segments): a binary search
+     * and a copy of the snapshot's references (before, a copy of the sorted map's values: walking its 1,000 nodes was
+     * two thirds of a mount's master CPU; docs/BENCHMARKS.md, "Master at scale").
+     */
     private void list(MountedSegment s) {
         byName.put(s.name(), s);
         byNode.compute(s.nodeId(), (node, old) -> {
@@ -267,7 +270,7 @@ final class SegmentRegistry {
             grown.add(s);
             return List.copyOf(grown);
         });
-        snapshot = List.copyOf(byName.values());
+        snapshot = with(snapshot, s);
     }
 
     /** Takes {@code s} out of every index (under the monitor); the opposite of {@link #list}. */
@@ -277,6 +280,60 @@ final class SegmentRegistry {
             List<MountedSegment> rest = old.stream().filter(o -> o != s).toList();
             return rest.isEmpty() ? null : rest;
         });
-        snapshot = List.copyOf(byName.values());
+        snapshot = without(snapshot, s);
+    }
+
+    /** {@code sorted} (by name) with {@code s} in its place: added, or replacing the segment of its name. */
+    private static List<MountedSegment> with(List<MountedSegment> sorted, MountedSegment s) {
+        int i = indexOf(sorted, s.name());
+        MountedSegment[] out;
+        if (i >= 0) {
+            out = sorted.toArray(new MountedSegment[0]);
+            out[i] = s;
+        } else {
+            int at = -i - 1;
+            out = new MountedSegment[sorted.size() + 1];
+            for (int j = 0; j < at; j++) {
+                out[j] = sorted.get(j);
+            }
+            out[at] = s;
+            for (int j = at; j < sorted.size(); j++) {
+                out[j + 1] = sorted.get(j);
+            }
+        }
+        return List.of(out);
+    }
+
+    /** {@code sorted} (by name) without {@code s} (the same object; unchanged if another has its name). */
+    private static List<MountedSegment> without(List<MountedSegment> sorted, MountedSegment s) {
+        int i = indexOf(sorted, s.name());
+        if (i < 0 || sorted.get(i) != s) {
+            return sorted;
+        }
+        MountedSegment[] out = new MountedSegment[sorted.size() - 1];
+        for (int j = 0, k = 0; j < sorted.size(); j++) {
+            if (j != i) {
+                out[k++] = sorted.get(j);
+            }
+        }
+        return List.of(out);
+    }
+
+    /** Binary search by name, as {@link java.util.Collections#binarySearch}: the index, or -(insertion point) - 1. */
+    private static int indexOf(List<MountedSegment> sorted, String name) {
+        int lo = 0;
+        int hi = sorted.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            int c = sorted.get(mid).name().compareTo(name);
+            if (c < 0) {
+                lo = mid + 1;
+            } else if (c > 0) {
+                hi = mid - 1;
+            } else {
+                return mid;
+            }
+        }
+        return -(lo + 1);
     }
 }

@@ -104,6 +104,9 @@ class SegmentRegistryTest {
             }
             assertThat(registry.segments()).extracting(MountedSegment::name).as("seed %d step %d", seed, step)
                     .containsExactlyElementsOf(new TreeSet<>(model.keySet()));
+            for (MountedSegment s : registry.segments()) {
+                assertThat(registry.get(s.name())).as("seed %d step %d: %s", seed, step, s.name()).isSameAs(s);
+            }
             for (int n = 0; n < 8; n++) {
                 String id = "n" + n;
                 Set<String> expected = new HashSet<>();
