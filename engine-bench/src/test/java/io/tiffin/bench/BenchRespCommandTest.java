@@ -52,7 +52,7 @@ class BenchRespCommandTest {
             int code = new CommandLine(new BenchRespCommand()).setErr(new PrintWriter(err, true)).execute("--port",
                     Integer.toString(gateway.address().getPort()), "--redis-server", REDIS_SERVER.toString(),
                     "--redis-benchmark", REDIS_BENCHMARK.toString(), "--sizes", "4KiB", "--pipelines", "1,4",
-                    "--requests", "2000", "--warmup", "3000", "--rounds", "1", "--clients", "2", "--csv",
+                    "--requests", "2000", "--warmup", "3000", "--rounds", "1", "--clients", "2", "--threads", "2", "--csv",
                     csv.toString());
             System.setOut(stdout);
             assertThat(code).as(err + printed.toString(StandardCharsets.UTF_8)).isZero();
@@ -66,7 +66,8 @@ class BenchRespCommandTest {
                 assertThat(Double.parseDouble(row.split(",")[5])).as(row).isPositive();
             }
             assertThat(printed.toString(StandardCharsets.UTF_8)).containsPattern("tiffin/redis GET +4KiB -P 1 : [0-9.]+x")
-                    .contains("load before: ", "load after: ", "warm-up 1/2 tiffin SET", "warm-up 2/2 tiffin GET")
+                    .contains("load before: ", "load after: ", "warm-up 1/2 tiffin SET", "warm-up 2/2 tiffin GET",
+                            "(2 clients, 2 redis-benchmark threads)")
                     .containsPattern("\\(tiffin: [0-9]+ of [0-9]+ lookups missed").containsPattern(
                             "\\(redis: [0-9]+ of [0-9]+ lookups missed");
         } finally {
