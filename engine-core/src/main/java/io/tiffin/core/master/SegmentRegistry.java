@@ -1,8 +1,10 @@
 package io.tiffin.core.master;
 
+import com.google.common.collect.Lists;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -319,21 +321,8 @@ final class SegmentRegistry {
         return List.of(out);
     }
 
-    /** Binary search by name, as {@link java.util.Collections#binarySearch}: the index, or -(insertion point) - 1. */
+    /** Binary search by name: the index, or -(insertion point) - 1 ({@link Collections#binarySearch}). */
     private static int indexOf(List<MountedSegment> sorted, String name) {
-        int lo = 0;
-        int hi = sorted.size() - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            int c = sorted.get(mid).name().compareTo(name);
-            if (c < 0) {
-                lo = mid + 1;
-            } else if (c > 0) {
-                hi = mid - 1;
-            } else {
-                return mid;
-            }
-        }
-        return -(lo + 1);
+        return Collections.binarySearch(Lists.transform(sorted, MountedSegment::name), name);
     }
 }
