@@ -91,8 +91,8 @@ final class BenchRespCommand implements Callable<Integer> {
     int clients;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "1",
-            description = "redis-benchmark's threads, --threads (default ${DEFAULT-VALUE}: its single-threaded mode, in"
-                    + " which its own thread caps large GETs near 4,500 a second on a core of about 2026)")
+            description = "redis-benchmark's threads, --threads (default ${DEFAULT-VALUE}: its single-threaded mode,"
+                    + " whose one thread caps 1 MiB GETs near 4,500 a second on the machine of docs/BENCHMARKS.md)")
     int threads;
 
     @Option(names = "--requests", paramLabel = "N", defaultValue = "0",
@@ -247,8 +247,8 @@ final class BenchRespCommand implements Callable<Integer> {
         long hits = infoField(h, targetPort, "stats", "keyspace_hits");
         long misses = infoField(h, targetPort, "stats", "keyspace_misses");
         List<String> command = new ArrayList<>(List.of(redisBenchmark, "-h", h, "-p", Integer.toString(targetPort),
-                "-t", tests, "-d", Long.toString(size), "-n", Integer.toString(n), "-c", Integer.toString(clients), "-r",
-                Integer.toString(keyspaceFor(size)), "-P", Integer.toString(pipeline), "--csv"));
+                "-t", tests, "-d", Long.toString(size), "-n", Integer.toString(n), "-c", Integer.toString(clients),
+                "-r", Integer.toString(keyspaceFor(size)), "-P", Integer.toString(pipeline), "--csv"));
         if (threads > 1) {
             command.addAll(List.of("--threads", Integer.toString(threads)));
         }

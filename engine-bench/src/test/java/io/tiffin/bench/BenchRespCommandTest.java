@@ -52,8 +52,8 @@ class BenchRespCommandTest {
             int code = new CommandLine(new BenchRespCommand()).setErr(new PrintWriter(err, true)).execute("--port",
                     Integer.toString(gateway.address().getPort()), "--redis-server", REDIS_SERVER.toString(),
                     "--redis-benchmark", REDIS_BENCHMARK.toString(), "--sizes", "4KiB", "--pipelines", "1,4",
-                    "--requests", "2000", "--warmup", "3000", "--rounds", "1", "--clients", "2", "--threads", "2", "--csv",
-                    csv.toString());
+                    "--requests", "2000", "--warmup", "3000", "--rounds", "1", "--clients", "2", "--threads", "2",
+                    "--csv", csv.toString());
             System.setOut(stdout);
             assertThat(code).as(err + printed.toString(StandardCharsets.UTF_8)).isZero();
             List<String> lines = Files.readAllLines(csv);
