@@ -7,6 +7,7 @@ import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.Responder;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -143,12 +144,22 @@ final class HeldReplies {
         return op + " took effect, but " + why + "; nothing needs redoing once a master is back";
     }
 
-    /** The failure of a held call whose wait failed: a deposed master could not make its effect last. */
+    /**
+     * The failure of a held call whose wait failed: a node's disk refused to keep its effect ({@code FILE_WRITE_FAIL},
+     * as the node named it), or a deposed master could not make its effect last.
+     */
     private static TiffinException failureOf(Opcode op, Throwable cause) {
-        if (cause instanceof TiffinException t) {
+        Throwable c = cause;
+        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+            c = c.getCause();
+        }
+        if (c instanceof TiffinException t && t.code() == ErrorCode.FILE_WRITE_FAIL) {
+            return new TiffinException(ErrorCode.FILE_WRITE_FAIL, op + " failed: " + t.getMessage(), t);
+        }
+        if (c instanceof TiffinException t) {
             return new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, op + " may not have taken effect: "
                     + t.getMessage() + "; retry it at the leader");
         }
-        return new TiffinException(ErrorCode.INTERNAL_ERROR, op + " failed: " + cause);
+        return new TiffinException(ErrorCode.INTERNAL_ERROR, op + " failed: " + c);
     }
 }

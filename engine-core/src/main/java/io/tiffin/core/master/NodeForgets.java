@@ -7,8 +7,10 @@ import io.tiffin.core.transport.TransportClientPool;
 import io.tiffin.core.transport.proto.ForgetReply;
 import io.tiffin.core.transport.proto.ForgetRequest;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -33,9 +35,10 @@ import org.apache.logging.log4j.Logger;
  *
  * <p>A node that refuses the connection has no process left holding records: its forgets count as done (deletions of
  * its SSD copies too, recorded first in the cluster facts: {@link DiskFloors}). Deletions a node's backend failed
- * (its answer names them) are recorded the same way before they count as done. One that
- * does not answer (or whose connect times out) is asked again every 200 ms until its segment is unmounted (node
- * expiry), which voids its records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
+ * (its answer names them) are recorded the same way before they count as done; deadlines it failed to write into
+ * its copies' stamps (named too) fail the EXPIRE or PERSIST that waits for them. One that does not answer (or whose
+ * connect times out) is asked again every 200 ms until its segment is unmounted (node expiry), which voids its
+ * records (the node re-mounts empty). A node that follows a newer master term refuses: this master is deposed, its
  * frees stay undone and the removals waiting for them fail.
  *
  * <p>Thread-safe: per segment two queues, one for its records and one for its node's SSD copies (so frees never wait
@@ -228,6 +231,9 @@ final class NodeForgets implements AutoCloseable {
         try {
             ForgetReply reply = pool.get(segment.endpoint()).callSync(Opcode.FORGET, req.build(),
                     ForgetReply.parser());
+            if (reply.getUnstampedDiskKeysCount() > 0) {
+                failUnstamped(segment, batch, reply);
+            }
             if (reply.getUndeletedDiskKeysCount() == 0) {
                 finish(segment, q, batch, true);
             } else {
@@ -316,6 +322,33 @@ final class NodeForgets implements AutoCloseable {
             }
         }
         finish(segment, q, batch, true); // the node took the rest of the batch
+    }
+
+    /**
+     * Fails the calls (EXPIRE, PERSIST) that wait for the new deadlines the node's backend could not write into its
+     * SSD copies' stamps, as its answer names them: the deadline holds in this master, but a master that took over
+     * would find the old one on the node's disk, so the change is not reported as made.
+     */
+    private void failUnstamped(MountedSegment segment, List<Item> batch, ForgetReply reply) {
+        Set<String> unstamped = new HashSet<>();
+        for (int i = 0; i < reply.getUnstampedDiskKeysCount(); i++) {
+            long version = i < reply.getUnstampedDiskKeyVersionsCount() ? reply.getUnstampedDiskKeyVersions(i) : 0;
+            unstamped.add(version + "@" + reply.getUnstampedDiskKeys(i));
+        }
+        LOG.warn("Node of segment {} could not write the new deadlines of {} SSD copies into its disk; the EXPIRE or"
+                + " PERSIST calls that set them fail: check that its SSD tier's disk has free space and is writable"
+                + " (its log names the error)", segment.name(), unstamped.size());
+        for (Item i : batch) {
+            boolean named = i.diskKey() != null && (unstamped.contains(i.version() + "@" + i.diskKey())
+                    || unstamped.contains("0@" + i.diskKey()));
+            if (named && !i.forgets() && i.done() != null) {
+                i.done().completeExceptionally(new TiffinException(ErrorCode.FILE_WRITE_FAIL, "node "
+                        + segment.nodeId() + " could not write the new expiry deadline of its SSD copy of "
+                        + i.diskKey() + " to its disk: the deadline holds until a master takes over, which would find"
+                        + " the old one; check that the node's SSD tier has free space and is writable, then set the"
+                        + " deadline again"));
+            }
+        }
     }
 
     private void finish(MountedSegment segment, Queue q, List<Item> batch, boolean free) {

@@ -4,6 +4,7 @@ import io.tiffin.api.spi.storage.ObjectStamp;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.core.transport.proto.DiskObject;
 import java.util.Collection;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,7 +34,8 @@ final class DiskCopies {
     private final ConcurrentHashMap<String, DiskObject> inMemory;
     private final Executor io;
     /** The last stamp write asked for; the next runs after it. Guarded by this. */
-    private CompletableFuture<Void> stampWrites = CompletableFuture.completedFuture(null);
+    private CompletableFuture<FailedDeletes.Batch> stampWrites = CompletableFuture.completedFuture(
+            FailedDeletes.Batch.NONE);
 
     /** Keeps track of {@code backend}'s copies; {@code io} writes their stamps (never the caller's thread). */
     DiskCopies(String nodeId, StorageBackend backend, Executor io) {
@@ -85,10 +87,11 @@ final class DiskCopies {
      * copies are of {@code versions} (0 = whichever version the copy is of); the three lists are parallel. Never
      * blocks.
      *
-     * @return completes once the deadlines are in the copies' stamps (at once without stamps on disk); a stamp that
-     *     could not be written is logged, and its copy keeps its old deadline on disk until a master sends it again
+     * @return completes once the deadlines are in the copies' stamps (at once without stamps on disk), with the
+     *     copies whose stamps the backend failed to write (each logged; its copy keeps its old deadline on disk)
      */
-    CompletableFuture<Void> setDeadlines(List<String> keys, List<Long> versions, List<Long> deadlines) {
+    CompletableFuture<FailedDeletes.Batch> setDeadlines(List<String> keys, List<Long> versions,
+                                                        List<Long> deadlines) {
         if (!onDisk) {
             for (int i = 0; i < keys.size(); i++) {
                 long version = versions.get(i);
@@ -96,18 +99,21 @@ final class DiskCopies {
                 inMemory.computeIfPresent(keys.get(i), (k, o) -> (version == 0 || o.getVersion() == version)
                         && o.getExpireAtMs() != deadline ? o.toBuilder().setExpireAtMs(deadline).build() : o);
             }
-            return CompletableFuture.completedFuture(null);
+            return CompletableFuture.completedFuture(FailedDeletes.Batch.NONE);
         }
         List<String> ks = List.copyOf(keys);
         List<Long> vs = List.copyOf(versions);
         List<Long> ds = List.copyOf(deadlines);
         synchronized (this) {
-            stampWrites = stampWrites.handle((done, failed) -> null).thenRunAsync(() -> restamp(ks, vs, ds), io);
+            stampWrites = stampWrites.handle((done, failed) -> null).thenApplyAsync(v -> restamp(ks, vs, ds), io);
             return stampWrites;
         }
     }
 
-    private void restamp(List<String> keys, List<Long> versions, List<Long> deadlines) {
+    /** Writes the deadlines into the stamps; returns the copies whose stamps the backend failed to write. */
+    private FailedDeletes.Batch restamp(List<String> keys, List<Long> versions, List<Long> deadlines) {
+        List<String> failed = new ArrayList<>();
+        List<Long> failedVersions = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
             try {
@@ -120,9 +126,12 @@ final class DiskCopies {
                     backend.restamp(key, version, Math.max(0, deadlines.get(i))); // another version's copy stays
                 }
             } catch (RuntimeException e) {
-                LOG.warn("Node {} could not write the new deadline of its SSD copy of {}: {}", nodeId, key,
-                        e.toString());
+                LOG.warn("Node {} could not write the new deadline of its SSD copy of {} ({}); check that its SSD"
+                        + " tier's disk has free space and is writable", nodeId, key, e.toString());
+                failed.add(key);
+                failedVersions.add(versions.get(i));
             }
         }
+        return failed.isEmpty() ? FailedDeletes.Batch.NONE : new FailedDeletes.Batch(failed, failedVersions);
     }
 }

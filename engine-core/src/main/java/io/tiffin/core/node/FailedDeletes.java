@@ -28,7 +28,10 @@ final class FailedDeletes {
     /** Least time between two warnings of failed deletions. */
     static final long WARN_INTERVAL_NANOS = 60_000_000_000L;
 
-    /** Copies (keys, and the versions their deletions named, 0 = any; parallel). */
+    /**
+     * Copies (keys, and the versions a master named, 0 = any; parallel): here those whose deletions failed, and in
+     * {@link DiskCopies#setDeadlines} those whose new deadlines could not be written.
+     */
     record Batch(List<String> keys, List<Long> versions) {
         static final Batch NONE = new Batch(List.of(), List.of());
 

@@ -28,7 +28,7 @@ final class ForgetRequests {
      *
      * @return completes when the SSD changes are on disk too (copies deleted, see {@link
      *     NodeStorageTier#deleteDiskCopies}; deadlines in their stamps, see {@link NodeStorageTier#setDiskDeadlines}),
-     *     with the node's answer: the copies the backend failed to delete
+     *     with the node's answer: the copies the backend failed to delete, and those whose stamps it failed to write
      * @throws TiffinException {@code INVALID_VERSION} from a deposed master, {@code INVALID_PARAMS} for lists of
      *     unequal lengths
      */
@@ -56,10 +56,11 @@ final class ForgetRequests {
                             .addAllUndeletedDiskKeyVersions(failed.versions()).build());
         }
         if (tier != null && req.getDiskDeadlineKeysCount() > 0) {
-            CompletableFuture<ForgetReply> reply = deleted;
-            return CompletableFuture.allOf(reply, tier.setDiskDeadlines(req.getDiskDeadlineKeysList(),
+            return deleted.thenCombine(tier.setDiskDeadlines(req.getDiskDeadlineKeysList(),
                     versionsOrAny(req.getDiskDeadlineVersionsList(), req.getDiskDeadlineKeysCount()),
-                    req.getDiskDeadlinesList())).thenApply(v -> reply.join());
+                    req.getDiskDeadlinesList()), (reply, unstamped) -> unstamped.isEmpty() ? reply
+                    : reply.toBuilder().addAllUnstampedDiskKeys(unstamped.keys())
+                            .addAllUnstampedDiskKeyVersions(unstamped.versions()).build());
         }
         return deleted;
     }

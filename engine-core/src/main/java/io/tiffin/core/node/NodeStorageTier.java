@@ -184,7 +184,8 @@ final class NodeStorageTier implements AutoCloseable {
      * copies are of {@code versions} (0 = whichever version they are of); the lists are parallel. See {@link
      * DiskCopies#setDeadlines}. Never blocks.
      */
-    CompletableFuture<Void> setDiskDeadlines(List<String> keys, List<Long> versions, List<Long> deadlines) {
+    CompletableFuture<FailedDeletes.Batch> setDiskDeadlines(List<String> keys, List<Long> versions,
+                                                            List<Long> deadlines) {
         return copies.setDeadlines(keys, versions, deadlines);
     }
 

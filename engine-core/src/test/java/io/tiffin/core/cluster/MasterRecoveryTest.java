@@ -2,6 +2,7 @@ package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import io.netty.buffer.Unpooled;
@@ -310,6 +311,48 @@ class MasterRecoveryTest {
             master.close();
             disk.refuse(false);
             takeOverAndSeeTheRemovalHold(port, tier, disk);
+        } finally {
+            master.close();
+        }
+    }
+
+    /**
+     * With failover on, an EXPIRE answers once the nodes of the object's SSD copies have the new deadline in their
+     * stamps, so a master that takes over finds it. A deadline the node's disk refuses to write fails the EXPIRE with
+     * an error that says what to check, and the stamp keeps the deadline it had; once the disk takes writes again, the
+     * same EXPIRE succeeds and reaches the stamp. Before, the node logged the failure and the EXPIRE answered as if
+     * the deadline were on the disk.
+     */
+    @Test
+    void anExpireWhoseDeadlineTheNodesDiskRefusesFailsAndTheStampKeepsItsDeadline() throws IOException {
+        int port = freePort();
+        String address = "127.0.0.1:" + port;
+        MasterServer master = startMaster(port, Map.of("offload.mode", "write-through"));
+        try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
+            RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
+            NodeServer node = startSsdNode(address, disk);
+            try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
+                c.put("k", value("k"));
+                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "k"));
+                assertThat(node.storageBackend().stamp("k").expireAtMs()).isZero();
+                disk.refuseStamps(true);
+
+                Throwable e = catchThrowable(() -> c.expire("k", Duration.ofHours(1).toMillis()));
+
+                assertThat(e).isInstanceOfSatisfying(TiffinException.class, t -> {
+                    assertThat(t.code()).as(t.getMessage()).isEqualTo(ErrorCode.FILE_WRITE_FAIL);
+                    assertThat(t.getMessage()).as(t.toString()).contains("node ssd could not write the new expiry deadline of its SSD"
+                            + " copy of k", "free space");
+                });
+                assertThat(node.storageBackend().stamp("k").expireAtMs()).as("the stamp as it was").isZero();
+
+                disk.refuseStamps(false);
+                assertThat(c.expire("k", Duration.ofHours(1).toMillis())).isTrue();
+                assertThat(node.storageBackend().stamp("k").expireAtMs()).as("the stamp once the disk takes it")
+                        .isPositive();
+            } finally {
+                node.close();
+            }
         } finally {
             master.close();
         }

@@ -18,8 +18,9 @@ import java.util.function.BiConsumer;
 
 /**
  * A storage backend factory around a real one (the bucket backend) whose backends fail every removal while {@link
- * #refuse} is set, as a disk that refuses the removal's journal entry (full, or remounted read-only after an error)
- * does; everything else reaches the real backend. A test's stand-in for a disk fault it cannot cause.
+ * #refuse} is set, and every new deadline of a stamp while {@link #refuseStamps} is, as a disk that refuses the
+ * journal entry (full, or remounted read-only after an error) does; everything else reaches the real backend. A
+ * test's stand-in for a disk fault it cannot cause.
  *
  * <p>Thread-safe.
  */
@@ -27,6 +28,7 @@ final class RefusingDeletes implements StorageBackendFactory {
     private final StorageBackendFactory real;
     private final AtomicBoolean refusing = new AtomicBoolean();
     private final AtomicInteger refused = new AtomicInteger();
+    private final AtomicBoolean refusingStamps = new AtomicBoolean();
 
     RefusingDeletes(StorageBackendFactory real) {
         this.real = real;
@@ -35,6 +37,11 @@ final class RefusingDeletes implements StorageBackendFactory {
     /** Whether removals fail from now on. */
     void refuse(boolean on) {
         refusing.set(on);
+    }
+
+    /** Whether new deadlines of stamps ({@code restamp}) fail from now on. */
+    void refuseStamps(boolean on) {
+        refusingStamps.set(on);
     }
 
     /** How many removals failed so far. */
@@ -88,6 +95,10 @@ final class RefusingDeletes implements StorageBackendFactory {
 
             @Override
             public boolean restamp(String key, long version, long expireAtMs) {
+                if (refusingStamps.get()) {
+                    throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "the stamp's index entry: No space left on"
+                            + " device");
+                }
                 return b.restamp(key, version, expireAtMs);
             }
 
