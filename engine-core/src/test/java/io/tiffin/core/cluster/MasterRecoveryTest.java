@@ -216,6 +216,14 @@ class MasterRecoveryTest {
                                 Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
     }
 
+    /** Puts each of {@code keys} (its {@link #value}) and waits until every one has an SSD copy. */
+    private static void putOnSsd(TiffinClient c, String... keys) {
+        for (String key : keys) {
+            c.put(key, value(key));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> java.util.Arrays.stream(keys).allMatch(k -> onSsd(c, k)));
+    }
+
     private static boolean onSsd(TiffinClient c, String key) {
         return c.locate(key).map(l -> l.replicas().stream()
                 .anyMatch(r -> r.type() == io.tiffin.api.ReplicaType.LOCAL_DISK)).orElse(false);
@@ -237,9 +245,7 @@ class MasterRecoveryTest {
         try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
             NodeServer node = startSsdNode(address, plugins);
             try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
-                c.put("gone", value("gone"));
-                c.put("kept", value("kept"));
-                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "gone") && onSsd(c, "kept"));
+                putOnSsd(c, "gone", "kept");
                 node.crash();
                 assertThat(lostDeletionsOn("ssd")).isEmpty();
 
@@ -296,9 +302,7 @@ class MasterRecoveryTest {
             RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
             NodeServer node = startSsdNode(address, disk);
             try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
-                c.put("gone", value("gone"));
-                c.put("kept", value("kept"));
-                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "gone") && onSsd(c, "kept"));
+                putOnSsd(c, "gone", "kept");
                 disk.refuse(true);
 
                 c.remove("gone", true);
@@ -332,8 +336,7 @@ class MasterRecoveryTest {
             RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
             NodeServer node = startSsdNode(address, disk);
             try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
-                c.put("k", value("k"));
-                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "k"));
+                putOnSsd(c, "k");
                 assertThat(node.storageBackend().stamp("k").expireAtMs()).isZero();
                 disk.refuseStamps(true);
 
@@ -341,7 +344,7 @@ class MasterRecoveryTest {
 
                 assertThat(e).isInstanceOfSatisfying(TiffinException.class, t -> {
                     assertThat(t.code()).as(t.getMessage()).isEqualTo(ErrorCode.FILE_WRITE_FAIL);
-                    assertThat(t.getMessage()).as(t.toString()).contains("node ssd could not write the new expiry deadline of its SSD"
+                    assertThat(t.getMessage()).contains("node ssd could not write the new expiry deadline of its SSD"
                             + " copy of k", "free space");
                 });
                 assertThat(node.storageBackend().stamp("k").expireAtMs()).as("the stamp as it was").isZero();
@@ -380,9 +383,7 @@ class MasterRecoveryTest {
         try (io.tiffin.core.plugin.PluginRegistry plugins = io.tiffin.core.plugin.PluginRegistry.classPathOnly()) {
             NodeServer node = startSsdNode(address, plugins);
             try (TiffinClient c = TiffinClient.connect(TestCluster.remoteOptions(address).build())) {
-                c.put("gone", value("gone"));
-                c.put("kept", value("kept"));
-                await().atMost(Duration.ofSeconds(30)).until(() -> onSsd(c, "gone") && onSsd(c, "kept"));
+                putOnSsd(c, "gone", "kept");
                 node.close(); // a graceful stop: unmounted at once
                 assertThat(diskFloorOf("ssd")).isNotNull();
                 assertThat(diskFloorOf("ssd").getAwayFloor()).isPositive();
