@@ -25,6 +25,8 @@ public final class MasterCounters {
     final LongAdder staleDiskCopies = new LongAdder();
     /** Deletions of SSD copies a node's backend failed (FORGET answers and task polls naming them). */
     final LongAdder failedDiskDeletes = new LongAdder();
+    /** New deadlines a node's backend failed to write into SSD copies' stamps (named by FORGET answers, task polls). */
+    final LongAdder failedDiskStamps = new LongAdder();
     final LongAdder abandonedTasks = new LongAdder();
     /** Puts abandoned (their space freed) after master.put-timeout. */
     final LongAdder putTimeouts = new LongAdder();
@@ -46,6 +48,11 @@ public final class MasterCounters {
     /** Deletions of SSD copies a node's backend failed (a full or broken disk); each is recorded and asked again. */
     public long failedDiskDeletes() {
         return failedDiskDeletes.sum();
+    }
+
+    /** New deadlines a node's backend failed to write into SSD copies' stamps (a full or broken disk); sent again. */
+    public long failedDiskStamps() {
+        return failedDiskStamps.sum();
     }
 
     public long offloads() {

@@ -119,6 +119,9 @@ public final class MasterMetrics {
         CounterWithCallback.builder().name("tiffin_master_ssd_delete_failures_total")
                 .help("Deletions of SSD copies of removed objects that a node's disk failed (recorded, asked again)")
                 .callback(cb -> cb.call(master.counters().failedDiskDeletes())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_ssd_deadline_write_failures_total")
+                .help("New expiry deadlines that a node's disk failed to write into SSD copies' stamps (sent again)")
+                .callback(cb -> cb.call(master.counters().failedDiskStamps())).register(registry);
         CounterWithCallback.builder().name("tiffin_master_disk_evictions_total")
                 .help("SSD copies dropped because a node's backend evicted them")
                 .callback(cb -> cb.call(master.counters().diskEvictions())).register(registry);

@@ -575,10 +575,16 @@ public final class MasterRpcService implements InProcessMaster {
             var req = r.parseControl(io.tiffin.core.transport.proto.TaskPollRequest.parser());
             actForNode(r, req.getNodeId(), "POLL_TASKS");
             limits.checkBatch(Opcode.POLL_TASKS, req.getUndeletedCount());
+            limits.checkBatch(Opcode.POLL_TASKS, req.getUnstampedCount());
             if (req.getUndeletedVersionsCount() != req.getUndeletedCount()) {
                 throw new TiffinException(ErrorCode.INVALID_PARAMS, "POLL_TASKS names " + req.getUndeletedCount()
                         + " undeleted SSD copies and " + req.getUndeletedVersionsCount() + " versions");
             }
+            if (req.getUnstampedVersionsCount() != req.getUnstampedCount()) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "POLL_TASKS names " + req.getUnstampedCount()
+                        + " unstamped SSD copies and " + req.getUnstampedVersionsCount() + " versions");
+            }
+            master.ssdTier().unstamped(req.getNodeId(), req.getUnstampedList(), req.getUnstampedVersionsList());
             var tasks = master.ssdTier().pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions(),
                     req.getUndeletedList(), req.getUndeletedVersionsList());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())

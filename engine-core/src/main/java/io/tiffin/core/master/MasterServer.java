@@ -85,7 +85,7 @@ public final class MasterServer implements AutoCloseable {
                     .withHandshakeTimeout(java.time.Duration.ofSeconds(1)).withRpcTimeout(java.time.Duration.ofSeconds(2))
                     .withIoThreads(1).presentingAs(io.tiffin.core.transport.Role.ADMIN), "master", ticker);
             forgets = new NodeForgets(nodeConnections, service::term, facts::recordLostDeletions,
-                    service.counters().failedDiskDeletes::add);
+                    service.counters().failedDiskDeletes::add, service.counters().failedDiskStamps::add);
             service.enableFailover(facts, forgets);
         } else {
             leadership = Leadership.alwaysLeader();

@@ -155,6 +155,7 @@ final class MasterStatus {
                 .field("promotions_total", c.promotions()).field("promotion_failures_total", c.promotionFailures())
                 .field("disk_evictions_total", c.diskEvictions())
                 .field("delete_failures_total", c.failedDiskDeletes())
+                .field("deadline_write_failures_total", c.failedDiskStamps())
                 .field("away_copies", master.ssdTier().awayCopies()).endObject();
     }
 

@@ -71,6 +71,7 @@ final class NodeForgets implements AutoCloseable {
     private final LongSupplier term;
     private final DiskDeletionsLost diskDeletionsLost;
     private final java.util.function.LongConsumer failedDiskDeletes;
+    private final java.util.function.LongConsumer failedDiskStamps;
 
     /**
      * Told of deletions of SSD copies that count as done without their node, or that its backend failed; see {@link
@@ -99,19 +100,21 @@ final class NodeForgets implements AutoCloseable {
      *     {@link RuntimeException} from it fails those deletions' removals as a deposed master's
      */
     NodeForgets(TransportClientPool pool, LongSupplier term, DiskDeletionsLost diskDeletionsLost) {
-        this(pool, term, diskDeletionsLost, n -> { });
+        this(pool, term, diskDeletionsLost, n -> { }, n -> { });
     }
 
     /**
      * As {@link #NodeForgets(TransportClientPool, LongSupplier, DiskDeletionsLost)}, counting in {@code
-     * failedDiskDeletes} the deletions nodes' backends failed.
+     * failedDiskDeletes} the deletions nodes' backends failed, and in {@code failedDiskStamps} the new deadlines they
+     * failed to write into their copies' stamps.
      */
     NodeForgets(TransportClientPool pool, LongSupplier term, DiskDeletionsLost diskDeletionsLost,
-                java.util.function.LongConsumer failedDiskDeletes) {
+                java.util.function.LongConsumer failedDiskDeletes, java.util.function.LongConsumer failedDiskStamps) {
         this.pool = pool;
         this.term = term;
         this.diskDeletionsLost = diskDeletionsLost;
         this.failedDiskDeletes = failedDiskDeletes;
+        this.failedDiskStamps = failedDiskStamps;
     }
 
     /** Queues the drop of the record of the object of {@code version} at {@code offset}, then frees {@code handle}. */
@@ -335,6 +338,7 @@ final class NodeForgets implements AutoCloseable {
             long version = i < reply.getUnstampedDiskKeyVersionsCount() ? reply.getUnstampedDiskKeyVersions(i) : 0;
             unstamped.add(version + "@" + reply.getUnstampedDiskKeys(i));
         }
+        failedDiskStamps.accept(unstamped.size());
         LOG.warn("Node of segment {} could not write the new deadlines of {} SSD copies into its disk; the EXPIRE or"
                 + " PERSIST calls that set them fail: check that its SSD tier's disk has free space and is writable"
                 + " (its log names the error)", segment.name(), unstamped.size());

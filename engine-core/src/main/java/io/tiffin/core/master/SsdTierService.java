@@ -121,6 +121,14 @@ public final class SsdTierService {
     }
 
     /**
+     * {@code nodeId}'s backend failed to write the new deadlines of its SSD copies of {@code keys} (of {@code versions},
+     * parallel) into their stamps: its next poll carries each object's current deadline again.
+     */
+    void unstamped(String nodeId, List<String> keys, List<Long> versions) {
+        tier.unstamped(nodeId, keys, versions);
+    }
+
+    /**
      * Allocates the memory replica of a promotion (on the node's own segment when it fits) and returns
      * where to write it. Codes: OBJECT_NOT_FOUND (removed meanwhile), OBJECT_ALREADY_EXISTS (already in
      * memory), NO_AVAILABLE_HANDLE, INTERNAL_ERROR (the allocation strategy failed).

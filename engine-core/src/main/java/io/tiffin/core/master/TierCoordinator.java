@@ -194,6 +194,24 @@ final class TierCoordinator {
         return tier.poll(nodeId, Math.max(0, maxOffloads), Math.max(0, maxPromotions), undeleted, undeletedVersions);
     }
 
+    /**
+     * {@code nodeId}'s backend failed to write the new deadlines of its SSD copies of {@code keys} (of {@code versions},
+     * parallel) into their stamps: queues each object's current deadline for the node's poll again, if the node still
+     * holds a copy of that version (else the copy's deletion, or its new offload with the deadline, is on its way).
+     */
+    void unstamped(String nodeId, List<String> keys, List<Long> versions) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        counters.failedDiskStamps.add(keys.size());
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m != null && m.version == versions.get(i) && m.hasDiskReplicaOn(nodeId)) {
+                tier.queueDeadline(nodeId, m.key, m.version, m.expireAtMillis);
+            }
+        });
+    }
+
     // ------------------------------------------------------------------ offload
 
     /**

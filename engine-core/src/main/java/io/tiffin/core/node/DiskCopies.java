@@ -3,14 +3,13 @@ package io.tiffin.core.node;
 import io.tiffin.api.spi.storage.ObjectStamp;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.core.transport.proto.DiskObject;
+import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import org.apache.logging.log4j.LogManager;
-import org.apache.logging.log4j.Logger;
 
 /**
  * What a node knows of the objects of its SSD copies: their versions and expiry deadlines, reported with the copies
@@ -25,25 +24,29 @@ import org.apache.logging.log4j.Logger;
  * for, so a deadline that moved twice is never left at its earlier value.
  */
 final class DiskCopies {
-    private static final Logger LOG = LogManager.getLogger(DiskCopies.class);
-
-    private final String nodeId;
     private final StorageBackend backend;
     private final boolean onDisk;
     /** Without stamps on disk: this process's copies, by key. Null with them. */
     private final ConcurrentHashMap<String, DiskObject> inMemory;
     private final Executor io;
+    /** Throttles the warning of failed stamp writes. */
+    private final FailedDiskChanges stampFailures;
+    private final Ticker ticker;
     /** The last stamp write asked for; the next runs after it. Guarded by this. */
-    private CompletableFuture<FailedDeletes.Batch> stampWrites = CompletableFuture.completedFuture(
-            FailedDeletes.Batch.NONE);
+    private CompletableFuture<FailedDiskChanges.Batch> stampWrites = CompletableFuture.completedFuture(
+            FailedDiskChanges.Batch.NONE);
 
-    /** Keeps track of {@code backend}'s copies; {@code io} writes their stamps (never the caller's thread). */
-    DiskCopies(String nodeId, StorageBackend backend, Executor io) {
-        this.nodeId = nodeId;
+    /**
+     * Keeps track of {@code backend}'s copies; {@code io} writes their stamps (never the caller's thread), and failed
+     * writes are logged through {@code stampFailures} (at {@code ticker}'s time).
+     */
+    DiskCopies(StorageBackend backend, Executor io, FailedDiskChanges stampFailures, Ticker ticker) {
         this.backend = backend;
         this.onDisk = backend.keepsStamps();
         this.inMemory = onDisk ? null : new ConcurrentHashMap<>();
         this.io = io;
+        this.stampFailures = stampFailures;
+        this.ticker = ticker;
     }
 
     /** A copy the offload worker wrote, with its task's version and deadline (already in its stamp, if kept). */
@@ -88,10 +91,10 @@ final class DiskCopies {
      * blocks.
      *
      * @return completes once the deadlines are in the copies' stamps (at once without stamps on disk), with the
-     *     copies whose stamps the backend failed to write (each logged; its copy keeps its old deadline on disk)
+     *     copies whose stamps the backend failed to write (logged; each keeps its old deadline on disk)
      */
-    CompletableFuture<FailedDeletes.Batch> setDeadlines(List<String> keys, List<Long> versions,
-                                                        List<Long> deadlines) {
+    CompletableFuture<FailedDiskChanges.Batch> setDeadlines(List<String> keys, List<Long> versions,
+                                                            List<Long> deadlines) {
         if (!onDisk) {
             for (int i = 0; i < keys.size(); i++) {
                 long version = versions.get(i);
@@ -99,7 +102,7 @@ final class DiskCopies {
                 inMemory.computeIfPresent(keys.get(i), (k, o) -> (version == 0 || o.getVersion() == version)
                         && o.getExpireAtMs() != deadline ? o.toBuilder().setExpireAtMs(deadline).build() : o);
             }
-            return CompletableFuture.completedFuture(FailedDeletes.Batch.NONE);
+            return CompletableFuture.completedFuture(FailedDiskChanges.Batch.NONE);
         }
         List<String> ks = List.copyOf(keys);
         List<Long> vs = List.copyOf(versions);
@@ -111,9 +114,10 @@ final class DiskCopies {
     }
 
     /** Writes the deadlines into the stamps; returns the copies whose stamps the backend failed to write. */
-    private FailedDeletes.Batch restamp(List<String> keys, List<Long> versions, List<Long> deadlines) {
+    private FailedDiskChanges.Batch restamp(List<String> keys, List<Long> versions, List<Long> deadlines) {
         List<String> failed = new ArrayList<>();
         List<Long> failedVersions = new ArrayList<>();
+        RuntimeException cause = null;
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
             try {
@@ -126,12 +130,15 @@ final class DiskCopies {
                     backend.restamp(key, version, Math.max(0, deadlines.get(i))); // another version's copy stays
                 }
             } catch (RuntimeException e) {
-                LOG.warn("Node {} could not write the new deadline of its SSD copy of {} ({}); check that its SSD"
-                        + " tier's disk has free space and is writable", nodeId, key, e.toString());
+                cause = cause == null ? e : cause;
                 failed.add(key);
                 failedVersions.add(versions.get(i));
             }
         }
-        return failed.isEmpty() ? FailedDeletes.Batch.NONE : new FailedDeletes.Batch(failed, failedVersions);
+        if (cause == null) {
+            return FailedDiskChanges.Batch.NONE;
+        }
+        stampFailures.warn(failed.size(), cause, ticker.nanos());
+        return new FailedDiskChanges.Batch(failed, failedVersions);
     }
 }

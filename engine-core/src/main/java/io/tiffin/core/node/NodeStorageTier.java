@@ -68,7 +68,9 @@ final class NodeStorageTier implements AutoCloseable {
     /** The versions and deadlines of the copies' objects (in the backend's stamps, or in memory). */
     private final DiskCopies copies;
     /** Deletions a poll's answer asked for that the backend failed, for the next poll. */
-    private final FailedDeletes failedDeletes;
+    private final FailedDiskChanges failedDeletes;
+    /** New deadlines a poll's answer asked for that the backend failed to write into stamps, for the next poll. */
+    private final FailedDiskChanges failedStamps;
     private final Ticker ticker;
 
     /**
@@ -83,11 +85,12 @@ final class NodeStorageTier implements AutoCloseable {
         this.backend = backend;
         this.master = master;
         this.ticker = ticker;
-        this.failedDeletes = new FailedDeletes(nodeId);
+        this.failedDeletes = new FailedDiskChanges(nodeId, FailedDiskChanges.Kind.DELETIONS);
+        this.failedStamps = new FailedDiskChanges(nodeId, FailedDiskChanges.Kind.DEADLINES);
         this.reports = new DiskReports(nodeId, master);
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
-        this.copies = new DiskCopies(nodeId, backend, io);
+        this.copies = new DiskCopies(backend, io, failedStamps, ticker);
         this.reads = new SsdReadService(backend, notices, io, transport.limits(), transport.maxFrameSize());
         this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, copies);
         this.promotions = new PromotionWorker(nodeId, backend, segment, master, peers);
@@ -148,14 +151,17 @@ final class NodeStorageTier implements AutoCloseable {
         if ((freeOffloads == 0 && freePromotions == 0) || !pollInFlight.compareAndSet(false, true)) {
             return;
         }
-        FailedDeletes.Batch told = failedDeletes.take();
+        FailedDiskChanges.Batch told = failedDeletes.take();
+        FailedDiskChanges.Batch toldStamps = failedStamps.take();
         CompletableFuture<Frame> call;
         try {
             call = master.get().call(Opcode.POLL_TASKS, TaskPollRequest.newBuilder().setNodeId(nodeId)
                     .setMaxOffloads(freeOffloads).setMaxPromotions(freePromotions).addAllUndeleted(told.keys())
-                    .addAllUndeletedVersions(told.versions()).build(), null);
+                    .addAllUndeletedVersions(told.versions()).addAllUnstamped(toldStamps.keys())
+                    .addAllUnstampedVersions(toldStamps.versions()).build(), null);
         } catch (RuntimeException e) {
             failedDeletes.putBack(told);
+            failedStamps.putBack(toldStamps);
             pollInFlight.set(false);
             throw e;
         }
@@ -166,6 +172,7 @@ final class NodeStorageTier implements AutoCloseable {
                     tried = accept(frame.parseControl(TaskPollReply.parser()));
                 } else {
                     failedDeletes.putBack(told); // told again with the next poll (a repeat is harmless)
+                    failedStamps.putBack(toldStamps);
                 }
             } catch (RuntimeException e) {
                 LOG.warn("Node {} could not take its task list: {}", nodeId, e.toString());
@@ -173,7 +180,7 @@ final class NodeStorageTier implements AutoCloseable {
                 if (frame != null) {
                     frame.release();
                 }
-                // the next poll only once these deletes were tried: it tells the master they are done
+                // the next poll only once these deletes and deadlines were tried: it tells the master they are done
                 tried.whenComplete((v, e) -> pollInFlight.set(false));
             }
         });
@@ -184,8 +191,8 @@ final class NodeStorageTier implements AutoCloseable {
      * copies are of {@code versions} (0 = whichever version they are of); the lists are parallel. See {@link
      * DiskCopies#setDeadlines}. Never blocks.
      */
-    CompletableFuture<FailedDeletes.Batch> setDiskDeadlines(List<String> keys, List<Long> versions,
-                                                            List<Long> deadlines) {
+    CompletableFuture<FailedDiskChanges.Batch> setDiskDeadlines(List<String> keys, List<Long> versions,
+                                                                List<Long> deadlines) {
         return copies.setDeadlines(keys, versions, deadlines);
     }
 
@@ -199,7 +206,7 @@ final class NodeStorageTier implements AutoCloseable {
      *     the master: a broken disk must not hold up the segment's other forgets); exceptionally only when the tier
      *     is closing
      */
-    CompletableFuture<FailedDeletes.Batch> deleteDiskCopies(List<String> keys, List<Long> versions) {
+    CompletableFuture<FailedDiskChanges.Batch> deleteDiskCopies(List<String> keys, List<Long> versions) {
         List<String> ks = List.copyOf(keys);
         List<Long> vs = List.copyOf(versions);
         try {
@@ -217,11 +224,11 @@ final class NodeStorageTier implements AutoCloseable {
                     }
                     backend.removeAll(deletes);
                     copies.gone(deletes); // only once off the disk: a copy that stays keeps its version
-                    return FailedDeletes.Batch.NONE;
+                    return FailedDiskChanges.Batch.NONE;
                 } catch (RuntimeException e) {
                     // any of them may remain: all are named (deleting one that is gone asks nothing of the disk)
                     failedDeletes.warn(deletes.size(), e, ticker.nanos());
-                    return new FailedDeletes.Batch(deletes, deleteVersions);
+                    return new FailedDiskChanges.Batch(deletes, deleteVersions);
                 } finally {
                     reports.unlock();
                 }
@@ -232,15 +239,18 @@ final class NodeStorageTier implements AutoCloseable {
         }
     }
 
-    /** Hands out a poll's tasks; completes once its deletes were tried (the failed ones kept for the next poll). */
+    /**
+     * Hands out a poll's tasks; completes once its deletes and deadlines were tried (the failed ones kept for the next
+     * poll).
+     */
     private CompletableFuture<Void> accept(TaskPollReply reply) {
-        CompletableFuture<Void> deletesTried = CompletableFuture.completedFuture(null);
+        CompletableFuture<Void> tried = CompletableFuture.completedFuture(null);
         if (reply.getDeletesCount() > 0) {
             if (reply.getDeleteVersionsCount() != 0 && reply.getDeleteVersionsCount() != reply.getDeletesCount()) {
                 LOG.warn("Node {} ignores a task list with {} SSD copies to delete and {} versions", nodeId,
                         reply.getDeletesCount(), reply.getDeleteVersionsCount());
             } else {
-                deletesTried = deleteDiskCopies(reply.getDeletesList(),
+                tried = deleteDiskCopies(reply.getDeletesList(),
                         ForgetRequests.versionsOrAny(reply.getDeleteVersionsList(), reply.getDeletesCount()))
                         .thenAccept(failedDeletes::add);
             }
@@ -256,7 +266,9 @@ final class NodeStorageTier implements AutoCloseable {
                     deadlines.add(d.getExpireAtMs());
                 }
             }
-            copies.setDeadlines(keys, versions, deadlines);
+            CompletableFuture<Void> stampsTried = copies.setDeadlines(keys, versions, deadlines)
+                    .thenAccept(failedStamps::add);
+            tried = CompletableFuture.allOf(tried, stampsTried);
         }
         for (OffloadTask t : reply.getOffloadsList()) {
             offloads.offer(t);
@@ -264,7 +276,7 @@ final class NodeStorageTier implements AutoCloseable {
         for (PromotionTask t : reply.getPromotionsList()) {
             promotions.offer(t);
         }
-        return deletesTried;
+        return tried;
     }
 
     /**

@@ -537,9 +537,12 @@ class SsdTierClusterTest {
                 .until(() -> master.service().ssdTier().awayCopies() == 0);
     }
 
-    /** A task poll whose list of failed deletes and their versions differ in length is refused, naming both. */
+    /**
+     * A task poll whose list of failed deletes, or of failed deadlines, and their versions differ in length is
+     * refused, naming both.
+     */
     @Test
-    void aTaskPollWithUnevenFailedDeletesIsRefused() {
+    void aTaskPollWithUnevenFailedChangesIsRefused() {
         startMaster(Map.of("offload.mode", "write-through"));
         startNode("poller", 16 * MiB, "poller", Map.of());
         try (io.tiffin.core.transport.TransportClientPool pool = new io.tiffin.core.transport.TransportClientPool(
@@ -551,6 +554,14 @@ class SsdTierClusterTest {
                     .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class, e -> {
                         assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_PARAMS);
                         assertThat(e.getMessage()).contains("2 undeleted SSD copies and 1 versions");
+                    });
+            assertThatThrownBy(() -> pool.get(address()).callSync(io.tiffin.core.transport.Opcode.POLL_TASKS,
+                    io.tiffin.core.transport.proto.TaskPollRequest.newBuilder().setNodeId("poller").setMaxOffloads(1)
+                            .addUnstamped("a").build(),
+                    io.tiffin.core.transport.proto.TaskPollReply.parser()))
+                    .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class, e -> {
+                        assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.INVALID_PARAMS);
+                        assertThat(e.getMessage()).contains("1 unstamped SSD copies and 0 versions");
                     });
         }
     }
@@ -589,6 +600,41 @@ class SsdTierClusterTest {
         await("deleted once the disk takes it").atMost(SSD_WAIT).pollInterval(POLL)
                 .until(() -> node.storageBackend().size("gone").isEmpty());
         assertThat(c.locate("gone")).isEmpty();
+    }
+
+    /**
+     * A new deadline that the node's disk refuses to write into an SSD copy's stamp (failover off: the PERSIST or
+     * EXPIRE has answered already) is sent again, poll after poll, until the disk takes it, and the stamp ends with
+     * the last deadline set, not an earlier one. Before, the node logged the failure and the master dropped the
+     * deadline at the poll that handed it out, so a restart of the node brought the object back with its old one.
+     */
+    @Test
+    void aNewDeadlineTheNodesDiskRefusesIsSentAgainUntilItIsInTheStamp() {
+        startMaster(Map.of("offload.mode", "write-through"));
+        RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
+        NodeServer node = startRefusingNode("refusing", "refusing", disk);
+        TiffinClient c = client();
+        c.put("kept", ClusterEndToEndTest.bytes(24, 30_000), PutOptions.DEFAULT.withTtlMillis(120_000));
+        await("SSD copy").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> has(c.locate("kept").orElseThrow(), ReplicaType.LOCAL_DISK));
+        long version = c.locate("kept").orElseThrow().version();
+        disk.refuseStamps(true);
+
+        assertThat(c.persist("kept")).isTrue();
+        await("the node told the master twice").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().counters().failedDiskStamps() >= 2);
+        assertThat(node.storageBackend().stamp("kept").expireAtMs()).as("the put's deadline, on the refusing disk")
+                .isPositive();
+        assertThat(c.expire("kept", 90_000)).isTrue(); // moved again while the disk refuses: the last one must win
+        long deadline = System.currentTimeMillis() + 90_000;
+        disk.refuseStamps(false);
+
+        await("the last deadline in the stamp").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> Math.abs(node.storageBackend().stamp("kept").expireAtMs() - deadline) < 2_000);
+        assertThat(node.storageBackend().stamp("kept").version()).isEqualTo(version);
+        await("no earlier deadline after it").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+                .until(() -> Math.abs(node.storageBackend().stamp("kept").expireAtMs() - deadline) < 2_000);
+        assertThat(c.ttlMillis("kept")).isBetween(80_000L, 90_000L);
     }
 
     /**

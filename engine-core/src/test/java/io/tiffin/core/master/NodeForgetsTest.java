@@ -151,7 +151,7 @@ class NodeForgetsTest {
                     for (int i = 0; i < keys.size(); i++) {
                         recorded.add(n + "/" + keys.get(i) + "@" + versions.get(i));
                     }
-                }, counted::addAndGet)) {
+                }, counted::addAndGet, n -> { })) {
             MountedSegment segment = new MountedSegment("s", "full-node",
                     "127.0.0.1:" + node.localAddress().getPort(), 1 << 20, 1, 0);
 

@@ -113,6 +113,33 @@ class SsdTierMasterTest {
         assertThat(m.getReplicaList("k").isOk()).as("a copy reported after the deletion was acknowledged").isTrue();
     }
 
+    /**
+     * A new deadline the node's disk failed to write into its copy's stamp (its poll names the copy) is sent with the
+     * next poll again, as the object's current deadline, not the one that failed; a copy of an older version, or of
+     * an object removed meanwhile, gets none.
+     */
+    @Test
+    void aDeadlineTheNodesDiskRefusedIsSentAgainAsTheObjectsCurrentOne() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        List<Long> versions = putOnSsd(m, "n1", List.of("k", "gone"));
+        long version = versions.getFirst();
+        assertThat(m.expire("k", Expiry.SET, 60_000).isOk()).isTrue();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deadlines()).extracting(d -> d.getKey()).containsExactly("k");
+        assertThat(m.expire("k", Expiry.SET, 90_000).isOk()).isTrue(); // moved again before the node says it failed
+        assertThat(m.remove("gone", true)).isEqualTo(ErrorCode.OK);
+
+        m.ssdTier().unstamped("n1", List.of("k", "gone", "k"), List.of(version, versions.get(1), version - 1));
+        List<io.tiffin.core.transport.proto.DiskObject> again = m.ssdTier().pollTasks("n1", 10, 0).deadlines();
+
+        assertThat(again).as("k's current deadline once; nothing for the removed object or the older version")
+                .hasSize(1);
+        assertThat(again.getFirst().getKey()).isEqualTo("k");
+        assertThat(again.getFirst().getVersion()).isEqualTo(version);
+        assertThat(again.getFirst().getExpireAtMs()).isEqualTo(ticker.millis() + 90_000);
+        assertThat(m.counters().failedDiskStamps()).isEqualTo(3);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deadlines()).as("sent once per failure").isEmpty();
+    }
+
     /** Puts {@code keys} of 4 KiB and lists their write-through copies on {@code nodeId}'s SSD; returns versions. */
     private static List<Long> putOnSsd(MasterService m, String nodeId, List<String> keys) {
         List<Long> versions = new java.util.ArrayList<>();
