@@ -80,6 +80,12 @@ class SsdTierClusterTest {
         return loc.replicas().stream().anyMatch(r -> r.type() == type);
     }
 
+    /** Waits until the master lists an SSD copy of {@code key}. */
+    private static void awaitSsdCopy(TiffinClient c, String key) {
+        await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+    }
+
     @Test
     void evictionMovesObjectsToSsdAndTheyStayReadable() throws Exception {
         startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.5",
@@ -272,8 +278,7 @@ class SsdTierClusterTest {
         c.put("kept", values.get("kept"), PutOptions.DEFAULT.withTtlMillis(4_000));
         c.put("plain", values.get("plain"));
         for (String key : values.keySet()) {
-            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
-                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+            awaitSsdCopy(c, key);
         }
         Map<String, Long> versions = new HashMap<>();
         values.keySet().forEach(key -> versions.put(key, c.locate(key).orElseThrow().version()));
@@ -362,8 +367,7 @@ class SsdTierClusterTest {
             c.put(keys.get(i), values.get(i));
         }
         for (String key : keys) {
-            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
-                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+            awaitSsdCopy(c, key);
         }
         node.crash();
         open.remove(node);
@@ -431,8 +435,7 @@ class SsdTierClusterTest {
         c.put("kept", kept);
         c.put("gone", ClusterEndToEndTest.bytes(12, 40_000));
         for (String key : List.of("kept", "gone")) {
-            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
-                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+            awaitSsdCopy(c, key);
         }
         node.crash();
         open.remove(node);
@@ -586,8 +589,7 @@ class SsdTierClusterTest {
         NodeServer node = startRefusingNode("refusing", "refusing", disk);
         TiffinClient c = client();
         c.put("gone", ClusterEndToEndTest.bytes(21, 30_000));
-        await("SSD copy").atMost(SSD_WAIT).pollInterval(POLL)
-                .until(() -> has(c.locate("gone").orElseThrow(), ReplicaType.LOCAL_DISK));
+        awaitSsdCopy(c, "gone");
         disk.refuse(true);
 
         c.remove("gone", true);
@@ -615,8 +617,7 @@ class SsdTierClusterTest {
         NodeServer node = startRefusingNode("refusing", "refusing", disk);
         TiffinClient c = client();
         c.put("kept", ClusterEndToEndTest.bytes(24, 30_000), PutOptions.DEFAULT.withTtlMillis(120_000));
-        await("SSD copy").atMost(SSD_WAIT).pollInterval(POLL)
-                .until(() -> has(c.locate("kept").orElseThrow(), ReplicaType.LOCAL_DISK));
+        awaitSsdCopy(c, "kept");
         long version = c.locate("kept").orElseThrow().version();
         disk.refuseStamps(true);
 
@@ -652,8 +653,7 @@ class SsdTierClusterTest {
         c.put("kept", kept);
         c.put("gone", ClusterEndToEndTest.bytes(23, 30_000));
         for (String key : List.of("kept", "gone")) {
-            await("SSD copy of " + key).atMost(SSD_WAIT).pollInterval(POLL)
-                    .until(() -> has(c.locate(key).orElseThrow(), ReplicaType.LOCAL_DISK));
+            awaitSsdCopy(c, key);
         }
         disk.refuse(true);
         c.remove("gone", true);
