@@ -22,7 +22,8 @@ import java.util.Arrays;
  *       brings the capacity down to at most {@link #MAX_BIN_SIZE} units. All public sizes and
  *       offsets are in bytes; requests are rounded up to whole units (for example a 64 GiB
  *       allocator uses 32-byte units).
- *   <li>Node storage grows on demand (doubling), from {@value #INITIAL_NODES} nodes up to
+ *   <li>Node storage grows on demand (by half each time, as {@code ArrayList} does: 18% of it unused on
+ *       average where doubling leaves 28%, at 29 bytes a node), from {@value #INITIAL_NODES} nodes up to
  *       {@code clamp(capacity / 1024, 1Mi, 64Mi)} nodes, so an empty allocator costs about 2 KB
  *       whatever its capacity (a master holds one per mounted segment). When no node is left for
  *       splitting a free region, {@link #allocate(long)} fails with {@link #NO_SPACE}.
@@ -537,7 +538,7 @@ public final class OffsetAllocator {
         if (nodeCapacity >= maxNodes) {
             return false;
         }
-        int newCapacity = (int) Math.min(2L * nodeCapacity, maxNodes);
+        int newCapacity = (int) Math.min(nodeCapacity + (nodeCapacity >> 1) + 1L, maxNodes);
         nodeOffset = Arrays.copyOf(nodeOffset, newCapacity);
         nodeSize = Arrays.copyOf(nodeSize, newCapacity);
         binListPrev = Arrays.copyOf(binListPrev, newCapacity);
