@@ -88,8 +88,9 @@ final class FailedDiskChanges {
         keys.addAll(failed.keys().subList(0, n));
         versions.addAll(failed.versions().subList(0, n));
         if (n < failed.keys().size()) {
-            LOG.error("Node {} keeps {} {} for its next task poll and drops {} more", nodeId, keys.size(), kind.kept,
-                    failed.keys().size() - n);
+            LOG.error("Node {} keeps {} {} for its next task poll and drops {} more (the master has not been told for"
+                    + " long); check that it reaches the master and that its SSD tier's disk (node.storage-path) has"
+                    + " free space and is writable", nodeId, keys.size(), kind.kept, failed.keys().size() - n);
         }
     }
 
