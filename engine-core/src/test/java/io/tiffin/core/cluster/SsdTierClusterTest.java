@@ -570,10 +570,17 @@ class SsdTierClusterTest {
         }
     }
 
-    private NodeServer startRefusingNode(String id, String storageDir, RefusingDeletes factory) {
-        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(32 * MiB)
-                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(factory,
-                new PluginContext(Map.of("path", dir.resolve(storageDir).toString()), id)), Duration.ofMillis(20)));
+    /** A disk around the real bucket backend that refuses what a test asks it to (see {@link RefusingDeletes}). */
+    private RefusingDeletes refusingDisk() {
+        return new RefusingDeletes(plugins.storageBackend("bucket"));
+    }
+
+    /** Starts node {@code refusing} on {@code disk}, its storage in the same directory every time (a restart). */
+    private NodeServer startRefusingNode(RefusingDeletes disk) {
+        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId("refusing").segmentSize(32 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(disk,
+                new PluginContext(Map.of("path", dir.resolve("refusing").toString()), "refusing")),
+                Duration.ofMillis(20)));
         open.add(n);
         return n;
     }
@@ -586,8 +593,8 @@ class SsdTierClusterTest {
     @Test
     void aDeletionTheNodesDiskRefusesIsAskedAgainUntilItIsDone() {
         startMaster(Map.of("offload.mode", "write-through"));
-        RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
-        NodeServer node = startRefusingNode("refusing", "refusing", disk);
+        RefusingDeletes disk = refusingDisk();
+        NodeServer node = startRefusingNode(disk);
         TiffinClient c = client();
         c.put("gone", ClusterEndToEndTest.bytes(21, 30_000));
         awaitSsdCopy(c, "gone");
@@ -614,8 +621,8 @@ class SsdTierClusterTest {
     @Test
     void aNewDeadlineTheNodesDiskRefusesIsSentAgainUntilItIsInTheStamp() {
         startMaster(Map.of("offload.mode", "write-through"));
-        RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
-        NodeServer node = startRefusingNode("refusing", "refusing", disk);
+        RefusingDeletes disk = refusingDisk();
+        NodeServer node = startRefusingNode(disk);
         TiffinClient c = client();
         c.put("kept", ClusterEndToEndTest.bytes(24, 30_000), PutOptions.DEFAULT.withTtlMillis(120_000));
         awaitSsdCopy(c, "kept");
@@ -648,8 +655,8 @@ class SsdTierClusterTest {
     @Test
     void aCopyWhoseDeletionTheDiskRefusedDoesNotComeBackAfterTheNodeRestarts() {
         startMaster(Map.of("offload.mode", "write-through", "master.node-ttl", "60s"));
-        RefusingDeletes disk = new RefusingDeletes(plugins.storageBackend("bucket"));
-        NodeServer node = startRefusingNode("refusing", "refusing", disk);
+        RefusingDeletes disk = refusingDisk();
+        NodeServer node = startRefusingNode(disk);
         TiffinClient c = client();
         byte[] kept = ClusterEndToEndTest.bytes(22, 30_000);
         c.put("kept", kept);
@@ -665,7 +672,7 @@ class SsdTierClusterTest {
         open.remove(node);
         disk.refuse(false);
 
-        NodeServer back = startRefusingNode("refusing", "refusing", disk);
+        NodeServer back = startRefusingNode(disk);
 
         await("the removed object's copy is deleted").atMost(SSD_WAIT).pollInterval(POLL)
                 .until(() -> back.storageBackend().size("gone").isEmpty());
