@@ -85,7 +85,7 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Integer> MASTER_MAX_KEY_LENGTH = ConfigKey.integer("master.max-key-length", 4096, 1,
             65536, "bytes", "Longest object key accepted, in UTF-8 bytes.");
     public static final ConfigKey<Long> MASTER_MAX_OBJECT_SIZE = ConfigKey.size("master.max-object-size", "1TiB", 1,
-            Long.MAX_VALUE, "Largest object a put may store.");
+            (1L << 56) - 1, "Largest object a put may store (at most 64 PiB - 1: the master keeps sizes in 56 bits).");
     public static final ConfigKey<Double> MASTER_MAX_HARD_PINNED_SHARE = ConfigKey.ratio(
             "master.max-hard-pinned-share", 0.5, 0.0, true, 1.0, true,
             "Largest share of the mounted capacity that hard-pinned objects (never evicted) may take; a put asking"

@@ -130,7 +130,7 @@ final class Evictor {
 
     /** Whether eviction may ever take {@code m}'s memory: not pinned hard, complete, not offloading, readable. */
     private static boolean evictable(ObjectMetadata m) {
-        return !m.hardPinned && !m.processing && !m.offloadPending() && m.hasReadableMemoryReplica();
+        return !m.hardPinned() && !m.processing() && !m.offloadPending() && m.hasReadableMemoryReplica();
     }
 
     /**
@@ -229,7 +229,7 @@ final class Evictor {
         if (tier.offloadInsteadOfEvicting(m)) {
             return true; // its memory is freed when the node reports the SSD copy
         }
-        counters.evictedBytes.add(m.size);
+        counters.evictedBytes.add(m.size());
         // Drops the memory replicas; the object stays if it has SSD copies.
         m.freeAll();
         if (m.diskReplicas().isEmpty()) {

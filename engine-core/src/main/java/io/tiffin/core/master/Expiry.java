@@ -87,7 +87,7 @@ final class Expiry {
         long now = ticker.millis();
         return table.inShard(key, shard -> {
             ObjectMetadata m = shard.objects.get(key);
-            if (m == null || m.processing || reapIfDue(shard, m, now) || !m.hasReadableReplica()) {
+            if (m == null || m.processing() || reapIfDue(shard, m, now) || !m.hasReadableReplica()) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
             }
             long before = m.expireAtMillis == 0 ? NONE : m.expireAtMillis - now;

@@ -188,7 +188,7 @@ final class ObjectTable {
             dropDeadline(replaced);
         }
         addDeadline(m);
-        long pinned = (m.hardPinned ? m.size : 0) - (replaced != null && replaced.hardPinned ? replaced.size : 0);
+        long pinned = (m.hardPinned() ? m.size() : 0) - (replaced != null && replaced.hardPinned() ? replaced.size() : 0);
         if (pinned != 0) {
             hardPinnedBytes.addAndGet(pinned);
         }
@@ -217,8 +217,8 @@ final class ObjectTable {
                 keys.decrement();
             }
             dropDeadline(gone);
-            if (gone.hardPinned) {
-                hardPinnedBytes.addAndGet(-gone.size);
+            if (gone.hardPinned()) {
+                hardPinnedBytes.addAndGet(-gone.size());
             }
             if (gone.cachedUntilMillis != 0 && gone.cachedUntilMillis > ticker.millis()) {
                 shard.hold(key, gone.cachedUntilMillis);
@@ -340,14 +340,14 @@ final class ObjectTable {
             shard.lock.lock();
             try {
                 ObjectMetadata m = shard.objects.get(key);
-                if (m == null || m.processing || m.isExpired(now)) {
+                if (m == null || m.processing() || m.isExpired(now)) {
                     continue; // an expired object is gone for every client, reclaimed or not
                 }
                 if (found.size() == limit) {
                     truncated = true;
                     break;
                 }
-                found.put(key, m.size);
+                found.put(key, m.size());
             } finally {
                 shard.lock.unlock();
             }

@@ -130,7 +130,7 @@ final class PutCoordinator {
         if (existing != null && putId != 0 && existing.putId == putId) {
             // The same put again (its writer retried a PutStart whose answer it lost): the same replicas while it
             // is written; once complete, "exists", which the writer rightly takes as done (its bytes are there).
-            if (!existing.processing) {
+            if (!existing.processing()) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
             // yields as first granted: a retry after the recovery finds the put still written only if no node
@@ -157,7 +157,7 @@ final class PutCoordinator {
             if (!complete && existing.cachedUntilMillis > now) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE); // as above: its readers may still read it
             }
-            if (complete && options.upsert() && !existing.processing) {
+            if (complete && options.upsert() && !existing.processing()) {
                 if (options.condition() == PutOptions.Condition.IF_ABSENT
                         || options.condition() == PutOptions.Condition.IF_VERSION
                         && existing.version != options.expectedVersion()) {
@@ -244,7 +244,7 @@ final class PutCoordinator {
     private List<ReplicaDescriptor> descriptorsOf(ObjectMetadata m) {
         List<ReplicaDescriptor> out = new ArrayList<>(m.replicas().size());
         for (ReplicaRecord r : m.replicas()) {
-            out.add(r.toDescriptor(m.size, WRITER_OPS, writeGrantEnd(m.putStartMillis())));
+            out.add(r.toDescriptor(m.size(), WRITER_OPS, writeGrantEnd(m.putStartMillis())));
         }
         return out;
     }
@@ -275,7 +275,7 @@ final class PutCoordinator {
             m.freeAll();
             return false;
         }
-        if (old != null && old.processing) {
+        if (old != null && old.processing()) {
             preemptStuckPut(shard, old); // not expected: puts of the key are refused while a replacement is written
             old = null;
         } else if (old != null) {
@@ -371,7 +371,7 @@ final class PutCoordinator {
             // a put freed after master.put-timeout: not "not found", which reads as a put that never started
             return deadlines.timedOutAt(key, now) >= 0 ? ErrorCode.INVALID_WRITE : ErrorCode.OBJECT_NOT_FOUND;
         }
-        if (m.recovered && !m.processing) {
+        if (m.recovered() && !m.processing()) {
             // its writer's PutEnd, retried after a failover; or a put that yielded to it during the recovery (a put
             // of an existing key), whose writer has now finished writing: its buffers go at once
             m.releaseYielded(clientId);
@@ -382,7 +382,7 @@ final class PutCoordinator {
             return pending == null && deadlines.timedOutAt(key, now) >= 0 ? ErrorCode.INVALID_WRITE
                     : ErrorCode.ILLEGAL_CLIENT;
         }
-        if (!m.processing) {
+        if (!m.processing()) {
             return m.allComplete() ? ErrorCode.OK : ErrorCode.INVALID_WRITE;
         }
         m.dropDeadReplicas();
@@ -397,7 +397,7 @@ final class PutCoordinator {
         m.complete();
         m.crc32c = crc32c;
         m.leaseTimeoutMillis = now; // a 0 ms lease seeds the least-recently-used order
-        if (m.softPinRequested) {
+        if (m.softPinRequested()) {
             m.softPinUntil(now + settings.softPinTtl().toMillis());
         }
         tier.writeThrough(m);
@@ -430,13 +430,13 @@ final class PutCoordinator {
         if (m == null) {
             return ErrorCode.OBJECT_NOT_FOUND;
         }
-        if (m.recovered && m.releaseYielded(clientId)) {
+        if (m.recovered() && m.releaseYielded(clientId)) {
             return ErrorCode.OK; // a put that yielded to the recovered object: its buffers go now
         }
         if (!m.writerId.equals(clientId)) {
             return ErrorCode.ILLEGAL_CLIENT;
         }
-        if (!m.processing) {
+        if (!m.processing()) {
             return ErrorCode.INVALID_WRITE;
         }
         shard.putEnded(m);
@@ -535,7 +535,7 @@ final class PutCoordinator {
             counters.putTimeouts.increment();
             return freed;
         }
-        if (shard.objects.get(stuck.key) == stuck && stuck.processing && !stuck.recovered) {
+        if (shard.objects.get(stuck.key) == stuck && stuck.processing() && !stuck.recovered()) {
             LOG.info("Abandoning the put of {} by {}: neither PutEnd nor PutRevoke within master.put-timeout"
                     + " ({}); its {} buffer(s) are freed", stuck.key, stuck.writerId, settings.putTimeout(),
                     stuck.replicas().size());

@@ -95,7 +95,7 @@ final class Removal {
         if (!force && m.isLeased(now)) {
             return ErrorCode.OBJECT_HAS_LEASE;
         }
-        if (m.processing || !m.allComplete()) {
+        if (m.processing() || !m.allComplete()) {
             return ErrorCode.REPLICA_IS_NOT_READY;
         }
         if (m.offloadPending()) {
@@ -183,7 +183,7 @@ final class Removal {
     }
 
     private void erase(MetadataShard shard, ObjectMetadata m, boolean keyStays) {
-        if (!m.processing) {
+        if (!m.processing()) {
             quarantine.takeWriting(m);
         }
         m.freeAll();

@@ -106,10 +106,10 @@ final class ReplicaLookup {
                     lease = leaseFor(m, now);
                 }
                 // read grants end with the lease: no client may read (or reuse the location) beyond it anyway
-                readable.add(r.toDescriptor(m.size, DataGrant.READ, now + lease));
+                readable.add(r.toDescriptor(m.size(), DataGrant.READ, now + lease));
             }
         }
-        if (!m.diskReplicas().isEmpty() && !m.processing) {
+        if (!m.diskReplicas().isEmpty() && !m.processing()) {
             if (readable == null) {
                 readable = new ArrayList<>(m.diskReplicas().size());
                 tier.countSsdOnlyRead(m);
@@ -119,7 +119,7 @@ final class ReplicaLookup {
             }
         }
         if (readable == null) {
-            if (m.processing) {
+            if (m.processing()) {
                 return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY);
             }
             removal.erase(shard, m);
@@ -132,7 +132,7 @@ final class ReplicaLookup {
         if (cacheForMillis > 0) {
             m.noteCachedLookup(now, lease, cacheForMillis, owner);
         }
-        return KeyResult.ok(key, new ObjectLocation(key, m.size, m.version, lease, readable, m.crc32c));
+        return KeyResult.ok(key, new ObjectLocation(key, m.size(), m.version, lease, readable, m.crc32c));
     }
 
     /**

@@ -145,7 +145,7 @@ final class SegmentAttachment {
         List<ReplicaRecord> writing = List.of(); // of a put that yields to the record
         String yieldedWriter = null;
         long yieldedVersion = 0;
-        if (m != null && m.version == c.getVersion() && m.size == c.getSize() && !m.processing) {
+        if (m != null && m.version == c.getVersion() && m.size() == c.getSize() && !m.processing()) {
             m.replicas().add(r); // another replica of the same object
             return true;
         }
@@ -157,7 +157,7 @@ final class SegmentAttachment {
             // recovery are not readable until it ends (ReplicaLookup).
             LOG.debug("{}: the put v{} started during the recovery yields to the record v{} in {}", c.getKey(),
                     m.version, c.getVersion(), r.segment.name());
-            if (m.processing) {
+            if (m.processing()) {
                 // its buffers stay reserved until its PutEnd or its writer's put timeout: it may still be writing
                 writing = new ArrayList<>(m.replicas().size());
                 for (ReplicaRecord w : m.replicas()) {
@@ -190,7 +190,7 @@ final class SegmentAttachment {
         // the object as any expired one, and no read finds it meanwhile)
         o.expireAtMillis = c.getExpireAtMs();
         o.complete();
-        o.recovered = true;
+        o.markRecovered();
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown
         if (c.getSoftPin()) {
             o.softPinUntil(now + settings.softPinTtl().toMillis());

@@ -231,7 +231,7 @@ final class TierCoordinator {
             long size = sizes.get(i);
             long version = versions.isEmpty() ? 0 : versions.get(i);
             long deadline = deadlines.isEmpty() ? 0 : deadlines.get(i);
-            if (table.validateKey(key) != ErrorCode.OK || size <= 0) {
+            if (table.validateKey(key) != ErrorCode.OK || size <= 0 || size > ObjectMetadata.MAX_SIZE) {
                 return;
             }
             ObjectMetadata m = shard.objects.get(key);
@@ -263,7 +263,7 @@ final class TierCoordinator {
                 if (version > 0) { // the copy's own version (from its offload task, kept in its stamp)
                     table.noteVersion(version);
                     m.version = version;
-                    m.recovered = true;
+                    m.markRecovered();
                 } else {
                     m.version = table.nextVersion();
                 }
@@ -273,15 +273,15 @@ final class TierCoordinator {
                     table.setDeadline(m, deadline); // passed meanwhile: expired at once, as a memory record's
                 }
             } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending() && nodeId.equals(m.taskNode()))
-                    && !(m.recovered && version == m.version)) {
+                    && !(m.recovered() && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
                 // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
                 tier.queueDelete(nodeId, key, version);
                 counters.staleDiskCopies.increment();
                 return;
-            } else if (m.size != size) {
+            } else if (m.size() != size) {
                 LOG.warn("Node {} reported {} on SSD with {} bytes, but the master knows {} bytes; deleting that copy",
-                        nodeId, key, size, m.size);
+                        nodeId, key, size, m.size());
                 tier.queueDelete(nodeId, key, version);
                 return;
             }
@@ -301,7 +301,7 @@ final class TierCoordinator {
                 tier.offloadFinished(nodeId);
                 counters.offloads.increment();
                 if (settings.offloadMode() == TierSettings.OffloadMode.ON_EVICT) {
-                    counters.evictedBytes.add(m.size);
+                    counters.evictedBytes.add(m.size());
                     if (m.isLeased(now)) {
                         quarantine.addAll(m.replicas(), m.version, m.leaseTimeoutMillis);
                         m.replicas().clear();
@@ -344,13 +344,13 @@ final class TierCoordinator {
 
     /** Queues an offload of one memory replica on a node with an SSD tier. Caller holds the shard lock. */
     private boolean queueOffload(ObjectMetadata m) {
-        if (m.size == 0) {
+        if (m.size() == 0) {
             return false; // nothing to keep on a disk: an evicted 0-byte object is simply dropped
         }
         for (ReplicaRecord r : m.replicas()) {
             if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
                 OffloadTask task = OffloadTask.newBuilder()
-                        .setKey(m.key).setSize(m.size).setSegment(r.segment.name()).setOffset(r.offset)
+                        .setKey(m.key).setSize(m.size()).setSegment(r.segment.name()).setOffset(r.offset)
                         .setVersion(m.version).setCrc32C(m.crc32c).setExpireAtMs(m.expireAtMillis).build();
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
                     m.startOffload(r.segment.nodeId(), ticker.millis());
@@ -378,7 +378,7 @@ final class TierCoordinator {
         if (m.promotionQueued() && !d.nodeId().equals(m.taskNode())) {
             return;
         }
-        if (tier.queuePromotion(d.nodeId(), m.key, m.size, hits)) {
+        if (tier.queuePromotion(d.nodeId(), m.key, m.size(), hits)) {
             m.startPromotion(d.nodeId(), ticker.millis());
             deadlines.taskStarted(m.key, m.taskStartMillis());
             counters.promotionsQueued.increment();
@@ -396,7 +396,7 @@ final class TierCoordinator {
             if (m == null || !m.hasDiskReplicaOn(nodeId)) {
                 return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
             }
-            if (m.hasReadableMemoryReplica() || m.processing || !m.replicas().isEmpty()) {
+            if (m.hasReadableMemoryReplica() || m.processing() || !m.replicas().isEmpty()) {
                 m.endPromotion();
                 return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
             }
@@ -406,13 +406,13 @@ final class TierCoordinator {
                     preferred.add(s.name());
                 }
             }
-            SegmentReplicaSink sink = placement.sink(m.size, m.key, 1);
-            if (!placement.place(new AllocationRequest(m.size, 1, preferred, nodeId), sink)) {
+            SegmentReplicaSink sink = placement.sink(m.size(), m.key, 1);
+            if (!placement.place(new AllocationRequest(m.size(), 1, preferred, nodeId), sink)) {
                 m.endPromotion();
                 return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
             }
             if (sink.placed() == 0) {
-                placement.noteAllocationFailure(m.size);
+                placement.noteAllocationFailure(m.size());
                 m.endPromotion();
                 counters.promotionFailures.increment();
                 return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
@@ -423,7 +423,7 @@ final class TierCoordinator {
             m.startPromotion(nodeId, ticker.millis());
             deadlines.taskStarted(m.key, m.taskStartMillis());
             // the promoting node writes it (and the master frees a stuck promotion's buffer no earlier)
-            return KeyResult.ok(key, r.toDescriptor(m.size, DataGrant.WRITE,
+            return KeyResult.ok(key, r.toDescriptor(m.size(), DataGrant.WRITE,
                     m.taskStartMillis() + quarantine.writerTimeoutMillis()));
         });
     }
@@ -463,7 +463,7 @@ final class TierCoordinator {
             if (dropped == 0) {
                 return; // a repeated or late notice: nothing listed to drop
             }
-            if (m.isEmpty() && !m.processing) {
+            if (m.isEmpty() && !m.processing()) {
                 table.forget(shard, m.key);
             }
             counters.diskEvictions.increment();
@@ -585,7 +585,7 @@ final class TierCoordinator {
             tier.offloadFinished(m.taskNode());
         }
         int dropped = 0;
-        if (!m.processing) {
+        if (!m.processing()) {
             if (writerDone) {
                 for (Iterator<ReplicaRecord> it = m.replicas().iterator(); it.hasNext(); ) {
                     ReplicaRecord r = it.next();

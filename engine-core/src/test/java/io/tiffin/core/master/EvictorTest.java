@@ -49,12 +49,19 @@ class EvictorTest {
     }
 
     private ObjectMetadata object(String key, long leaseEnd, boolean hardPin, long softPinDeadline) {
+        return object(key, leaseEnd, hardPin, softPinDeadline, true);
+    }
+
+    /** An object as {@link #object(String, long, boolean, long)}, still being written unless {@code complete}. */
+    private ObjectMetadata object(String key, long leaseEnd, boolean hardPin, long softPinDeadline, boolean complete) {
         long handle = segment.allocate(OBJECT, "k");
         assertThat(handle).as("room for %s", key).isNotNegative();
         ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle));
         r.status = ReplicaStatus.COMPLETE;
         ObjectMetadata m = new ObjectMetadata(key, "writer", OBJECT, 0, hardPin, softPinDeadline != 0, List.of(r));
-        m.complete();
+        if (complete) {
+            m.complete();
+        }
         m.leaseTimeoutMillis = leaseEnd;
         m.softPinUntil(softPinDeadline);
         table.inShard(key, shard -> {
@@ -145,7 +152,7 @@ class EvictorTest {
     void hardPinnedUnfinishedAndOffloadingObjectsAreLeftOutOfTheCensus() {
         Evictor evictor = evictor();
         object("pinned", 0, true, 0);
-        object("writing", 0, false, 0).processing = true;
+        object("writing", 0, false, 0, false);
         object("offloading", 0, false, 0).startOffload("node", 0);
         for (int i = 3; i < 16; i++) {
             object("k" + i, i);

@@ -1,6 +1,7 @@
 package io.tiffin.core.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.api.ReplicaStatus;
 import java.util.List;
@@ -26,7 +27,7 @@ class ObjectMetadataTest {
     void aPutInProgressHoldsItsFieldsAndACompleteObjectNone() {
         ObjectMetadata m = object(false, List.of(replica()));
         m.replaceOptions(true, true, 7);
-        assertThat(m.processing).isTrue();
+        assertThat(m.processing()).isTrue();
         assertThat(m.putStartMillis()).isEqualTo(1_000);
         assertThat(m.upsert()).isTrue();
         assertThat(m.keepTtl()).isTrue();
@@ -34,12 +35,45 @@ class ObjectMetadataTest {
         assertThat(m.holdsRareFields()).isTrue();
 
         m.complete();
-        assertThat(m.processing).isFalse();
+        assertThat(m.processing()).isFalse();
         assertThat(m.putStartMillis()).isZero();
         assertThat(m.upsert()).isFalse();
         assertThat(m.keepTtl()).isFalse();
         assertThat(m.expectedVersion()).isZero();
         assertThat(m.holdsRareFields()).as("a complete plain object keeps no side object").isFalse();
+    }
+
+    @Test
+    void theSizeAndTheFourFlagsShareOneLongWithoutDisturbingEachOther() {
+        ObjectMetadata big = new ObjectMetadata("k", "w", ObjectMetadata.MAX_SIZE, 0, true, true, List.of());
+        assertThat(big.size()).isEqualTo((1L << 56) - 1);
+        assertThat(big.hardPinned()).isTrue();
+        assertThat(big.softPinRequested()).isTrue();
+        assertThat(big.processing()).isTrue();
+        assertThat(big.recovered()).isFalse();
+        big.markRecovered();
+        big.complete();
+        assertThat(big.size()).isEqualTo(ObjectMetadata.MAX_SIZE);
+        assertThat(big.recovered()).isTrue();
+        assertThat(big.processing()).isFalse();
+        assertThat(big.hardPinned()).isTrue();
+
+        ObjectMetadata empty = new ObjectMetadata("k", "w", 0, 0, false, false, List.of());
+        assertThat(empty.size()).isZero();
+        assertThat(empty.hardPinned()).isFalse();
+        assertThat(empty.softPinRequested()).isFalse();
+        assertThat(empty.processing()).isTrue();
+        empty.markRecovered();
+        assertThat(empty.size()).isZero();
+        assertThat(empty.hardPinned()).isFalse();
+    }
+
+    @Test
+    void aSizeBeyondFiftySixBitsOrBelowZeroIsRefused() {
+        assertThatThrownBy(() -> new ObjectMetadata("k", "w", ObjectMetadata.MAX_SIZE + 1, 0, false, false, List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sizes run from 0 to");
+        assertThatThrownBy(() -> new ObjectMetadata("k", "w", -1, 0, false, false, List.of()))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
