@@ -23,6 +23,8 @@ final class MountedSegment implements SegmentView {
     private final long capacity;
     private final long incarnation;
     private final OffsetAllocator allocator;
+    /** log2 of the allocator's granularity: every offset here is a multiple of {@code 1 << offsetShift}. */
+    private final int offsetShift;
 
     /** The node's current mount of this segment and its data-plane key; see {@link #mountEpoch()}. */
     private volatile Mount mount;
@@ -56,7 +58,16 @@ final class MountedSegment implements SegmentView {
         this.endpoint = endpoint;
         this.capacity = capacity;
         this.allocator = new OffsetAllocator(capacity);
+        this.offsetShift = Long.numberOfTrailingZeros(allocator.granularity());
         this.largestFree = allocator.largestFreeRegion();
+    }
+
+    /**
+     * log2 of the allocation granularity (0 up to 3.75 GiB of capacity): every allocation's offset is a multiple of
+     * {@code 1 << offsetShift()}, so a replica keeps its offset in an int ({@link ReplicaRecord}).
+     */
+    int offsetShift() {
+        return offsetShift;
     }
 
     @Override

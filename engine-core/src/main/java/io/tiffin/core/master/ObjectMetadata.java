@@ -438,7 +438,7 @@ final class ObjectMetadata {
 
     boolean allComplete() {
         for (ReplicaRecord r : replicas()) {
-            if (r.status != io.tiffin.api.ReplicaStatus.COMPLETE) {
+            if (r.status() != io.tiffin.api.ReplicaStatus.COMPLETE) {
                 return false;
             }
         }
@@ -505,7 +505,7 @@ final class ObjectMetadata {
     /** Whether a replica is still being written (by a put or a promotion). */
     boolean hasProcessingReplica() {
         for (ReplicaRecord r : replicas()) {
-            if (r.status == io.tiffin.api.ReplicaStatus.PROCESSING) {
+            if (r.status() == io.tiffin.api.ReplicaStatus.PROCESSING) {
                 return true;
             }
         }

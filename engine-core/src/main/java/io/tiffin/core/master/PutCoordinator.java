@@ -391,7 +391,7 @@ final class PutCoordinator {
             return ErrorCode.OBJECT_NOT_FOUND;
         }
         for (ReplicaRecord r : m.replicas()) {
-            r.status = ReplicaStatus.COMPLETE;
+            r.status(ReplicaStatus.COMPLETE);
         }
         shard.putEnded(m);
         m.complete();

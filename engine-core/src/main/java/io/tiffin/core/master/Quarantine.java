@@ -59,7 +59,7 @@ final class Quarantine {
     int takeWriting(ObjectMetadata m) {
         List<ReplicaRecord> writing = null;
         for (ReplicaRecord r : m.replicas()) {
-            if (r.status == ReplicaStatus.PROCESSING) {
+            if (r.status() == ReplicaStatus.PROCESSING) {
                 if (writing == null) {
                     writing = new ArrayList<>(1);
                 }

@@ -163,7 +163,7 @@ final class Removal {
      */
     void preempt(MetadataShard shard, ObjectMetadata m, long releaseAtMillis) {
         for (ReplicaRecord r : m.replicas()) {
-            if (r.status == io.tiffin.api.ReplicaStatus.PROCESSING) {
+            if (r.status() == io.tiffin.api.ReplicaStatus.PROCESSING) {
                 quarantine.add(r, m.version, releaseAtMillis);
             } else {
                 r.free(m.version);

@@ -7,33 +7,64 @@ import io.tiffin.api.ReplicaType;
 
 /**
  * One memory replica of an object, as the master tracks it: the segment and allocator handle of its
- * buffer, and its status. Its length and version are its object's ({@link ObjectMetadata#size},
- * {@link ObjectMetadata#version}), passed in where needed rather than kept here: 40 bytes per replica, not 56.
+ * buffer, and its status. Its length and version are its object's ({@link ObjectMetadata#size()},
+ * {@link ObjectMetadata#version}), passed in where needed rather than kept here; its offset is kept in units of the
+ * segment's allocation granularity ({@link MountedSegment#offsetShift()}, an unsigned int), and its status in the
+ * handle's int: 32 bytes per replica, where a long offset and a status reference made 40.
  *
  * <p>Not thread-safe: guarded by the lock of the metadata shard that holds the object.
  */
 final class ReplicaRecord {
     final long id;
     final MountedSegment segment;
-    /** The allocator's handle (a node index, below 2^26), or {@link #FREED} once the buffer went back. */
-    private int handle;
-    final long offset;
-    ReplicaStatus status = ReplicaStatus.PROCESSING;
-    private static final int FREED = -1;
+    /**
+     * The allocator's handle in the low {@value #HANDLE_BITS} bits (a node index: {@code OffsetAllocator} has at most
+     * 2^26 nodes), the status's ordinal above it, and {@link #FREED} once the buffer went back.
+     */
+    private int handleAndStatus;
+    /** The offset in the segment in units of its allocation granularity, unsigned ({@link #offset()}). */
+    private final int scaledOffset;
+    private static final int HANDLE_BITS = 26;
+    private static final int HANDLE_MASK = (1 << HANDLE_BITS) - 1;
+    private static final int FREED = 1 << 30;
+    private static final ReplicaStatus[] STATUSES = ReplicaStatus.values();
 
     ReplicaRecord(long id, MountedSegment segment, long handle, long offset) {
         this.id = id;
         this.segment = segment;
-        if (handle < 0 || handle > Integer.MAX_VALUE) {
+        if (handle < 0 || handle > HANDLE_MASK) {
             throw new IllegalArgumentException("not an allocator handle: " + handle);
         }
-        this.handle = (int) handle; // an int: with no boolean beside it the record is 40 bytes, not 48
-        this.offset = offset;
+        int shift = segment.offsetShift();
+        long scaled = offset >>> shift;
+        if (offset < 0 || scaled << shift != offset || scaled > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("offset " + offset + " is not one of segment " + segment.name()
+                    + "'s allocation offsets (multiples of " + (1L << shift) + " below " + (1L << (32 + shift)) + ")");
+        }
+        this.scaledOffset = (int) scaled;
+        this.handleAndStatus = (int) handle | (ReplicaStatus.PROCESSING.ordinal() << HANDLE_BITS);
+    }
+
+    /** The buffer's offset in its segment, in bytes. */
+    long offset() {
+        return Integer.toUnsignedLong(scaledOffset) << segment.offsetShift();
+    }
+
+    ReplicaStatus status() {
+        return STATUSES[(handleAndStatus & ~FREED) >>> HANDLE_BITS];
+    }
+
+    void status(ReplicaStatus status) {
+        handleAndStatus = (handleAndStatus & (FREED | HANDLE_MASK)) | (status.ordinal() << HANDLE_BITS);
+    }
+
+    private boolean freed() {
+        return (handleAndStatus & FREED) != 0;
     }
 
     /** COMPLETE and on a mounted segment. */
     boolean isReadable() {
-        return status == ReplicaStatus.COMPLETE && segment.isMounted();
+        return status() == ReplicaStatus.COMPLETE && segment.isMounted();
     }
 
     boolean isOnDeadSegment() {
@@ -46,10 +77,10 @@ final class ReplicaRecord {
      * record carries).
      */
     void free(long version) {
-        if (handle != FREED) {
-            long h = handle;
-            handle = FREED;
-            segment.release(h, offset, version);
+        if (!freed()) {
+            long h = handleAndStatus & HANDLE_MASK;
+            handleAndStatus |= FREED;
+            segment.release(h, offset(), version);
         }
     }
 
@@ -58,15 +89,15 @@ final class ReplicaRecord {
      * {@link #free}.
      */
     void forgetRecord(long version) {
-        if (handle != FREED) {
-            segment.forgetRecord(offset, version);
+        if (!freed()) {
+            segment.forgetRecord(offset(), version);
         }
     }
 
     /** Has the node set the expiry deadline of its record of this replica's object ({@code version}). */
     void recordDeadline(long version, long expireAtMillis) {
-        if (handle != FREED && status == ReplicaStatus.COMPLETE) {
-            segment.recordDeadline(offset, version, expireAtMillis);
+        if (!freed() && status() == ReplicaStatus.COMPLETE) {
+            segment.recordDeadline(offset(), version, expireAtMillis);
         }
     }
 
@@ -78,8 +109,8 @@ final class ReplicaRecord {
     ReplicaDescriptor toDescriptor(long size, int ops, long expiresAtMillis) {
         MountedSegment.Mount mount = segment.mount();
         DataGrant grant = mount.mac() == null ? null
-                : mount.mac().sign(segment.name(), offset, size, ops, mount.epoch(), expiresAtMillis);
-        return new ReplicaDescriptor(id, ReplicaType.MEMORY, status, segment.name(), segment.nodeId(),
-                segment.endpoint(), offset, size, mount.epoch(), grant);
+                : mount.mac().sign(segment.name(), offset(), size, ops, mount.epoch(), expiresAtMillis);
+        return new ReplicaDescriptor(id, ReplicaType.MEMORY, status(), segment.name(), segment.nodeId(),
+                segment.endpoint(), offset(), size, mount.epoch(), grant);
     }
 }

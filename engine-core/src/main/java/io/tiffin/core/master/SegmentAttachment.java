@@ -126,7 +126,7 @@ final class SegmentAttachment {
                 continue;
             }
             ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), s, handles[i], c.getOffset());
-            r.status = ReplicaStatus.COMPLETE;
+            r.status(ReplicaStatus.COMPLETE);
             if (c.getKey().isEmpty() || table.validateKey(c.getKey()) != ErrorCode.OK) {
                 r.free(c.getVersion());
                 continue;
@@ -161,7 +161,7 @@ final class SegmentAttachment {
                 // its buffers stay reserved until its PutEnd or its writer's put timeout: it may still be writing
                 writing = new ArrayList<>(m.replicas().size());
                 for (ReplicaRecord w : m.replicas()) {
-                    if (w.status == ReplicaStatus.PROCESSING) {
+                    if (w.status() == ReplicaStatus.PROCESSING) {
                         writing.add(w);
                     }
                 }

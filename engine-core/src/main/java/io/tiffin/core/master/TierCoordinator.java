@@ -350,7 +350,7 @@ final class TierCoordinator {
         for (ReplicaRecord r : m.replicas()) {
             if (r.isReadable() && tier.hasStorage(r.segment.nodeId())) {
                 OffloadTask task = OffloadTask.newBuilder()
-                        .setKey(m.key).setSize(m.size()).setSegment(r.segment.name()).setOffset(r.offset)
+                        .setKey(m.key).setSize(m.size()).setSegment(r.segment.name()).setOffset(r.offset())
                         .setVersion(m.version).setCrc32C(m.crc32c).setExpireAtMs(m.expireAtMillis).build();
                 if (tier.queueOffload(r.segment.nodeId(), task)) {
                     m.startOffload(r.segment.nodeId(), ticker.millis());
@@ -437,9 +437,9 @@ final class TierCoordinator {
             }
             m.endPromotion();
             for (ReplicaRecord r : m.replicas()) {
-                if (r.id == replicaId && r.status == ReplicaStatus.PROCESSING) {
+                if (r.id == replicaId && r.status() == ReplicaStatus.PROCESSING) {
                     if (success) {
-                        r.status = ReplicaStatus.COMPLETE;
+                        r.status(ReplicaStatus.COMPLETE);
                         counters.promotions.increment();
                     } else {
                         r.free(m.version);
@@ -589,7 +589,7 @@ final class TierCoordinator {
             if (writerDone) {
                 for (Iterator<ReplicaRecord> it = m.replicas().iterator(); it.hasNext(); ) {
                     ReplicaRecord r = it.next();
-                    if (r.status == ReplicaStatus.PROCESSING) {
+                    if (r.status() == ReplicaStatus.PROCESSING) {
                         r.free(m.version);
                         it.remove();
                         dropped++;

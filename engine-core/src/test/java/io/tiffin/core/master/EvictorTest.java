@@ -57,7 +57,7 @@ class EvictorTest {
         long handle = segment.allocate(OBJECT, "k");
         assertThat(handle).as("room for %s", key).isNotNegative();
         ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), segment, handle, segment.offset(handle));
-        r.status = ReplicaStatus.COMPLETE;
+        r.status(ReplicaStatus.COMPLETE);
         ObjectMetadata m = new ObjectMetadata(key, "writer", OBJECT, 0, hardPin, softPinDeadline != 0, List.of(r));
         if (complete) {
             m.complete();

@@ -136,8 +136,8 @@ class ObjectMetadataTest {
         ObjectMetadata m = object(false, List.of(a));
         m.replicas().add(b);
         assertThat(m.replicas()).containsExactly(a, b);
-        a.status = ReplicaStatus.COMPLETE;
-        b.status = ReplicaStatus.COMPLETE;
+        a.status(ReplicaStatus.COMPLETE);
+        b.status(ReplicaStatus.COMPLETE);
         assertThat(m.allComplete()).isTrue();
         m.replicas().remove(a);
         assertThat(m.replicas()).containsExactly(b);

@@ -18,7 +18,7 @@ class QuarantineTest {
     private ReplicaRecord replica(ReplicaStatus status) {
         long handle = segment.allocate(4096, "k");
         ReplicaRecord r = new ReplicaRecord(handle, segment, handle, segment.offset(handle));
-        r.status = status;
+        r.status(status);
         return r;
     }
 
