@@ -27,8 +27,8 @@ final class ObjectMetadata {
     private Object replicaSlot;
     /**
      * What only some objects need for a while (a put in progress, an SSD task, disk copies, a soft pin), or null
-     * while the object needs none of it, as nearly all complete objects: per key, the master keeps 96 bytes here
-     * and no side object instead of 136 bytes with every field in place.
+     * while the object needs none of it, as nearly all complete objects: per key, the master keeps 88 bytes here
+     * and no side object instead of 144 bytes with every field in place.
      */
     private Rare rare;
 
