@@ -188,7 +188,8 @@ final class ObjectTable {
             dropDeadline(replaced);
         }
         addDeadline(m);
-        long pinned = (m.hardPinned() ? m.size() : 0) - (replaced != null && replaced.hardPinned() ? replaced.size() : 0);
+        long pinned = (m.hardPinned() ? m.size() : 0)
+                - (replaced != null && replaced.hardPinned() ? replaced.size() : 0);
         if (pinned != 0) {
             hardPinnedBytes.addAndGet(pinned);
         }
