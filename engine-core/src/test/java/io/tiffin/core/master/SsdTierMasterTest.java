@@ -84,6 +84,22 @@ class SsdTierMasterTest {
     }
 
     /**
+     * A node's scan that reports sizes no object can have (none, negative, beyond the 56 bits the master keeps: a
+     * corrupt stamp or a hostile peer) adopts nothing for them, and the other copies of the same report are adopted.
+     */
+    @Test
+    void copiesOfSizesNoObjectCanHaveAreNotAdopted() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        m.ssdTier().reportDiskObjects("n1", List.of("empty", "negative", "huge", "fine"),
+                List.of(0L, -1L, ObjectMetadata.MAX_SIZE + 1, 4096L));
+        assertThat(m.getReplicaList("empty").isOk()).isFalse();
+        assertThat(m.getReplicaList("negative").isOk()).isFalse();
+        assertThat(m.getReplicaList("huge").isOk()).isFalse();
+        assertThat(onSsd(m, "fine")).isTrue();
+        assertThat(m.getReplicaList("fine").value().size()).isEqualTo(4096);
+    }
+
+    /**
      * A delete handed out with a poll stays pending until the node's next poll: done then, unless that poll names it
      * as failed (asked again); a node that registers its tier again before that poll (it restarted) is asked again,
      * and meanwhile a copy of the key it reports is not adopted.
