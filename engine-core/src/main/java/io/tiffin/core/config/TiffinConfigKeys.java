@@ -84,6 +84,7 @@ public final class TiffinConfigKeys {
             4096, "threads", "Threads serving master requests; 0 = the number of cores.");
     public static final ConfigKey<Integer> MASTER_MAX_KEY_LENGTH = ConfigKey.integer("master.max-key-length", 4096, 1,
             65536, "bytes", "Longest object key accepted, in UTF-8 bytes.");
+    /** At most the master's ObjectMetadata.MAX_SIZE (sizes kept in 56 bits; ObjectMetadataTest checks they agree). */
     public static final ConfigKey<Long> MASTER_MAX_OBJECT_SIZE = ConfigKey.size("master.max-object-size", "1TiB", 1,
             (1L << 56) - 1, "Largest object a put may store (at most 64 PiB - 1: the master keeps sizes in 56 bits).");
     public static final ConfigKey<Double> MASTER_MAX_HARD_PINNED_SHARE = ConfigKey.ratio(

@@ -77,6 +77,14 @@ class ObjectMetadataTest {
     }
 
     @Test
+    void theLargestObjectSizeTheConfigurationAcceptsIsTheLargestTheMasterKeeps() {
+        var key = io.tiffin.core.config.TiffinConfigKeys.MASTER_MAX_OBJECT_SIZE;
+        assertThat(key.parse(Long.toString(ObjectMetadata.MAX_SIZE))).isEqualTo(ObjectMetadata.MAX_SIZE);
+        assertThatThrownBy(() -> key.parse(Long.toString(ObjectMetadata.MAX_SIZE + 1)))
+                .hasMessageContaining(Long.toString(ObjectMetadata.MAX_SIZE));
+    }
+
+    @Test
     void aSoftPinKeepsTheSideObjectUntilItEnds() {
         ObjectMetadata m = object(true, List.of(replica()));
         m.complete();
