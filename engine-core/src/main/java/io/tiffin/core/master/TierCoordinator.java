@@ -272,10 +272,12 @@ final class TierCoordinator {
                 if (version > 0 && deadline > 0) {
                     table.setDeadline(m, deadline); // passed meanwhile: expired at once, as a memory record's
                 }
-            } else if (!m.hasDiskReplicaOn(nodeId) && !(m.offloadPending() && nodeId.equals(m.taskNode()))
+            } else if (!m.hasDiskReplicaOn(nodeId) && !offloadOfThisVersion(m, nodeId, version)
                     && !(m.recovered() && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
-                // and re-put, or the node was dropped meanwhile): it may hold other bytes. Delete it.
+                // and re-put, or the node was dropped meanwhile), or asked for another version of it (an offload
+                // a replacement gave up, reported while the new object's own offload to the node is pending): it
+                // may hold other bytes. Delete it (that version only: the node keeps a newer copy).
                 tier.queueDelete(nodeId, key, version);
                 counters.staleDiskCopies.increment();
                 return;
@@ -296,7 +298,7 @@ final class TierCoordinator {
             if (version == m.version && deadline != m.expireAtMillis) {
                 recordDiskDeadline(nodeId, m); // moved while the copy was written (an EXPIRE during its offload)
             }
-            if (m.offloadPending() && nodeId.equals(m.taskNode())) {
+            if (offloadOfThisVersion(m, nodeId, version)) {
                 m.endOffload();
                 tier.offloadFinished(nodeId);
                 counters.offloads.increment();
@@ -311,6 +313,15 @@ final class TierCoordinator {
                 }
             }
         });
+    }
+
+    /**
+     * Whether a copy of {@code m}'s key of {@code version} that {@code nodeId} reports is what {@code m}'s pending
+     * offload to that node asked for: the same version, or a version the node does not know (0, a backend without
+     * stamps).
+     */
+    private static boolean offloadOfThisVersion(ObjectMetadata m, String nodeId, long version) {
+        return m.offloadPending() && nodeId.equals(m.taskNode()) && (version == 0 || version == m.version);
     }
 
     /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */

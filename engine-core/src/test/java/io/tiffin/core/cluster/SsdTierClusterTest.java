@@ -682,6 +682,35 @@ class SsdTierClusterTest {
         assertThat(c.get("kept")).isEqualTo(kept);
     }
 
+    /**
+     * Rewrites racing offload and promotion ({@link ConcurrentRewrites}): the keys do not fit in memory, so objects
+     * move to SSD and back (read twice) all along while one client rewrites them and two others read them; no read
+     * returns an older generation than the last returned write, bytes of two generations, or nothing where a value
+     * stands.
+     */
+    @Test
+    void rewritesRacingOffloadAndPromotionNeverReadStaleTornOrMissing() throws Exception {
+        startMaster(Map.of("offload.mode", "on-evict", "master.eviction-high-watermark", "0.3",
+                "master.eviction-ratio", "0.5", "master.lease-ttl", "200ms"));
+        startNode("race-node", 16 * MiB, "n1", Map.of());
+        TiffinClient writer = client();
+        TiffinClient plain = client();
+        TiffinClient reusing = TiffinClient.connect(TestCluster.remoteOptions(address())
+                .locationCache(new io.tiffin.core.client.LocationCache.Settings(Duration.ofSeconds(30), 1000)).build());
+        open.add(reusing);
+        ConcurrentRewrites race = new ConcurrentRewrites("race-", 30, 300_007); // 9 MB: past 0.3 of 16 MiB
+
+        long rewrites = race.run(writer, List.of(plain, plain, reusing), Duration.ofSeconds(5));
+
+        assertThat(race.violations()).as("stale, torn or wrongly missing reads").isEmpty();
+        assertThat(rewrites).as("rewrites done").isGreaterThan(30);
+        assertThat(race.reads()).as("answers checked").isGreaterThan(100);
+        assertThat(race.transientFailures()).as("reads that failed without a wrong answer")
+                .isLessThan(race.reads() / 2);
+        assertThat(master.service().counters().offloads()).as("objects offloaded during the race").isPositive();
+        assertThat(master.service().counters().promotions()).as("objects promoted during the race").isPositive();
+    }
+
     @Test
     void aFullDiskFailsOffloadCleanlyAndKeepsTheMemoryCopy() throws Exception {
         startMaster(Map.of("offload.mode", "write-through"));

@@ -84,6 +84,50 @@ class SsdTierMasterTest {
     }
 
     /**
+     * A forced replacement gives up the offload that eviction started for the old object while the new one was
+     * written, and then eviction offloads the new object to the same node. The node's report of the copy it made for
+     * the old offload arrives after that: the copy holds the old bytes, so it is not taken for the new object (which
+     * would end the new offload and free the only copy of the new bytes); it is deleted, and the new offload stays
+     * pending until its own copy is reported.
+     */
+    @Test
+    void aCopyOfTheVersionAForcedReplacementGaveUpDoesNotCompleteTheNewVersionsOffload() {
+        MasterService m = new MasterService(MasterSettings.defaults().withEviction(0.5, 0.2)
+                .withTier(new TierSettings(TierSettings.OffloadMode.ON_EVICT, 2, 50_000, 25_000)), IN_ORDER, ticker, null);
+        m.mountSegment("s-n1", "n1", "ep-n1", 64 * MiB);
+        m.ssdTier().registerStorage("n1", 1L << 30);
+        put(m, "k", 20 * MiB, PutOptions.DEFAULT);
+        long oldVersion = m.getReplicaList("k").value().version();
+        ticker.advance(Duration.ofMinutes(1)); // past the lease that lookup granted
+        PutOptions set = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+        assertThat(m.putStart("writer", "k", 20 * MiB, set).code()).isEqualTo(ErrorCode.OK);
+        m.runEvictionOnce();                                                    // 40 of 64 MiB used: the old k goes
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
+                .containsExactly(oldVersion);                                   // the node copies the old bytes
+        assertThat(m.putEnd("writer", "k")).isEqualTo(ErrorCode.OK);           // that offload is given up
+        long newVersion = m.getReplicaList("k").value().version();
+        ticker.advance(Duration.ofMinutes(1));
+        m.runEvictionOnce();                                                    // the old buffers are still held
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
+                .containsExactly(newVersion);
+
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(oldVersion), 20 * MiB)); // the old offload's
+
+        assertThat(onSsd(m, "k")).as("the old bytes listed as the new object's SSD copy").isFalse();
+        assertThat(m.getReplicaList("k").value().replicas()).as("the new bytes' memory replica")
+                .extracting(r -> r.type()).containsExactly(ReplicaType.MEMORY);
+        assertThat(m.ssdTier().offloadsInFlight()).as("the new object's offload").isEqualTo(1);
+        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
+        assertThat(tasks.deletes()).containsExactly("k");
+        assertThat(tasks.deleteVersions()).as("that version only: the node keeps a newer copy")
+                .containsExactly(oldVersion);
+
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(newVersion), 20 * MiB));
+        assertThat(onSsd(m, "k")).isTrue();
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
+    }
+
+    /**
      * A node's scan that reports sizes no object can have (none, negative, beyond the 56 bits the master keeps: a
      * corrupt stamp or a hostile peer) adopts nothing for them, and the other copies of the same report are adopted.
      */
@@ -171,9 +215,14 @@ class SsdTierMasterTest {
     }
 
     private static List<io.tiffin.core.transport.proto.DiskObject> copies(List<String> keys, List<Long> versions) {
+        return copies(keys, versions, 4096);
+    }
+
+    private static List<io.tiffin.core.transport.proto.DiskObject> copies(List<String> keys, List<Long> versions,
+                                                                        long size) {
         List<io.tiffin.core.transport.proto.DiskObject> out = new java.util.ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
-            out.add(io.tiffin.core.transport.proto.DiskObject.newBuilder().setKey(keys.get(i)).setSize(4096)
+            out.add(io.tiffin.core.transport.proto.DiskObject.newBuilder().setKey(keys.get(i)).setSize(size)
                     .setVersion(versions.get(i)).build());
         }
         return out;

@@ -1,0 +1,295 @@
+package io.tiffin.core.cluster;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
+import io.tiffin.core.client.PinnedValue;
+import io.tiffin.core.client.TiffinClient;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * One client rewriting keys as fast as it can (forced replacement, remove then put, upsert) while threads of other
+ * clients read them through all six read APIs, checking every answer. Every value carries its generation and bytes
+ * that only that generation of that key has, so a read can tell
+ * <ul>
+ *   <li>a stale value: older than the last write of the key that had returned before the read started;</li>
+ *   <li>a torn value: bytes of two generations, or of another key;</li>
+ *   <li>a wrong absence or a wrong generation while no write of the key overlapped the read at all.</li>
+ * </ul>
+ *
+ * <p>Thread-safe: the writer and the readers share it.
+ */
+final class ConcurrentRewrites {
+    /** What a read racing a write, or outliving its lease on a loaded machine, may answer instead of a value. */
+    private static final Set<ErrorCode> TRANSIENT = Set.of(ErrorCode.LEASE_EXPIRED, ErrorCode.REPLICA_IS_GONE,
+            ErrorCode.REPLICA_IS_NOT_READY, ErrorCode.OBJECT_NOT_FOUND);
+
+    private final String prefix;
+    private final int keys;
+    private final int size;
+    /** Per key: the last generation whose write returned, and a count that is odd while a write is under way. */
+    private final AtomicLongArray completed;
+    private final AtomicLongArray writes;
+    private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicLong reads = new AtomicLong();
+    private final AtomicLong transientFailures = new AtomicLong();
+
+    ConcurrentRewrites(String prefix, int keys, int size) {
+        this.prefix = prefix;
+        this.keys = keys;
+        this.size = size;
+        this.completed = new AtomicLongArray(keys);
+        this.writes = new AtomicLongArray(keys);
+    }
+
+    /**
+     * Writes generation 1 of every key, then rewrites random keys for {@code traffic} while one thread per entry
+     * of {@code readers} reads; returns the rewrites done.
+     */
+    long run(TiffinClient writer, List<TiffinClient> readers, Duration traffic) throws Exception {
+        for (int k = 0; k < keys; k++) {
+            writer.put(key(k), value(k, 1));
+            completed.set(k, 1);
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        try (ExecutorService threads = Executors.newFixedThreadPool(readers.size())) {
+            List<Future<?>> running = new ArrayList<>();
+            for (int t = 0; t < readers.size(); t++) {
+                TiffinClient reader = readers.get(t);
+                SplittableRandom random = new SplittableRandom(t);
+                running.add(threads.submit(() -> readLoop(reader, random, stop)));
+            }
+            try {
+                return writeLoop(writer, new SplittableRandom(42), System.nanoTime() + traffic.toNanos());
+            } finally {
+                stop.set(true);
+                for (Future<?> f : running) {
+                    f.get();
+                }
+            }
+        }
+    }
+
+    /** Every wrong answer a reader saw, described. */
+    List<String> violations() {
+        return List.copyOf(violations);
+    }
+
+    /** Answers checked (a batch of two keys gives two). */
+    long reads() {
+        return reads.get();
+    }
+
+    /** Answers that were a transient error rather than a value. */
+    long transientFailures() {
+        return transientFailures.get();
+    }
+
+    private long writeLoop(TiffinClient writer, SplittableRandom random, long endNanos) {
+        long generation = 1;
+        long done = 0;
+        PutOptions forced = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+        PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+        while (System.nanoTime() < endNanos) {
+            int k = random.nextInt(keys);
+            byte[] v = value(k, ++generation);
+            writes.incrementAndGet(k);
+            try {
+                int op = random.nextInt(3);
+                retryingBusy(() -> {
+                    switch (op) {
+                        case 0 -> writer.put(key(k), v, forced);
+                        case 1 -> {
+                            try {
+                                writer.remove(key(k), true);
+                            } catch (TiffinException e) {
+                                if (e.code() != ErrorCode.OBJECT_NOT_FOUND) { // removed by an earlier attempt
+                                    throw e;
+                                }
+                            }
+                            writer.put(key(k), v);
+                        }
+                        default -> {
+                            try {
+                                writer.put(key(k), v, upsert);
+                            } catch (TiffinException e) {
+                                if (e.code() != ErrorCode.OBJECT_HAS_LEASE) {
+                                    throw e;
+                                }
+                                writer.put(key(k), v, forced); // a reader holds a lease: replace it anyway
+                            }
+                        }
+                    }
+                });
+                completed.set(k, generation);
+                done++;
+            } finally {
+                writes.incrementAndGet(k);
+            }
+        }
+        return done;
+    }
+
+    /**
+     * Runs {@code write} again while it fails with {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} (a node is copying
+     * the object to SSD), as its documentation asks of callers; at most for ten seconds.
+     */
+    private static void retryingBusy(Runnable write) {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            try {
+                write.run();
+                return;
+            } catch (TiffinException e) {
+                if ((e.code() != ErrorCode.OBJECT_HAS_REPLICATION_TASK && e.code() != ErrorCode.REPLICA_IS_NOT_READY)
+                        || System.nanoTime() > end) {
+                    throw e;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
+        }
+    }
+
+    private void readLoop(TiffinClient reader, SplittableRandom random, AtomicBoolean stop) {
+        try (Arena arena = Arena.ofConfined()) {
+            List<MemorySegment> buffers = List.of(arena.allocate(size), arena.allocate(size));
+            while (!stop.get()) {
+                int k = random.nextInt(keys);
+                int other = (k + 1 + random.nextInt(keys - 1)) % keys;
+                int[] ks = {k, other};
+                // the write counts first: when they show no write under way, the generations read next are current
+                long[] writesBefore = {writes.get(k), writes.get(other)};
+                long[] before = {completed.get(k), completed.get(other)};
+                int api = random.nextInt(6);
+                List<Answer> answers = read(reader, api, key(k), key(other), buffers);
+                for (int i = 0; i < answers.size(); i++) {
+                    boolean quiet = writesBefore[i] % 2 == 0 && writes.get(ks[i]) == writesBefore[i];
+                    check(ks[i], before[i], quiet, answers.get(i), api);
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            violations.add("reader failed: " + e);
+        }
+    }
+
+    private record Answer(ErrorCode code, byte[] value) {
+    }
+
+    private interface Read {
+        byte[] run();
+    }
+
+    /** Reads {@code key} (APIs 0-2) or {@code key} and {@code other} (3-5) through API {@code api}. */
+    private static List<Answer> read(TiffinClient reader, int api, String key, String other,
+                                     List<MemorySegment> buffers) {
+        List<Answer> answers = new ArrayList<>(2);
+        switch (api) {
+            case 0 -> answers.add(single(() -> reader.get(key)));
+            case 1 -> answers.add(single(() -> bytes(buffers.getFirst(), reader.getInto(key, buffers.getFirst()))));
+            case 2 -> answers.add(single(() -> {
+                try (PinnedValue v = reader.getPinned(key)) {
+                    return bytes(v);
+                }
+            }));
+            case 3 -> reader.batchGet(List.of(key, other))
+                    .forEach(r -> answers.add(new Answer(r.code(), r.isOk() ? r.value() : null)));
+            case 4 -> {
+                List<KeyResult<Long>> rs = reader.batchGetInto(List.of(key, other), buffers);
+                for (int i = 0; i < 2; i++) {
+                    KeyResult<Long> r = rs.get(i);
+                    answers.add(new Answer(r.code(), r.isOk() ? bytes(buffers.get(i), r.value()) : null));
+                }
+            }
+            default -> {
+                for (KeyResult<PinnedValue> r : reader.batchGetPinned(List.of(key, other))) {
+                    if (!r.isOk()) {
+                        answers.add(new Answer(r.code(), null));
+                        continue;
+                    }
+                    try (PinnedValue v = r.value()) {
+                        answers.add(new Answer(ErrorCode.OK, bytes(v)));
+                    }
+                }
+            }
+        }
+        return answers;
+    }
+
+    private static Answer single(Read read) {
+        try {
+            return new Answer(ErrorCode.OK, read.run());
+        } catch (TiffinException e) {
+            return new Answer(e.code(), null);
+        }
+    }
+
+    /**
+     * @param before the generation of the key's last write that had returned when the read started
+     * @param quiet  whether no write of the key was under way at any moment of the read
+     */
+    private void check(int k, long before, boolean quiet, Answer a, int api) {
+        reads.incrementAndGet();
+        String what = key(k) + " (read API " + api + "): ";
+        if (a.code() != ErrorCode.OK) {
+            if (!TRANSIENT.contains(a.code()) || (quiet && a.code() == ErrorCode.OBJECT_NOT_FOUND)) {
+                violations.add(what + a.code() + (quiet ? " with no write under way" : ""));
+            }
+            transientFailures.incrementAndGet();
+            return;
+        }
+        if (a.value().length != size) {
+            violations.add(what + a.value().length + " bytes");
+            return;
+        }
+        ByteBuffer head = ByteBuffer.wrap(a.value());
+        long generation = head.getLong();
+        int owner = head.getInt();
+        if (owner != k || !Arrays.equals(a.value(), value(k, generation))) {
+            violations.add(what + "torn or foreign bytes (header: key " + owner + ", generation " + generation + ")");
+        } else if (generation < before) {
+            violations.add(what + "stale generation " + generation + " after " + before + " had returned");
+        } else if (quiet && generation != before) {
+            violations.add(what + "generation " + generation + " while " + before
+                    + " was the last written and no write was under way");
+        }
+    }
+
+    private String key(int k) {
+        return prefix + k;
+    }
+
+    /** Key {@code k}'s value of {@code generation}: the generation, the key, then bytes only they give. */
+    private byte[] value(int k, long generation) {
+        byte[] v = new byte[size];
+        new SplittableRandom(generation * 1_000 + k).nextBytes(v);
+        ByteBuffer.wrap(v).putLong(generation).putInt(k);
+        return v;
+    }
+
+    private static byte[] bytes(MemorySegment segment, long n) {
+        return segment.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    private static byte[] bytes(PinnedValue v) {
+        byte[] out = new byte[(int) v.size()];
+        v.copyTo(MemorySegment.ofArray(out));
+        return out;
+    }
+}
