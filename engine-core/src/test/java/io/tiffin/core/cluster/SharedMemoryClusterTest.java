@@ -177,4 +177,35 @@ class SharedMemoryClusterTest {
             assertThat(c.get("after")).isEqualTo(after);
         }
     }
+
+    /**
+     * Readers that copy straight out of the nodes' memory (same host through the shared-memory files, same JVM through
+     * the segments themselves) race a writer that rewrites keys on small segments, whose buffers are freed and given
+     * to new objects all along ({@link ConcurrentRewrites}). With checksums off, so that a wrong copy is not caught
+     * and retried on the way but reaches the check: no stale, torn or wrongly missing value.
+     */
+    @Test
+    void readersCopyingStraightFromNodeMemoryNeverSeeABufferGivenToAnotherObject() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "200ms"), 0, 0)) {
+            cluster.addNode("race-shm-0", 4L << 20, dir);
+            cluster.addNode("race-shm-1", 4L << 20, dir);
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient shm = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .sharedMemory(true).verifyChecksums(false).build());
+            TiffinClient sameJvm = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress())
+                    .localMemcpy(true).verifyChecksums(false)
+                    .locationCache(new io.tiffin.core.client.LocationCache.Settings(Duration.ofSeconds(30), 100)).build());
+            cluster.clients.add(shm);
+            cluster.clients.add(sameJvm);
+            ConcurrentRewrites race = new ConcurrentRewrites("shm-race-", 10, 200_003); // 2 MB of 8 MiB
+
+            long rewrites = race.run(writer, List.of(shm, shm, sameJvm), Duration.ofSeconds(4));
+
+            assertThat(race.violations()).as("stale, torn or wrongly missing reads").isEmpty();
+            assertThat(rewrites).as("rewrites done").isGreaterThan(10);
+            assertThat(race.reads()).as("answers checked").isGreaterThan(100);
+            assertThat(race.transientFailures()).as("reads that failed without a wrong answer")
+                    .isLessThan(race.reads() / 2);
+        }
+    }
 }
