@@ -266,7 +266,8 @@ class ScriptedRemoveMaster(FakeMaster):
     """A leader whose REMOVE answers follow ``script``: "lost" closes the connection unanswered (the answer
     is lost), a code name refuses with it, "OK" succeeds; the last answer repeats."""
 
-    CODES = {"OBJECT_HAS_LEASE": -706, "OBJECT_NOT_FOUND": -704, "UNAVAILABLE_IN_CURRENT_STATUS": -1010}
+    CODES = {"OBJECT_HAS_LEASE": -706, "OBJECT_NOT_FOUND": -704, "UNAVAILABLE_IN_CURRENT_STATUS": -1010,
+             "OBJECT_HAS_REPLICATION_TASK": -708}
 
     def __init__(self, script):
         super().__init__(True, 1)
@@ -292,6 +293,9 @@ class ScriptedRemoveMaster(FakeMaster):
     (["OBJECT_HAS_LEASE"], "OBJECT_HAS_LEASE"),  # a first refusal is the answer
     (["UNAVAILABLE_IN_CURRENT_STATUS", "OBJECT_HAS_LEASE"], "OBJECT_HAS_LEASE"),  # refused, so it did not run
     (["UNAVAILABLE_IN_CURRENT_STATUS", "OBJECT_NOT_FOUND"], "OBJECT_NOT_FOUND"),
+    # a node copies the object to SSD or back: asked again for about 0.6 s (five pauses), then the refusal
+    (["OBJECT_HAS_REPLICATION_TASK", "OBJECT_HAS_REPLICATION_TASK", "OK"], None),
+    (["OBJECT_HAS_REPLICATION_TASK"] * 6, "OBJECT_HAS_REPLICATION_TASK"),
 ])
 def test_a_remove_whose_answer_was_lost_is_carried_through_a_lease_and_counts_a_gone_key_as_done(script, outcome):
     master, other = ScriptedRemoveMaster(script), FakeMaster(False, 0)
@@ -344,6 +348,33 @@ def test_a_batch_remove_the_pool_sent_again_counts_the_keys_it_finds_gone_as_rem
             results = c.batch_remove(["gone", "leased"])
             assert [r.code for r in results] == ["OK", "OBJECT_HAS_LEASE"]
             assert master.batches == 2
+    finally:
+        master.close()
+
+
+class ScriptedBatchCodesMaster(FakeMaster):
+    """A leader whose BATCH_REMOVE answers are the code lists of ``script`` in turn (the last one repeats)."""
+
+    def __init__(self, script):
+        super().__init__(True, 1)
+        self.script, self.requests = script, []
+
+    def answer(self, op: int, rid: int):
+        if op != _wire.Op.BATCH_REMOVE:
+            return super().answer(op, rid)
+        codes = self.script[min(len(self.requests), len(self.script) - 1)]
+        self.requests.append(rid)
+        return response(op, rid, 0, pb.BatchCodesReply(codes=codes).SerializeToString())
+
+
+def test_a_batch_remove_asks_again_for_the_keys_a_node_was_copying_to_ssd_and_only_those():
+    # -708 OBJECT_HAS_REPLICATION_TASK, -704 OBJECT_NOT_FOUND; the second answer is for the two keys asked again
+    master = ScriptedBatchCodesMaster([[-708, -704, -708], [0, -708], [0]])
+    try:
+        with tiffin.Client.connect(master.endpoint, timeout=2) as c:
+            results = c.batch_remove(["a", "missing", "b"])
+            assert [r.code for r in results] == ["OK", "OBJECT_NOT_FOUND", "OK"]
+            assert len(master.requests) == 3
     finally:
         master.close()
 

@@ -22,8 +22,11 @@ from .errors import TiffinError, code_name
 
 log = logging.getLogger("tiffin")
 
-#: PUT_START attempts after the first while the master answers NO_AVAILABLE_HANDLE or REPLICA_IS_NOT_READY
+#: PUT_START attempts after the first while the master answers NO_AVAILABLE_HANDLE, REPLICA_IS_NOT_READY or
+#: OBJECT_HAS_REPLICATION_TASK (pauses of 20, 40, 80, 160 and 320 ms: about 0.6 s)
 PUT_RETRIES = 5
+#: the master's refusals of a PUT_START that end within moments on their own
+BRIEF_PUT_REFUSALS = ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY", "OBJECT_HAS_REPLICATION_TASK")
 
 
 class Puts:
@@ -48,9 +51,10 @@ class Puts:
             except TiffinError as e:
                 if e.code == "OBJECT_ALREADY_EXISTS" and not options.upsert:
                     return  # Mooncake's rule: a put of an existing (complete) key is a successful no-op
-                if e.code not in ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY") or attempt >= PUT_RETRIES:
+                if e.code not in BRIEF_PUT_REFUSALS or attempt >= PUT_RETRIES:
                     raise
-                # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon
+                # a failed allocation wakes the master's evictor; another writer's put of the key ends as soon, and
+                # a node's copy of the object to SSD or back sooner
                 time.sleep(0.020 * (1 << attempt))
                 attempt += 1
         replicas = [replica_from(r) for r in reply.replicas]

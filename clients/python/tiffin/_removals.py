@@ -1,6 +1,7 @@
 """Removals for :class:`tiffin.client.Client`: REMOVE, BATCH_REMOVE, REMOVE_BY_REGEX and REMOVE_ALL, with the
-client's location cache dropped around each call and a remove repeated after a lost answer (the Python twin of
-``io.tiffin.core.client.MasterStub.remove``).
+client's location cache dropped around each call, a remove repeated after a lost answer (the Python twin of
+``io.tiffin.core.client.MasterStub.remove``) and one refused while a node copies the object to SSD or back
+(OBJECT_HAS_REPLICATION_TASK) asked again for about 0.6 s (``io.tiffin.core.client.Removals``).
 
 Thread-safety: :class:`Removals` is thread-safe (it keeps no state of its own; the locator and the masters guard
 themselves).
@@ -11,6 +12,7 @@ from __future__ import annotations
 import time
 
 from ._masters import backoff
+from ._puts import PUT_RETRIES
 from ._proto import tiffin_pb2 as pb
 from ._types import KeyResult
 from ._wire import Op
@@ -35,6 +37,7 @@ class Removals:
         lost = [False]
         deadline = time.monotonic() + self._masters.failover_timeout
         attempt = 0
+        busy = 0  # attempts refused while a node copied the object to SSD or back
         try:
             while True:
                 try:
@@ -44,6 +47,10 @@ class Removals:
                 except TiffinError as e:
                     if lost[0] and e.code == "OBJECT_NOT_FOUND":
                         return
+                    if e.code == "OBJECT_HAS_REPLICATION_TASK" and busy < PUT_RETRIES:
+                        time.sleep(0.020 * (1 << busy))  # a node copies it to SSD or back: that ends within moments
+                        busy += 1
+                        continue
                     if not lost[0] or e.code != "OBJECT_HAS_LEASE":
                         raise
                     if time.monotonic() > deadline:
@@ -59,19 +66,31 @@ class Removals:
         """:meth:`tiffin.client.Client.batch_remove` of checked, non-empty ``keys``."""
         for k in keys:
             self._locator.forget(k)
-        lost = [False]
         try:
-            reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
-                                                                   cache_owner=self._locator.cache_owner),
-                              pb.BatchCodesReply, lost)
+            codes = self._batch_codes(keys, force)
+            for busy in range(PUT_RETRIES):
+                again = [i for i, c in enumerate(codes) if c == "OBJECT_HAS_REPLICATION_TASK"]
+                if not again:
+                    break
+                time.sleep(0.020 * (1 << busy))  # a node copies them to SSD or back: that ends within moments
+                for i, c in zip(again, self._batch_codes([keys[i] for i in again], force)):
+                    codes[i] = c
         finally:
             for k in keys:
                 self._locator.forget_location(k)
+        return [KeyResult(k, None, codes[i]) for i, k in enumerate(keys)]
+
+    def _batch_codes(self, keys: list, force: bool) -> list:
+        """One BATCH_REMOVE of ``keys``: the code of each (after a lost answer, a key found gone was removed)."""
+        lost = [False]
+        reply = self._rpc(Op.BATCH_REMOVE, pb.BatchKeysRequest(keys=keys, force=bool(force),
+                                                               cache_owner=self._locator.cache_owner),
+                          pb.BatchCodesReply, lost)
         codes = [code_name(reply.codes[i]) if i < len(reply.codes) else "INTERNAL_ERROR" for i in range(len(keys))]
         if lost[0]:
             # an attempt whose answer was lost may have removed them: a key the repeat finds gone was removed
             codes = ["OK" if c == "OBJECT_NOT_FOUND" else c for c in codes]
-        return [KeyResult(k, None, codes[i]) for i, k in enumerate(keys)]
+        return codes
 
     def by_regex(self, regex: str, force: bool) -> int:
         """:meth:`tiffin.client.Client.remove_by_regex`: drops the whole location cache before and after."""

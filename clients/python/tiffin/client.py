@@ -560,8 +560,9 @@ class Client:
         most its ``location_cache_ttl`` and a quarter); this client's own cache entries are dropped at
         once.
 
-        Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (being written), ...
-        After an attempt whose answer was lost, a repeat that finds the key gone counts as done, and one
+        Raises TiffinError: OBJECT_NOT_FOUND, OBJECT_HAS_LEASE, REPLICA_IS_NOT_READY (a put of it is being
+        written), OBJECT_HAS_REPLICATION_TASK (a node has been copying it to SSD or back for longer than the 0.6 s
+        this call asks again for), ... After an attempt whose answer was lost, a repeat that finds the key gone counts as done, and one
         refused with OBJECT_HAS_LEASE is repeated until the lease ends (within ``failover_timeout``): that
         attempt may have begun the removal (docs/FAILOVER.md, Limits).
         """

@@ -63,7 +63,7 @@ public interface KvStore extends AutoCloseable {
      * @throws TiffinException {@link ErrorCode#NO_AVAILABLE_HANDLE} when no segment has room (after
      *     eviction was given a moment); with upsert, {@link ErrorCode#OBJECT_HAS_LEASE} while the old
      *     object is being read (any get, exists or locate of it in the last lease period),
-     *     {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} while a node copies it to SSD,
+     *     {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} while a node copies it to or from SSD,
      *     {@link ErrorCode#REPLICA_IS_NOT_READY} while it is being written; see also the class comment
      */
     void put(String key, byte[] value, PutOptions options);
@@ -121,7 +121,7 @@ public interface KvStore extends AutoCloseable {
      *
      * @throws TiffinException {@link ErrorCode#OBJECT_NOT_FOUND}, {@link ErrorCode#OBJECT_HAS_LEASE}
      *     (without force), {@link ErrorCode#REPLICA_IS_NOT_READY} while it is being written,
-     *     {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} while a node copies it to SSD
+     *     {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} while a node copies it to or from SSD
      */
     void remove(String key, boolean force);
 

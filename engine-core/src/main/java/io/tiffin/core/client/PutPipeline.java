@@ -17,9 +17,10 @@ import org.apache.logging.log4j.Logger;
 /**
  * Writes: PutStart → write every replica → PutEnd; any failed write → PutRevoke and {@link
  * ErrorCode#TRANSFER_FAIL}. A PutStart that finds no room ({@code NO_AVAILABLE_HANDLE}) is retried a few
- * times while the master's evictor frees some, and one that finds another writer's put of the key in
- * progress ({@code REPLICA_IS_NOT_READY}) while that put ends. A put of an existing (complete) key without
- * upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the same when {@link
+ * times while the master's evictor frees some, one that finds another writer's put of the key in progress
+ * ({@code REPLICA_IS_NOT_READY}) while that put ends, and one that finds a node copying the object to SSD or back
+ * ({@code OBJECT_HAS_REPLICATION_TASK}) while that copy ends ({@link BriefRefusals}). A put of an existing
+ * (complete) key without upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the same when {@link
  * MasterStub} resends it after a lost answer or a leader change, so a retried PutStart gets the same replicas
  * and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica carries the
  * object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
@@ -34,9 +35,6 @@ import org.apache.logging.log4j.Logger;
  */
 final class PutPipeline {
     private static final Logger LOG = LogManager.getLogger(PutPipeline.class);
-    /** Retries of a PutStart that found no room (while eviction or offload to SSD frees some) or the key in progress. */
-    private static final int PUT_RETRIES = 5;
-
     private final MasterStub master;
     private final String clientId;
     private final ClientCaches caches;
@@ -82,12 +80,12 @@ final class PutPipeline {
                     grant = master.putStart(clientId, key, size, putOptions, putId);
                 } catch (TiffinException e) {
                     // A failed allocation wakes the master's evictor (every 10 ms); give it a moment. Another
-                    // writer's put of the key (REPLICA_IS_NOT_READY) usually ends or is revoked as soon.
-                    if ((e.code() != ErrorCode.NO_AVAILABLE_HANDLE && e.code() != ErrorCode.REPLICA_IS_NOT_READY)
-                            || attempt >= PUT_RETRIES) {
+                    // writer's put of the key (REPLICA_IS_NOT_READY) usually ends or is revoked as soon, and a
+                    // node's copy of the object to SSD or back (OBJECT_HAS_REPLICATION_TASK) sooner.
+                    if (!BriefRefusals.ofPut(e.code()) || attempt >= BriefRefusals.RETRIES) {
                         throw e;
                     }
-                    sleepBeforeRetry(attempt);
+                    BriefRefusals.pause(attempt, e.code(), "a PutStart of " + key);
                 }
             }
         } catch (TiffinException e) {
@@ -193,15 +191,6 @@ final class PutPipeline {
         return io.tiffin.core.transport.proto.CommitRecord.newBuilder().setKey(key).setSize(size)
                 .setVersion(g.version()).setPutId(putId).setHardPin(o.hardPin()).setSoftPin(o.softPin())
                 .setCrc32C(crc32c).setYields(g.yields()).setExpireAtMs(g.expireAtMillis()).build();
-    }
-
-    private static void sleepBeforeRetry(int attempt) {
-        try {
-            Thread.sleep(20L << attempt);
-        } catch (InterruptedException ie) {
-            Thread.currentThread().interrupt();
-            throw new TiffinException(ErrorCode.NO_AVAILABLE_HANDLE, "interrupted while waiting to retry a PutStart", ie);
-        }
     }
 
     private void revokeQuietly(String key) {

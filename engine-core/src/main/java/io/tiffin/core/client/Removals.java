@@ -2,6 +2,7 @@ package io.tiffin.core.client;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.keys.KeyQuery;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +13,8 @@ import java.util.function.Predicate;
  * before the remove and again after it (a lookup of another thread answered meanwhile, with a lease that a
  * forced remove does not wait for, must not leave the removed object in the location cache); every remove
  * names this client's location cache ({@code cache_owner}), so a forced removal does not wait for locations
- * only this cache holds.
+ * only this cache holds. A removal refused while a node copies the object to SSD or back is asked again
+ * ({@link BriefRefusals}).
  *
  * <p>Thread-safe (no state of its own). Arguments are checked by the caller ({@link TiffinClient}).
  */
@@ -30,7 +32,17 @@ final class Removals {
     void remove(String key, boolean force) {
         caches.invalidate(key);
         try {
-            master.remove(key, force, cacheOwner);
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    master.remove(key, force, cacheOwner);
+                    return;
+                } catch (TiffinException e) {
+                    if (!BriefRefusals.ofRemove(e.code()) || attempt >= BriefRefusals.RETRIES) {
+                        throw e;
+                    }
+                    BriefRefusals.pause(attempt, e.code(), "the removal of " + key);
+                }
+            }
         } finally {
             caches.invalidate(key);
         }
@@ -40,7 +52,23 @@ final class Removals {
         keys.forEach(caches::invalidate);
         List<ErrorCode> codes;
         try {
-            codes = master.batchRemove(keys, force, cacheOwner);
+            codes = new ArrayList<>(master.batchRemove(keys, force, cacheOwner));
+            for (int attempt = 0; attempt < BriefRefusals.RETRIES; attempt++) {
+                List<Integer> again = new ArrayList<>();
+                for (int i = 0; i < keys.size(); i++) {
+                    if (BriefRefusals.ofRemove(codes.get(i))) {
+                        again.add(i);
+                    }
+                }
+                if (again.isEmpty()) {
+                    break;
+                }
+                BriefRefusals.pause(attempt, codes.get(again.getFirst()), "a batch removal");
+                List<ErrorCode> retried = master.batchRemove(again.stream().map(keys::get).toList(), force, cacheOwner);
+                for (int j = 0; j < again.size(); j++) {
+                    codes.set(again.get(j), retried.get(j));
+                }
+            }
         } finally {
             keys.forEach(caches::invalidate);
         }

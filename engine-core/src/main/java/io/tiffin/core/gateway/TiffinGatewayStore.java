@@ -415,9 +415,10 @@ public final class TiffinGatewayStore implements GatewayStore {
         List<KeyResult<Void>> results = new ArrayList<>(client.batchPutFrom(keys, segments, putOptions));
         for (int i = 0; i < results.size(); i++) {
             KeyResult<Void> r = results.get(i);
-            // another client's put of the key under way, or no room yet: the single put waits for either
+            // another client's put of the key under way, no room yet or a node copying the old value to SSD or
+            // back: the single put waits for each
             if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE
-                    || r.code() == ErrorCode.REPLICA_IS_NOT_READY) {
+                    || r.code() == ErrorCode.REPLICA_IS_NOT_READY || r.code() == ErrorCode.OBJECT_HAS_REPLICATION_TASK) {
                 try {
                     put(keys.get(i), values.get(i));
                     results.set(i, KeyResult.ok(keys.get(i), null));

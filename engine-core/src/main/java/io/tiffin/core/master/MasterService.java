@@ -355,9 +355,9 @@ public final class MasterService {
      * Allocates the replicas of a new object and returns where to write them (status PROCESSING).
      * Codes: INVALID_KEY, INVALID_PARAMS (size), OBJECT_ALREADY_EXISTS (complete; a plain put treats it as
      * success), REPLICA_IS_NOT_READY (another put of the key is being written, for less than the discard
-     * timeout: retry; or an upsert of an object being promoted), OBJECT_HAS_LEASE (upsert of a
-     * leased object, or a key forced out while clients may still read it through cached locations),
-     * OBJECT_HAS_REPLICATION_TASK (upsert of an object being offloaded),
+     * timeout: retry), OBJECT_HAS_LEASE (upsert of a leased object, or a key forced out while clients may
+     * still read it through cached locations), OBJECT_HAS_REPLICATION_TASK (upsert of an object a node is
+     * copying to SSD or back from it: retry),
      * NO_AVAILABLE_HANDLE (no segment had room; triggers eviction), INTERNAL_ERROR (the allocation
      * strategy failed).
      */
@@ -524,8 +524,8 @@ public final class MasterService {
     }
 
     /**
-     * Codes: INVALID_KEY, OBJECT_NOT_FOUND, OBJECT_HAS_LEASE (unless force), REPLICA_IS_NOT_READY (being
-     * written), OBJECT_HAS_REPLICATION_TASK (being offloaded). A forced removal of a leased object removes
+     * Codes: INVALID_KEY, OBJECT_NOT_FOUND, OBJECT_HAS_LEASE (unless force), REPLICA_IS_NOT_READY (a put of it
+     * is being written), OBJECT_HAS_REPLICATION_TASK (a node is copying it to SSD or back from it). A forced removal of a leased object removes
      * the key at once and quarantines its buffers until the lease ends.
      */
     public ErrorCode remove(String key, boolean force) {

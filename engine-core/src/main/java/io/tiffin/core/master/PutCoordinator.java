@@ -168,11 +168,9 @@ final class PutCoordinator {
                 if (!force && existing.isLeased(now)) {
                     return KeyResult.failed(key, ErrorCode.OBJECT_HAS_LEASE);
                 }
-                if (!existing.allComplete()) {
-                    return KeyResult.failed(key, ErrorCode.REPLICA_IS_NOT_READY); // a promotion writes one
-                }
-                if (existing.offloadPending()) {
-                    return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK); // a node reads one
+                if (!existing.allComplete() || existing.offloadPending()) {
+                    // a node writes one from SSD (promotion) or reads one for SSD (offload)
+                    return KeyResult.failed(key, ErrorCode.OBJECT_HAS_REPLICATION_TASK);
                 }
                 // The existing object stays readable until the new one's PutEnd swaps it in (swapIn).
                 keptDeadline = existing.expireAtMillis;

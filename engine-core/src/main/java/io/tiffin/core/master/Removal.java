@@ -95,11 +95,11 @@ final class Removal {
         if (!force && m.isLeased(now)) {
             return ErrorCode.OBJECT_HAS_LEASE;
         }
-        if (m.processing() || !m.allComplete()) {
-            return ErrorCode.REPLICA_IS_NOT_READY;
+        if (m.processing()) {
+            return ErrorCode.REPLICA_IS_NOT_READY; // a put of it is being written
         }
-        if (m.offloadPending()) {
-            return ErrorCode.OBJECT_HAS_REPLICATION_TASK;
+        if (!m.allComplete() || m.offloadPending()) {
+            return ErrorCode.OBJECT_HAS_REPLICATION_TASK; // a node copies it from SSD (promotion) or to SSD
         }
         if (hold != null && m.cachedUntilMillis > now) {
             if (hold.owner() > 0 && m.cachedByOwner == hold.owner()) {

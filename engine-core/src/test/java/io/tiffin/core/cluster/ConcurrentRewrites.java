@@ -149,7 +149,7 @@ final class ConcurrentRewrites {
 
     /**
      * Runs {@code write} again while it fails with {@link ErrorCode#OBJECT_HAS_REPLICATION_TASK} (a node is copying
-     * the object to SSD), as its documentation asks of callers; at most for ten seconds.
+     * the object to SSD or back), as its documentation asks of callers; at most for ten seconds.
      */
     private static void retryingBusy(Runnable write) {
         long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -158,8 +158,7 @@ final class ConcurrentRewrites {
                 write.run();
                 return;
             } catch (TiffinException e) {
-                if ((e.code() != ErrorCode.OBJECT_HAS_REPLICATION_TASK && e.code() != ErrorCode.REPLICA_IS_NOT_READY)
-                        || System.nanoTime() > end) {
+                if (e.code() != ErrorCode.OBJECT_HAS_REPLICATION_TASK || System.nanoTime() > end) {
                     throw e;
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);

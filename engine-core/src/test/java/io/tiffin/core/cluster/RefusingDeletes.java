@@ -12,6 +12,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -19,8 +21,9 @@ import java.util.function.BiConsumer;
 /**
  * A storage backend factory around a real one (the bucket backend) whose backends fail every removal while {@link
  * #refuse} is set, and every new deadline of a stamp while {@link #refuseStamps} is, as a disk that refuses the
- * journal entry (full, or remounted read-only after an error) does; everything else reaches the real backend. A
- * test's stand-in for a disk fault it cannot cause.
+ * journal entry (full, or remounted read-only after an error) does, and hold every write while {@link #stallWrites}
+ * is, as a disk that stalls; everything else reaches the real backend. A test's stand-in for a disk fault it cannot
+ * cause.
  *
  * <p>Thread-safe.
  */
@@ -29,6 +32,9 @@ final class RefusingDeletes implements StorageBackendFactory {
     private final AtomicBoolean refusing = new AtomicBoolean();
     private final AtomicInteger refused = new AtomicInteger();
     private final AtomicBoolean refusingStamps = new AtomicBoolean();
+    /** Open (count 0) unless writes are stalled. */
+    private volatile CountDownLatch writeGate = new CountDownLatch(0);
+    private final AtomicInteger stalled = new AtomicInteger();
 
     RefusingDeletes(StorageBackendFactory real) {
         this.real = real;
@@ -42,6 +48,34 @@ final class RefusingDeletes implements StorageBackendFactory {
     /** Whether new deadlines of stamps ({@code restamp}) fail from now on. */
     void refuseStamps(boolean on) {
         refusingStamps.set(on);
+    }
+
+    /** Whether writes wait from now on (at most 30 s each); {@code false} lets the waiting ones through. */
+    void stallWrites(boolean on) {
+        if (on) {
+            writeGate = new CountDownLatch(1);
+        } else {
+            writeGate.countDown();
+        }
+    }
+
+    /** How many writes are waiting now. */
+    int stalledWrites() {
+        return stalled.get();
+    }
+
+    private void passGate() {
+        stalled.incrementAndGet();
+        try {
+            if (!writeGate.await(30, TimeUnit.SECONDS)) {
+                throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "the disk stalled for 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "interrupted while the disk stalled", e);
+        } finally {
+            stalled.decrementAndGet();
+        }
     }
 
     /** How many removals failed so far. */
@@ -80,11 +114,13 @@ final class RefusingDeletes implements StorageBackendFactory {
 
             @Override
             public void writeBatch(Map<String, MemorySegment> objects) {
+                passGate();
                 b.writeBatch(objects);
             }
 
             @Override
             public void writeBatch(Map<String, MemorySegment> objects, Map<String, ObjectStamp> stamps) {
+                passGate();
                 b.writeBatch(objects, stamps);
             }
 

@@ -586,6 +586,49 @@ class SsdTierClusterTest {
     }
 
     /**
+     * While a node copies an object to its SSD (its disk stalls here), the master refuses to remove or replace the
+     * object ({@code OBJECT_HAS_REPLICATION_TASK}: the node reads its memory); the client asks again for about 0.6 s,
+     * so a copy that ends meanwhile is never seen by the caller, and a longer one reaches it as that refusal.
+     */
+    @Test
+    void aRemoveOrReplacementWhileANodeCopiesTheObjectToSsdWaitsForTheCopy() throws Exception {
+        startMaster(Map.of("offload.mode", "write-through"));
+        RefusingDeletes disk = refusingDisk();
+        startRefusingNode(disk);
+        TiffinClient c = client();
+        PutOptions set = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+        try (var releaser = java.util.concurrent.Executors.newSingleThreadScheduledExecutor()) {
+            for (String op : List.of("remove", "batch-remove", "replace")) {
+                disk.stallWrites(true);
+                c.put(op, ClusterEndToEndTest.bytes(31, 30_000)); // write-through: the node's copy stalls
+                await("the copy of " + op).atMost(SSD_WAIT).pollInterval(POLL).until(() -> disk.stalledWrites() == 1);
+                releaser.schedule(() -> disk.stallWrites(false), 150, java.util.concurrent.TimeUnit.MILLISECONDS);
+                if (op.equals("remove")) {
+                    c.remove(op, true);
+                    assertThat(c.locate(op)).isEmpty();
+                } else if (op.equals("batch-remove")) {
+                    assertThat(c.batchRemove(List.of(op, "never-put"), true)).extracting(r -> r.code())
+                            .containsExactly(io.tiffin.api.ErrorCode.OK, io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND);
+                    assertThat(c.locate(op)).isEmpty();
+                } else {
+                    byte[] next = ClusterEndToEndTest.bytes(32, 30_000);
+                    c.put(op, next, set);
+                    assertThat(c.get(op)).isEqualTo(next);
+                }
+            }
+        }
+        disk.stallWrites(true);
+        c.put("long", ClusterEndToEndTest.bytes(33, 30_000));
+        await("the long copy").atMost(SSD_WAIT).pollInterval(POLL).until(() -> disk.stalledWrites() == 1);
+        assertThatThrownBy(() -> c.remove("long", true)).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_HAS_REPLICATION_TASK));
+        disk.stallWrites(false);
+        awaitSsdCopy(c, "long");
+        c.remove("long", true);
+        assertThat(c.locate("long")).isEmpty();
+    }
+
+    /**
      * A deletion of a removed object's SSD copy that the node's disk refuses is not counted as done: the node names it
      * in its next task poll and the master asks for it again, poll after poll, until the disk takes it. Before, the
      * node logged the failure and the master dropped the request at the poll that handed it out.

@@ -400,7 +400,7 @@ class SsdTierMasterTest {
         assertThat(m.getReplicaList("k").isOk()).as("still readable from SSD").isTrue();
         assertThat(m.ssdTier().promotionStart("nA", "k").code()).as("may be promoted again").isEqualTo(ErrorCode.OK);
         m.releaseStuckPuts();
-        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY); // the new promotion writes
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK); // the new promotion writes
     }
 
     @Test
@@ -443,7 +443,8 @@ class SsdTierMasterTest {
         ReplicaDescriptor target = m.ssdTier().promotionStart("nA", "k").value();
 
         assertThat(m.putStart("writer", "k", 4096, PutOptions.DEFAULT.withUpsert(true)).code())
-                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+                .as("a node's task, not a put in progress").isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OBJECT_HAS_REPLICATION_TASK);
 
         assertThat(m.ssdTier().promotionEnd("nA", "k", target.replicaId(), true)).isEqualTo(ErrorCode.OK);
         put(m, "k", 4096, PutOptions.DEFAULT.withUpsert(true));
