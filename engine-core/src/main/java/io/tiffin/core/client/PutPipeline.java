@@ -20,9 +20,9 @@ import org.apache.logging.log4j.Logger;
  * times while the master's evictor frees some, one that finds another writer's put of the key in progress
  * ({@code REPLICA_IS_NOT_READY}) while that put ends, and one that finds a node copying the object to SSD or back
  * ({@code OBJECT_HAS_REPLICATION_TASK}) while that copy ends ({@link BriefRefusals}). A put of an existing
- * (complete) key without upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the same when {@link
- * MasterStub} resends it after a lost answer or a leader change, so a retried PutStart gets the same replicas
- * and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica carries the
+ * (complete) key without upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the
+ * same when {@link MasterStub} resends it after a lost answer or a leader change, so a retried PutStart gets the
+ * same replicas and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica carries the
  * object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
  * client reaches directly ({@link SameHostSegments}) are written with a memory copy, the others through
  * {@link SliceExchange}. The key is dropped from the client's caches before the put, and a written object's

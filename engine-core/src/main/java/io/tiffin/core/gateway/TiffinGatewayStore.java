@@ -418,7 +418,8 @@ public final class TiffinGatewayStore implements GatewayStore {
             // another client's put of the key under way, no room yet or a node copying the old value to SSD or
             // back: the single put waits for each
             if (r.code() == ErrorCode.OBJECT_ALREADY_EXISTS || r.code() == ErrorCode.NO_AVAILABLE_HANDLE
-                    || r.code() == ErrorCode.REPLICA_IS_NOT_READY || r.code() == ErrorCode.OBJECT_HAS_REPLICATION_TASK) {
+                    || r.code() == ErrorCode.REPLICA_IS_NOT_READY
+                    || r.code() == ErrorCode.OBJECT_HAS_REPLICATION_TASK) {
                 try {
                     put(keys.get(i), values.get(i));
                     results.set(i, KeyResult.ok(keys.get(i), null));

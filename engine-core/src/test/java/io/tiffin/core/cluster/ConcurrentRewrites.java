@@ -14,7 +14,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
@@ -25,9 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * One client rewriting keys as fast as it can (forced replacement, remove then put, upsert) while threads of other
- * clients read them through all six read APIs, checking every answer. Every value carries its generation and bytes
- * that only that generation of that key has, so a read can tell
+ * One client rewriting keys as fast as it can (forced replacement, remove then put, upsert, a forced batch put of two
+ * keys) while threads of other clients read them through all six read APIs, checking every answer. Every value carries
+ * its generation and bytes that only that generation of that key has, so a read can tell
  * <ul>
  *   <li>a stale value: older than the last write of the key that had returned before the read started;</li>
  *   <li>a torn value: bytes of two generations, or of another key;</li>
@@ -109,10 +111,16 @@ final class ConcurrentRewrites {
         PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
         while (System.nanoTime() < endNanos) {
             int k = random.nextInt(keys);
-            byte[] v = value(k, ++generation);
-            writes.incrementAndGet(k);
+            int other = (k + 1 + random.nextInt(keys - 1)) % keys;
+            int op = random.nextInt(4);
+            int[] written = op == 3 ? new int[] {k, other} : new int[] {k};
+            long[] generations = new long[written.length];
+            for (int i = 0; i < written.length; i++) {
+                generations[i] = ++generation;
+                writes.incrementAndGet(written[i]);
+            }
+            byte[] v = value(k, generations[0]);
             try {
-                int op = random.nextInt(3);
                 retryingBusy(() -> {
                     switch (op) {
                         case 0 -> writer.put(key(k), v, forced);
@@ -126,7 +134,7 @@ final class ConcurrentRewrites {
                             }
                             writer.put(key(k), v);
                         }
-                        default -> {
+                        case 2 -> {
                             try {
                                 writer.put(key(k), v, upsert);
                             } catch (TiffinException e) {
@@ -136,12 +144,29 @@ final class ConcurrentRewrites {
                                 writer.put(key(k), v, forced); // a reader holds a lease: replace it anyway
                             }
                         }
+                        default -> {
+                            // both keys in one batch; one a node is copying to SSD or back goes on its own (retried)
+                            Map<String, byte[]> batch = new LinkedHashMap<>();
+                            batch.put(key(k), v);
+                            batch.put(key(other), value(other, generations[1]));
+                            for (KeyResult<Void> r : writer.batchPut(batch, forced)) {
+                                if (r.code() == ErrorCode.OBJECT_HAS_REPLICATION_TASK) {
+                                    writer.put(r.key(), batch.get(r.key()), forced);
+                                } else {
+                                    r.valueOrThrow();
+                                }
+                            }
+                        }
                     }
                 });
-                completed.set(k, generation);
-                done++;
+                for (int i = 0; i < written.length; i++) {
+                    completed.set(written[i], generations[i]);
+                }
+                done += written.length;
             } finally {
-                writes.incrementAndGet(k);
+                for (int w : written) {
+                    writes.incrementAndGet(w);
+                }
             }
         }
         return done;

@@ -93,7 +93,8 @@ class SsdTierMasterTest {
     @Test
     void aCopyOfTheVersionAForcedReplacementGaveUpDoesNotCompleteTheNewVersionsOffload() {
         MasterService m = new MasterService(MasterSettings.defaults().withEviction(0.5, 0.2)
-                .withTier(new TierSettings(TierSettings.OffloadMode.ON_EVICT, 2, 50_000, 25_000)), IN_ORDER, ticker, null);
+                .withTier(new TierSettings(TierSettings.OffloadMode.ON_EVICT, 2, 50_000, 25_000)),
+                IN_ORDER, ticker, null);
         m.mountSegment("s-n1", "n1", "ep-n1", 64 * MiB);
         m.ssdTier().registerStorage("n1", 1L << 30);
         put(m, "k", 20 * MiB, PutOptions.DEFAULT);
