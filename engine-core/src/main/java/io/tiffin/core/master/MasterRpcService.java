@@ -594,7 +594,7 @@ public final class MasterRpcService implements InProcessMaster {
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
             actForNode(r, req.getNodeId(), "OFFLOAD_DONE");
-            master.ssdTier().offloadFailed(req.getNodeId(), req.getFailedList());
+            master.ssdTier().offloadFailed(req.getNodeId(), req.getFailedList(), req.getFailedVersionsList());
             return Empty.getDefaultInstance();
         });
         bind(server, executor, Opcode.PROMOTION_START, r -> {

@@ -96,9 +96,13 @@ public final class SsdTierService {
         }
     }
 
-    /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
-    public void offloadFailed(String nodeId, List<String> keys) {
-        tier.offloadFailed(nodeId, keys);
+    /**
+     * Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them.
+     * {@code versions}: the version each failed task named, parallel to {@code keys} (empty: unknown, as from a node
+     * that sends none); a failure of another version than the object's pending offload does not end that offload.
+     */
+    public void offloadFailed(String nodeId, List<String> keys, List<Long> versions) {
+        tier.offloadFailed(nodeId, keys, versions);
     }
 
     /** SSD copies on nodes that are away whose keys the master keeps ({@code AwayCopies}); they read as missing. */

@@ -324,11 +324,15 @@ final class TierCoordinator {
         return m.offloadPending() && nodeId.equals(m.taskNode()) && (version == 0 || version == m.version);
     }
 
-    /** Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. */
-    void offloadFailed(String nodeId, List<String> keys) {
+    /**
+     * Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. {@code versions}
+     * parallel to {@code keys}, or empty (unknown); only a failure of the pending offload's own version ends it.
+     */
+    void offloadFailed(String nodeId, List<String> keys, List<Long> versions) {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m != null && m.offloadPending() && nodeId.equals(m.taskNode())) {
+            long version = versions.size() == keys.size() ? versions.get(i) : 0;
+            if (m != null && offloadOfThisVersion(m, nodeId, version)) {
                 m.offloadFailedNow();
                 tier.offloadFinished(nodeId);
                 counters.offloadFailures.increment();

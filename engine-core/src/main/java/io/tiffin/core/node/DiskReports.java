@@ -66,11 +66,14 @@ final class DiskReports {
                 .addAllObjects(last).setScanComplete(true).build(), Empty.parser());
     }
 
-    /** {@code OFFLOAD_DONE}: these offloads failed; their memory copies stay (nothing is sent for none). */
-    void offloadsFailed(List<String> keys) {
+    /**
+     * {@code OFFLOAD_DONE}: these offloads, of these versions (parallel), failed; their memory copies stay (nothing is
+     * sent for none).
+     */
+    void offloadsFailed(List<String> keys, List<Long> versions) {
         if (!keys.isEmpty()) {
             master.get().callSync(Opcode.OFFLOAD_DONE, OffloadResult.newBuilder().setNodeId(nodeId)
-                    .addAllFailed(keys).build(), Empty.parser());
+                    .addAllFailed(keys).addAllFailedVersions(versions).build(), Empty.parser());
         }
     }
 

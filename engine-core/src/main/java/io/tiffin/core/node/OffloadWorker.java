@@ -139,9 +139,11 @@ final class OffloadWorker implements AutoCloseable {
         Map<String, MemorySegment> objects = new LinkedHashMap<>();
         Map<String, ObjectStamp> stamps = new HashMap<>();
         List<String> failed = new ArrayList<>();
+        List<Long> failedVersions = new ArrayList<>();
         for (OffloadTask t : tasks) {
             if (!t.getSegment().equals(segment.name())) {
                 failed.add(t.getKey());
+                failedVersions.add(t.getVersion());
                 continue;
             }
             MemorySegment bytes = segment.slice(t.getOffset(), t.getSize());
@@ -152,6 +154,7 @@ final class OffloadWorker implements AutoCloseable {
                         + " object's is {}; that memory replica is corrupt", nodeId, t.getKey(), t.getSegment(),
                         t.getOffset(), io.tiffin.core.util.Crc32c.hex(crc), io.tiffin.core.util.Crc32c.hex(t.getCrc32C()));
                 failed.add(t.getKey());
+                failedVersions.add(t.getVersion());
                 continue;
             }
             objects.put(t.getKey(), bytes);
@@ -177,12 +180,15 @@ final class OffloadWorker implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("Node {} could not offload {} objects to SSD ({}); their memory copies stay", nodeId,
                     objects.size(), e.getMessage());
-            failed.addAll(objects.keySet());
+            for (String key : objects.keySet()) {
+                failed.add(key);
+                failedVersions.add(stamps.get(key).version());
+            }
         }
         offloaded.add(written.size());
         failures.add(failed.size());
         reports.held(written);
-        reports.offloadsFailed(failed);
+        reports.offloadsFailed(failed, failedVersions);
     }
 
     /** Lets the thread finish the tasks it has taken (up to 5 s), then stops it. */

@@ -84,17 +84,11 @@ class SsdTierMasterTest {
     }
 
     /**
-     * A forced replacement gives up the offload that eviction started for the old object while the new one was
-     * written, and then eviction offloads the new object to the same node. The node's report of the copy it made for
-     * the old offload arrives after that: the copy holds the old bytes, so it is not taken for the new object (which
-     * would end the new offload and free the only copy of the new bytes); it is deleted, and the new offload stays
-     * pending until its own copy is reported.
+     * Master {@code m} on node n1 (on-evict offload, eviction above half of a 64 MiB segment): a forced replacement of
+     * k gives up the offload that eviction started for the old object while the new one was written, and then eviction
+     * offloads the new object to the same node. Returns the old and the new version; both offloads were polled.
      */
-    @Test
-    void aCopyOfTheVersionAForcedReplacementGaveUpDoesNotCompleteTheNewVersionsOffload() {
-        MasterService m = new MasterService(MasterSettings.defaults().withEviction(0.5, 0.2)
-                .withTier(new TierSettings(TierSettings.OffloadMode.ON_EVICT, 2, 50_000, 25_000)),
-                IN_ORDER, ticker, null);
+    private long[] replacedDuringItsOffload(MasterService m) {
         m.mountSegment("s-n1", "n1", "ep-n1", 64 * MiB);
         m.ssdTier().registerStorage("n1", 1L << 30);
         put(m, "k", 20 * MiB, PutOptions.DEFAULT);
@@ -111,8 +105,27 @@ class SsdTierMasterTest {
         m.runEvictionOnce();                                                    // the old buffers are still held
         assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
                 .containsExactly(newVersion);
+        return new long[] {oldVersion, newVersion};
+    }
 
-        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(oldVersion), 20 * MiB)); // the old offload's
+    private MasterService onEvictWithEvictionAboveHalf() {
+        return new MasterService(MasterSettings.defaults().withEviction(0.5, 0.2)
+                .withTier(new TierSettings(TierSettings.OffloadMode.ON_EVICT, 2, 50_000, 25_000)),
+                IN_ORDER, ticker, null);
+    }
+
+    /**
+     * The node's report of the copy it made for the offload a replacement gave up ({@link #replacedDuringItsOffload})
+     * arrives while the new object's offload is pending: the copy holds the old bytes, so it is not taken for the new
+     * object (which would end the new offload and free the only copy of the new bytes); it is deleted, and the new
+     * offload stays pending until its own copy is reported.
+     */
+    @Test
+    void aCopyOfTheVersionAForcedReplacementGaveUpDoesNotCompleteTheNewVersionsOffload() {
+        MasterService m = onEvictWithEvictionAboveHalf();
+        long[] versions = replacedDuringItsOffload(m);
+
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(versions[0]), 20 * MiB));
 
         assertThat(onSsd(m, "k")).as("the old bytes listed as the new object's SSD copy").isFalse();
         assertThat(m.getReplicaList("k").value().replicas()).as("the new bytes' memory replica")
@@ -121,11 +134,31 @@ class SsdTierMasterTest {
         StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
         assertThat(tasks.deletes()).containsExactly("k");
         assertThat(tasks.deleteVersions()).as("that version only: the node keeps a newer copy")
-                .containsExactly(oldVersion);
+                .containsExactly(versions[0]);
 
-        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(newVersion), 20 * MiB));
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(versions[1]), 20 * MiB));
         assertThat(onSsd(m, "k")).isTrue();
         assertThat(m.ssdTier().offloadsInFlight()).isZero();
+    }
+
+    /**
+     * As above, the given-up offload failing instead (a full disk): its failure does not end the new object's offload,
+     * which is still to be reported; a failure of the new object's own offload ends it.
+     */
+    @Test
+    void aFailureOfTheOffloadAReplacementGaveUpDoesNotEndTheNewVersionsOffload() {
+        MasterService m = onEvictWithEvictionAboveHalf();
+        long[] versions = replacedDuringItsOffload(m);
+
+        m.ssdTier().offloadFailed("n1", List.of("k"), List.of(versions[0]));
+
+        assertThat(m.ssdTier().offloadsInFlight()).as("the new object's offload").isEqualTo(1);
+        assertThat(m.counters().offloadFailures()).isZero();
+        m.ssdTier().offloadFailed("n1", List.of("k"), List.of(versions[1]));
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
+        assertThat(m.counters().offloadFailures()).isEqualTo(1);
+        assertThat(m.getReplicaList("k").value().replicas()).as("the memory copy stays")
+                .extracting(r -> r.type()).containsExactly(ReplicaType.MEMORY);
     }
 
     /**
