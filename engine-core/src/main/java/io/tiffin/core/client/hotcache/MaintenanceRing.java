@@ -88,6 +88,10 @@ final class MaintenanceRing {
         this.handler = (ev, sequence, endOfBatch) -> {
             try {
                 maintenance.handle(ev);
+            } catch (RuntimeException e) {
+                // logged here, while the event still names its key (the ring's own handler sees it cleared)
+                LOG.error("Hot cache maintenance failed on a {} event for {}; the event is dropped", ev.kind, ev.key,
+                        e);
             } finally {
                 ev.releaseParts();
                 ev.clear();

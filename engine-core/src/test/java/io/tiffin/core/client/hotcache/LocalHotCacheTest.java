@@ -140,15 +140,31 @@ class LocalHotCacheTest {
         }
     }
 
-    /** A fill whose buffers carry fewer bytes than announced is dropped and its blocks come back. */
+    /** A fill whose buffers carry fewer bytes than announced is dropped, logged with its key; its blocks come back. */
     @Test
     void aShortFillGivesItsBlocksBack() {
+        List<String> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var logger = (org.apache.logging.log4j.core.Logger) org.apache.logging.log4j.LogManager.getLogger(
+                LocalHotCache.class);
+        var appender = new org.apache.logging.log4j.core.appender.AbstractAppender("short-fill", null, null, true,
+                org.apache.logging.log4j.core.config.Property.EMPTY_ARRAY) {
+            @Override
+            public void append(org.apache.logging.log4j.core.LogEvent event) {
+                errors.add(event.getMessage().getFormattedMessage());
+            }
+        };
+        appender.start();
+        logger.addAppender(appender);
         try (LocalHotCache cache = new LocalHotCache(8 * BLOCK, BLOCK, 1.0, policy("lru", 8), 64);
              Arena arena = Arena.ofConfined()) {
             cache.offerFill("short", 1, 3 * BLOCK, parts(content("short", 1, (int) (2 * BLOCK)), 4096));
             assertThat(cache.freeBlocksWhenQuiet()).isEqualTo(8);
             assertThat(cache.tryRead("short", 1, 3 * BLOCK, arena.allocate(3 * BLOCK))).isFalse();
+        } finally {
+            logger.removeAppender(appender);
         }
+        assertThat(errors)
+                .containsExactly("Hot cache maintenance failed on a FILL event for short; the event is dropped");
     }
 
     /** A slow reader's fill of an older version leaves the newer cached copy alone. */
