@@ -1,5 +1,7 @@
 package io.tiffin.core.cluster;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
@@ -87,6 +89,17 @@ final class ConcurrentRewrites {
                 }
             }
         }
+    }
+
+    /**
+     * Asserts what every run must show: no wrong answer, more rewrites than keys ({@code rewrites}, as {@link #run}
+     * returned), more than a hundred answers checked, and most of them values rather than transient errors.
+     */
+    void assertNoWrongAnswer(long rewrites) {
+        assertThat(violations()).as("stale, torn or wrongly missing reads").isEmpty();
+        assertThat(rewrites).as("rewrites done").isGreaterThan(keys);
+        assertThat(reads()).as("answers checked").isGreaterThan(100);
+        assertThat(transientFailures()).as("reads that failed without a wrong answer").isLessThan(reads() / 2);
     }
 
     /** Every wrong answer a reader saw, described. */

@@ -33,11 +33,7 @@ class HotCacheConcurrentStalenessTest {
 
             long rewrites = race.run(writer, Collections.nCopies(3, reader), Duration.ofSeconds(4));
 
-            assertThat(race.violations()).as("stale, torn or wrongly missing reads").isEmpty();
-            assertThat(rewrites).as("rewrites done").isGreaterThan(10);
-            assertThat(race.reads()).as("answers checked").isGreaterThan(100);
-            assertThat(race.transientFailures()).as("reads that failed without a wrong answer")
-                    .isLessThan(race.reads() / 2);
+            race.assertNoWrongAnswer(rewrites);
             var stats = reader.hotCacheStats().orElseThrow();
             assertThat(stats.hits()).as("reads served by the cache").isPositive();
             assertThat(stats.staleRejected()).as("cached copies a rewrite had made stale, refused").isPositive();
