@@ -22,8 +22,8 @@ import org.apache.logging.log4j.Logger;
  * ({@code OBJECT_HAS_REPLICATION_TASK}) while that copy ends ({@link BriefRefusals}). A put of an existing
  * (complete) key without upsert is a successful no-op (Mooncake's rule). Every put carries a random put id, the
  * same when {@link MasterStub} resends it after a lost answer or a leader change, so a retried PutStart gets the
- * same replicas and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica carries the
- * object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
+ * same replicas and is never doubled. With failover on ({@code commit_on_nodes}) the last write of every replica
+ * carries the object's commit record, which its node keeps for a master that takes over. Replicas in a segment this
  * client reaches directly ({@link SameHostSegments}) are written with a memory copy, the others through
  * {@link SliceExchange}. The key is dropped from the client's caches before the put, and a written object's
  * first replica becomes its read hint. Every put carries the value's CRC32C ({@link Checksums}) in its commit

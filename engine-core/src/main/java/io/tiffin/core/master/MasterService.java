@@ -525,8 +525,8 @@ public final class MasterService {
 
     /**
      * Codes: INVALID_KEY, OBJECT_NOT_FOUND, OBJECT_HAS_LEASE (unless force), REPLICA_IS_NOT_READY (a put of it
-     * is being written), OBJECT_HAS_REPLICATION_TASK (a node is copying it to SSD or back from it). A forced removal of a leased object removes
-     * the key at once and quarantines its buffers until the lease ends.
+     * is being written), OBJECT_HAS_REPLICATION_TASK (a node is copying it to SSD or back from it). A forced
+     * removal of a leased object removes the key at once and quarantines its buffers until the lease ends.
      */
     public ErrorCode remove(String key, boolean force) {
         return remove(key, force, null);
