@@ -138,6 +138,8 @@ final class OffloadWorker implements AutoCloseable {
     private void writeAndReport(List<OffloadTask> tasks) {
         Map<String, MemorySegment> objects = new LinkedHashMap<>();
         Map<String, ObjectStamp> stamps = new HashMap<>();
+        // per key, the task whose bytes are written: the last good one (a later task of a key replaces an earlier)
+        Map<String, OffloadTask> chosen = new HashMap<>();
         List<String> failed = new ArrayList<>();
         List<Long> failedVersions = new ArrayList<>();
         for (OffloadTask t : tasks) {
@@ -159,6 +161,7 @@ final class OffloadWorker implements AutoCloseable {
             }
             objects.put(t.getKey(), bytes);
             stamps.put(t.getKey(), new ObjectStamp(Math.max(0, t.getVersion()), Math.max(0, t.getExpireAtMs())));
+            chosen.put(t.getKey(), t);
         }
         List<DiskObject> written = new ArrayList<>();
         try {
@@ -168,13 +171,14 @@ final class OffloadWorker implements AutoCloseable {
                 // write replaced (evicted or lost before it), and must not reach the master after the
                 // report of the new copies below.
                 notices.forget(objects.keySet());
-                for (OffloadTask t : tasks) {
-                    if (objects.containsKey(t.getKey())) {
-                        DiskObject copy = DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize())
-                                .setVersion(t.getVersion()).setExpireAtMs(t.getExpireAtMs()).build();
-                        copies.written(copy);
-                        written.add(copy);
-                    }
+                // only the tasks whose bytes went to the disk: not one that failed its check beside another task of
+                // its key, nor one a later task of its key replaced (the master compares the versions it is told)
+                for (String key : objects.keySet()) {
+                    OffloadTask t = chosen.get(key);
+                    DiskObject copy = DiskObject.newBuilder().setKey(t.getKey()).setSize(t.getSize())
+                            .setVersion(t.getVersion()).setExpireAtMs(t.getExpireAtMs()).build();
+                    copies.written(copy);
+                    written.add(copy);
                 }
             }
         } catch (RuntimeException e) {
@@ -182,7 +186,7 @@ final class OffloadWorker implements AutoCloseable {
                     objects.size(), e.getMessage());
             for (String key : objects.keySet()) {
                 failed.add(key);
-                failedVersions.add(stamps.get(key).version());
+                failedVersions.add(chosen.get(key).getVersion());
             }
         }
         offloaded.add(written.size());

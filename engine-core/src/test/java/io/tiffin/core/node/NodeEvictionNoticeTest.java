@@ -65,6 +65,8 @@ class NodeEvictionNoticeTest {
     private final ManualTicker ticker = new ManualTicker();
     /** The last report of each key. */
     private final Map<String, DiskObject> reported = new ConcurrentHashMap<>();
+    /** Offloads the node reported failed: "key vVERSION". */
+    private final List<String> failedOffloads = java.util.Collections.synchronizedList(new ArrayList<>());
     private TransportServer master;
     private NodeServer node;
 
@@ -75,7 +77,13 @@ class NodeEvictionNoticeTest {
         master.register(Opcode.MOUNT_SEGMENT, (r, out) -> out.ok(empty), null);
         master.register(Opcode.UNMOUNT_SEGMENT, (r, out) -> out.ok(empty), null);
         master.register(Opcode.REGISTER_STORAGE, (r, out) -> out.ok(empty), null);
-        master.register(Opcode.OFFLOAD_DONE, (r, out) -> out.ok(empty), null);
+        master.register(Opcode.OFFLOAD_DONE, (r, out) -> {
+            var done = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());
+            for (int i = 0; i < done.getFailedCount(); i++) {
+                failedOffloads.add(done.getFailed(i) + " v" + done.getFailedVersions(i));
+            }
+            out.ok(empty);
+        }, null);
         master.register(Opcode.PING, (r, out) -> out.ok(PingReply.getDefaultInstance()), null);
         master.register(Opcode.POLL_TASKS, (r, out) -> {
             int max = r.parseControl(TaskPollRequest.parser()).getMaxOffloads();
@@ -193,6 +201,26 @@ class NodeEvictionNoticeTest {
         synchronized (told) {
             return List.copyOf(told);
         }
+    }
+
+    /**
+     * Two offloads of one key handed out together (a replacement's and the object's it replaced): the later one's
+     * bytes fail their checksum, so the earlier one's are written. The node reports the copy with the version of the
+     * task whose bytes it wrote, and the other task as failed with its own version; it never reports the failed
+     * version as written (the master would take the earlier bytes for that version's).
+     */
+    @Test
+    void ofTwoOffloadsOfAKeyOnlyTheTaskWhoseBytesWereWrittenIsReportedWritten() {
+        offloads.add(OffloadTask.newBuilder().setKey("twice").setSize(100).setSegment(node.segmentName()).setOffset(0)
+                .setVersion(3).build()); // no checksum to check: written
+        offloads.add(OffloadTask.newBuilder().setKey("twice").setSize(100).setSegment(node.segmentName()).setOffset(0)
+                .setVersion(4).setCrc32C(12345).build()); // not the bytes' checksum: refused
+        await("both answers").atMost(Duration.ofSeconds(20))
+                .until(() -> reported.containsKey("twice") && !failedOffloads.isEmpty());
+        awaitNoticesQueuedSoFar(); // the node's thread has told the master all it will about both tasks
+        assertThat(reported.get("twice").getVersion()).isEqualTo(3);
+        assertThat(toldWithoutMarkers()).containsExactly("report twice");
+        assertThat(failedOffloads).containsExactly("twice v4");
     }
 
     @Test
