@@ -97,4 +97,33 @@ class ClusterConcurrencyTest {
                             .as("seed %d: all space returns", seed).isZero());
         }
     }
+
+    /**
+     * Rewrites of objects with a memory replica on each of two nodes race readers through all six read APIs
+     * ({@link ConcurrentRewrites}): both replicas are written at once and replaced together, and no read returns a
+     * stale, torn or wrongly missing value whichever replica it reads.
+     */
+    @Test
+    void rewritesOfTwoReplicaObjectsNeverReadStaleTornOrMissing() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of("master.lease-ttl", "200ms"), 2, 32L << 20)) {
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient reader = cluster.locationCachingClient(Duration.ofSeconds(30));
+            ConcurrentRewrites race = new ConcurrentRewrites("two-", 10, 200_003, 2);
+
+            long rewrites = race.run(writer, List.of(reader, reader, cluster.remoteClient()), Duration.ofSeconds(4));
+
+            race.assertNoWrongAnswer(rewrites);
+            // reads take the first replica: every replica of every key, read in its node's memory, holds the last write
+            List<String> keys = race.keyNames();
+            for (int k = 0; k < keys.size(); k++) {
+                var replicas = writer.locate(keys.get(k)).orElseThrow().replicas();
+                assertThat(replicas).as("replicas of %s", keys.get(k)).hasSize(2);
+                for (var d : replicas) {
+                    byte[] held = io.tiffin.core.local.LocalSegmentDirectory.find(d.segment())
+                            .slice(d.offset(), d.size()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                    assertThat(held).as("%s on %s", keys.get(k), d.segment()).isEqualTo(race.expected(k));
+                }
+            }
+        }
+    }
 }

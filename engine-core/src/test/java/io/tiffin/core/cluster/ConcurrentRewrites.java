@@ -48,6 +48,8 @@ final class ConcurrentRewrites {
     private final String prefix;
     private final int keys;
     private final int size;
+    /** The writes' options before upsert: the replicas they put. */
+    private final PutOptions plain;
     /** Per key: the last generation whose write returned, and a count that is odd while a write is under way. */
     private final AtomicLongArray completed;
     private final AtomicLongArray writes;
@@ -56,9 +58,15 @@ final class ConcurrentRewrites {
     private final AtomicLong transientFailures = new AtomicLong();
 
     ConcurrentRewrites(String prefix, int keys, int size) {
+        this(prefix, keys, size, 1);
+    }
+
+    /** As {@link #ConcurrentRewrites(String, int, int)}, every write putting {@code replicas} memory replicas. */
+    ConcurrentRewrites(String prefix, int keys, int size, int replicas) {
         this.prefix = prefix;
         this.keys = keys;
         this.size = size;
+        this.plain = PutOptions.DEFAULT.withReplicas(replicas);
         this.completed = new AtomicLongArray(keys);
         this.writes = new AtomicLongArray(keys);
     }
@@ -69,7 +77,7 @@ final class ConcurrentRewrites {
      */
     long run(TiffinClient writer, List<TiffinClient> readers, Duration traffic) throws Exception {
         for (int k = 0; k < keys; k++) {
-            writer.put(key(k), value(k, 1));
+            writer.put(key(k), value(k, 1), plain);
             completed.set(k, 1);
         }
         AtomicBoolean stop = new AtomicBoolean();
@@ -102,6 +110,16 @@ final class ConcurrentRewrites {
         assertThat(transientFailures()).as("reads that failed without a wrong answer").isLessThan(reads() / 2);
     }
 
+    /** The keys' names, in order. */
+    List<String> keyNames() {
+        return java.util.stream.IntStream.range(0, keys).mapToObj(this::key).toList();
+    }
+
+    /** The bytes key {@code k} must hold once every write has returned: its last written generation's. */
+    byte[] expected(int k) {
+        return value(k, completed.get(k));
+    }
+
     /** Every wrong answer a reader saw, described. */
     List<String> violations() {
         return List.copyOf(violations);
@@ -120,8 +138,8 @@ final class ConcurrentRewrites {
     private long writeLoop(TiffinClient writer, SplittableRandom random, long endNanos) {
         long generation = 1;
         long done = 0;
-        PutOptions forced = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
-        PutOptions upsert = PutOptions.DEFAULT.withUpsert(true);
+        PutOptions forced = plain.withUpsert(true).withReplaceLeased(true);
+        PutOptions upsert = plain.withUpsert(true);
         while (System.nanoTime() < endNanos) {
             int k = random.nextInt(keys);
             int other = (k + 1 + random.nextInt(keys - 1)) % keys;
@@ -145,7 +163,7 @@ final class ConcurrentRewrites {
                                     throw e;
                                 }
                             }
-                            writer.put(key(k), v);
+                            writer.put(key(k), v, plain);
                         }
                         case 2 -> {
                             try {
