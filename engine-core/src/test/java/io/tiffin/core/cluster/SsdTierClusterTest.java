@@ -622,6 +622,9 @@ class SsdTierClusterTest {
         await("the long copy").atMost(SSD_WAIT).pollInterval(POLL).until(() -> disk.stalledWrites() == 1);
         assertThatThrownBy(() -> c.remove("long", true)).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
                 e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.OBJECT_HAS_REPLICATION_TASK));
+        assertThat(c.batchRemove(List.of("long", "never-put"), true)).extracting(r -> r.code())
+                .containsExactly(io.tiffin.api.ErrorCode.OBJECT_HAS_REPLICATION_TASK,
+                        io.tiffin.api.ErrorCode.OBJECT_NOT_FOUND);
         disk.stallWrites(false);
         awaitSsdCopy(c, "long");
         c.remove("long", true);

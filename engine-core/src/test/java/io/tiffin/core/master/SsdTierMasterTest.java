@@ -162,6 +162,22 @@ class SsdTierMasterTest {
     }
 
     /**
+     * A failure report whose versions do not pair with its keys (a list of another length: a broken or hostile node)
+     * is taken as one without versions: the pending offload of the key on that node ends as failed.
+     */
+    @Test
+    void aFailureReportWithVersionsThatDoNotPairWithItsKeysNamesNoVersion() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
+
+        m.ssdTier().offloadFailed("n1", List.of("k"), List.of(1L, 2L));
+
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
+        assertThat(m.counters().offloadFailures()).isEqualTo(1);
+    }
+
+    /**
      * A node's scan that reports sizes no object can have (none, negative, beyond the 56 bits the master keeps: a
      * corrupt stamp or a hostile peer) adopts nothing for them, and the other copies of the same report are adopted.
      */
