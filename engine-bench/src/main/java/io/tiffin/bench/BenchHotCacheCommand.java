@@ -116,7 +116,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "--keys, --batch-size must be >= 1, --rounds >= 2 and --warmup-passes >= 0");
         }
-        if (!List.of("into", "get", "bytes", "view").contains(api)) {
+        ReadApi reads = ReadApi.of(api);
+        if (reads == null) {
             throw new ParameterException(spec.commandLine(), "--api " + api + ": expected into, get (bytes) or view");
         }
         Duration reuse;
@@ -134,6 +135,7 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "Hot cache benchmark: keys=%d value=%s rounds=%d batch=%d cache=%s block=%s policy=%s api=%s"
                 + " location-cache-ttl=%s%n", keys, Sizes.format(value), rounds, batchSize, Sizes.format(cache),
                 Sizes.format(block), policy, api, reuse);
+        out.println("Reads through " + reads.calls);
         double copyMs = MemoryCopyProbe.millisPerCopy(value, cache);
         out.printf(Locale.ROOT, "One memory copy of a value on this machine (off-heap to off-heap, source in a region as large"
                 + " as the cache): %.3f ms, %.2f GB/s%n", copyMs, value / (copyMs * 1e6));
@@ -167,8 +169,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                         chosen.settings());
                 for (int pass = 0; pass < warmupPasses; pass++) {
                     for (String method : List.of("get", "batch_get")) {
-                        measure(address, reuse, null, method, names, value, 0);
-                        measure(address, reuse, settings, method, names, value, cache);
+                        measure(reads, address, reuse, null, method, names, value, 0);
+                        measure(reads, address, reuse, settings, method, names, value, cache);
                     }
                 }
                 if (warmupPasses > 0) {
@@ -176,8 +178,8 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                             warmupPasses);
                 }
                 for (String method : List.of("get", "batch_get")) {
-                    Row off = measure(address, reuse, null, method, names, value, 0);
-                    Row on = measure(address, reuse, settings, method, names, value, cache);
+                    Row off = measure(reads, address, reuse, null, method, names, value, 0);
+                    Row on = measure(reads, address, reuse, settings, method, names, value, cache);
                     rows.add(off);
                     rows.add(on);
                     out.printf(Locale.ROOT, "%-9s cache off: first round %8.2f ms/key, average round %8.2f ms/key;"
@@ -212,12 +214,12 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
                 .pingInterval(Duration.ofSeconds(1)).build());
     }
 
-    private Row measure(String address, Duration reuse, HotCacheSettings settings, String method, List<String> names,
-                        long value, long cache) {
+    private Row measure(ReadApi reads, String address, Duration reuse, HotCacheSettings settings, String method,
+                        List<String> names, long value, long cache) {
         TiffinClient.Options options = BenchClientOptions.hotCacheReader(address, settings, reuse);
         double[] perRound = new double[rounds];
-        boolean view = "view".equals(api) && settings != null;
-        boolean into = !"bytes".equals(api);
+        boolean view = reads == ReadApi.VIEW && settings != null;
+        boolean into = reads != ReadApi.BYTES; // a view's cache-off runs read into buffers
         try (TiffinClient reader = TiffinClient.connect(options); java.lang.foreign.Arena arena =
                 java.lang.foreign.Arena.ofShared()) {
             List<java.lang.foreign.MemorySegment> buffers = new ArrayList<>();
@@ -271,5 +273,28 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
         double avg = (perRound[0] + later) / rounds;
         later /= rounds - 1;
         return new Row(method, cache >> 20, value / (double) (1 << 20), names.size(), rounds, perRound[0], avg, later);
+    }
+
+    /** The read calls of {@code --api}. */
+    enum ReadApi {
+        INTO("getInto/batchGetInto into reused off-heap buffers"),
+        BYTES("get/batchGet, each returning new byte arrays"),
+        VIEW("getPinned/batchGetPinned with the cache on, getInto/batchGetInto with it off");
+
+        final String calls;
+
+        ReadApi(String calls) {
+            this.calls = calls;
+        }
+
+        /** The API an {@code --api} value names ({@code get} and {@code bytes} are one), or null. */
+        static ReadApi of(String name) {
+            return switch (name) {
+                case "into" -> INTO;
+                case "get", "bytes" -> BYTES;
+                case "view" -> VIEW;
+                default -> null;
+            };
+        }
     }
 }

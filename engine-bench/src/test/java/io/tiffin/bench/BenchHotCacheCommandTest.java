@@ -30,7 +30,11 @@ class BenchHotCacheCommandTest {
                     + "later_rounds_ms,later_gb_per_s,copy_gb_per_s");
             assertThat(lines.subList(1, lines.size())).extracting(l -> l.split(",")[0] + "/" + !l.split(",")[1].equals("0"))
                     .containsExactly("get/false", "get/true", "batch_get/false", "batch_get/true");
-            assertThat(out.toString()).contains("ratio").contains("GB/s");
+            assertThat(out.toString()).contains("ratio").contains("GB/s").contains("Reads through " + switch (api) {
+                case "get", "bytes" -> "get/batchGet, each returning new byte arrays";
+                case "into" -> "getInto/batchGetInto into reused off-heap buffers";
+                default -> "getPinned/batchGetPinned with the cache on, getInto/batchGetInto with it off";
+            });
         }
     }
 
