@@ -5,6 +5,7 @@ import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.hotcache.LocalHotCache;
+import io.tiffin.core.util.CpuCaches;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -53,11 +54,14 @@ final class ReadBatch {
     private final List<MemoryRead> memoryReads = new ArrayList<>();
     /** When the call began, before its lookups: the leases they granted started later. */
     private final long startNanos;
+    /** Whether the call's destinations together exceed the last-level CPU cache ({@link #destinationsOutOfCaches}). */
+    private final boolean destinationsOutOfCaches;
     /** The shortest lease of the memory reads added (ns); their answers are awaited no longer. */
     private long leaseNanos = Long.MAX_VALUE / 4;
 
     ReadBatch(SliceExchange slices, AsyncNodeReads async, LocalHotCache hotCache, LeaseClock clock,
-              ClientLifecycle lifecycle, Checksums checks, long startNanos) {
+              ClientLifecycle lifecycle, Checksums checks, long startNanos, long destinationBytes) {
+        this.destinationsOutOfCaches = destinationBytes > CpuCaches.lastLevelBytes();
         this.checks = checks;
         this.slices = slices;
         this.async = async;
@@ -65,6 +69,15 @@ final class ReadBatch {
         this.clock = clock;
         this.lifecycle = lifecycle;
         this.startNanos = startNanos;
+    }
+
+    /**
+     * Whether the call's destinations together exceed the last-level CPU cache, so that most of them cannot be in it
+     * when their bytes arrive: hot-cache hits then copy into them around the caches ({@link
+     * LocalHotCache#tryRead(String, long, long, java.lang.foreign.MemorySegment, boolean)}).
+     */
+    boolean destinationsOutOfCaches() {
+        return destinationsOutOfCaches;
     }
 
     /** A memory read of {@code loc} is about to be added: its lease bounds the batch's wait. */

@@ -58,9 +58,14 @@ final class ReadPipeline {
         this.lifecycle = lifecycle;
     }
 
-    /** A batch for the reads of one call that began at {@code startNanos}. */
+    /** A batch for the reads of one call that began at {@code startNanos}, into destinations possibly in the CPU's caches. */
     ReadBatch newBatch(long startNanos) {
-        return new ReadBatch(slices, async, hotCache, clock, lifecycle, checks, startNanos);
+        return newBatch(startNanos, 0);
+    }
+
+    /** A batch for the reads of one call that began at {@code startNanos}, into {@code destinationBytes} in all. */
+    ReadBatch newBatch(long startNanos, long destinationBytes) {
+        return new ReadBatch(slices, async, hotCache, clock, lifecycle, checks, startNanos, destinationBytes);
     }
 
     byte[] get(String key) {
@@ -132,7 +137,7 @@ final class ReadPipeline {
 
     private void readAndCheckLease(ObjectLocation loc, MemorySegment dst, long startNanos) {
         try {
-            ReadBatch batch = newBatch(startNanos);
+            ReadBatch batch = newBatch(startNanos, loc.size());
             CompletableFuture<Void> f = read(loc, dst, batch, true);
             batch.flush();
             f.join();
@@ -184,7 +189,7 @@ final class ReadPipeline {
         // Only objects read from remote nodes (or SSD) are cached: a local replica is already local.
         if (hotCache != null && lookInCache) {
             try {
-                if (hotCache.tryRead(loc.key(), loc.version(), loc.size(), dst)) {
+                if (hotCache.tryRead(loc.key(), loc.version(), loc.size(), dst, batch.destinationsOutOfCaches())) {
                     return CompletableFuture.completedFuture(null);
                 }
             } catch (IllegalStateException closedArena) {
@@ -223,7 +228,7 @@ final class ReadPipeline {
         List<KeyResult<ObjectLocation>> locs = locator.batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         byte[][] bufs = new byte[keys.size()][];
-        ReadBatch batch = newBatch(start);
+        ReadBatch batch = newBatch(start, locatedBytes(locs));
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
             if (r.isOk() && r.value().size() <= Integer.MAX_VALUE - 16) {
@@ -269,7 +274,7 @@ final class ReadPipeline {
         long start = clock.now();
         List<KeyResult<ObjectLocation>> locs = locator.batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
-        ReadBatch batch = newBatch(start);
+        ReadBatch batch = newBatch(start, locatedBytes(locs));
         ErrorCode[] early = new ErrorCode[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
@@ -293,6 +298,17 @@ final class ReadPipeline {
             }
         }
         return out;
+    }
+
+    /** The bytes of the objects located: what a batch's reads write into its destinations at most. */
+    private static long locatedBytes(List<KeyResult<ObjectLocation>> locs) {
+        long bytes = 0;
+        for (KeyResult<ObjectLocation> r : locs) {
+            if (r.isOk()) {
+                bytes += r.value().size();
+            }
+        }
+        return bytes;
     }
 
     private <T> KeyResult<T> finishRead(KeyResult<ObjectLocation> r, CompletableFuture<Void> read, long start, T value) {

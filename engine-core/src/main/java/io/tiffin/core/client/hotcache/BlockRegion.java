@@ -100,9 +100,12 @@ final class BlockRegion implements AutoCloseable {
         return parts;
     }
 
-    /** Copies the {@code size} bytes held in {@code blocks} to the start of {@code destination}. */
-    void copyOut(int[] blocks, long size, MemorySegment destination) {
-        SplitCopy.Job job = copier.job(region, destination, blocks.length);
+    /**
+     * Copies the {@code size} bytes held in {@code blocks} to the start of {@code destination}; {@code aroundCaches}:
+     * the destination is out of the CPU's caches ({@link SplitCopy#job}).
+     */
+    void copyOut(int[] blocks, long size, MemorySegment destination, boolean aroundCaches) {
+        SplitCopy.Job job = copier.job(region, destination, blocks.length, aroundCaches);
         long off = 0;
         for (int block : blocks) {
             long len = Math.min(blockSize, size - off);
@@ -114,7 +117,7 @@ final class BlockRegion implements AutoCloseable {
 
     /** Copies the first {@code size} bytes of {@code source} into {@code blocks}. */
     void copyIn(int[] blocks, MemorySegment source, long size) {
-        copier.run(copyInJob(copier.job(source, region, blocks.length), blocks, size));
+        copier.run(copyInJob(copier.job(source, region, blocks.length, false), blocks, size));
     }
 
     /**

@@ -105,17 +105,25 @@ public final class LocalHotCache implements AutoCloseable {
 
     // ------------------------------------------------------------------ read path
 
+    /** As {@link #tryRead(String, long, long, MemorySegment, boolean)}, the destination possibly in the CPU's caches. */
+    public boolean tryRead(String key, long version, long size, MemorySegment destination) {
+        return tryRead(key, version, size, destination, false);
+    }
+
     /**
      * Copies the cached object into {@code destination} if a copy of exactly this version and size is
      * cached. Returns true when served; false is a miss (including a stale copy, which is dropped).
+     *
+     * @param aroundCaches the destination is out of the CPU's caches (one of a batch's destinations that together
+     *                     exceed the last-level cache): a large copy then writes around the caches
      */
-    public boolean tryRead(String key, long version, long size, MemorySegment destination) {
+    public boolean tryRead(String key, long version, long size, MemorySegment destination, boolean aroundCaches) {
         CacheEntry e = acquireCurrent(key, version, size);
         if (e == null) {
             return false;
         }
         try {
-            region.copyOut(e.blocks, size, destination);
+            region.copyOut(e.blocks, size, destination, aroundCaches);
         } finally {
             e.release();
         }

@@ -25,7 +25,7 @@ class BlockRegionTest {
                 parts.forEach(ByteBuf::release);
             }
             byte[] out = new byte[value.length];
-            region.copyOut(blocks, value.length, MemorySegment.ofArray(out));
+            region.copyOut(blocks, value.length, MemorySegment.ofArray(out), false);
             assertThat(out).isEqualTo(value);
             assertThat(region.slices(blocks, value.length)).extracting(MemorySegment::byteSize)
                     .containsExactly(4096L, 4096L, 4096L - 100);
@@ -59,7 +59,7 @@ class BlockRegionTest {
                 assertThat(region.crc32c(blocks, size)).as("size %d", size)
                         .isEqualTo(Crc32c.of(MemorySegment.ofArray(value)));
                 byte[] out = new byte[size];
-                region.copyOut(blocks, size, MemorySegment.ofArray(out));
+                region.copyOut(blocks, size, MemorySegment.ofArray(out), true);
                 assertThat(out).as("the blocks are unchanged").isEqualTo(value);
             }
             byte[] value = new byte[(int) (2 * block)];
