@@ -228,7 +228,7 @@ final class ReadPipeline {
         List<KeyResult<ObjectLocation>> locs = locator.batchLocate(keys, cached);
         List<CompletableFuture<Void>> reads = new ArrayList<>(keys.size());
         byte[][] bufs = new byte[keys.size()][];
-        ReadBatch batch = newBatch(start, locatedBytes(locs));
+        ReadBatch batch = newBatch(start); // each array is read into right after the JVM zeroed it: still cached
         for (int i = 0; i < keys.size(); i++) {
             KeyResult<ObjectLocation> r = locs.get(i);
             if (r.isOk() && r.value().size() <= Integer.MAX_VALUE - 16) {
