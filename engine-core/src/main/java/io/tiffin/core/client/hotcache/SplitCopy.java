@@ -15,7 +15,7 @@ import java.util.zip.CRC32C;
  * thread-confined segment) and copies of a splitter made without sharing run on the caller alone.
  *
  * <p>A plain copy whose destination is out of the CPU's caches ({@link #job}'s {@code aroundCaches}) is cut into
- * chunks of at least {@link #LARGE_COPY_BYTES} where the pieces allow it: the JDK copies that much at once with
+ * chunks of at least {@link #LARGE_COPY_BYTES} where the pieces allow it: the JDK writes a copy that large with
  * non-temporal stores (x86 with AVX-512), which write around the caches and skip reading the destination's lines
  * before writing them. Into memory out of the caches, a 10 MB copy ran at about 10 GB/s on one core in 1 MiB chunks
  * and at about 14 in one piece; into a buffer still in the caches (one reused buffer, a just-zeroed array) the
@@ -35,8 +35,9 @@ final class SplitCopy {
     /** Within a checksummed chunk, the bytes copied and then checksummed at a time (well inside a core's L2). */
     static final long CHECKSUM_STEP_BYTES = 256L << 10;
     /**
-     * The smallest copy the JDK's x86 copy routines run with non-temporal stores (2.5 MiB, where one copy measured
-     * about 1.3 times faster than one of 2.4 MB); copies cut in chunks smaller than this never reach that path.
+     * The smallest copy HotSpot's disjoint copy stub writes with non-temporal stores on x86 with 64-byte vectors
+     * (AVX-512): 2.5 MiB (on this project's machines one such copy into cold memory ran about 1.3 times faster than
+     * one of 2.4 MB); copies cut in chunks smaller than this never reach that path.
      */
     static final long LARGE_COPY_BYTES = 5L << 19;
 
