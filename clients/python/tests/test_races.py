@@ -323,3 +323,36 @@ def test_reads_stay_in_time_across_a_master_failover(tmp_path, prefix):
     finally:
         for p in nodes + list(masters.values()) + [zk]:
             p.stop()
+
+
+def test_reads_stay_in_time_when_a_node_holding_one_of_two_replicas_restarts_on_its_address(prefix):
+    """As above with two replicas, and the socket node killed with SIGKILL 1.5 s into the race and started again at
+    once with the same node id on the same port: its new segment holds none of the old bytes, so a location of an
+    old replica that reaches it (a reader's reused lookup, or one the master answered before the node's new mount)
+    must be refused there (the mount epoch) and the other replica read; the master drops the old replicas at the
+    new mount and places new ones on the node again."""
+    from conftest import start_node
+    from test_failover import free_port
+
+    c = make_cluster(shm_size_mib=64, tcp_nodes=0)
+    port = free_port()
+    node_args = ("--port", str(port), "-D", f"node.id=race-restart-{os.getpid()}")
+    c.nodes.append(start_node(c.master, "64MiB", None, *node_args))
+    first = c.nodes[1]
+
+    def restart():
+        first.kill()
+        c.nodes.append(start_node(c.master, "64MiB", None, *node_args))
+
+    try:
+        race = Race(prefix, keys=10, size=150_007, replicas=2, tolerate_failures=True)
+        race.run(c.master, 6, event=(1.5, restart))
+        assert first.proc.poll() is not None and c.nodes[2].proc.poll() is None
+        assert race.failed_writes > 0  # writes placing a replica on the node while it was down
+        assert race.values_after_event > 100
+        with tiffin.Client.connect(c.master, shared_memory=False) as check:
+            check.put(prefix + "after", b"z" * 1000, replicas=2)  # both nodes take replicas again
+            assert len(check.locate(prefix + "after").replicas) == 2
+            check.remove(prefix + "after", force=True)
+    finally:
+        c.stop()
