@@ -49,6 +49,17 @@ final class StorageTier {
      */
     private final Map<String, LinkedHashMap<String, Long>> handed = new HashMap<>();
     /**
+     * Offloads handed to each node and given up before it reported them (the object replaced, erased, or its task
+     * timed out), key → version: the node may still write the copy and report it, even after the key is gone, and
+     * such a copy must be deleted, never adopted. An entry ends when the node reports that copy or its failure.
+     */
+    private final Map<String, HashMap<String, Long>> abandoned = new HashMap<>();
+    /**
+     * The entries of {@link #abandoned} from before each node's last registration (a restarted node): the copies its
+     * scan reports; they end when that scan is complete, the old process's unfinished offloads having died with it.
+     */
+    private final Map<String, HashMap<String, Long>> abandonedBeforeRestart = new HashMap<>();
+    /**
      * New deadlines of SSD copies (key → key, version and deadline) each node has not been told by a FORGET, kept
      * while the node is away: written into the copies' stamps, they survive a restart of the whole cluster.
      */
@@ -84,6 +95,10 @@ final class StorageTier {
     synchronized void register(String nodeId, String endpoint, long capacity) {
         nodes.put(nodeId, new NodeInfo(nodeId, endpoint, capacity));
         requeueHanded(nodeId);
+        HashMap<String, Long> a = abandoned.remove(nodeId);
+        if (a != null) {
+            abandonedBeforeRestart.computeIfAbsent(nodeId, n -> new HashMap<>()).putAll(a);
+        }
     }
 
     /** The deletes handed to {@code nodeId} and not acknowledged go back to its pending ones. */
@@ -212,6 +227,7 @@ final class StorageTier {
     /** The node's whole scan was reported: what it holds has been judged, the overflow floor is done. */
     synchronized void scanComplete(String nodeId) {
         overflowFloors.remove(nodeId);
+        abandonedBeforeRestart.remove(nodeId);
     }
 
     /**
@@ -238,12 +254,39 @@ final class StorageTier {
         offloadsInFlight = Math.max(0, offloadsInFlight - 1);
     }
 
-    /** Drops a still-queued offload of {@code key} for {@code nodeId}, if the node has not taken it yet. */
-    synchronized void cancelQueuedOffload(String nodeId, String key) {
+    /**
+     * Gives up the offload of {@code key} (of {@code version}) to {@code nodeId}: dropped if the node has not taken it
+     * yet, else noted, so that the copy the node may still write is deleted when reported ({@link #takeAbandoned}).
+     */
+    synchronized void abandonOffload(String nodeId, String key, long version) {
         ArrayDeque<OffloadTask> q = offloads.get(nodeId);
-        if (q != null) {
-            q.removeIf(t -> t.getKey().equals(key));
+        if (q != null && q.removeIf(t -> t.getKey().equals(key))) {
+            return;
         }
+        abandoned.computeIfAbsent(nodeId, n -> new HashMap<>()).merge(key, version, Math::max);
+    }
+
+    /**
+     * If {@code nodeId}'s copy of {@code key} of {@code version} (0 = unknown) is one of an offload given up ({@link
+     * #abandonOffload}), forgets that note and returns the version given up (what the copy's deletion must name);
+     * else -1 (a copy of a later version is another object's).
+     */
+    synchronized long takeAbandoned(String nodeId, String key, long version) {
+        long taken = take(abandoned, nodeId, key, version);
+        return taken >= 0 ? taken : take(abandonedBeforeRestart, nodeId, key, version);
+    }
+
+    private static long take(Map<String, HashMap<String, Long>> notes, String nodeId, String key, long version) {
+        HashMap<String, Long> forNode = notes.get(nodeId);
+        Long given = forNode == null ? null : forNode.get(key);
+        if (given == null || version > given) {
+            return -1;
+        }
+        forNode.remove(key);
+        if (forNode.isEmpty()) {
+            notes.remove(nodeId);
+        }
+        return given;
     }
 
     synchronized int offloadsInFlight() {

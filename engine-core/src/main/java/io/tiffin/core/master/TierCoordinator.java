@@ -218,7 +218,8 @@ final class TierCoordinator {
      * Records SSD copies a node holds: after a restart (everything its scan found) or after an offload.
      * An object the master does not know is created from its SSD copy (with a new version), unless the copy may be of
      * an object removed while the node was gone ({@link DiskFloors}) or the node has a deletion of it pending; one
-     * whose size differs is deleted. A pending offload of the key to this node is complete; with on-evict
+     * whose size differs is deleted, and so is the copy of an offload the master gave up ({@link
+     * StorageTier#abandonOffload}: its object was replaced or erased while the node wrote it). A pending offload of the key to this node is complete; with on-evict
      * offload its memory replicas are freed now (kept until the lease ends if it is being read).
      */
     void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions,
@@ -235,6 +236,14 @@ final class TierCoordinator {
                 return;
             }
             ObjectMetadata m = shard.objects.get(key);
+            long givenUp = m != null && version == 0 && offloadOfThisVersion(m, nodeId, 0) ? -1
+                    : tier.takeAbandoned(nodeId, key, version); // (a copy of unknown version is the pending one's)
+            if (givenUp >= 0) {
+                // the copy of an offload given up (its object replaced or erased since): not what any object holds now
+                tier.queueDelete(nodeId, key, givenUp);
+                counters.staleDiskCopies.increment();
+                return;
+            }
             if (m == null && lost != null && lost.covers(key, version)) {
                 // maybe removed while the node was gone, by a master that could not have it deleted: not adopted
                 tier.queueDelete(nodeId, key, version);
@@ -336,6 +345,8 @@ final class TierCoordinator {
                 m.offloadFailedNow();
                 tier.offloadFinished(nodeId);
                 counters.offloadFailures.increment();
+            } else {
+                tier.takeAbandoned(nodeId, keys.get(i), version); // an offload given up failed: no copy will come
             }
         });
     }
@@ -596,7 +607,7 @@ final class TierCoordinator {
      */
     int abandonTask(ObjectMetadata m, boolean writerDone) {
         if (m.offloadPending()) {
-            tier.cancelQueuedOffload(m.taskNode(), m.key);
+            tier.abandonOffload(m.taskNode(), m.key, m.version);
             tier.offloadFinished(m.taskNode());
         }
         int dropped = 0;

@@ -89,6 +89,20 @@ class SsdTierMasterTest {
      * offloads the new object to the same node. Returns the old and the new version; both offloads were polled.
      */
     private long[] replacedDuringItsOffload(MasterService m) {
+        long oldVersion = offloadGivenUpByAReplacement(m);
+        long newVersion = m.getReplicaList("k").value().version();
+        ticker.advance(Duration.ofMinutes(1));
+        m.runEvictionOnce();                                                    // the old buffers are still held
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
+                .containsExactly(newVersion);
+        return new long[] {oldVersion, newVersion};
+    }
+
+    /**
+     * "k" of 20 MiB on node n1's 64 MiB, its offload to n1's SSD handed to the node, then a forced replacement of it
+     * ends: the offload is given up while the node copies the old bytes. Returns the old object's version.
+     */
+    private long offloadGivenUpByAReplacement(MasterService m) {
         m.mountSegment("s-n1", "n1", "ep-n1", 64 * MiB);
         m.ssdTier().registerStorage("n1", 1L << 30);
         put(m, "k", 20 * MiB, PutOptions.DEFAULT);
@@ -100,12 +114,43 @@ class SsdTierMasterTest {
         assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
                 .containsExactly(oldVersion);                                   // the node copies the old bytes
         assertThat(m.putEnd("writer", "k")).isEqualTo(ErrorCode.OK);           // that offload is given up
-        long newVersion = m.getReplicaList("k").value().version();
-        ticker.advance(Duration.ofMinutes(1));
-        m.runEvictionOnce();                                                    // the old buffers are still held
-        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
-                .containsExactly(newVersion);
-        return new long[] {oldVersion, newVersion};
+        return oldVersion;
+    }
+
+    /**
+     * The copy of an offload a replacement gave up, reported once the key is gone (its new object removed): it holds
+     * bytes no client wrote last, so it is deleted, not adopted as an SSD-only object, which would serve the old
+     * bytes after a removal (and after a write of the key that ends up lost).
+     */
+    @Test
+    void aCopyOfAnOffloadAReplacementGaveUpIsNotAdoptedOnceTheKeyIsGone() {
+        MasterService m = onEvictWithEvictionAboveHalf();
+        long oldVersion = offloadGivenUpByAReplacement(m);
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(oldVersion), 20 * MiB));
+
+        assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
+        assertThat(tasks.deletes()).containsExactly("k");
+        assertThat(tasks.deleteVersions()).containsExactly(oldVersion);
+    }
+
+    /**
+     * As above, the node killed before it reported the copy: when it returns, its scan reports the copy, which is
+     * not adopted either; once that scan is complete the master no longer waits for the copy.
+     */
+    @Test
+    void aCopyOfAnOffloadAReplacementGaveUpIsNotAdoptedFromTheScanOfTheRestartedNode() {
+        MasterService m = onEvictWithEvictionAboveHalf();
+        long oldVersion = offloadGivenUpByAReplacement(m);
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+        m.ssdTier().registerStorage("n1", 1L << 30); // the node restarted
+
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(oldVersion), 20 * MiB), true);
+
+        assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deleteVersions()).containsExactly(oldVersion);
     }
 
     private MasterService onEvictWithEvictionAboveHalf() {
