@@ -46,7 +46,7 @@ def retrying_busy(write):
 
 class Race:
     def __init__(self, prefix: str, keys: int = 10, size: int = 150_007, replicas: int = 1,
-                 tolerate_failures: bool = False, fault_codes=frozenset()):
+                 tolerate_failures: bool = False, fault_codes=frozenset(), misses_after_event: bool = False):
         self.prefix = prefix
         self.keys = keys
         self.size = size
@@ -57,6 +57,12 @@ class Race:
         self.failed_writes = 0
         #: what a read of a key whose value is uncertain may also answer (its only node down)
         self.fault_codes = fault_codes
+        #: whether, once the event has begun, a miss of a key whose value is certain is counted (``false_misses``)
+        #: instead of a violation: after a takeover a new leader misses the objects only a node's SSD holds until that
+        #: node's scan reaches it (a known limit, see docs/FAILOVER.md)
+        self.misses_after_event = misses_after_event
+        self.event_started = False
+        self.false_misses = 0
         # per key: the last generation whose write had returned, a count that is odd while a write runs, and whether
         # a failed write left its value uncertain
         self.completed = [1] * keys
@@ -185,6 +191,8 @@ class Race:
                 self.violations.append(what + code + " with no write under way and the key's value certain")
             elif code in self.fault_codes:
                 pass
+            elif quiet and code == "OBJECT_NOT_FOUND" and self.misses_after_event and self.event_started:
+                self.false_misses += 1
             elif code not in TRANSIENT or (quiet and code == "OBJECT_NOT_FOUND"):
                 self.violations.append(what + code + (" with no write under way" if quiet else ""))
             return
@@ -216,6 +224,7 @@ class Race:
                 writer.put(self.key(k), self.value(k, 1), replicas=self.replicas)
             failures = []
             def happen():
+                self.event_started = True
                 event[1]()
                 self.event_at = time.monotonic()
 
@@ -406,3 +415,39 @@ def test_a_node_restarted_with_its_ssd_never_brings_back_an_older_generation(pre
     finally:
         c.stop()
         shutil.rmtree(storage, ignore_errors=True)
+
+
+def test_reads_stay_in_time_across_a_master_failover_while_objects_move_to_ssd(tmp_path, prefix):
+    """The failover race with the moving cluster's SSD tier: a node with 16 MiB of memory and an SSD tier behind it,
+    objects offloaded on eviction and promoted back all along, and the leader of two masters killed 2 s into an 8 s
+    race. The new leader learns the objects from the node's commit records and its SSD scan; none of them may serve
+    an older generation than the last returned write (a recovered object older than the node's SSD copy of its key
+    gives way to it). Objects only the SSD holds read as missing until the node's scan reaches the new leader (tens of
+    milliseconds here): those misses are counted, not failed (docs/FAILOVER.md)."""
+    from conftest import Proc, _require_dist, start_node, wait_nodes
+    from test_failover import free_port, leader_of, master_proc
+
+    _require_dist()
+    zk = Proc("coordinator", ["coordinator", "--port", "0", "--data-dir", str(tmp_path / "zk")],
+              r"listening on [^\s]+:(\d+)")
+    url = f"zk://127.0.0.1:{zk.match.group(1)}/race-ssd-{os.getpid()}-{time.monotonic_ns()}"
+    ports = [free_port(), free_port()]
+    addresses = [f"127.0.0.1:{p}" for p in ports]
+    listed = ",".join(addresses)
+    tiering = ("-D", "offload.mode=on-evict", "-D", "master.eviction-high-watermark=0.5",
+               "-D", "master.eviction-ratio=0.3", "-D", "master.lease-ttl=200ms")
+    masters = {a: master_proc(p, "--coordinator", url, *tiering) for a, p in zip(addresses, ports)}
+    nodes = []
+    try:
+        leader = leader_of(addresses)
+        nodes = [start_node(listed, "16MiB", None, "-D", "node.ping-interval=250ms",
+                            "--storage-path", str(tmp_path / "ssd"))]
+        wait_nodes(leader, 1)
+        race = Race(prefix, keys=30, size=300_007, tolerate_failures=True, misses_after_event=True)
+        race.run(listed, 8, event=(2.0, masters[leader].kill))
+        assert masters[leader].proc.poll() is not None
+        assert leader_of(addresses) != leader
+        assert race.values_after_event > 100
+    finally:
+        for p in nodes + list(masters.values()) + [zk]:
+            p.stop()

@@ -244,6 +244,10 @@ final class TierCoordinator {
                 counters.staleDiskCopies.increment();
                 return;
             }
+            if (m != null && m.recovered() && version > m.version && !m.processing() && m.taskNode() == null) {
+                dropOlderRecovered(shard, m, now); // the copy is of the object that replaced it: it wins
+                m = null;
+            }
             if (m == null && lost != null && lost.covers(key, version)) {
                 // maybe removed while the node was gone, by a master that could not have it deleted: not adopted
                 tier.queueDelete(nodeId, key, version);
@@ -322,6 +326,22 @@ final class TierCoordinator {
                 }
             }
         });
+    }
+
+    /**
+     * After a takeover: {@code m}, recovered from a commit record, is older than an SSD copy of its key a node reports
+     * (the record of a replaced object whose FORGET had not reached the node when the previous master failed, such
+     * as a promoted replica's). As between two records ({@code SegmentAttachment}), the newer wins: {@code m} goes,
+     * its memory replicas quarantined until its lease ends (it may be read meanwhile), its other SSD copies deleted
+     * (its version only). Caller holds the shard lock.
+     */
+    private void dropOlderRecovered(MetadataShard shard, ObjectMetadata m, long now) {
+        LOG.debug("{}: the recovered v{} gives way to a newer SSD copy", m.key, m.version);
+        m.replicas().forEach(r -> r.forgetRecord(m.version));
+        quarantine.addAll(m.replicas(), m.version, Math.max(now, m.leaseTimeoutMillis));
+        m.replicas().clear();
+        dropDiskCopies(m);
+        table.forget(shard, m.key);
     }
 
     /**

@@ -211,6 +211,37 @@ class SegmentAttachmentTest {
      * reported yet: at a later takeover it loses to any other record of the key, whatever the versions, in whichever
      * order the nodes attach; of two such records the older put's wins.
      */
+    /**
+     * After a takeover the attaching node brings a commit record of "k" at version 10 (the promoted replica of an
+     * object replaced since, whose FORGET the failed master had not delivered) and its SSD tier a copy of "k" at
+     * version 20, the object that replaced it: the newer wins, as between two records; the recovered older object
+     * and its memory replica go.
+     */
+    @Test
+    void anSsdCopyNewerThanTheRecoveredObjectReplacesIt() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        ReplicaDescriptor space = first.putStart("w1", "space", 1000, PutOptions.DEFAULT, 1).value().replicas().get(0);
+        List<CommitRecord> records = List.of(record("k", space, 10, 2, false));
+        dies();
+
+        MasterService second = takeOver("m2");
+        assertThat(second.attachSegment(segment(2), 2, records, true, true)).isEqualTo(1);
+        assertThat(second.getReplicaList("k").value().version()).isEqualTo(10);
+        long used = second.usedBytes();
+        second.ssdTier().registerStorage("n1", 1L << 30);
+        second.ssdTier().reportDiskObjects("n1", List.of(io.tiffin.core.transport.proto.DiskObject.newBuilder()
+                .setKey("k").setSize(1000).setVersion(20).build()), true);
+
+        ObjectLocation k = second.getReplicaList("k").value();
+        assertThat(k.version()).as("the newer object, from its SSD copy").isEqualTo(20);
+        assertThat(k.replicas()).singleElement().satisfies(d -> assertThat(d.type())
+                .isEqualTo(io.tiffin.api.ReplicaType.LOCAL_DISK));
+        ticker.advance(Duration.ofMinutes(1)); // past the recovered object's lease
+        second.releaseDiscarded();
+        await().atMost(Duration.ofSeconds(10)).until(() -> second.usedBytes() < used); // once its FORGET is tried
+    }
+
     @Test
     void aYieldingRecordLosesToAnyOtherRecordOfItsKey() throws Exception {
         MasterService first = takeOver("m1");
