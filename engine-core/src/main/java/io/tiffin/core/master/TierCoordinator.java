@@ -236,10 +236,11 @@ final class TierCoordinator {
                 return;
             }
             ObjectMetadata m = shard.objects.get(key);
-            long givenUp = m != null && version == 0 && offloadOfThisVersion(m, nodeId, 0) ? -1
-                    : tier.takeAbandoned(nodeId, key, version); // (a copy of unknown version is the pending one's)
-            if (givenUp >= 0) {
-                // the copy of an offload given up (its object replaced or erased since): not what any object holds now
+            long givenUp = tier.takeAbandoned(nodeId, key, version);
+            if (givenUp >= 0 && !(m != null && offloadOfThisVersion(m, nodeId, version))) {
+                // the copy of an offload given up (its object replaced or erased since): not what any object holds
+                // now. A copy the pending offload asks for is that offload's (the object offloaded again after its
+                // first offload timed out, or a copy of a version the node does not know).
                 tier.queueDelete(nodeId, key, givenUp);
                 counters.staleDiskCopies.increment();
                 return;
@@ -361,12 +362,11 @@ final class TierCoordinator {
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
             long version = versions.size() == keys.size() ? versions.get(i) : 0;
+            tier.takeAbandoned(nodeId, keys.get(i), version); // an offload given up failed: no copy will come
             if (m != null && offloadOfThisVersion(m, nodeId, version)) {
                 m.offloadFailedNow();
                 tier.offloadFinished(nodeId);
                 counters.offloadFailures.increment();
-            } else {
-                tier.takeAbandoned(nodeId, keys.get(i), version); // an offload given up failed: no copy will come
             }
         });
     }

@@ -414,6 +414,35 @@ class SsdTierMasterTest {
         assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
     }
 
+    /**
+     * An offload that timed out is given up; eviction then offloads the same object again, and the node's report of
+     * that version is the new task's copy: the offload completes (the note of the given-up task does not turn it into
+     * a stale copy, which would keep the object refusing writes until the new task timed out too).
+     */
+    @Test
+    void anObjectOffloadedAgainAfterItsOffloadTimedOutTakesTheCopyOfThatVersion() {
+        MasterService m = onEvictWithEvictionAboveHalf();
+        m.mountSegment("s-n1", "n1", "ep-n1", 64 * MiB);
+        m.ssdTier().registerStorage("n1", 1L << 30);
+        put(m, "k", 40 * MiB, PutOptions.DEFAULT);
+        long version = m.getReplicaList("k").value().version();
+        ticker.advance(Duration.ofMinutes(1)); // past the lease that lookup granted
+        m.runEvictionOnce();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1); // and the node's report is lost
+        ticker.advance(release.plusSeconds(1));
+        m.releaseStuckPuts();
+        assertThat(m.counters().abandonedTasks()).isEqualTo(1);
+
+        m.runEvictionOnce();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).extracting(t -> t.getVersion())
+                .containsExactly(version);
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(version), 40 * MiB));
+
+        assertThat(onSsd(m, "k")).isTrue();
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+    }
+
     @Test
     void aNodeThatDiesAfterTakingOffloadsGivesTheirSlotsBack() {
         MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 1, "n1");
