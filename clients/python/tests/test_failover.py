@@ -64,6 +64,38 @@ def leader_of(addresses: list) -> str:
     raise AssertionError(f"no master of {addresses} leads")
 
 
+class TwoMasters:
+    """A real ZooKeeper server (``tiffin coordinator``) and two masters electing through it, ``master_args`` added to
+    both; ``nodes`` appended by the test are stopped with them when the ``with`` block ends."""
+
+    def __init__(self, tmp_path, *master_args):
+        _require_dist()
+        self.zk = Proc("coordinator", ["coordinator", "--port", "0", "--data-dir", str(tmp_path / "zk")],
+                       r"listening on [^\s]+:(\d+)")
+        self.nodes = []
+        self.masters = {}
+        try:
+            url = f"zk://127.0.0.1:{self.zk.match.group(1)}/py-{os.getpid()}-{time.monotonic_ns()}"
+            ports = [free_port(), free_port()]
+            self.addresses = [f"127.0.0.1:{p}" for p in ports]
+            self.listed = ",".join(self.addresses)
+            for a, p in zip(self.addresses, ports):
+                self.masters[a] = master_proc(p, "--coordinator", url, *master_args)
+        except BaseException:
+            self.stop()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        for p in self.nodes + list(self.masters.values()) + [self.zk]:
+            p.stop()
+
+
 def put_some(c, prefix: str, n: int) -> dict:
     """Single puts (2 replicas; some hard-pinned) and a batch put; key -> version."""
     keys = [f"{prefix}{i}" for i in range(n)]
@@ -111,31 +143,19 @@ def test_a_single_master_restarted_with_its_state_dir_keeps_this_clients_puts(tm
 
 
 def test_the_client_follows_a_new_leader_after_the_leader_is_killed(tmp_path):
-    _require_dist()
-    zk = Proc("coordinator", ["coordinator", "--port", "0", "--data-dir", str(tmp_path / "zk")],
-              r"listening on [^\s]+:(\d+)")
-    url = f"zk://127.0.0.1:{zk.match.group(1)}/py-{os.getpid()}"
-    ports = [free_port(), free_port()]
-    addresses = [f"127.0.0.1:{p}" for p in ports]
-    listed = ",".join(addresses)
-    masters = {a: master_proc(p, "--coordinator", url) for a, p in zip(addresses, ports)}
-    nodes = []
-    try:
-        leader = leader_of(addresses)
-        nodes = [start_node(listed, "64MiB", None, "-D", "node.ping-interval=250ms") for _ in range(2)]
+    with TwoMasters(tmp_path) as c:
+        leader = leader_of(c.addresses)
+        c.nodes += [start_node(c.listed, "64MiB", None, "-D", "node.ping-interval=250ms") for _ in range(2)]
         wait_nodes(leader, 2)
-        with tiffin.Client.connect(listed, shared_memory=False, timeout=5, failover_timeout=40) as c:
-            versions = put_some(c, "f/", 12)
-            masters[leader].kill()
+        with tiffin.Client.connect(c.listed, shared_memory=False, timeout=5, failover_timeout=40) as client:
+            versions = put_some(client, "f/", 12)
+            c.masters[leader].kill()
             t = time.monotonic()
-            c.put("f/after", b"y" * 5000, replicas=2)  # waits for the standby to lead and recover
+            client.put("f/after", b"y" * 5000, replicas=2)  # waits for the standby to lead and recover
             took = time.monotonic() - t
-            assert c._masters.leader != leader and c._masters.discoveries >= 1
+            assert client._masters.leader != leader and client._masters.discoveries >= 1
             for k, v in versions.items():
-                assert c.get(k) == data(k), k
-                assert c.locate(k).version == v, k
-            assert c.get("f/after") == b"y" * 5000
+                assert client.get(k) == data(k), k
+                assert client.locate(k).version == v, k
+            assert client.get("f/after") == b"y" * 5000
             assert took < 30, took
-    finally:
-        for p in nodes + list(masters.values()) + [zk]:
-            p.stop()

@@ -323,30 +323,18 @@ def test_reads_stay_in_time_across_a_master_failover(tmp_path, prefix):
     commit records; a write whose outcome the failover hid leaves its keys uncertain. No read may return an older
     generation than the last returned write (a record the failed master had replaced or removed must not come back),
     bytes of two values, or a miss where a value stands, before, during or after the takeover."""
-    from conftest import Proc, _require_dist, start_node, wait_nodes
-    from test_failover import free_port, leader_of, master_proc
+    from conftest import start_node, wait_nodes
+    from test_failover import TwoMasters, leader_of
 
-    _require_dist()
-    zk = Proc("coordinator", ["coordinator", "--port", "0", "--data-dir", str(tmp_path / "zk")],
-              r"listening on [^\s]+:(\d+)")
-    url = f"zk://127.0.0.1:{zk.match.group(1)}/race-{os.getpid()}-{time.monotonic_ns()}"
-    ports = [free_port(), free_port()]
-    addresses = [f"127.0.0.1:{p}" for p in ports]
-    listed = ",".join(addresses)
-    masters = {a: master_proc(p, "--coordinator", url) for a, p in zip(addresses, ports)}
-    nodes = []
-    try:
-        leader = leader_of(addresses)
-        nodes = [start_node(listed, "64MiB", None, "-D", "node.ping-interval=250ms") for _ in range(2)]
+    with TwoMasters(tmp_path) as c:
+        leader = leader_of(c.addresses)
+        c.nodes += [start_node(c.listed, "64MiB", None, "-D", "node.ping-interval=250ms") for _ in range(2)]
         wait_nodes(leader, 2)
         race = Race(prefix, keys=10, size=150_007, tolerate_failures=True)
-        race.run(listed, 8, event=(1.5, masters[leader].kill))
-        assert masters[leader].proc.poll() is not None
-        assert leader_of(addresses) != leader
+        race.run(c.listed, 8, event=(1.5, c.masters[leader].kill))
+        assert c.masters[leader].proc.poll() is not None
+        assert leader_of(c.addresses) != leader
         assert race.values_after_event > 100  # read through the new leader
-    finally:
-        for p in nodes + list(masters.values()) + [zk]:
-            p.stop()
 
 
 def test_reads_stay_in_time_when_a_node_holding_one_of_two_replicas_restarts_on_its_address(prefix):
@@ -424,30 +412,18 @@ def test_reads_stay_in_time_across_a_master_failover_while_objects_move_to_ssd(t
     an older generation than the last returned write (a recovered object older than the node's SSD copy of its key
     gives way to it). Objects only the SSD holds read as missing until the node's scan reaches the new leader (tens of
     milliseconds here): those misses are counted, not failed (docs/FAILOVER.md)."""
-    from conftest import Proc, _require_dist, start_node, wait_nodes
-    from test_failover import free_port, leader_of, master_proc
+    from conftest import start_node, wait_nodes
+    from test_failover import TwoMasters, leader_of
 
-    _require_dist()
-    zk = Proc("coordinator", ["coordinator", "--port", "0", "--data-dir", str(tmp_path / "zk")],
-              r"listening on [^\s]+:(\d+)")
-    url = f"zk://127.0.0.1:{zk.match.group(1)}/race-ssd-{os.getpid()}-{time.monotonic_ns()}"
-    ports = [free_port(), free_port()]
-    addresses = [f"127.0.0.1:{p}" for p in ports]
-    listed = ",".join(addresses)
     tiering = ("-D", "offload.mode=on-evict", "-D", "master.eviction-high-watermark=0.5",
                "-D", "master.eviction-ratio=0.3", "-D", "master.lease-ttl=200ms")
-    masters = {a: master_proc(p, "--coordinator", url, *tiering) for a, p in zip(addresses, ports)}
-    nodes = []
-    try:
-        leader = leader_of(addresses)
-        nodes = [start_node(listed, "16MiB", None, "-D", "node.ping-interval=250ms",
-                            "--storage-path", str(tmp_path / "ssd"))]
+    with TwoMasters(tmp_path, *tiering) as c:
+        leader = leader_of(c.addresses)
+        c.nodes.append(start_node(c.listed, "16MiB", None, "-D", "node.ping-interval=250ms",
+                                  "--storage-path", str(tmp_path / "ssd")))
         wait_nodes(leader, 1)
         race = Race(prefix, keys=30, size=300_007, tolerate_failures=True, misses_after_event=True)
-        race.run(listed, 8, event=(2.0, masters[leader].kill))
-        assert masters[leader].proc.poll() is not None
-        assert leader_of(addresses) != leader
+        race.run(c.listed, 8, event=(2.0, c.masters[leader].kill))
+        assert c.masters[leader].proc.poll() is not None
+        assert leader_of(c.addresses) != leader
         assert race.values_after_event > 100
-    finally:
-        for p in nodes + list(masters.values()) + [zk]:
-            p.stop()
