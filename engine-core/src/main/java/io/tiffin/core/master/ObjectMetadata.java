@@ -285,6 +285,14 @@ final class ObjectMetadata {
         return rare != null && rare.offloadPending;
     }
 
+    /**
+     * Whether a copy of this key of {@code version} that {@code nodeId} reports is what this object's pending offload
+     * to that node asked for: the same version, or a version the node does not know (0, a backend without stamps).
+     */
+    boolean offloadAsksFor(String nodeId, long version) {
+        return offloadPending() && nodeId.equals(taskNode()) && (version == 0 || version == this.version);
+    }
+
     /** The last offload failed (for example a full disk): eviction drops this object instead of retrying. */
     boolean offloadFailed() {
         return rare != null && rare.offloadFailed;

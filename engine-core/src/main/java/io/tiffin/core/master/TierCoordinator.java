@@ -237,7 +237,7 @@ final class TierCoordinator {
             }
             ObjectMetadata m = shard.objects.get(key);
             long givenUp = tier.takeAbandoned(nodeId, key, version);
-            if (givenUp >= 0 && !(m != null && offloadOfThisVersion(m, nodeId, version))) {
+            if (givenUp >= 0 && !(m != null && m.offloadAsksFor(nodeId, version))) {
                 // the copy of an offload given up (its object replaced or erased since): not what any object holds
                 // now. A copy the pending offload asks for is that offload's (the object offloaded again after its
                 // first offload timed out, or a copy of a version the node does not know).
@@ -286,7 +286,7 @@ final class TierCoordinator {
                 if (version > 0 && deadline > 0) {
                     table.setDeadline(m, deadline); // passed meanwhile: expired at once, as a memory record's
                 }
-            } else if (!m.hasDiskReplicaOn(nodeId) && !offloadOfThisVersion(m, nodeId, version)
+            } else if (!m.hasDiskReplicaOn(nodeId) && !m.offloadAsksFor(nodeId, version)
                     && !(m.recovered() && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
                 // and re-put, or the node was dropped meanwhile), or asked for another version of it (an offload
@@ -312,7 +312,7 @@ final class TierCoordinator {
             if (version == m.version && deadline != m.expireAtMillis) {
                 recordDiskDeadline(nodeId, m); // moved while the copy was written (an EXPIRE during its offload)
             }
-            if (offloadOfThisVersion(m, nodeId, version)) {
+            if (m.offloadAsksFor(nodeId, version)) {
                 m.endOffload();
                 tier.offloadFinished(nodeId);
                 counters.offloads.increment();
@@ -346,15 +346,6 @@ final class TierCoordinator {
     }
 
     /**
-     * Whether a copy of {@code m}'s key of {@code version} that {@code nodeId} reports is what {@code m}'s pending
-     * offload to that node asked for: the same version, or a version the node does not know (0, a backend without
-     * stamps).
-     */
-    private static boolean offloadOfThisVersion(ObjectMetadata m, String nodeId, long version) {
-        return m.offloadPending() && nodeId.equals(m.taskNode()) && (version == 0 || version == m.version);
-    }
-
-    /**
      * Offloads that failed (for example a full disk): the memory copies stay, eviction will drop them. {@code versions}
      * parallel to {@code keys}, or empty (unknown); only a failure of the pending offload's own version ends it.
      */
@@ -363,7 +354,7 @@ final class TierCoordinator {
             ObjectMetadata m = shard.objects.get(keys.get(i));
             long version = versions.size() == keys.size() ? versions.get(i) : 0;
             tier.takeAbandoned(nodeId, keys.get(i), version); // an offload given up failed: no copy will come
-            if (m != null && offloadOfThisVersion(m, nodeId, version)) {
+            if (m != null && m.offloadAsksFor(nodeId, version)) {
                 m.offloadFailedNow();
                 tier.offloadFinished(nodeId);
                 counters.offloadFailures.increment();
