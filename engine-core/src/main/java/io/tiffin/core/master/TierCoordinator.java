@@ -219,8 +219,9 @@ final class TierCoordinator {
      * An object the master does not know is created from its SSD copy (with a new version), unless the copy may be of
      * an object removed while the node was gone ({@link DiskFloors}) or the node has a deletion of it pending; one
      * whose size differs is deleted, and so is the copy of an offload the master gave up ({@link
-     * StorageTier#abandonOffload}: its object was replaced or erased while the node wrote it). A pending offload of the key to this node is complete; with on-evict
-     * offload its memory replicas are freed now (kept until the lease ends if it is being read).
+     * StorageTier#abandonOffload}: its object was replaced or erased while the node wrote it). A pending offload of
+     * the key to this node is complete; with on-evict offload its memory replicas are freed now (kept until the lease
+     * ends if it is being read).
      */
     void reportDiskObjects(String nodeId, List<String> keys, List<Long> sizes, List<Long> versions,
                            List<Long> deadlines) {
