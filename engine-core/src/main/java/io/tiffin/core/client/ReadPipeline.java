@@ -58,7 +58,7 @@ final class ReadPipeline {
         this.lifecycle = lifecycle;
     }
 
-    /** A batch for the reads of one call that began at {@code startNanos}, into destinations possibly in the CPU's caches. */
+    /** A batch for the reads of one call that began at {@code startNanos}, into destinations maybe in the caches. */
     ReadBatch newBatch(long startNanos) {
         return newBatch(startNanos, 0);
     }

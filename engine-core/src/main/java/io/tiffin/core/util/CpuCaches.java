@@ -25,7 +25,7 @@ public final class CpuCaches {
         return LAST_LEVEL_BYTES;
     }
 
-    /** The largest cache of the highest level under {@code cacheDir}, or {@link #FALLBACK_BYTES} if none is readable. */
+    /** The largest cache of the highest level under {@code cacheDir}, or {@link #FALLBACK_BYTES} if none is read. */
     static long lastLevelBytes(Path cacheDir) {
         int bestLevel = 0;
         long bestBytes = 0;
