@@ -354,7 +354,7 @@ public final class MasterRpcService implements InProcessMaster {
             var req = r.parseControl(io.tiffin.core.transport.proto.AttachSegmentRequest.parser());
             actForNode(r, req.getSegment().getNodeId(), "ATTACH_SEGMENT");
             master.attachSegment(req.getSegment(), req.getTerm(), req.getRecordsList(), req.getFirst(), req.getLast(),
-                    req.getAccessKey().toByteArray());
+                    req.getScanFollows(), req.getAccessKey().toByteArray());
             master.nodeMountedBy(r.peer(), req.getSegment().getNodeId(), req.getSegment().getPingIntervalMs());
             return Empty.getDefaultInstance();
         });

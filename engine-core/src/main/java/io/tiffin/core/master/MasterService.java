@@ -104,7 +104,7 @@ public final class MasterService {
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, tier, ticker);
-        ssdTier = new SsdTierService(tier, table, floors);
+        ssdTier = new SsdTierService(tier, table, floors, recovery::scanned);
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
                 deadlines, recovery::active, this::collectForgets);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);
@@ -200,14 +200,17 @@ public final class MasterService {
      */
     int attachSegment(io.tiffin.core.transport.proto.Segment segment, long nodeTerm,
                       List<io.tiffin.core.transport.proto.CommitRecord> records, boolean first, boolean last) {
-        return attachSegment(segment, nodeTerm, records, first, last, null);
+        return attachSegment(segment, nodeTerm, records, first, last, false, null);
     }
 
-    /** As above, with the key the node drew for its new mount epoch (null or empty: none). */
+    /**
+     * As above, with the key the node drew for its new mount epoch (null or empty: none); {@code scanFollows}: the
+     * node reports its SSD copies next, and the recovery waits for them.
+     */
     int attachSegment(io.tiffin.core.transport.proto.Segment segment, long nodeTerm,
                       List<io.tiffin.core.transport.proto.CommitRecord> records, boolean first, boolean last,
-                      byte[] accessKey) {
-        return attachment.attach(segment, nodeTerm, records, first, last, membership, accessKey);
+                      boolean scanFollows, byte[] accessKey) {
+        return attachment.attach(segment, nodeTerm, records, first, last, scanFollows, membership, accessKey);
     }
 
     public MasterCounters counters() {

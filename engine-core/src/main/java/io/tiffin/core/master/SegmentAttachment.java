@@ -59,14 +59,15 @@ final class SegmentAttachment {
 
     /**
      * One chunk of a node's attach; the last takes the segment into service. Returns the number of objects
-     * recovered (0 until the last chunk).
+     * recovered (0 until the last chunk). {@code scanFollows} (on the last chunk): the node reports the copies of its
+     * SSD tier next, and the recovery waits for them ({@link Recovery#attached}).
      *
      * @throws TiffinException {@code UNAVAILABLE_IN_CURRENT_STATUS} when the segment is not awaiting its node
      *     (unknown, already attached, or the recovery ended: the node re-mounts empty), {@code INVALID_VERSION}
      *     for another term
      */
     int attach(Segment segment, long nodeTerm, List<CommitRecord> records, boolean first, boolean last,
-               Object mountMonitor, byte[] accessKey) {
+               boolean scanFollows, Object mountMonitor, byte[] accessKey) {
         if (nodeTerm != term.getAsLong()) {
             throw new TiffinException(ErrorCode.INVALID_VERSION, "attach for term " + nodeTerm + ", this master serves"
                     + " term " + term.getAsLong());
@@ -97,9 +98,9 @@ final class SegmentAttachment {
             int n = takeIntoService(s, segment.getMountEpoch(), accessKey, all);
             LOG.info("Segment {} of node {} attached: {} of its {} objects recovered", s.name(), s.nodeId(), n,
                     all.size());
-            recovery.settled(s.name());
-            if (!recovery.active()) {
-                yielding.clear(); // no attach comes after the recovery
+            recovery.attached(s.name(), scanFollows ? s.nodeId() : null);
+            if (!recovery.attachesPending()) {
+                yielding.clear(); // no attach comes after the last
             }
             return n;
         }

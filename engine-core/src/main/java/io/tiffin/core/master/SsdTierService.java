@@ -19,11 +19,15 @@ public final class SsdTierService {
     private final TierCoordinator tier;
     private final ObjectTable table;
     private final DiskFloors floors;
+    /** Told of each node whose scan has been reported in full ({@link Recovery#scanned}). */
+    private final java.util.function.Consumer<String> scanned;
 
-    SsdTierService(TierCoordinator tier, ObjectTable table, DiskFloors floors) {
+    SsdTierService(TierCoordinator tier, ObjectTable table, DiskFloors floors,
+                   java.util.function.Consumer<String> scanned) {
         this.tier = tier;
         this.table = table;
         this.floors = floors;
+        this.scanned = scanned;
     }
 
     public TierSettings tierSettings() {
@@ -93,6 +97,7 @@ public final class SsdTierService {
         floors.report(nodeId, scanComplete, () -> tier.reportDiskObjects(nodeId, keys, sizes, versions, deadlines));
         if (scanComplete) {
             tier.scanComplete(nodeId);
+            scanned.accept(nodeId); // after the copies are known: a recovery waiting for them may end
         }
     }
 

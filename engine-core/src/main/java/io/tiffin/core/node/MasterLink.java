@@ -63,7 +63,7 @@ final class MasterLink implements AutoCloseable {
     private final Duration pingInterval;
     private final Ticker ticker;
     private final Consumer<Action> ticks;
-    private final Runnable joined;
+    private final Rejoin joined;
     private final ExecutorService probes = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "tiffin-node-master-probe");
         t.setDaemon(true);
@@ -89,7 +89,7 @@ final class MasterLink implements AutoCloseable {
      */
     MasterLink(String nodeId, long incarnation, LocalSegment segment, DataAccessCheck access, Supplier<Segment> segmentMsg,
                TransportClientPool pool, MasterAddresses addresses, Duration pingInterval, Ticker ticker,
-               Consumer<Action> ticks, Runnable joined) {
+               Consumer<Action> ticks, Rejoin joined) {
         this.nodeId = nodeId;
         this.incarnation = incarnation;
         this.segment = segment;
@@ -104,7 +104,16 @@ final class MasterLink implements AutoCloseable {
         this.leader = addresses.first();
     }
 
-    /** The master this node talks to now. */
+    /** What a node does after it joined a master. */
+    interface Rejoin {
+        /** Registers the node's SSD tier again, if it has one, and reports its copies. */
+        void run();
+
+        /** Whether {@link #run()} reports SSD copies: an attach says so, and the new leader waits for them. */
+        boolean reportsCopies();
+    }
+
+        /** The master this node talks to now. */
     TransportClient master() {
         return pool.get(leader);
     }
@@ -311,9 +320,10 @@ final class MasterLink implements AutoCloseable {
         Segment msg = segmentMsg.get();
         int n = records.size();
         for (int from = 0; from == 0 || from < n; from += ATTACH_CHUNK) {
+            boolean last = from + ATTACH_CHUNK >= n;
             AttachSegmentRequest.Builder b = AttachSegmentRequest.newBuilder().setSegment(msg).setTerm(joinTerm)
                     .setAccessKey(key)
-                    .setFirst(from == 0).setLast(from + ATTACH_CHUNK >= n);
+                    .setFirst(from == 0).setLast(last).setScanFollows(last && joined.reportsCopies());
             for (SegmentLedger.Entry e : records.subList(from, Math.min(n, from + ATTACH_CHUNK))) {
                 b.addRecords(recordOf(e));
             }

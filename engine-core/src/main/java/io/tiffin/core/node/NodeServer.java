@@ -405,9 +405,17 @@ public final class NodeServer implements AutoCloseable {
                     case REMOUNT -> Tick.REMOUNT;
                     case ATTACH -> Tick.ATTACH;
                     case DISCOVER -> Tick.DISCOVER;
-                }), () -> {
-                    if (tier() != null) {
-                        tier().register();
+                }), new MasterLink.Rejoin() {
+                    @Override
+                    public void run() {
+                        if (tier() != null) {
+                            tier().register();
+                        }
+                    }
+
+                    @Override
+                    public boolean reportsCopies() {
+                        return tier() != null;
                     }
                 });
         NodeStorageTier storageTier = null;

@@ -22,7 +22,8 @@ import java.util.function.BiConsumer;
  * A storage backend factory around a real one (the bucket backend) whose backends fail every removal while {@link
  * #refuse} is set, and every new deadline of a stamp while {@link #refuseStamps} is, as a disk that refuses the
  * journal entry (full, or remounted read-only after an error) does, and hold every write while {@link #stallWrites}
- * is, as a disk that stalls; everything else reaches the real backend. A test's stand-in for a disk fault it cannot
+ * is, as a disk that stalls, and start every scan {@link #delayScans late} (a large disk's scan); everything else
+ * reaches the real backend. A test's stand-in for a disk fault it cannot
  * cause.
  *
  * <p>Thread-safe.
@@ -35,6 +36,7 @@ final class RefusingDeletes implements StorageBackendFactory {
     /** Open (count 0) unless writes are stalled. */
     private volatile CountDownLatch writeGate = new CountDownLatch(0);
     private final AtomicInteger stalled = new AtomicInteger();
+    private volatile long scanDelayMillis;
 
     RefusingDeletes(StorageBackendFactory real) {
         this.real = real;
@@ -56,6 +58,20 @@ final class RefusingDeletes implements StorageBackendFactory {
             writeGate = new CountDownLatch(1);
         } else {
             writeGate.countDown();
+        }
+    }
+
+    /** How long each scan waits before it starts, from now on. */
+    void delayScans(java.time.Duration delay) {
+        scanDelayMillis = delay.toMillis();
+    }
+
+    private void scanDelay() {
+        try {
+            Thread.sleep(scanDelayMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TiffinException(ErrorCode.FILE_READ_FAIL, "interrupted before a scan", e);
         }
     }
 
@@ -160,11 +176,13 @@ final class RefusingDeletes implements StorageBackendFactory {
 
             @Override
             public void scan(BiConsumer<String, Long> visitor) {
+                scanDelay();
                 b.scan(visitor);
             }
 
             @Override
             public void scanStamped(StampedVisitor visitor) {
+                scanDelay();
                 b.scanStamped(visitor);
             }
 

@@ -242,6 +242,65 @@ class SegmentAttachmentTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> second.usedBytes() < used); // once its FORGET is tried
     }
 
+    /**
+     * A node with an SSD tier attaches and says its scan follows: until the scan's last report, a key only its SSD
+     * holds reads "not ready" (retry), not "not found", and the recovery (with its refusals) goes on; the report
+     * ends it and the key reads from its copy. Without the flag the recovery ends at the attach, as for an older node.
+     */
+    @Test
+    void theRecoveryWaitsForTheScanOfANodeWhoseAttachSaysOneFollows() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        dies();
+
+        MasterService second = takeOver("m2");
+        assertThat(second.attachSegment(segment(2), 2, List.of(), true, true, true, null)).isZero();
+        assertThat(second.recovering()).as("the scan of n1 is awaited").isTrue();
+        assertThat(second.getReplicaList("on-ssd").code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(second.recoveryEnded()).isNotDone();
+
+        second.ssdTier().registerStorage("n1", 1L << 30);
+        second.ssdTier().reportDiskObjects("n1", List.of(io.tiffin.core.transport.proto.DiskObject.newBuilder()
+                .setKey("on-ssd").setSize(1000).setVersion(5).build()), false);
+        assertThat(second.recovering()).as("a report that is not the scan's last").isTrue();
+        second.ssdTier().reportDiskObjects("n1", List.of(), true);
+
+        assertThat(second.recovering()).isFalse();
+        assertThat(second.recoveryEnded()).isDone();
+        assertThat(second.getReplicaList("on-ssd").value().version()).isEqualTo(5);
+        assertThat(second.getReplicaList("nowhere").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+    }
+
+    /** A node that attached saying its scan follows and never sends it holds the recovery no longer than its window. */
+    @Test
+    void aScanThatNeverComesHoldsTheRecoveryOnlyUntilItsWindowEnds() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        dies();
+
+        MasterService second = takeOver("m2");
+        second.attachSegment(segment(2), 2, List.of(), true, true, true, null);
+        ticker.advance(Duration.ofMillis(9_999));
+        assertThat(second.recovering()).isTrue();
+        ticker.advance(Duration.ofMillis(1));
+        assertThat(second.recovering()).as("the window of 10 s has passed").isFalse();
+        assertThat(second.getReplicaList("nowhere").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+    }
+
+    /** The scan awaited of a node whose segment goes meanwhile (unmounted, or its node expired) is not awaited. */
+    @Test
+    void theScanOfANodeWhoseSegmentWentIsNotAwaited() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        dies();
+
+        MasterService second = takeOver("m2");
+        second.attachSegment(segment(2), 2, List.of(), true, true, true, null);
+        assertThat(second.recovering()).isTrue();
+        second.unmountSegment("n1", "s1");
+        assertThat(second.recovering()).isFalse();
+    }
+
     @Test
     void aYieldingRecordLosesToAnyOtherRecordOfItsKey() throws Exception {
         MasterService first = takeOver("m1");
