@@ -26,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -37,6 +38,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *   <li>a torn value: bytes of two generations, or of another key;</li>
  *   <li>a wrong absence or a wrong generation while no write of the key overlapped the read at all.</li>
  * </ul>
+ * With {@link #withFaults} a write may fail (the test kills or restarts a server meanwhile): the key's value is then
+ * uncertain (the old generation, the new one, or none after a remove whose put failed) until a write of it succeeds,
+ * and reads may also answer the given outage codes; a stale or torn value is still wrong.
  *
  * <p>Thread-safe: the writer and the readers share it.
  */
@@ -56,6 +60,15 @@ final class ConcurrentRewrites {
     private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong reads = new AtomicLong();
     private final AtomicLong transientFailures = new AtomicLong();
+    /** Per key: 1 while a failed write left its value uncertain. */
+    private final AtomicIntegerArray uncertain;
+    /** What a read may also answer while faults are tolerated; null: writes must not fail. */
+    private volatile Set<ErrorCode> outageCodes;
+    private final AtomicLong failedWrites = new AtomicLong();
+    /** Set once the event of {@link #run(TiffinClient, List, Duration, Duration, Runnable)} has run. */
+    private final AtomicBoolean eventDone = new AtomicBoolean();
+    private final AtomicLong writesAfterEvent = new AtomicLong();
+    private final AtomicLong valuesAfterEvent = new AtomicLong();
 
     ConcurrentRewrites(String prefix, int keys, int size) {
         this(prefix, keys, size, 1);
@@ -69,6 +82,30 @@ final class ConcurrentRewrites {
         this.plain = PutOptions.DEFAULT.withReplicas(replicas);
         this.completed = new AtomicLongArray(keys);
         this.writes = new AtomicLongArray(keys);
+        this.uncertain = new AtomicIntegerArray(keys);
+    }
+
+    /**
+     * Tolerates failed writes (their keys uncertain until rewritten) and reads that answer one of {@code codes} (a
+     * server down or recovering); returns this.
+     */
+    ConcurrentRewrites withFaults(Set<ErrorCode> codes) {
+        this.outageCodes = Set.copyOf(codes);
+        return this;
+    }
+
+    /** Writes that failed (with {@link #withFaults}). */
+    long failedWrites() {
+        return failedWrites.get();
+    }
+
+    /** Keys written, and values read, after the event had run. */
+    long writesAfterEvent() {
+        return writesAfterEvent.get();
+    }
+
+    long valuesAfterEvent() {
+        return valuesAfterEvent.get();
     }
 
     /**
@@ -76,18 +113,31 @@ final class ConcurrentRewrites {
      * of {@code readers} reads; returns the rewrites done.
      */
     long run(TiffinClient writer, List<TiffinClient> readers, Duration traffic) throws Exception {
+        return run(writer, readers, traffic, Duration.ZERO, () -> { });
+    }
+
+    /** As {@link #run(TiffinClient, List, Duration)}, running {@code event} {@code after} into the traffic. */
+    long run(TiffinClient writer, List<TiffinClient> readers, Duration traffic, Duration after, Runnable event)
+            throws Exception {
         for (int k = 0; k < keys; k++) {
             writer.put(key(k), value(k, 1), plain);
             completed.set(k, 1);
         }
         AtomicBoolean stop = new AtomicBoolean();
-        try (ExecutorService threads = Executors.newFixedThreadPool(readers.size())) {
+        try (ExecutorService threads = Executors.newFixedThreadPool(readers.size() + 1)) {
             List<Future<?>> running = new ArrayList<>();
             for (int t = 0; t < readers.size(); t++) {
                 TiffinClient reader = readers.get(t);
                 SplittableRandom random = new SplittableRandom(t);
                 running.add(threads.submit(() -> readLoop(reader, random, stop)));
             }
+            Future<?> happened = threads.submit(() -> {
+                java.util.concurrent.locks.LockSupport.parkNanos(after.toNanos());
+                event.run();
+                eventDone.set(true);
+                return null;
+            });
+            running.add(happened);
             try {
                 return writeLoop(writer, new SplittableRandom(42), System.nanoTime() + traffic.toNanos());
             } finally {
@@ -192,8 +242,21 @@ final class ConcurrentRewrites {
                 });
                 for (int i = 0; i < written.length; i++) {
                     completed.set(written[i], generations[i]);
+                    uncertain.set(written[i], 0);
                 }
                 done += written.length;
+                if (eventDone.get()) {
+                    writesAfterEvent.addAndGet(written.length);
+                }
+            } catch (TiffinException e) {
+                if (outageCodes == null) {
+                    throw e;
+                }
+                failedWrites.incrementAndGet();
+                for (int w : written) {
+                    uncertain.set(w, 1); // before the write count moves: no read may take the key as quiet
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
             } finally {
                 for (int w : written) {
                     writes.incrementAndGet(w);
@@ -232,10 +295,12 @@ final class ConcurrentRewrites {
                 // the write counts first: when they show no write under way, the generations read next are current
                 long[] writesBefore = {writes.get(k), writes.get(other)};
                 long[] before = {completed.get(k), completed.get(other)};
+                boolean[] certain = {uncertain.get(k) == 0, uncertain.get(other) == 0};
                 int api = random.nextInt(6);
                 List<Answer> answers = read(reader, api, key(k), key(other), buffers);
                 for (int i = 0; i < answers.size(); i++) {
-                    boolean quiet = writesBefore[i] % 2 == 0 && writes.get(ks[i]) == writesBefore[i];
+                    boolean quiet = writesBefore[i] % 2 == 0 && writes.get(ks[i]) == writesBefore[i] && certain[i]
+                            && uncertain.get(ks[i]) == 0;
                     check(ks[i], before[i], quiet, answers.get(i), api);
                 }
             }
@@ -255,6 +320,18 @@ final class ConcurrentRewrites {
     private static List<Answer> read(TiffinClient reader, int api, String key, String other,
                                      List<MemorySegment> buffers) {
         List<Answer> answers = new ArrayList<>(2);
+        try {
+            readInto(answers, reader, api, key, other, buffers);
+        } catch (TiffinException e) { // a batch call failed as a whole (its master unreachable): both keys' answer
+            answers.clear();
+            answers.add(new Answer(e.code(), null));
+            answers.add(new Answer(e.code(), null));
+        }
+        return answers;
+    }
+
+    private static void readInto(List<Answer> answers, TiffinClient reader, int api, String key, String other,
+                                 List<MemorySegment> buffers) {
         switch (api) {
             case 0 -> answers.add(single(() -> reader.get(key)));
             case 1 -> answers.add(single(() -> bytes(buffers.getFirst(), reader.getInto(key, buffers.getFirst()))));
@@ -284,7 +361,6 @@ final class ConcurrentRewrites {
                 }
             }
         }
-        return answers;
     }
 
     private static Answer single(Read read) {
@@ -303,11 +379,19 @@ final class ConcurrentRewrites {
         reads.incrementAndGet();
         String what = key(k) + " (read API " + api + "): ";
         if (a.code() != ErrorCode.OK) {
+            Set<ErrorCode> outage = outageCodes;
+            if (outage != null && outage.contains(a.code())) {
+                transientFailures.incrementAndGet();
+                return;
+            }
             if (!TRANSIENT.contains(a.code()) || (quiet && a.code() == ErrorCode.OBJECT_NOT_FOUND)) {
                 violations.add(what + a.code() + (quiet ? " with no write under way" : ""));
             }
             transientFailures.incrementAndGet();
             return;
+        }
+        if (eventDone.get()) {
+            valuesAfterEvent.incrementAndGet();
         }
         if (a.value().length != size) {
             violations.add(what + a.value().length + " bytes");

@@ -29,7 +29,6 @@ import io.tiffin.core.transport.proto.PutStartRequest;
 import io.tiffin.core.transport.proto.Replica;
 import io.tiffin.core.util.Ticker;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,19 +53,8 @@ class MasterRecoveryTest {
     @TempDir
     Path dir;
 
-    /** A port free now, below the ephemeral range (the restarted master binds it again; see FailoverCluster). */
     private static int freePort() throws IOException {
-        java.util.SplittableRandom random = new java.util.SplittableRandom();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int port = 10_000 + random.nextInt(20_000);
-            try (ServerSocket s = new ServerSocket()) {
-                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
-                return port;
-            } catch (IOException e) {
-                // taken: try another
-            }
-        }
-        throw new IOException("no free port found in 10000..29999");
+        return TestCluster.freeFixedPort();
     }
 
     private MasterServer startMaster(int port) {

@@ -6,6 +6,8 @@ import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.TransportSettings;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +57,21 @@ final class TestCluster implements AutoCloseable {
                 .pingInterval(Duration.ofMillis(200)).sharedMemoryDir(sharedDir).build());
         nodes.add(n);
         return n;
+    }
+
+    /** A port free now, below the ephemeral range (a restarted master binds it again). */
+    static int freeFixedPort() throws IOException {
+        java.util.SplittableRandom random = new java.util.SplittableRandom();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = 10_000 + random.nextInt(20_000);
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+                return port;
+            } catch (IOException e) {
+                // taken: try another
+            }
+        }
+        throw new IOException("no free port found in 10000..29999");
     }
 
     /**

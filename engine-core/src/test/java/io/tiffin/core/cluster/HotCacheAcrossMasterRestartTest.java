@@ -1,0 +1,95 @@
+package io.tiffin.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.tiffin.api.ErrorCode;
+import io.tiffin.core.Tiffin;
+import io.tiffin.core.client.LocationCache;
+import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.client.hotcache.HotCacheSettings;
+import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.master.FailoverSettings;
+import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeServer;
+import io.tiffin.core.plugin.PluginRegistry;
+import io.tiffin.core.util.Ticker;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The hot cache's promise across a restart of its master ({@code master.state-dir}): while one client rewrites keys
+ * and three threads of a client with a hot cache and a location cache read them ({@link ConcurrentRewrites}), the
+ * master is stopped and started again on its port. The restarted master knows nothing of the hits the reader may
+ * still serve from lookups the old one answered; no read may return a value older than the last write that had
+ * returned, torn bytes, or a miss while the key's value was certain.
+ */
+class HotCacheAcrossMasterRestartTest {
+    private static final long KiB = 1L << 10;
+    private static final long MiB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private MasterServer startMaster(int port) {
+        TiffinConfig config = TiffinConfig.builder().set("master.port", Integer.toString(port))
+                .set("master.admin-port", "0").set("master.state-dir", dir.resolve("state").toString())
+                // hits without a lookup for 200 ms (half the lease), longer than the restart takes; a forced
+                // replacement waits as long
+                .set("master.lease-ttl", "400ms").build();
+        var injector = Tiffin.injector(config);
+        return MasterServer.start(injector.getInstance(MasterServer.Options.class),
+                injector.getInstance(FailoverSettings.class), Ticker.SYSTEM);
+    }
+
+    @Test
+    void noReadReturnsAnOlderGenerationThanTheLastReturnedWriteAcrossTheRestart() throws Exception {
+        int port = TestCluster.freeFixedPort();
+        String address = "127.0.0.1:" + port;
+        AtomicReference<MasterServer> master = new AtomicReference<>(startMaster(port));
+        List<NodeServer> nodes = new ArrayList<>();
+        List<TiffinClient> clients = new ArrayList<>();
+        try (PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            for (String id : List.of("a", "b")) {
+                nodes.add(NodeServer.start(NodeServer.Options.builder(address).nodeId(id).segmentSize(64 * MiB)
+                        .pingInterval(Duration.ofMillis(100)).build()));
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> master.get().service().liveNodes().size() == 2);
+            TiffinClient writer = TiffinClient.connect(TestCluster.remoteOptions(address).build());
+            clients.add(writer);
+            // 32 blocks of 64 KiB; ten keys of four blocks and a bit: most of them fit, not all
+            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
+                    .hotCache(new HotCacheSettings(32 * 64 * KiB, 64 * KiB, 0.5, 1024, plugins.hotCachePolicy("lru")))
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 1000)).build());
+            clients.add(reader);
+            ConcurrentRewrites race = new ConcurrentRewrites("restart-", 10, (int) (200 * KiB + 3))
+                    .withFaults(Set.of(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, ErrorCode.RPC_FAIL,
+                            ErrorCode.RPC_TIMEOUT));
+            long[] hitsAtRestart = new long[1];
+
+            long rewrites = race.run(writer, List.of(reader, reader, reader), Duration.ofSeconds(6),
+                    Duration.ofMillis(1500), () -> {
+                        hitsAtRestart[0] = reader.hotCacheStats().orElseThrow().hits();
+                        master.get().close();
+                        master.set(startMaster(port));
+                    });
+
+            race.assertNoWrongAnswer(rewrites);
+            assertThat(master.get().service().liveNodes()).as("nodes attached to the restarted master").hasSize(2);
+            assertThat(race.writesAfterEvent()).as("writes through the restarted master").isGreaterThan(10);
+            assertThat(race.valuesAfterEvent()).as("values read after the restart").isGreaterThan(100);
+            assertThat(reader.hotCacheStats().orElseThrow().hits()).as("hits after the restart")
+                    .isGreaterThan(hitsAtRestart[0]);
+        } finally {
+            clients.forEach(TiffinClient::close);
+            nodes.forEach(NodeServer::close);
+            master.get().close();
+        }
+    }
+}
