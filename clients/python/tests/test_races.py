@@ -46,7 +46,7 @@ def retrying_busy(write):
 
 class Race:
     def __init__(self, prefix: str, keys: int = 10, size: int = 150_007, replicas: int = 1,
-                 tolerate_failures: bool = False, fault_codes=frozenset()):
+                 tolerate_failures: bool = False, fault_codes=frozenset(), writer_timeout: float = 30.0):
         self.prefix = prefix
         self.keys = keys
         self.size = size
@@ -57,6 +57,8 @@ class Race:
         self.failed_writes = 0
         #: what a read of a key whose value is uncertain may also answer (its only node down)
         self.fault_codes = fault_codes
+        #: the writer's ``timeout``: shorter, a write to a hung node fails (its key uncertain) and the writer goes on
+        self.writer_timeout = writer_timeout
         # per key: the last generation whose write had returned, a count that is odd while a write runs, and whether
         # a failed write left its value uncertain
         self.completed = [1] * keys
@@ -209,7 +211,7 @@ class Race:
         old location has ended, so the default 2 s would leave the writer a few writes in the run. ``event``, a pair
         (seconds, function), calls the function that long into the race (a node killed); afterwards every key
         must still read as its last returned write (or, where a write failed, a later one or none)."""
-        with tiffin.Client.connect(master, shared_memory=False) as writer, \
+        with tiffin.Client.connect(master, shared_memory=False, timeout=self.writer_timeout) as writer, \
                 tiffin.Client.connect(master, location_cache_ttl=0.05) as same_host, \
                 tiffin.Client.connect(master, shared_memory=False, location_cache_ttl=0.05) as remote:
             for k in range(self.keys):
@@ -306,6 +308,50 @@ def test_reads_stay_in_time_when_a_node_holding_one_of_two_replicas_is_killed(tw
     assert c.nodes[1].proc.poll() is not None
     assert race.failed_writes > 0  # writes after the kill placed a replica on the dead node
     assert race.values_after_event > 100  # read from the surviving replicas
+
+
+@pytest.mark.parametrize("pause", [0.6, 3.0], ids=["shorter-than-node-ttl", "longer-than-node-ttl"])
+def test_reads_stay_in_time_when_a_node_holding_one_of_two_replicas_hangs(prefix, pause):
+    """As above with two replicas on three socket nodes (every reader reads through the nodes' sockets), read leases
+    of 1 s and a node TTL of 2 s, and one node frozen with SIGSTOP 1.5 s into a 7 s race, then let go with SIGCONT: a hang, not a death, so its connections stay open and the
+    requests already sent to it are answered late. Frozen shorter than the node TTL, the master keeps it; longer,
+    the master drops its replicas, and once let go it re-mounts empty. Either way the requests it answers late must
+    not return bytes older than the last returned write: a read that outlives its lease fails, and the other replica
+    serves the key. The writer gives up a write after 0.5 s (its key uncertain), so writes placed on the other nodes
+    return while the frozen node still holds reads of older generations."""
+    import signal
+
+    c = make_cluster(shm_size_mib=0, tcp_nodes=3, tcp_size_mib=64,
+                     master_args=("-D", "master.lease-ttl=1s", "-D", "master.node-ttl=2s"))
+    hung = c.nodes[1]
+
+    def hang():
+        hung.freeze()
+        threading.Timer(pause, hung.signal, args=(signal.SIGCONT,)).start()
+
+    try:
+        race = Race(prefix, keys=10, size=150_007, replicas=2, tolerate_failures=True, writer_timeout=0.5)
+        race.run(c.master, 7, event=(1.5, hang))
+        assert hung.proc.poll() is None  # alive: it was let go
+        assert race.values_after_event > 100
+        with tiffin.Client.connect(c.master, shared_memory=False) as check:
+            deadline = time.monotonic() + 10
+            while True:  # back in service: both nodes take replicas again
+                try:
+                    check.put(prefix + "after", b"z" * 1000, replicas=2)
+                    if len(check.locate(prefix + "after").replicas) == 2:
+                        break
+                    check.remove(prefix + "after", force=True)
+                except TiffinError:
+                    pass
+                assert time.monotonic() < deadline, "the node did not take replicas again after it was let go"
+                time.sleep(0.2)
+            check.remove(prefix + "after", force=True)
+        with open(hung.log_path, errors="replace") as f:
+            remounted = "re-mounted segment" in f.read()
+        assert remounted == (pause > 2.0)  # the master dropped it only when frozen beyond the node TTL
+    finally:
+        c.stop()
 
 
 def test_reads_stay_in_time_across_a_master_failover(tmp_path, prefix):
