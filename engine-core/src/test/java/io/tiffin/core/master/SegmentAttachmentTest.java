@@ -242,6 +242,16 @@ class SegmentAttachmentTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> second.usedBytes() < used); // once its FORGET is tried
     }
 
+    /** The master of term 2, to which node n1 attached its segment, empty, saying the scan of its SSD tier follows. */
+    private MasterService attachedSayingAScanFollows() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        dies();
+        MasterService second = takeOver("m2");
+        assertThat(second.attachSegment(segment(2), 2, List.of(), true, true, true, null)).isZero();
+        return second;
+    }
+
     /**
      * A node with an SSD tier attaches and says its scan follows: until the scan's last report, a key only its SSD
      * holds reads "not ready" (retry), not "not found", and the recovery (with its refusals) goes on; the report
@@ -249,12 +259,7 @@ class SegmentAttachmentTest {
      */
     @Test
     void theRecoveryWaitsForTheScanOfANodeWhoseAttachSaysOneFollows() throws Exception {
-        MasterService first = takeOver("m1");
-        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
-        dies();
-
-        MasterService second = takeOver("m2");
-        assertThat(second.attachSegment(segment(2), 2, List.of(), true, true, true, null)).isZero();
+        MasterService second = attachedSayingAScanFollows();
         assertThat(second.recovering()).as("the scan of n1 is awaited").isTrue();
         assertThat(second.getReplicaList("on-ssd").code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
         assertThat(second.recoveryEnded()).isNotDone();
@@ -274,12 +279,7 @@ class SegmentAttachmentTest {
     /** A node that attached saying its scan follows and never sends it holds the recovery no longer than its window. */
     @Test
     void aScanThatNeverComesHoldsTheRecoveryOnlyUntilItsWindowEnds() throws Exception {
-        MasterService first = takeOver("m1");
-        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
-        dies();
-
-        MasterService second = takeOver("m2");
-        second.attachSegment(segment(2), 2, List.of(), true, true, true, null);
+        MasterService second = attachedSayingAScanFollows();
         ticker.advance(Duration.ofMillis(9_999));
         assertThat(second.recovering()).isTrue();
         ticker.advance(Duration.ofMillis(1));
@@ -290,12 +290,7 @@ class SegmentAttachmentTest {
     /** The scan awaited of a node whose segment goes meanwhile (unmounted, or its node expired) is not awaited. */
     @Test
     void theScanOfANodeWhoseSegmentWentIsNotAwaited() throws Exception {
-        MasterService first = takeOver("m1");
-        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
-        dies();
-
-        MasterService second = takeOver("m2");
-        second.attachSegment(segment(2), 2, List.of(), true, true, true, null);
+        MasterService second = attachedSayingAScanFollows();
         assertThat(second.recovering()).isTrue();
         second.unmountSegment("n1", "s1");
         assertThat(second.recovering()).isFalse();
