@@ -288,11 +288,15 @@ final class PutCoordinator {
             if (old.taskNode() != null) {
                 tier.abandonTask(old, false); // its copy, if the node reports it, is stale and deleted
             }
-            if (hold != null && old.cachedUntilMillis > now
-                    && !(hold.owner() > 0 && old.cachedByOwner == hold.owner())) {
-                // as a forced removal: another client may read the old bytes through a location it cached until
-                // then, so the PutEnd is reported no earlier (the writer's own cache drops the key itself)
-                hold.cover(old.cachedUntilMillis);
+            if (hold != null && old.cachedUntilMillis > now) {
+                if (hold.owner() > 0 && old.cachedByOwner == hold.owner()) {
+                    old.cachedUntilMillis = 0; // only the writer's own cache holds it (it drops the key itself): no
+                                               // wait, and no hold on the key's later writes either
+                } else {
+                    // as a forced removal: another client may read the old bytes through a location it cached
+                    // until then, so the PutEnd is reported no earlier, and so are the key's later writes
+                    hold.cover(old.cachedUntilMillis);
+                }
             }
             removal.forceOut(shard, old, now, true);
             keyKept = true;
@@ -348,6 +352,12 @@ final class PutCoordinator {
 
     private ErrorCode putEndLocked(MetadataShard shard, String clientId, String key, int crc32c, long now,
                                    CacheHold hold) {
+        if (hold != null) {
+            // objects of the key forced out before (replaced or removed) whose windows have not ended: a client may
+            // still read one of them through a location it cached, even though the object this put replaces (if
+            // any) was never cached; the first write's answer waited for them, and so does every later one
+            hold.cover(shard.heldUntil(key, now));
+        }
         ObjectMetadata pending = shard.replacement(key);
         long grantedDeadline = -1; // a KEEPTTL replacement's deadline as its PutStart granted it; -1 = none
         if (pending != null && pending.writerId.equals(clientId)) {

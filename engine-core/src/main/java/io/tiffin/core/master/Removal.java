@@ -101,6 +101,9 @@ final class Removal {
         if (!m.allComplete() || m.offloadPending()) {
             return ErrorCode.OBJECT_HAS_REPLICATION_TASK; // a node copies it from SSD (promotion) or to SSD
         }
+        if (hold != null) {
+            hold.cover(shard.heldUntil(key, now)); // objects of the key forced out before, as for a put (PutCoordinator)
+        }
         if (hold != null && m.cachedUntilMillis > now) {
             if (hold.owner() > 0 && m.cachedByOwner == hold.owner()) {
                 m.cachedUntilMillis = 0; // only the remover's cache holds it: nothing to wait for, no hold on puts

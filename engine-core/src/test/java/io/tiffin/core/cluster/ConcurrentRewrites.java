@@ -69,6 +69,9 @@ final class ConcurrentRewrites {
     private final AtomicBoolean eventDone = new AtomicBoolean();
     private final AtomicLong writesAfterEvent = new AtomicLong();
     private final AtomicLong valuesAfterEvent = new AtomicLong();
+    /** What the writer did, in order (ms since the start, operation, keys and generations, outcome): for failures. */
+    private final java.util.Queue<String> writeLog = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final long startNanos = System.nanoTime();
 
     ConcurrentRewrites(String prefix, int keys, int size) {
         this(prefix, keys, size, 1);
@@ -133,7 +136,9 @@ final class ConcurrentRewrites {
             }
             Future<?> happened = threads.submit(() -> {
                 java.util.concurrent.locks.LockSupport.parkNanos(after.toNanos());
+                writeLog.add((System.nanoTime() - startNanos) / 1_000_000 + " ms: the event begins");
                 event.run();
+                writeLog.add((System.nanoTime() - startNanos) / 1_000_000 + " ms: the event ended");
                 eventDone.set(true);
                 return null;
             });
@@ -154,7 +159,8 @@ final class ConcurrentRewrites {
      * returned), more than a hundred answers checked, and most of them values rather than transient errors.
      */
     void assertNoWrongAnswer(long rewrites) {
-        assertThat(violations()).as("stale, torn or wrongly missing reads").isEmpty();
+        assertThat(violations()).as("stale, torn or wrongly missing reads; the writer's log:%n%s",
+                String.join("\n", writeLog)).isEmpty();
         assertThat(rewrites).as("rewrites done").isGreaterThan(keys);
         assertThat(reads()).as("answers checked").isGreaterThan(100);
         assertThat(transientFailures()).as("reads that failed without a wrong answer").isLessThan(reads() / 2);
@@ -244,6 +250,7 @@ final class ConcurrentRewrites {
                     completed.set(written[i], generations[i]);
                     uncertain.set(written[i], 0);
                 }
+                logWrite(op, written, generations, "returned");
                 done += written.length;
                 if (eventDone.get()) {
                     writesAfterEvent.addAndGet(written.length);
@@ -253,6 +260,7 @@ final class ConcurrentRewrites {
                     throw e;
                 }
                 failedWrites.incrementAndGet();
+                logWrite(op, written, generations, "failed: " + e.getMessage());
                 for (int w : written) {
                     uncertain.set(w, 1); // before the write count moves: no read may take the key as quiet
                 }
@@ -264,6 +272,20 @@ final class ConcurrentRewrites {
             }
         }
         return done;
+    }
+
+    private void logWrite(int op, int[] written, long[] generations, String outcome) {
+        StringBuilder b = new StringBuilder().append((System.nanoTime() - startNanos) / 1_000_000).append(" ms: ")
+                .append(switch (op) {
+                    case 0 -> "forced put";
+                    case 1 -> "remove, put";
+                    case 2 -> "upsert";
+                    default -> "forced batch put";
+                });
+        for (int i = 0; i < written.length; i++) {
+            b.append(' ').append(key(written[i])).append(" gen ").append(generations[i]);
+        }
+        writeLog.add(b.append(": ").append(outcome).toString());
     }
 
     /**

@@ -482,6 +482,64 @@ class MasterServiceTest {
             assertThat(all.untilMillis()).isEqualTo(start + 4_000 + 1_000 + 1);
         }
 
+        /**
+         * A forced replacement's answer waits for the windows of the object it replaced. If a second write of the key
+         * comes before that answer (another writer, or the first one after its answer was lost), the object it
+         * replaces is the first replacement, which nobody cached: its answer must still wait for the windows of the
+         * object before, or a client reading through such a window would read the old bytes after that write returned.
+         */
+        @Test
+        void aWriteAfterAForcedReplacementWaitsForTheWindowsOfTheObjectItReplaced() {
+            mount("s1", 64 * MiB);
+            PutOptions forced = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+            put("k", 100);
+            long start = ticker.millis();
+            assertThat(master.getReplicaList("k", 2_000, 7).isOk()).isTrue();
+            ticker.advanceMillis(10);
+            assertThat(master.putStart("w1", "k", 100, forced).code()).isEqualTo(ErrorCode.OK);
+            CacheHold first = new CacheHold(1);
+            assertThat(master.putEnd("w1", "k", 0, first)).isEqualTo(ErrorCode.OK);
+            assertThat(first.untilMillis()).isEqualTo(start + 2_501);
+
+            assertThat(master.putStart("w2", "k", 100, forced).code()).isEqualTo(ErrorCode.OK);
+            CacheHold second = new CacheHold(2);
+            assertThat(master.putEnd("w2", "k", 0, second)).isEqualTo(ErrorCode.OK);
+            assertThat(second.untilMillis()).as("the replacement's PutEnd").isEqualTo(start + 2_501);
+
+            CacheHold removal = new CacheHold(2);
+            assertThat(master.remove("k", true, removal)).isEqualTo(ErrorCode.OK);
+            assertThat(removal.untilMillis()).as("a forced removal of the key").isEqualTo(start + 2_501);
+
+            assertThat(master.putStart("w3", "k", 100, forced).code()).isEqualTo(ErrorCode.OK);
+            CacheHold absent = new CacheHold(3);
+            assertThat(master.putEnd("w3", "k", 0, absent)).isEqualTo(ErrorCode.OK);
+            assertThat(absent.untilMillis()).as("a forced put of the key, gone meanwhile").isEqualTo(start + 2_501);
+
+            ticker.advanceMillis(2_500);
+            put("j", 100);
+            assertThat(master.putStart("w4", "k", 100, forced).code()).isEqualTo(ErrorCode.OK);
+            CacheHold later = new CacheHold(4);
+            assertThat(master.putEnd("w4", "k", 0, later)).isEqualTo(ErrorCode.OK);
+            assertThat(later.untilMillis()).as("once the windows have ended").isZero();
+        }
+
+        /** A replacement by the client whose cache alone holds the object waits for nothing, nor do later writes. */
+        @Test
+        void aReplacementByTheOnlyClientThatCachedTheObjectLeavesNoHoldOnTheKey() {
+            mount("s1", 64 * MiB);
+            PutOptions forced = PutOptions.DEFAULT.withUpsert(true).withReplaceLeased(true);
+            put("k", 100);
+            master.getReplicaList("k", 2_000, 7);
+            assertThat(master.putStart("w1", "k", 100, forced).code()).isEqualTo(ErrorCode.OK);
+            CacheHold own = new CacheHold(7);
+            assertThat(master.putEnd("w1", "k", 0, own)).isEqualTo(ErrorCode.OK);
+            assertThat(own.untilMillis()).isZero();
+            assertThat(master.putStart("w2", "k", 100, forced).code()).isEqualTo(ErrorCode.OK);
+            CacheHold other = new CacheHold(8);
+            assertThat(master.putEnd("w2", "k", 0, other)).isEqualTo(ErrorCode.OK);
+            assertThat(other.untilMillis()).isZero();
+        }
+
         @Test
         void aLaterRemovalOfAKeyThatIsGoneButStillCachedWaitsLikeTheFirst() {
             mount("s1", 64 * MiB);
