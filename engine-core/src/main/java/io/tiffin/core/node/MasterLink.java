@@ -104,7 +104,7 @@ final class MasterLink implements AutoCloseable {
         this.leader = addresses.first();
     }
 
-    /** What a node does after it joined a master. */
+    /** What a node does after it joined a master; called on the heartbeat thread, one call at a time. */
     interface Rejoin {
         /** Registers the node's SSD tier again, if it has one, and reports its copies. */
         void run();
@@ -113,7 +113,7 @@ final class MasterLink implements AutoCloseable {
         boolean reportsCopies();
     }
 
-        /** The master this node talks to now. */
+    /** The master this node talks to now. */
     TransportClient master() {
         return pool.get(leader);
     }
