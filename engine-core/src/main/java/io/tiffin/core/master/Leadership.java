@@ -7,13 +7,14 @@ import io.tiffin.api.TiffinException;
  * Whether this master serves requests: the leader does; a standby (waiting to be elected, or taking over) and a
  * deposed leader (its coordination session was suspended or expired, or a successor wrote the cluster facts) answer
  * every request but {@code SERVICE_READY} with {@code UNAVAILABLE_IN_CURRENT_STATUS} naming the leader they know, so
- * clients and nodes look for it. Without failover a master is always the leader.
+ * clients and nodes look for it. Without failover a master is the leader until it closes. A closing master serves no
+ * new request: the replies it still held have been answered, so it must not acknowledge what they waited for.
  *
  * <p>Thread-safe: volatile fields.
  */
 public final class Leadership {
     /** A master's role. */
-    public enum Role { LEADER, STANDBY, DEPOSED }
+    public enum Role { LEADER, STANDBY, DEPOSED, CLOSING }
 
     private volatile Role role;
     private volatile String leaderHint = "";
@@ -41,9 +42,14 @@ public final class Leadership {
     }
 
     void lead() {
-        if (role != Role.DEPOSED) {
+        if (role == Role.STANDBY) {
             role = Role.LEADER;
         }
+    }
+
+    /** The master closes: it serves no request from now on. */
+    void close() {
+        role = Role.CLOSING;
     }
 
     /** No longer leads, for good: a deposed master's state cannot be trusted again. */
@@ -68,8 +74,11 @@ public final class Leadership {
     void check() {
         Role r = role;
         if (r != Role.LEADER) {
-            throw new NotLeader(r == Role.DEPOSED ? "this master was deposed" : "this master is a standby",
-                    leaderHint);
+            throw new NotLeader(switch (r) {
+                case DEPOSED -> "this master was deposed";
+                case CLOSING -> "this master is shutting down";
+                default -> "this master is a standby";
+            }, leaderHint);
         }
     }
 

@@ -232,7 +232,7 @@ public final class MasterServer implements AutoCloseable {
         }
     }
 
-    /** This master's role (leader, standby, deposed). */
+    /** This master's role (leader, standby, deposed, closing). */
     public Leadership.Role role() {
         return leadership.role();
     }
@@ -337,6 +337,7 @@ public final class MasterServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        leadership.close(); // before the held replies fail: no request served after it acknowledges what they waited for
         InProcessMasters.unregister(inProcessAddresses(), rpc);
         background.shutdownNow();
         heldReplies.shutdownNow();
