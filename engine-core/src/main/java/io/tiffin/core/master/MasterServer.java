@@ -337,7 +337,8 @@ public final class MasterServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        leadership.close(); // before the held replies fail: no request served after it acknowledges what they waited for
+        // before the held replies fail: no request served after them may acknowledge what they waited for
+        leadership.close();
         InProcessMasters.unregister(inProcessAddresses(), rpc);
         background.shutdownNow();
         heldReplies.shutdownNow();

@@ -7,14 +7,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The moments after a master took over (or restarted with its state), until every node it restored has attached
- * and reported its objects (the commit records of its segment and, for a node with an SSD tier, the copies of its
- * scan), or the longest a client may still reuse a location cached from the previous master has passed: meanwhile a key this master does not know may still come back with a node, so a lookup of it answers
- * "not ready" (retry) instead of "not found", removals are refused (retry), and PutEnds are answered only at the end
- * (no client may read the key's previous object from a node that has not attached yet after its new put was
- * acknowledged). All live nodes attach within about a heartbeat, so this usually lasts a second.
+ * The moments after a master took over (or restarted with its state), until every node it restored has attached and
+ * reported its objects (the commit records of its segment and, for a node with an SSD tier, the copies of its scan),
+ * or the longest a client may still reuse a location cached from the previous master has passed: meanwhile a key
+ * this master does not know may still come back with a node, so a lookup of it answers "not ready" (retry) instead
+ * of "not found", removals are refused (retry), and PutEnds are answered only at the end (no client may read the
+ * key's previous object from a node that has not attached yet after its new put was acknowledged). All live nodes
+ * attach within about a heartbeat, so this usually lasts a second.
  *
- * <p>Thread-safe: a concurrent set and a future.
+ * <p>Thread-safe: concurrent collections, a future and synchronized changes.
  */
 final class Recovery {
     private final Ticker ticker;

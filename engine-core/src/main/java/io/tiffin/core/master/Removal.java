@@ -102,7 +102,7 @@ final class Removal {
             return ErrorCode.OBJECT_HAS_REPLICATION_TASK; // a node copies it from SSD (promotion) or to SSD
         }
         if (hold != null) {
-            hold.cover(shard.heldUntil(key, now)); // objects of the key forced out before, as for a put (PutCoordinator)
+            hold.cover(shard.heldUntil(key, now)); // objects of the key forced out before, as a PutEnd does
         }
         if (hold != null && m.cachedUntilMillis > now) {
             if (hold.owner() > 0 && m.cachedByOwner == hold.owner()) {

@@ -9,14 +9,18 @@ import org.junit.jupiter.api.Test;
 
 /** Which requests a master serves in each role, and the refusal the others get. */
 class LeadershipTest {
+    private static void assertRefuses(Leadership l, String... saying) {
+        assertThatThrownBy(l::check).isInstanceOfSatisfying(TiffinException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS);
+            assertThat(e.getMessage()).contains(saying);
+        });
+    }
+
     @Test
     void aStandbyServesNothingUntilItLeads() {
         Leadership l = Leadership.standby();
         l.leaderHint("10.0.0.2:50051");
-        assertThatThrownBy(l::check).isInstanceOfSatisfying(TiffinException.class, e -> {
-            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS);
-            assertThat(e.getMessage()).contains("this master is a standby", "the leader is 10.0.0.2:50051");
-        });
+        assertRefuses(l, "this master is a standby", "the leader is 10.0.0.2:50051");
         l.lead();
         l.check();
         assertThat(l.leads()).isTrue();
@@ -28,10 +32,7 @@ class LeadershipTest {
         l.check();
         l.close();
         assertThat(l.role()).isEqualTo(Leadership.Role.CLOSING);
-        assertThatThrownBy(l::check).isInstanceOfSatisfying(TiffinException.class, e -> {
-            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS);
-            assertThat(e.getMessage()).contains("this master is shutting down");
-        });
+        assertRefuses(l, "this master is shutting down");
         l.lead(); // an election that completes during the close
         assertThat(l.leads()).isFalse();
     }
@@ -43,6 +44,6 @@ class LeadershipTest {
         l.depose();
         l.lead();
         assertThat(l.role()).isEqualTo(Leadership.Role.DEPOSED);
-        assertThatThrownBy(l::check).hasMessageContaining("this master was deposed");
+        assertRefuses(l, "this master was deposed");
     }
 }
