@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import socket
+import threading
 import time
 
 import pytest
@@ -139,6 +141,72 @@ def test_a_single_master_restarted_with_its_state_dir_keeps_this_clients_puts(tm
             assert c.get("after") == b"x" * 1000
     finally:
         for p in nodes + [master]:
+            p.stop()
+
+
+@pytest.mark.parametrize("read_wait", ["5s", "0"])
+def test_reads_right_after_a_restart_wait_for_a_node_that_attaches_late(tmp_path, read_wait):
+    """The node is frozen (SIGSTOP) while the master is killed and restarted with its state dir, so it cannot attach.
+    Reads sent meanwhile need its objects: with ``master.recovery-read-wait`` the master refuses them for the client to
+    retry, and once the node is let go (SIGCONT) and attaches they hit; a key nobody wrote then reads as missing.
+    With the wait off they answer REPLICA_IS_NOT_READY at once (exists: false), as a miss."""
+    _require_dist()
+    port = free_port()
+    state = str(tmp_path / "state")
+    address = f"127.0.0.1:{port}"
+    args = ("--state-dir", state, "-D", f"master.recovery-read-wait={read_wait}")
+    master = master_proc(port, *args)
+    node = start_node(address, "64MiB", None, "-D", "node.ping-interval=250ms")
+    try:
+        wait_nodes(address, 1)
+        keys = [f"late/{i}" for i in range(4)]
+        with tiffin.Client.connect(address, shared_memory=False) as c:
+            for k in keys:
+                c.put(k, data(k))
+        node.freeze()
+        master.kill()
+        master = master_proc(port, *args)
+        answers = {}
+        with tiffin.Client.connect(address, shared_memory=False, location_cache_ttl=0) as c:
+            def read(name, call):
+                started = time.monotonic()
+                try:
+                    answers[name] = ("OK", call(), time.monotonic() - started)
+                except TiffinError as e:
+                    answers[name] = (e.code, None, time.monotonic() - started)
+
+            readers = [threading.Thread(target=read, args=args) for args in (
+                ("get", lambda: c.get(keys[0])),
+                ("batch_get", lambda: [(r.code, r.value) for r in c.batch_get(keys[1:3])]),
+                ("exists", lambda: c.exists(keys[3])))]
+            for t in readers:
+                t.start()
+            time.sleep(0.6)
+            answered_while_frozen = dict(answers)
+            node.signal(signal.SIGCONT)
+            for t in readers:
+                t.join(30)
+            if read_wait == "0":
+                assert answered_while_frozen.keys() == {"get", "batch_get", "exists"}, answered_while_frozen
+                assert answers["get"][0] == "REPLICA_IS_NOT_READY"
+                assert [code for code, _ in answers["batch_get"][1]] == ["REPLICA_IS_NOT_READY"] * 2
+                assert answers["exists"][1] is False
+            else:
+                assert not answered_while_frozen, answered_while_frozen
+                assert answers["get"][:2] == ("OK", data(keys[0]))
+                assert answers["batch_get"][:2] == ("OK", [("OK", data(k)) for k in keys[1:3]])
+                assert answers["exists"][:2] == ("OK", True)
+                assert all(0.6 <= waited < 5 for _, _, waited in answers.values()), answers
+                with pytest.raises(TiffinError) as missing:
+                    c.get("late/never-written")
+                assert missing.value.code == "OBJECT_NOT_FOUND"
+            deadline = time.monotonic() + 30
+            while not c.exists(keys[0]):  # the node attaches
+                assert time.monotonic() < deadline, "the node did not attach to the restarted master"
+                time.sleep(0.1)
+            assert c.get(keys[0]) == data(keys[0])
+    finally:
+        for p in (node, master):
             p.stop()
 
 

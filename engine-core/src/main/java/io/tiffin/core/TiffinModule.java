@@ -152,7 +152,8 @@ public final class TiffinModule extends AbstractModule {
                 config.get(MASTER_MAX_OBJECT_SIZE), new TierSettings(TierSettings.OffloadMode.parse(config.get(OFFLOAD_MODE)),
                 config.get(PROMOTION_ADMISSION_THRESHOLD), config.get(PROMOTION_QUEUE_LIMIT),
                 config.get(OFFLOAD_QUEUE_LIMIT),
-                config.get(io.tiffin.core.config.TiffinConfigKeys.OFFLOAD_AWAY_TTL)));
+                config.get(io.tiffin.core.config.TiffinConfigKeys.OFFLOAD_AWAY_TTL)),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.MASTER_RECOVERY_READ_WAIT));
     }
 
     @Provides

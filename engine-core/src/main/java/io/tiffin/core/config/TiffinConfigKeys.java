@@ -80,6 +80,13 @@ public final class TiffinConfigKeys {
             SECONDS, "A put whose writer has neither ended (PutEnd) nor revoked it this long after its PutStart is"
                     + " abandoned and its space freed; a later PutEnd is refused (INVALID_WRITE). Longer than the"
                     + " slowest write of the largest object (32 MiB at 1 MB/s: 34 s).");
+    public static final ConfigKey<Duration> MASTER_RECOVERY_READ_WAIT = ConfigKey.durationOrZero(
+            "master.recovery-read-wait", "2s", MILLIS, "For this long after a master took over (or restarted with"
+                    + " master.state-dir), while it still recovers objects from nodes that have not attached, a lookup"
+                    + " (get, exist, their batches, regex queries) that needs one of those objects is refused with"
+                    + " UNAVAILABLE_IN_CURRENT_STATUS, which clients retry, so it is answered once the nodes are back"
+                    + " instead of as a miss. Later in a recovery such lookups answer REPLICA_IS_NOT_READY (exist:"
+                    + " false). 0 = answer at once.");
     public static final ConfigKey<Integer> MASTER_WORKER_THREADS = ConfigKey.integer("master.worker-threads", 0, 0,
             4096, "threads", "Threads serving master requests; 0 = the number of cores.");
     public static final ConfigKey<Integer> MASTER_MAX_KEY_LENGTH = ConfigKey.integer("master.max-key-length", 4096, 1,
@@ -469,7 +476,8 @@ public final class TiffinConfigKeys {
                 MASTER_ADVERTISE_ADDRESS, MASTER_COORDINATOR_SESSION_TIMEOUT, MASTER_LEASE_TTL, MASTER_SOFT_PIN_TTL,
                 MASTER_MAX_SOFT_PIN_TTL, MASTER_ALLOW_EVICT_SOFT_PINNED, MASTER_EVICTION_HIGH_WATERMARK,
                 MASTER_EVICTION_RATIO, MASTER_EVICTION_INTERVAL, MASTER_NODE_TTL, MASTER_NODE_CHECK_INTERVAL,
-                MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_PUT_TIMEOUT, MASTER_WORKER_THREADS,
+                MASTER_PUT_START_DISCARD_TIMEOUT, MASTER_PUT_START_RELEASE_TIMEOUT, MASTER_PUT_TIMEOUT, MASTER_RECOVERY_READ_WAIT,
+                MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
                 NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_SEGMENT_PREFAULT, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
                 NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,

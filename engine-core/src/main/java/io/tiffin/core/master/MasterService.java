@@ -137,7 +137,7 @@ public final class MasterService {
         membership.restore(previous.getSegmentsList());
         java.util.Set<String> names = new java.util.HashSet<>();
         previous.getSegmentsList().forEach(f -> names.add(f.getName()));
-        recovery.begin(names, windowMillis);
+        recovery.begin(names, windowMillis, settings.recoveryReadWait().toMillis());
     }
 
     /** {versions, replica ids} handed out so far (where a takeover's reservations start). */

@@ -23,52 +23,61 @@ import java.time.Duration;
  * @param maxKeyLength longest key, in bytes of UTF-8
  * @param maxObjectSize largest object, in bytes
  * @param tier SSD tier: offload mode and promotion limits
+ * @param recoveryReadWait how long into a takeover's recovery a lookup that needs an object not recovered yet is
+ *     refused for the client to retry rather than answered "not ready" ({@code master.recovery-read-wait})
  */
 public record MasterSettings(Duration leaseTtl, Duration softPinTtl, boolean allowEvictSoftPinned,
                              double evictionHighWatermark, double evictionRatio, Duration evictionInterval,
                              Duration nodeTtl, Duration nodeCheckInterval, Duration putStartDiscardTimeout,
                              Duration putStartReleaseTimeout, Duration putTimeout, int maxKeyLength,
-                             long maxObjectSize, TierSettings tier) {
+                             long maxObjectSize, TierSettings tier, Duration recoveryReadWait) {
 
     public static MasterSettings defaults() {
         return new MasterSettings(Duration.ofSeconds(10), Duration.ofMinutes(30), true, 0.90, 0.05,
                 Duration.ofMillis(10), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                Duration.ofSeconds(600), Duration.ofSeconds(60), 4096, 1L << 40, TierSettings.defaults());
+                Duration.ofSeconds(600), Duration.ofSeconds(60), 4096, 1L << 40, TierSettings.defaults(),
+                Duration.ofSeconds(2));
     }
 
     public MasterSettings withLeaseTtl(Duration d) {
         return new MasterSettings(d, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                putTimeout, maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier, recoveryReadWait);
     }
 
     public MasterSettings withNodeTtl(Duration d) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, d, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                putTimeout, maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier, recoveryReadWait);
     }
 
     public MasterSettings withEviction(double highWatermark, double ratio) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, highWatermark, ratio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                putTimeout, maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier, recoveryReadWait);
     }
 
     public MasterSettings withTier(TierSettings t) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                putTimeout, maxKeyLength, maxObjectSize, t);
+                putTimeout, maxKeyLength, maxObjectSize, t, recoveryReadWait);
     }
 
     public MasterSettings withAllowEvictSoftPinned(boolean allow) {
         return new MasterSettings(leaseTtl, softPinTtl, allow, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                putTimeout, maxKeyLength, maxObjectSize, tier);
+                putTimeout, maxKeyLength, maxObjectSize, tier, recoveryReadWait);
     }
 
     public MasterSettings withPutTimeout(Duration d) {
         return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
                 evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
-                d, maxKeyLength, maxObjectSize, tier);
+                d, maxKeyLength, maxObjectSize, tier, recoveryReadWait);
+    }
+
+    public MasterSettings withRecoveryReadWait(Duration d) {
+        return new MasterSettings(leaseTtl, softPinTtl, allowEvictSoftPinned, evictionHighWatermark, evictionRatio,
+                evictionInterval, nodeTtl, nodeCheckInterval, putStartDiscardTimeout, putStartReleaseTimeout,
+                putTimeout, maxKeyLength, maxObjectSize, tier, d);
     }
 }

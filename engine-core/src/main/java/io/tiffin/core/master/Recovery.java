@@ -13,7 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * this master does not know may still come back with a node, so a lookup of it answers "not ready" (retry) instead
  * of "not found", removals are refused (retry), and PutEnds are answered only at the end (no client may read the
  * key's previous object from a node that has not attached yet after its new put was acknowledged). All live nodes
- * attach within about a heartbeat, so this usually lasts a second.
+ * attach within about a heartbeat, so this usually lasts a second. For the first moments of it
+ * ({@code master.recovery-read-wait}) such lookups are refused instead, for the client to retry, so that they are
+ * answered once the nodes are back rather than as misses ({@link #holdsLookups}).
  *
  * <p>Thread-safe: concurrent collections, a future and synchronized changes.
  */
@@ -23,16 +25,22 @@ final class Recovery {
     /** Node id → its segment, for nodes that attached and whose SSD scan has not been reported yet. */
     private final Map<String, String> scans = new ConcurrentHashMap<>();
     private volatile long deadlineMillis;
+    private volatile long lookupsHeldUntilMillis;
     private volatile CompletableFuture<Void> ended = CompletableFuture.completedFuture(null);
 
     Recovery(Ticker ticker) {
         this.ticker = ticker;
     }
 
-    /** Starts a recovery waiting for {@code segments} for at most {@code windowMillis}. */
-    synchronized void begin(Set<String> segments, long windowMillis) {
+    /**
+     * Starts a recovery waiting for {@code segments} for at most {@code windowMillis}; lookups of objects it may
+     * still bring back are refused for the first {@code lookupWaitMillis} of it.
+     */
+    synchronized void begin(Set<String> segments, long windowMillis, long lookupWaitMillis) {
         awaiting.addAll(segments);
-        deadlineMillis = ticker.millis() + windowMillis;
+        long now = ticker.millis();
+        deadlineMillis = now + windowMillis;
+        lookupsHeldUntilMillis = now + Math.min(windowMillis, lookupWaitMillis);
         ended = new CompletableFuture<>();
         check();
     }
@@ -73,6 +81,15 @@ final class Recovery {
         }
         check();
         return !ended.isDone();
+    }
+
+    /**
+     * Whether a lookup that needs an object this recovery may still bring back is refused for now (the client
+     * retries it) rather than answered "not ready": the recovery runs and began less than
+     * {@code master.recovery-read-wait} ago.
+     */
+    boolean holdsLookups() {
+        return ticker.millis() < lookupsHeldUntilMillis && active();
     }
 
     /** Completes when the recovery ends (at once when none runs). */

@@ -5,6 +5,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.keys.KeyQuery;
 import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
@@ -16,7 +17,8 @@ import java.util.List;
  * Answers where an object can be read (getReplicaList, single, batched or by regex) and whether it
  * exists, granting a read lease ({@code master.lease-ttl}) with every positive answer, and noting how
  * long a client's location cache will reuse the answer ({@link ObjectMetadata#noteCachedLookup}). An
- * SSD-only read counts towards the object's promotion.
+ * SSD-only read counts towards the object's promotion. For the first moments of a takeover's recovery, a lookup that
+ * needs an object the recovery may still bring back is refused for the client to retry ({@link Recovery#holdsLookups}).
  *
  * <p>Thread-safe: each key is answered under its shard lock ({@link ObjectTable}).
  */
@@ -46,11 +48,13 @@ final class ReplicaLookup {
         if (table.validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
+        refuseWhileRecovering(List.of(key));
         return table.inShard(key, shard -> locateLocked(shard, key, ticker.millis(), cacheForMillis, owner));
     }
 
     /** See {@link MasterService#batchGetReplicaList(List, long, long)}. */
     List<KeyResult<ObjectLocation>> batchGetReplicaList(List<String> keys, long cacheForMillis, long owner) {
+        refuseWhileRecovering(keys);
         @SuppressWarnings("unchecked")
         KeyResult<ObjectLocation>[] out = new KeyResult[keys.size()];
         long now = ticker.millis();
@@ -68,6 +72,9 @@ final class ReplicaLookup {
      * as {@link ObjectTable#forEachMatch}.
      */
     List<ObjectLocation> locateMatching(KeyQuery q, boolean fastPath) {
+        if (recovery.holdsLookups()) {
+            throw recovering("a query by pattern");
+        }
         long now = ticker.millis();
         List<ObjectLocation> out = new ArrayList<>();
         boolean inKeyOrder = table.forEachMatch(q, fastPath, (shard, key) -> {
@@ -153,11 +160,13 @@ final class ReplicaLookup {
         if (table.validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
+        refuseWhileRecovering(List.of(key));
         return table.inShard(key, shard -> KeyResult.ok(key, existsLocked(shard, key, ticker.millis())));
     }
 
     /** See {@link MasterService#batchExistKey}. */
     List<KeyResult<Boolean>> batchExistKey(List<String> keys) {
+        refuseWhileRecovering(keys);
         @SuppressWarnings("unchecked")
         KeyResult<Boolean>[] out = new KeyResult[keys.size()];
         long now = ticker.millis();
@@ -177,5 +186,35 @@ final class ReplicaLookup {
         }
         m.grantLease(now, leaseFor(m, now));
         return true;
+    }
+
+    /**
+     * Refuses a lookup of {@code keys}, before it grants any lease, while the recovery holds lookups and the object of
+     * one of them may still come back with a node: the master knows none, or only a put granted during the recovery.
+     *
+     * @throws TiffinException {@code UNAVAILABLE_IN_CURRENT_STATUS} (clients retry it)
+     */
+    private void refuseWhileRecovering(List<String> keys) {
+        if (!recovery.holdsLookups()) {
+            return;
+        }
+        String[] waiting = new String[1];
+        table.forEachByShard(keys, (shard, i) -> {
+            String key = keys.get(i);
+            if (waiting[0] == null && table.validateKey(key) == ErrorCode.OK) {
+                ObjectMetadata m = shard.objects.get(key);
+                if (m == null || m.grantedHere()) {
+                    waiting[0] = key;
+                }
+            }
+        });
+        if (waiting[0] != null) {
+            throw recovering("the lookup of " + waiting[0]);
+        }
+    }
+
+    private static TiffinException recovering(String what) {
+        return new TiffinException(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, what + ": this master took over moments ago"
+                + " and its nodes have not all brought their objects back yet; retry in a moment");
     }
 }

@@ -91,8 +91,20 @@ class SegmentAttachmentTest {
     }
 
     private static Segment segment(long mountEpoch) {
-        return Segment.newBuilder().setName("s1").setNodeId("n1").setCapacity(64 * MiB).setIncarnation(7)
+        return segment("s1", "n1", 7, mountEpoch);
+    }
+
+    private static Segment segment(String name, String nodeId, long incarnation, long mountEpoch) {
+        return Segment.newBuilder().setName(name).setNodeId(nodeId).setCapacity(64 * MiB).setIncarnation(incarnation)
                 .setMountEpoch(mountEpoch).build();
+    }
+
+    /** Asserts that {@code lookup} is refused for its client to retry: a node may still bring its object back. */
+    private static void refusedWhileRecovering(org.assertj.core.api.ThrowableAssert.ThrowingCallable lookup) {
+        assertThatThrownBy(lookup).isInstanceOfSatisfying(TiffinException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS);
+            assertThat(e.getMessage()).contains("this master took over moments ago");
+        });
     }
 
     @Test
@@ -121,8 +133,7 @@ class SegmentAttachmentTest {
         MasterService second = takeOver("m2");
         assertThat(second.term()).isEqualTo(2);
         assertThat(second.recovering()).isTrue();
-        assertThat(second.getReplicaList("kept").code()).as("its node has not attached yet")
-                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        refusedWhileRecovering(() -> second.getReplicaList("kept")); // its node has not attached yet
         second.mountSegment("s2", "n2", deadEndpoint, 64 * MiB, 9, 1);
         // puts of the same keys while the recovery runs: one still being written, one written and ended (its PutEnd
         // is answered at the recovery's end), and a new key's; upserts wait for the recovery's end, as removals do
@@ -136,9 +147,9 @@ class SegmentAttachmentTest {
         assertThat(second.putEnd("w3", "upserted")).isEqualTo(ErrorCode.OK);
         assertThat(second.putStart("w3", "fresh", 100, PutOptions.DEFAULT, 8).code()).isEqualTo(ErrorCode.OK);
         assertThat(second.putEnd("w3", "fresh")).isEqualTo(ErrorCode.OK);
-        assertThat(second.getReplicaList("upserted").code()).as("a put made during the recovery is read after it")
-                .isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
-        assertThat(second.getReplicaList("fresh").code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        // a put made during the recovery is read after it
+        refusedWhileRecovering(() -> second.getReplicaList("upserted"));
+        refusedWhileRecovering(() -> second.getReplicaList("fresh"));
         assertThatThrownBy(() -> second.putStart("w2", "kept", 3000, PutOptions.DEFAULT.withUpsert(true), 9))
                 .isInstanceOfSatisfying(TiffinException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS));
@@ -207,6 +218,55 @@ class SegmentAttachmentTest {
     }
 
     /**
+     * For the first {@code master.recovery-read-wait} (2 s) of a recovery, a lookup that needs an object a node may
+     * still bring back (a key the master does not know, or one put during the recovery) is refused for the client to
+     * retry, in a batch as a whole; lookups of recovered objects are answered. Later in the recovery such lookups
+     * answer "not ready" (exist: false), and once the last node has attached, its objects are read.
+     */
+    @Test
+    void lookupsOfObjectsNotBackYetAreRefusedForTheFirstMomentsOfTheRecoveryThenAnsweredNotReady() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        first.mountSegment("s3", "n3", deadEndpoint, 64 * MiB, 5, 1);
+        String away = "k-away";
+        String back = "k-back";
+        List<CommitRecord> ofN1 = List.of(CommitRecord.newBuilder().setKey(away).setOffset(0).setSize(1000)
+                .setVersion(3).setPutId(1).build());
+        List<CommitRecord> ofN3 = List.of(CommitRecord.newBuilder().setKey(back).setOffset(0).setSize(1000)
+                .setVersion(4).setPutId(2).build());
+        dies();
+
+        MasterService second = takeOver("m2");
+        assertThat(second.attachSegment(segment("s3", "n3", 5, 2), 2, ofN3, true, true)).isEqualTo(ofN3.size());
+        assertThat(second.recovering()).as("n1 has not attached").isTrue();
+        assertThat(second.getReplicaList(back).code()).isEqualTo(ErrorCode.OK);
+        assertThat(second.existKey(back).value()).isTrue();
+        refusedWhileRecovering(() -> second.getReplicaList(away));
+        refusedWhileRecovering(() -> second.existKey(away));
+        refusedWhileRecovering(() -> second.batchGetReplicaList(List.of(back, away)));
+        refusedWhileRecovering(() -> second.batchExistKey(List.of(back, away)));
+        refusedWhileRecovering(() -> second.getReplicaListByRegex("k.*"));
+        refusedWhileRecovering(() -> second.getReplicaList("never-written"));
+        assertThat(second.putStart("w2", "fresh", 100, PutOptions.DEFAULT, 9).code()).isEqualTo(ErrorCode.OK);
+        assertThat(second.putEnd("w2", "fresh")).isEqualTo(ErrorCode.OK);
+        refusedWhileRecovering(() -> second.batchGetReplicaList(List.of("fresh")));
+
+        ticker.advance(MasterSettings.defaults().recoveryReadWait());
+        assertThat(second.recovering()).as("the recovery itself lasts up to the node TTL").isTrue();
+        assertThat(second.getReplicaList(away).code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(second.existKey(away).value()).isFalse();
+        assertThat(second.batchGetReplicaList(List.of(back, away, "fresh"))).extracting(KeyResult::code)
+                .containsExactly(ErrorCode.OK, ErrorCode.REPLICA_IS_NOT_READY, ErrorCode.REPLICA_IS_NOT_READY);
+        assertThat(second.getReplicaListByRegex("k.*")).extracting(ObjectLocation::key).containsExactly(back);
+
+        assertThat(second.attachSegment(segment(2), 2, ofN1, true, true)).isEqualTo(ofN1.size());
+        assertThat(second.recovering()).isFalse();
+        assertThat(second.getReplicaList(away).value().version()).isEqualTo(3);
+        assertThat(second.batchExistKey(List.of(back, away, "fresh", "never-written"))).extracting(KeyResult::value)
+                .containsExactly(true, true, true, false);
+    }
+
+    /**
      * A record of a put granted during a recovery ({@code yields}) may be a put of a key whose object a node had not
      * reported yet: at a later takeover it loses to any other record of the key, whatever the versions, in whichever
      * order the nodes attach; of two such records the older put's wins.
@@ -261,7 +321,7 @@ class SegmentAttachmentTest {
     void theRecoveryWaitsForTheScanOfANodeWhoseAttachSaysOneFollows() throws Exception {
         MasterService second = attachedSayingAScanFollows();
         assertThat(second.recovering()).as("the scan of n1 is awaited").isTrue();
-        assertThat(second.getReplicaList("on-ssd").code()).isEqualTo(ErrorCode.REPLICA_IS_NOT_READY);
+        refusedWhileRecovering(() -> second.getReplicaList("on-ssd"));
         assertThat(second.recoveryEnded()).isNotDone();
 
         second.ssdTier().registerStorage("n1", 1L << 30);
