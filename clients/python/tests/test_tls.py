@@ -4,6 +4,8 @@ what a client with the right files does, and the errors of the wrong ones."""
 
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import time
 
@@ -140,3 +142,99 @@ def test_unusable_tls_files_are_refused_naming_the_option(pki, tmp_path):
         tiffin.Client("127.0.0.1:1", tls_enabled=True, tls_ca=pki["ca"], tls_cert=pki["client"][0],
                       tls_key=pki["ca"])
     assert e.value.code == "INVALID_PARAMS" and "tls_key = " in str(e.value)
+
+
+def _install(source, target):
+    """Replaces ``target`` with a copy of ``source`` in one rename, as certificate tools do."""
+    tmp = target + ".new"
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, target)
+
+
+def _presented(address, pki) -> str:
+    """The common name of the certificate the server at ``address`` presents to a new connection."""
+    ctx = ssl.create_default_context(cafile=pki["ca"])
+    ctx.load_cert_chain(*pki["client"])
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as raw, \
+            ctx.wrap_socket(raw, server_hostname=host) as s:
+        return dict(x[0] for x in s.getpeercert()["subject"])["commonName"]
+
+
+def test_a_rotated_server_certificate_is_presented_to_new_connections_without_a_restart(pki, tmp_path, prefix):
+    """The master and its node read their certificate from files that are replaced while they run (their
+    transport.tls.reload-interval short for the test): new connections get the new certificate, the client's
+    connections made before go on, and a new client works."""
+    _require_dist()
+    cert, key = str(tmp_path / "server.pem"), str(tmp_path / "server-key.pem")
+    _install(pki["server"][0], cert)
+    _install(pki["server"][1], key)
+    tls = ["-D", "transport.tls.enabled=true", "-D", f"transport.tls.cert={cert}", "-D", f"transport.tls.key={key}",
+           "-D", f"transport.tls.ca={pki['ca']}", "-D", "transport.tls.client-auth=require",
+           "-D", "transport.tls.reload-interval=200ms"]
+    mp, master = start_master(*tls)
+    node = Proc("node", ["node", "--master", master, "--host", "127.0.0.1", "--segment-size", "64MiB"] + tls,
+                r"Tiffin node (\S+) segment (\S+) .* on ([^\s/,]+:\d+)")
+    try:
+        with _client(master, pki) as before:
+            deadline = time.monotonic() + 60
+            while not before.stat()["segments"]:
+                assert time.monotonic() < deadline, "the node did not mount: " + node.output()[-2000:]
+                time.sleep(0.1)
+            before.put(prefix + "a", b"a" * 5000)
+            assert _presented(master, pki) == "server"
+            rotated = _issue(os.path.dirname(pki["ca"]), "ca", "server-rotated", "IP:127.0.0.1")
+            _install(rotated[1], key)
+            _install(rotated[0], cert)
+            deadline = time.monotonic() + 15
+            while _presented(master, pki) != "server-rotated":  # each new connection has the files looked at
+                assert time.monotonic() < deadline, "the master kept its old certificate: " + mp.output()[-2000:]
+                time.sleep(0.1)
+            assert "Reloaded the TLS files" in mp.output()
+            assert before.get(prefix + "a") == b"a" * 5000  # the connections made before go on
+            with _client(master, pki) as after:
+                after.put(prefix + "b", b"b" * 5000)
+                assert after.get(prefix + "b") == b"b" * 5000
+    finally:
+        node.stop()
+        mp.stop()
+
+
+def test_a_client_trusts_its_replaced_ca_file_without_a_restart(tls_master, pki, tmp_path):
+    ca = str(tmp_path / "ca.pem")
+    _install(pki["other_ca"], ca)
+    cert, key = pki["client"]
+    with tiffin.Client(tls_master, tls_enabled=True, tls_ca=ca, tls_cert=cert, tls_key=key, shared_memory=False,
+                       tls_reload_interval=0.1) as c:
+        with pytest.raises(tiffin.TiffinError) as e:
+            c.stat()
+        assert "certificate verify failed" in str(e.value)
+        _install(pki["ca"], ca)
+        time.sleep(0.2)
+        assert c.stat()["segments"]
+
+
+def test_tls_files_that_do_not_load_leave_the_context_loaded_before_in_use(pki, tmp_path, caplog):
+    from tiffin._tls import ReloadingContext, reload_interval_of
+    cert, key = str(tmp_path / "client.pem"), str(tmp_path / "client-key.pem")
+    _install(pki["client"][0], cert)
+    _install(pki["client"][1], key)
+    ctx = ReloadingContext(pki["ca"], cert, key, True, 0.05)
+    first = ctx.current()
+    _install(pki["stranger"][1], key)  # a key of another certificate
+    time.sleep(0.1)
+    assert ctx.current() is first
+    assert "the TLS files changed but do not load" in caplog.text
+    time.sleep(0.1)
+    assert ctx.current() is first and ctx.failed_reloads == 1  # reported once per change
+    _install(pki["client"][1], key)
+    time.sleep(0.1)
+    assert ctx.current() is not first and ctx.reloads == 1
+    never = ReloadingContext(pki["ca"], cert, key, True, 0)
+    _install(pki["stranger"][1], key)
+    time.sleep(0.1)
+    assert never.current() is never.current() and never.reloads == 0 and never.failed_reloads == 0
+    assert [reload_interval_of(v) for v in (60, "1m", "30s", "500ms", "2h", "0")] == [60, 60, 30, 0.5, 7200, 0]
+    for bad in ("soon", -1, True):
+        with pytest.raises(tiffin.TiffinError):
+            reload_interval_of(bad)

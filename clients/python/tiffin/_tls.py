@@ -1,15 +1,21 @@
 """TLS for the client's connections: an ``ssl.SSLContext`` built from PEM files, with the options named after
-the Java processes' keys (``transport.tls.enabled``, ``.ca``, ``.cert``, ``.key``, ``.verify-hostname``;
-docs/SECURITY.md). The context is immutable once built and thread-safe for wrapping sockets.
+the Java processes' keys (``transport.tls.enabled``, ``.ca``, ``.cert``, ``.key``, ``.verify-hostname``,
+``.reload-interval``; docs/SECURITY.md), built again when the files change (``ReloadingContext``).
 """
 
 from __future__ import annotations
 
 import os
+import logging
+import re
 import ssl
+import threading
+import time
 from typing import Optional
 
 from .errors import InvalidArgument, TiffinError
+
+log = logging.getLogger("tiffin.tls")
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
@@ -56,6 +62,89 @@ def client_context(ca: Optional[str], cert: Optional[str], key: Optional[str],
                                                     "PEM certificate chain, this client's certificate first, and "
                                                     "its unencrypted PEM private key)") from e
     return ctx
+
+
+def reload_interval_of(value, name: str = "tls_reload_interval") -> float:
+    """Seconds from ``value``: a number of seconds, or a string as the Java key ``transport.tls.reload-interval``
+    takes (``"1m"``, ``"30s"``, ``"500ms"``, ``"1h"``; a plain number is seconds); 0 = never reload."""
+    if isinstance(value, bool):
+        raise InvalidArgument("INVALID_PARAMS", f"{name} = {value!r} (expected: seconds >= 0, or e.g. \"1m\")")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
+        if not m:
+            raise InvalidArgument("INVALID_PARAMS", f"{name} = {value!r} (expected: seconds >= 0, or e.g. \"1m\")")
+        seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+    if not seconds >= 0:
+        raise InvalidArgument("INVALID_PARAMS", f"{name} = {value!r} (expected: seconds >= 0)")
+    return seconds
+
+
+def _stamps(paths) -> tuple:
+    """What identifies the files' contents without reading them: device, inode, size and modification time of
+    each (links followed, so a link moved to a new file counts), or why it cannot be looked at."""
+    out = []
+    for p in paths:
+        if p:
+            try:
+                st = os.stat(p)
+                out.append((p, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError as e:
+                out.append((p, repr(e)))
+    return tuple(out)
+
+
+class ReloadingContext:
+    """A client context (``client_context``) built again when its files change, so that certificates are
+    rotated without restarting the process. ``wrap_socket`` looks at the files' stamps at most every
+    ``reload_interval`` seconds (0 = never); changed files that load replace the context for new connections
+    (established ones keep theirs), and files that do not load are logged once per change (a warning of the
+    ``tiffin.tls`` logger) while the context loaded before stays. ``reloads`` and ``failed_reloads`` count both.
+
+    Thread-safe: one lock around the look at the files and the replacement; the contexts themselves are
+    thread-safe for wrapping sockets."""
+
+    def __init__(self, ca: Optional[str], cert: Optional[str], key: Optional[str], verify_hostname: bool,
+                 reload_interval: float):
+        self._args = (ca, cert, key, verify_hostname)
+        self._interval = float(reload_interval)
+        self._lock = threading.Lock()
+        self._stamps = _stamps((cert, key, ca))
+        self._context = client_context(ca, cert, key, verify_hostname)
+        self._refused = None
+        self._next = time.monotonic() + self._interval
+        self.reloads = 0
+        self.failed_reloads = 0
+
+    def wrap_socket(self, sock, server_hostname=None):
+        return self.current().wrap_socket(sock, server_hostname=server_hostname)
+
+    def current(self) -> ssl.SSLContext:
+        """The context to wrap a new connection in, after a look at the files if the interval has passed."""
+        if self._interval > 0 and time.monotonic() >= self._next:
+            with self._lock:
+                if time.monotonic() >= self._next:
+                    self._reload_if_changed()
+                    self._next = time.monotonic() + self._interval
+        return self._context
+
+    def _reload_if_changed(self) -> None:
+        ca, cert, key, verify_hostname = self._args
+        now = _stamps((cert, key, ca))
+        if now == self._stamps or now == self._refused:
+            return
+        try:
+            self._context = client_context(ca, cert, key, verify_hostname)
+        except InvalidArgument as e:
+            self._refused = now
+            self.failed_reloads += 1
+            log.warning("the TLS files changed but do not load, so the ones loaded before stay in use until they "
+                        "change again: %s", e)
+            return
+        self._stamps = now
+        self._refused = None
+        self.reloads += 1
 
 
 def handshake_failure(endpoint: str, e: BaseException) -> TiffinError:

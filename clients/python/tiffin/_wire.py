@@ -142,7 +142,8 @@ class Settings:
     auth_token: the token presented in HELLO (a role's, ``transport.client-token`` etc., or the shared
         ``transport.auth-token``); empty = none.
     max_frame_size: largest answer frame accepted (the servers' ``transport.max-frame-size``).
-    tls: the TLS context connections are wrapped in (``tiffin._tls.client_context``); None = plaintext.
+    tls: what connections are wrapped in (``tiffin._tls.ReloadingContext``, or any object with ``wrap_socket``);
+        None = plaintext.
     """
 
     rpc_timeout: float = 30.0

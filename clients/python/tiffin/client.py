@@ -44,7 +44,7 @@ from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._transfers import Transfers
-from ._tls import client_context, env_flag
+from ._tls import ReloadingContext, env_flag, reload_interval_of
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
 from ._puts import Puts
@@ -78,7 +78,7 @@ def _retry_fresh(code: str) -> bool:
     return code not in ("BUFFER_OVERFLOW", "INVALID_PARAMS", "INVALID_KEY")
 
 
-def _tls_from(enabled, ca, cert, key, verify_hostname):
+def _tls_from(enabled, ca, cert, key, verify_hostname, reload_interval):
     """The TLS context of the options (None: plaintext), each unset one taken from the environment as the Java
     processes take ``transport.tls.*`` (``TIFFIN_TRANSPORT_TLS_ENABLED`` ...)."""
     if enabled is None:
@@ -90,7 +90,9 @@ def _tls_from(enabled, ca, cert, key, verify_hostname):
     key = key if key is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_KEY") or None
     if verify_hostname is None:
         verify_hostname = env_flag("TIFFIN_TRANSPORT_TLS_VERIFY_HOSTNAME", True)
-    return client_context(ca, cert, key, verify_hostname)
+    if reload_interval is None:
+        reload_interval = os.environ.get("TIFFIN_TRANSPORT_TLS_RELOAD_INTERVAL") or 60.0
+    return ReloadingContext(ca, cert, key, verify_hostname, reload_interval_of(reload_interval))
 
 
 class Client:
@@ -124,7 +126,8 @@ class Client:
                  read_hints: int = 100_000, location_cache_ttl: float = 2.0, location_cache_size: int = 100_000,
                  peer_id: Optional[str] = None, failover_timeout: float = 15.0,
                  tls_enabled: Optional[bool] = None, tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
-                 tls_key: Optional[str] = None, tls_verify_hostname: Optional[bool] = None):
+                 tls_key: Optional[str] = None, tls_verify_hostname: Optional[bool] = None,
+                 tls_reload_interval=None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
                         ("failover_timeout", failover_timeout)):
@@ -144,7 +147,8 @@ class Client:
             auth_token = (os.environ.get("TIFFIN_TRANSPORT_CLIENT_TOKEN")
                           or os.environ.get("TIFFIN_TRANSPORT_AUTH_TOKEN", ""))
         self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size,
-                                   _tls_from(tls_enabled, tls_ca, tls_cert, tls_key, tls_verify_hostname)),
+                                   _tls_from(tls_enabled, tls_ca, tls_cert, tls_key, tls_verify_hostname,
+                                             tls_reload_interval)),
                           self.client_id)
         self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
@@ -198,8 +202,10 @@ class Client:
         ``transport.tls.*`` keys (docs/SECURITY.md): ``tls_enabled`` (default False), ``tls_ca`` (PEM file of the
         authorities whose server certificates to trust; default the system's), ``tls_cert`` and ``tls_key`` (PEM
         certificate chain and unencrypted key this client presents, for mutual TLS), ``tls_verify_hostname``
-        (default True: the server's certificate must name the host dialled); each defaults to the environment's
-        ``TIFFIN_TRANSPORT_TLS_ENABLED``, ``_CA``, ``_CERT``, ``_KEY``, ``_VERIFY_HOSTNAME``.
+        (default True: the server's certificate must name the host dialled), ``tls_reload_interval`` (s or a
+        string such as ``"1m"``, default 60: how often new connections look at the files again, so that rotated
+        certificates are used without a restart; 0 = never); each defaults to the environment's
+        ``TIFFIN_TRANSPORT_TLS_ENABLED``, ``_CA``, ``_CERT``, ``_KEY``, ``_VERIFY_HOSTNAME``, ``_RELOAD_INTERVAL``.
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached or the TLS handshake fails, INVALID_VERSION on
         a version mismatch, ILLEGAL_CLIENT if it rejects the auth token (or, plaintext, accepts TLS only),

@@ -122,7 +122,8 @@ public final class TiffinModule extends AbstractModule {
                 path(config, TRANSPORT_TLS_KEY), path(config, TRANSPORT_TLS_CA),
                 io.tiffin.core.transport.TlsSettings.ClientAuth.parse(config.get(TRANSPORT_TLS_CLIENT_AUTH)),
                 io.tiffin.core.transport.TlsSettings.Provider.parse(config.get(TRANSPORT_TLS_PROVIDER)),
-                config.get(TRANSPORT_TLS_VERIFY_HOSTNAME));
+                config.get(TRANSPORT_TLS_VERIFY_HOSTNAME),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_TLS_RELOAD_INTERVAL));
     }
 
     private static Path path(TiffinConfig config, io.tiffin.core.config.ConfigKey<String> key) {

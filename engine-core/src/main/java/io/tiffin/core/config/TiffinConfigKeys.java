@@ -234,6 +234,12 @@ public final class TiffinConfigKeys {
     public static final ConfigKey<Boolean> TRANSPORT_TLS_VERIFY_HOSTNAME = ConfigKey.bool(
             "transport.tls.verify-hostname", true,
             "Whether clients check that a server's certificate names the host they dialled.");
+    public static final ConfigKey<Duration> TRANSPORT_TLS_RELOAD_INTERVAL = ConfigKey.durationOrZero(
+            "transport.tls.reload-interval", "1m", SECONDS, "How often a process looks at the files of"
+                    + " transport.tls.cert, transport.tls.key and transport.tls.ca again (at its next new connection"
+                    + " after this long): changed files are loaded for new connections, established ones keep theirs,"
+                    + " and files that do not load are logged while the ones loaded before stay. 0 = read once at"
+                    + " start (rotate certificates by restarting).");
     public static final ConfigKey<Long> TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE = ConfigKey.size(
             "transport.max-handshake-frame-size", "64KiB", Sizes.KIB, 64 * Sizes.KIB,
             "Largest frame a server accepts before the peer's handshake (HELLO) succeeded; a larger one closes"
@@ -487,7 +493,8 @@ public final class TiffinConfigKeys {
                 TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
                 TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,
                 TRANSPORT_TLS_ENABLED, TRANSPORT_TLS_CERT, TRANSPORT_TLS_KEY, TRANSPORT_TLS_CA, TRANSPORT_TLS_CLIENT_AUTH,
-                TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_TLS_CLIENT_NAMES, TRANSPORT_TLS_NODE_NAMES,
+                TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_TLS_RELOAD_INTERVAL,
+                TRANSPORT_TLS_CLIENT_NAMES, TRANSPORT_TLS_NODE_NAMES,
                 TRANSPORT_TLS_ADMIN_NAMES, TRANSPORT_MAX_HANDSHAKE_FRAME_SIZE,
                 TRANSPORT_IDLE_TIMEOUT, TRANSPORT_FRAME_TIMEOUT, TRANSPORT_MAX_CONNECTIONS,
                 TRANSPORT_MAX_CONNECTIONS_PER_ADDRESS, TRANSPORT_WRITE_BUFFER_LIMIT, TRANSPORT_MAX_BATCH_KEYS,

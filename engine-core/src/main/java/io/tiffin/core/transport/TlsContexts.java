@@ -1,69 +1,76 @@
 package io.tiffin.core.transport;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.OpenSsl;
-import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.util.ReferenceCountUtil;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.KeyManagerFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
-import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.TrustManager;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
- * The TLS contexts of one {@link TlsSettings}, loaded once from its PEM files: for servers (Netty's
+ * The TLS contexts of one {@link TlsSettings}, loaded from its PEM files: for servers (Netty's
  * {@link SslHandler}, and a JDK {@link SSLContext} for the admin HTTPS server) and for clients (a handler
  * for Netty connections, a bare {@link SSLEngine} for {@link BlockingConnection}s). TLS 1.3 and 1.2 only.
  *
  * <p>The engine is OpenSSL (BoringSSL from netty-tcnative) when {@link TlsSettings.Provider#AUTO} finds it
  * loadable, else the JDK's (the two compared by {@code tiffin bench kv --tls --tls-provider ...}: docs/BENCHMARKS.md).
  *
- * <p>Owners: a {@link TransportServer}, a client pool or the admin server each load their own instance at
- * construction and keep it for their lifetime (no reload: rotate certificates by restarting). Contexts
- * hold no per-connection state; the engines they make belong to the connection (an {@link SslHandler}
- * releases its own; {@link #release} frees a blocking connection's).
+ * <p><b>Reloading.</b> Certificates are rotated without a restart: when a handler or engine is asked for at least
+ * {@code transport.tls.reload-interval} after the last look, the files' stamps ({@link TlsMaterial#stampsOf}) are
+ * compared on a background thread ({@code tiffin-tls-reload}, never an event loop) and, if they changed, the files
+ * are read again. New connections then use the new material; established ones keep the session they have. Files
+ * that do not load (half written, a key of another certificate) are logged once per change and the material loaded
+ * before stays in use. The admin HTTPS server's context asks for the current material at every handshake
+ * ({@link CurrentJdkManagers}).
  *
- * <p>Thread-safe (immutable after loading).
+ * <p>Owners: a {@link TransportServer}, a client pool or the admin server each load their own instance at
+ * construction and keep it for their lifetime. Contexts hold no per-connection state; the engines they make
+ * belong to the connection (an {@link SslHandler} releases its own; {@link #release} frees a blocking
+ * connection's); a replaced context is freed by the collector once no engine refers to it.
+ *
+ * <p>Thread-safe: the current material is a volatile reference to an immutable {@link TlsMaterial}, replaced by the
+ * reload thread alone.
  */
 public final class TlsContexts {
-    private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+    private static final Logger LOG = LogManager.getLogger(TlsContexts.class);
+    /** Runs the reload checks of every instance; its one thread ends when idle. */
+    private static final Executor RELOADS = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), Thread.ofPlatform().daemon().name("tiffin-tls-reload").factory());
 
     private final TlsSettings settings;
     private final SslProvider provider;
-    /** Null without a certificate: this process can be a TLS client only. */
-    private final SslContext server;
-    private final SslContext client;
-    private final X509Certificate[] chain;
-    private final PrivateKey key;
-    private final X509Certificate[] authorities;
+    private final long reloadEveryNanos;
+    private final AtomicLong nextCheckNanos;
+    private final AtomicInteger reloads = new AtomicInteger();
+    private final AtomicInteger failedReloads = new AtomicInteger();
+    private volatile TlsMaterial material;
+    /** The stamps of files that last failed to load (logged once), or null. Reload thread only. */
+    private List<String> refused;
 
     private TlsContexts(TlsSettings settings) {
         this.settings = settings;
         this.provider = provider(settings.provider());
-        this.chain = settings.cert() == null ? null : PemFiles.certificates(settings.cert(), "transport.tls.cert");
-        this.key = settings.key() == null ? null : PemFiles.privateKey(settings.key(), "transport.tls.key");
-        this.authorities = settings.ca() == null ? null : PemFiles.certificates(settings.ca(), "transport.tls.ca");
-        try {
-            server = chain == null ? null : serverContext();
-            client = clientContext();
-        } catch (SSLException | IllegalArgumentException e) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up TLS from transport.tls.cert = "
-                    + settings.cert() + ", transport.tls.key = " + settings.key() + ", transport.tls.ca = "
-                    + settings.ca() + ": " + e.getMessage() + " (does the key belong to the certificate?)", e);
-        }
+        this.material = TlsMaterial.load(settings, provider);
+        this.reloadEveryNanos = settings.reloadInterval().toNanos();
+        this.nextCheckNanos = new AtomicLong(System.nanoTime() + reloadEveryNanos);
     }
 
     /**
@@ -91,29 +98,57 @@ public final class TlsContexts {
         };
     }
 
-    private SslContext serverContext() throws SSLException {
-        SslContextBuilder b = SslContextBuilder.forServer(key, chain).sslProvider(provider).protocols(PROTOCOLS)
-                .clientAuth(switch (settings.clientAuth()) {
-                    case NONE -> ClientAuth.NONE;
-                    case OPTIONAL -> ClientAuth.OPTIONAL;
-                    case REQUIRE -> ClientAuth.REQUIRE;
-                });
-        if (authorities != null) {
-            b.trustManager(authorities);
+    /**
+     * The material in use; when the reload interval has passed since the last look, asks the reload thread to look
+     * at the files (this caller does not wait: it may be an event loop).
+     */
+    private TlsMaterial current() {
+        if (reloadEveryNanos > 0) {
+            long next = nextCheckNanos.get();
+            long now = System.nanoTime();
+            if (now - next >= 0 && nextCheckNanos.compareAndSet(next, now + reloadEveryNanos)) {
+                RELOADS.execute(this::reloadIfChanged);
+            }
         }
-        return b.build();
+        return material;
     }
 
-    private SslContext clientContext() throws SSLException {
-        SslContextBuilder b = SslContextBuilder.forClient().sslProvider(provider).protocols(PROTOCOLS)
-                .endpointIdentificationAlgorithm(settings.verifyHostname() ? "HTTPS" : null);
-        if (authorities != null) {
-            b.trustManager(authorities);
+    /** Reads the files again if their stamps changed since the material in use (or the last refused) was read. */
+    private void reloadIfChanged() {
+        List<String> now = TlsMaterial.stampsOf(settings);
+        if (now.equals(material.stamps) || now.equals(refused)) {
+            return;
         }
-        if (chain != null) {
-            b.keyManager(key, chain);
+        try {
+            TlsMaterial next = TlsMaterial.load(settings, provider);
+            material = next;
+            refused = null;
+            reloads.incrementAndGet();
+            LOG.info("Reloaded the TLS files (transport.tls.cert = {}, transport.tls.ca = {}): {}; new connections"
+                    + " use them", settings.cert(), settings.ca(), next.chain == null ? "no certificate"
+                    : next.chain[0].getSubjectX500Principal() + " valid until " + next.chain[0].getNotAfter());
+        } catch (RuntimeException e) {
+            refused = now;
+            failedReloads.incrementAndGet();
+            LOG.warn("The TLS files changed but do not load, so the ones loaded before stay in use until they change"
+                    + " again: {}", e.getMessage());
         }
-        return b.build();
+    }
+
+    /** How many times changed files were loaded since start. */
+    public int reloads() {
+        return reloads.get();
+    }
+
+    /** How many times changed files failed to load since start (each change counted once). */
+    public int failedReloads() {
+        return failedReloads.get();
+    }
+
+    /** The certificate this process presents now (its own, first of the chain), or null without one. */
+    public X509Certificate certificate() {
+        TlsMaterial m = current();
+        return m.chain == null ? null : m.chain[0];
     }
 
     /** The settings these contexts were loaded from. */
@@ -128,7 +163,7 @@ public final class TlsContexts {
 
     /** Whether this process can serve TLS (it has a certificate and key). */
     public boolean canServe() {
-        return server != null;
+        return material.server != null;
     }
 
     /**
@@ -137,19 +172,20 @@ public final class TlsContexts {
      * @throws TiffinException {@code INVALID_PARAMS} if no certificate is configured
      */
     public SslHandler newServerHandler(ByteBufAllocator alloc, Duration timeout) {
-        if (server == null) {
+        TlsMaterial m = current();
+        if (m.server == null) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "transport.tls.enabled = true needs"
                     + " transport.tls.cert and transport.tls.key on servers (expected: the PEM certificate chain and"
                     + " private key this server presents)");
         }
-        SslHandler h = server.newHandler(alloc);
+        SslHandler h = m.server.newHandler(alloc);
         h.setHandshakeTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
         return h;
     }
 
     /** A client-side handler for a connection to {@code host:port} (the name its certificate must carry). */
     public SslHandler newClientHandler(ByteBufAllocator alloc, String host, int port, Duration timeout) {
-        SslHandler h = client.newHandler(alloc, host, port);
+        SslHandler h = current().client.newHandler(alloc, host, port);
         h.setHandshakeTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
         return h;
     }
@@ -159,7 +195,7 @@ public final class TlsContexts {
      * free it with {@link #release} once the connection is closed.
      */
     public SSLEngine newClientEngine(String host, int port) {
-        return client.newEngine(ByteBufAllocator.DEFAULT, host, port);
+        return current().client.newEngine(ByteBufAllocator.DEFAULT, host, port);
     }
 
     /** Frees an engine made by {@link #newClientEngine} (OpenSSL's hold native memory). Idempotent. */
@@ -170,35 +206,24 @@ public final class TlsContexts {
 
     /**
      * A JDK context presenting this process's certificate, for an HTTPS server (the admin endpoint), with
-     * {@link #applyClientAuth} for its parameters.
+     * {@link #applyClientAuth} for its parameters. Each handshake uses the material loaded last.
      *
      * @throws TiffinException {@code INVALID_PARAMS} if no certificate is configured
      */
     public SSLContext jdkServerContext() {
-        if (chain == null) {
+        TlsMaterial m = material;
+        if (m.chain == null) {
             newServerHandler(ByteBufAllocator.DEFAULT, Duration.ofSeconds(1)); // throws the message
         }
+        m.jdkKeyManager(); // fails now, not at the first handshake
         try {
-            KeyStore ks = KeyStore.getInstance("PKCS12");
-            ks.load(null, null);
-            char[] none = new char[0];
-            ks.setKeyEntry("tiffin", key, none, chain);
-            KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            kmf.init(ks, none);
-            TrustManagerFactory tmf = null;
-            if (authorities != null) {
-                KeyStore trust = KeyStore.getInstance("PKCS12");
-                trust.load(null, null);
-                for (int i = 0; i < authorities.length; i++) {
-                    trust.setCertificateEntry("ca-" + i, authorities[i]);
-                }
-                tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-                tmf.init(trust);
-            }
             SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
+            ctx.init(new KeyManager[] {new CurrentJdkManagers.Keys(() -> current().jdkKeyManager())},
+                    m.jdkTrustManager() == null ? null
+                            : new TrustManager[] {new CurrentJdkManagers.Trust(() -> current().jdkTrustManager())},
+                    null);
             return ctx;
-        } catch (GeneralSecurityException | java.io.IOException e) {
+        } catch (GeneralSecurityException e) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up the admin HTTPS server from"
                     + " transport.tls.cert and transport.tls.key: " + e, e);
         }
@@ -206,7 +231,7 @@ public final class TlsContexts {
 
     /** Sets {@code transport.tls.client-auth} and the protocols on an HTTPS server's parameters. */
     public void applyClientAuth(SSLParameters params) {
-        params.setProtocols(PROTOCOLS);
+        params.setProtocols(TlsMaterial.protocols());
         params.setNeedClientAuth(settings.clientAuth() == TlsSettings.ClientAuth.REQUIRE);
         if (settings.clientAuth() == TlsSettings.ClientAuth.OPTIONAL) {
             params.setWantClientAuth(true);

@@ -1,6 +1,7 @@
 package io.tiffin.core.transport;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -22,13 +23,18 @@ import java.util.Objects;
  * @param clientAuth whether servers ask clients for a certificate
  * @param provider which TLS engine to use
  * @param verifyHostname whether clients check that the server's certificate names the host they dialled
+ * @param reloadInterval how often the files are looked at again for a rotated certificate ({@link TlsContexts});
+ *     zero = never
  */
 public record TlsSettings(boolean enabled, Path cert, Path key, Path ca, ClientAuth clientAuth, Provider provider,
-                          boolean verifyHostname) {
+                          boolean verifyHostname, Duration reloadInterval) {
+
+    /** The default of {@code transport.tls.reload-interval}. */
+    public static final Duration DEFAULT_RELOAD_INTERVAL = Duration.ofMinutes(1);
 
     /** TLS off. */
     public static final TlsSettings OFF = new TlsSettings(false, null, null, null, ClientAuth.NONE, Provider.AUTO,
-            true);
+            true, DEFAULT_RELOAD_INTERVAL);
 
     /** Whether a server asks for a client certificate ({@code transport.tls.client-auth}). */
     public enum ClientAuth {
@@ -63,6 +69,10 @@ public record TlsSettings(boolean enabled, Path cert, Path key, Path ca, ClientA
     public TlsSettings {
         Objects.requireNonNull(clientAuth, "clientAuth");
         Objects.requireNonNull(provider, "provider");
+        if (reloadInterval == null || reloadInterval.isNegative()) {
+            throw new IllegalArgumentException("transport.tls.reload-interval must be 0 (never) or positive, got "
+                    + reloadInterval);
+        }
         if (enabled && (cert == null) != (key == null)) {
             throw new IllegalArgumentException("transport.tls.cert and transport.tls.key go together: set both (a"
                     + " server's or a mutual-TLS client's certificate and its key) or neither");
@@ -75,19 +85,23 @@ public record TlsSettings(boolean enabled, Path cert, Path key, Path ca, ClientA
 
     /** TLS on with the given files (any may be null), no client certificates asked, the default provider. */
     public static TlsSettings of(Path cert, Path key, Path ca) {
-        return new TlsSettings(true, cert, key, ca, ClientAuth.NONE, Provider.AUTO, true);
+        return new TlsSettings(true, cert, key, ca, ClientAuth.NONE, Provider.AUTO, true, DEFAULT_RELOAD_INTERVAL);
     }
 
     public TlsSettings withClientAuth(ClientAuth value) {
-        return new TlsSettings(enabled, cert, key, ca, value, provider, verifyHostname);
+        return new TlsSettings(enabled, cert, key, ca, value, provider, verifyHostname, reloadInterval);
     }
 
     public TlsSettings withProvider(Provider value) {
-        return new TlsSettings(enabled, cert, key, ca, clientAuth, value, verifyHostname);
+        return new TlsSettings(enabled, cert, key, ca, clientAuth, value, verifyHostname, reloadInterval);
     }
 
     public TlsSettings withVerifyHostname(boolean value) {
-        return new TlsSettings(enabled, cert, key, ca, clientAuth, provider, value);
+        return new TlsSettings(enabled, cert, key, ca, clientAuth, provider, value, reloadInterval);
+    }
+
+    public TlsSettings withReloadInterval(Duration value) {
+        return new TlsSettings(enabled, cert, key, ca, clientAuth, provider, verifyHostname, value);
     }
 
     /** Whether servers accept only clients with a valid certificate (mutual TLS), a credential in itself. */

@@ -7,6 +7,7 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.core.transport.Credentials;
 import io.tiffin.core.transport.Role;
 import io.tiffin.core.transport.TestCertificates;
+import io.tiffin.core.transport.TlsProbe;
 import io.tiffin.core.transport.TransportSettings;
 import java.io.FileInputStream;
 import java.net.URI;
@@ -103,6 +104,33 @@ class AdminHttpServerTest {
             HttpResponse<String> r = get(http, "https://127.0.0.1:" + admin.address().getPort() + "/metrics", null);
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(r.body()).isEqualTo("m 2");
+        }
+    }
+
+    /** A certificate rotated on disk is presented from the next connections on, without a restart. */
+    @Test
+    void aRotatedCertificateIsPresentedWithoutARestart(@TempDir Path dir) throws Exception {
+        TestCertificates certs = TestCertificates.create(dir);
+        Path cert = dir.resolve("live.pem");
+        Path key = dir.resolve("live-key.pem");
+        java.nio.file.Files.copy(certs.server.cert(), cert);
+        java.nio.file.Files.copy(certs.server.key(), key);
+        TransportSettings tls = TransportSettings.defaults().withTls(io.tiffin.core.transport.TlsSettings.of(cert, key,
+                certs.server.ca()).withReloadInterval(java.time.Duration.ofMillis(50)));
+        try (AdminHttpServer admin = new AdminHttpServer("127.0.0.1", 0, tls, () -> "m 3", () -> "{}")) {
+            int port = admin.address().getPort();
+            assertThat(TlsProbe.presentedSubject("127.0.0.1", port, certs.server.ca())).isEqualTo("CN=tiffin server");
+            TestCertificates.Party rotated = certs.issue("rotated admin");
+            Path tmpKey = dir.resolve("next-key.pem");
+            Path tmpCert = dir.resolve("next.pem");
+            java.nio.file.Files.copy(rotated.key(), tmpKey);
+            java.nio.file.Files.copy(rotated.cert(), tmpCert);
+            java.nio.file.Files.move(tmpKey, key, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            java.nio.file.Files.move(tmpCert, cert, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> TlsProbe
+                    .presentedSubject("127.0.0.1", port, certs.server.ca()).equals("CN=rotated admin"));
         }
     }
 

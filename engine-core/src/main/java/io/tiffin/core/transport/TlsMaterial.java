@@ -1,0 +1,238 @@
+package io.tiffin.core.transport;
+
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.Signature;
+import java.security.cert.X509Certificate;
+import java.security.spec.MGF1ParameterSpec;
+import java.security.spec.PSSParameterSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509ExtendedTrustManager;
+
+/**
+ * One reading of the PEM files of {@link TlsSettings}: the certificate chain, its key and the authorities, the
+ * Netty contexts made of them (server and client), the JDK key and trust managers for an HTTPS server, and the
+ * files' {@link #stamps} as they were when read. {@link TlsContexts} holds the current one and replaces it when the
+ * files change.
+ *
+ * <p>Thread-safe (immutable; the JDK managers are made on first use, at worst twice).
+ */
+final class TlsMaterial {
+    private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+
+    /** Null without a certificate: the process can be a TLS client only. */
+    final SslContext server;
+    final SslContext client;
+    final X509Certificate[] chain;
+    final PrivateKey key;
+    final X509Certificate[] authorities;
+    /** The files' identity and modification times, taken before they were read. */
+    final List<String> stamps;
+    private volatile X509ExtendedKeyManager jdkKeys;
+    private volatile X509ExtendedTrustManager jdkTrust;
+
+    private TlsMaterial(SslContext server, SslContext client, X509Certificate[] chain, PrivateKey key,
+                        X509Certificate[] authorities, List<String> stamps) {
+        this.server = server;
+        this.client = client;
+        this.chain = chain;
+        this.key = key;
+        this.authorities = authorities;
+        this.stamps = stamps;
+    }
+
+    /**
+     * Reads the files of {@code settings} and makes the contexts.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} naming the key whose file is missing or unreadable, or saying
+     *     that the key does not belong to the certificate
+     */
+    static TlsMaterial load(TlsSettings settings, SslProvider provider) {
+        List<String> stamps = stampsOf(settings);
+        X509Certificate[] chain = settings.cert() == null ? null
+                : PemFiles.certificates(settings.cert(), "transport.tls.cert");
+        PrivateKey key = settings.key() == null ? null : PemFiles.privateKey(settings.key(), "transport.tls.key");
+        X509Certificate[] authorities = settings.ca() == null ? null
+                : PemFiles.certificates(settings.ca(), "transport.tls.ca");
+        if (chain != null && !belongsTo(key, chain[0])) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "transport.tls.key = " + settings.key() + " is not the"
+                    + " key of the certificate in transport.tls.cert = " + settings.cert() + " ("
+                    + chain[0].getSubjectX500Principal() + "): expected the private key that certificate was issued"
+                    + " for");
+        }
+        try {
+            SslContext server = chain == null ? null : serverContext(settings, provider, chain, key, authorities);
+            SslContext client = clientContext(settings, provider, chain, key, authorities);
+            return new TlsMaterial(server, client, chain, key, authorities, stamps);
+        } catch (SSLException | IllegalArgumentException e) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up TLS from transport.tls.cert = "
+                    + settings.cert() + ", transport.tls.key = " + settings.key() + ", transport.tls.ca = "
+                    + settings.ca() + ": " + e.getMessage() + " (does the key belong to the certificate?)", e);
+        }
+    }
+
+    /**
+     * What identifies the current contents of the files of {@code settings} without reading them: for each, its
+     * path, file key (inode), size and modification time, or why it cannot be looked at. Links are followed, so a
+     * link moved to a new file (as Kubernetes updates a mounted secret) counts as a change.
+     */
+    static List<String> stampsOf(TlsSettings settings) {
+        List<String> out = new ArrayList<>(3);
+        for (Path p : new Path[] {settings.cert(), settings.key(), settings.ca()}) {
+            if (p == null) {
+                continue;
+            }
+            try {
+                BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+                out.add(p + " " + a.fileKey() + " " + a.size() + " " + a.lastModifiedTime().toMillis());
+            } catch (IOException e) {
+                out.add(p + " unreadable: " + e);
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** Whether {@code key} signs what {@code cert}'s public key verifies. */
+    private static boolean belongsTo(PrivateKey key, X509Certificate cert) {
+        byte[] probe = new byte[32];
+        new SecureRandom().nextBytes(probe);
+        try {
+            Signature sign = signature(key.getAlgorithm());
+            sign.initSign(key);
+            sign.update(probe);
+            byte[] signed = sign.sign();
+            Signature verify = signature(key.getAlgorithm());
+            verify.initVerify(cert.getPublicKey());
+            verify.update(probe);
+            return verify.verify(signed);
+        } catch (GeneralSecurityException e) {
+            return false; // a key of another algorithm than the certificate's
+        }
+    }
+
+    private static Signature signature(String keyAlgorithm) throws GeneralSecurityException {
+        return switch (keyAlgorithm) {
+            case "RSA" -> Signature.getInstance("SHA256withRSA");
+            case "EC" -> Signature.getInstance("SHA256withECDSA");
+            case "RSASSA-PSS" -> {
+                Signature s = Signature.getInstance("RSASSA-PSS");
+                s.setParameter(new PSSParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA256, 32, 1));
+                yield s;
+            }
+            default -> Signature.getInstance(keyAlgorithm); // Ed25519, Ed448, EdDSA
+        };
+    }
+
+    private static SslContext serverContext(TlsSettings settings, SslProvider provider, X509Certificate[] chain,
+                                            PrivateKey key, X509Certificate[] authorities) throws SSLException {
+        SslContextBuilder b = SslContextBuilder.forServer(key, chain).sslProvider(provider).protocols(PROTOCOLS)
+                .clientAuth(switch (settings.clientAuth()) {
+                    case NONE -> ClientAuth.NONE;
+                    case OPTIONAL -> ClientAuth.OPTIONAL;
+                    case REQUIRE -> ClientAuth.REQUIRE;
+                });
+        if (authorities != null) {
+            b.trustManager(authorities);
+        }
+        return b.build();
+    }
+
+    private static SslContext clientContext(TlsSettings settings, SslProvider provider, X509Certificate[] chain,
+                                            PrivateKey key, X509Certificate[] authorities) throws SSLException {
+        SslContextBuilder b = SslContextBuilder.forClient().sslProvider(provider).protocols(PROTOCOLS)
+                .endpointIdentificationAlgorithm(settings.verifyHostname() ? "HTTPS" : null);
+        if (authorities != null) {
+            b.trustManager(authorities);
+        }
+        if (chain != null) {
+            b.keyManager(key, chain);
+        }
+        return b.build();
+    }
+
+    /** The protocols every context allows. */
+    static String[] protocols() {
+        return PROTOCOLS.clone();
+    }
+
+    /**
+     * The JDK key manager presenting {@link #chain} (for an HTTPS server).
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} if the key store cannot be made
+     */
+    X509ExtendedKeyManager jdkKeyManager() {
+        X509ExtendedKeyManager m = jdkKeys;
+        if (m == null) {
+            Objects.requireNonNull(chain, "chain");
+            try {
+                KeyStore ks = KeyStore.getInstance("PKCS12");
+                ks.load(null, null);
+                char[] none = new char[0];
+                ks.setKeyEntry("tiffin", key, none, chain);
+                KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+                kmf.init(ks, none);
+                m = first(kmf.getKeyManagers(), X509ExtendedKeyManager.class);
+            } catch (GeneralSecurityException | IOException e) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up the admin HTTPS server from"
+                        + " transport.tls.cert and transport.tls.key: " + e, e);
+            }
+            jdkKeys = m;
+        }
+        return m;
+    }
+
+    /**
+     * The JDK trust manager of {@link #authorities} (for an HTTPS server checking client certificates), or null
+     * without them (the JDK's own).
+     */
+    X509ExtendedTrustManager jdkTrustManager() {
+        if (authorities == null) {
+            return null;
+        }
+        X509ExtendedTrustManager m = jdkTrust;
+        if (m == null) {
+            try {
+                KeyStore trust = KeyStore.getInstance("PKCS12");
+                trust.load(null, null);
+                for (int i = 0; i < authorities.length; i++) {
+                    trust.setCertificateEntry("ca-" + i, authorities[i]);
+                }
+                TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(trust);
+                m = first(tmf.getTrustManagers(), X509ExtendedTrustManager.class);
+            } catch (GeneralSecurityException | IOException e) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up the admin HTTPS server's trust"
+                        + " from transport.tls.ca: " + e, e);
+            }
+            jdkTrust = m;
+        }
+        return m;
+    }
+
+    private static <T> T first(Object[] managers, Class<T> type) throws GeneralSecurityException {
+        for (Object m : managers) {
+            if (type.isInstance(m)) {
+                return type.cast(m);
+            }
+        }
+        throw new GeneralSecurityException("the JDK made no " + type.getSimpleName());
+    }
+}
