@@ -180,6 +180,20 @@ class TlsReloadTest {
     }
 
     @Test
+    void rsaKeysAreCheckedAgainstTheirCertificateAsEcKeysAre(@TempDir Path rsaDir) throws Exception {
+        var rsa = new io.netty.pkitesting.CertificateBuilder().subject("CN=rsa server").addSanIpAddress(HOST)
+                .rsa2048().setIsCertificateAuthority(true).buildSelfSigned();
+        Path rsaCert = Files.writeString(rsaDir.resolve("rsa.pem"), rsa.getCertificatePathPEM());
+        Path rsaKey = Files.writeString(rsaDir.resolve("rsa-key.pem"), rsa.getPrivateKeyPEM());
+        TransportServer server = server(TlsSettings.of(rsaCert, rsaKey, null));
+        assertThat(server.tls().certificate().getPublicKey().getAlgorithm()).isEqualTo("RSA");
+        assertThatThrownBy(() -> new TransportServer("bad", settings(TlsSettings.of(rsaCert, certs.server.key(),
+                null)))).isInstanceOf(TiffinException.class).hasMessageContaining("is not the key of the certificate");
+        assertThatThrownBy(() -> new TransportServer("bad", settings(TlsSettings.of(certs.server.cert(), rsaKey,
+                null)))).isInstanceOf(TiffinException.class).hasMessageContaining("is not the key of the certificate");
+    }
+
+    @Test
     void aKeyOfAnotherCertificateIsRefusedAtStartNamingBothFiles() {
         assertThatThrownBy(() -> new TransportServer("bad", settings(TlsSettings.of(certs.server.cert(),
                 certs.client.key(), null)))).isInstanceOf(TiffinException.class)
