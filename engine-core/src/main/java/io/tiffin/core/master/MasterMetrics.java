@@ -151,6 +151,27 @@ public final class MasterMetrics {
                 .callback(cb -> cb.call(clients.totals().getLocationCacheClients())).register(registry);
     }
 
+    /**
+     * Exports the TLS certificate of the master's RPC server: when it expires, and its reloads
+     * ({@code transport.tls.reload-interval}), so that an alert can fire before a certificate runs out.
+     */
+    void registerTls(io.tiffin.core.transport.TlsContexts tls) {
+        GaugeWithCallback.builder().name("tiffin_master_tls_certificate_not_after_seconds")
+                .help("When the certificate the master presents expires (Unix time, seconds)")
+                .callback(cb -> {
+                    java.security.cert.X509Certificate c = tls.certificate();
+                    if (c != null) {
+                        cb.call(c.getNotAfter().getTime() / 1e3);
+                    }
+                }).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_tls_reloads_total")
+                .help("Times changed TLS files were loaded without a restart")
+                .callback(cb -> cb.call(tls.reloads())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_tls_reload_failures_total")
+                .help("Times changed TLS files did not load (the ones loaded before stayed in use)")
+                .callback(cb -> cb.call(tls.failedReloads())).register(registry);
+    }
+
     private void locationCacheCounter(String name, String help, ClientReports clients,
                                       java.util.function.ToLongFunction<io.tiffin.core.transport.proto.ClientReport> f) {
         CounterWithCallback.builder().name("tiffin_client_location_cache_" + name + "_total")

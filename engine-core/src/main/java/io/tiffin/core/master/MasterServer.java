@@ -107,6 +107,9 @@ public final class MasterServer implements AutoCloseable {
         server = new TransportServer("master", options.transport().ioThreads() == 0
                 ? options.transport().withIoThreads(EventLoops.masterThreads()) : options.transport());
         rpc.registerOn(server, workers, heldReplies);
+        if (server.tls() != null) {
+            metrics.registerTls(server.tls());
+        }
         AdminHttpServer adminServer = null;
         try {
             server.start(options.host(), options.port());
