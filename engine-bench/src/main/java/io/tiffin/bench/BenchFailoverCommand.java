@@ -25,8 +25,11 @@ import picocli.CommandLine.Option;
  * processes (masters and nodes started from the distribution's launcher, the coordination service in this JVM
  * unless {@code --coordinator} names one), and measures per kill: how long until another master leads
  * ({@code detect_ms}), until the first put through it succeeds ({@code first_put_ms}, as a client that knows every
- * master sees it), and how many of the objects acknowledged before the kill read back byte-exact afterwards.
- * Prints CSV rows {@code event,detect_ms,first_put_ms,objects_before,objects_after,lost} and a final line
+ * master sees it), until a get sent right after the kill returns the bytes of an object put before the first kill and
+ * never read since (so no client knows where it is: the get needs a master; {@code first_get_ms}, -1 when it answered
+ * anything else, a miss an engine would have recomputed),
+ * and how many of the objects acknowledged before the kill read back byte-exact afterwards. Prints CSV rows
+ * {@code event,detect_ms,first_put_ms,objects_before,objects_after,lost,first_get_ms} and a final line
  * {@code lost objects: N}. Every process runs with the default settings.
  *
  * <p>Not thread-safe: one instance runs once.
@@ -35,7 +38,7 @@ import picocli.CommandLine.Option;
         description = "Kills the leading master repeatedly; measures detection, the first put through the new leader"
                 + " and objects lost.")
 public final class BenchFailoverCommand implements Callable<Integer> {
-    static final String HEADER = "event,detect_ms,first_put_ms,objects_before,objects_after,lost";
+    static final String HEADER = "event,detect_ms,first_put_ms,objects_before,objects_after,lost,first_get_ms";
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -74,9 +77,10 @@ public final class BenchFailoverCommand implements Callable<Integer> {
     Path csv;
 
     /** One kill's measurements. Thread-safe (immutable). */
-    record Row(String event, long detectMillis, long firstPutMillis, int before, int after) {
+    record Row(String event, long detectMillis, long firstPutMillis, int before, int after, long firstGetMillis) {
         String csv() {
-            return event + "," + detectMillis + "," + firstPutMillis + "," + before + "," + after + "," + (before - after);
+            return event + "," + detectMillis + "," + firstPutMillis + "," + before + "," + after + "," + (before - after)
+                    + "," + firstGetMillis;
         }
     }
 
@@ -104,6 +108,9 @@ public final class BenchFailoverCommand implements Callable<Integer> {
                     client.put(key, valueOf(key, size), options);
                     acked.add(key);
                 }
+                for (int k = 1; k <= kills; k++) { // read by nothing before its kill's get: no client knows it
+                    client.put(coldKey(k), valueOf(coldKey(k), size), options);
+                }
                 System.out.println(HEADER);
                 for (int k = 1; k <= kills; k++) {
                     Row row = killLeader(cluster, client, k, acked, size, options);
@@ -130,14 +137,24 @@ public final class BenchFailoverCommand implements Callable<Integer> {
             cluster.awaitLeader(term, Duration.ofSeconds(60));
             return (System.nanoTime() - t0) / 1_000_000;
         });
+        String known = coldKey(k);
+        CompletableFuture<Long> firstGet = CompletableFuture.supplyAsync(() -> {
+            try {
+                return Arrays.equals(client.get(known), valueOf(known, size)) ? (System.nanoTime() - t0) / 1_000_000
+                        : -1L;
+            } catch (TiffinException e) {
+                return -1L; // a miss: the get answered an error, not the object
+            }
+        });
         String probe = "first-put-" + k;
         client.put(probe, valueOf(probe, size), options);
         long firstPut = (System.nanoTime() - t0) / 1_000_000;
         long detect = detected.join();
+        long firstGetMillis = firstGet.join();
         int after = readBack(client, acked, size);
         cluster.startMaster(leader); // back as a standby for the next kill
         cluster.master(leader).awaitLine("Tiffin master listening", Duration.ofSeconds(120));
-        return new Row("kill-leader-" + k, detect, firstPut, before, after);
+        return new Row("kill-leader-" + k, detect, firstPut, before, after, firstGetMillis);
     }
 
     /** How many of {@code keys} read back byte-exact (retrying answers that mean "try again"). */
@@ -168,6 +185,11 @@ public final class BenchFailoverCommand implements Callable<Integer> {
             }
         }
         return ok;
+    }
+
+    /** The object kill {@code k}'s first get reads: put before the first kill, never read before. */
+    private static String coldKey(int k) {
+        return "failover-cold-" + k;
     }
 
     /** The bytes of {@code key}: derived from it, so a read back can be checked without keeping them. */
