@@ -50,22 +50,35 @@ def pki():
     return files
 
 
-@pytest.fixture(scope="module")
-def tls_master(pki):
-    """A master and a node serving TLS with mutual TLS required; yields the master's address."""
+def _tls_cluster(pki, cert, key, *extra):
+    """A master and a node serving TLS with ``cert`` and ``key``, mutual TLS required, ``extra`` flags added to
+    both, once the node has mounted: (master Proc, node Proc, the master's address). The caller stops both."""
     _require_dist()
-    cert, key = pki["server"]
     tls = ["-D", "transport.tls.enabled=true", "-D", f"transport.tls.cert={cert}", "-D", f"transport.tls.key={key}",
-           "-D", f"transport.tls.ca={pki['ca']}", "-D", "transport.tls.client-auth=require"]
+           "-D", f"transport.tls.ca={pki['ca']}", "-D", "transport.tls.client-auth=require", *extra]
     mp, master = start_master(*tls)
-    node = Proc("node", ["node", "--master", master, "--host", "127.0.0.1", "--segment-size", "64MiB"] + tls,
-                r"Tiffin node (\S+) segment (\S+) .* on ([^\s/,]+:\d+)")
+    node = None
     try:
+        node = Proc("node", ["node", "--master", master, "--host", "127.0.0.1", "--segment-size", "64MiB"] + tls,
+                    r"Tiffin node (\S+) segment (\S+) .* on ([^\s/,]+:\d+)")
         with _client(master, pki) as c:
             deadline = time.monotonic() + 60
             while not c.stat()["segments"]:
                 assert time.monotonic() < deadline, "the node did not mount: " + node.output()[-2000:]
                 time.sleep(0.1)
+        return mp, node, master
+    except BaseException:
+        for p in (node, mp):
+            if p is not None:
+                p.stop()
+        raise
+
+
+@pytest.fixture(scope="module")
+def tls_master(pki):
+    """A master and a node serving TLS with mutual TLS required; yields the master's address."""
+    mp, node, master = _tls_cluster(pki, *pki["server"])
+    try:
         yield master
     finally:
         node.stop()
@@ -165,22 +178,12 @@ def test_a_rotated_server_certificate_is_presented_to_new_connections_without_a_
     """The master and its node read their certificate from files that are replaced while they run (their
     transport.tls.reload-interval short for the test): new connections get the new certificate, the client's
     connections made before go on, and a new client works."""
-    _require_dist()
     cert, key = str(tmp_path / "server.pem"), str(tmp_path / "server-key.pem")
     _install(pki["server"][0], cert)
     _install(pki["server"][1], key)
-    tls = ["-D", "transport.tls.enabled=true", "-D", f"transport.tls.cert={cert}", "-D", f"transport.tls.key={key}",
-           "-D", f"transport.tls.ca={pki['ca']}", "-D", "transport.tls.client-auth=require",
-           "-D", "transport.tls.reload-interval=200ms"]
-    mp, master = start_master(*tls)
-    node = Proc("node", ["node", "--master", master, "--host", "127.0.0.1", "--segment-size", "64MiB"] + tls,
-                r"Tiffin node (\S+) segment (\S+) .* on ([^\s/,]+:\d+)")
+    mp, node, master = _tls_cluster(pki, cert, key, "-D", "transport.tls.reload-interval=200ms")
     try:
         with _client(master, pki) as before:
-            deadline = time.monotonic() + 60
-            while not before.stat()["segments"]:
-                assert time.monotonic() < deadline, "the node did not mount: " + node.output()[-2000:]
-                time.sleep(0.1)
             before.put(prefix + "a", b"a" * 5000)
             assert _presented(master, pki) == "server"
             rotated = _issue(os.path.dirname(pki["ca"]), "ca", "server-rotated", "IP:127.0.0.1")
@@ -190,7 +193,9 @@ def test_a_rotated_server_certificate_is_presented_to_new_connections_without_a_
             while _presented(master, pki) != "server-rotated":  # each new connection has the files looked at
                 assert time.monotonic() < deadline, "the master kept its old certificate: " + mp.output()[-2000:]
                 time.sleep(0.1)
-            assert "Reloaded the TLS files" in mp.output()
+            while "Reloaded the TLS files" not in mp.output():  # logged asynchronously
+                assert time.monotonic() < deadline, "the reload was not logged: " + mp.output()[-2000:]
+                time.sleep(0.1)
             assert before.get(prefix + "a") == b"a" * 5000  # the connections made before go on
             with _client(master, pki) as after:
                 after.put(prefix + "b", b"b" * 5000)
