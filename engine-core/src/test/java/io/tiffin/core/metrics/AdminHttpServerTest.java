@@ -113,22 +113,16 @@ class AdminHttpServerTest {
         TestCertificates certs = TestCertificates.create(dir);
         Path cert = dir.resolve("live.pem");
         Path key = dir.resolve("live-key.pem");
-        java.nio.file.Files.copy(certs.server.cert(), cert);
-        java.nio.file.Files.copy(certs.server.key(), key);
+        TestCertificates.install(certs.server.cert(), cert);
+        TestCertificates.install(certs.server.key(), key);
         TransportSettings tls = TransportSettings.defaults().withTls(io.tiffin.core.transport.TlsSettings.of(cert, key,
                 certs.server.ca()).withReloadInterval(java.time.Duration.ofMillis(50)));
         try (AdminHttpServer admin = new AdminHttpServer("127.0.0.1", 0, tls, () -> "m 3", () -> "{}")) {
             int port = admin.address().getPort();
             assertThat(TlsProbe.presentedSubject("127.0.0.1", port, certs.server.ca())).isEqualTo("CN=tiffin server");
             TestCertificates.Party rotated = certs.issue("rotated admin");
-            Path tmpKey = dir.resolve("next-key.pem");
-            Path tmpCert = dir.resolve("next.pem");
-            java.nio.file.Files.copy(rotated.key(), tmpKey);
-            java.nio.file.Files.copy(rotated.cert(), tmpCert);
-            java.nio.file.Files.move(tmpKey, key, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            java.nio.file.Files.move(tmpCert, cert, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            TestCertificates.install(rotated.key(), key);
+            TestCertificates.install(rotated.cert(), cert);
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> TlsProbe
                     .presentedSubject("127.0.0.1", port, certs.server.ca()).equals("CN=rotated admin"));
         }

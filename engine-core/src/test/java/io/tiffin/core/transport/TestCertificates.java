@@ -98,6 +98,18 @@ public final class TestCertificates {
         }
     }
 
+    /** Replaces {@code target} with a copy of {@code source} in one rename, as certificate tools do. */
+    public static void install(Path source, Path target) {
+        try {
+            Path tmp = Files.createTempFile(target.toAbsolutePath().getParent(), "new-", ".pem");
+            Files.copy(source, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.move(tmp, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static Party party(Path dir, String name, X509Bundle b, Path ca) {
         return new Party(write(dir, name + ".pem", b.getCertificatePathPEM()),
                 write(dir, name + "-key.pem", b.getPrivateKeyPEM()), ca);

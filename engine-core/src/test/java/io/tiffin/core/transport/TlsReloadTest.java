@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,15 +70,8 @@ class TlsReloadTest {
         }
     }
 
-    /** Replaces {@code target} with a copy of {@code source} in one rename, as certificate tools do. */
     private static void install(Path source, Path target) {
-        try {
-            Path tmp = Files.createTempFile(target.getParent(), "new-", ".pem");
-            Files.copy(source, tmp, StandardCopyOption.REPLACE_EXISTING);
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        TestCertificates.install(source, target);
     }
 
     private static TransportSettings settings(TlsSettings tls) {
