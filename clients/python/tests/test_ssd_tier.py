@@ -114,3 +114,35 @@ def test_mooncake_get_into_ranges_reads_rows_of_an_ssd_only_object(ssd_cluster, 
         assert out[2000:].tobytes() == v[-1000:]
     finally:
         store.close()
+
+
+def test_a_node_stopped_with_sigterm_keeps_what_only_its_memory_held_on_its_ssd(tmp_path):
+    """A node process with an SSD tier and offload off (nothing on the SSD before) is stopped with SIGTERM: before it
+    goes it has the master offload the objects only its memory holds (``node.stop-offload-timeout``), so once it
+    starts again on the same ``--storage-path`` (its node id kept there) every object reads back."""
+    from conftest import start_master, start_node, wait_nodes
+    storage = str(tmp_path / "ssd")
+    mp, master = start_master()
+    node = start_node(master, "64MiB", None, "--storage-path", storage)
+    try:
+        wait_nodes(master, 1)
+        values = {f"stop/{i:02d}": value_of(i) for i in range(20)}
+        with tiffin.Client.connect(master, shared_memory=False) as c:
+            for k, v in values.items():
+                c.put(k, v)
+            assert all("LOCAL_DISK" not in {r.type for r in c.locate(k).replicas} for k in values)
+            node.stop()  # SIGTERM
+            assert "copied what only its memory held to its SSD tier" in node.output()
+            with pytest.raises(tiffin.TiffinError) as gone:
+                c.get("stop/00")
+            assert gone.value.code == "OBJECT_NOT_FOUND"  # the copies are away with their node
+            node = start_node(master, "64MiB", None, "--storage-path", storage)
+            deadline = time.monotonic() + 60
+            while not c.exists("stop/19"):  # the node's scan lists its copies again
+                assert time.monotonic() < deadline, "the node's SSD copies did not come back: " + node.output()[-2000:]
+                time.sleep(0.1)
+            for k, v in values.items():
+                assert c.get(k) == v, k
+    finally:
+        node.stop()
+        mp.stop()

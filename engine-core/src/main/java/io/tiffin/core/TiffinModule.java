@@ -202,7 +202,9 @@ public final class TiffinModule extends AbstractModule {
                 plugins.settings(ExtensionPoint.STORAGE_BACKEND, backend, config));
         props.put("path", path);
         return options.withStorage(new NodeServer.Storage(plugins.storageBackend(backend),
-                new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID))), config.get(NODE_TASK_POLL_INTERVAL));
+                new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID)),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.NODE_STOP_OFFLOAD_TIMEOUT)),
+                config.get(NODE_TASK_POLL_INTERVAL));
     }
 
     /**

@@ -136,6 +136,13 @@ public final class TiffinConfigKeys {
             1_000_000, "requests", "SSD read requests a node keeps waiting for its I/O threads; more are refused"
                     + " (UNAVAILABLE_IN_CURRENT_STATUS, retry later).");
 
+    public static final ConfigKey<Duration> NODE_STOP_OFFLOAD_TIMEOUT = ConfigKey.durationOrZero(
+            "node.stop-offload-timeout", "20s", SECONDS, "With an SSD tier: how long a graceful stop (SIGTERM, Ctrl-C)"
+                    + " may spend copying to the tier the objects only this node's memory holds (its segment takes no"
+                    + " new puts meanwhile), so that they are read from the tier once the node starts again on the"
+                    + " same node.storage-path. Objects still without a copy then are lost, as without a tier. 0 ="
+                    + " stop at once.");
+
     // ------------------------------------------------------------------------------------ client
     public static final ConfigKey<Duration> CLIENT_RPC_TIMEOUT = ConfigKey.duration("client.rpc-timeout", "30s",
             MILLIS, "Time a client waits for the answer to one request.");
@@ -486,7 +493,8 @@ public final class TiffinConfigKeys {
                 MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
                 NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_SEGMENT_PREFAULT, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
-                NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, CLIENT_RPC_TIMEOUT, CLIENT_CONNECT_TIMEOUT,
+                NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, NODE_STOP_OFFLOAD_TIMEOUT, CLIENT_RPC_TIMEOUT,
+                CLIENT_CONNECT_TIMEOUT,
                 CLIENT_FAILOVER_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_VERIFY_CHECKSUMS, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,

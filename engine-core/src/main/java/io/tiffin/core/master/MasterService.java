@@ -104,7 +104,7 @@ public final class MasterService {
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);
         removal = new Removal(table, quarantine, tier, restartGuard, counters, ticker);
         expiry = new Expiry(table, removal, tier, ticker);
-        ssdTier = new SsdTierService(tier, table, floors, recovery::scanned);
+        ssdTier = new SsdTierService(tier, table, segments, floors, recovery::scanned);
         puts = new PutCoordinator(settings, table, placement, removal, expiry, tier, quarantine, counters, ticker,
                 deadlines, recovery::active, this::collectForgets);
         lookups = new ReplicaLookup(table, removal, tier, settings.leaseTtl().toMillis(), ticker, recovery);

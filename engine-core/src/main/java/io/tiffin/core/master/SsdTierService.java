@@ -9,7 +9,8 @@ import java.util.List;
 
 /**
  * The SSD tier's side of the master, as nodes and operators reach it: a node registers its SSD tier, reports the
- * copies it holds, polls offload and promotion tasks and reports their outcome; the gauges read the tier's
+ * copies it holds, polls offload and promotion tasks and reports their outcome, and, as it stops, has its segment's
+ * sole copies offloaded ({@link #drain}); the gauges read the tier's
  * counts. It delegates to the {@link TierCoordinator} (the tier's logic) and reads the object table for the
  * checksum a promotion must match. {@link MasterService} holds one ({@link MasterService#ssdTier()}).
  *
@@ -18,14 +19,16 @@ import java.util.List;
 public final class SsdTierService {
     private final TierCoordinator tier;
     private final ObjectTable table;
+    private final SegmentRegistry segments;
     private final DiskFloors floors;
     /** Told of each node whose scan has been reported in full ({@link Recovery#scanned}). */
     private final java.util.function.Consumer<String> scanned;
 
-    SsdTierService(TierCoordinator tier, ObjectTable table, DiskFloors floors,
+    SsdTierService(TierCoordinator tier, ObjectTable table, SegmentRegistry segments, DiskFloors floors,
                    java.util.function.Consumer<String> scanned) {
         this.tier = tier;
         this.table = table;
+        this.segments = segments;
         this.floors = floors;
         this.scanned = scanned;
     }
@@ -54,6 +57,52 @@ public final class SsdTierService {
      */
     public void registerStorage(String nodeId, long capacity) {
         tier.registerStorage(nodeId, capacity);
+    }
+
+    /**
+     * A node that stops asks for what would be lost with its memory to be copied to its SSD tier first (its task
+     * polls name the segment, {@code TaskPollRequest.drain_segment}): the segment takes no new puts, and every object
+     * whose readable replicas are all in it and that has no SSD copy gets an offload to the node, as many as the
+     * offload queue takes (the next poll queues more). Objects being written, or whose offload failed, are left out.
+     *
+     * @return how many such objects have no SSD copy yet, queued or running offloads included: 0 = the node may stop
+     * @throws TiffinException {@code SEGMENT_NOT_FOUND} when {@code nodeId} has no segment {@code segmentName}
+     */
+    public long drain(String nodeId, String segmentName) {
+        MountedSegment s = segments.get(segmentName);
+        if (s == null || !s.nodeId().equals(nodeId)) {
+            throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "drain: node " + nodeId + " has no segment "
+                    + segmentName + " mounted");
+        }
+        s.setDraining(true);
+        List<String> keys = s.ownerKeys();
+        long[] remaining = new long[1];
+        table.forEachByShard(keys, (shard, i) -> {
+            ObjectMetadata m = shard.objects.get(keys.get(i));
+            if (m == null || m.size() == 0 || m.processing() || m.hasDiskReplica() || m.offloadFailed()
+                    || !onlyIn(m, s)) {
+                return;
+            }
+            remaining[0]++;
+            if (!m.offloadPending() && !m.promotionQueued()) {
+                tier.queueOffload(m); // false while the queue is full: a later poll queues it
+            }
+        });
+        return remaining[0];
+    }
+
+    /** Whether {@code m} has readable memory replicas, all of them in {@code s}. Caller holds the shard lock. */
+    private static boolean onlyIn(ObjectMetadata m, MountedSegment s) {
+        boolean any = false;
+        for (ReplicaRecord r : m.replicas()) {
+            if (r.isReadable()) {
+                if (r.segment != s) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        return any;
     }
 
     /**

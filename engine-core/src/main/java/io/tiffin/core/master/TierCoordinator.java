@@ -381,7 +381,7 @@ final class TierCoordinator {
     }
 
     /** Queues an offload of one memory replica on a node with an SSD tier. Caller holds the shard lock. */
-    private boolean queueOffload(ObjectMetadata m) {
+    boolean queueOffload(ObjectMetadata m) {
         if (m.size() == 0) {
             return false; // nothing to keep on a disk: an evicted 0-byte object is simply dropped
         }

@@ -47,9 +47,10 @@ import org.apache.logging.log4j.Logger;
  * segment, so the bytes go to the socket with no extra copy).
  *
  * <p>Thread-safe. Owns its segment, servers, connections, heartbeat thread and SSD tier ({@code
- * NodeStorageTier}, which owns the storage backend); {@link #close()} stops the heartbeat, unmounts (best
- * effort), stops the data-plane server, closes the tier and only then frees the segment, so no in-flight
- * write, offload or promotion can touch freed memory.
+ * NodeStorageTier}, which owns the storage backend); {@link #close()} has the tier take what only this memory
+ * holds ({@code node.stop-offload-timeout}), stops the heartbeat, unmounts (best effort), stops the data-plane
+ * server, closes the tier and only then frees the segment, so no in-flight write, offload or promotion can touch
+ * freed memory.
  */
 public final class NodeServer implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeServer.class);
@@ -108,9 +109,8 @@ public final class NodeServer implements AutoCloseable {
         /** A builder holding these options. */
         public Builder toBuilder() {
             return new Builder(masterAddress).nodeId(nodeId).host(host).port(port).segmentSize(segmentSize)
-                    .segmentPrefault(segmentPrefault)
-                    .pingInterval(pingInterval).transport(transport).storage(storage, taskPollInterval)
-                    .sharedMemoryDir(sharedMemoryDir).ticker(ticker);
+                    .segmentPrefault(segmentPrefault).pingInterval(pingInterval).transport(transport)
+                    .storage(storage, taskPollInterval).sharedMemoryDir(sharedMemoryDir).ticker(ticker);
         }
 
         /**
@@ -235,13 +235,16 @@ public final class NodeServer implements AutoCloseable {
     }
 
     /**
-     * The node's SSD tier: the backend factory chosen by {@code node.storage-backend} and its
-     * configuration ({@code path} plus the {@code storage.<backend>.*} keys).
-     *
-     * <p>Thread-safe (immutable).
+     * The node's SSD tier: the backend factory chosen by {@code node.storage-backend}, its configuration ({@code path}
+     * plus the {@code storage.<backend>.*} keys), and how long a graceful stop may spend copying to it what only this
+     * node's memory holds ({@code node.stop-offload-timeout}; zero = none). Thread-safe (immutable).
      */
     public record Storage(io.tiffin.api.spi.storage.StorageBackendFactory factory,
-                          io.tiffin.api.spi.PluginContext context) {
+                          io.tiffin.api.spi.PluginContext context, Duration stopOffload) {
+        /** With {@code node.stop-offload-timeout}'s default, 20 s. */
+        public Storage(io.tiffin.api.spi.storage.StorageBackendFactory factory, io.tiffin.api.spi.PluginContext context) {
+            this(factory, context, Duration.ofSeconds(20));
+        }
     }
 
     private enum Tick { PING, POLL, REMOUNT, ATTACH, DISCOVER }
@@ -266,6 +269,8 @@ public final class NodeServer implements AutoCloseable {
     private final java.util.ArrayDeque<Long> pingTimes = new java.util.ArrayDeque<>();
     private final String endpoint;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Set by {@link #close()} first: the heartbeat ring goes on while the SSD tier drains. */
+    private final AtomicBoolean closing = new AtomicBoolean();
     private final Duration pingInterval;
     private final Ticker ticker;
     /** A quick extra heartbeat is scheduled (while the node looks for a leader). */
@@ -429,7 +434,8 @@ public final class NodeServer implements AutoCloseable {
                 backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment, () -> link.master(), masterPool, ticker, asNode);
+                storageTier = new NodeStorageTier(nodeId, backend, segment, () -> link.master(), masterPool, ticker, asNode,
+                        o.storage().stopOffload());
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }
@@ -531,10 +537,7 @@ public final class NodeServer implements AutoCloseable {
         }
     }
 
-    /**
-     * Times ({@link Ticker#nanos()} of the node's ticker, {@link System#nanoTime()} by default) at which
-     * the heartbeat ring sent its recent pings; for measurements.
-     */
+    /** When ({@link Ticker#nanos()}) the heartbeat ring sent its recent pings; for measurements. */
     public long[] pingTimesNanos() {
         synchronized (pingTimes) {
             return pingTimes.stream().mapToLong(Long::longValue).toArray();
@@ -596,10 +599,8 @@ public final class NodeServer implements AutoCloseable {
         return segment.mountEpoch();
     }
 
-    /**
-     * Starts a node and mounts its segment. Throws {@link TiffinException}: RPC_FAIL if the master
-     * cannot be reached, INVALID_PARAMS if the memory cannot be reserved or the port bound.
-     */
+    /** Starts a node and mounts its segment; throws {@link TiffinException}: RPC_FAIL if the master cannot be
+     * reached, INVALID_PARAMS if the memory cannot be reserved or the port bound. */
     public static NodeServer start(Options options) {
         NodeServer n = new NodeServer(options);
         LOG.info("Tiffin node {} serving segment {} ({} bytes{}) on {}, master {}", n.nodeId, n.segment.name(),
@@ -652,10 +653,7 @@ public final class NodeServer implements AutoCloseable {
         return link.leader();
     }
 
-    /**
-     * Stops heartbeats without unmounting, as if the process had died; for tests of node expiry. The
-     * data plane keeps serving.
-     */
+    /** Stops heartbeats without unmounting, as if the process had died (the data plane serves on); for tests. */
     public void stopHeartbeats() {
         heartbeat.shutdownNow();
     }
@@ -672,12 +670,17 @@ public final class NodeServer implements AutoCloseable {
 
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
+        if (!closing.compareAndSet(false, true)) {
             return;
         }
-        heartbeat.shutdownNow();
-        link.unmountQuietly();
-        closeResources();
+        if (tier != null) {
+            tier.drainBeforeStop(); // the heartbeat ring pings and polls its tasks meanwhile
+        }
+        if (closed.compareAndSet(false, true)) { // not crashed meanwhile
+            heartbeat.shutdownNow();
+            link.unmountQuietly();
+            closeResources();
+        }
     }
 
     private void closeResources() {

@@ -16,6 +16,7 @@ import io.tiffin.core.transport.proto.PromotionTask;
 import io.tiffin.core.transport.proto.TaskPollReply;
 import io.tiffin.core.transport.proto.TaskPollRequest;
 import io.tiffin.core.util.Ticker;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,6 +40,7 @@ import org.apache.logging.log4j.Logger;
  *   <li>{@link SsdReadService}: clients' reads of SSD-only objects ({@code DATA_READ_SSD}), on a small
  *       I/O pool, never on a Netty event loop.</li>
  * </ul>
+ * A graceful stop first has the master offload what only this node's memory holds ({@link #drainBeforeStop}).
  * The heartbeat ring of {@link NodeServer} only exchanges task lists ({@link #pollTasks}) and asks for
  * notice deliveries ({@link #queueNoticeDelivery}); it never does this I/O, so a backlog never delays a
  * heartbeat. What the node tells the master about its SSD copies goes one step at a time ({@link
@@ -53,6 +55,11 @@ import org.apache.logging.log4j.Logger;
  */
 final class NodeStorageTier implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(NodeStorageTier.class);
+    /** {@link #drainRemaining} before the master's first count, and after a poll that asked for it failed. */
+    private static final long NO_ANSWER = -1;
+    private static final long REFUSED = -2;
+    /** How long a drain waits for the master's first count before it takes the master for unreachable. */
+    private static final long DRAIN_ANSWER_NANOS = 2_000_000_000L;
 
     private final String nodeId;
     private final StorageBackend backend;
@@ -72,6 +79,16 @@ final class NodeStorageTier implements AutoCloseable {
     /** New deadlines a poll's answer asked for that the backend failed to write into stamps, for the next poll. */
     private final FailedDiskChanges failedStamps;
     private final Ticker ticker;
+    private final String segmentName;
+    /** How long a graceful stop may spend on {@link #drainBeforeStop} ({@code node.stop-offload-timeout}). */
+    private final Duration stopOffload;
+    /** Set once the node stops: polls ask the master to offload what only this node's memory holds. */
+    private volatile boolean draining;
+    /**
+     * The master's count of those objects without an SSD copy yet, from the last poll that asked; {@link #NO_ANSWER}
+     * before one, {@link #REFUSED} after a poll that asked failed.
+     */
+    private volatile long drainRemaining = NO_ANSWER;
 
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
@@ -80,8 +97,11 @@ final class NodeStorageTier implements AutoCloseable {
      * size, {@code node.ssd-read-memory}, {@code node.ssd-read-queue}).
      */
     NodeStorageTier(String nodeId, StorageBackend backend, LocalSegment segment, Supplier<TransportClient> master,
-                    TransportClientPool peers, Ticker ticker, io.tiffin.core.transport.TransportSettings transport) {
+                    TransportClientPool peers, Ticker ticker, io.tiffin.core.transport.TransportSettings transport,
+                    Duration stopOffload) {
         this.nodeId = nodeId;
+        this.segmentName = segment.name();
+        this.stopOffload = stopOffload;
         this.backend = backend;
         this.master = master;
         this.ticker = ticker;
@@ -153,12 +173,14 @@ final class NodeStorageTier implements AutoCloseable {
         }
         FailedDiskChanges.Batch told = failedDeletes.take();
         FailedDiskChanges.Batch toldStamps = failedStamps.take();
+        boolean drain = draining;
         CompletableFuture<Frame> call;
         try {
             call = master.get().call(Opcode.POLL_TASKS, TaskPollRequest.newBuilder().setNodeId(nodeId)
                     .setMaxOffloads(freeOffloads).setMaxPromotions(freePromotions).addAllUndeleted(told.keys())
                     .addAllUndeletedVersions(told.versions()).addAllUnstamped(toldStamps.keys())
-                    .addAllUnstampedVersions(toldStamps.versions()).build(), null);
+                    .addAllUnstampedVersions(toldStamps.versions()).setDrainSegment(drain ? segmentName : "").build(),
+                    null);
         } catch (RuntimeException e) {
             failedDeletes.putBack(told);
             failedStamps.putBack(toldStamps);
@@ -169,10 +191,19 @@ final class NodeStorageTier implements AutoCloseable {
             CompletableFuture<Void> tried = CompletableFuture.completedFuture(null);
             try {
                 if (err == null) {
-                    tried = accept(frame.parseControl(TaskPollReply.parser()));
+                    TaskPollReply reply = frame.parseControl(TaskPollReply.parser());
+                    tried = accept(reply);
+                    if (drain) {
+                        drainRemaining = reply.getDrainRemaining();
+                    }
                 } else {
                     failedDeletes.putBack(told); // told again with the next poll (a repeat is harmless)
                     failedStamps.putBack(toldStamps);
+                    if (drain) {
+                        drainRemaining = REFUSED;
+                        LOG.warn("Node {} could not have the master copy its objects to SSD before it stops: {}",
+                                nodeId, err.toString());
+                    }
                 }
             } catch (RuntimeException e) {
                 LOG.warn("Node {} could not take its task list: {}", nodeId, e.toString());
@@ -184,6 +215,42 @@ final class NodeStorageTier implements AutoCloseable {
                 tried.whenComplete((v, e) -> pollInFlight.set(false));
             }
         });
+    }
+
+    /**
+     * Before a graceful stop, while the heartbeat ring still polls: has the master offload to this tier the objects
+     * only this node's memory holds ({@code TaskPollRequest.drain_segment}; its segment takes no new puts meanwhile)
+     * and waits until the master counts none left or {@code node.stop-offload-timeout} passes. Objects still without a
+     * copy then are lost with the memory, as they were before; the log says how many. Blocks the caller.
+     */
+    void drainBeforeStop() {
+        if (stopOffload.isZero() || closed.get()) {
+            return;
+        }
+        long start = ticker.nanos();
+        drainRemaining = NO_ANSWER;
+        draining = true;
+        long left;
+        while ((left = drainRemaining) != 0 && left != REFUSED && ticker.nanos() - start < stopOffload.toNanos()
+                && !(left == NO_ANSWER && ticker.nanos() - start > DRAIN_ANSWER_NANOS)) {
+            try {
+                Thread.sleep(20); // the polls of the heartbeat ring bring the count
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        long ms = (ticker.nanos() - start) / 1_000_000;
+        if (left == 0) {
+            LOG.info("Node {} copied what only its memory held to its SSD tier before stopping ({} ms); it reads from"
+                    + " there once the node starts again on the same storage path", nodeId, ms);
+        } else if (left > 0) {
+            LOG.warn("Node {} stops after {} ms (node.stop-offload-timeout) with {} objects that only its memory held"
+                    + " not copied to its SSD tier: they are lost", nodeId, ms, left);
+        } else if (left == NO_ANSWER) {
+            LOG.warn("Node {} stops without copying what only its memory holds to its SSD tier: the master did not"
+                    + " answer within {} ms", nodeId, ms);
+        }
     }
 
     /**

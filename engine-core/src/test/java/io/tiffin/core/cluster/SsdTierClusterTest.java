@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
+import io.tiffin.api.ErrorCode;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaType;
+import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.PluginContext;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
@@ -25,6 +27,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The SSD tier end to end: offload, reads from SSD, promotion, restart, a full disk. */
 class SsdTierClusterTest {
@@ -57,11 +61,16 @@ class SsdTierClusterTest {
     }
 
     private NodeServer startNode(String id, long segment, String storageDir, Map<String, String> storageProps) {
+        return startNode(id, segment, storageDir, storageProps, Duration.ofSeconds(20));
+    }
+
+    private NodeServer startNode(String id, long segment, String storageDir, Map<String, String> storageProps,
+                                 Duration stopOffload) {
         Map<String, String> props = new HashMap<>(storageProps);
         props.put("path", dir.resolve(storageDir).toString());
         NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(segment)
                 .pingInterval(Duration.ofMillis(200)).build().withStorage(
-                new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id)),
+                new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id), stopOffload),
                 Duration.ofMillis(20)));
         open.add(n);
         return n;
@@ -253,6 +262,41 @@ class SsdTierClusterTest {
         startNode("restart-node", 32 * MiB, "persist", Map.of());
         for (int i = 0; i < 10; i++) {
             assertThat(c.get("r-" + i)).as("r-%d after restart", i).isEqualTo(values.get(i));
+        }
+    }
+
+    /**
+     * A graceful stop first copies to the node's SSD tier what only its memory holds ({@code node.stop-offload-timeout};
+     * offload is off, so nothing was on SSD before): once the node starts again on the same storage path every object
+     * reads back. With the timeout at 0 the memory's objects are lost with it, as before.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {20, 0})
+    void aGracefulStopKeepsWhatOnlyTheNodesMemoryHeldOnItsSsd(int stopOffloadSeconds) throws Exception {
+        startMaster(Map.of());
+        Duration stopOffload = Duration.ofSeconds(stopOffloadSeconds);
+        NodeServer node = startNode("stopping", 32 * MiB, "keep", Map.of(), stopOffload);
+        TiffinClient c = client();
+        List<byte[]> values = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            values.add(ClusterEndToEndTest.bytes(300 + i, 200_000 + i));
+            c.put("keep-" + i, values.get(i));
+        }
+        assertThat(has(c.locate("keep-0").orElseThrow(), ReplicaType.LOCAL_DISK)).as("offload is off").isFalse();
+        node.close();
+        assertThat(master.service().keyCount()).as("the node and its memory are gone").isZero();
+
+        startNode("stopping", 32 * MiB, "keep", Map.of(), stopOffload);
+        if (stopOffloadSeconds == 0) {
+            await().atMost(SSD_WAIT).until(() -> master.service().liveNodes().size() == 1);
+            assertThatThrownBy(() -> c.get("keep-0")).isInstanceOfSatisfying(TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+            return;
+        }
+        await("the node's SSD copies listed again").atMost(SSD_WAIT).pollInterval(POLL)
+                .until(() -> master.service().keyCount() == 40);
+        for (int i = 0; i < 40; i++) {
+            assertThat(c.get("keep-" + i)).as("keep-%d", i).isEqualTo(values.get(i));
         }
     }
 

@@ -1,12 +1,14 @@
 package io.tiffin.core.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaType;
+import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.allocation.AllocationStrategy;
 import io.tiffin.api.spi.allocation.SegmentStatus;
 import io.tiffin.core.util.ManualTicker;
@@ -61,6 +63,45 @@ class SsdTierMasterTest {
     private static boolean onSsd(MasterService m, String key) {
         KeyResult<io.tiffin.api.ObjectLocation> loc = m.getReplicaList(key);
         return loc.isOk() && loc.value().replicas().stream().anyMatch(r -> r.type() == ReplicaType.LOCAL_DISK);
+    }
+
+    /**
+     * A node that stops asks for its sole copies to go to its SSD first (its polls name its segment): the segment
+     * takes no new puts, the objects only it holds are offloaded as the queue allows, and the count reaches 0 once the
+     * node has reported every copy. An object with a replica on another node, one already on SSD and one still being
+     * written are not waited for.
+     */
+    @Test
+    void aStoppingNodesSoleCopiesAreOffloadedBeforeItGoes() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.OFF, 2, "n1");
+        for (int i = 0; i < 3; i++) {
+            put(m, "only-here-" + i, 4096, PutOptions.DEFAULT);
+        }
+        m.mountSegment("s-n2", "n2", "ep-n2", 64 * MiB);
+        put(m, "also-on-n2", 4096, PutOptions.DEFAULT.withReplicas(2));
+        assertThat(m.putStart("writer", "being-written", 4096, PutOptions.DEFAULT.withPreferredSegment("s-n1")).code())
+                .isEqualTo(ErrorCode.OK);
+        assertThatThrownBy(() -> m.ssdTier().drain("n2", "s-n1")).isInstanceOfSatisfying(TiffinException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND));
+
+        assertThat(m.ssdTier().drain("n1", "s-n1")).isEqualTo(3);
+        assertThat(m.segmentViews()).filteredOn(v -> v.name().equals("s-n1")).singleElement()
+                .satisfies(v -> assertThat(v.status()).isEqualTo(SegmentStatus.DRAINING));
+        assertThat(m.putStart("writer", "new", 4096, PutOptions.DEFAULT.withPreferredSegment("s-n1")).value())
+                .as("placed on the other node").allSatisfy(d -> assertThat(d.segment()).isEqualTo("s-n2"));
+        List<io.tiffin.core.transport.proto.OffloadTask> first = m.ssdTier().pollTasks("n1", 10, 0).offloads();
+        assertThat(first).as("as many as the queue takes").hasSize(2);
+        assertThat(m.ssdTier().drain("n1", "s-n1")).as("queued offloads still count").isEqualTo(3);
+        m.ssdTier().reportDiskObjects("n1", first.stream().map(t -> t.getKey()).toList(), List.of(4096L, 4096L));
+        assertThat(m.ssdTier().drain("n1", "s-n1")).isEqualTo(1);
+        List<io.tiffin.core.transport.proto.OffloadTask> second = m.ssdTier().pollTasks("n1", 10, 0).offloads();
+        assertThat(second).hasSize(1);
+        m.ssdTier().reportDiskObjects("n1", List.of(second.get(0).getKey()), List.of(4096L));
+        assertThat(m.ssdTier().drain("n1", "s-n1")).isZero();
+        for (int i = 0; i < 3; i++) {
+            assertThat(onSsd(m, "only-here-" + i)).as("only-here-%d", i).isTrue();
+        }
+        assertThat(onSsd(m, "also-on-n2")).isFalse();
     }
 
     @Test
