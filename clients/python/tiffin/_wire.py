@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .errors import TiffinError, code_name
-from ._tls import handshake_failure
+from ._tls import ReloadingContext, handshake_failure
 from ._proto import tiffin_pb2 as pb
 
 PROTOCOL_VERSION = 2
@@ -150,7 +150,7 @@ class Settings:
     connect_timeout: float = 10.0
     auth_token: str = ""
     max_frame_size: int = DEFAULT_MAX_FRAME
-    tls: Optional[ssl.SSLContext] = None
+    tls: Optional[ReloadingContext] = None
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, int]:
