@@ -89,7 +89,7 @@ final class Recovery {
      * {@code master.recovery-read-wait} ago.
      */
     boolean holdsLookups() {
-        return ticker.millis() < lookupsHeldUntilMillis && active();
+        return !ended.isDone() && ticker.millis() < lookupsHeldUntilMillis && active(); // no clock read in the common case
     }
 
     /** Completes when the recovery ends (at once when none runs). */
