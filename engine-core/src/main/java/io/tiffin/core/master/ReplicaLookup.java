@@ -48,7 +48,9 @@ final class ReplicaLookup {
         if (table.validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        refuseWhileRecovering(List.of(key));
+        if (recovery.holdsLookups()) { // no list made in the common case
+            refuseWhileRecovering(List.of(key));
+        }
         return table.inShard(key, shard -> locateLocked(shard, key, ticker.millis(), cacheForMillis, owner));
     }
 
@@ -160,7 +162,9 @@ final class ReplicaLookup {
         if (table.validateKey(key) != ErrorCode.OK) {
             return KeyResult.failed(key == null ? "" : key, ErrorCode.INVALID_KEY);
         }
-        refuseWhileRecovering(List.of(key));
+        if (recovery.holdsLookups()) { // no list made in the common case
+            refuseWhileRecovering(List.of(key));
+        }
         return table.inShard(key, shard -> KeyResult.ok(key, existsLocked(shard, key, ticker.millis())));
     }
 
