@@ -300,6 +300,18 @@ class SsdTierClusterTest {
         }
     }
 
+    /** A stopping node whose master is gone waits about 2 s for its answer, not the whole stop-offload timeout. */
+    @Test
+    void aStoppingNodeWhoseMasterIsGoneDoesNotWaitOutTheStopOffloadTimeout() {
+        startMaster(Map.of());
+        NodeServer node = startNode("orphan", 16 * MiB, "orphan", Map.of(), Duration.ofSeconds(60));
+        client().put("orphan-0", new byte[10_000]);
+        master.close();
+        long start = System.nanoTime();
+        node.close();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+    }
+
     /**
      * A restart of the whole cluster (node and master, the new master knowing nothing) brings SSD-only objects back
      * as they were: with their versions, and with their deadlines as the last EXPIRE or PERSIST left them, so an
