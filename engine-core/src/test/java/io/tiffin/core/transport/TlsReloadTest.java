@@ -1,5 +1,6 @@
 package io.tiffin.core.transport;
 
+import static io.tiffin.core.transport.TestCertificates.install;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -68,10 +69,6 @@ class TlsReloadTest {
         for (int i = resources.size() - 1; i >= 0; i--) {
             resources.get(i).close();
         }
-    }
-
-    private static void install(Path source, Path target) {
-        TestCertificates.install(source, target);
     }
 
     private static TransportSettings settings(TlsSettings tls) {
