@@ -156,17 +156,24 @@ final class StorageTier {
         offloads.computeIfAbsent(nodeId, n -> new ArrayDeque<>()).add(task);
         offloadsInFlight++;
         offloadsInFlightByNode.merge(nodeId, 1, Integer::sum);
-        // the new copy replaces the old one on the node: a delete still pending for it would remove the new one
-        LinkedHashMap<String, Long> pending = deletes.get(nodeId);
-        if (pending != null) {
-            pending.remove(task.getKey());
-        }
-        LinkedHashMap<String, Long> h = handed.get(nodeId);
-        if (h != null) {
-            h.remove(task.getKey()); // not asked again after a re-registration
-        }
+        // A delete of the key still owed to the node stays, or a copy of the removed object would come back if the
+        // node dies before it writes the new one (its scan would report the old copy, and the new object is gone
+        // with the node's memory). It names the versions under the new one, which the node keeps.
+        underVersion(deletes.get(nodeId), task.getKey(), task.getVersion());
+        underVersion(handed.get(nodeId), task.getKey(), task.getVersion());
         dropDeadline(nodeId, task.getKey()); // the task carries the deadline
         return true;
+    }
+
+    /**
+     * Narrows a delete of {@code key} in {@code owed} (if any) to the copies older than {@code version}, the one a new
+     * offload writes; dropped when no version is older. A delete of any version (0) becomes one of those older.
+     */
+    private static void underVersion(LinkedHashMap<String, Long> owed, String key, long version) {
+        if (owed == null) {
+            return;
+        }
+        owed.computeIfPresent(key, (k, v) -> version <= 1 ? null : v == 0 || v >= version ? version - 1 : v);
     }
 
     /**

@@ -15,6 +15,8 @@ import io.tiffin.core.util.ManualTicker;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The master's side of the SSD tier when things go wrong: offloads and promotions whose node never
@@ -499,6 +501,59 @@ class SsdTierMasterTest {
         assertThat(m.ssdTier().pollTasks("n2", 10, 0).offloads()).as("the only slot is free again").hasSize(1);
     }
 
+    /**
+     * A node's SSD holds the copy of a removed object, its deletion not yet acknowledged, when the key is put again and
+     * the new object's offload to the same node is queued. Then the node dies before it wrote the new copy (a SIGKILL)
+     * and comes back: the new object, held only in the lost memory, is gone, and the old copy its scan reports must not
+     * come back as the key's object. The new offload keeps the deletion, capped under its own version, so the copy it
+     * writes stays. Whether the deletion had been handed to the node or was still waiting makes no difference.
+     */
+    @ParameterizedTest(name = "deletion handed out before the put: {0}")
+    @ValueSource(booleans = {false, true})
+    void theOldCopyOfAKeyPutAgainDoesNotComeBackWhenTheNodeDiesBeforeItWroteTheNewOne(boolean handed) {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        long old = putOnSsd(m, "n1", List.of("k")).getFirst();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+        if (handed) {
+            assertThat(m.ssdTier().pollTasks("n1", 0, 0).deletes()).containsExactly("k");
+        }
+        put(m, "k", 4096, PutOptions.DEFAULT); // its write-through offload is queued for n1
+        long current = m.getReplicaList("k").value().version();
+        assertThat(current).isGreaterThan(old);
+
+        m.mountSegment("s-n1-2", "n1", "ep-n1", 64 * MiB, 2); // killed before it polled, and restarted
+        m.ssdTier().registerStorage("n1", 1L << 30);
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(old)), true);
+
+        assertThat(m.getReplicaList("k").code()).as("the removed object's copy, not adopted")
+                .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
+        assertThat(tasks.deletes()).containsExactly("k");
+        assertThat(tasks.deleteVersions()).singleElement().satisfies(v -> assertThat(v).isGreaterThanOrEqualTo(old));
+    }
+
+    /**
+     * The other order of the case above: the node writes the new object's copy before it takes the old copy's
+     * deletion. The deletion names the versions under the new one, so the node keeps the new copy, and the master
+     * adopts it when the node reports it.
+     */
+    @Test
+    void theDeletionOfAnOldCopyKeptByANewOffloadSparesTheNewCopy() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        long old = putOnSsd(m, "n1", List.of("k")).getFirst();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        long current = m.getReplicaList("k").value().version();
+
+        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
+        assertThat(tasks.offloads()).extracting(t -> t.getVersion()).containsExactly(current);
+        assertThat(tasks.deleteVersions()).as("under the new copy's version").containsExactly(current - 1);
+        m.ssdTier().reportDiskObjects("n1", copies(List.of("k"), List.of(current)));
+        assertThat(onSsd(m, "k")).isTrue();
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).deletes()).isEmpty();
+        assertThat(old).isLessThan(current);
+    }
+
     @Test
     void aRestartedNodesOffloadsAreGivenUp() {
         MasterService m = master(TierSettings.OffloadMode.WRITE_THROUGH, 25_000);
@@ -664,21 +719,6 @@ class SsdTierMasterTest {
         assertThat(m.counters().diskEvictions()).isEqualTo(1);
         assertThat(m.getReplicaList("k").code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
         assertThat(onSsd(m, "j")).isTrue();
-    }
-
-    @Test
-    void aNewCopyOffloadedBeforeTheNodePolledAnOldDeleteIsKept() {
-        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
-        put(m, "k", 4096, PutOptions.DEFAULT);
-        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
-        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
-        assertThat(m.remove("k", false)).isEqualTo(ErrorCode.OK); // delete of k queued for n1
-
-        put(m, "k", 4096, PutOptions.DEFAULT);                     // new k, offloaded to n1 again
-
-        StorageTier.Tasks tasks = m.ssdTier().pollTasks("n1", 10, 0);
-        assertThat(tasks.offloads()).extracting(t -> t.getKey()).containsExactly("k");
-        assertThat(tasks.deletes()).as("it would delete the new copy").doesNotContain("k");
     }
 
     /**
