@@ -105,15 +105,31 @@ public final class TiffinModule extends AbstractModule {
     }
 
     /**
-     * The tokens of {@code transport.*-token} and the certificate names of {@code transport.tls.*-names};
-     * connections present the client role's token (a node's: the node role's).
+     * The tokens of {@code transport.*-token} and of {@code transport.tokens-file}, and the certificate names of
+     * {@code transport.tls.*-names}; connections present the client role's token (a node's: the node role's).
+     *
+     * @throws io.tiffin.api.TiffinException {@code INVALID_PARAMS} when the tokens file cannot be read or is refused
      */
-    static io.tiffin.core.transport.Credentials credentials(TiffinConfig config) {
-        return new io.tiffin.core.transport.Credentials(config.get(TRANSPORT_AUTH_TOKEN), config.get(TRANSPORT_CLIENT_TOKEN),
-                config.get(TRANSPORT_NODE_TOKEN), config.get(TRANSPORT_ADMIN_TOKEN), io.tiffin.core.transport.Role.CLIENT,
+    public static io.tiffin.core.transport.Credentials credentials(TiffinConfig config) {
+        io.tiffin.core.transport.Credentials c = new io.tiffin.core.transport.Credentials(config.get(TRANSPORT_AUTH_TOKEN),
+                config.get(TRANSPORT_CLIENT_TOKEN), config.get(TRANSPORT_NODE_TOKEN), config.get(TRANSPORT_ADMIN_TOKEN),
+                io.tiffin.core.transport.Role.CLIENT,
                 java.util.Map.of(io.tiffin.core.transport.Role.CLIENT, config.get(TRANSPORT_TLS_CLIENT_NAMES),
                         io.tiffin.core.transport.Role.NODE, config.get(TRANSPORT_TLS_NODE_NAMES),
                         io.tiffin.core.transport.Role.ADMIN, config.get(TRANSPORT_TLS_ADMIN_NAMES)));
+        Path file = path(config, TRANSPORT_TOKENS_FILE);
+        if (file == null) {
+            return c;
+        }
+        java.util.Set<String> inline = new java.util.HashSet<>(); // the slots whose keys are set: not in the file
+        java.util.Map.of("auth", c.authToken(), "client", c.clientToken(), "node", c.nodeToken(), "admin",
+                c.adminToken()).forEach((slot, token) -> {
+                    if (!token.isEmpty()) {
+                        inline.add(slot);
+                    }
+                });
+        return c.withTokensFile(io.tiffin.core.transport.TokensFile.load(file, inline,
+                config.get(TRANSPORT_TOKENS_RELOAD_INTERVAL)));
     }
 
     /** {@code transport.tls.*}; file names as given (relative ones against the working directory). */

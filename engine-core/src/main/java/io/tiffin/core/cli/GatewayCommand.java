@@ -66,9 +66,10 @@ final class GatewayCommand extends ServerCommand {
      * message naming {@code flag}.
      */
     static GatewayServer startGateway(TiffinConfig config, GatewayStore store, String flag) {
-        GatewaySettings settings = GatewaySettings.from(config);
+        GatewaySettings settings;
         io.tiffin.core.transport.TlsSettings tlsSettings;
         try {
+            settings = GatewaySettings.from(config).withCredentials(io.tiffin.core.TiffinModule.credentials(config));
             tlsSettings = io.tiffin.core.TiffinModule.tlsSettings(config);
         } catch (RuntimeException e) {
             store.close();

@@ -197,6 +197,16 @@ public final class TiffinConfigKeys {
             "Token of the admin role (everything, also remove-all, forced removal, unmounting any node, and the admin"
                     + " HTTP beyond loopback): servers accept it, tiffin rm --force presents it. Empty ="
                     + " transport.auth-token.");
+    public static final ConfigKey<String> TRANSPORT_TOKENS_FILE = ConfigKey.string("transport.tokens-file", "",
+            "File of tokens, one role=token per line (role: auth, client, node or admin; # comments), read instead of"
+                    + " the token keys for the roles it names and looked at again while the process runs, so tokens"
+                    + " rotate without a restart: servers accept every token of a role, this process presents the"
+                    + " first. A role it names must not have its key set too. Empty = none.");
+    public static final ConfigKey<Duration> TRANSPORT_TOKENS_RELOAD_INTERVAL = ConfigKey.durationOrZero(
+            "transport.tokens-reload-interval", "1m", SECONDS, "How often a process looks at transport.tokens-file"
+                    + " again (at its next new connection after this long): new connections use the changed tokens,"
+                    + " established ones keep the roles they proved; a file that does not parse, or no longer names a"
+                    + " role it named, is logged and the tokens read before stay. 0 = read once at start.");
     public static final ConfigKey<Integer> TRANSPORT_IO_THREADS = ConfigKey.integer("transport.io-threads", 0, 0, 1024,
             "threads", "Network I/O threads of the master and of clients; 0 = one per available processor for the"
                     + " master, half of them (at least 1) for clients (a node's data plane has node.io-threads).");
@@ -498,8 +508,8 @@ public final class TiffinConfigKeys {
                 CLIENT_FAILOVER_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_VERIFY_CHECKSUMS, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,
                 CLIENT_LOCATION_CACHE_SIZE, CLIENT_READ_HINT_CACHE_SIZE, TRANSPORT_MAX_FRAME_SIZE, TRANSPORT_AUTH_TOKEN,
-                TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN,
-                TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,
+                TRANSPORT_CLIENT_TOKEN, TRANSPORT_NODE_TOKEN, TRANSPORT_ADMIN_TOKEN, TRANSPORT_TOKENS_FILE,
+                TRANSPORT_TOKENS_RELOAD_INTERVAL, TRANSPORT_IO_THREADS, TRANSPORT_HANDSHAKE_TIMEOUT, TRANSPORT_NATIVE, TRANSPORT_INSECURE,
                 TRANSPORT_TLS_ENABLED, TRANSPORT_TLS_CERT, TRANSPORT_TLS_KEY, TRANSPORT_TLS_CA, TRANSPORT_TLS_CLIENT_AUTH,
                 TRANSPORT_TLS_PROVIDER, TRANSPORT_TLS_VERIFY_HOSTNAME, TRANSPORT_TLS_RELOAD_INTERVAL,
                 TRANSPORT_TLS_CLIENT_NAMES, TRANSPORT_TLS_NODE_NAMES,

@@ -20,11 +20,8 @@ final class ConnectionCommands {
     static final String REDIS_VERSION = "7.0.15";
 
     private final GatewayContext gw;
-    private final byte[] password;
-
     ConnectionCommands(GatewayContext gw) {
         this.gw = gw;
-        this.password = gw.settings.password().getBytes(StandardCharsets.UTF_8);
     }
 
     RedisMessage ping(CommandSpec.Call call) {
@@ -62,7 +59,7 @@ final class ConnectionCommands {
         if (c.argc() > 3) {
             throw RespError.syntax();
         }
-        if (c.argc() == 2 && password.length == 0) {
+        if (c.argc() == 2 && !gw.settings.requiresPassword()) {
             throw RespError.err("AUTH <password> called without any password configured for the default user."
                     + " Are you sure your configuration is correct?");
         }
@@ -72,7 +69,12 @@ final class ConnectionCommands {
     }
 
     private void authenticate(Session session, String user, byte[] given) {
-        boolean ok = user.equals("default") && (password.length == 0 || MessageDigest.isEqual(password, given));
+        List<String> passwords = gw.settings.passwords(); // the tokens of the moment: they may rotate
+        boolean match = passwords.isEmpty();
+        for (String p : passwords) { // every one compared, in constant time each
+            match |= MessageDigest.isEqual(p.getBytes(StandardCharsets.UTF_8), given);
+        }
+        boolean ok = user.equals("default") && match;
         if (!ok) {
             throw RespError.wrongPass();
         }

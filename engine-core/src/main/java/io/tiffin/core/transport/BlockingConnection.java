@@ -151,7 +151,7 @@ public final class BlockingConnection implements AutoCloseable {
             }
         }
         Hello hello = Hello.newBuilder().setProtocolVersion(TiffinVersion.PROTOCOL_VERSION)
-                .setToken(settings.credentials().presentedToken()).setPeerId(peerId == null ? "" : peerId)
+                .setToken(settings.credentials().current().presentedToken()).setPeerId(peerId == null ? "" : peerId)
                 .setPeerKey(peerKey).build();
         HelloReply reply;
         try {

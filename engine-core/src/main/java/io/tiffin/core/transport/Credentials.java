@@ -18,7 +18,12 @@ import java.util.Set;
  * peer holds it. With no credential at all every role is open, which is the behaviour without
  * authentication.
  *
- * <p>Thread-safe (immutable); holds no buffers. {@link #toString} never prints a token.
+ * <p>With {@code transport.tokens-file} the tokens come from that file ({@link TokensFile}), which may change while
+ * the process runs: users ask {@link #current} for the tokens of the moment before each connection they make or
+ * accept.
+ *
+ * <p>Thread-safe (immutable; a {@link TokensFile} is thread-safe); holds no buffers. {@link #toString} never prints a
+ * token.
  *
  * @param authToken the shared token, for every role without a token of its own; empty = none
  * @param clientToken the client role's token; empty = the shared token
@@ -28,9 +33,13 @@ import java.util.Set;
  *     client library, {@link Role#NODE} for a node, {@link Role#ADMIN} for administrative commands
  * @param certificateNames per role, the client-certificate common names that prove it: exact names, or a
  *     prefix ending in {@code *} ({@code node-*}); a role absent or with no names has none
+ * @param alsoAccepted per role, tokens servers accept besides {@link #tokenOf} it (a rotation's other tokens, from a
+ *     {@link TokensFile})
+ * @param tokensFile where the tokens come from, or null: these tokens are the configuration's
  */
 public record Credentials(String authToken, String clientToken, String nodeToken, String adminToken, Role presentAs,
-                          Map<Role, List<String>> certificateNames) {
+                          Map<Role, List<String>> certificateNames, Map<Role, List<String>> alsoAccepted,
+                          TokensFile tokensFile) {
 
     /** No token: every role open; connections present none. */
     public static final Credentials NONE = new Credentials("", "", "", "", Role.CLIENT, Map.of());
@@ -54,6 +63,19 @@ public record Credentials(String authToken, String clientToken, String nodeToken
             }
         });
         certificateNames = Collections.unmodifiableMap(names);
+        EnumMap<Role, List<String>> also = new EnumMap<>(Role.class);
+        Objects.requireNonNull(alsoAccepted, "alsoAccepted").forEach((role, list) -> {
+            if (!list.isEmpty()) {
+                also.put(role, List.copyOf(list));
+            }
+        });
+        alsoAccepted = Collections.unmodifiableMap(also);
+    }
+
+    /** Tokens and certificate names, from the configuration alone. */
+    public Credentials(String authToken, String clientToken, String nodeToken, String adminToken, Role presentAs,
+                       Map<Role, List<String>> certificateNames) {
+        this(authToken, clientToken, nodeToken, adminToken, presentAs, certificateNames, Map.of(), null);
     }
 
     /** The as-before constructor: tokens only, no certificate names. */
@@ -77,13 +99,35 @@ public record Credentials(String authToken, String clientToken, String nodeToken
         return roles;
     }
 
+    /**
+     * The credentials of the moment: these, or with a {@link TokensFile} its current tokens (and a look at the file
+     * queued when it is due). Never blocks.
+     */
+    public Credentials current() {
+        return tokensFile == null ? this : tokensFile.apply(this);
+    }
+
     /** The token that proves {@code role}: its own, else the shared one; empty = the role is open. */
     public String tokenOf(Role role) {
-        String own = ownToken(role);
+        String own = ownTokenOf(role);
         return own.isEmpty() ? authToken : own;
     }
 
-    private String ownToken(Role role) {
+    /** Every token that proves {@code role}: {@link #tokenOf} it first, then the others accepted; empty = open. */
+    public List<String> acceptedTokensOf(Role role) {
+        String first = tokenOf(role);
+        List<String> also = alsoAccepted.getOrDefault(role, List.of());
+        if (first.isEmpty() || also.isEmpty()) {
+            return first.isEmpty() ? List.of() : List.of(first);
+        }
+        List<String> all = new java.util.ArrayList<>(1 + also.size());
+        all.add(first);
+        all.addAll(also);
+        return List.copyOf(all);
+    }
+
+    /** {@code role}'s own token, not the shared one; empty = none. */
+    String ownTokenOf(Role role) {
         return switch (role) {
             case CLIENT -> clientToken;
             case NODE -> nodeToken;
@@ -103,7 +147,8 @@ public record Credentials(String authToken, String clientToken, String nodeToken
 
     /** The configuration key {@link #tokenOf} takes {@code role}'s token from, for messages. */
     public String tokenKeyOf(Role role) {
-        return ownToken(role).isEmpty() ? "transport.auth-token" : role.tokenKey();
+        String source = tokensFile == null ? "" : " (or the tokens file)";
+        return (ownTokenOf(role).isEmpty() ? "transport.auth-token" : role.tokenKey()) + source;
     }
 
     /** Whether any token or certificate name is set: peers must prove at least one role. */
@@ -130,15 +175,19 @@ public record Credentials(String authToken, String clientToken, String nodeToken
 
     /** The shared token set to {@code value}. */
     public Credentials withAuthToken(String value) {
-        return new Credentials(value, clientToken, nodeToken, adminToken, presentAs, certificateNames);
+        return new Credentials(value, clientToken, nodeToken, adminToken, presentAs, certificateNames, alsoAccepted,
+                tokensFile);
     }
 
     /** {@code role}'s own token set to {@code value}. */
     public Credentials withToken(Role role, String value) {
         return switch (role) {
-            case CLIENT -> new Credentials(authToken, value, nodeToken, adminToken, presentAs, certificateNames);
-            case NODE -> new Credentials(authToken, clientToken, value, adminToken, presentAs, certificateNames);
-            case ADMIN -> new Credentials(authToken, clientToken, nodeToken, value, presentAs, certificateNames);
+            case CLIENT -> new Credentials(authToken, value, nodeToken, adminToken, presentAs, certificateNames,
+                    alsoAccepted, tokensFile);
+            case NODE -> new Credentials(authToken, clientToken, value, adminToken, presentAs, certificateNames,
+                    alsoAccepted, tokensFile);
+            case ADMIN -> new Credentials(authToken, clientToken, nodeToken, value, presentAs, certificateNames,
+                    alsoAccepted, tokensFile);
         };
     }
 
@@ -147,19 +196,38 @@ public record Credentials(String authToken, String clientToken, String nodeToken
         EnumMap<Role, List<String>> m = new EnumMap<>(Role.class);
         m.putAll(certificateNames);
         m.put(role, names);
-        return new Credentials(authToken, clientToken, nodeToken, adminToken, presentAs, m);
+        return new Credentials(authToken, clientToken, nodeToken, adminToken, presentAs, m, alsoAccepted, tokensFile);
     }
 
     /** The same tokens, presenting {@code role}'s. */
     public Credentials presentingAs(Role role) {
-        return new Credentials(authToken, clientToken, nodeToken, adminToken, role, certificateNames);
+        return new Credentials(authToken, clientToken, nodeToken, adminToken, role, certificateNames, alsoAccepted,
+                tokensFile);
+    }
+
+    /** The tokens of {@code file} (read already, see {@link TokensFile#load}) in place of these, from now on. */
+    public Credentials withTokensFile(TokensFile file) {
+        return new Credentials(authToken, clientToken, nodeToken, adminToken, presentAs, certificateNames, alsoAccepted,
+                file);
+    }
+
+    Credentials withoutTokensFile() {
+        return new Credentials(authToken, clientToken, nodeToken, adminToken, presentAs, certificateNames, alsoAccepted,
+                null);
+    }
+
+    Credentials withAlsoAccepted(Map<Role, List<String>> tokens) {
+        return new Credentials(authToken, clientToken, nodeToken, adminToken, presentAs, certificateNames, tokens,
+                tokensFile);
     }
 
     @Override
     public String toString() {
         return "Credentials[auth=" + mask(authToken) + ", client=" + mask(clientToken) + ", node=" + mask(nodeToken)
                 + ", admin=" + mask(adminToken) + ", presents=" + presentAs.label()
-                + (certificateNames.isEmpty() ? "" : ", certificateNames=" + certificateNames) + "]";
+                + (certificateNames.isEmpty() ? "" : ", certificateNames=" + certificateNames)
+                + (alsoAccepted.isEmpty() ? "" : ", alsoAccepted=" + alsoAccepted.keySet())
+                + (tokensFile == null ? "" : ", " + tokensFile) + "]";
     }
 
     private static String mask(String token) {

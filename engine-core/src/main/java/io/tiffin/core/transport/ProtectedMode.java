@@ -27,7 +27,7 @@ public final class ProtectedMode {
         if (settings.insecure() || hasCredentials(settings) || isLoopback(host)) {
             return;
         }
-        Credentials c = settings.credentials();
+        Credentials c = settings.credentials().current();
         String problem = c.any()
                 ? "the " + c.openRoles().stream().map(Role::label).collect(java.util.stream.Collectors.joining(" and "))
                         + " role" + (c.openRoles().size() > 1 ? "s are" : " is") + " open to anyone (no token: "
@@ -50,7 +50,7 @@ public final class ProtectedMode {
      * servers demand a client certificate (mutual TLS).
      */
     public static boolean hasCredentials(TransportSettings settings) {
-        return settings.credentials().openRoles().isEmpty() || settings.tls().requiresClientCertificates();
+        return settings.credentials().current().openRoles().isEmpty() || settings.tls().requiresClientCertificates();
     }
 
     /**

@@ -11,12 +11,8 @@ import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
@@ -35,7 +31,7 @@ import org.apache.logging.log4j.Logger;
  *
  * <p><b>Reloading.</b> Certificates are rotated without a restart: when a handler or engine is asked for at least
  * {@code transport.tls.reload-interval} after the last look, the files' stamps ({@link TlsMaterial#stampsOf}) are
- * compared on a background thread ({@code tiffin-tls-reload}, never an event loop) and, if they changed, the files
+ * compared on a background thread ({@link FileReloads}, never an event loop) and, if they changed, the files
  * are read again. New connections then use the new material; established ones keep the session they have. Files
  * that do not load (half written, a key of another certificate) are logged once per change and the material loaded
  * before stays in use. The admin HTTPS server's context asks for the current material at every handshake
@@ -51,14 +47,9 @@ import org.apache.logging.log4j.Logger;
  */
 public final class TlsContexts {
     private static final Logger LOG = LogManager.getLogger(TlsContexts.class);
-    /** Runs the reload checks of every instance; its one thread ends when idle. */
-    private static final Executor RELOADS = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(), Thread.ofPlatform().daemon().name("tiffin-tls-reload").factory());
-
     private final TlsSettings settings;
     private final SslProvider provider;
-    private final long reloadEveryNanos;
-    private final AtomicLong nextCheckNanos;
+    private final FileReloads reloadChecks;
     private final AtomicInteger reloads = new AtomicInteger();
     private final AtomicInteger failedReloads = new AtomicInteger();
     private volatile TlsMaterial material;
@@ -69,8 +60,7 @@ public final class TlsContexts {
         this.settings = settings;
         this.provider = provider(settings.provider());
         this.material = TlsMaterial.load(settings, provider);
-        this.reloadEveryNanos = settings.reloadInterval().toNanos();
-        this.nextCheckNanos = new AtomicLong(System.nanoTime() + reloadEveryNanos);
+        this.reloadChecks = new FileReloads(settings.reloadInterval(), this::reloadIfChanged);
     }
 
     /**
@@ -103,13 +93,7 @@ public final class TlsContexts {
      * at the files (this caller does not wait: it may be an event loop).
      */
     private TlsMaterial current() {
-        if (reloadEveryNanos > 0) {
-            long next = nextCheckNanos.get();
-            long now = System.nanoTime();
-            if (now - next >= 0 && nextCheckNanos.compareAndSet(next, now + reloadEveryNanos)) {
-                RELOADS.execute(this::reloadIfChanged);
-            }
-        }
+        reloadChecks.poke();
         return material;
     }
 

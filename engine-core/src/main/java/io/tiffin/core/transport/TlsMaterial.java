@@ -89,22 +89,12 @@ final class TlsMaterial {
         }
     }
 
-    /**
-     * What identifies the current contents of the files of {@code settings} without reading them: for each, its
-     * path, file key (inode), size and modification time, or why it cannot be looked at. Links are followed, so a
-     * link moved to a new file (as Kubernetes updates a mounted secret) counts as a change.
-     */
+    /** The {@link FileReloads#stampOf stamps} of the files of {@code settings}. */
     static List<String> stampsOf(TlsSettings settings) {
         List<String> out = new ArrayList<>(3);
         for (Path p : new Path[] {settings.cert(), settings.key(), settings.ca()}) {
-            if (p == null) {
-                continue;
-            }
-            try {
-                BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-                out.add(p + " " + a.fileKey() + " " + a.size() + " " + a.lastModifiedTime().toMillis());
-            } catch (IOException e) {
-                out.add(p + " unreadable: " + e);
+            if (p != null) {
+                out.add(FileReloads.stampOf(p));
             }
         }
         return List.copyOf(out);

@@ -183,7 +183,7 @@ public final class TransportClient implements AutoCloseable {
     private void handshake(String peerId, int protocolVersion, long deadline, Ticker ticker) {
         Hello hello = Hello.newBuilder()
                 .setProtocolVersion(protocolVersion)
-                .setToken(settings.credentials().presentedToken())
+                .setToken(settings.credentials().current().presentedToken())
                 .setPeerId(peerId == null ? "" : peerId)
                 .setPeerKey(PeerKeys.ofThisProcess())
                 .build();

@@ -51,7 +51,8 @@ public final class TransportServer implements AutoCloseable {
 
     private final String name;
     private final TransportSettings settings;
-    private final RoleGrants grants;
+    /** The grants of the credentials of the moment: replaced when a tokens file changes ({@link #grants()}). */
+    private volatile RoleGrants grants;
     /** Which process (peer key) holds each peer id on this server's connections. */
     private final PeerKeys peerIds = new PeerKeys();
     private final Ticker ticker;
@@ -81,7 +82,7 @@ public final class TransportServer implements AutoCloseable {
         this.name = Objects.requireNonNull(name, "name");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.ticker = Objects.requireNonNull(ticker, "ticker");
-        this.grants = new RoleGrants(settings.credentials());
+        this.grants = new RoleGrants(settings.credentials().current());
         if (!settings.credentials().certificateNames().isEmpty()
                 && !(settings.tls().enabled() && settings.tls().clientAuth() != TlsSettings.ClientAuth.NONE)) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "server " + name + ": transport.tls.client-names,"
@@ -183,7 +184,7 @@ public final class TransportServer implements AutoCloseable {
                 .addLast("flush-consolidation", new FlushConsolidationHandler(
                         FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, false))
                 .addLast("frame-codec", codec);
-        ServerConnection connection = new ServerConnection(name, settings, grants, handlers, codec, peerIds);
+        ServerConnection connection = new ServerConnection(name, settings, grants(), handlers, codec, peerIds);
         ch.pipeline().addLast("server", connection);
         if (tls == null) {
             codec.placeBulks(ch, connection::bulkDestination);
@@ -255,4 +256,12 @@ public final class TransportServer implements AutoCloseable {
             ioGroup.terminationFuture().awaitUninterruptibly(10, TimeUnit.SECONDS);
         }
     }
+
+    /** The grants a new connection is checked with: those of the credentials of the moment (a tokens file may change). */
+    private RoleGrants grants() {
+        RoleGrants g = RoleGrants.of(settings.credentials().current(), grants);
+        grants = g;
+        return g;
+    }
+
 }

@@ -134,12 +134,12 @@ public record TransportSettings(
 
     /** The shared token ({@code transport.auth-token}); empty = none. Role tokens: {@link #credentials()}. */
     public String authToken() {
-        return credentials.authToken();
+        return credentials.current().authToken();
     }
 
     /** Whether a token is configured (of any role). */
     public boolean hasTokens() {
-        return credentials.any();
+        return credentials.current().any();
     }
 
     /** Never prints the token itself. */
