@@ -14,13 +14,14 @@ lease is repeated (the caller checks ``lost``).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Optional
 
 from ._proto import tiffin_pb2 as pb
 from ._pool import Pool
-from ._wire import Connection, Op, Settings, parse_endpoint
+from ._wire import Connection, Op, parse_endpoint
 from .errors import TiffinError
 
 #: How long a discovery waits for the masters' answers (a paused master must not hold the others up).
@@ -107,8 +108,7 @@ class Masters:
             self.discoveries += 1
             answers: dict = {}
             done = threading.Condition()
-            probe = Settings(PROBE_TIMEOUT, PROBE_TIMEOUT, self._pool.settings.auth_token,
-                             self._pool.settings.max_frame_size, self._pool.settings.tls)
+            probe = dataclasses.replace(self._pool.settings, rpc_timeout=PROBE_TIMEOUT, connect_timeout=PROBE_TIMEOUT)
 
             def ask(address: str) -> None:
                 reply = None

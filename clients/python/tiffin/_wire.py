@@ -39,6 +39,7 @@ from typing import Optional, Sequence
 
 from .errors import TiffinError, code_name
 from ._tls import ReloadingContext, handshake_failure
+from ._tokens import TokensFile
 from ._proto import tiffin_pb2 as pb
 
 PROTOCOL_VERSION = 2
@@ -144,6 +145,8 @@ class Settings:
     max_frame_size: largest answer frame accepted (the servers' ``transport.max-frame-size``).
     tls: what connections are wrapped in (``tiffin._tls.ReloadingContext``, or any object with ``wrap_socket``);
         None = plaintext.
+    tokens: where the token comes from when it may rotate (``tiffin._tokens.TokensFile``): its token of the moment
+        is presented instead of ``auth_token`` when the file names one; None = ``auth_token`` alone.
     """
 
     rpc_timeout: float = 30.0
@@ -151,6 +154,12 @@ class Settings:
     auth_token: str = ""
     max_frame_size: int = DEFAULT_MAX_FRAME
     tls: Optional[ReloadingContext] = None
+    tokens: Optional[TokensFile] = None
+
+    def token(self) -> str:
+        """The token a new connection presents in its HELLO."""
+        t = self.tokens.token() if self.tokens is not None else None
+        return self.auth_token if t is None else t
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, int]:
@@ -254,7 +263,7 @@ class Connection:
         return c
 
     def _handshake(self, peer_id: str) -> None:
-        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token=self._settings.auth_token, peer_id=peer_id,
+        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token=self._settings.token(), peer_id=peer_id,
                          peer_key=PEER_KEY)
         try:
             reply = self._call(Op.HELLO, hello, pb.HelloReply, None, None, self._settings.connect_timeout)

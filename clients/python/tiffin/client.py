@@ -45,6 +45,7 @@ from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._transfers import Transfers
 from ._tls import ReloadingContext, env_flag, reload_interval_of
+from ._tokens import TokensFile
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
 from ._puts import Puts
@@ -95,6 +96,19 @@ def _tls_from(enabled, ca, cert, key, verify_hostname, reload_interval):
     return ReloadingContext(ca, cert, key, verify_hostname, reload_interval_of(reload_interval))
 
 
+def _tokens_from(path, reload_interval, auth_token) -> Optional[TokensFile]:
+    """The tokens file of the options (None: the token is ``auth_token``'s), each unset one taken from the
+    environment as the Java processes take ``transport.tokens-file`` and ``transport.tokens-reload-interval``."""
+    if path is not None and auth_token is not None:
+        raise InvalidArgument("INVALID_PARAMS", "auth_token and tokens_file both give the token to present; pass one")
+    path = path if path is not None else os.environ.get("TIFFIN_TRANSPORT_TOKENS_FILE") or None
+    if not path:
+        return None
+    if reload_interval is None:
+        reload_interval = os.environ.get("TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL") or 60.0
+    return TokensFile(path, reload_interval_of(reload_interval, "tokens_reload_interval"))
+
+
 class Client:
     """A connection to a Tiffin cluster: asks the master where objects live and moves the bytes
     directly to and from the nodes (or, for a node on this host with ``--shared-memory-dir``, with
@@ -127,7 +141,7 @@ class Client:
                  peer_id: Optional[str] = None, failover_timeout: float = 15.0,
                  tls_enabled: Optional[bool] = None, tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
                  tls_key: Optional[str] = None, tls_verify_hostname: Optional[bool] = None,
-                 tls_reload_interval=None):
+                 tls_reload_interval=None, tokens_file: Optional[str] = None, tokens_reload_interval=None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
                         ("failover_timeout", failover_timeout)):
@@ -142,13 +156,14 @@ class Client:
         # the master takes a put's writer from the connection's HELLO peer id: the two must be the same
         self.client_id = peer_id or f"client-py-{uuid.uuid4()}"
         self.slice_size = slice_size
+        tokens = _tokens_from(tokens_file, tokens_reload_interval, auth_token)
         if auth_token is None:
             # as the Java processes read transport.client-token / transport.auth-token from the environment
             auth_token = (os.environ.get("TIFFIN_TRANSPORT_CLIENT_TOKEN")
                           or os.environ.get("TIFFIN_TRANSPORT_AUTH_TOKEN", ""))
         self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size,
                                    _tls_from(tls_enabled, tls_ca, tls_cert, tls_key, tls_verify_hostname,
-                                             tls_reload_interval)),
+                                             tls_reload_interval), tokens),
                           self.client_id)
         self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
         self._shared = SharedSegments(self._segment_info) if shared_memory else None
@@ -206,6 +221,11 @@ class Client:
         string such as ``"1m"``, default 60: how often new connections look at the files again, so that rotated
         certificates are used without a restart; 0 = never); each defaults to the environment's
         ``TIFFIN_TRANSPORT_TLS_ENABLED``, ``_CA``, ``_CERT``, ``_KEY``, ``_VERIFY_HOSTNAME``, ``_RELOAD_INTERVAL``.
+        Tokens that rotate, as the Java processes' ``transport.tokens-file``: ``tokens_file`` (a file of
+        ``role=token`` lines; the client presents its first ``client`` token, else its first ``auth`` token, instead
+        of ``auth_token``, which it may not be given with) and ``tokens_reload_interval`` (s or e.g. ``"1m"``,
+        default 60: how often new connections look at the file again; 0 = never); each defaults to the
+        environment's ``TIFFIN_TRANSPORT_TOKENS_FILE``, ``TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL``.
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached or the TLS handshake fails, INVALID_VERSION on
         a version mismatch, ILLEGAL_CLIENT if it rejects the auth token (or, plaintext, accepts TLS only),

@@ -1,29 +1,44 @@
 package io.tiffin.core.transport;
 
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
-import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * When to look at credential files again, so that they rotate without a restart: TLS files ({@link TlsContexts}) and
- * token files ({@link TokensFile}). A user of what the files hold calls {@link #poke} before each use (a new
- * connection, a handshake); once the interval has passed since the last look, the look runs on a background thread
- * shared by every instance ({@code tiffin-reload}) and the caller goes on with what it has, so an event loop never
- * waits for a disk. The look itself compares {@link #stampOf stamps} and reads the files only when they changed.
+ * token files ({@link TokensFile}). The looks run on one background thread shared by every instance ({@code
+ * tiffin-reload}), so an event loop never waits for a disk; a look compares {@link #stampOf stamps} and reads the
+ * files only when they changed. Two ways:
+ * <ul>
+ *   <li>{@link #poke}: a user of what the files hold pokes before each use (a new connection); once the interval has
+ *       passed since the last look, a look is queued and the caller goes on with what it has. TLS: a certificate
+ *       read a moment late is still valid.</li>
+ *   <li>{@link #watch}: a look every interval, whether connections come or not. Tokens: a server must know a new
+ *       token within the interval (clients move to it after that long), and stop accepting a dropped one.</li>
+ * </ul>
  *
  * <p>Thread-safe: the next look's time is claimed with a compare-and-set, so one look at most is queued per interval.
  */
 final class FileReloads {
-    /** Runs the looks of every instance; its one thread ends when idle. */
-    private static final Executor LOOKS = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(), Thread.ofPlatform().daemon().name("tiffin-reload").factory());
+    /** Runs the looks of every instance; its one daemon thread lives as long as the JVM. */
+    private static final ScheduledThreadPoolExecutor LOOKS = new ScheduledThreadPoolExecutor(1,
+            Thread.ofPlatform().daemon().name("tiffin-reload").factory());
+    private static final Logger LOG = LogManager.getLogger(FileReloads.class);
+
+    static {
+        LOOKS.setRemoveOnCancelPolicy(true); // a watch whose owner is gone leaves the queue
+    }
 
     private final long everyNanos;
     private final AtomicLong nextLookNanos;
@@ -46,6 +61,33 @@ final class FileReloads {
         if (now - next >= 0 && nextLookNanos.compareAndSet(next, now + everyNanos)) {
             LOOKS.execute(look);
         }
+    }
+
+    /**
+     * Runs {@code look} on {@code owner} every {@code interval} (zero: never) until the owner is collected: the task
+     * holds it weakly, so an owner nobody uses any more (a closed server's credentials) is not kept alive by it.
+     */
+    static <T> void watch(T owner, Duration interval, Consumer<T> look) {
+        long every = interval.toNanos();
+        if (every <= 0) {
+            return;
+        }
+        WeakReference<T> ref = new WeakReference<>(owner);
+        AtomicReference<ScheduledFuture<?>> task = new AtomicReference<>();
+        task.set(LOOKS.scheduleWithFixedDelay(() -> {
+            T o = ref.get();
+            if (o == null) {
+                if (task.get() != null) {
+                    task.get().cancel(false);
+                }
+                return;
+            }
+            try {
+                look.accept(o);
+            } catch (RuntimeException e) { // a periodic task that throws is never run again: keep watching
+                LOG.warn("Looking at {} again failed; the next look is in {}", o, interval, e);
+            }
+        }, every, every, TimeUnit.NANOSECONDS));
     }
 
     /**

@@ -25,9 +25,10 @@ import org.apache.logging.log4j.Logger;
  * first line on the servers' files (they accept both), let the clients' files name the new one, then drop the old
  * line. A role the file names must not also have its configuration key set.
  *
- * <p>The file is looked at again (its {@link FileReloads#stampOf stamp}) at most once per {@code
- * transport.tokens-reload-interval}, when a connection is made or accepted, on the background thread of
- * {@link FileReloads}; new connections then use the new tokens, established ones keep the roles they proved. A file
+ * <p>The file is looked at again (its {@link FileReloads#stampOf stamp}) every {@code
+ * transport.tokens-reload-interval} on the background thread of {@link FileReloads} ({@link FileReloads#watch}), so a
+ * server takes a new token, and stops taking a dropped one, within that time; new connections then use the new
+ * tokens, established ones keep the roles they proved. A file
  * that does not parse, that names a role whose key is set, or that no longer names a role it named (the role would be
  * open, or proven by the shared token) is logged once per change and the tokens read before stay in use. At start a
  * file that does not parse, or names a role whose key is set, is an error.
@@ -52,7 +53,6 @@ public final class TokensFile {
 
     private final Path path;
     private final Set<String> setInline;
-    private final FileReloads reloadChecks;
     private final AtomicInteger reloads = new AtomicInteger();
     private final AtomicInteger failedReloads = new AtomicInteger();
     private volatile Read read;
@@ -64,7 +64,7 @@ public final class TokensFile {
         this.path = path;
         this.setInline = Set.copyOf(setInline);
         this.read = parse(path, this.setInline);
-        this.reloadChecks = new FileReloads(reloadInterval, this::reloadIfChanged);
+        FileReloads.watch(this, reloadInterval, TokensFile::reloadIfChanged);
     }
 
     /**
@@ -94,12 +94,10 @@ public final class TokensFile {
     }
 
     /**
-     * {@code base} with the file's current tokens in place of its own; queues a look at the file when the reload
-     * interval has passed (this caller does not wait: it may be an event loop). The same instance comes back until the
-     * file changes.
+     * {@code base} with the file's current tokens in place of its own; never blocks. The same instance comes back
+     * until the file changes.
      */
     Credentials apply(Credentials base) {
-        reloadChecks.poke();
         Read r = read;
         Applied a = applied;
         if (a != null && a.base == base && a.read == r) {
