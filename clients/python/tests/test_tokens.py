@@ -4,7 +4,9 @@ while they run (the new token added on the servers, the client moved to it, the 
 the node stays mounted; a file that would break the cluster is refused and the tokens read before stay."""
 
 import os
+import re
 import time
+import urllib.request
 
 import pytest
 import redis
@@ -45,6 +47,13 @@ def _connects(master: str, token: str) -> bool:
     except tiffin.TiffinError as e:
         assert e.code == "ILLEGAL_CLIENT" and "rejected the auth token" in str(e)
         return False
+
+
+def _master_metric(master_proc, series: str) -> float:
+    url = re.search(r"\(admin (http://\S+/metrics)\)", master_proc.output()).group(1)
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=10) as r:
+        m = re.search(r"^%s (\S+)$" % re.escape(series), r.read().decode(), re.M)
+    return float(m.group(1)) if m else 0.0
 
 
 def _auth_refused(port: int, password: str) -> bool:
@@ -115,6 +124,8 @@ def test_the_client_token_rotates_through_master_node_and_gateway_without_a_rest
             assert fresh.get(prefix + "before") == b"b" * 70_000
             assert fresh.stat()["segments"], "the node stayed mounted: its heartbeats present the node token"
         assert all(p.proc.poll() is None for p in procs), "nothing restarted"
+        assert _master_metric(procs[0], "tiffin_master_tokens_reloads_total") == 2
+        assert _master_metric(procs[0], "tiffin_master_tokens_reload_failures_total") == 0
     finally:
         app.close()
 
@@ -124,6 +135,8 @@ def test_a_changed_file_that_would_open_a_role_is_refused_and_the_old_tokens_sta
     _write(servers, "client=new\nnode=node-secret\n")  # no admin line: the admin role would be open to anyone
     _until("the master logs the refusal", lambda: "is refused: it no longer gives admin a token" in procs[0].output())
     assert _connects(master, "old") and not _connects(master, "new")
+    assert _master_metric(procs[0], "tiffin_master_tokens_reload_failures_total") == 1, "an alert can catch it"
+    assert _master_metric(procs[0], "tiffin_master_tokens_reloads_total") == 0
     with pytest.raises(tiffin.TiffinError) as e:
         tiffin.Client.connect(master, auth_token="guess")
     assert e.value.code == "ILLEGAL_CLIENT"

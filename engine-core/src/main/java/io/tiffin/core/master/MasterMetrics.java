@@ -172,6 +172,19 @@ public final class MasterMetrics {
                 .callback(cb -> cb.call(tls.failedReloads())).register(registry);
     }
 
+    /**
+     * Exports the reloads of the master's {@code transport.tokens-file}: a changed file it refused keeps the old
+     * tokens, and a rotation that goes on from there refuses the clients moved to the new token.
+     */
+    void registerTokens(io.tiffin.core.transport.TokensFile tokens) {
+        CounterWithCallback.builder().name("tiffin_master_tokens_reloads_total")
+                .help("Times a changed transport.tokens-file was read without a restart")
+                .callback(cb -> cb.call(tokens.reloads())).register(registry);
+        CounterWithCallback.builder().name("tiffin_master_tokens_reload_failures_total")
+                .help("Times a changed transport.tokens-file was refused (the tokens read before stayed in use)")
+                .callback(cb -> cb.call(tokens.failedReloads())).register(registry);
+    }
+
     private void locationCacheCounter(String name, String help, ClientReports clients,
                                       java.util.function.ToLongFunction<io.tiffin.core.transport.proto.ClientReport> f) {
         CounterWithCallback.builder().name("tiffin_client_location_cache_" + name + "_total")

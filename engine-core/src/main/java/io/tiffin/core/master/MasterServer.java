@@ -110,6 +110,9 @@ public final class MasterServer implements AutoCloseable {
         if (server.tls() != null) {
             metrics.registerTls(server.tls());
         }
+        if (options.transport().credentials().tokensFile() != null) {
+            metrics.registerTokens(options.transport().credentials().tokensFile());
+        }
         AdminHttpServer adminServer = null;
         try {
             server.start(options.host(), options.port());
