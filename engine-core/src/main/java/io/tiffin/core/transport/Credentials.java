@@ -1,5 +1,6 @@
 package io.tiffin.core.transport;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -100,8 +101,8 @@ public record Credentials(String authToken, String clientToken, String nodeToken
     }
 
     /**
-     * The credentials of the moment: these, or with a {@link TokensFile} its current tokens (and a look at the file
-     * queued when it is due). Never blocks.
+     * The credentials of the moment: these, or with a {@link TokensFile} the tokens it read last (it looks at the
+     * file on a schedule of its own). Never blocks.
      */
     public Credentials current() {
         return tokensFile == null ? this : tokensFile.apply(this);
@@ -120,7 +121,7 @@ public record Credentials(String authToken, String clientToken, String nodeToken
         if (first.isEmpty() || also.isEmpty()) {
             return first.isEmpty() ? List.of() : List.of(first);
         }
-        List<String> all = new java.util.ArrayList<>(1 + also.size());
+        List<String> all = new ArrayList<>(1 + also.size());
         all.add(first);
         all.addAll(also);
         return List.copyOf(all);
