@@ -9,6 +9,7 @@ import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.TransportSettings;
@@ -210,7 +211,7 @@ public final class BenchHotCacheCommand implements Callable<Integer> {
     }
 
     private static NodeServer startNode(String id, long segment, String master) {
-        return NodeServer.start(NodeServer.Options.builder(master).nodeId(id).segmentSize(segment)
+        return NodeServer.start(NodeOptions.builder(master).nodeId(id).segmentSize(segment)
                 .pingInterval(Duration.ofSeconds(1)).build());
     }
 

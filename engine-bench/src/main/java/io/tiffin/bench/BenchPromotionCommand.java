@@ -8,6 +8,7 @@ import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.Sizes;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.TransportSettings;
@@ -102,9 +103,9 @@ public final class BenchPromotionCommand implements Callable<Integer> {
             try (MasterServer master = BenchSupport.startLocalMaster("master.eviction-high-watermark=1.0")) {
                 String address = "127.0.0.1:" + master.address().getPort();
                 long segment = (long) (total * size * 1.1) + (64L << 20);
-                try (NodeServer node = NodeServer.start(NodeServer.Options.builder(address)
+                try (NodeServer node = NodeServer.start(NodeOptions.builder(address)
                         .nodeId("promo-node").segmentSize(segment).pingInterval(ping)
-                        .storage(new NodeServer.Storage(plugins.storageBackend("bucket"), storage), Duration.ofMillis(50))
+                        .storage(new NodeOptions.Storage(plugins.storageBackend("bucket"), storage), Duration.ofMillis(50))
                         .build());
                      TiffinClient client = TiffinClient.connect(address)) {
                     out.printf("Node re-registered %d SSD objects; master keys: %d%n", total,

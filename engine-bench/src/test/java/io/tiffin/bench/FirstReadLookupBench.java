@@ -5,6 +5,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -104,7 +105,7 @@ class FirstReadLookupBench {
     }
 
     private static NodeServer node(String id, long segment, String master) {
-        return NodeServer.start(NodeServer.Options.builder(master).nodeId(id).segmentSize(segment)
+        return NodeServer.start(NodeOptions.builder(master).nodeId(id).segmentSize(segment)
                 .pingInterval(Duration.ofSeconds(1)).build());
     }
 

@@ -7,6 +7,7 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.config.TiffinConfigKeys;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 
@@ -92,7 +93,7 @@ public final class Tiffin implements AutoCloseable {
         try {
             master = MasterServer.start(injector.getInstance(MasterServer.Options.class));
             String address = config.get(TiffinConfigKeys.MASTER_HOST) + ":" + master.address().getPort();
-            NodeServer.Options n = injector.getInstance(NodeServer.Options.class);
+            NodeOptions n = injector.getInstance(NodeOptions.class);
             node = NodeServer.start(n.withMasterAddress(address));
             TiffinClient.Options c = injector.getInstance(TiffinClient.Options.class);
             TiffinClient client = TiffinClient.connect(c.withMasterAddress(address));

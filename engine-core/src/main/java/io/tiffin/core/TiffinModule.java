@@ -15,6 +15,7 @@ import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
 import io.tiffin.core.master.MasterSettings;
 import io.tiffin.core.master.TierSettings;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.ExtensionPoint;
 import io.tiffin.core.plugin.PluginRegistry;
@@ -194,9 +195,9 @@ public final class TiffinModule extends AbstractModule {
 
     @Provides
     @Singleton
-    NodeServer.Options nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
+    NodeOptions nodeOptions(TiffinConfig config, TransportSettings transport, PluginRegistry plugins) {
         String master = config.get(MASTER_ADDRESS);
-        NodeServer.Options options = NodeServer.Options.builder(master)
+        NodeOptions options = NodeOptions.builder(master)
                 .nodeId(config.get(NODE_ID)).host(config.get(NODE_HOST)).port(config.get(NODE_PORT)).segmentSize(config.get(NODE_SEGMENT_SIZE))
                 .segmentPrefault(config.get(io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_PREFAULT))
                 .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)) .withIoThreads(config.get(NODE_IO_THREADS))).build();
@@ -217,7 +218,7 @@ public final class TiffinModule extends AbstractModule {
         java.util.Map<String, String> props = new java.util.HashMap<>(
                 plugins.settings(ExtensionPoint.STORAGE_BACKEND, backend, config));
         props.put("path", path);
-        return options.withStorage(new NodeServer.Storage(plugins.storageBackend(backend),
+        return options.withStorage(new NodeOptions.Storage(plugins.storageBackend(backend),
                 new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID)),
                 config.get(io.tiffin.core.config.TiffinConfigKeys.NODE_STOP_OFFLOAD_TIMEOUT)),
                 config.get(NODE_TASK_POLL_INTERVAL));

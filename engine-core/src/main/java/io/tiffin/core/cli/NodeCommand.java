@@ -9,6 +9,7 @@ import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_BACKEND;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_PATH;
 
 import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import java.util.Deque;
 import java.util.Map;
@@ -75,7 +76,7 @@ final class NodeCommand extends ServerCommand {
 
     @Override
     void start(TiffinConfig config, Deque<AutoCloseable> started) {
-        NodeServer.Options options = component(config, NodeServer.Options.class);
+        NodeOptions options = component(config, NodeOptions.class);
         NodeServer node = NodeServer.start(options);
         started.push(node);
         out().println(nodeLine(node, options.segmentSize()));

@@ -11,6 +11,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Credentials;
@@ -64,7 +65,7 @@ class CertificateRolesClusterTest {
                 .withCertificateNames(Role.NODE, List.of("node-*")).withCertificateNames(Role.ADMIN, List.of("ops"));
         List<NodeServer> nodes = new ArrayList<>();
         for (String id : List.of("node-a", "node-b")) {
-            NodeServer node = NodeServer.start(NodeServer.Options.builder(address).nodeId(id).segmentSize(32L << 20)
+            NodeServer node = NodeServer.start(NodeOptions.builder(address).nodeId(id).segmentSize(32L << 20)
                     .pingInterval(Duration.ofMillis(200)).transport(TransportSettings.defaults().withCredentials(names)
                             .withTls(certs.issue(id).settings().withClientAuth(TlsSettings.ClientAuth.REQUIRE)))
                     .build());

@@ -10,6 +10,7 @@ import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;
@@ -167,15 +168,15 @@ class ClusterEndToEndTest {
     void aNodesDataPlaneHasOneEventLoopPerProcessorUnlessConfigured() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 8 * MiB)) {
             assertThat(cluster.nodes.getFirst().ioThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
-            NodeServer three = NodeServer.start(NodeServer.Options.builder(cluster.masterAddress())
+            NodeServer three = NodeServer.start(NodeOptions.builder(cluster.masterAddress())
                     .nodeId("three-loops").segmentSize(8 * MiB)
                 .pingInterval(Duration.ofMillis(200)).transport(io.tiffin.core.transport.TransportSettings.defaults().withIoThreads(3)).build());
             cluster.nodes.add(three);
             assertThat(three.ioThreads()).isEqualTo(3);
         }
-        NodeServer.Options configured = io.tiffin.core.Tiffin.injector(io.tiffin.core.config.TiffinConfig.builder()
+        NodeOptions configured = io.tiffin.core.Tiffin.injector(io.tiffin.core.config.TiffinConfig.builder()
                 .set("node.io-threads", "5").set("transport.io-threads", "2").build())
-                .getInstance(NodeServer.Options.class);
+                .getInstance(NodeOptions.class);
         assertThat(configured.transport().ioThreads()).as("node.io-threads, not transport.io-threads").isEqualTo(5);
     }
 

@@ -11,6 +11,7 @@ import io.tiffin.core.client.hotcache.HotCacheSettings;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.FailoverSettings;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.util.Ticker;
@@ -57,7 +58,7 @@ class HotCacheAcrossMasterRestartTest {
         List<TiffinClient> clients = new ArrayList<>();
         try (PluginRegistry plugins = PluginRegistry.classPathOnly()) {
             for (String id : List.of("a", "b")) {
-                nodes.add(NodeServer.start(NodeServer.Options.builder(address).nodeId(id).segmentSize(64 * MiB)
+                nodes.add(NodeServer.start(NodeOptions.builder(address).nodeId(id).segmentSize(64 * MiB)
                         .pingInterval(Duration.ofMillis(100)).build()));
             }
             await().atMost(Duration.ofSeconds(30)).until(() -> master.get().service().liveNodes().size() == 2);

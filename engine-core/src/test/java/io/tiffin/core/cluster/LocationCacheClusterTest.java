@@ -15,6 +15,7 @@ import io.tiffin.core.client.PinnedValue;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.local.LocalSegment;
 import io.tiffin.core.local.LocalSegmentDirectory;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.local.SharedMemoryFiles;
 import io.tiffin.core.transport.BlockingConnectionPool;
@@ -341,9 +342,9 @@ class LocationCacheClusterTest {
         String address = "127.0.0.1:" + port;
         io.tiffin.core.master.MasterServer master = io.tiffin.core.master.MasterServer.start(
                 io.tiffin.core.Tiffin.injector(config).getInstance(io.tiffin.core.master.MasterServer.Options.class));
-        NodeServer a = NodeServer.start(NodeServer.Options.builder(address).nodeId("node-a").segmentSize(16 * MiB)
+        NodeServer a = NodeServer.start(NodeOptions.builder(address).nodeId("node-a").segmentSize(16 * MiB)
                 .pingInterval(Duration.ofSeconds(3)).build());
-        NodeServer b = NodeServer.start(NodeServer.Options.builder(address).nodeId("node-b").segmentSize(16 * MiB)
+        NodeServer b = NodeServer.start(NodeOptions.builder(address).nodeId("node-b").segmentSize(16 * MiB)
                 .pingInterval(Duration.ofMillis(100)).build());
         TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
                 .locationCache(new LocationCache.Settings(Duration.ofSeconds(5), 1000)).build());

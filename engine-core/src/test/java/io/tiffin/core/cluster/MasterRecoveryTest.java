@@ -14,6 +14,7 @@ import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.FailoverSettings;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.Messages;
 import io.tiffin.core.transport.Opcode;
@@ -84,10 +85,10 @@ class MasterRecoveryTest {
         List<NodeServer> nodes = new ArrayList<>();
         try {
             // the first listed master is down: the node asks every listed master and follows the one that leads
-            nodes.add(NodeServer.start(NodeServer.Options.builder(nobody + "," + address).nodeId("shm")
+            nodes.add(NodeServer.start(NodeOptions.builder(nobody + "," + address).nodeId("shm")
                     .segmentSize(32 * MiB).pingInterval(Duration.ofMillis(200)).sharedMemoryDir(dir.resolve("shm"))
                     .build()));
-            nodes.add(NodeServer.start(NodeServer.Options.builder(address).nodeId("tcp").segmentSize(32 * MiB)
+            nodes.add(NodeServer.start(NodeOptions.builder(address).nodeId("tcp").segmentSize(32 * MiB)
                     .pingInterval(Duration.ofMillis(200)).build()));
             MasterServer first = master;
             await().atMost(Duration.ofSeconds(30)).until(() -> first.service().liveNodes().size() == 2);
@@ -200,8 +201,8 @@ class MasterRecoveryTest {
     }
 
     private NodeServer startSsdNode(String address, io.tiffin.api.spi.storage.StorageBackendFactory backend) {
-        return NodeServer.start(NodeServer.Options.builder(address).nodeId("ssd").segmentSize(16 * MiB)
-                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(
+        return NodeServer.start(NodeOptions.builder(address).nodeId("ssd").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeOptions.Storage(
                         backend, new io.tiffin.api.spi.PluginContext(
                                 Map.of("path", dir.resolve("ssd").toString()), "ssd")), Duration.ofMillis(20)));
     }
@@ -507,9 +508,9 @@ class MasterRecoveryTest {
         NodeServer gone = null;
         NodeServer stays = null;
         try {
-            gone = NodeServer.start(NodeServer.Options.builder(address).nodeId("gone").segmentSize(16 * MiB)
+            gone = NodeServer.start(NodeOptions.builder(address).nodeId("gone").segmentSize(16 * MiB)
                     .pingInterval(Duration.ofMillis(200)).build());
-            stays = NodeServer.start(NodeServer.Options.builder(address).nodeId("stays").segmentSize(16 * MiB)
+            stays = NodeServer.start(NodeOptions.builder(address).nodeId("stays").segmentSize(16 * MiB)
                     .pingInterval(Duration.ofMillis(200)).build());
             MasterServer first = master;
             await().atMost(Duration.ofSeconds(30)).until(() -> first.service().liveNodes().size() == 2);
@@ -561,7 +562,7 @@ class MasterRecoveryTest {
         NodeServer node = null;
         try (TransportClientPool writer = new TransportClientPool("keepttl-writer", TransportSettings.defaults(),
                 "keepttl-writer")) {
-            node = NodeServer.start(NodeServer.Options.builder(address).nodeId("n").segmentSize(16 * MiB)
+            node = NodeServer.start(NodeOptions.builder(address).nodeId("n").segmentSize(16 * MiB)
                     .pingInterval(Duration.ofMillis(200)).build());
             MasterServer first = master;
             await().atMost(Duration.ofSeconds(30)).until(() -> first.service().liveNodes().size() == 1);

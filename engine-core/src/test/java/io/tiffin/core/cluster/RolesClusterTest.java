@@ -11,6 +11,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.BlockingConnectionPool;
 import io.tiffin.core.transport.Credentials;
@@ -59,7 +60,7 @@ class RolesClusterTest {
         address = "127.0.0.1:" + master.address().getPort();
         for (int i = 0; i < 2; i++) {
             // a node presents the node role's token by itself
-            NodeServer node = NodeServer.start(NodeServer.Options.builder(address).nodeId("role-node-" + i)
+            NodeServer node = NodeServer.start(NodeOptions.builder(address).nodeId("role-node-" + i)
                     .segmentSize(32L << 20).pingInterval(Duration.ofMillis(200))
                     .transport(TransportSettings.defaults().withCredentials(SERVERS)).build());
             nodes.add(node);
@@ -239,7 +240,7 @@ class RolesClusterTest {
     /** A node process that crashed: once it has been silent for its lease, its restart (another process) mounts. */
     @Test
     void anotherProcessMountsANodesIdOnceItsOwnerIsSilent() {
-        NodeServer crashed = NodeServer.start(NodeServer.Options.builder(address).nodeId("role-node-crashed")
+        NodeServer crashed = NodeServer.start(NodeOptions.builder(address).nodeId("role-node-crashed")
                 .segmentSize(8L << 20).pingInterval(Duration.ofMillis(200))
                 .transport(TransportSettings.defaults().withCredentials(SERVERS)).build());
         open.add(crashed);

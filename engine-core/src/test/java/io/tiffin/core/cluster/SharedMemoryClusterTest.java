@@ -8,6 +8,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.client.TiffinClient;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.local.SharedMemoryFiles;
 import io.tiffin.core.transport.BlockingConnectionPool;
@@ -162,7 +163,7 @@ class SharedMemoryClusterTest {
             TiffinClient c = cluster.remoteClient();
             c.put("before", random(10_000, 1), PutOptions.DEFAULT);
             first.crash(); // its memory is gone; the master has not noticed (TTL not passed)
-            NodeServer second = NodeServer.start(NodeServer.Options.builder(cluster.masterAddress())
+            NodeServer second = NodeServer.start(NodeOptions.builder(cluster.masterAddress())
                     .nodeId("steady").segmentSize(16L << 20)
                 .pingInterval(Duration.ofMillis(200)).build());
             cluster.nodes.add(second);

@@ -10,6 +10,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.TransportSettings;
@@ -65,9 +66,9 @@ class SsdEvictionNoticeTest {
         open.add(master);
         link = new Link(master.address().getPort());
         open.add(link);
-        node = NodeServer.start(NodeServer.Options.builder(link.address()).nodeId("notice-node").segmentSize(16 * MiB)
+        node = NodeServer.start(NodeOptions.builder(link.address()).nodeId("notice-node").segmentSize(16 * MiB)
                 .pingInterval(Duration.ofMillis(200)).transport(TransportSettings.defaults().withRpcTimeout(Duration.ofSeconds(10))).build()
-                .withStorage(new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(
+                .withStorage(new NodeOptions.Storage(plugins.storageBackend("bucket"), new PluginContext(
                         Map.of("path", dir.resolve("ssd").toString(), "capacity", "1MiB"), "notice-node")),
                         Duration.ofMillis(20)));
         open.add(node);

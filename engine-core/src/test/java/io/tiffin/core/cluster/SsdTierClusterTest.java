@@ -15,6 +15,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.TransportSettings;
@@ -68,9 +69,9 @@ class SsdTierClusterTest {
                                  Duration stopOffload) {
         Map<String, String> props = new HashMap<>(storageProps);
         props.put("path", dir.resolve(storageDir).toString());
-        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId(id).segmentSize(segment)
+        NodeServer n = NodeServer.start(NodeOptions.builder(address()).nodeId(id).segmentSize(segment)
                 .pingInterval(Duration.ofMillis(200)).build().withStorage(
-                new NodeServer.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id), stopOffload),
+                new NodeOptions.Storage(plugins.storageBackend("bucket"), new PluginContext(props, id), stopOffload),
                 Duration.ofMillis(20)));
         open.add(n);
         return n;
@@ -449,8 +450,8 @@ class SsdTierClusterTest {
                 return bucket.create(context);
             }
         };
-        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId("").segmentSize(16 * MiB)
-                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(capturing,
+        NodeServer n = NodeServer.start(NodeOptions.builder(address()).nodeId("").segmentSize(16 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeOptions.Storage(capturing,
                 new PluginContext(Map.of("path", dir.resolve("generated").toString()), "")), Duration.ofMillis(20)));
         open.add(n);
         assertThat(seen.get()).isEqualTo(n.nodeId()).startsWith("node-");
@@ -633,8 +634,8 @@ class SsdTierClusterTest {
 
     /** Starts node {@code refusing} on {@code disk}, its storage in the same directory every time (a restart). */
     private NodeServer startRefusingNode(RefusingDeletes disk) {
-        NodeServer n = NodeServer.start(NodeServer.Options.builder(address()).nodeId("refusing").segmentSize(32 * MiB)
-                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeServer.Storage(disk,
+        NodeServer n = NodeServer.start(NodeOptions.builder(address()).nodeId("refusing").segmentSize(32 * MiB)
+                .pingInterval(Duration.ofMillis(200)).build().withStorage(new NodeOptions.Storage(disk,
                 new PluginContext(Map.of("path", dir.resolve("refusing").toString()), "refusing")),
                 Duration.ofMillis(20)));
         open.add(n);

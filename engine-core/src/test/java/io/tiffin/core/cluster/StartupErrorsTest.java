@@ -61,7 +61,7 @@ class StartupErrorsTest {
         try (Tiffin running = Tiffin.embedded(config)) {
             String master = "127.0.0.1:" + running.master().address().getPort();
             java.util.function.Supplier<io.tiffin.core.node.NodeServer> twin = () -> io.tiffin.core.node.NodeServer.start(
-                    io.tiffin.core.node.NodeServer.Options.builder(master).nodeId("twin").segmentSize(16L << 20)
+                    io.tiffin.core.node.NodeOptions.builder(master).nodeId("twin").segmentSize(16L << 20)
                             .pingInterval(java.time.Duration.ofMillis(200)).build());
             io.tiffin.core.node.NodeServer first = twin.get();
             running.client().put("k", new byte[] {4, 5, 6}, io.tiffin.api.PutOptions.DEFAULT.withPreferredSegment(
@@ -91,7 +91,7 @@ class StartupErrorsTest {
         try (Tiffin running = Tiffin.embedded(config)) {
             String master = "127.0.0.1:" + running.master().address().getPort();
             try (io.tiffin.core.node.NodeServer old = io.tiffin.core.node.NodeServer.start(
-                    io.tiffin.core.node.NodeServer.Options.builder(master).nodeId("taken").segmentSize(16L << 20)
+                    io.tiffin.core.node.NodeOptions.builder(master).nodeId("taken").segmentSize(16L << 20)
                             .pingInterval(java.time.Duration.ofMillis(100)).build())) {
                 // another process of "taken" mounts (as one that found the old one silent would)
                 running.master().service().mountSegment("taken-seg0-newcomer", "taken", "127.0.0.1:1", 16L << 20, 42, 1, 0);

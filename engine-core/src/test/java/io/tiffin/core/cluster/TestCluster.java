@@ -4,6 +4,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.TransportSettings;
 import java.io.IOException;
@@ -53,7 +54,7 @@ final class TestCluster implements AutoCloseable {
 
     /** A node whose segment is a shared-memory file in {@code sharedDir} (null: anonymous memory). */
     NodeServer addNode(String id, long segmentSize, java.nio.file.Path sharedDir) {
-        NodeServer n = NodeServer.start(NodeServer.Options.builder(masterAddress()).nodeId(id).segmentSize(segmentSize)
+        NodeServer n = NodeServer.start(NodeOptions.builder(masterAddress()).nodeId(id).segmentSize(segmentSize)
                 .pingInterval(Duration.ofMillis(200)).sharedMemoryDir(sharedDir).build());
         nodes.add(n);
         return n;

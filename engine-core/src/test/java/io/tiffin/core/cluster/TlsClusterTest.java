@@ -8,6 +8,7 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.TestCertificates;
 import io.tiffin.core.transport.TlsSettings;
@@ -44,7 +45,7 @@ class TlsClusterTest {
             TransportSettings nodeTransport = TransportSettings.defaults().withTls(certs.server.settings()
                     .withClientAuth(TlsSettings.ClientAuth.REQUIRE));
             for (int i = 0; i < 2; i++) {
-                open.add(NodeServer.start(NodeServer.Options.builder(address).nodeId("tls-node-" + i)
+                open.add(NodeServer.start(NodeOptions.builder(address).nodeId("tls-node-" + i)
                         .segmentSize(64L << 20).pingInterval(Duration.ofMillis(200)).transport(nodeTransport).build()));
             }
             TiffinClient client = TiffinClient.connect(TestCluster.remoteOptions(address)

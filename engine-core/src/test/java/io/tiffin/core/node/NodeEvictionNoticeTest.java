@@ -126,10 +126,10 @@ class NodeEvictionNoticeTest {
                 return backend;
             }
         };
-        node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.localAddress().getPort())
+        node = NodeServer.start(NodeOptions.builder("127.0.0.1:" + master.localAddress().getPort())
                 .nodeId("scripted-node").segmentSize(MiB)
                 .pingInterval(Duration.ofMillis(200)).build()
-                .withStorage(new NodeServer.Storage(factory, new PluginContext(Map.of(), "scripted-node")),
+                .withStorage(new NodeOptions.Storage(factory, new PluginContext(Map.of(), "scripted-node")),
                         Duration.ofMillis(20)).withTicker(ticker));
     }
 

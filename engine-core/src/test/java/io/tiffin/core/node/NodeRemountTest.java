@@ -59,7 +59,7 @@ class NodeRemountTest {
             out.ok(PingReply.getDefaultInstance());
         }, null);
         master.start("127.0.0.1", 0);
-        node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.localAddress().getPort())
+        node = NodeServer.start(NodeOptions.builder("127.0.0.1:" + master.localAddress().getPort())
                 .nodeId("remount-node").segmentSize(1 << 20)
                 .pingInterval(Duration.ofMillis(20)).build());
 

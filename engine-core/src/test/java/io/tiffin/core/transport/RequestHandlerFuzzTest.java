@@ -10,6 +10,7 @@ import io.tiffin.api.ErrorCode;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.testing.NettyLeaks;
 import io.tiffin.core.transport.proto.DataRequest;
@@ -46,7 +47,7 @@ class RequestHandlerFuzzTest {
         TiffinConfig config = TiffinConfig.builder().set("master.port", "0").set("master.admin-port", "0")
                 .set("master.lease-ttl", "200ms").set("master.put-start-release-timeout", "1d").build();
         master = MasterServer.start(Tiffin.injector(config).getInstance(MasterServer.Options.class));
-        node = NodeServer.start(NodeServer.Options.builder("127.0.0.1:" + master.address().getPort())
+        node = NodeServer.start(NodeOptions.builder("127.0.0.1:" + master.address().getPort())
                 .nodeId("fuzz-node").segmentSize(8L << 20).pingInterval(Duration.ofMillis(500)).build());
         try (BlockingConnectionPool pool = new BlockingConnectionPool("fuzz", TransportSettings.defaults(), "fuzz")) {
             var started = pool.call("127.0.0.1:" + master.address().getPort(), Opcode.PUT_START,
