@@ -8,9 +8,12 @@ its exact bytes, counted as an SSD read.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import tempfile
 import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -62,6 +65,16 @@ def ssd_only(ssd_cluster):
     assert len(found) >= 4, (f"only {len(found)} objects on the SSD tier alone after {offloads(ssd_cluster):.0f}"
                              " offloads (60 s at most)")
     return found
+
+
+def node_admin(node, path: str) -> str:
+    """GET ``path`` from a node's admin HTTP server (``--admin-port``), whose address it printed at start."""
+    deadline = time.monotonic() + 30
+    while not (m := re.search(r"Tiffin node \S+ admin (http://\S+)/metrics", node.output())):
+        assert time.monotonic() < deadline, "the node printed no admin address: " + node.output()[-2000:]
+        time.sleep(0.1)
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(m.group(1) + path, timeout=10) as r:
+        return r.read().decode()
 
 
 def offloads(cluster) -> float:
@@ -136,13 +149,18 @@ def test_a_node_stopped_with_sigterm_keeps_what_only_its_memory_held_on_its_ssd(
             with pytest.raises(tiffin.TiffinError) as gone:
                 c.get("stop/00")
             assert gone.value.code == "OBJECT_NOT_FOUND"  # the copies are away with their node
-            node = start_node(master, "64MiB", None, "--storage-path", storage)
+            node = start_node(master, "64MiB", None, "--storage-path", storage, "--admin-port", "0")
             deadline = time.monotonic() + 60
             while not c.exists("stop/19"):  # the node's scan lists its copies again
                 assert time.monotonic() < deadline, "the node's SSD copies did not come back: " + node.output()[-2000:]
                 time.sleep(0.1)
             for k, v in values.items():
                 assert c.get(k) == v, k
+            # the restarted node's own metrics (node.admin-port): what its SSD tier holds, its link to the master
+            metrics = node_admin(node, "/metrics")
+            assert float(re.search(r"^tiffin_node_ssd_objects (\S+)$", metrics, re.M).group(1)) == 20
+            assert float(re.search(r"^tiffin_node_master_ping_failures (\S+)$", metrics, re.M).group(1)) == 0
+            assert json.loads(node_admin(node, "/health"))["status"] == "ok"
     finally:
         node.stop()
         mp.stop()

@@ -1,6 +1,7 @@
 package io.tiffin.core.cli;
 
 import static io.tiffin.core.config.TiffinConfigKeys.MASTER_ADDRESS;
+import static io.tiffin.core.config.TiffinConfigKeys.NODE_ADMIN_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_HOST;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_PORT;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_SIZE;
@@ -8,9 +9,14 @@ import static io.tiffin.core.config.TiffinConfigKeys.NODE_SHARED_MEMORY_DIR;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_BACKEND;
 import static io.tiffin.core.config.TiffinConfigKeys.NODE_STORAGE_PATH;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import io.tiffin.core.config.TiffinConfig;
+import io.tiffin.core.metrics.AdminHttpServer;
+import io.tiffin.core.node.NodeMetrics;
 import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
+import java.io.IOException;
 import java.util.Deque;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -51,6 +57,11 @@ final class NodeCommand extends ServerCommand {
                     + " and copy directly (node.shared-memory-dir). Default: anonymous memory, socket only.")
     String sharedMemoryDir;
 
+    @Option(names = "--admin-port", paramLabel = "PORT",
+            description = "Admin HTTP port for the node's /metrics and /health (node.admin-port; 0 = any free port;"
+                    + " default: none).")
+    String adminPort;
+
     @Option(names = "--storage-backend", paramLabel = "NAME",
             description = "Storage backend plugin of the SSD tier (node.storage-backend), e.g. bucket.")
     String storageBackend;
@@ -65,6 +76,7 @@ final class NodeCommand extends ServerCommand {
         f.put(NODE_STORAGE_PATH.name(), new Flag("--storage-path", storagePath));
         f.put(NODE_SHARED_MEMORY_DIR.name(), new Flag("--shared-memory-dir", sharedMemoryDir));
         f.put(NODE_STORAGE_BACKEND.name(), new Flag("--storage-backend", storageBackend));
+        f.put(NODE_ADMIN_PORT.name(), new Flag("--admin-port", adminPort));
         TiffinConfig config = config(f);
         if (storagePath != null && config.source(NODE_STORAGE_BACKEND).equals("default")) {
             // an SSD tier needs a backend: bucket, where no file, variable or -D chose another
@@ -80,5 +92,21 @@ final class NodeCommand extends ServerCommand {
         NodeServer node = NodeServer.start(options);
         started.push(node);
         out().println(nodeLine(node, options.segmentSize()));
+        int admin = config.get(NODE_ADMIN_PORT);
+        if (admin >= 0) {
+            NodeMetrics metrics = new NodeMetrics(node);
+            AdminHttpServer server;
+            try {
+                server = new AdminHttpServer(options.host(), admin, options.transport(), metrics::scrape,
+                        metrics::healthJson);
+            } catch (IOException e) {
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.admin-port = " + admin + ": cannot listen"
+                        + " on " + options.host() + ":" + admin + " (" + e.getMessage() + "); choose a free port, 0 for"
+                        + " any, or -1 for none", e);
+            }
+            started.push(server);
+            out().println("Tiffin node " + node.nodeId() + " admin " + (options.transport().tls().enabled() ? "https"
+                    : "http") + "://" + endpoint(options.host(), server.address()) + "/metrics");
+        }
     }
 }

@@ -136,6 +136,11 @@ public final class TiffinConfigKeys {
             1_000_000, "requests", "SSD read requests a node keeps waiting for its I/O threads; more are refused"
                     + " (UNAVAILABLE_IN_CURRENT_STATUS, retry later).");
 
+    public static final ConfigKey<Integer> NODE_ADMIN_PORT = ConfigKey.integer("node.admin-port", -1, -1, 65_535,
+            "port", "Port of the node's HTTP admin server (/metrics: its link to the master, its SSD tier's disk and"
+                    + " tasks, its certificate's expiry; /health), on node.host; 0 = any free port, -1 = none (the"
+                    + " master's metrics cover the cluster). Beyond loopback it needs the admin token, as the"
+                    + " master's.");
     public static final ConfigKey<Duration> NODE_STOP_OFFLOAD_TIMEOUT = ConfigKey.durationOrZero(
             "node.stop-offload-timeout", "20s", SECONDS, "With an SSD tier: how long a graceful stop (SIGTERM, Ctrl-C)"
                     + " may spend copying to the tier the objects only this node's memory holds (its segment takes no"
@@ -503,7 +508,7 @@ public final class TiffinConfigKeys {
                 MASTER_WORKER_THREADS,
                 MASTER_MAX_KEY_LENGTH, MASTER_MAX_OBJECT_SIZE, MASTER_MAX_HARD_PINNED_SHARE, ALLOCATION_STRATEGY, NODE_ID,
                 NODE_HOST, NODE_PORT, NODE_SEGMENT_SIZE, NODE_SEGMENT_PREFAULT, NODE_PING_INTERVAL, NODE_IO_THREADS, NODE_SHARED_MEMORY_DIR,
-                NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, NODE_STOP_OFFLOAD_TIMEOUT, CLIENT_RPC_TIMEOUT,
+                NODE_SSD_READ_MEMORY, NODE_SSD_READ_QUEUE, NODE_STOP_OFFLOAD_TIMEOUT, NODE_ADMIN_PORT, CLIENT_RPC_TIMEOUT,
                 CLIENT_CONNECT_TIMEOUT,
                 CLIENT_FAILOVER_TIMEOUT,
                 CLIENT_TRANSFER_SLICE_SIZE, CLIENT_VERIFY_CHECKSUMS, CLIENT_LOCAL_MEMCPY, CLIENT_SHARED_MEMORY, CLIENT_LOCATION_CACHE_TTL,

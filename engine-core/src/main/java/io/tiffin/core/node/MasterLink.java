@@ -134,6 +134,11 @@ final class MasterLink implements AutoCloseable {
         return remounts.get();
     }
 
+    /** Pings in a row that got no answer (0 once one is answered). */
+    long consecutivePingFailures() {
+        return consecutivePingFailures.get();
+    }
+
     long attaches() {
         return attaches.get();
     }

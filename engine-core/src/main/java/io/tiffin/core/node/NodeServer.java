@@ -62,6 +62,7 @@ public final class NodeServer implements AutoCloseable {
         Tick tick;
     }
 
+    private final NodeOptions options;
     private final String nodeId;
     private final long incarnation;
     private final LocalSegment segment;
@@ -84,8 +85,8 @@ public final class NodeServer implements AutoCloseable {
     /** A quick extra heartbeat is scheduled (while the node looks for a leader). */
     private final AtomicBoolean quickPingPending = new AtomicBoolean();
 
-
     private NodeServer(NodeOptions o) {
+        this.options = o;
         String configured = o.nodeId() == null ? "" : o.nodeId();
         java.util.function.Supplier<String> generated = () -> "node-" + UUID.randomUUID().toString().substring(0, 8);
         String storagePath = o.storage() == null ? "" : o.storage().context().properties().getOrDefault("path", "");
@@ -272,13 +273,24 @@ public final class NodeServer implements AutoCloseable {
         }
     }
 
-    /** For handlers bound in the constructor (fields read once it has run). */
-    private MasterLink link() {
+    /** For handlers bound in the constructor (fields read once it has run), and {@link NodeMetrics}. */
+    MasterLink link() {
         return link;
     }
 
-    private NodeStorageTier tier() {
+    /** The SSD tier, or null without one. */
+    NodeStorageTier tier() {
         return tier;
+    }
+
+    /** What this node was started with. */
+    NodeOptions options() {
+        return options;
+    }
+
+    /** The data plane's TLS contexts, or null without TLS. */
+    io.tiffin.core.transport.TlsContexts tls() {
+        return server.tls();
     }
 
     private void publishTick(Tick tick) {

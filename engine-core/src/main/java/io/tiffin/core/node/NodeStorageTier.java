@@ -384,4 +384,25 @@ final class NodeStorageTier implements AutoCloseable {
         }
         backend.close();
     }
+
+    /** Offloads written to the backend since start (each a copy the master asked for). */
+    long offloaded() {
+        return offloads.offloaded.sum();
+    }
+
+    /** Offloads that failed since start (a full or broken disk, a replica gone). */
+    long offloadFailures() {
+        return offloads.failures.sum();
+    }
+
+    /** Promotions written back into memory since start. */
+    long promoted() {
+        return promotions.promoted.sum();
+    }
+
+    /** Promotions that failed since start. */
+    long promotionFailures() {
+        return promotions.failures.sum();
+    }
+
 }
