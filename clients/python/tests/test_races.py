@@ -44,6 +44,10 @@ def retrying_busy(write):
             time.sleep(0.01)
 
 
+#: seconds a race goes on at least once its event has happened
+AFTER_EVENT = 2.0
+
+
 class Race:
     def __init__(self, prefix: str, keys: int = 10, size: int = 150_007, replicas: int = 1,
                  tolerate_failures: bool = False, fault_codes=frozenset(), writer_timeout: float = 30.0):
@@ -69,6 +73,10 @@ class Race:
         #: when ``run``'s event happened (monotonic seconds), and the values read since
         self.event_at = None
         self.values_after_event = 0
+        #: whether ``run`` has an event that has not happened yet: the race goes on until it has, and then for at
+        #: least ``AFTER_EVENT`` seconds (an event that takes long on a loaded machine, a node's restart, would
+        #: otherwise leave no time to read through what it changed)
+        self.event_pending = False
         self.violations: list = []
         self.reads = 0
         self.transient = 0
@@ -85,7 +93,8 @@ class Race:
         gen = 1
         rnd = random.Random(42)
         end = time.monotonic() + seconds
-        while time.monotonic() < end:
+        while time.monotonic() < end or self.event_pending or (
+                self.event_at is not None and time.monotonic() < self.event_at + AFTER_EVENT):
             k = rnd.randrange(self.keys)
             other = (k + 1 + rnd.randrange(self.keys - 1)) % self.keys
             op = rnd.randrange(4)
@@ -218,8 +227,13 @@ class Race:
                 writer.put(self.key(k), self.value(k, 1), replicas=self.replicas)
             failures = []
             def happen():
-                event[1]()
-                self.event_at = time.monotonic()
+                try:
+                    event[1]()
+                finally:
+                    self.event_at = time.monotonic()
+                    self.event_pending = False
+
+            self.event_pending = event is not None
 
             timer = threading.Timer(event[0], happen) if event else None
             if timer:
