@@ -6,13 +6,9 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tiffin.core.metrics.PrometheusText;
 import io.tiffin.core.transport.Opcode;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 
 /**
  * The master's Prometheus metrics: request counts, failures and latencies per RPC, bytes received and
@@ -240,12 +236,6 @@ public final class MasterMetrics {
 
     /** The Prometheus text exposition of every metric. */
     public String scrape() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
-        try {
-            PrometheusTextFormatWriter.create().write(out, registry.scrape());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toString(StandardCharsets.UTF_8);
+        return PrometheusText.of(registry);
     }
 }

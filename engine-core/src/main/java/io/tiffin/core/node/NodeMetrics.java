@@ -2,17 +2,14 @@ package io.tiffin.core.node;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageStats;
+import io.tiffin.core.metrics.JsonText;
+import io.tiffin.core.metrics.PrometheusText;
 import io.tiffin.core.transport.TiffinVersion;
 import io.tiffin.core.transport.TlsContexts;
 import io.tiffin.core.transport.TokensFile;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.util.function.ToLongFunction;
 
@@ -107,13 +104,7 @@ public final class NodeMetrics {
 
     /** The Prometheus text exposition of every metric. */
     public String scrape() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(4096);
-        try {
-            PrometheusTextFormatWriter.create().write(out, registry.scrape());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toString(StandardCharsets.UTF_8);
+        return PrometheusText.of(registry);
     }
 
     /**
@@ -124,13 +115,10 @@ public final class NodeMetrics {
     public String healthJson() {
         long failures = node.link().consecutivePingFailures();
         boolean degraded = failures >= DEGRADED_AFTER_PING_FAILURES || node.superseded();
-        return "{\"status\":\"" + (degraded ? "degraded" : "ok") + "\",\"role\":\"node\",\"node\":\""
-                + json(node.nodeId()) + "\",\"segment\":\"" + json(node.segmentName()) + "\",\"master\":\""
-                + json(node.masterLeader()) + "\",\"master_ping_failures\":" + failures + ",\"superseded\":"
-                + node.superseded() + ",\"version\":\"" + TiffinVersion.VERSION + "\"}";
-    }
-
-    private static String json(String s) {
-        return s == null ? "" : s.replace("\\", "\\\\").replace("\"", "\\\"");
+        String master = node.masterLeader();
+        return new JsonText().beginObject().field("status", degraded ? "degraded" : "ok").field("role", "node")
+                .field("node", node.nodeId()).field("segment", node.segmentName())
+                .field("master", master == null ? "" : master).field("master_ping_failures", failures)
+                .field("superseded", node.superseded()).field("version", TiffinVersion.VERSION).endObject().toString();
     }
 }
