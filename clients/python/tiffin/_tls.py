@@ -147,6 +147,23 @@ class ReloadingContext:
         self.reloads += 1
 
 
+def tls_from(enabled, ca, cert, key, verify_hostname, reload_interval):
+    """The TLS context of the options (None: plaintext), each unset one taken from the environment as the Java
+    processes take ``transport.tls.*`` (``TIFFIN_TRANSPORT_TLS_ENABLED`` ...)."""
+    if enabled is None:
+        enabled = env_flag("TIFFIN_TRANSPORT_TLS_ENABLED", False)
+    if not enabled:
+        return None
+    ca = ca if ca is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_CA") or None
+    cert = cert if cert is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_CERT") or None
+    key = key if key is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_KEY") or None
+    if verify_hostname is None:
+        verify_hostname = env_flag("TIFFIN_TRANSPORT_TLS_VERIFY_HOSTNAME", True)
+    if reload_interval is None:
+        reload_interval = os.environ.get("TIFFIN_TRANSPORT_TLS_RELOAD_INTERVAL") or 60.0
+    return ReloadingContext(ca, cert, key, verify_hostname, reload_interval_of(reload_interval))
+
+
 def handshake_failure(endpoint: str, e: BaseException) -> TiffinError:
     """The error of a TLS handshake that failed (an untrusted or misnamed certificate, a plaintext server)."""
     return TiffinError("RPC_FAIL", f"TLS handshake with {endpoint} failed ({_why(e)}); check that the server uses "

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Optional
 
+from ._tls import reload_interval_of
 from .errors import InvalidArgument
 
 log = logging.getLogger("tiffin.tokens")
@@ -110,3 +111,16 @@ class TokensFile:
         self._stamp = now
         self._refused = None
         self.reloads += 1
+
+
+def tokens_from(path, reload_interval, auth_token) -> Optional[TokensFile]:
+    """The tokens file of the options (None: the token is ``auth_token``'s), each unset one taken from the
+    environment as the Java processes take ``transport.tokens-file`` and ``transport.tokens-reload-interval``."""
+    if path is not None and auth_token is not None:
+        raise InvalidArgument("INVALID_PARAMS", "auth_token and tokens_file both give the token to present; pass one")
+    path = path if path is not None else os.environ.get("TIFFIN_TRANSPORT_TOKENS_FILE") or None
+    if not path:
+        return None
+    if reload_interval is None:
+        reload_interval = os.environ.get("TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL") or 60.0
+    return TokensFile(path, reload_interval_of(reload_interval, "tokens_reload_interval"))

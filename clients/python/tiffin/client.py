@@ -44,8 +44,8 @@ from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._transfers import Transfers
-from ._tls import ReloadingContext, env_flag, reload_interval_of
-from ._tokens import TokensFile
+from ._tls import tls_from
+from ._tokens import tokens_from
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
 from ._pool import Pool
 from ._puts import Puts
@@ -77,36 +77,6 @@ def _retry_fresh(code: str) -> bool:
     """Whether a read that failed through a cached location is run again with a fresh lookup (as
     ``LocationRetry.retryFresh``): not for failures a fresh lookup cannot change."""
     return code not in ("BUFFER_OVERFLOW", "INVALID_PARAMS", "INVALID_KEY")
-
-
-def _tls_from(enabled, ca, cert, key, verify_hostname, reload_interval):
-    """The TLS context of the options (None: plaintext), each unset one taken from the environment as the Java
-    processes take ``transport.tls.*`` (``TIFFIN_TRANSPORT_TLS_ENABLED`` ...)."""
-    if enabled is None:
-        enabled = env_flag("TIFFIN_TRANSPORT_TLS_ENABLED", False)
-    if not enabled:
-        return None
-    ca = ca if ca is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_CA") or None
-    cert = cert if cert is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_CERT") or None
-    key = key if key is not None else os.environ.get("TIFFIN_TRANSPORT_TLS_KEY") or None
-    if verify_hostname is None:
-        verify_hostname = env_flag("TIFFIN_TRANSPORT_TLS_VERIFY_HOSTNAME", True)
-    if reload_interval is None:
-        reload_interval = os.environ.get("TIFFIN_TRANSPORT_TLS_RELOAD_INTERVAL") or 60.0
-    return ReloadingContext(ca, cert, key, verify_hostname, reload_interval_of(reload_interval))
-
-
-def _tokens_from(path, reload_interval, auth_token) -> Optional[TokensFile]:
-    """The tokens file of the options (None: the token is ``auth_token``'s), each unset one taken from the
-    environment as the Java processes take ``transport.tokens-file`` and ``transport.tokens-reload-interval``."""
-    if path is not None and auth_token is not None:
-        raise InvalidArgument("INVALID_PARAMS", "auth_token and tokens_file both give the token to present; pass one")
-    path = path if path is not None else os.environ.get("TIFFIN_TRANSPORT_TOKENS_FILE") or None
-    if not path:
-        return None
-    if reload_interval is None:
-        reload_interval = os.environ.get("TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL") or 60.0
-    return TokensFile(path, reload_interval_of(reload_interval, "tokens_reload_interval"))
 
 
 class Client:
@@ -156,13 +126,13 @@ class Client:
         # the master takes a put's writer from the connection's HELLO peer id: the two must be the same
         self.client_id = peer_id or f"client-py-{uuid.uuid4()}"
         self.slice_size = slice_size
-        tokens = _tokens_from(tokens_file, tokens_reload_interval, auth_token)
+        tokens = tokens_from(tokens_file, tokens_reload_interval, auth_token)
         if auth_token is None:
             # as the Java processes read transport.client-token / transport.auth-token from the environment
             auth_token = (os.environ.get("TIFFIN_TRANSPORT_CLIENT_TOKEN")
                           or os.environ.get("TIFFIN_TRANSPORT_AUTH_TOKEN", ""))
         self._pool = Pool(Settings(float(timeout), float(connect_timeout), auth_token, max_frame_size,
-                                   _tls_from(tls_enabled, tls_ca, tls_cert, tls_key, tls_verify_hostname,
+                                   tls_from(tls_enabled, tls_ca, tls_cert, tls_key, tls_verify_hostname,
                                              tls_reload_interval), tokens),
                           self.client_id)
         self._masters = Masters(master, self._pool, float(failover_timeout), lambda: self._closed)
