@@ -100,9 +100,10 @@ final class NodeCommand extends ServerCommand {
                 server = new AdminHttpServer(options.host(), admin, options.transport(), metrics::scrape,
                         metrics::healthJson);
             } catch (IOException e) {
-                throw new TiffinException(ErrorCode.INVALID_PARAMS, "node.admin-port = " + admin + ": cannot listen"
-                        + " on " + options.host() + ":" + admin + " (" + e.getMessage() + "); choose a free port, 0 for"
-                        + " any, or -1 for none", e);
+                throw new TiffinException(ErrorCode.INVALID_PARAMS, "--admin-port " + admin + " (node.admin-port ["
+                        + config.source(NODE_ADMIN_PORT) + "]) cannot be used on " + options.host() + ": "
+                        + e.getMessage() + "; is another server using it? Choose another port with --admin-port (0 ="
+                        + " any free port, -1 = none), or stop that process", e);
             }
             started.push(server);
             out().println("Tiffin node " + node.nodeId() + " admin " + (options.transport().tls().enabled() ? "https"
