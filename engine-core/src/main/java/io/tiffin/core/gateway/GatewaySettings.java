@@ -62,8 +62,8 @@ public record GatewaySettings(String host, int port, int maxConnections, Duratio
     }
 
     /**
-     * The settings of the {@code gateway.*} keys (and the token keys, {@code transport.native}); a tokens file is
-     * {@link #withCredentials}' to add (the process's credentials, {@code TiffinModule.credentials}).
+     * The settings of the {@code gateway.*} keys (and the token keys, {@code transport.native}). A tokens file comes
+     * with the process's credentials ({@code TiffinModule.credentials}), given by {@link #withCredentials}.
      */
     public static GatewaySettings from(TiffinConfig config) {
         return new GatewaySettings(config.get(GATEWAY_HOST), config.get(GATEWAY_PORT),
@@ -124,6 +124,6 @@ public record GatewaySettings(String host, int port, int maxConnections, Duratio
                 + idleTimeout + ", maxBulkSize=" + maxBulkSize + ", maxArrayLength=" + maxArrayLength
                 + ", maxInlineLength=" + maxInlineLength + ", maxPipelineBytes=" + maxPipelineBytes + ", maxMemory="
                 + maxMemory + ", writeBuffer=" + writeBuffer + ", ioThreads=" + ioThreads + ", native=" + useNative
-                + ", password=" + (credentials.tokenOf(Role.CLIENT).isEmpty() && credentials.tokensFile() == null ? "none" : "***") + ", replicas=" + replicas + "]";
+                + ", password=" + (requiresPassword() ? "***" : "none") + ", replicas=" + replicas + "]";
     }
 }

@@ -28,10 +28,10 @@ import org.apache.logging.log4j.Logger;
  * <p>The file is looked at again (its {@link FileReloads#stampOf stamp}) every {@code
  * transport.tokens-reload-interval} on the background thread of {@link FileReloads} ({@link FileReloads#watch}), so a
  * server takes a new token, and stops taking a dropped one, within that time; new connections then use the new
- * tokens, established ones keep the roles they proved. A file
- * that does not parse, that names a role whose key is set, or that no longer names a role it named (the role would be
- * open, or proven by the shared token) is logged once per change and the tokens read before stay in use. At start a
- * file that does not parse, or names a role whose key is set, is an error.
+ * tokens, established ones keep the roles they proved. A changed file that does not parse, that names a role whose key
+ * is set, or that no longer names a role it named (the role would be open, or proven by the shared token) is logged
+ * once per change and the tokens read before stay in use. At start a file that does not parse, or names a role whose
+ * key is set, is an error.
  *
  * <p>Owner: the {@link Credentials} built from the configuration; every copy of those shares it. Thread-safe: the
  * tokens are a volatile reference to an immutable map, replaced by the reload thread alone.
