@@ -179,3 +179,16 @@ def test_the_python_tokens_file_presents_the_first_client_token_and_refuses_what
     with pytest.raises(tiffin.InvalidArgument) as e:
         tiffin.Client("127.0.0.1:1", auth_token="x", tokens_file=str(f))
     assert "auth_token and tokens_file" in str(e.value)
+
+
+def test_the_tokens_file_may_come_from_the_environment_and_a_token_given_to_the_call_wins(tmp_path, monkeypatch):
+    f = tmp_path / "t"
+    _write(f, "client=from-the-file\n")
+    monkeypatch.setenv("TIFFIN_TRANSPORT_TOKENS_FILE", str(f))
+    monkeypatch.setenv("TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL", "1m")
+    c = tiffin.Client("127.0.0.1:1")
+    assert c._pool.settings.token() == "from-the-file" and c._pool.settings.tokens._interval == 60
+    c.close()
+    c = tiffin.Client("127.0.0.1:1", auth_token="given")
+    assert c._pool.settings.token() == "given"
+    c.close()

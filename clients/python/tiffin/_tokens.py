@@ -118,7 +118,10 @@ def tokens_from(path, reload_interval, auth_token) -> Optional[TokensFile]:
     environment as the Java processes take ``transport.tokens-file`` and ``transport.tokens-reload-interval``."""
     if path is not None and auth_token is not None:
         raise InvalidArgument("INVALID_PARAMS", "auth_token and tokens_file both give the token to present; pass one")
-    path = path if path is not None else os.environ.get("TIFFIN_TRANSPORT_TOKENS_FILE") or None
+    if path is None:
+        if auth_token is not None:
+            return None  # a token given to the call wins over the environment's file
+        path = os.environ.get("TIFFIN_TRANSPORT_TOKENS_FILE") or None
     if not path:
         return None
     if reload_interval is None:
