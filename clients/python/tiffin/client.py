@@ -193,13 +193,14 @@ class Client:
         ``TIFFIN_TRANSPORT_TLS_ENABLED``, ``_CA``, ``_CERT``, ``_KEY``, ``_VERIFY_HOSTNAME``, ``_RELOAD_INTERVAL``.
         Tokens that rotate, as the Java processes' ``transport.tokens-file``: ``tokens_file`` (a file of
         ``role=token`` lines; the client presents its first ``client`` token, else its first ``auth`` token, instead
-        of ``auth_token``, which it may not be given with; an ``auth_token`` wins over the environment's file) and ``tokens_reload_interval`` (s or e.g. ``"1m"``,
+        of ``auth_token``, which it may not be given with) and ``tokens_reload_interval`` (s or e.g. ``"1m"``,
         default 60: how often new connections look at the file again; 0 = never); each defaults to the
-        environment's ``TIFFIN_TRANSPORT_TOKENS_FILE``, ``TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL``.
+        environment's ``TIFFIN_TRANSPORT_TOKENS_FILE``, ``TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL`` (an
+        ``auth_token`` given to the call wins over the environment's file).
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached or the TLS handshake fails, INVALID_VERSION on
         a version mismatch, ILLEGAL_CLIENT if it rejects the auth token (or, plaintext, accepts TLS only),
-        INVALID_PARAMS for a TLS file that cannot be used.
+        INVALID_PARAMS for a TLS or tokens file that cannot be used.
         """
         c = cls(master, **options)
         try:
