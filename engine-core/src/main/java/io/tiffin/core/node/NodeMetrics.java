@@ -16,8 +16,10 @@ import java.util.function.ToLongFunction;
 /**
  * What one node exports on its admin HTTP server ({@code node.admin-port}): {@code /metrics} in Prometheus text and
  * {@code /health} in JSON. The master's metrics already cover the cluster (segments' capacity and use, heartbeat ages,
- * SSD-tier totals); these are what only the node sees: its link to the master, its SSD tier's disk and tasks (corrupt
- * reads, O_DIRECT fallbacks, failed offloads), and the expiry of the certificate its data plane presents.
+ * SSD-tier totals); these are what only the node sees: its data plane's reads, writes and refusals ({@link
+ * DataPlaneCounters}; same-host clients' copies through shared memory bypass it), its link to the master, its SSD
+ * tier's disk and tasks (corrupt reads, O_DIRECT fallbacks, failed offloads), and the expiry of the certificate its
+ * data plane presents.
  *
  * <p>Thread-safe: every metric is a callback that reads the node's thread-safe counters when scraped; {@link #scrape}
  * and {@link #healthJson} may run at any time, also while the node stops.
@@ -41,6 +43,15 @@ public final class NodeMetrics {
         counter("tiffin_node_remounts_total", "Mounts again after the master forgot this node", NodeServer::remounts);
         counter("tiffin_node_attaches_total", "Attaches of the segment to a master that restored it (failover, restart)",
                 NodeServer::attaches);
+        DataPlaneCounters data = node.dataPlane();
+        counter("tiffin_node_data_reads_total", "DATA_READs answered (slices of objects read from this node's memory)",
+                n -> data.reads.sum());
+        counter("tiffin_node_data_read_bytes_total", "Bytes DATA_READs answered", n -> data.readBytes.sum());
+        counter("tiffin_node_data_writes_total", "DATA_WRITEs done (slices of objects written into this node's memory)",
+                n -> data.writes.sum());
+        counter("tiffin_node_data_write_bytes_total", "Bytes DATA_WRITEs wrote", n -> data.writeBytes.sum());
+        counter("tiffin_node_data_refused_total", "DATA_READs and DATA_WRITEs refused (no valid grant, out of the"
+                + " segment, a stale mount epoch)", n -> data.refused.sum());
         NodeStorageTier tier = node.tier();
         if (tier != null) {
             StorageBackend backend = tier.backend();

@@ -63,6 +63,7 @@ public final class NodeServer implements AutoCloseable {
     }
 
     private final NodeOptions options;
+    private final DataPlaneCounters dataPlane = new DataPlaneCounters();
     private final String nodeId;
     private final long incarnation;
     private final LocalSegment segment;
@@ -118,7 +119,7 @@ public final class NodeServer implements AutoCloseable {
         // The data plane's own default (one loop per processor), not the master's and clients' (half).
         this.server = new TransportServer("node-" + nodeId, o.transport().ioThreads() == 0
                 ? o.transport().withIoThreads(EventLoops.dataPlaneThreads()) : o.transport());
-        server.register(Opcode.DATA_WRITE, (request, responder) -> {
+        server.register(Opcode.DATA_WRITE, dataPlane.countingRefusals((request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             ByteBuf bulk = request.bulk();
             checkSegment(req);
@@ -139,7 +140,9 @@ public final class NodeServer implements AutoCloseable {
                 segment.commit(req.getMountEpoch(), io.tiffin.core.local.SegmentLedger.Entry.of(c, c.getOffset()));
             }
             responder.ok(Empty.getDefaultInstance());
-        }, null, this::writeDestination);
+            dataPlane.writes.increment();
+            dataPlane.writeBytes.add(req.getLength());
+        }), null, this::writeDestination);
         server.register(Opcode.FORGET, (request, responder) -> {
             var stamped = ForgetRequests.apply(request.parseControl(
                     io.tiffin.core.transport.proto.ForgetRequest.parser()), segment, tier(), link().term());
@@ -155,7 +158,7 @@ public final class NodeServer implements AutoCloseable {
             });
         }, null);
         long maxRead = o.transport().maxFrameSize() - 64 * 1024L; // an answer must fit one frame
-        server.register(Opcode.DATA_READ, (request, responder) -> {
+        server.register(Opcode.DATA_READ, dataPlane.countingRefusals((request, responder) -> {
             DataRequest req = request.parseControl(DataRequest.parser());
             checkSegment(req);
             access.check(req, io.tiffin.api.DataGrant.READ, "DATA_READ");
@@ -165,7 +168,9 @@ public final class NodeServer implements AutoCloseable {
             }
             MemorySegment src = segment.slice(req.getOffset(), req.getLength());
             responder.ok(Empty.getDefaultInstance(), Unpooled.wrappedBuffer(src.asByteBuffer()));
-        }, null);
+            dataPlane.reads.increment();
+            dataPlane.readBytes.add(req.getLength());
+        }), null);
         server.register(Opcode.SEGMENT_INFO, (request, responder) -> {
             SegmentInfoRequest req = request.parseControl(SegmentInfoRequest.parser());
             if (!req.getSegment().equals(segment.name())) {
@@ -281,6 +286,11 @@ public final class NodeServer implements AutoCloseable {
     /** The SSD tier, or null without one. */
     NodeStorageTier tier() {
         return tier;
+    }
+
+    /** What the data plane has served. */
+    DataPlaneCounters dataPlane() {
+        return dataPlane;
     }
 
     /** What this node was started with. */

@@ -1,8 +1,10 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.PluginContext;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
@@ -12,6 +14,11 @@ import io.tiffin.core.node.NodeMetrics;
 import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.plugin.PluginRegistry;
+import io.tiffin.core.transport.BlockingConnectionPool;
+import io.tiffin.core.transport.Opcode;
+import io.tiffin.core.transport.TransportSettings;
+import io.tiffin.core.transport.proto.DataRequest;
+import io.tiffin.core.transport.proto.Empty;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A node's own metrics and health ({@link NodeMetrics}, served on {@code node.admin-port}), read from a real node with
- * an SSD tier beside a real master: the tier's objects and offloads as the node wrote them, and the link to the master
- * going bad when the master stops.
+ * an SSD tier beside a real master: the data plane's writes, reads and a refused read, the tier's objects and offloads
+ * as the node wrote them, and the link to the master going bad when the master stops.
  */
 class NodeMetricsClusterTest {
     private static final long MiB = 1L << 20;
@@ -50,7 +57,7 @@ class NodeMetricsClusterTest {
     }
 
     @Test
-    void theSsdTiersWorkAndTheLinkToTheMasterAreExported() throws Exception {
+    void theDataPlaneTheSsdTiersWorkAndTheLinkToTheMasterAreExported() throws Exception {
         MasterServer master = MasterServer.start(Tiffin.injector(TiffinConfig.builder().set("master.port", "0")
                 .set("master.admin-port", "0").set("offload.mode", "write-through").build())
                 .getInstance(MasterServer.Options.class));
@@ -79,6 +86,21 @@ class NodeMetricsClusterTest {
         assertThat(value(text, "tiffin_node_segment_capacity_bytes")).isEqualTo(32 * MiB);
         assertThat(value(text, "tiffin_node_master_ping_failures")).isZero();
         assertThat(text).doesNotContain("tiffin_node_tls").doesNotContain("tiffin_node_tokens");
+        assertThat(value(text, "tiffin_node_data_writes_total")).as("one slice per object").isEqualTo(3);
+        assertThat(value(text, "tiffin_node_data_write_bytes_total")).isEqualTo(3 * 100_000 + 3);
+        assertThat(client.get("k1")).hasSize(100_001);
+        text = metrics.scrape();
+        assertThat(value(text, "tiffin_node_data_reads_total")).isGreaterThanOrEqualTo(1);
+        assertThat(value(text, "tiffin_node_data_read_bytes_total")).isGreaterThanOrEqualTo(100_001);
+        assertThat(value(text, "tiffin_node_data_refused_total")).isZero();
+
+        // a read without the master's grant (a peer that skipped the master): refused, and counted
+        try (BlockingConnectionPool peer = new BlockingConnectionPool("no-grant", TransportSettings.defaults(), "p")) {
+            assertThatThrownBy(() -> peer.call(node.endpoint(), Opcode.DATA_READ, DataRequest.newBuilder()
+                    .setSegment(node.segmentName()).setOffset(0).setLength(4096).build(), Empty.parser()))
+                    .isInstanceOf(TiffinException.class);
+        }
+        assertThat(value(metrics.scrape(), "tiffin_node_data_refused_total")).isEqualTo(1);
 
         client.close();
         master.close();
