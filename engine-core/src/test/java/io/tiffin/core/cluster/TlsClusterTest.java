@@ -8,9 +8,11 @@ import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.TiffinClient;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.master.MasterServer;
+import io.tiffin.core.node.NodeMetrics;
 import io.tiffin.core.node.NodeOptions;
 import io.tiffin.core.node.NodeServer;
 import io.tiffin.core.transport.TestCertificates;
+import io.tiffin.core.transport.TlsContexts;
 import io.tiffin.core.transport.TlsSettings;
 import io.tiffin.core.transport.TransportSettings;
 import java.nio.file.Path;
@@ -44,9 +46,11 @@ class TlsClusterTest {
             String address = "127.0.0.1:" + master.address().getPort();
             TransportSettings nodeTransport = TransportSettings.defaults().withTls(certs.server.settings()
                     .withClientAuth(TlsSettings.ClientAuth.REQUIRE));
+            List<NodeServer> nodes = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                open.add(NodeServer.start(NodeOptions.builder(address).nodeId("tls-node-" + i)
+                nodes.add(NodeServer.start(NodeOptions.builder(address).nodeId("tls-node-" + i)
                         .segmentSize(64L << 20).pingInterval(Duration.ofMillis(200)).transport(nodeTransport).build()));
+                open.add(nodes.getLast());
             }
             TiffinClient client = TiffinClient.connect(TestCluster.remoteOptions(address)
                     .transport(TransportSettings.defaults().withTls(clientTls)).build());
@@ -60,6 +64,11 @@ class TlsClusterTest {
             assertThat(batch).allMatch(KeyResult::isOk);
             assertThat(batch.get(1).value()).isEqualTo(TestCluster.randomBytes(4096, 4096));
             assertThat(master.service().liveNodes()).hasSize(2);
+            // the node exports when the certificate its data plane presents expires (node.admin-port's /metrics)
+            String metrics = new NodeMetrics(nodes.getFirst()).scrape();
+            long notAfter = TlsContexts.load(certs.server.settings()).certificate().getNotAfter().getTime() / 1000;
+            assertThat(metrics).contains("tiffin_node_tls_certificate_not_after_seconds " + (double) notAfter)
+                    .contains("tiffin_node_tls_reload_failures_total 0.0");
         } finally {
             for (int i = open.size() - 1; i >= 0; i--) {
                 try {
