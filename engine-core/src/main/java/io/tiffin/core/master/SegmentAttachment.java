@@ -193,6 +193,9 @@ final class SegmentAttachment {
         o.complete();
         o.markRecovered();
         o.leaseTimeoutMillis = now + settings.leaseTtl().toMillis(); // the previous master's leases are unknown
+        // and so are the lookups it answered: any client may read this object through a location it cached from the
+        // previous master, so a forced replacement or removal waits as long as the longest such reuse may last
+        o.noteCachedLookup(now, settings.leaseTtl().toMillis(), Long.MAX_VALUE, 0);
         if (c.getSoftPin()) {
             o.softPinUntil(now + settings.softPinTtl().toMillis());
         }

@@ -267,6 +267,29 @@ class SegmentAttachmentTest {
     }
 
     /**
+     * The previous master may have let clients cache the location of an object it knew; the new one cannot know
+     * which. So a forced removal (or replacement) of a recovered object answers only once the longest such reuse
+     * has ended, counted from the object's recovery, as if an unknown client had looked it up then.
+     */
+    @Test
+    void aForcedRemovalOfARecoveredObjectWaitsOutWhatThePreviousMasterMayHaveLetClientsCache() throws Exception {
+        MasterService first = takeOver("m1");
+        first.mountSegment("s1", "n1", deadEndpoint, 64 * MiB, 7, 1);
+        List<CommitRecord> records = List.of(CommitRecord.newBuilder().setKey("k").setOffset(0).setSize(1000)
+                .setVersion(3).setPutId(1).build());
+        dies();
+
+        MasterService second = takeOver("m2");
+        assertThat(second.attachSegment(segment(2), 2, records, true, true)).isEqualTo(1);
+        assertThat(second.recovering()).as("its only node is back").isFalse();
+        long recovered = ticker.millis();
+        CacheHold hold = new CacheHold(42); // even the client that removes it: its cache may hold a location of m1's
+        assertThat(second.remove("k", true, hold)).isEqualTo(ErrorCode.OK);
+        long window = MasterSettings.defaults().leaseTtl().toMillis() / 2;
+        assertThat(hold.untilMillis()).isEqualTo(recovered + window + window / 4 + 1);
+    }
+
+    /**
      * A record of a put granted during a recovery ({@code yields}) may be a put of a key whose object a node had not
      * reported yet: at a later takeover it loses to any other record of the key, whatever the versions, in whichever
      * order the nodes attach; of two such records the older put's wins.
