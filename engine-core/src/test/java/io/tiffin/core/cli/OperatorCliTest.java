@@ -6,8 +6,11 @@ import static org.awaitility.Awaitility.await;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -16,7 +19,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The operator's habits: {@code stat --watch}, {@code --version} with the commit, shell completion. */
+/**
+ * The operator's habits: {@code stat --watch}, {@code --version} with the commit, shell completion, a node's admin
+ * port that cannot be used.
+ */
 class OperatorCliTest {
     private static Tiffin tiffin;
     private static String master;
@@ -42,6 +48,21 @@ class OperatorCliTest {
         int exit = TiffinCli.run(InputStream.nullInputStream(), new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
         return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aNodeWhoseAdminPortIsTakenFailsNamingTheFlagAndLeavesNoNodeBehind() throws IOException {
+        int before = tiffin.master().service().segmentViews().size();
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Result r = tiffin("node", "--master", master, "--segment-size", "16MiB", "--admin-port",
+                    Integer.toString(taken.getLocalPort()));
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).startsWith("error: INVALID_PARAMS: --admin-port " + taken.getLocalPort()
+                    + " (node.admin-port [flag --admin-port]) cannot be used on 127.0.0.1: ")
+                    .contains("Choose another port with --admin-port");
+        }
+        assertThat(tiffin.master().service().segmentViews()).as("the node it started was stopped and unmounted")
+                .hasSize(before);
     }
 
     @Test
