@@ -98,7 +98,7 @@ public final class MasterService {
                 settings.putStartReleaseTimeout().toMillis());
         DiskFloors floors = new DiskFloors();
         tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker, deadlines,
-                floors);
+                floors, settings.leaseTtl().toMillis());
         recovery = new Recovery(ticker);
         recoveryGate = new RecoveryGate(recovery);
         membership = new SegmentMembership(segments, table, tier, restartGuard, settings.nodeTtl(), ticker, recovery);

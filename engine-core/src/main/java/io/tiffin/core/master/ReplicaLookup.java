@@ -121,7 +121,7 @@ final class ReplicaLookup {
         if (!m.diskReplicas().isEmpty() && !m.processing()) {
             if (readable == null) {
                 readable = new ArrayList<>(m.diskReplicas().size());
-                tier.countSsdOnlyRead(m);
+                tier.promotions().countSsdOnlyRead(m);
             }
             for (DiskReplica d : m.diskReplicas()) {
                 readable.add(d.toDescriptor()); // after the memory replicas: the client prefers those

@@ -192,7 +192,7 @@ public final class SsdTierService {
      * memory), NO_AVAILABLE_HANDLE, INTERNAL_ERROR (the allocation strategy failed).
      */
     public KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
-        return tier.promotionStart(nodeId, key);
+        return tier.promotions().promotionStart(nodeId, key);
     }
 
     /** The CRC32C its writer gave the object at {@code key} (0 = none, or no such object). */
@@ -208,7 +208,7 @@ public final class SsdTierService {
      * readable. Codes: OBJECT_NOT_FOUND, REPLICA_NOT_FOUND.
      */
     public ErrorCode promotionEnd(String nodeId, String key, long replicaId, boolean success) {
-        return tier.promotionEnd(nodeId, key, replicaId, success);
+        return tier.promotions().promotionEnd(nodeId, key, replicaId, success);
     }
 
     /** A node's backend is about to delete these SSD copies: forget them (erasing objects left with nothing). */

@@ -1,12 +1,8 @@
 package io.tiffin.core.master;
 
-import io.tiffin.api.DataGrant;
 import io.tiffin.api.ErrorCode;
-import io.tiffin.api.KeyResult;
-import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaStatus;
 import io.tiffin.api.TiffinException;
-import io.tiffin.api.spi.allocation.AllocationRequest;
 import io.tiffin.core.transport.proto.OffloadTask;
 import io.tiffin.core.util.Ticker;
 import java.util.ArrayList;
@@ -20,9 +16,9 @@ import org.apache.logging.log4j.Logger;
 /**
  * The SSD tier as the master's objects see it: which objects have copies on which node's SSD, offloads
  * (write-through at PutEnd, or instead of an eviction), reads served from SSD and the promotions they
- * trigger, and the nodes' reports of all of these. {@link StorageTier} holds the per-node queues; this
- * class keeps the objects' records ({@link ObjectMetadata#diskReplicas()}, the pending task) in step with
- * them.
+ * trigger ({@link Promotions}), and the nodes' reports of all of these. {@link StorageTier} holds the per-node
+ * queues; this class keeps the objects' records ({@link ObjectMetadata#diskReplicas()}, the pending task) in step
+ * with them.
  *
  * <p>Thread-safe: methods that take a key take its shard lock through the {@link ObjectTable}; those that
  * are handed an {@link ObjectMetadata} expect the caller to hold its shard lock. Lock order: shard →
@@ -41,6 +37,9 @@ final class TierCoordinator {
     private final Ticker ticker;
     private final PutDeadlines deadlines;
     private final DiskFloors floors;
+    private final Promotions promotions;
+    /** {@code master.lease-ttl}: how long a client may still reuse a location a previous master handed out. */
+    private final long leaseTtlMillis;
     /** Keys of objects forgotten with their away node's SSD copies, so removals and new puts still reach them. */
     private final AwayCopies away = new AwayCopies();
     /** The keys with SSD copies, per node: a node's loss visits those objects only. */
@@ -51,7 +50,8 @@ final class TierCoordinator {
 
     TierCoordinator(TierSettings settings, ObjectTable table, SegmentRegistry segments, ReplicaPlacement placement,
                     Quarantine quarantine, MasterCounters counters, Ticker ticker, PutDeadlines deadlines,
-                    DiskFloors floors) {
+                    DiskFloors floors, long leaseTtlMillis) {
+        this.leaseTtlMillis = leaseTtlMillis;
         this.deadlines = deadlines;
         this.floors = floors;
         this.settings = settings;
@@ -62,6 +62,12 @@ final class TierCoordinator {
         this.quarantine = quarantine;
         this.counters = counters;
         this.ticker = ticker;
+        this.promotions = new Promotions(settings, tier, table, segments, placement, quarantine, counters, ticker,
+                deadlines);
+    }
+
+    Promotions promotions() {
+        return promotions;
     }
 
     TierSettings settings() {
@@ -279,6 +285,9 @@ final class TierCoordinator {
                     table.noteVersion(version);
                     m.version = version;
                     m.markRecovered();
+                    // as a recovered memory record (SegmentAttachment): a client may still reuse a location of
+                    // this copy that a previous master handed out, so a removal or replacement waits that out
+                    m.noteCachedLookup(now, leaseTtlMillis, Long.MAX_VALUE, 0);
                 } else {
                     m.version = table.nextVersion();
                 }
@@ -399,96 +408,6 @@ final class TierCoordinator {
             }
         }
         return false;
-    }
-
-    // ------------------------------------------------------------------ reads and promotion
-
-    /**
-     * Counts a read served from SSD and queues a promotion once the object is read often enough. Caller holds
-     * the shard lock.
-     */
-    void countSsdOnlyRead(ObjectMetadata m) {
-        long hits = tier.recordSsdRead(m.key.hashCode() * 0x9E3779B97F4A7C15L + m.key.length());
-        if (hits < settings.promotionThreshold()) {
-            return;
-        }
-        DiskReplica d = m.diskReplicas().get(0);
-        if (m.promotionQueued() && !d.nodeId().equals(m.taskNode())) {
-            return;
-        }
-        if (tier.queuePromotion(d.nodeId(), m.key, m.size(), hits)) {
-            m.startPromotion(d.nodeId(), ticker.millis());
-            deadlines.taskStarted(m.key, m.taskStartMillis());
-            counters.promotionsQueued.increment();
-        }
-    }
-
-    /**
-     * Allocates the memory replica of a promotion (on the node's own segment when it fits) and returns
-     * where to write it. Codes: OBJECT_NOT_FOUND (removed meanwhile), OBJECT_ALREADY_EXISTS (already in
-     * memory), NO_AVAILABLE_HANDLE, INTERNAL_ERROR (the allocation strategy failed).
-     */
-    KeyResult<ReplicaDescriptor> promotionStart(String nodeId, String key) {
-        return table.inShard(key, shard -> {
-            ObjectMetadata m = shard.objects.get(key);
-            if (m == null || !m.hasDiskReplicaOn(nodeId)) {
-                return KeyResult.failed(key, ErrorCode.OBJECT_NOT_FOUND);
-            }
-            if (m.hasReadableMemoryReplica() || m.processing() || !m.replicas().isEmpty()) {
-                m.endPromotion();
-                return KeyResult.failed(key, ErrorCode.OBJECT_ALREADY_EXISTS);
-            }
-            List<String> preferred = new ArrayList<>();
-            for (MountedSegment s : segments.segments()) {
-                if (s.nodeId().equals(nodeId)) {
-                    preferred.add(s.name());
-                }
-            }
-            SegmentReplicaSink sink = placement.sink(m.size(), m.key, 1);
-            if (!placement.place(new AllocationRequest(m.size(), 1, preferred, nodeId), sink)) {
-                m.endPromotion();
-                return KeyResult.failed(key, ErrorCode.INTERNAL_ERROR);
-            }
-            if (sink.placed() == 0) {
-                placement.noteAllocationFailure(m.size());
-                m.endPromotion();
-                counters.promotionFailures.increment();
-                return KeyResult.failed(key, ErrorCode.NO_AVAILABLE_HANDLE);
-            }
-            MountedSegment seg = sink.segment(0);
-            ReplicaRecord r = new ReplicaRecord(table.nextReplicaId(), seg, sink.handle(0), sink.offset(0));
-            m.replicas().add(r);
-            m.startPromotion(nodeId, ticker.millis());
-            deadlines.taskStarted(m.key, m.taskStartMillis());
-            // the promoting node writes it (and the master frees a stuck promotion's buffer no earlier)
-            return KeyResult.ok(key, r.toDescriptor(m.size(), DataGrant.WRITE,
-                    m.taskStartMillis() + quarantine.writerTimeoutMillis()));
-        });
-    }
-
-    /** Completes (or abandons) a promotion's memory replica. A failed promotion leaves the SSD copy readable. */
-    ErrorCode promotionEnd(String nodeId, String key, long replicaId, boolean success) {
-        return table.inShard(key, shard -> {
-            ObjectMetadata m = shard.objects.get(key);
-            if (m == null) {
-                return ErrorCode.OBJECT_NOT_FOUND;
-            }
-            m.endPromotion();
-            for (ReplicaRecord r : m.replicas()) {
-                if (r.id == replicaId && r.status() == ReplicaStatus.PROCESSING) {
-                    if (success) {
-                        r.status(ReplicaStatus.COMPLETE);
-                        counters.promotions.increment();
-                    } else {
-                        r.free(m.version);
-                        m.replicas().remove(r);
-                        counters.promotionFailures.increment();
-                    }
-                    return ErrorCode.OK;
-                }
-            }
-            return ErrorCode.REPLICA_NOT_FOUND;
-        });
     }
 
     // ------------------------------------------------------------------ SSD copies going away

@@ -34,7 +34,7 @@ class EvictorTest {
         segment = segments.get("s");
         tier = new TierCoordinator(settings.tier(), table, segments, placement, quarantine, counters, ticker,
                 new PutDeadlines(settings.putTimeout().toMillis(), settings.putStartReleaseTimeout().toMillis()),
-                new DiskFloors());
+                new DiskFloors(), settings.leaseTtl().toMillis());
         return new Evictor(settings, table, segments, placement, quarantine, tier, stuckPutReleases::incrementAndGet,
                 counters, ticker);
     }

@@ -290,6 +290,31 @@ class SegmentAttachmentTest {
     }
 
     /**
+     * The same for an object a new master adopts from a node's SSD scan: the previous master may have let clients
+     * cache the copy's location, so a removal (forced or not: the copy's lease ended with that master) waits as long
+     * as such a reuse may last, whoever removes it.
+     */
+    @Test
+    void aRemovalOfAnObjectAdoptedFromAnSsdScanWaitsOutWhatThePreviousMasterMayHaveLetClientsCache() throws Exception {
+        MasterService second = attachedSayingAScanFollows();
+        second.ssdTier().registerStorage("n1", 1L << 30);
+        second.ssdTier().reportDiskObjects("n1", List.of(
+                io.tiffin.core.transport.proto.DiskObject.newBuilder().setKey("k").setSize(1000).setVersion(20).build(),
+                io.tiffin.core.transport.proto.DiskObject.newBuilder().setKey("j").setSize(1000).setVersion(21).build()),
+                true);
+        long adopted = ticker.millis();
+        assertThat(second.recovering()).as("the scan was its only node's last report").isFalse();
+        long window = MasterSettings.defaults().leaseTtl().toMillis() / 2;
+
+        CacheHold forced = new CacheHold(42);
+        assertThat(second.remove("k", true, forced)).isEqualTo(ErrorCode.OK);
+        assertThat(forced.untilMillis()).isEqualTo(adopted + window + window / 4 + 1);
+        CacheHold plain = new CacheHold(43);
+        assertThat(second.remove("j", false, plain)).isEqualTo(ErrorCode.OK);
+        assertThat(plain.untilMillis()).isEqualTo(adopted + window + window / 4 + 1);
+    }
+
+    /**
      * A record of a put granted during a recovery ({@code yields}) may be a put of a key whose object a node had not
      * reported yet: at a later takeover it loses to any other record of the key, whatever the versions, in whichever
      * order the nodes attach; of two such records the older put's wins.
