@@ -285,13 +285,13 @@ final class TierCoordinator {
                     table.noteVersion(version);
                     m.version = version;
                     m.markRecovered();
-                    // as a recovered memory record (SegmentAttachment): a client may still reuse a location of
-                    // this copy that a previous master handed out, so a removal or replacement waits that out
-                    m.noteCachedLookup(now, leaseTtlMillis, Long.MAX_VALUE, 0);
                 } else {
                     m.version = table.nextVersion();
                 }
                 m.leaseTimeoutMillis = now;
+                // as a recovered memory record (SegmentAttachment): a client may still reuse a location of this
+                // copy that a previous master handed out, so a removal or replacement waits that out
+                m.noteCachedLookup(now, leaseTtlMillis, Long.MAX_VALUE, 0);
                 table.insert(shard, m);
                 if (version > 0 && deadline > 0) {
                     table.setDeadline(m, deadline); // passed meanwhile: expired at once, as a memory record's
