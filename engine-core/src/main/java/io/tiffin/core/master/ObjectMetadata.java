@@ -326,12 +326,12 @@ final class ObjectMetadata {
         startTask(false, node, now);
     }
 
-    /** The offload is over (its SSD copy reported): its flag and the task's node go, a promotion's flag stays. */
+    /** The offload is over (its SSD copy reported): its flag and the task's node go; nothing if none was pending. */
     void endOffload() {
         endTask(true);
     }
 
-    /** The promotion is over (done, failed or refused): its flag and the task's node go, an offload's flag stays. */
+    /** The promotion is over (done, failed or refused): its flag and the task's node go; nothing if none was queued. */
     void endPromotion() {
         endTask(false);
     }
@@ -348,7 +348,9 @@ final class ObjectMetadata {
     }
 
     private void endTask(boolean offload) {
-        if (rare != null) {
+        // Only a task of that kind ends: a late PROMOTION_START or PROMOTION_END of an older object of the key must
+        // not take the task node of this object's own offload, which would then neither end nor time out.
+        if (rare != null && (offload ? rare.offloadPending : rare.promotionQueued)) {
             if (offload) {
                 rare.offloadPending = false;
             } else {

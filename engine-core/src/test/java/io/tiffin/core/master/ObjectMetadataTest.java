@@ -155,4 +155,26 @@ class ObjectMetadataTest {
         assertThat(segment.used()).as("b's buffer went back; a's is its remover's").isEqualTo(4096);
         assertThat(m.isEmpty()).isTrue();
     }
+
+    /** Ending a promotion that was never queued (a late node message) leaves the object's pending offload whole. */
+    @Test
+    void endingATaskOfTheOtherKindLeavesThePendingOneWhole() {
+        ObjectMetadata m = object(false, List.of(replica()));
+        m.complete();
+        m.startOffload("n1", 2_000);
+
+        m.endPromotion();
+        assertThat(m.offloadPending()).isTrue();
+        assertThat(m.taskNode()).isEqualTo("n1");
+        assertThat(m.taskStartMillis()).isEqualTo(2_000);
+        assertThat(m.offloadAsksFor("n1", m.version)).isTrue();
+
+        m.endOffload();
+        assertThat(m.taskNode()).isNull();
+        assertThat(m.holdsRareFields()).isFalse();
+        m.startPromotion("n1", 3_000);
+        m.endOffload();
+        assertThat(m.promotionQueued()).isTrue();
+        assertThat(m.taskNode()).isEqualTo("n1");
+    }
 }

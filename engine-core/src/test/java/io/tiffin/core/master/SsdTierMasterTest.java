@@ -127,6 +127,29 @@ class SsdTierMasterTest {
     }
 
     /**
+     * A node's late PROMOTION_END of an older object of the key (its replica long gone) arrives while the key's object
+     * is being offloaded to that node: it ends no promotion and leaves the offload alone, which the node's report then
+     * completes. Before, it took the offload's task node, so the report was deleted as a stray copy and the object
+     * refused every write for good ({@code OBJECT_HAS_REPLICATION_TASK}), the release timeout included.
+     */
+    @Test
+    void aLatePromotionEndLeavesTheOffloadOfTheKeysObjectAlone() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.WRITE_THROUGH, 25_000, "n1");
+        put(m, "k", 4096, PutOptions.DEFAULT);
+        assertThat(m.ssdTier().pollTasks("n1", 10, 0).offloads()).hasSize(1);
+
+        assertThat(m.ssdTier().promotionEnd("n1", "k", 12345, false)).isEqualTo(ErrorCode.REPLICA_NOT_FOUND);
+        assertThat(m.ssdTier().promotionStart("n1", "k").code()).as("no copy on n1 yet")
+                .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+
+        m.ssdTier().reportDiskObjects("n1", List.of("k"), List.of(4096L));
+        assertThat(m.ssdTier().offloadsInFlight()).isZero();
+        assertThat(m.counters().offloads()).isEqualTo(1);
+        assertThat(onSsd(m, "k")).isTrue();
+        assertThat(m.remove("k", true)).isEqualTo(ErrorCode.OK);
+    }
+
+    /**
      * Master {@code m} on node n1 (on-evict offload, eviction above half of a 64 MiB segment): a forced replacement of
      * k gives up the offload that eviction started for the old object while the new one was written, and then eviction
      * offloads the new object to the same node. Returns the old and the new version; both offloads were polled.
