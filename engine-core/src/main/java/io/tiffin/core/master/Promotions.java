@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * Promotions from the SSD tier: counting the reads an object's SSD copy serves, queueing its promotion once it is
- * read often enough ({@code offload.promotion-threshold}), and the memory replica a node writes for it, from its
+ * read often enough ({@code promotion.admission-threshold}), and the memory replica a node writes for it, from its
  * start to its end. {@link TierCoordinator} keeps the rest of the SSD tier's records.
  *
  * <p>Thread-safe: {@link #countSsdOnlyRead} expects the caller to hold the object's shard lock; the others take it
