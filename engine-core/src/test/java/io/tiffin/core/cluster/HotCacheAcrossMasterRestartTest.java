@@ -1,9 +1,13 @@
 package io.tiffin.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
+import io.tiffin.api.ReplicaType;
+import io.tiffin.api.TiffinException;
+import io.tiffin.api.spi.PluginContext;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.client.LocationCache;
 import io.tiffin.core.client.TiffinClient;
@@ -19,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -39,12 +44,17 @@ class HotCacheAcrossMasterRestartTest {
     Path dir;
 
     private MasterServer startMaster(int port) {
-        TiffinConfig config = TiffinConfig.builder().set("master.port", Integer.toString(port))
+        return startMaster(port, Map.of());
+    }
+
+    private MasterServer startMaster(int port, Map<String, String> settings) {
+        TiffinConfig.Builder b = TiffinConfig.builder().set("master.port", Integer.toString(port))
                 .set("master.admin-port", "0").set("master.state-dir", dir.resolve("state").toString())
                 // hits without a lookup for 200 ms (half the lease), longer than the restart takes; a forced
                 // replacement waits as long
-                .set("master.lease-ttl", "400ms").build();
-        var injector = Tiffin.injector(config);
+                .set("master.lease-ttl", "400ms");
+        settings.forEach(b::set);
+        var injector = Tiffin.injector(b.build());
         return MasterServer.start(injector.getInstance(MasterServer.Options.class),
                 injector.getInstance(FailoverSettings.class), Ticker.SYSTEM);
     }
@@ -90,6 +100,68 @@ class HotCacheAcrossMasterRestartTest {
         } finally {
             clients.forEach(TiffinClient::close);
             nodes.forEach(NodeServer::close);
+            master.get().close();
+        }
+    }
+
+    /**
+     * An object only the node's SSD tier holds, read through the hot cache and the location cache; the master
+     * restarts and learns the object from the node's scan, not from a commit record. A forced removal through the
+     * restarted master answers only once the reader can no longer reuse the location the old master handed out:
+     * right after it, the reader finds nothing, never the removed bytes (its hot cache still holds them).
+     */
+    @Test
+    void aRemovalOfAnObjectTheRestartedMasterFoundOnSsdIsNeverFollowedByAHitOfItsBytes() throws Exception {
+        int port = TestCluster.freeFixedPort();
+        String address = "127.0.0.1:" + port;
+        // the default lease (10 s): the reader reuses a lookup for 5 s, longer than the restart takes
+        Map<String, String> tiering = Map.of("offload.mode", "write-through", "master.lease-ttl", "10s");
+        AtomicReference<MasterServer> master = new AtomicReference<>(startMaster(port, tiering));
+        List<TiffinClient> clients = new ArrayList<>();
+        NodeServer node = null;
+        try (PluginRegistry plugins = PluginRegistry.classPathOnly()) {
+            NodeOptions options = NodeOptions.builder(address).nodeId("ssd").segmentSize(16 * MiB)
+                    .pingInterval(Duration.ofMillis(100)).build().withStorage(new NodeOptions.Storage(
+                            plugins.storageBackend("bucket"),
+                            new PluginContext(Map.of("path", dir.resolve("ssd").toString()), "ssd"),
+                            Duration.ofSeconds(20)), Duration.ofMillis(20));
+            node = NodeServer.start(options);
+            await().atMost(Duration.ofSeconds(30)).until(() -> master.get().service().liveNodes().size() == 1);
+            TiffinClient writer = TiffinClient.connect(TestCluster.remoteOptions(address).build());
+            clients.add(writer);
+            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
+                    .hotCache(new HotCacheSettings(32 * 64 * KiB, 64 * KiB, 0.5, 1024, plugins.hotCachePolicy("lru")))
+                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 1000)).build());
+            clients.add(reader);
+            byte[] old = ClusterEndToEndTest.bytes(7, (int) (100 * KiB));
+            writer.put("k", old);
+            await("k's SSD copy").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> master.get().service().counters().offloads() == 1);
+            node.close(); // its memory is lost, its SSD copy stays
+            node = NodeServer.start(options);
+            await("k only on the node's SSD").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> writer.locate("k").map(l -> l.replicas().stream()
+                            .allMatch(r -> r.type() == ReplicaType.LOCAL_DISK)).orElse(false));
+            assertThat(reader.get("k")).isEqualTo(old); // looked up: the location and the bytes are cached
+            long hits = reader.hotCacheStats().orElseThrow().hits();
+            assertThat(reader.get("k")).isEqualTo(old);
+            assertThat(reader.hotCacheStats().orElseThrow().hits()).as("a hit").isEqualTo(hits + 1);
+
+            master.get().close();
+            master.set(startMaster(port, tiering));
+            // the restarted master knows k only from the copy the node's scan reports
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> writer.locate("k").isPresent());
+            writer.remove("k", true); // waits until the reader's reuse of its lookup has ended
+
+            assertThatThrownBy(() -> reader.get("k")).as("the removed bytes, from the reader's hot cache")
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND));
+        } finally {
+            clients.forEach(TiffinClient::close);
+            if (node != null) {
+                node.close();
+            }
             master.get().close();
         }
     }
