@@ -59,6 +59,13 @@ class HotCacheAcrossMasterRestartTest {
                 injector.getInstance(FailoverSettings.class), Ticker.SYSTEM);
     }
 
+    /** A client with a hot cache of 32 blocks of 64 KiB (LRU) and a location cache that reuses lookups. */
+    private static TiffinClient reader(String address, PluginRegistry plugins) {
+        return TiffinClient.connect(TestCluster.remoteOptions(address)
+                .hotCache(new HotCacheSettings(32 * 64 * KiB, 64 * KiB, 0.5, 1024, plugins.hotCachePolicy("lru")))
+                .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 1000)).build());
+    }
+
     @Test
     void noReadReturnsAnOlderGenerationThanTheLastReturnedWriteAcrossTheRestart() throws Exception {
         int port = TestCluster.freeFixedPort();
@@ -75,9 +82,7 @@ class HotCacheAcrossMasterRestartTest {
             TiffinClient writer = TiffinClient.connect(TestCluster.remoteOptions(address).build());
             clients.add(writer);
             // 32 blocks of 64 KiB; ten keys of four blocks and a bit: most of them fit, not all
-            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
-                    .hotCache(new HotCacheSettings(32 * 64 * KiB, 64 * KiB, 0.5, 1024, plugins.hotCachePolicy("lru")))
-                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 1000)).build());
+            TiffinClient reader = reader(address, plugins);
             clients.add(reader);
             ConcurrentRewrites race = new ConcurrentRewrites("restart-", 10, (int) (200 * KiB + 3))
                     .withFaults(Set.of(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, ErrorCode.RPC_FAIL,
@@ -129,9 +134,7 @@ class HotCacheAcrossMasterRestartTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> master.get().service().liveNodes().size() == 1);
             TiffinClient writer = TiffinClient.connect(TestCluster.remoteOptions(address).build());
             clients.add(writer);
-            TiffinClient reader = TiffinClient.connect(TestCluster.remoteOptions(address)
-                    .hotCache(new HotCacheSettings(32 * 64 * KiB, 64 * KiB, 0.5, 1024, plugins.hotCachePolicy("lru")))
-                    .locationCache(new LocationCache.Settings(Duration.ofSeconds(30), 1000)).build());
+            TiffinClient reader = reader(address, plugins);
             clients.add(reader);
             byte[] old = ClusterEndToEndTest.bytes(7, (int) (100 * KiB));
             writer.put("k", old);
