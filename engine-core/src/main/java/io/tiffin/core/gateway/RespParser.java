@@ -230,10 +230,10 @@ final class RespParser {
     private Outcome arrayHeader() {
         int start = cum.readerIndex();
         int cr = cum.indexOf(start, cum.writerIndex(), (byte) '\r');
-        if (cr < 0) {
-            return cum.readableBytes() > maxInline ? fail("too big mbulk count string") : Outcome.NEED_MORE;
+        if (cr < 0 ? cum.readableBytes() > maxInline : cr - start > maxInline) {
+            return fail("too big mbulk count string"); // complete or not: the same answer however the bytes came
         }
-        if (cr + 1 >= cum.writerIndex()) {
+        if (cr < 0 || cr + 1 >= cum.writerIndex()) {
             return Outcome.NEED_MORE;
         }
         long n = parseLong(header(start + 1, cr));
@@ -257,10 +257,10 @@ final class RespParser {
         }
         int start = cum.readerIndex();
         int cr = cum.indexOf(start, cum.writerIndex(), (byte) '\r');
-        if (cr < 0) {
-            return cum.readableBytes() > maxInline ? fail("too big bulk count string") : Outcome.NEED_MORE;
+        if (cr < 0 ? cum.readableBytes() > maxInline : cr - start > maxInline) {
+            return fail("too big bulk count string");
         }
-        if (cr + 1 >= cum.writerIndex()) {
+        if (cr < 0 || cr + 1 >= cum.writerIndex()) {
             return Outcome.NEED_MORE;
         }
         byte[] line = header(start, cr);
@@ -308,8 +308,12 @@ final class RespParser {
     private Outcome inline(Consumer<RespCommand> out) {
         int start = cum.readerIndex();
         int lf = cum.indexOf(start, cum.writerIndex(), (byte) '\n');
+        if (lf < 0 ? cum.readableBytes() > maxInline : lf - start > maxInline) {
+            // a whole line is held to the limit too, so the answer does not depend on how its bytes arrived
+            return fail("too big inline request");
+        }
         if (lf < 0) {
-            return cum.readableBytes() > maxInline ? fail("too big inline request") : Outcome.NEED_MORE;
+            return Outcome.NEED_MORE;
         }
         int end = lf > start && cum.getByte(lf - 1) == '\r' ? lf - 1 : lf;
         byte[] line = new byte[end - start];
