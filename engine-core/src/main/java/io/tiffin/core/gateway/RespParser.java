@@ -264,8 +264,8 @@ final class RespParser {
             return Outcome.NEED_MORE;
         }
         byte[] line = header(start, cr);
-        if (line[0] != '$') {
-            return fail("expected '$', got '" + (char) (line[0] & 0xff) + "'");
+        if (line.length == 0 || line[0] != '$') { // empty: the line is "\r\n" (the answer shows '\r' as a space)
+            return fail("expected '$', got '" + (char) (cum.getByte(start) & 0xff) + "'");
         }
         long n = parseLong(line, 1);
         if (n < 0 || n > maxBulk) {

@@ -170,7 +170,7 @@ class RespParserTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000\r\n", "*2000000\r\n", "*1\r\n$-1\r\n",
-            "*1\r\n$x\r\n", "*-2x\r\n", "*1\r\n:1\r\n", "GET \"unbalanced\r\n"})
+            "*1\r\n$x\r\n", "*-2x\r\n", "*1\r\n:1\r\n", "GET \"unbalanced\r\n", "*1\r\n\r\n"})
     void badInputIsAProtocolErrorAndTheRestIsDropped(String bad) {
         RespParser p = parser("gateway.max-bulk-size", "1KiB");
         assertThat(p.feed(bytes("PING\r\n" + bad), out::add)).isEqualTo(RespParser.Outcome.ERROR);
