@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import PKG_ROOT
-from tiffin import TiffinError, bench
+from tiffin import TiffinError, _checksum, bench
 
 
 def test_bench_writes_the_csv_columns(cluster, tmp_path, capsys):
@@ -30,6 +30,18 @@ def test_bench_writes_the_csv_columns(cluster, tmp_path, capsys):
         assert ("redis-py", "get", 1 << 20, 2) in seen and ("redis-py", "put", 4096, 1) in seen
     assert all(float(r["ops_per_sec"]) > 0 and float(r["p99_us"]) >= float(r["p50_us"]) > 0 for r in rows)
     assert "summary" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not _checksum.FAST,
+                    reason="the crc32c module (python3-crc32c) is not installed")
+def test_bench_measures_the_verifying_client_beside_the_plain_one(cluster, tmp_path, capsys):
+    out = tmp_path / "verify.csv"
+    assert bench.main(["--master", cluster.master, "--value-size", "1MiB", "--duration", "0.2", "--keys", "2",
+                       "--clients", "tiffin,tiffin-verify", "--operations", "get_into", "--csv", str(out)]) == 0
+    rows = {(r["client"], r["operation"]): r for r in csv.DictReader(open(out))}
+    assert set(rows) == {("tiffin", "get_into"), ("tiffin-verify", "get_into")}
+    assert all(float(r["ops_per_sec"]) > 0 for r in rows.values())
+    assert "tiffin-verify get_into / tiffin get_into = " in capsys.readouterr().out
 
 
 def _has_redis_py():

@@ -1,14 +1,19 @@
 """End-to-end checksums from Python: puts carry the value's CRC32C (when the C implementation is installed),
-the master hands it back with the location, the same number the Java client computes and verifies."""
+the master hands it back with the location, the same number the Java client computes and verifies; a client made
+with ``verify_checksums`` checks what it reads, skips a corrupt copy for a whole one and names it when none is."""
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 
 import pytest
 
 import tiffin
 from tiffin import _checksum
+
+needs_crc = pytest.mark.skipif(not _checksum.FAST, reason="the crc32c module (python3-crc32c) is not installed")
 
 
 def test_the_pure_python_crc32c_is_the_castagnoli_checksum():
@@ -41,3 +46,119 @@ def test_puts_carry_the_checksum_the_master_hands_to_readers(cluster, tcp_client
             info = reader.locate(prefix + name)
             assert info.crc32c == _checksum.of_parts([v]) != 0, name
             assert reader.get(prefix + name) == v
+
+
+def test_verify_setting_reads_the_environment_and_refuses_what_it_cannot_honour(monkeypatch):
+    monkeypatch.delenv("TIFFIN_CLIENT_VERIFY_CHECKSUMS", raising=False)
+    monkeypatch.setattr(_checksum, "_fast", object())  # as if the C implementation were installed
+    assert _checksum.verify_setting(None) is False  # off by default
+    assert _checksum.verify_setting(True) is True
+    for text, want in (("true", True), ("1", True), ("FALSE", False), ("0", False), ("", False)):
+        monkeypatch.setenv("TIFFIN_CLIENT_VERIFY_CHECKSUMS", text)
+        assert _checksum.verify_setting(None) is want, text
+    assert _checksum.verify_setting(False) is False  # the argument wins over the environment
+    monkeypatch.setenv("TIFFIN_CLIENT_VERIFY_CHECKSUMS", "maybe")
+    with pytest.raises(tiffin.TiffinError, match="TIFFIN_CLIENT_VERIFY_CHECKSUMS = 'maybe'") as e:
+        _checksum.verify_setting(None)
+    assert e.value.code == "INVALID_PARAMS"
+    with pytest.raises(tiffin.InvalidArgument, match="verify_checksums = 'yes'"):
+        _checksum.verify_setting("yes")
+    with pytest.raises(tiffin.InvalidArgument):
+        tiffin.Client("127.0.0.1:1", verify_checksums=1)  # refused before anything connects
+    monkeypatch.setattr(_checksum, "_fast", None)
+    with pytest.raises(tiffin.TiffinError, match="python3-crc32c") as e:
+        _checksum.verify_setting(True)
+    assert e.value.code == "INVALID_PARAMS"
+
+
+@contextlib.contextmanager
+def corrupted(cluster, replica):
+    """Overwrites 16 bytes in the middle of ``replica`` (a copy on the shared-memory node) through its segment file,
+    as a bit flip or a writer within its grant could change them in the node's memory; puts them back after."""
+    path, = glob.glob(os.path.join(cluster.shm_dir, f"*-{replica.segment}.seg"))
+    at = replica.offset + replica.size // 2
+    with open(path, "r+b") as f:
+        f.seek(at)
+        whole = f.read(16)
+        f.seek(at)
+        f.write(bytes([whole[0] ^ 0xFF]) + b"\x5a" * 15)
+    try:
+        yield
+    finally:
+        with open(path, "r+b") as f:
+            f.seek(at)
+            f.write(whole)
+
+
+def every_read(c, key: str, size: int) -> list:
+    """The bytes of ``key`` through each whole-object read: get, get_into, batch_get, batch_get_into."""
+    buf = bytearray(size)
+    assert c.get_into(key, buf) == size
+    bufs = [bytearray(size)]
+    assert c.batch_get_into([key], bufs)[0].code == "OK"
+    return [c.get(key), bytes(buf), c.batch_get([key])[0].unwrap(), bytes(bufs[0])]
+
+
+@needs_crc
+def test_a_verifying_reader_skips_a_corrupt_copy_for_a_whole_one(cluster, prefix):
+    value = os.urandom(300_000)
+    key = prefix + "k"
+    with tiffin.Client.connect(cluster.master, shared_memory=False) as writer:
+        writer.put(key, value, replicas=2, preferred_segment=cluster.shm_segment)
+        loc = writer.locate(key)
+    assert [r.segment for r in loc.replicas] == [cluster.shm_segment, cluster.tcp_segment], \
+        "the preferred segment's copy is listed first"
+    with corrupted(cluster, loc.replicas[0]):
+        with tiffin.Client.connect(cluster.master, shared_memory=False) as trusting:
+            assert trusting.get(key) != value, "without verification the corrupt first copy is read as it is"
+        with tiffin.Client.connect(cluster.master, shared_memory=False, verify_checksums=True) as tcp, \
+                tiffin.Client.connect(cluster.master, verify_checksums=True) as same_host:
+            for c, name in ((tcp, "over the network"), (same_host, "beside a mapped corrupt copy")):
+                for _ in range(2):  # the second time through the location cache and the read hint
+                    assert every_read(c, key, len(value)) == [value] * 4, name
+            counts = same_host.transfer_counts()
+            assert counts["shared_reads"] == 0 and counts["network_reads"] >= 8, counts
+
+
+@needs_crc
+def test_a_verifying_reader_names_the_copy_when_none_is_whole(cluster, prefix, monkeypatch):
+    value = os.urandom(200_000)
+    key = prefix + "k"
+    with tiffin.Client.connect(cluster.master, shared_memory=False) as writer:
+        writer.put(key, value, preferred_segment=cluster.shm_segment)
+        loc = writer.locate(key)
+    r, = loc.replicas
+    assert r.segment == cluster.shm_segment
+    monkeypatch.setenv("TIFFIN_CLIENT_VERIFY_CHECKSUMS", "true")  # as a Mooncake-API or LMCache process sets it
+    with tiffin.Client.connect(cluster.master, shared_memory=False) as tcp, \
+            tiffin.Client.connect(cluster.master) as same_host:
+        with corrupted(cluster, r):
+            for c in (tcp, same_host):
+                with pytest.raises(tiffin.TiffinError) as e:
+                    c.get(key)
+                assert e.value.code == "CHECKSUM_MISMATCH"
+                for part in (f"key {key}", f"node {r.node_id} ({r.endpoint}), segment {r.segment}, offset {r.offset}",
+                             "CRC32C", f"0x{loc.crc32c:08x}", "corrupt"):
+                    assert part in str(e.value), (part, str(e.value))
+                assert c.batch_get([key])[0].code == "CHECKSUM_MISMATCH"
+                assert c.batch_get_into([key], [bytearray(len(value))])[0].code == "CHECKSUM_MISMATCH"
+                with pytest.raises(tiffin.TiffinError, match="CHECKSUM_MISMATCH"):
+                    c.get_into(key, bytearray(len(value)))
+        for c in (tcp, same_host):  # the same reads once the bytes are whole again: it was the bytes
+            assert every_read(c, key, len(value)) == [value] * 4
+
+
+@needs_crc
+def test_objects_written_without_a_checksum_are_read_unverified(cluster, prefix, monkeypatch):
+    value = os.urandom(50_000)
+    key = prefix + "k"
+    with tiffin.Client.connect(cluster.master, shared_memory=False) as writer:
+        monkeypatch.setattr(_checksum, "of_parts", lambda parts: 0)  # a writer that sends none
+        writer.put(key, value, preferred_segment=cluster.shm_segment)
+        monkeypatch.undo()
+        loc = writer.locate(key)
+    assert loc.crc32c == 0
+    with tiffin.Client.connect(cluster.master, shared_memory=False, verify_checksums=True) as reader:
+        assert reader.get(key) == value
+        with corrupted(cluster, loc.replicas[0]):
+            assert reader.get(key) != value, "nothing to verify against: read as it is"

@@ -9,7 +9,9 @@ half of a put or a get (the master half is :class:`tiffin.Client`'s).
   (each failure falling back to the next replica), else the SSD tier; a one-slice object none of whose
   replicas is mapped here is one DATA_READ on a pooled connection, its bytes received straight into the
   destination; every read must end within the read lease of its lookup (LEASE_EXPIRED otherwise: the
-  bytes may have been evicted and reused);
+  bytes may have been evicted and reused); with ``verify`` a whole object's bytes are checked against its
+  CRC32C after each copy's read, and a corrupt copy counts as a failed one (the next replica is read; the
+  read fails CHECKSUM_MISMATCH naming the copy when none is left);
 * speculative reads of a read hint, sent together with the master lookup.
 
 Objects of 0 bytes have nothing to move: they are neither written nor read (no node is contacted).
@@ -26,6 +28,7 @@ import time
 from typing import Callable, Optional
 
 from . import _buffers as B
+from . import _checksum
 from ._hints import Hint, ReadHints
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
@@ -75,16 +78,28 @@ class Transfers:
 
     ``pool``: connections to the nodes; ``shared``: the same-host mappings, or None (sockets only);
     ``slice_size``: the largest DATA_READ/DATA_WRITE; ``counts``: the client's transfer counters
-    (``shared_reads``, ``network_reads``, ...), updated in place.
+    (``shared_reads``, ``network_reads``, ...), updated in place; ``verify``: whether reads check the bytes
+    they received against the object's checksum (``verify_checksums``).
 
     Thread-safety: thread-safe; see the module comment.
     """
 
-    def __init__(self, pool: Pool, shared: Optional[SharedSegments], slice_size: int, counts: dict):
+    def __init__(self, pool: Pool, shared: Optional[SharedSegments], slice_size: int, counts: dict,
+                 verify: bool = False):
         self._pool = pool
         self._shared = shared
         self._slice = slice_size
         self._counts = counts
+        self._verify = verify
+
+    def corrupt(self, loc: ObjectInfo, r, dst: B.Chunks) -> Optional[TiffinError]:
+        """CHECKSUM_MISMATCH when the bytes of ``loc`` just read from replica ``r`` into ``dst`` (exactly the
+        object) do not have the object's CRC32C; None when they do, when the object has none (0) or when this
+        client does not verify."""
+        if not self._verify or not loc.crc32c:
+            return None
+        actual = _checksum.of_parts(dst.parts)
+        return None if actual == loc.crc32c else _checksum.mismatch(loc, r, actual)
 
     # ------------------------------------------------------------------ same-host mappings
 
@@ -191,15 +206,20 @@ class Transfers:
             self._pool.read_into(r.endpoint, Op.DATA_READ, request_frame(Op.DATA_READ, pb.DataRequest(
                 segment=r.segment, offset=r.offset, length=r.size, mount_epoch=r.mount_epoch, grant=grant_msg(r))),
                 into, end)
+            failure = self.corrupt(loc, r, B.Chunks([into]))
         except TiffinError as e:
+            failure = e
+        if failure is not None:
             rest = tuple(x for x in loc.replicas[1:] if x.type == "MEMORY")
-            if e.code == "LEASE_EXPIRED" or not rest:
+            if failure.code == "LEASE_EXPIRED" or not rest:
                 # after the lease no replica's bytes can be trusted: then the read fails as it is
-                raise transfer_failure(f"get {loc.key!r}", e) from None
-            log.debug("read of %r from replica 0 failed (%s), trying the next", loc.key, e)
+                raise transfer_failure(f"get {loc.key!r}", failure) from None
+            log.debug("read of %r from replica 0 failed (%s), trying the next", loc.key, failure)
             err = self.read_many([loc._replace(replicas=rest)], [B.Chunks([into])], start)[0]
             if err is not None:
-                raise err from None
+                # a corrupt first copy is what the caller hears of, unless another one is corrupt too
+                raise (failure if failure.code == "CHECKSUM_MISMATCH" and err.code != "CHECKSUM_MISMATCH"
+                       else err) from None
             return
         now = time.monotonic()
         if now >= end:
@@ -213,20 +233,22 @@ class Transfers:
         errs: list = [None] * n
         remote: dict = {}
         ssd: list = []
+        corrupt: dict = {}  # object index -> the first corrupt copy's CHECKSUM_MISMATCH
         for k, loc in enumerate(locs):
             if loc.size == 0:
                 continue  # nothing to read
-            memory = self._copy_same_host(loc, dsts[k].copy_from)
+            memory = self._copy_same_host(loc, dsts[k].copy_from, lambda r, k=k: self._corrupt_at(locs, dsts, k, r,
+                                                                                                 corrupt))
             if memory is None:
                 continue
             if memory:
                 remote[k] = memory
                 continue
             disk = next((r for r in loc.replicas if r.type == "LOCAL_DISK"), None)
-            if disk is not None:
+            if disk is not None and k not in corrupt:
                 ssd.append((k, disk))
             else:
-                errs[k] = TiffinError("REPLICA_IS_NOT_READY", f"{loc.key!r}: no readable replica")
+                errs[k] = corrupt.get(k) or TiffinError("REPLICA_IS_NOT_READY", f"{loc.key!r}: no readable replica")
         if ssd:
             self._read_ssd(locs, dsts, ssd, errs)
 
@@ -237,9 +259,19 @@ class Transfers:
                             into=dsts[k].slice(off, min(self._slice, r.size - off)), owner=k)
                     for off in range(0, r.size, self._slice)]
 
-        self._read_remote_rounds(locs, remote, slices, start, errs, "get")
+        self._read_remote_rounds(locs, remote, slices, start, errs, "get",
+                                 lambda k, r: self._corrupt_at(locs, dsts, k, r, corrupt), corrupt)
         self._fail_late(locs, errs, start, lambda k: locs[k].size > 0)
         return errs
+
+    def _corrupt_at(self, locs: list, dsts: list, k: int, r, corrupt: dict) -> Optional[TiffinError]:
+        """:meth:`corrupt` for object ``k`` read from ``r``; the first mismatch of each object is kept in
+        ``corrupt``, the error its read fails with if no other copy is read whole."""
+        err = self.corrupt(locs[k], r, dsts[k])
+        if err is not None:
+            log.debug("%s", err)
+            corrupt.setdefault(k, err)
+        return err
 
     def read_ranges(self, locs: list, frags: list, start: float) -> list:
         """Reads byte ranges of objects: ``frags[k]`` lists the (source offset, destination view) pairs of
@@ -277,9 +309,10 @@ class Transfers:
         self._fail_late(locs, errs, start, lambda k: bool(frags[k]))
         return errs
 
-    def _copy_same_host(self, loc: ObjectInfo, copy: Callable) -> Optional[list]:
+    def _copy_same_host(self, loc: ObjectInfo, copy: Callable, check: Optional[Callable] = None) -> Optional[list]:
         """Reads ``loc`` with ``copy(mapping)`` from a memory replica mapped into this process, if any: None when
-        one was copied, else the memory replicas to read over the network (empty: none)."""
+        one was copied, else the memory replicas to read over the network (empty: none). ``check(replica)``, when
+        given, judges a copy's bytes: a corrupt one (an error) is neither kept nor read again over the network."""
         memory = []
         for r in loc.replicas:
             if r.type != "MEMORY":
@@ -297,16 +330,21 @@ class Transfers:
             if self.epoch_moved(r):
                 memory.append(r)  # re-mounted since the master named it: leave it to the node, which refuses it
                 continue
+            if check is not None and check(r) is not None:
+                continue  # its node holds the same bytes: try the other replicas
             self._counts["shared_reads"] += 1
             return None
         return memory
 
     def _read_remote_rounds(self, locs: list, remote: dict, requests: Callable, start: float, errs: list,
-                            what: str) -> None:
+                            what: str, check: Optional[Callable] = None, corrupt: Optional[dict] = None) -> None:
         """Reads the objects of ``remote`` (object index -> its memory replicas) over the network: round r sends
         ``requests(k, replica)`` for replica r of every object still unread, all pipelined; an object whose read
         failed tries its next replica, except after LEASE_EXPIRED (then no replica's bytes can be trusted).
+        ``check(k, replica)``, when given, judges the bytes of an object read whole: an error makes it a failed
+        read, and the first such error (kept in ``corrupt``, with any found before) is what the object fails with.
         Sets ``errs`` for the objects that failed."""
+        corrupt = {} if corrupt is None else corrupt
         round_ = 0
         while remote:
             batches: dict = {}
@@ -321,6 +359,12 @@ class Transfers:
                 for req, err in zip(batches[ep], results):
                     if err is not None and req.owner not in failed:
                         failed[req.owner] = err
+            if check is not None:
+                for k, memory in remote.items():
+                    err = None if k in failed else check(k, memory[round_])
+                    if err is not None:
+                        failed[k] = err
+                        corrupt.setdefault(k, err)
             round_ += 1
             again = {}
             for k, err in failed.items():
@@ -328,7 +372,7 @@ class Transfers:
                     log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, round_ - 1, err)
                     again[k] = remote[k]
                 else:
-                    errs[k] = transfer_failure(f"{what} {locs[k].key!r}", err)
+                    errs[k] = corrupt.get(k) or transfer_failure(f"{what} {locs[k].key!r}", err)
             remote = again
 
     @staticmethod
@@ -344,6 +388,7 @@ class Transfers:
         """Objects only on a node's SSD tier: one DATA_READ_SSD per node; its answer holds the objects
         back to back (staged, then copied: this path is rare)."""
         by_node: dict = {}
+        copy_of = dict(items)
         for k, r in items:
             by_node.setdefault(r.endpoint, []).append(k)
         for ep, ks in by_node.items():
@@ -378,6 +423,7 @@ class Transfers:
                     at += max(0, size)
                     continue
                 dsts[k].copy_from(staging[at:at + size])
+                errs[k] = self.corrupt(locs[k], copy_of[k], dsts[k])
                 self._counts["ssd_reads"] += 1
                 at += size
 
@@ -434,6 +480,11 @@ class Transfers:
         if elapsed * 1000.0 >= loc.lease_ttl_ms:
             raise _lease_expired(loc, elapsed)
         self._counts["network_reads"] += 1
+        hinted = next((r for r in loc.replicas if r.endpoint == hint.endpoint and r.segment == hint.segment
+                       and r.offset == hint.offset), None)
+        if hinted is not None and self.corrupt(loc, hinted, dst) is not None:
+            log.debug("speculative read of %r: its bytes fail their checksum; reading it again", key)
+            return loc, False
         return loc, True
 
     def _abandon(self, conn, first, reqs, hint, node_alive: bool) -> None:

@@ -1,7 +1,8 @@
 """``python3 -m tiffin.bench``: put, get and get_into through the Tiffin Python client, over TCP
 (client ``tiffin``) and, where a node on this host keeps its segment in shared memory, through the
 mapping (client ``tiffin-shm``), and in the same run SET and GET through redis-py against a
-redis-server (client ``redis-py``).
+redis-server (client ``redis-py``). ``--clients tiffin,tiffin-verify`` adds a TCP client that verifies what it
+reads (``verify_checksums=True``): its reads against ``tiffin``'s are the cost of the check.
 
 ::
 
@@ -206,7 +207,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", default="1", help="comma-separated thread counts (default %(default)s)")
     p.add_argument("--keys", type=int, default=8, help="objects the reads cycle over (default %(default)s)")
     p.add_argument("--operations", default="put,get,get_into", help="subset of put,get,get_into")
-    p.add_argument("--clients", default="tiffin,tiffin-shm,redis-py", help="subset of tiffin,tiffin-shm,redis-py")
+    p.add_argument("--clients", default="tiffin,tiffin-shm,redis-py",
+                   help="subset of tiffin,tiffin-shm,redis-py,tiffin-verify (default %(default)s)")
     p.add_argument("--location-cache-ttl", type=float, default=2.0,
                    help="the Tiffin clients' location_cache_ttl in seconds (default %(default)s, as Client.connect; "
                         "0 = every get asks the master)")
@@ -238,6 +240,11 @@ def main(argv=None) -> int:
     clients = []
     if "tiffin" in wanted:
         clients.append(("tiffin", tcp, remote[0] if remote else None))
+    verifying = None
+    if "tiffin-verify" in wanted:
+        verifying = Client.connect(a.master, shared_memory=False, location_cache_ttl=a.location_cache_ttl,
+                                   verify_checksums=True)
+        clients.append(("tiffin-verify", verifying, remote[0] if remote else None))
     if "tiffin-shm" in wanted:
         if mapped:
             clients.append(("tiffin-shm", shm, mapped[0]))
@@ -351,6 +358,8 @@ def main(argv=None) -> int:
     finally:
         tcp.close()
         shm.close()
+        if verifying is not None:
+            verifying.close()
         if redis_server is not None:
             redis_server.stop()
     print("\nsummary (get_into vs redis-py GET; shared memory vs a numpy copy of the same bytes; each pair "
@@ -367,6 +376,10 @@ def main(argv=None) -> int:
                 gi = val(client, "get_into")
                 if gi is not None and redis_get:
                     print(f"  {size_name(size):>7s} x{n}: {client} get_into / redis-py get = {gi / redis_get:.2f}")
+            for op in ("get", "get_into"):
+                plain, checked = val("tiffin", op), val("tiffin-verify", op)
+                if plain and checked is not None:
+                    print(f"  {size_name(size):>7s} x{n}: tiffin-verify {op} / tiffin {op} = {checked / plain:.2f}")
             gi = val("tiffin-shm", "get_into")
             ref = numpy_ref.get((size, n))
             if gi is not None and ref:

@@ -37,6 +37,7 @@ from typing import Optional
 
 from . import _buffers as B
 from . import _ranges
+from ._checksum import verify_setting
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._locator import Locator
@@ -111,7 +112,8 @@ class Client:
                  peer_id: Optional[str] = None, failover_timeout: float = 15.0,
                  tls_enabled: Optional[bool] = None, tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
                  tls_key: Optional[str] = None, tls_verify_hostname: Optional[bool] = None,
-                 tls_reload_interval=None, tokens_file: Optional[str] = None, tokens_reload_interval=None):
+                 tls_reload_interval=None, tokens_file: Optional[str] = None, tokens_reload_interval=None,
+                 verify_checksums: Optional[bool] = None):
         """Prefer :meth:`connect`, which also checks the master's version."""
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
                         ("failover_timeout", failover_timeout)):
@@ -150,7 +152,7 @@ class Client:
         self._closed = False
         self._counts = {"shared_reads": 0, "shared_writes": 0, "network_reads": 0, "network_writes": 0,
                         "ssd_reads": 0, "lookups": 0}
-        self._io = Transfers(self._pool, self._shared, slice_size, self._counts)
+        self._io = Transfers(self._pool, self._shared, slice_size, self._counts, verify_setting(verify_checksums))
         self._locator = Locator(self._rpc, self._io.checks_epoch, lambda r: self._io.direct(r, False) is not None,
                                 LocationCache(ttl_ns, location_cache_size) if ttl_ns > 0 and location_cache_size
                                 else None, ReadHints(read_hints) if read_hints else None, self._counts)
@@ -196,11 +198,15 @@ class Client:
         of ``auth_token``, which it may not be given with) and ``tokens_reload_interval`` (s or e.g. ``"1m"``,
         default 60: how often new connections look at the file again; 0 = never); each defaults to the
         environment's ``TIFFIN_TRANSPORT_TOKENS_FILE``, ``TIFFIN_TRANSPORT_TOKENS_RELOAD_INTERVAL`` (an
-        ``auth_token`` given to the call wins over the environment's file).
+        ``auth_token`` given to the call wins over the environment's file). ``verify_checksums`` (default the
+        environment's ``TIFFIN_CLIENT_VERIFY_CHECKSUMS``, else False; needs the ``crc32c`` module): reads check the
+        bytes of each whole object against the CRC32C its writer stored, as the Java client's
+        ``client.verify-checksums``; a corrupt copy is skipped for another replica, and the read fails
+        CHECKSUM_MISMATCH naming the copy when none is whole (``get_range_into`` is not checked).
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached or the TLS handshake fails, INVALID_VERSION on
         a version mismatch, ILLEGAL_CLIENT if it rejects the auth token (or, plaintext, accepts TLS only),
-        INVALID_PARAMS for a TLS or tokens file that cannot be used.
+        INVALID_PARAMS for a TLS or tokens file that cannot be used, or ``verify_checksums`` without ``crc32c``.
         """
         c = cls(master, **options)
         try:
