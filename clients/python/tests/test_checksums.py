@@ -7,11 +7,13 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import time
 
 import pytest
 
 import tiffin
-from tiffin import _checksum
+from tiffin import _buffers, _checksum, _transfers
+from tiffin._types import ObjectInfo, Replica
 
 needs_crc = pytest.mark.skipif(not _checksum.FAST, reason="the crc32c module (python3-crc32c) is not installed")
 
@@ -162,3 +164,41 @@ def test_objects_written_without_a_checksum_are_read_unverified(cluster, prefix,
         assert reader.get(key) == value
         with corrupted(cluster, loc.replicas[0]):
             assert reader.get(key) != value, "nothing to verify against: read as it is"
+
+
+class _SsdNode:
+    """A pool of one node that answers DATA_READ_SSD with ``data``: what the SSD path of reads sees of a node."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self._last_bulk = 0
+
+    def acquire(self, endpoint):
+        return self
+
+    def release(self, conn):
+        pass
+
+    def call(self, op, request, reply_cls, out, into):
+        into[0][:len(self.data)] = self.data
+        self._last_bulk = len(self.data)
+        return reply_cls(sizes=[len(self.data)])
+
+
+@needs_crc
+def test_an_ssd_copy_that_fails_its_checksum_is_named():
+    value = os.urandom(10_000)
+    bad = value[:5000] + bytes([value[5000] ^ 1]) + value[5001:]
+    disk = Replica(1, "LOCAL_DISK", "COMPLETE", "", "node-a", "10.0.0.1:7000", 0, len(value), 0)
+    loc = ObjectInfo("k", len(value), 3, 10_000, (disk,), _checksum.of_parts([value]))
+    for verify, data, code in ((True, value, None), (True, bad, "CHECKSUM_MISMATCH"), (False, bad, None)):
+        counts = {"ssd_reads": 0}
+        io = _transfers.Transfers(_SsdNode(data), None, 16 << 20, counts, verify)
+        dst = bytearray(len(value))
+        err = io.read_many([loc], [_buffers.Chunks([memoryview(dst)])], time.monotonic())[0]
+        assert (err.code if err else None) == code, (verify, err)
+        assert counts["ssd_reads"] == 1
+        if code:
+            assert "the bytes read from SSD copy on node node-a (10.0.0.1:7000) have CRC32C" in str(err)
+        else:
+            assert bytes(dst) == data

@@ -342,8 +342,9 @@ class Transfers:
         ``requests(k, replica)`` for replica r of every object still unread, all pipelined; an object whose read
         failed tries its next replica, except after LEASE_EXPIRED (then no replica's bytes can be trusted).
         ``check(k, replica)``, when given, judges the bytes of an object read whole: an error makes it a failed
-        read, and the first such error (kept in ``corrupt``, with any found before) is what the object fails with.
-        Sets ``errs`` for the objects that failed."""
+        read. An object that fails in the end fails with its entry of ``corrupt`` (object index -> the first
+        corrupt copy's error, which ``check`` records), else with its last error. Sets ``errs`` for the objects
+        that failed."""
         corrupt = {} if corrupt is None else corrupt
         round_ = 0
         while remote:
@@ -364,7 +365,6 @@ class Transfers:
                     err = None if k in failed else check(k, memory[round_])
                     if err is not None:
                         failed[k] = err
-                        corrupt.setdefault(k, err)
             round_ += 1
             again = {}
             for k, err in failed.items():
