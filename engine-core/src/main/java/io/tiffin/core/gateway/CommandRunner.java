@@ -273,10 +273,13 @@ final class CommandRunner implements Runnable {
         List<RespCommand> done = new ArrayList<>();
         done.add(first);
         try {
-            if (session.authenticated() && isPlainGet(first) && isPlainGet(queue.peek())) {
-                runGets(first, done);
-            } else if (session.authenticated() && isPlainSet(first) && isPlainSet(queue.peek())) {
-                runSets(first, done);
+            boolean gets = isPlainGet(first) && isPlainGet(queue.peek());
+            boolean sets = !gets && isPlainSet(first) && isPlainSet(queue.peek());
+            String key = session.authenticated() && (gets || sets) ? keyOrNull(first) : null;
+            if (key != null && gets) {
+                runGets(first, key, done);
+            } else if (key != null) {
+                runSets(first, key, done);
             } else {
                 ValueCredit credit = new ValueCredit(gw.budget, ValueAllocator.POOL);
                 RedisMessage m;
@@ -310,9 +313,18 @@ final class CommandRunner implements Runnable {
         return o instanceof RespCommand c && c.argc() == 3 && c.name().equals("SET") && c.arg(2).isReadable();
     }
 
-    private void runGets(RespCommand first, List<RespCommand> done) {
+    /** The key of {@code c}, or null when it is not valid UTF-8: the command then runs alone and answers the error. */
+    private static String keyOrNull(RespCommand c) {
+        try {
+            return c.key(1);
+        } catch (RespError invalid) {
+            return null;
+        }
+    }
+
+    private void runGets(RespCommand first, String firstKey, List<RespCommand> done) {
         List<String> keys = new ArrayList<>();
-        keys.add(first.key(1));
+        keys.add(firstKey);
         long expected = expectedSize(keys.getFirst());
         // replies of one run are written together: keep them within what the client may have waiting
         while (keys.size() < MAX_RUN && expected < writeBuffer && isPlainGet(queue.peek())) {
@@ -358,11 +370,11 @@ final class CommandRunner implements Runnable {
         return hint < 0 ? UNKNOWN_SIZE : hint;
     }
 
-    private void runSets(RespCommand first, List<RespCommand> done) {
+    private void runSets(RespCommand first, String firstKey, List<RespCommand> done) {
         List<String> keys = new ArrayList<>();
         List<ByteBuf> values = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        keys.add(first.key(1));
+        keys.add(firstKey);
         values.add(first.arg(2));
         seen.add(keys.getFirst());
         while (keys.size() < MAX_RUN && isPlainSet(queue.peek())) {

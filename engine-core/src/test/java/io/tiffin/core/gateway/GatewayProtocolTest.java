@@ -237,6 +237,29 @@ class GatewayProtocolTest {
         }
     }
 
+    /**
+     * A pipelined GET or SET whose key is not UTF-8 is answered with the error in its place, between the replies
+     * of the commands around it, on a connection that stays open (a fuzzing finding: when such a command started a
+     * run of GETs or SETs, the exception closed the connection and the replies of the commands before it were lost).
+     */
+    @Test
+    void aPipelinedCommandWithAKeyThatIsNotUtf8IsAnsweredInItsPlace() {
+        byte[] bad = {(byte) 0xff, (byte) 0xfe};
+        RespSocket.Err refused = new RespSocket.Err(
+                "ERR INVALID_KEY the key is not valid UTF-8; Tiffin keys are Unicode strings");
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send(RespSocket.concat(command("SET", "utf8-a", "1"), command("SET", bad, "2"), command("SET", "utf8-b", "3"),
+                    command("GET", "utf8-a"), command("GET", bad), command("GET", "utf8-b")));
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat(s.read()).isEqualTo(refused);
+            assertThat(s.read()).isEqualTo("OK");
+            assertThat(text(s.read())).isEqualTo("1");
+            assertThat(s.read()).isEqualTo(refused);
+            assertThat(text(s.read())).isEqualTo("3");
+            assertThat(s.call("PING")).isEqualTo("PONG");
+        }
+    }
+
     @Test
     void resp3UsesItsOwnNullMapAndVerbatimTypes() {
         try (RespSocket s = new RespSocket(fixture.port())) {

@@ -151,6 +151,8 @@ final class RespSocket implements AutoCloseable {
             case '-' -> new Err(line);
             case ':' -> Long.parseLong(line);
             case '_' -> null;
+            case ',', '(' -> line; // RESP3's double and big number, as their text
+            case '#' -> line.equals("t");
             case '$' -> bulk(Integer.parseInt(line));
             case '=' -> {
                 byte[] b = bulk(Integer.parseInt(line));
