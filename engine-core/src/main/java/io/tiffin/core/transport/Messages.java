@@ -45,7 +45,7 @@ public final class Messages {
         Optional<String> preferred = m.getPreferredSegment().isEmpty() ? Optional.empty()
                 : Optional.of(m.getPreferredSegment());
         PutOptions.Condition[] conditions = PutOptions.Condition.values();
-        if (m.getCondition() >= conditions.length) {
+        if (m.getCondition() < 0 || m.getCondition() >= conditions.length) { // an int32 on the wire: any sign
             throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "put condition "
                     + m.getCondition() + " is none of 0 (always), 1 (if absent), 2 (if present), 3 (if version)");
         }

@@ -1,13 +1,18 @@
 package io.tiffin.core.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tiffin.api.DataGrant;
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.PutOptions;
+import io.tiffin.api.TiffinException;
 import io.tiffin.api.ObjectLocation;
 import io.tiffin.api.ReplicaDescriptor;
 import io.tiffin.api.ReplicaStatus;
 import io.tiffin.api.ReplicaType;
 import io.tiffin.core.transport.proto.ObjectLocationMsg;
+import io.tiffin.core.transport.proto.PutOptionsMsg;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -38,5 +43,25 @@ class MessagesTest {
 
         assertThat(cache.utf8("one more").toStringUtf8()).isEqualTo("one more");
         assertThat(cache.size()).isEqualTo(1);
+    }
+
+    /**
+     * A put condition outside the four is refused with INVALID_PARAMS, negative ones too (a fuzzing finding: -1 got
+     * past the check and the master's PUT_START answered INTERNAL_ERROR with an ArrayIndexOutOfBoundsException).
+     */
+    @Test
+    void aPutConditionOfAnyOtherNumberIsAnInvalidParameter() {
+        for (int condition : new int[] {-1, Integer.MIN_VALUE, 4, Integer.MAX_VALUE}) {
+            PutOptionsMsg m = PutOptionsMsg.newBuilder().setCondition(condition).build();
+            assertThatThrownBy(() -> Messages.fromMsg(m)).as("condition %d", condition)
+                    .isInstanceOfSatisfying(TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
+                    .hasMessageContaining("put condition " + condition + " is none of 0 (always)");
+        }
+        for (PutOptions.Condition c : PutOptions.Condition.values()) {
+            PutOptionsMsg m = PutOptionsMsg.newBuilder().setCondition(c.ordinal()).setUpsert(true)
+                    .setIfVersion(c == PutOptions.Condition.IF_VERSION ? 7 : 0).build();
+            assertThat(Messages.fromMsg(m).condition()).isEqualTo(c);
+        }
     }
 }
