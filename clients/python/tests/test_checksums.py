@@ -71,6 +71,12 @@ def test_verify_setting_reads_the_environment_and_refuses_what_it_cannot_honour(
     with pytest.raises(tiffin.TiffinError, match="python3-crc32c") as e:
         _checksum.verify_setting(True)
     assert e.value.code == "INVALID_PARAMS"
+    # Mooncake's API reports a bad setting from the environment as its setup's code, before connecting
+    from tiffin import mooncake
+    monkeypatch.setattr(_checksum, "_fast", object())
+    monkeypatch.setenv("TIFFIN_CLIENT_VERIFY_CHECKSUMS", "maybe")
+    store = mooncake.MooncakeDistributedStore()
+    assert store.setup("localhost", "P2PHANDSHAKE", 0, 0, "tcp", "", "127.0.0.1:1") == -600
 
 
 @contextlib.contextmanager

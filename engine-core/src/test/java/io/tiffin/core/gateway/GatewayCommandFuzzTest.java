@@ -27,8 +27,8 @@ class GatewayCommandFuzzTest {
     private static final String[] WORDS = {"k0", "k1", "k2", "fuzz:k3", "EX", "PX", "EXAT", "PXAT", "NX", "XX", "KEEPTTL",
         "GET", "MATCH", "COUNT", "TYPE", "string", "none", "*", "k*", "fuzz:*", "[a-", "\\", "0", "1", "-1", "2", "3",
         "10", "100000", "-100000", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "1.5", "",
-        "AUTH", "SETNAME", "default", "lib-name", "lib-ver", "server", "stats", "keyspace", "all", "everything", "2",
-        "3", "ASYNC", "SYNC", "maxmemory"};
+        "AUTH", "SETNAME", "default", "lib-name", "lib-ver", "server", "stats", "keyspace", "all", "everything",
+        "ASYNC", "SYNC", "maxmemory"};
     private static GatewayFixture gateway;
     private static RespSocket socket;
 
