@@ -200,7 +200,8 @@ public final class TiffinModule extends AbstractModule {
         NodeOptions options = NodeOptions.builder(master)
                 .nodeId(config.get(NODE_ID)).host(config.get(NODE_HOST)).port(config.get(NODE_PORT)).segmentSize(config.get(NODE_SEGMENT_SIZE))
                 .segmentPrefault(config.get(io.tiffin.core.config.TiffinConfigKeys.NODE_SEGMENT_PREFAULT))
-                .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withHandshakeTimeout(config.get(CLIENT_CONNECT_TIMEOUT)) .withIoThreads(config.get(NODE_IO_THREADS))).build();
+                .pingInterval(config.get(NODE_PING_INTERVAL)).transport(transport.withIoThreads(config.get(NODE_IO_THREADS)))
+                .connectTimeout(config.get(CLIENT_CONNECT_TIMEOUT)).build();
         String sharedDir = config.get(NODE_SHARED_MEMORY_DIR);
         if (!sharedDir.isEmpty()) {
             options = options.withSharedMemoryDir(java.nio.file.Path.of(sharedDir));

@@ -21,19 +21,24 @@ import java.time.Duration;
  * @param pingInterval heartbeat period
  * @param sharedMemoryDir directory (a tmpfs) for the segment's file, shared with same-host clients;
  *     null for anonymous memory
+ * @param connectTimeout how long the node's own connections (to its master, to other nodes) may take to connect
+ *     and complete their handshake ({@code client.connect-timeout}); the handshake timeout of its data-plane
+ *     server stays {@code transport}'s ({@code transport.handshake-timeout})
  * @param ticker the node's clock ({@link Ticker#nanos()}): the ping times it records, how long it
  *     retries a refused mount, the back-off of eviction notices; null means {@link Ticker#SYSTEM}.
  *     The heartbeat's period itself is the scheduler's.
  */
 public record NodeOptions(String nodeId, String host, int port, long segmentSize, boolean segmentPrefault,
                           String masterAddress, Duration pingInterval, TransportSettings transport, Storage storage,
-                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir, Ticker ticker) {
+                          Duration taskPollInterval, java.nio.file.Path sharedMemoryDir, Duration connectTimeout,
+                          Ticker ticker) {
     public NodeOptions {
         java.util.Objects.requireNonNull(host, "host");
         java.util.Objects.requireNonNull(masterAddress, "masterAddress");
         java.util.Objects.requireNonNull(pingInterval, "pingInterval");
         java.util.Objects.requireNonNull(transport, "transport");
         java.util.Objects.requireNonNull(taskPollInterval, "taskPollInterval");
+        java.util.Objects.requireNonNull(connectTimeout, "connectTimeout");
         nodeId = nodeId == null ? "" : nodeId;
         ticker = ticker == null ? Ticker.SYSTEM : ticker;
         if (port < 0 || port > 65_535) {
@@ -45,12 +50,15 @@ public record NodeOptions(String nodeId, String host, int port, long segmentSize
         if (pingInterval.isNegative() || pingInterval.isZero()) {
             throw new IllegalArgumentException("node.ping-interval = " + pingInterval + " (expected: > 0, e.g. 1s)");
         }
+        if (connectTimeout.isNegative() || connectTimeout.isZero()) {
+            throw new IllegalArgumentException("client.connect-timeout = " + connectTimeout + " (expected: > 0, e.g. 10s)");
+        }
     }
 
     /**
      * Options for a node of the master at {@code masterAddress} ({@code host:port}): generated id, bound to
      * 127.0.0.1 on any free port, 1 GiB segment, 1 s heartbeats, default transport, no SSD tier (task
-     * polls every 50 ms once one is set), anonymous memory, the system clock.
+     * polls every 50 ms once one is set), anonymous memory, 10 s to connect, the system clock.
      */
     public static Builder builder(String masterAddress) {
         return new Builder(masterAddress);
@@ -60,7 +68,8 @@ public record NodeOptions(String nodeId, String host, int port, long segmentSize
     public Builder toBuilder() {
         return new Builder(masterAddress).nodeId(nodeId).host(host).port(port).segmentSize(segmentSize)
                 .segmentPrefault(segmentPrefault).pingInterval(pingInterval).transport(transport)
-                .storage(storage, taskPollInterval).sharedMemoryDir(sharedMemoryDir).ticker(ticker);
+                .storage(storage, taskPollInterval).sharedMemoryDir(sharedMemoryDir).connectTimeout(connectTimeout)
+                .ticker(ticker);
     }
 
     /**
@@ -80,6 +89,7 @@ public record NodeOptions(String nodeId, String host, int port, long segmentSize
         private Storage storage;
         private Duration taskPollInterval = Duration.ofMillis(50);
         private java.nio.file.Path sharedMemoryDir;
+        private Duration connectTimeout = Duration.ofSeconds(10);
         private Ticker ticker = Ticker.SYSTEM;
 
         private Builder(String masterAddress) {
@@ -144,6 +154,12 @@ public record NodeOptions(String nodeId, String host, int port, long segmentSize
             return this;
         }
 
+        /** How long the node's own connections may take to connect and handshake ({@code client.connect-timeout}). */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
         public Builder ticker(Ticker t) {
             this.ticker = t;
             return this;
@@ -157,30 +173,30 @@ public record NodeOptions(String nodeId, String host, int port, long segmentSize
          */
         public NodeOptions build() {
             return new NodeOptions(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval,
-                    transport, storage, taskPollInterval, sharedMemoryDir, ticker);
+                    transport, storage, taskPollInterval, sharedMemoryDir, connectTimeout, ticker);
         }
     }
 
     public NodeOptions withMasterAddress(String address) {
         return new NodeOptions(nodeId, host, port, segmentSize, segmentPrefault, address, pingInterval, transport,
-                storage, taskPollInterval, sharedMemoryDir, ticker);
+                storage, taskPollInterval, sharedMemoryDir, connectTimeout, ticker);
     }
 
     public NodeOptions withStorage(Storage s, Duration pollInterval) {
         return new NodeOptions(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval,
-                transport, s, pollInterval, sharedMemoryDir, ticker);
+                transport, s, pollInterval, sharedMemoryDir, connectTimeout, ticker);
     }
 
     /** The segment in a file of {@code dir} (a tmpfs such as /dev/shm) that same-host clients map; null: anonymous. */
     public NodeOptions withSharedMemoryDir(java.nio.file.Path dir) {
         return new NodeOptions(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval,
-                transport, storage, taskPollInterval, dir, ticker);
+                transport, storage, taskPollInterval, dir, connectTimeout, ticker);
     }
 
     /** The node on {@code t} instead of the system clock; for tests that move a manual ticker. */
     public NodeOptions withTicker(Ticker t) {
         return new NodeOptions(nodeId, host, port, segmentSize, segmentPrefault, masterAddress, pingInterval,
-                transport, storage, taskPollInterval, sharedMemoryDir, t);
+                transport, storage, taskPollInterval, sharedMemoryDir, connectTimeout, t);
     }
 
     /**

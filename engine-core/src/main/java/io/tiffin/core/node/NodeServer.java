@@ -188,8 +188,10 @@ public final class NodeServer implements AutoCloseable {
             }
             responder.ok(info.build());
         }, null);
-        // a node's own connections (to its master, to other nodes) present the node role's token
-        TransportSettings asNode = o.transport().presentingAs(io.tiffin.core.transport.Role.NODE);
+        // a node's own connections (to its master, to other nodes) present the node role's token, and may take
+        // client.connect-timeout to connect (its server closes silent peers after transport.handshake-timeout)
+        TransportSettings asNode = o.transport().presentingAs(io.tiffin.core.transport.Role.NODE)
+                .withHandshakeTimeout(o.connectTimeout());
         this.masterPool = new TransportClientPool("node-" + nodeId + "-master", asNode.withIoThreads(1), nodeId, ticker);
         this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tiffin-node-ticker");
