@@ -82,7 +82,7 @@ public final class ConnectionGuards {
      * The common name of the verified client certificate of {@code ch}'s TLS session, or null (plaintext,
      * no certificate, or a name without CN). Call once the TLS handshake is done.
      */
-    static String clientCertificateName(io.netty.channel.Channel ch) {
+    public static String clientCertificateName(io.netty.channel.Channel ch) {
         SslHandler tls = ch.pipeline().get(SslHandler.class);
         if (tls == null) {
             return null;

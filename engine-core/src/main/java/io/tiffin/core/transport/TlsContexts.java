@@ -7,23 +7,18 @@ import io.netty.handler.ssl.SslProvider;
 import io.netty.util.ReferenceCountUtil;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.KeyManager;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.TrustManager;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
  * The TLS contexts of one {@link TlsSettings}, loaded from its PEM files: for servers (Netty's
- * {@link SslHandler}, and a JDK {@link SSLContext} for the admin HTTPS server) and for clients (a handler
+ * {@link SslHandler}) and for clients (a handler
  * for Netty connections, a bare {@link SSLEngine} for {@link BlockingConnection}s). TLS 1.3 and 1.2 only.
  *
  * <p>The engine is OpenSSL (BoringSSL from netty-tcnative) when {@link TlsSettings.Provider#AUTO} finds it
@@ -34,8 +29,7 @@ import org.apache.logging.log4j.Logger;
  * compared on a background thread ({@link FileReloads}, never an event loop) and, if they changed, the files
  * are read again. New connections then use the new material; established ones keep the session they have. Files
  * that do not load (half written, a key of another certificate) are logged once per change and the material loaded
- * before stays in use. The admin HTTPS server's context asks for the current material at every handshake
- * ({@link CurrentJdkManagers}).
+ * before stays in use.
  *
  * <p>Owners: a {@link TransportServer}, a client pool or the admin server each load their own instance at
  * construction and keep it for their lifetime. Contexts hold no per-connection state; the engines they make
@@ -186,40 +180,6 @@ public final class TlsContexts {
     public static void release(SSLEngine engine) {
         engine.closeOutbound();
         ReferenceCountUtil.release(engine);
-    }
-
-    /**
-     * A JDK context presenting this process's certificate, for an HTTPS server (the admin endpoint), with
-     * {@link #applyClientAuth} for its parameters. Each handshake uses the material loaded last.
-     *
-     * @throws TiffinException {@code INVALID_PARAMS} if no certificate is configured
-     */
-    public SSLContext jdkServerContext() {
-        TlsMaterial m = material;
-        if (m.chain == null) {
-            newServerHandler(ByteBufAllocator.DEFAULT, Duration.ofSeconds(1)); // throws the message
-        }
-        m.jdkKeyManager(); // fails now, not at the first handshake
-        try {
-            SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(new KeyManager[] {new CurrentJdkManagers.Keys(() -> current().jdkKeyManager())},
-                    m.jdkTrustManager() == null ? null
-                            : new TrustManager[] {new CurrentJdkManagers.Trust(() -> current().jdkTrustManager())},
-                    null);
-            return ctx;
-        } catch (GeneralSecurityException e) {
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up the admin HTTPS server from"
-                    + " transport.tls.cert and transport.tls.key: " + e, e);
-        }
-    }
-
-    /** Sets {@code transport.tls.client-auth} and the protocols on an HTTPS server's parameters. */
-    public void applyClientAuth(SSLParameters params) {
-        params.setProtocols(TlsMaterial.protocols());
-        params.setNeedClientAuth(settings.clientAuth() == TlsSettings.ClientAuth.REQUIRE);
-        if (settings.clientAuth() == TlsSettings.ClientAuth.OPTIONAL) {
-            params.setWantClientAuth(true);
-        }
     }
 
     @Override

@@ -6,12 +6,8 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.tiffin.api.ErrorCode;
 import io.tiffin.api.TiffinException;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.Signature;
@@ -20,12 +16,7 @@ import java.security.spec.MGF1ParameterSpec;
 import java.security.spec.PSSParameterSpec;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.TrustManagerFactory;
-import javax.net.ssl.X509ExtendedKeyManager;
-import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * One reading of the PEM files of {@link TlsSettings}: the certificate chain, its key and the authorities, the
@@ -46,8 +37,6 @@ final class TlsMaterial {
     final X509Certificate[] authorities;
     /** The files' identity and modification times, taken before they were read. */
     final List<String> stamps;
-    private volatile X509ExtendedKeyManager jdkKeys;
-    private volatile X509ExtendedTrustManager jdkTrust;
 
     private TlsMaterial(SslContext server, SslContext client, X509Certificate[] chain, PrivateKey key,
                         X509Certificate[] authorities, List<String> stamps) {
@@ -161,68 +150,5 @@ final class TlsMaterial {
     /** The protocols every context allows. */
     static String[] protocols() {
         return PROTOCOLS.clone();
-    }
-
-    /**
-     * The JDK key manager presenting {@link #chain} (for an HTTPS server).
-     *
-     * @throws TiffinException {@code INVALID_PARAMS} if the key store cannot be made
-     */
-    X509ExtendedKeyManager jdkKeyManager() {
-        X509ExtendedKeyManager m = jdkKeys;
-        if (m == null) {
-            Objects.requireNonNull(chain, "chain");
-            try {
-                KeyStore ks = KeyStore.getInstance("PKCS12");
-                ks.load(null, null);
-                char[] none = new char[0];
-                ks.setKeyEntry("tiffin", key, none, chain);
-                KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-                kmf.init(ks, none);
-                m = first(kmf.getKeyManagers(), X509ExtendedKeyManager.class);
-            } catch (GeneralSecurityException | IOException e) {
-                throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up the admin HTTPS server from"
-                        + " transport.tls.cert and transport.tls.key: " + e, e);
-            }
-            jdkKeys = m;
-        }
-        return m;
-    }
-
-    /**
-     * The JDK trust manager of {@link #authorities} (for an HTTPS server checking client certificates), or null
-     * without them (the JDK's own).
-     */
-    X509ExtendedTrustManager jdkTrustManager() {
-        if (authorities == null) {
-            return null;
-        }
-        X509ExtendedTrustManager m = jdkTrust;
-        if (m == null) {
-            try {
-                KeyStore trust = KeyStore.getInstance("PKCS12");
-                trust.load(null, null);
-                for (int i = 0; i < authorities.length; i++) {
-                    trust.setCertificateEntry("ca-" + i, authorities[i]);
-                }
-                TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-                tmf.init(trust);
-                m = first(tmf.getTrustManagers(), X509ExtendedTrustManager.class);
-            } catch (GeneralSecurityException | IOException e) {
-                throw new TiffinException(ErrorCode.INVALID_PARAMS, "cannot set up the admin HTTPS server's trust"
-                        + " from transport.tls.ca: " + e, e);
-            }
-            jdkTrust = m;
-        }
-        return m;
-    }
-
-    private static <T> T first(Object[] managers, Class<T> type) throws GeneralSecurityException {
-        for (Object m : managers) {
-            if (type.isInstance(m)) {
-                return type.cast(m);
-            }
-        }
-        throw new GeneralSecurityException("the JDK made no " + type.getSimpleName());
     }
 }
