@@ -145,3 +145,31 @@ def test_nothing_listening(tmp_path):
     with pytest.raises(TiffinError) as e:
         tiffin.Client.connect("no-port-here")
     assert e.value.code == "INVALID_PARAMS"
+
+
+def test_a_master_stopped_longer_than_the_node_ttl_keeps_its_live_nodes_and_their_objects():
+    """A master stopped (SIGSTOP: a frozen VM, a long pause) for longer than master.node-ttl while its nodes kept
+    pinging must not take them for dead when it resumes: their pings waited in its sockets. It used to unmount
+    every node's segments and erase their objects before reading them."""
+    c = make_cluster(shm_size_mib=0, tcp_nodes=2, tcp_size_mib=32, master_args=("-D", "master.node-ttl=2s"))
+    try:
+        with tiffin.Client.connect(c.master, location_cache_ttl=0, timeout=5) as client:
+            values = {f"pause/{i}": data(1000 + i, i) for i in range(20)}
+            assert all(r.ok for r in client.batch_put(values))
+            c.master_proc.freeze()
+            try:
+                time.sleep(5)  # 2.5 node TTLs
+            finally:
+                c.master_proc.signal(signal.SIGCONT)
+            time.sleep(1.5)  # the liveness check runs every second
+            assert client.stat()["live_nodes"] == 2
+            assert [r.value for r in client.batch_get(list(values))] == list(values.values())
+            assert "missed its heartbeats" not in c.master_proc.output()
+            # a node that dies is still found, one TTL after its last ping
+            c.nodes[0].kill()
+            deadline = time.monotonic() + 15
+            while client.stat()["live_nodes"] != 1:
+                assert time.monotonic() < deadline, "the killed node was never taken for dead"
+                time.sleep(0.2)
+    finally:
+        c.stop()

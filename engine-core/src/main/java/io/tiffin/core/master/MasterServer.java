@@ -148,7 +148,8 @@ public final class MasterServer implements AutoCloseable {
                 service::evictionPressed, s.evictionInterval());
         service.onAllocationFailure(eviction::wake);
         eviction.start();
-        background.scheduleWithFixedDelay(guard("node liveness", service::expireNodes),
+        background.scheduleWithFixedDelay(guard("node liveness",
+                        new LivenessCheck(service, s.nodeCheckInterval().toMillis())),
                 s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(guard("status rates", opRates::sample), 0, 1000, TimeUnit.MILLISECONDS);
         // expired objects no client asks for: their space back within a second of their deadline

@@ -326,6 +326,12 @@ public final class MasterService {
         return membership.expireNodes();
     }
 
+    /** As {@link #expireNodes()}, every node's deadline first moved {@code unwatchedMillis} later ({@link LivenessCheck}). */
+    public List<String> expireNodes(long unwatchedMillis) {
+        membership.postponeDeadlines(unwatchedMillis);
+        return expireNodes();
+    }
+
     /**
      * Forgets a node at once, as if its TTL had passed: unmounts its segments and erases objects left
      * without replicas. Its next ping is answered with "re-mount".

@@ -176,6 +176,21 @@ final class SegmentMembership {
         return PingOutcome.OK;
     }
 
+    /**
+     * Moves every node's deadline {@code millis} later: time in which the master did not run (a long pause, a stopped
+     * process) is not counted against nodes, whose pings waited unread meanwhile. 0 or less does nothing.
+     */
+    synchronized void postponeDeadlines(long millis) {
+        if (millis <= 0) {
+            return;
+        }
+        segments.postponeDeadlines(millis);
+        LOG.warn("The master did not check node liveness for {} ms longer than master.node-check-interval (a long GC"
+                + " pause, a stopped or frozen process, or background work that ran long); every node's deadline moves"
+                + " as much later, so that no live node is taken for dead for the time its pings waited unread",
+                millis);
+    }
+
     /** See {@link MasterService#expireNodes}. */
     synchronized List<String> expireNodes() {
         Map<String, List<MountedSegment>> expired = segments.expireNodesAndUnmount(ticker.millis());

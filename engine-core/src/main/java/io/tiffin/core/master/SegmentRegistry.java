@@ -159,6 +159,11 @@ final class SegmentRegistry {
         return nodeDeadlines.computeIfPresent(nodeId, (id, old) -> newDeadline) != null;
     }
 
+    /** Moves every node's deadline {@code millis} later (each atomically against {@link #touch}). */
+    synchronized void postponeDeadlines(long millis) {
+        nodeDeadlines.replaceAll((id, deadline) -> deadline + millis);
+    }
+
     /** Records that the node's mounted incarnation was heard from at {@code nowMillis}. Lock-free. */
     void heard(String nodeId, long nowMillis) {
         lastHeard.put(nodeId, nowMillis);
