@@ -95,6 +95,11 @@ public final class UpgradeOldClassFiles {
             Files.deleteIfExists(tmp);
             throw e;
         }
+        // the temporary file is made owner-only (0600); the jar keeps its own mode, or users other than the one
+        // who unpacked the tarball cannot load it
+        if (Files.getFileStore(jar).supportsFileAttributeView("posix")) {
+            Files.setPosixFilePermissions(tmp, Files.getPosixFilePermissions(jar));
+        }
         Files.move(tmp, jar, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         return rewritten;
     }

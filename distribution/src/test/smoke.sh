@@ -122,6 +122,13 @@ if [ -f "${home%/}/docs/CONFIGURATION.md" ] && [ -f "${home%/}/docs/PLUGINS.md" 
   pass "the tarball carries README.md and docs/ (CONFIGURATION.md, PLUGINS.md)"
 else fail "the tarball lacks README.md or docs/" "$(ls "$home" "$home/docs" 2>&1)"; fi
 
+# any user may run an installation unpacked by another (root in /opt, a service user running it): every file of the
+# tarball is readable by all, bin/tiffin executable by all
+unreadable=$(tar -tvzf "$tarball" | awk '$1 !~ /^d/ && substr($1, 8, 1) != "r" {print $1, $NF}')
+if [ -z "$unreadable" ] && tar -tvzf "$tarball" | awk '$NF ~ /\/bin\/tiffin$/ {print $1}' | grep >/dev/null '^-rwx.-x.-x'; then
+  pass "every file of the tarball is readable by all users, bin/tiffin executable by all"
+else fail "files of the tarball other users cannot read" "$unreadable"; fi
+
 # ---------------------------------------------------------------------------------- operator files
 comp="${home%/}/conf/completion"
 if grep -q 'complete -F _complete_tiffin' "$comp/tiffin.bash" 2>/dev/null && grep -q 'bench' "$comp/tiffin.bash" \
