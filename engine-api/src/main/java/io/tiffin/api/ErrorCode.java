@@ -31,7 +31,8 @@ public enum ErrorCode {
     WRITE_FAIL(-500, "writing the object failed; retry"),
 
     INVALID_PARAMS(-600, "a parameter is invalid; check the request"),
-    ILLEGAL_CLIENT(-601, "only the client that started the put may end or revoke it"),
+    ILLEGAL_CLIENT(-601, "this connection lacks the role or identity the request needs; the message names the token,"
+            + " certificate or peer id to present"),
 
     INVALID_WRITE(-700, "the object is not being written; the put may have been revoked or completed"),
     INVALID_READ(-701, "the read is invalid"),

@@ -54,6 +54,7 @@ final class GatewayCommand extends ServerCommand {
 
     @Override
     void start(TiffinConfig config, Deque<AutoCloseable> started) {
+        refuseUnprotected(config); // before connecting: a master with tokens would refuse a gateway without one first
         GatewayStore store = TiffinGatewayStore.connect(component(config, TiffinClient.Options.class),
                 config.get(GATEWAY_REPLICAS));
         GatewayServer gateway = startGateway(config, store, "--port");
@@ -62,8 +63,30 @@ final class GatewayCommand extends ServerCommand {
     }
 
     /**
-     * Starts the gateway over {@code store}; when it cannot listen, closes the store and fails with a
-     * message naming {@code flag}.
+     * Protected mode, as for the master and the nodes (docs/SECURITY.md): refuses a gateway reachable from other hosts
+     * with no password, no client certificates and no {@code --insecure}; call before {@link #startGateway}.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} saying what to set
+     */
+    static void refuseUnprotected(TiffinConfig config) {
+        GatewaySettings settings = GatewaySettings.from(config)
+                .withCredentials(io.tiffin.core.TiffinModule.credentials(config));
+        io.tiffin.core.transport.TlsSettings tlsSettings = io.tiffin.core.TiffinModule.tlsSettings(config);
+        boolean clientCertificates = tlsSettings.enabled() && tlsSettings.requiresClientCertificates();
+        if (settings.password().isEmpty() && !config.get(TRANSPORT_INSECURE) && !clientCertificates
+                && !ProtectedMode.isLoopback(settings.host())) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "the Redis gateway refuses to listen on "
+                    + settings.host() + ":" + settings.port() + ": that address is reachable from other hosts and no"
+                    + " password is set, so anyone who can reach it could read, overwrite or remove every object. Set"
+                    + " transport.client-token (or transport.auth-token), clients then AUTH with it; or bind to"
+                    + " 127.0.0.1 (gateway.host); or require client certificates (transport.tls.enabled = true,"
+                    + " transport.tls.client-auth = require); or accept the risk with --insecure (transport.insecure = true)");
+        }
+    }
+
+    /**
+     * Starts the gateway over {@code store} (after {@link #refuseUnprotected}); when it cannot listen, closes the store
+     * and fails with a message naming {@code flag}.
      */
     static GatewayServer startGateway(TiffinConfig config, GatewayStore store, String flag) {
         GatewaySettings settings;
@@ -74,17 +97,6 @@ final class GatewayCommand extends ServerCommand {
         } catch (RuntimeException e) {
             store.close();
             throw e;
-        }
-        boolean clientCertificates = tlsSettings.enabled() && tlsSettings.requiresClientCertificates();
-        if (settings.password().isEmpty() && !config.get(TRANSPORT_INSECURE) && !clientCertificates
-                && !ProtectedMode.isLoopback(settings.host())) {
-            store.close(); // protected mode, as for the master and the nodes (docs/SECURITY.md)
-            throw new TiffinException(ErrorCode.INVALID_PARAMS, "the Redis gateway refuses to listen on "
-                    + settings.host() + ":" + settings.port() + ": that address is reachable from other hosts and no"
-                    + " password is set, so anyone who can reach it could read, overwrite or remove every object. Set"
-                    + " transport.client-token (or transport.auth-token), clients then AUTH with it; or bind to"
-                    + " 127.0.0.1 (gateway.host); or require client certificates (transport.tls.enabled = true,"
-                    + " transport.tls.client-auth = require); or accept the risk with --insecure (transport.insecure = true)");
         }
         io.tiffin.core.transport.TlsContexts tls = null;
         try {

@@ -11,16 +11,15 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code tiffin rm [--force] KEY} removes an object; {@code tiffin rm --all [--force]} removes every object.
- * Both with {@code --force} and {@code --all} are the admin role's: the command then presents
- * {@code transport.admin-token} (else the shared {@code transport.auth-token}), otherwise the client role's.
+ * {@code --all} is the admin role's: the command then presents {@code transport.admin-token} (else the shared
+ * {@code transport.auth-token}); a removal of KEY, with {@code --force} too, the client role's.
  *
  * <p>Not thread-safe: one instance runs once.
  */
 @Command(name = "rm", mixinStandardHelpOptions = true,
         description = "Removes the object stored under KEY, or with --all every object (admin role).")
 final class RmCommand extends ClientCommand {
-    @Option(names = "--force", description = "Remove even while the object is being read (holds a read lease);"
-            + " admin role: presents transport.admin-token.")
+    @Option(names = "--force", description = "Remove even while the object is being read (holds a read lease).")
     boolean force;
 
     @Option(names = "--all", description = "Remove every object (REMOVE_ALL); admin role: presents"
@@ -37,7 +36,7 @@ final class RmCommand extends ClientCommand {
 
     @Override
     Role role() {
-        return force || all ? Role.ADMIN : Role.CLIENT;
+        return all ? Role.ADMIN : Role.CLIENT;
     }
 
     @Override

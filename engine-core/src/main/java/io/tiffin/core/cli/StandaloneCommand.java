@@ -93,6 +93,7 @@ final class StandaloneCommand extends ServerCommand {
         String reachable = isWildcard(masterHost) ? "127.0.0.1" : masterHost;
         if (config.get(GATEWAY_PORT) != 0) {
             String master = endpoint(reachable, tiffin.master().address());
+            GatewayCommand.refuseUnprotected(config);
             GatewayServer gateway = GatewayCommand.startGateway(config,
                     TiffinGatewayStore.over(tiffin.client(), config.get(GATEWAY_REPLICAS), master), "--redis-port");
             started.push(gateway);

@@ -199,8 +199,8 @@ public final class TiffinConfigKeys {
             "Token of the node role (mount, heartbeat, SSD-tier tasks, copies between nodes): the master and nodes"
                     + " accept it, nodes present it. Empty = transport.auth-token.");
     public static final ConfigKey<String> TRANSPORT_ADMIN_TOKEN = ConfigKey.string("transport.admin-token", "",
-            "Token of the admin role (everything, also remove-all, forced removal, unmounting any node, and the admin"
-                    + " HTTP beyond loopback): servers accept it, tiffin rm --force presents it. Empty ="
+            "Token of the admin role (everything, also remove-all, forced removal by pattern, unmounting any node, and"
+                    + " the admin HTTP beyond loopback): servers accept it, tiffin rm --all presents it. Empty ="
                     + " transport.auth-token.");
     public static final ConfigKey<String> TRANSPORT_TOKENS_FILE = ConfigKey.string("transport.tokens-file", "",
             "File of tokens, one role=token per line (role: auth, client, node or admin; # comments), read instead of"

@@ -78,7 +78,7 @@ import org.apache.logging.log4j.Logger;
  *
  * <p><b>Access.</b> The transport has refused every opcode outside the peer's roles
  * ({@link io.tiffin.core.transport.OpcodeRoles}); the handlers check what depends on the request through
- * its {@link Frame#peer()}: a forced removal needs the admin role, a node's connection speaks for one node
+ * its {@link Frame#peer()}: a forced removal by pattern needs the admin role, a node's connection speaks for one node
  * (acting for another, as unmounting it, needs the admin role), and a put's writer is the connection's
  * peer id, not the client id the request names.
  *
@@ -502,7 +502,6 @@ public final class MasterRpcService implements InProcessMaster {
         // Forced removals answer once no client can read a removed object through a cached location.
         bindHeld(server, inline, delays, Opcode.REMOVE, r -> {
             KeyRequest req = r.parseControl(KeyRequest.parser());
-            requireAdminToForce(r, req.getForce(), Opcode.REMOVE);
             refuseWhileRecovering(Opcode.REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
             ErrorCode[] code = new ErrorCode[1];
@@ -513,7 +512,6 @@ public final class MasterRpcService implements InProcessMaster {
         bindHeld(server, inline, delays, Opcode.BATCH_REMOVE, r -> {
             BatchKeysRequest req = r.parseControl(BatchKeysRequest.parser());
             limits.checkBatch(Opcode.BATCH_REMOVE, req.getKeysCount());
-            requireAdminToForce(r, req.getForce(), Opcode.BATCH_REMOVE);
             refuseWhileRecovering(Opcode.BATCH_REMOVE);
             CacheHold hold = new CacheHold(req.getCacheOwner());
             List<ErrorCode> done = new java.util.ArrayList<>();
@@ -658,7 +656,10 @@ public final class MasterRpcService implements InProcessMaster {
         return b.build();
     }
 
-    /** A forced removal is the admin's: it takes objects clients are reading. */
+    /**
+     * A forced removal by pattern is the admin's: it can take every object, those clients are reading too. A forced
+     * removal of named keys is a client's, as a forced replacement (an upsert) of them is.
+     */
     private static void requireAdminToForce(Frame request, boolean force, Opcode op) {
         if (force) {
             request.peer().requireAdmin(op + " with force (removing objects while clients read them)");

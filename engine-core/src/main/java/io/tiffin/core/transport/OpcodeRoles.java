@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
 /**
  * The roles each opcode serves, checked by the server before any handler runs. An admin may use every
  * opcode. What depends on a request's content is the handler's to check through its {@link Peer}: a
- * forced removal needs the admin role, a node's connection speaks for one node, a put's writer is the
+ * forced removal by pattern needs the admin role, a node's connection speaks for one node, a put's writer is the
  * connection's peer id.
  *
  * <p>Thread-safe (stateless).

@@ -387,7 +387,7 @@ class CliTest {
     }
 
     @Test
-    void removingEverythingOrByForceTakesTheAdminToken() {
+    void removingEverythingTakesTheAdminTokenAndForcingOutAKeyTheClients() {
         try (Tiffin guarded = Tiffin.embedded(TiffinConfig.builder().set("master.port", "0")
                 .set("master.admin-port", "0").set("node.segment-size", "32MiB")
                 .set("transport.client-token", "client-secret").set("transport.node-token", "node-secret")
@@ -402,9 +402,13 @@ class CliTest {
             assertThat(all.exit()).isEqualTo(1);
             assertThat(all.err()).startsWith("error: ILLEGAL_CLIENT: ").contains("REMOVE_ALL needs the admin role")
                     .contains("connect with transport.admin-token");
-            Result forced = tiffin(concat(new String[] {"rm", "--force"}, client, new String[] {"kept"}));
-            assertThat(forced.exit()).isEqualTo(1);
-            assertThat(forced.err()).contains("ILLEGAL_CLIENT").contains("REMOVE with force");
+            // a forced removal of a key is the client's (as an upsert of it is)
+            Result forcedPut = tiffin(new java.io.ByteArrayInputStream(new byte[100]), concat(new String[] {"put"},
+                    client, new String[] {"forced", "-"}));
+            assertThat(forcedPut.exit()).as(forcedPut.err()).isZero();
+            Result forced = tiffin(concat(new String[] {"rm", "--force"}, client, new String[] {"forced"}));
+            assertThat(forced.exit()).as(forced.err()).isZero();
+            assertThat(forced.out()).isEqualTo("OK removed forced\n");
             Result usage = tiffin(concat(new String[] {"rm"}, client));
             assertThat(usage.exit()).isEqualTo(2);
             assertThat(usage.err()).contains("rm needs a KEY, or --all");

@@ -133,6 +133,39 @@ class GatewayCommandTest {
         assertThat(withPassword.stop()).isZero();
     }
 
+    /**
+     * With separate role tokens the gateway holds the client's: DEL and UNLINK remove at once even a key just read
+     * (a forced removal of named keys is the client role's); FLUSHALL (REMOVE_ALL) stays the admin's. A gateway
+     * beyond loopback without a password is refused by protected mode before it connects to the master, whose
+     * refusal of a missing token would otherwise come first and not name --insecure.
+     */
+    @Test
+    void withRoleTokensDelAndUnlinkRemoveKeysJustReadAndFlushallStaysTheAdmins() throws Exception {
+        try (Tiffin guarded = Tiffin.embedded(TiffinConfig.builder().set("master.port", "0")
+                .set("master.admin-port", "0").set("node.segment-size", "32MiB")
+                .set("transport.client-token", "client-secret").set("transport.node-token", "node-secret")
+                .set("transport.admin-token", "admin-secret").build())) {
+            String guardedMaster = "127.0.0.1:" + guarded.master().address().getPort();
+            Running gateway = new Running("listening", "gateway", "--master", guardedMaster, "--port", "0",
+                    "--set", "transport.client-token=client-secret", "--set", "client.local-memcpy=false");
+            Matcher m = GATEWAY_LINE.matcher(gateway.out().strip());
+            assertThat(m.matches()).as(gateway.out() + gateway.err).isTrue();
+            int port = Integer.parseInt(m.group(1));
+            assertThat(resp(port, "AUTH client-secret\r\nSET k v\r\nGET k\r\nDEL k\r\nEXISTS k\r\n"
+                    + "SET k2 v\r\nGET k2\r\nUNLINK k2 k3\r\nEXISTS k2\r\n", 45))
+                    .isEqualTo("+OK\r\n+OK\r\n$1\r\nv\r\n:1\r\n:0\r\n+OK\r\n$1\r\nv\r\n:1\r\n:0\r\n");
+            assertThat(resp(port, "AUTH client-secret\r\nFLUSHALL\r\n", 40))
+                    .startsWith("+OK\r\n-ERR ILLEGAL_CLIENT");
+            assertThat(gateway.stop()).isZero();
+
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertThat(run(err, "gateway", "--master", guardedMaster, "--host", "0.0.0.0", "--port", "0")).isEqualTo(1);
+            assertThat(err.toString(StandardCharsets.UTF_8))
+                    .startsWith("error: INVALID_PARAMS: the Redis gateway refuses to listen on 0.0.0.0:0")
+                    .contains("--insecure");
+        }
+    }
+
     @Test
     void gatewayOnAPortInUseFailsNamingTheFlag() throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.tiffin.api.ErrorCode;
+import io.tiffin.api.KeyResult;
 import io.tiffin.api.PutOptions;
 import io.tiffin.api.TiffinException;
 import io.tiffin.core.Tiffin;
@@ -101,19 +102,25 @@ class RolesClusterTest {
     }
 
     @Test
-    void aClientPutsGetsAndRemovesButNeitherForcesNorRemovesAll() {
+    void aClientPutsGetsAndForcesOutNamedKeysButNeitherRemovesAllNorByPattern() {
         byte[] value = TestCluster.randomBytes(50_000, 1);
         client.put("roles-a", value, PutOptions.DEFAULT);
         assertThat(client.get("roles-a")).isEqualTo(value);
         assertIllegal(() -> client.removeAll(false), "refuses REMOVE_ALL", "REMOVE_ALL needs the admin role",
                 "connect with transport.admin-token");
-        assertIllegal(() -> client.remove("roles-a", true), "REMOVE with force", "needs the admin role",
+        assertIllegal(() -> client.removeByRegex("roles-.*", true), "REMOVE_BY_REGEX with force", "needs the admin role",
                 "transport.admin-token");
-        assertIllegal(() -> client.removeByRegex("roles-.*", true), "REMOVE_BY_REGEX with force");
         assertThat(client.exists("roles-a")).isTrue();
-        // a removal without force is the client's (of a key nobody read: a get or exists holds a read lease)
+        // a key just read holds a read lease: without force its removal waits for it, with force it is the
+        // client's, as replacing it (an upsert) is: the Redis gateway's DEL
+        assertThatThrownBy(() -> client.remove("roles-a", false)).isInstanceOfSatisfying(TiffinException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.OBJECT_HAS_LEASE));
+        client.remove("roles-a", true);
+        assertThat(client.exists("roles-a")).isFalse();
         client.put("roles-a2", value, PutOptions.DEFAULT);
-        client.remove("roles-a2", false);
+        client.put("roles-a3", value, PutOptions.DEFAULT);
+        assertThat(client.get("roles-a2")).isEqualTo(value);
+        assertThat(client.batchRemove(java.util.List.of("roles-a2", "roles-a3"), true)).allMatch(KeyResult::isOk);
         assertThat(client.exists("roles-a2")).isFalse();
     }
 
