@@ -112,16 +112,26 @@ final class MountedSegment implements SegmentView {
      * @throws TiffinException {@code INVALID_PARAMS} for a key shorter than 16 bytes
      */
     void mountedAgain(long epoch, byte[] accessKey) {
-        DataAccessMac mac = null;
-        if (accessKey != null && accessKey.length > 0) {
-            try {
-                mac = new DataAccessMac(accessKey);
-            } catch (IllegalArgumentException e) {
-                throw new TiffinException(ErrorCode.INVALID_PARAMS, "mount of segment " + name + ": " + e.getMessage());
-            }
-        }
+        DataAccessMac mac = macOf(name, accessKey);
         if (epoch != 0 || mac != null) {
             mount = new Mount(epoch != 0 ? epoch : mount.epoch(), mac);
+        }
+    }
+
+    /**
+     * The MAC of a mount of segment {@code name} with {@code accessKey}, null without a key (null or empty); call it
+     * before a mount changes anything, so that a bad key refuses the mount whole.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} for a key shorter than 16 bytes
+     */
+    static DataAccessMac macOf(String name, byte[] accessKey) {
+        if (accessKey == null || accessKey.length == 0) {
+            return null;
+        }
+        try {
+            return new DataAccessMac(accessKey);
+        } catch (IllegalArgumentException e) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "mount of segment " + name + ": " + e.getMessage());
         }
     }
 

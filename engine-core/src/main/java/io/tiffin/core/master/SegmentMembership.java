@@ -49,6 +49,7 @@ final class SegmentMembership {
     /** See {@link MasterService#mountSegment(String, String, String, long, long, long, long, byte[])}. */
     synchronized void mountSegment(String name, String nodeId, String endpoint, long capacity, long incarnation,
                                    long mountEpoch, long pingIntervalMillis, byte[] accessKey) {
+        MountedSegment.macOf(name, accessKey); // a bad key refuses the mount before it unmounts or records anything
         List<String> previous = segments.segmentsOfOtherIncarnations(nodeId, incarnation);
         long now = ticker.millis();
         if (!previous.isEmpty() && pingIntervalMillis > 0) {
