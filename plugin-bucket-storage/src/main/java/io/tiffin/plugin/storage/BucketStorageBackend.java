@@ -51,7 +51,7 @@ import java.util.zip.CRC32C;
  * dropped from the index and the listener hears {@link StorageListener#lost}. Reads take no lock.
  *
  * <p><b>Eviction</b>: before a write, if the bucket files plus the batch would exceed {@code
- * high-watermark} of the capacity, whole buckets are evicted in {@link EvictionPolicy} order until they
+ * high-watermark} of what they may take ({@link DiskRoom}: the capacity, or less when the disk has less room), whole buckets are evicted in {@link EvictionPolicy} order until they
  * plus the batch fit under {@code low-watermark}; the listener hears the keys before they stop being
  * readable, and files are deleted only when no read holds them. If the batch still does not fit the
  * capacity, the write fails with {@code FILE_WRITE_FAIL}.
@@ -75,7 +75,7 @@ public final class BucketStorageBackend implements StorageBackend {
     private final BucketStorageConfig config;
     private final Path bucketsDir;
     private final BucketIndex index;
-    private final long capacityBytes;
+    private final DiskRoom room;
     private final int alignment;
     private final ConcurrentHashMap<String, Location> locations = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Bucket> buckets = new ConcurrentHashMap<>();
@@ -91,12 +91,12 @@ public final class BucketStorageBackend implements StorageBackend {
     private volatile StorageListener listener = StorageListener.NONE;
     private volatile boolean closed;
 
-    private BucketStorageBackend(BucketStorageConfig config, Path bucketsDir, BucketIndex index, long capacityBytes,
+    private BucketStorageBackend(BucketStorageConfig config, Path bucketsDir, BucketIndex index, DiskRoom room,
             int alignment) {
         this.config = config;
         this.bucketsDir = bucketsDir;
         this.index = index;
-        this.capacityBytes = capacityBytes;
+        this.room = room;
         this.alignment = alignment;
     }
 
@@ -110,29 +110,26 @@ public final class BucketStorageBackend implements StorageBackend {
     public static BucketStorageBackend open(BucketStorageConfig config) {
         Objects.requireNonNull(config, "config");
         Path bucketsDir = config.path().resolve("buckets");
-        long capacity;
         int alignment;
         try {
             Files.createDirectories(bucketsDir);
             Files.createDirectories(config.path().resolve("index"));
-            var store = Files.getFileStore(bucketsDir);
-            // What the bucket files may grow to: the disk's free space plus what they already take (other
-            // files on the disk are not ours to count on).
-            long available = store.getUsableSpace() + BucketRecovery.bucketFileBytes(bucketsDir);
-            capacity = config.capacityBytes() > 0 ? config.capacityBytes() : available;
-            if (config.capacityBytes() > available) {
-                LOG.log(Level.WARNING, "storage capacity {0} bytes for {1} exceeds what its disk can take ({2} bytes"
-                        + " free plus the bucket files): writes past that fail with FILE_WRITE_FAIL and those offloads"
-                        + " are lost; lower storage.bucket.capacity or free disk space", config.capacityBytes(),
-                        config.path(), available);
-            }
-            alignment = BucketRecovery.blockSize(store);
+            alignment = BucketRecovery.blockSize(Files.getFileStore(bucketsDir));
         } catch (IOException e) {
             throw new TiffinException(ErrorCode.FILE_OPEN_FAIL, "cannot use storage path " + config.path() + " ("
                     + e + "); check that it is a writable directory", e);
         }
         BucketIndex index = BucketIndex.open(config.path().resolve("index"));
-        BucketStorageBackend backend = new BucketStorageBackend(config, bucketsDir, index, capacity, alignment);
+        DiskRoom room;
+        try {
+            // measured once the index is open: what it takes of the disk is not the bucket files' to count on
+            room = DiskRoom.of(bucketsDir, config.capacityBytes(), BucketRecovery.bucketFileBytes(bucketsDir));
+        } catch (IOException e) {
+            index.close();
+            throw new TiffinException(ErrorCode.FILE_OPEN_FAIL, "cannot use storage path " + config.path() + " ("
+                    + e + "); check that it is a writable directory", e);
+        }
+        BucketStorageBackend backend = new BucketStorageBackend(config, bucketsDir, index, room, alignment);
         try {
             backend.recover();
         } catch (RuntimeException e) {
@@ -156,7 +153,7 @@ public final class BucketStorageBackend implements StorageBackend {
         });
         nextBucketId = found.nextBucketId();
         LOG.log(Level.INFO, "Opened bucket storage {0}: {1} objects in {2} buckets, {3} of {4} bytes used",
-                config.path(), locations.size(), buckets.size(), diskBytes.get(), capacityBytes);
+                config.path(), locations.size(), buckets.size(), diskBytes.get(), room.capacity());
     }
 
     // ---------------------------------------------------------------- writes
@@ -283,23 +280,28 @@ public final class BucketStorageBackend implements StorageBackend {
         }
     }
 
-    /** Evicts buckets if the batch would take the files above the high watermark; under the write lock. */
+    /**
+     * Evicts buckets if the batch would take the files above the high watermark of what they may take now ({@link
+     * DiskRoom}: the capacity, or less on a disk that has less room); under the write lock.
+     */
     private void makeRoom(long needed, int objects) {
-        if (needed > capacityBytes) {
+        long limit = room.limit(diskBytes.get());
+        if (needed > limit) {
             // Evicting everything would not help: fail before evicting anything.
             throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "a batch of " + objects + " objects needs " + needed
-                    + " bytes on disk, more than the whole storage capacity of " + capacityBytes + " bytes; nothing "
-                    + "of the batch was stored and nothing was evicted (raise storage capacity or write smaller "
-                    + "batches)");
+                    + " bytes on disk, more than the storage can take (" + limit + " bytes: its capacity of "
+                    + room.capacity() + " bytes, or the bucket files plus the disk's free space less a reserve); nothing"
+                    + " of the batch was stored and nothing was evicted (raise storage capacity, free disk space or"
+                    + " write smaller batches)");
         }
-        long high = (long) (capacityBytes * config.highWatermark());
+        long high = (long) (limit * config.highWatermark());
         if (diskBytes.get() + needed > high) {
-            evictDownTo((long) (capacityBytes * config.lowWatermark()) - needed);
+            evictDownTo((long) (limit * config.lowWatermark()) - needed);
         }
-        if (diskBytes.get() + needed > capacityBytes) {
+        if (diskBytes.get() + needed > limit) {
             throw new TiffinException(ErrorCode.FILE_WRITE_FAIL, "a batch of " + objects + " objects needs " + needed
-                    + " bytes but the bucket files already use " + diskBytes.get() + " of the capacity of "
-                    + capacityBytes + " bytes and nothing more can be evicted; nothing of the batch was stored "
+                    + " bytes but the bucket files already use " + diskBytes.get() + " of the " + limit + " bytes the"
+                    + " storage can take and nothing more can be evicted; nothing of the batch was stored "
                     + "(raise storage capacity, write smaller batches or remove objects)");
         }
     }
@@ -632,7 +634,7 @@ public final class BucketStorageBackend implements StorageBackend {
 
     @Override
     public long capacityBytes() {
-        return capacityBytes;
+        return room.capacity();
     }
 
     @Override
@@ -642,7 +644,7 @@ public final class BucketStorageBackend implements StorageBackend {
 
     @Override
     public StorageStats stats() {
-        return new StorageStats(locations.size(), usedBytes.get(), diskBytes.get(), capacityBytes,
+        return new StorageStats(locations.size(), usedBytes.get(), diskBytes.get(), room.capacity(),
                 corruptReads.sum(), directIoFallbacks.sum(), evictedObjects.sum());
     }
 

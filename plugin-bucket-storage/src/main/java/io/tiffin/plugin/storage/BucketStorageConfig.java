@@ -20,8 +20,10 @@ import java.util.TreeSet;
  *   <tr><td>{@code path}</td><td>(required)</td><td>directory of the bucket files and the index; created
  *       if missing</td></tr>
  *   <tr><td>{@code capacity}</td><td>0</td><td>bytes the bucket files may take; 0 = the free space of the
- *       file system holding {@code path} when the backend opens, plus the bucket files already there (a
- *       larger value is accepted with a warning)</td></tr>
+ *       file system holding {@code path} when the backend opens, plus the bucket files already there. Either way
+ *       never more than the disk holds at each write (the bucket files plus its free space, less a twentieth, at
+ *       most 64 MiB, for the index and whatever else grows there): the watermarks apply to that, so a disk that
+ *       fills makes the backend evict ({@code DiskRoom}); a larger value is accepted with a warning</td></tr>
  *   <tr><td>{@code high-watermark}</td><td>0.90</td><td>fraction of the capacity above which a write first
  *       evicts buckets</td></tr>
  *   <tr><td>{@code low-watermark}</td><td>0.80</td><td>fraction of the capacity eviction brings usage

@@ -283,7 +283,7 @@ class BucketStorageFaultTest {
         Path mountPoint = Files.createDirectories(tempDir.resolve("tiny"));
         assumeTrue(Mounts.mount("tmpfs", "size=8m", mountPoint), "cannot mount a small tmpfs (needs root)");
         try {
-            // The configured capacity is above the real size, so only the file system can say no.
+            // The configured capacity is above the real size: the disk's free space says no before a write starts.
             try (BucketStorageBackend backend = BucketStorageBackend.open(BucketStorageConfig.defaults(mountPoint)
                     .withCapacity(1L << 30).withBucketLimits(4 << 20, 500))) {
                 backend.writeBatch(objects("first", 2, 256 << 10, 13));
@@ -292,7 +292,7 @@ class BucketStorageFaultTest {
                 assertThatThrownBy(() -> backend.writeBatch(big)).isInstanceOfSatisfying(TiffinException.class,
                         e -> {
                             assertThat(e.code()).isEqualTo(ErrorCode.FILE_WRITE_FAIL);
-                            assertThat(e.getMessage()).contains("No space left on device")
+                            assertThat(e.getMessage()).contains("the disk's free space")
                                     .contains("nothing of the batch was stored");
                         });
                 big.keySet().forEach(k -> assertThat(backend.size(k)).as(k).isEmpty());
@@ -309,6 +309,42 @@ class BucketStorageFaultTest {
                 Map<String, Long> scanned = new HashMap<>();
                 backend.scan(scanned::put);
                 assertThat(scanned).containsOnlyKeys("first0", "first1", "after0", "after1");
+            }
+        } finally {
+            Mounts.unmount(mountPoint);
+        }
+    }
+
+    /**
+     * A disk smaller than the configured capacity, which its index shares, fills: the tier evicts by the disk's free
+     * space and every write still succeeds. It used to fail every write from then on ("No space left on device")
+     * while its files stayed below the high watermark of a capacity the disk could not hold.
+     */
+    @Test
+    void aDiskThatFillsUpMakesTheTierEvictInsteadOfFailingEveryWrite() throws IOException {
+        Path mountPoint = Files.createDirectories(tempDir.resolve("filling"));
+        assumeTrue(Mounts.mount("tmpfs", "size=16m", mountPoint), "cannot mount a small tmpfs (needs root)");
+        try {
+            List<String> evicted = Collections.synchronizedList(new ArrayList<>());
+            try (BucketStorageBackend backend = BucketStorageBackend.open(BucketStorageConfig.defaults(mountPoint)
+                    .withCapacity(1L << 30).withBucketLimits(1 << 20, 500))) {
+                backend.listener(new StorageListener() {
+                    @Override
+                    public void evicting(List<String> keys) {
+                        evicted.addAll(keys);
+                    }
+
+                    @Override
+                    public void lost(List<String> keys) {
+                    }
+                });
+                for (int round = 0; round < 40; round++) { // 40 MiB through a 16 MiB disk
+                    backend.writeBatch(objects("r" + round + "-", 4, 256 << 10, round));
+                    assertThat(read(backend, "r" + round + "-3", 256 << 10)).as("round " + round)
+                            .isEqualTo(value(3, round, 256 << 10));
+                }
+                assertThat(evicted).contains("r0-0");
+                assertThat(backend.stats().diskBytes()).isLessThan(16L << 20);
             }
         } finally {
             Mounts.unmount(mountPoint);
