@@ -583,14 +583,14 @@ public final class MasterRpcService implements InProcessMaster {
                         + " unstamped SSD copies and " + req.getUnstampedVersionsCount() + " versions");
             }
             master.ssdTier().unstamped(req.getNodeId(), req.getUnstampedList(), req.getUnstampedVersionsList());
-            long draining = req.getDrainSegment().isEmpty() ? 0 : master.ssdTier().drain(req.getNodeId(),
-                    req.getDrainSegment()); // before the poll: the offloads it queues go out with this answer
+            var drain = req.getDrainSegment().isEmpty() ? new SsdTierService.Drain(0, 0) : master.ssdTier().drain(
+                    req.getNodeId(), req.getDrainSegment()); // before the poll: its offloads go out with this answer
             var tasks = master.ssdTier().pollTasks(req.getNodeId(), req.getMaxOffloads(), req.getMaxPromotions(),
                     req.getUndeletedList(), req.getUndeletedVersionsList());
             return io.tiffin.core.transport.proto.TaskPollReply.newBuilder().addAllOffloads(tasks.offloads())
                     .addAllPromotions(tasks.promotions()).addAllDeletes(tasks.deletes())
                     .addAllDeleteVersions(tasks.deleteVersions()).addAllDeadlines(tasks.deadlines())
-                    .setDrainRemaining(draining).build();
+                    .setDrainRemaining(drain.remaining()).setDrainFailed(drain.failed()).build();
         });
         bind(server, executor, Opcode.OFFLOAD_DONE, r -> {
             var req = r.parseControl(io.tiffin.core.transport.proto.OffloadResult.parser());

@@ -65,10 +65,11 @@ public final class SsdTierService {
      * whose readable replicas are all in it and that has no SSD copy gets an offload to the node, as many as the
      * offload queue takes (the next poll queues more). Objects being written, or whose offload failed, are left out.
      *
-     * @return how many such objects have no SSD copy yet, queued or running offloads included: 0 = the node may stop
+     * @return how many such objects have no SSD copy yet, queued or running offloads included (0 = the node may stop),
+     *     and how many were left out because their offload failed (lost with the node's memory)
      * @throws TiffinException {@code SEGMENT_NOT_FOUND} when {@code nodeId} has no segment {@code segmentName}
      */
-    public long drain(String nodeId, String segmentName) {
+    public Drain drain(String nodeId, String segmentName) {
         MountedSegment s = segments.get(segmentName);
         if (s == null || !s.nodeId().equals(nodeId)) {
             throw new TiffinException(ErrorCode.SEGMENT_NOT_FOUND, "drain: node " + nodeId + " has no segment "
@@ -76,19 +77,29 @@ public final class SsdTierService {
         }
         s.setDraining(true);
         List<String> keys = s.ownerKeys();
-        long[] remaining = new long[1];
+        long[] counts = new long[2];
         table.forEachByShard(keys, (shard, i) -> {
             ObjectMetadata m = shard.objects.get(keys.get(i));
-            if (m == null || m.size() == 0 || m.processing() || m.hasDiskReplica() || m.offloadFailed()
-                    || !onlyIn(m, s)) {
+            if (m == null || m.size() == 0 || m.processing() || m.hasDiskReplica() || !onlyIn(m, s)) {
                 return;
             }
-            remaining[0]++;
+            if (m.offloadFailed()) {
+                counts[1]++;
+                return;
+            }
+            counts[0]++;
             if (!m.offloadPending() && !m.promotionQueued()) {
                 tier.queueOffload(m); // false while the queue is full: a later poll queues it
             }
         });
-        return remaining[0];
+        return new Drain(counts[0], counts[1]);
+    }
+
+    /**
+     * Where a stopping node's drain stands: objects only its segment holds still without an SSD copy ({@code
+     * remaining}), and those left out because their offload failed ({@code failed}). Thread-safe (immutable).
+     */
+    public record Drain(long remaining, long failed) {
     }
 
     /** Whether {@code m} has readable memory replicas, all of them in {@code s}. Caller holds the shard lock. */

@@ -89,6 +89,8 @@ final class NodeStorageTier implements AutoCloseable {
      * before one, {@link #REFUSED} after a poll that asked failed.
      */
     private volatile long drainRemaining = NO_ANSWER;
+    /** The master's count, from the same poll, of those objects whose offload failed: not waited for, lost. */
+    private volatile long drainFailed;
 
     /**
      * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
@@ -194,6 +196,7 @@ final class NodeStorageTier implements AutoCloseable {
                     TaskPollReply reply = frame.parseControl(TaskPollReply.parser());
                     tried = accept(reply);
                     if (drain) {
+                        drainFailed = reply.getDrainFailed();
                         drainRemaining = reply.getDrainRemaining();
                     }
                 } else {
@@ -241,12 +244,17 @@ final class NodeStorageTier implements AutoCloseable {
             }
         }
         long ms = (ticker.nanos() - start) / 1_000_000;
-        if (left == 0) {
+        long failed = drainFailed;
+        if (left == 0 && failed == 0) {
             LOG.info("Node {} copied what only its memory held to its SSD tier before stopping ({} ms); it reads from"
                     + " there once the node starts again on the same storage path", nodeId, ms);
+        } else if (left == 0) {
+            LOG.warn("Node {} stops after {} ms with {} objects that only its memory held not copied to its SSD tier:"
+                    + " their offloads failed (see the offload failures logged before: a full or failing disk), so"
+                    + " they are lost; the rest is on its SSD tier", nodeId, ms, failed);
         } else if (left > 0) {
             LOG.warn("Node {} stops after {} ms (node.stop-offload-timeout) with {} objects that only its memory held"
-                    + " not copied to its SSD tier: they are lost", nodeId, ms, left);
+                    + " not copied to its SSD tier, and {} whose offloads failed: they are lost", nodeId, ms, left, failed);
         } else if (left == NO_ANSWER) {
             LOG.warn("Node {} stops without copying what only its memory holds to its SSD tier: the master did not"
                     + " answer within {} ms", nodeId, ms);

@@ -86,24 +86,41 @@ class SsdTierMasterTest {
         assertThatThrownBy(() -> m.ssdTier().drain("n2", "s-n1")).isInstanceOfSatisfying(TiffinException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.SEGMENT_NOT_FOUND));
 
-        assertThat(m.ssdTier().drain("n1", "s-n1")).isEqualTo(3);
+        assertThat(m.ssdTier().drain("n1", "s-n1").remaining()).isEqualTo(3);
         assertThat(m.segmentViews()).filteredOn(v -> v.name().equals("s-n1")).singleElement()
                 .satisfies(v -> assertThat(v.status()).isEqualTo(SegmentStatus.DRAINING));
         assertThat(m.putStart("writer", "new", 4096, PutOptions.DEFAULT.withPreferredSegment("s-n1")).value())
                 .as("placed on the other node").allSatisfy(d -> assertThat(d.segment()).isEqualTo("s-n2"));
         List<io.tiffin.core.transport.proto.OffloadTask> first = m.ssdTier().pollTasks("n1", 10, 0).offloads();
         assertThat(first).as("as many as the queue takes").hasSize(2);
-        assertThat(m.ssdTier().drain("n1", "s-n1")).as("queued offloads still count").isEqualTo(3);
+        assertThat(m.ssdTier().drain("n1", "s-n1").remaining()).as("queued offloads still count").isEqualTo(3);
         m.ssdTier().reportDiskObjects("n1", first.stream().map(t -> t.getKey()).toList(), List.of(4096L, 4096L));
-        assertThat(m.ssdTier().drain("n1", "s-n1")).isEqualTo(1);
+        assertThat(m.ssdTier().drain("n1", "s-n1").remaining()).isEqualTo(1);
         List<io.tiffin.core.transport.proto.OffloadTask> second = m.ssdTier().pollTasks("n1", 10, 0).offloads();
         assertThat(second).hasSize(1);
         m.ssdTier().reportDiskObjects("n1", List.of(second.get(0).getKey()), List.of(4096L));
-        assertThat(m.ssdTier().drain("n1", "s-n1")).isZero();
+        assertThat(m.ssdTier().drain("n1", "s-n1").remaining()).isZero();
         for (int i = 0; i < 3; i++) {
             assertThat(onSsd(m, "only-here-" + i)).as("only-here-%d", i).isTrue();
         }
         assertThat(onSsd(m, "also-on-n2")).isFalse();
+    }
+
+    /**
+     * An object whose offload failed (a full disk) is not waited for by a stopping node, and is counted apart: the
+     * node then says that much is lost instead of that it copied what only its memory held.
+     */
+    @Test
+    void aStoppingNodesObjectsWhoseOffloadFailedAreCountedApart() {
+        MasterService m = withSsdNode(TierSettings.OffloadMode.OFF, 10, "n1");
+        put(m, "copied", 4096, PutOptions.DEFAULT);
+        put(m, "failed", 4096, PutOptions.DEFAULT);
+        assertThat(m.ssdTier().drain("n1", "s-n1")).isEqualTo(new SsdTierService.Drain(2, 0));
+        List<io.tiffin.core.transport.proto.OffloadTask> tasks = m.ssdTier().pollTasks("n1", 10, 0).offloads();
+        assertThat(tasks).hasSize(2);
+        m.ssdTier().offloadFailed("n1", List.of("failed"), List.of());
+        m.ssdTier().reportDiskObjects("n1", List.of("copied"), List.of(4096L));
+        assertThat(m.ssdTier().drain("n1", "s-n1")).isEqualTo(new SsdTierService.Drain(0, 1));
     }
 
     @Test
