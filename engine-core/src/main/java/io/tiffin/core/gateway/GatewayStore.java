@@ -37,6 +37,14 @@ public interface GatewayStore extends AutoCloseable {
          * @throws io.tiffin.api.TiffinException when no memory can be had
          */
         ByteBuf allocate(int size);
+
+        /**
+         * Releases {@code buf}, a buffer of this call that no result will carry (a key found missing, a value that
+         * did not fit), so that its memory serves the call's next buffers.
+         */
+        default void giveBack(ByteBuf buf) {
+            buf.release();
+        }
     }
 
     /**

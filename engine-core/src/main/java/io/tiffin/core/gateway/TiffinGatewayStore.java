@@ -47,6 +47,10 @@ public final class TiffinGatewayStore implements GatewayStore {
     static final int LIST_LIMIT = 100_000;
     /** Size of the first read of a key whose size is unknown. */
     static final int FIRST_READ = 16 * 1024;
+    /** Keys per MGET read: bounds the first-read buffers one MGET holds at once to 4 MiB. */
+    static final int READ_RUN = 256;
+    /** Keys per batch call of the other multi-key commands, well under the master's transport.max-batch-keys. */
+    static final int BATCH_RUN = 10_000;
     /** How long a SET waits for another client's put of the same key to end. */
     private static final long CONCURRENT_PUT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
@@ -86,7 +90,7 @@ public final class TiffinGatewayStore implements GatewayStore {
             long n = client.getInto(key, writable(buf));
             return filled(key, buf, n, hint);
         } catch (TiffinException e) {
-            buf.release();
+            buffers.giveBack(buf);
             if (notThere(e.code())) {
                 sizes.invalidate(key);
                 return null; // absent, or a first put still under way: not there yet
@@ -283,6 +287,40 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public List<KeyResult<ByteBuf>> getAll(List<String> keys, ValueBuffers buffers) {
+        List<KeyResult<ByteBuf>> out = new ArrayList<>(keys.size());
+        try {
+            for (int from = 0; from < keys.size(); from += READ_RUN) {
+                out.addAll(getRun(keys.subList(from, Math.min(keys.size(), from + READ_RUN)), buffers));
+            }
+            return out;
+        } catch (RuntimeException e) {
+            out.forEach(r -> {
+                if (r.isOk()) {
+                    r.value().release();
+                }
+            });
+            throw e;
+        }
+    }
+
+    /**
+     * {@code f} of each run of at most {@link #BATCH_RUN} keys, the results in order: a command may name up to
+     * gateway.max-array-length keys, a batch request to the master at most transport.max-batch-keys.
+     */
+    private static <T> List<KeyResult<T>> inRuns(List<String> keys,
+                                                 java.util.function.BiFunction<Integer, Integer, List<KeyResult<T>>> f) {
+        if (keys.size() <= BATCH_RUN) {
+            return f.apply(0, keys.size());
+        }
+        List<KeyResult<T>> out = new ArrayList<>(keys.size());
+        for (int from = 0; from < keys.size(); from += BATCH_RUN) {
+            out.addAll(f.apply(from, Math.min(keys.size(), from + BATCH_RUN)));
+        }
+        return out;
+    }
+
+    /** {@link #getAll} of one run of keys: a first-read buffer each (the size last seen, else 16 KiB). */
+    private List<KeyResult<ByteBuf>> getRun(List<String> keys, ValueBuffers buffers) {
         int n = keys.size();
         List<ByteBuf> bufs = new ArrayList<>(n);
         List<MemorySegment> segments = new ArrayList<>(n);
@@ -304,7 +342,7 @@ public final class TiffinGatewayStore implements GatewayStore {
                     out.add(KeyResult.ok(keys.get(i), filled(keys.get(i), buf, r.value(), hints[i])));
                     continue;
                 }
-                buf.release();
+                buffers.giveBack(buf); // its memory serves the next buffers: an MGET holds its values', not its guesses
                 if (r.code() == ErrorCode.BUFFER_OVERFLOW) {
                     out.add(readOne(keys.get(i), buffers));
                 } else {
@@ -408,6 +446,10 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public List<KeyResult<Void>> putAll(List<String> keys, List<ByteBuf> values) {
+        return inRuns(keys, (from, to) -> putRun(keys.subList(from, to), values.subList(from, to)));
+    }
+
+    private List<KeyResult<Void>> putRun(List<String> keys, List<ByteBuf> values) {
         List<MemorySegment> segments = new ArrayList<>(values.size());
         for (ByteBuf v : values) {
             segments.add(readable(v));
@@ -455,15 +497,17 @@ public final class TiffinGatewayStore implements GatewayStore {
 
     @Override
     public List<KeyResult<Boolean>> exists(List<String> keys) {
-        return eachResult(client.batchExists(keys), r -> notThere(r.code()) ? KeyResult.ok(r.key(), false) : r);
+        return inRuns(keys, (from, to) -> eachResult(client.batchExists(keys.subList(from, to)),
+                r -> notThere(r.code()) ? KeyResult.ok(r.key(), false) : r));
     }
 
     @Override
     public List<KeyResult<Void>> remove(List<String> keys) {
         keys.forEach(sizes::invalidate);
         // a first put still under way is not there yet: the removal came before it
-        return eachResult(client.batchRemove(keys, true), r -> r.code() == ErrorCode.REPLICA_IS_NOT_READY
-                ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND) : r);
+        return inRuns(keys, (from, to) -> eachResult(client.batchRemove(keys.subList(from, to), true),
+                r -> r.code() == ErrorCode.REPLICA_IS_NOT_READY ? KeyResult.failed(r.key(), ErrorCode.OBJECT_NOT_FOUND)
+                        : r));
     }
 
     /** Whether a key's code says it holds no value for a reader: missing, or a first put still under way. */

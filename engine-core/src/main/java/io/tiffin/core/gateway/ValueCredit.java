@@ -46,6 +46,13 @@ final class ValueCredit implements GatewayStore.ValueBuffers {
         return buf;
     }
 
+    /** The buffer's memory stays reserved for this call's next buffers. */
+    @Override
+    public void giveBack(ByteBuf buf) {
+        credit += buf.capacity();
+        buf.release();
+    }
+
     /**
      * Gives back what was reserved and not given to a buffer, and returns what stays reserved: the buffers'
      * memory, which the caller releases once their replies are written.
