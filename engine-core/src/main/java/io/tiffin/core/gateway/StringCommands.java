@@ -159,10 +159,12 @@ final class StringCommands {
         String key = c.key(1);
         long now = gw.ticker.millis();
         SetOptions options = SetOptions.parse(c, now);
-        // EXAT/PXAT in the past: Redis stores the value and it is gone at once; the master's shortest time is 1 ms
+        // EXAT/PXAT in the past: Redis's conditions and reply apply, and the key is gone at once. The master's
+        // shortest time is 1 ms and readers' caches may serve that long, so a value stored is removed before the reply
         long ttl = options.expiry() == null ? 0 : Math.max(1, options.expireAtMillis() - now);
+        boolean expired = options.expiry() != null && options.expireAtMillis() <= now;
         if (options.get()) {
-            return setGet(call, key, options, ttl);
+            return setGet(call, key, options, ttl, expired);
         }
         if (!options.plain() || options.keepTtl()) {
             PutOptions.Condition condition = options.nx() ? PutOptions.Condition.IF_ABSENT
@@ -172,6 +174,9 @@ final class StringCommands {
                 stored = gw.store.put(key, c.arg(2), new GatewayStore.PutTerms(condition, ttl, options.keepTtl()));
             } catch (TiffinException e) {
                 throw putFailure(e, key);
+            }
+            if (stored && expired) {
+                removeExpired(key);
             }
             return stored ? Replies.OK : Replies.nil(call.protocol());
         }
@@ -187,6 +192,15 @@ final class StringCommands {
         return Replies.OK;
     }
 
+    /** A SET whose deadline had passed stored its value: it goes at once, as in Redis. */
+    private void removeExpired(String key) {
+        try {
+            gw.store.remove(List.of(key));
+        } catch (TiffinException e) {
+            throw RespError.store(e, "SET of '" + key + "' with a deadline already past (removing it)");
+        }
+    }
+
     /**
      * SET ... GET: reads the value and its version, then stores the new value only over that version (checked by
      * the master at PutStart and again when the new value replaces it at PutEnd; no other SET of the key can start
@@ -194,7 +208,7 @@ final class StringCommands {
      * read and the put, both are tried again, up to {@value #SET_GET_ATTEMPTS} times, then the command fails
      * (nothing stored). NX with a value present, or XX with none, answers the value read and stores nothing.
      */
-    private RedisMessage setGet(CommandSpec.Call call, String key, SetOptions options, long ttl) {
+    private RedisMessage setGet(CommandSpec.Call call, String key, SetOptions options, long ttl, boolean expired) {
         ByteBuf value = call.command().arg(2);
         for (int attempt = 0; attempt < SET_GET_ATTEMPTS; attempt++) {
             GatewayStore.Versioned old;
@@ -218,6 +232,14 @@ final class StringCommands {
                 throw putFailure(e, key);
             }
             if (stored) {
+                if (expired) {
+                    try {
+                        removeExpired(key);
+                    } catch (RuntimeException e) {
+                        io.netty.util.ReferenceCountUtil.release(old.value());
+                        throw e;
+                    }
+                }
                 return reply(call.protocol(), old.value());
             }
             io.netty.util.ReferenceCountUtil.release(old.value()); // changed since the read: read again

@@ -180,4 +180,34 @@ class GatewaySemanticsTest {
             assertThat(other.get("k")).isEqualTo("last".getBytes());
         }
     }
+
+    /**
+     * SET with EXAT or PXAT already past answers as Redis (its NX/XX condition and GET reply apply) and leaves no key
+     * behind: not even for the next GET on the same connection, which the master's shortest time to live (1 ms) and
+     * the gateway's location cache let find the value for up to about 50 ms.
+     */
+    @Test
+    void aSetWhoseDeadlineHasPassedLeavesNoKey() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            for (int round = 0; round < 20; round++) {
+                String k = "past-" + round;
+                assertThat(s.call("SET", k, "old")).isEqualTo("OK");
+                assertThat(s.call("GET", k)).isEqualTo("old".getBytes());
+                assertThat(s.call("SET", k, "new", "EXAT", "1")).isEqualTo("OK");
+                assertThat(s.call("GET", k)).as(k).isNull();
+                assertThat(s.call("EXISTS", k)).isEqualTo(0L);
+
+                assertThat(s.call("SET", k, "kept")).isEqualTo("OK");
+                assertThat(s.call("SET", k, "new", "NX", "PXAT", "1")).as("NX with the key present").isNull();
+                assertThat(s.call("GET", k)).isEqualTo("kept".getBytes());
+                assertThat(s.call("SET", k, "new", "XX", "PXAT", "1")).isEqualTo("OK");
+                assertThat(s.call("GET", k)).isNull();
+                assertThat(s.call("SET", k, "new", "XX", "EXAT", "1")).as("XX with the key absent").isNull();
+
+                assertThat(s.call("SET", k, "before")).isEqualTo("OK");
+                assertThat(s.call("SET", k, "new", "PXAT", "1", "GET")).isEqualTo("before".getBytes());
+                assertThat(s.call("GET", k)).isNull();
+            }
+        }
+    }
 }
