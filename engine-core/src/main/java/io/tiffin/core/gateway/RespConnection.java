@@ -81,7 +81,7 @@ final class RespConnection extends ChannelInboundHandlerAdapter {
         }
         session = new Session(gw.nextClientId(), gw.settings.requiresPassword(), gw.store, gw.budget);
         loopBatch = loopBatches.apply(context.channel().eventLoop());
-        parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings);
+        parser = new RespParser(context.alloc(), gw.budget, this::shouldPause, gw.settings, session::authenticated);
         runner = new CommandRunner(gw, table, session, context.channel(), executor, this);
         readyGets = new ReadyGets(gw, runner, session, context.alloc());
         readySets = new ReadySets(gw, runner);

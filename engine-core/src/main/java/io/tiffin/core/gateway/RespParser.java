@@ -51,6 +51,10 @@ final class RespParser {
     private final ByteBufAllocator alloc;
     private final MemoryBudget budget;
     private final BooleanSupplier pause;
+    /** Before authentication (Redis's limits): arguments of a command, bytes of a bulk string. */
+    static final int UNAUTHENTICATED_ARRAY = 10;
+    static final int UNAUTHENTICATED_BULK = 16 * 1024;
+    private final BooleanSupplier authenticated;
     private final long maxBulk;
     private final int maxArray;
     private final int maxInline;
@@ -76,6 +80,18 @@ final class RespParser {
     private boolean closed;
 
     RespParser(ByteBufAllocator alloc, MemoryBudget budget, BooleanSupplier pause, GatewaySettings settings) {
+        this(alloc, budget, pause, settings, () -> true);
+    }
+
+    /**
+     * As {@link #RespParser(ByteBufAllocator, MemoryBudget, BooleanSupplier, GatewaySettings)}, for a connection that
+     * has authenticated when {@code authenticated} says so: before, as Redis, a command of more than {@value
+     * #UNAUTHENTICATED_ARRAY} arguments or a bulk string of more than {@value #UNAUTHENTICATED_BULK} bytes is a
+     * protocol error, so a peer without the password cannot make the gateway hold large values.
+     */
+    RespParser(ByteBufAllocator alloc, MemoryBudget budget, BooleanSupplier pause, GatewaySettings settings,
+               BooleanSupplier authenticated) {
+        this.authenticated = authenticated;
         this.alloc = alloc;
         this.budget = budget;
         this.pause = pause;
@@ -240,6 +256,9 @@ final class RespParser {
         if (n == Long.MIN_VALUE || n > maxArray) {
             return fail("invalid multibulk length");
         }
+        if (n > UNAUTHENTICATED_ARRAY && !authenticated.getAsBoolean()) {
+            return fail("unauthenticated multibulk length");
+        }
         cum.readerIndex(cr + 2);
         if (n > 0) {
             expected = n;
@@ -270,6 +289,9 @@ final class RespParser {
         long n = parseLong(line, 1);
         if (n < 0 || n > maxBulk) {
             return fail("invalid bulk length");
+        }
+        if (n > UNAUTHENTICATED_BULK && !authenticated.getAsBoolean()) {
+            return fail("unauthenticated bulk length");
         }
         cum.readerIndex(cr + 2);
         weight += cr + 2 - start;

@@ -70,4 +70,29 @@ class GatewayAuthTest {
                 .isEqualTo("v\n");
         assertThat(RedisTools.cli(fixture.port(), "GET", "k").out()).isEqualTo("NOAUTH Authentication required.\n\n");
     }
+
+    /**
+     * Before AUTH, as Redis: a bulk string over 16 KiB or a command of more than 10 arguments is a protocol error and
+     * the connection closes, so a peer without the password cannot make the gateway hold its values (it buffered up
+     * to gateway.max-memory of them). After AUTH, the usual limits.
+     */
+    @Test
+    void beforeAuthLargeValuesAndLongCommandsAreProtocolErrors() throws Exception {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000000\r\n");
+            assertThat(s.read()).isEqualTo(new Err("ERR Protocol error: unauthenticated bulk length"));
+            s.socket().setSoTimeout(5_000);
+            assertThat(s.input().read()).as("closed").isEqualTo(-1);
+        }
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            s.send("*11\r\n");
+            assertThat(s.read()).isEqualTo(new Err("ERR Protocol error: unauthenticated multibulk length"));
+        }
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            assertThat(s.call("AUTH", TOKEN)).isEqualTo("OK");
+            byte[] big = new byte[100_000];
+            assertThat(s.call("SET", "big", big)).isEqualTo("OK");
+            assertThat(s.call("MSET", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6")).isEqualTo("OK");
+        }
+    }
 }
