@@ -608,6 +608,20 @@ else
 fi
 kill -TERM "$zk_pid" 2>/dev/null; wait "$zk_pid" 2>/dev/null; zk_pid=""
 
+# ---------------------------------------------------------------------------------- a corrupt master.state-dir
+# a master whose state file does not decode cannot take over: it ends (exit 75, as a deposed leader), saying why,
+# instead of running on refusing every request while /health said ok
+mkdir -p "$work/bad-state" && echo garbage > "$work/bad-state/cluster-state.pb"
+bport=$(free_port) || exit 1
+(TIFFIN_LOG_DIR="$work/bad-state-logs" exec "$tiffin" master --port "$bport" --admin-port 0 \
+  --state-dir "$work/bad-state" >"$work/bad-state.out" 2>"$work/bad-state.err") &
+bad_pid=$!
+for _ in $(seq 1 300); do kill -0 "$bad_pid" 2>/dev/null || break; sleep 0.1; done
+if ! kill -0 "$bad_pid" 2>/dev/null; then wait "$bad_pid"; rc=$?; else rc=running; kill -9 "$bad_pid"; fi
+if [ "$rc" = 75 ] && grep >/dev/null "Taking over failed" "$work/bad-state.err" "$work"/bad-state-logs/* 2>/dev/null; then
+  pass "a master whose master.state-dir file is corrupt exits 75 and says it could not take over"
+else fail "a master with a corrupt state file (exit $rc)" "$(tail -n 10 "$work/bad-state.err")"; fi
+
 # ---------------------------------------------------------------------------------- master, SIGINT
 # A conf dir with only tiffin.properties and a log directory that cannot be created: the master logs
 # through the shipped log4j2.xml to a per-user directory (XDG_STATE_HOME) and says so in one line.

@@ -78,7 +78,7 @@ public final class MasterServer implements AutoCloseable {
                     failover.coordinator(), failover.sessionTimeout(), java.time.Duration.ofSeconds(15));
             stateStore = election != null ? election.stateStore()
                     : new io.tiffin.core.coordination.FileStateStore(failover.stateDir());
-            facts = new ClusterFacts(stateStore, () -> deposed("a successor wrote the cluster facts"));
+            facts = new ClusterFacts(stateStore, () -> deposed("a successor wrote the cluster facts", false));
             // FORGET is a master's instruction to a node: the master presents the admin role (it knows every
             // role's token, since it checks them). FORGETs must not wait long for a node that hangs: short connect and call deadlines
             nodeConnections = new io.tiffin.core.transport.TransportClientPool("master-forgets", options.transport()
@@ -193,7 +193,7 @@ public final class MasterServer implements AutoCloseable {
             @Override
             public void lost(String why) {
                 if (leadership.leads()) {
-                    deposed(why);
+                    deposed(why, false);
                 } else {
                     leadership.leaderHint(election.leader());
                 }
@@ -224,16 +224,20 @@ public final class MasterServer implements AutoCloseable {
                     self(), facts.term(), previous.getSegmentsCount());
         } catch (RuntimeException e) {
             LOG.error("Taking over failed: {}", e.toString(), e);
-            deposed("taking over failed: " + e.getMessage());
+            // the process ends too (a corrupt master.state-dir file): serving nothing while it looked alive helped nobody
+            deposed("taking over failed: " + e.getMessage(), true);
         }
     }
 
-    /** Stops leading for good; with {@code exitWhenDeposed}, ends the process so it restarts as a clean standby. */
-    private void deposed(String why) {
+    /**
+     * Stops leading for good; with {@code exitWhenDeposed}, ends the process (exit code 75) so it restarts as a clean
+     * standby: a leader's always, a standby's when {@code exitAnyway} (its takeover failed).
+     */
+    private void deposed(String why, boolean exitAnyway) {
         boolean wasLeader = leadership.leads();
         leadership.depose();
         LOG.error("Tiffin master {} stops serving: {}", server.localAddress(), why);
-        if (wasLeader && failover.exitWhenDeposed() && !closed.get()) {
+        if ((wasLeader || exitAnyway) && failover.exitWhenDeposed() && !closed.get()) {
             org.apache.logging.log4j.LogManager.shutdown();
             Runtime.getRuntime().halt(75);
         }
