@@ -11,6 +11,7 @@ import java.lang.foreign.Arena;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.temporal.ChronoUnit;
@@ -87,11 +88,22 @@ final class PutCommand extends ClientCommand {
             client.put(key, bytes, options);
         } else {
             Path path = Path.of(file);
+            if (Files.isDirectory(path)) {
+                throw new TiffinException(ErrorCode.FILE_READ_FAIL, "FILE " + file
+                        + " is a directory (expected: a file, or - for standard input)");
+            }
             try (Arena arena = Arena.ofConfined();
                  FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
                 size = ch.size();
-                requireNotEmpty(size, "FILE " + file);
-                client.putFrom(key, ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena), options);
+                if (size == 0) {
+                    // a pipe, a FIFO, /dev/stdin or a /proc file: no size to map, the bytes come as they are read
+                    byte[] bytes = java.nio.channels.Channels.newInputStream(ch).readAllBytes();
+                    size = bytes.length;
+                    requireNotEmpty(size, "FILE " + file);
+                    client.put(key, bytes, options);
+                } else {
+                    client.putFrom(key, ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena), options);
+                }
             } catch (NoSuchFileException e) {
                 throw new TiffinException(ErrorCode.FILE_NOT_FOUND, "FILE " + file
                         + " does not exist (expected: an existing file, or - for standard input)", e);

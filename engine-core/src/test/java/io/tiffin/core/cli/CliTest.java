@@ -360,6 +360,37 @@ class CliTest {
         assertThat(tiffin("put", "--master", master, "empty-key", "-").err()).contains("standard input is empty");
     }
 
+    /**
+     * FILE may be a file with no size to map: a FIFO (as `<(cmd)` gives), /proc's files; its bytes are read. A
+     * directory is said to be one.
+     */
+    @Test
+    void putReadsFifosAndProcFilesAndRefusesDirectories() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        Thread writer = Thread.ofVirtual().start(() -> {
+            try {
+                Files.writeString(fifo, "through a pipe");
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        Result r = tiffin("put", "--master", master, "from-fifo", fifo.toString());
+        writer.join(10_000);
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).isEqualTo("OK put from-fifo (14 bytes)\n");
+        assertThat(tiffin("get", "--master", master, "from-fifo").out()).isEqualTo("through a pipe");
+
+        Result proc = tiffin("put", "--master", master, "from-proc", "/proc/version");
+        assertThat(proc.exit()).as(proc.err()).isZero();
+        assertThat(tiffin("get", "--master", master, "from-proc").out())
+                .isEqualTo(Files.readString(Path.of("/proc/version")));
+
+        Result directory = tiffin("put", "--master", master, "from-dir", dir.toString());
+        assertThat(directory.exit()).isEqualTo(1);
+        assertThat(directory.err()).startsWith("error: FILE_READ_FAIL: FILE " + dir + " is a directory");
+    }
+
     @Test
     void aMasterBeyondLoopbackWithoutCredentialsRefusesToStartUnlessInsecure() throws Exception {
         Result r = tiffin("master", "--host", "0.0.0.0", "--port", "0", "--admin-port", "0");
