@@ -26,7 +26,8 @@ public enum ErrorCode {
 
     INVALID_VERSION(-300, "client and master versions differ; run the same Tiffin version everywhere"),
 
-    INVALID_KEY(-400, "the key is empty, too long or otherwise invalid"),
+    INVALID_KEY(-400, "the key is empty, not valid Unicode, or longer than master.max-key-length (4096 UTF-8 bytes"
+            + " unless set otherwise)"),
 
     WRITE_FAIL(-500, "writing the object failed; retry"),
 

@@ -83,7 +83,7 @@ final class RespError extends RuntimeException {
         if (m.isBlank()) {
             m = e.code().hint();
         }
-        return err(e.code().name() + " " + what + ": " + m);
+        return err(e.code().name() + " " + io.tiffin.core.util.Shown.key(what) + ": " + m); // what names the key
     }
 
     private static String clip(String s) {

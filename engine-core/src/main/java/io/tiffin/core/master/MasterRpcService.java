@@ -676,7 +676,7 @@ public final class MasterRpcService implements InProcessMaster {
 
     private static void throwIfFailed(ErrorCode code, String key) {
         if (code != ErrorCode.OK) {
-            throw new KeyFailure(code, key + ": " + code.name() + ": " + code.hint());
+            throw new KeyFailure(code, io.tiffin.core.util.Shown.key(key) + ": " + code.name() + ": " + code.hint());
         }
     }
 

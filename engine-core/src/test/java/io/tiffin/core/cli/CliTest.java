@@ -391,6 +391,20 @@ class CliTest {
         assertThat(directory.err()).startsWith("error: FILE_READ_FAIL: FILE " + dir + " is a directory");
     }
 
+    /** A key over master.max-key-length is refused in a line that names the limit, not with the key echoed whole. */
+    @Test
+    void aKeyOverTheLengthLimitIsRefusedInALineNamingTheLimit() throws IOException {
+        Path one = Files.write(dir.resolve("one-byte"), new byte[] {1});
+        String key = "k".repeat(100_000);
+        Result r = tiffin("put", "--master", master, key, one.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: INVALID_KEY: ").contains("master.max-key-length").contains("100000 chars");
+        assertThat(r.err().length()).as(r.err()).isLessThan(1_000);
+        Result get = tiffin("get", "--master", master, key);
+        assertThat(get.exit()).isEqualTo(1);
+        assertThat(get.err().length()).as(get.err()).isLessThan(1_000);
+    }
+
     @Test
     void aMasterBeyondLoopbackWithoutCredentialsRefusesToStartUnlessInsecure() throws Exception {
         Result r = tiffin("master", "--host", "0.0.0.0", "--port", "0", "--admin-port", "0");

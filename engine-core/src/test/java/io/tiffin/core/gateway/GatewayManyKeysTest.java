@@ -75,4 +75,16 @@ class GatewayManyKeysTest {
                     org.assertj.core.api.InstanceOfAssertFactories.LIST).hasSize(2).doesNotContainNull();
         }
     }
+
+    /** A key over master.max-key-length is answered in a short error naming the limit (it echoed the key twice). */
+    @Test
+    void aKeyOverTheLengthLimitIsAnsweredInAShortError() {
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            Object reply = s.call("GET", "k".repeat(5_000));
+            assertThat(reply).isInstanceOf(RespSocket.Err.class);
+            String message = reply.toString();
+            assertThat(message).contains("INVALID_KEY").contains("max-key-length");
+            assertThat(message.length()).as(message).isLessThan(600);
+        }
+    }
 }
