@@ -30,8 +30,8 @@ public final class FileStateStore implements StateStore {
     /**
      * Opens (creating) {@code dir} and locks it.
      *
-     * @throws IllegalStateException when another process holds the directory
-     * @throws UncheckedIOException when it cannot be created or locked
+     * @throws io.tiffin.api.TiffinException {@code FILE_LOCK_FAIL} when another process holds the directory, {@code
+     *     FILE_OPEN_FAIL} when it cannot be created or locked (both naming master.state-dir)
      */
     public FileStateStore(Path dir) {
         this.dir = dir;
@@ -47,12 +47,16 @@ public final class FileStateStore implements StateStore {
             }
             if (l == null) {
                 lockChannel.close();
-                throw new IllegalStateException("master.state-dir = " + dir + " is in use by another master process");
+                throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.FILE_LOCK_FAIL, "master.state-dir = "
+                        + dir + " is in use by another master process; give each master its own directory, or stop"
+                        + " the other");
             }
             lock = l;
             version = Files.exists(file) ? 0 : -1;
         } catch (IOException e) {
-            throw new UncheckedIOException("master.state-dir = " + dir + ": " + e.getMessage(), e);
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.FILE_OPEN_FAIL, "master.state-dir = " + dir
+                    + " cannot be the master's state directory (" + e + "); expected a directory this process can"
+                    + " create or write", e);
         }
     }
 

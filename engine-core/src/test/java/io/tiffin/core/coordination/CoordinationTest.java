@@ -69,10 +69,24 @@ class CoordinationTest {
             long v = store.write(new byte[] {7, 8}, store.read().version());
             assertThat(store.read().data()).containsExactly(7, 8);
             assertThatThrownBy(() -> store.write(new byte[] {9}, v - 1)).isInstanceOf(StateConflictException.class);
-            assertThatThrownBy(() -> new FileStateStore(dir.resolve("state"))).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> new FileStateStore(dir.resolve("state")))
+                    .isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                            e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.FILE_LOCK_FAIL))
+                    .hasMessageContaining("master.state-dir = ").hasMessageContaining("in use by another master");
         }
         try (FileStateStore again = new FileStateStore(dir.resolve("state"))) {
             assertThat(again.read().data()).containsExactly(7, 8);
+        }
+    }
+
+    /** A state directory that is a file, or cannot be made, is refused naming master.state-dir. */
+    @Test
+    void aStateDirectoryThatCannotBeOneIsRefusedNamingTheKey() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.writeString(dir.resolve("a-file"), "x");
+        for (java.nio.file.Path bad : java.util.List.of(file, java.nio.file.Path.of("/proc/no-such-dir"))) {
+            assertThatThrownBy(() -> new FileStateStore(bad)).isInstanceOfSatisfying(io.tiffin.api.TiffinException.class,
+                    e -> assertThat(e.code()).isEqualTo(io.tiffin.api.ErrorCode.FILE_OPEN_FAIL))
+                    .hasMessageContaining("master.state-dir = " + bad + " cannot be the master's state directory");
         }
     }
 
