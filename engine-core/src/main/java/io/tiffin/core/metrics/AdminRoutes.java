@@ -17,7 +17,7 @@ import org.apache.logging.log4j.Logger;
 /**
  * What the admin HTTP server answers: {@code /metrics}, {@code /health} and {@code /api/status} to those
  * {@link AdminAccess} lets in (401 with the rule otherwise), the status page at {@code /} and {@code /index.html}
- * to anyone, 405 for a method other than GET and 404 for any other path. Paths match exactly; a query string is
+ * to anyone, 405 for a method other than GET and HEAD and 404 for any other path. Paths match exactly; a query string is
  * ignored. Called on a worker thread: the endpoints' text may take a while to make.
  *
  * <p>Thread-safe (immutable; the suppliers must be thread-safe).
@@ -57,7 +57,7 @@ final class AdminRoutes {
                 refused.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"tiffin-admin\"");
                 return refused;
             }
-            if (!HttpMethod.GET.equals(method)) {
+            if (!readOnly(method)) {
                 return notAllowed();
             }
             byte[] body;
@@ -72,7 +72,7 @@ final class AdminRoutes {
             return ok;
         }
         if (page != null && ("/".equals(path) || "/index.html".equals(path))) {
-            if (!HttpMethod.GET.equals(method)) {
+            if (!readOnly(method)) {
                 return notAllowed();
             }
             FullHttpResponse ok = full(HttpResponseStatus.OK, page, "text/html; charset=utf-8");
@@ -87,9 +87,14 @@ final class AdminRoutes {
         return full(status, message.getBytes(StandardCharsets.UTF_8), "text/plain; charset=utf-8");
     }
 
+    /** GET, or HEAD (the same headers; Netty's codec leaves the body out). */
+    private static boolean readOnly(HttpMethod method) {
+        return HttpMethod.GET.equals(method) || HttpMethod.HEAD.equals(method);
+    }
+
     private static FullHttpResponse notAllowed() {
         FullHttpResponse r = empty(HttpResponseStatus.METHOD_NOT_ALLOWED);
-        r.headers().set(HttpHeaderNames.ALLOW, "GET");
+        r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
         return r;
     }
 

@@ -293,6 +293,17 @@ class AdminHttpServerTest {
             assertThat(ok.statusCode()).isEqualTo(200);
             assertThat(get(http, "http://127.0.0.1:" + admin.address().getPort() + "/metrics/x", null).statusCode())
                     .isEqualTo(404);
+            HttpResponse<String> head = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + admin.address().getPort() + "/health")).method("HEAD", HttpRequest.BodyPublishers.noBody())
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(head.statusCode()).isEqualTo(200);
+            assertThat(head.body()).isEmpty();
+            assertThat(head.headers().firstValue("Content-Length")).hasValue("2");
+            HttpResponse<String> post = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + admin.address().getPort() + "/health")).POST(HttpRequest.BodyPublishers.ofString("x")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(post.statusCode()).isEqualTo(405);
+            assertThat(post.headers().firstValue("Allow")).hasValue("GET, HEAD");
         }
     }
 
