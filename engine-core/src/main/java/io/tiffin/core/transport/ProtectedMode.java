@@ -27,6 +27,15 @@ public final class ProtectedMode {
         if (settings.insecure() || hasCredentials(settings) || isLoopback(host)) {
             return;
         }
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        try {
+            InetAddress.getAllByName(h);
+        } catch (UnknownHostException e) {
+            // not a matter of credentials: say what is wrong with the address
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "server " + serverName + " cannot listen on " + host
+                    + ":" + port + ": the host does not resolve to an address (" + e.getMessage() + "); give an"
+                    + " address or name of this machine, e.g. 127.0.0.1 or 0.0.0.0");
+        }
         Credentials c = settings.credentials().current();
         String problem = c.any()
                 ? "the " + c.openRoles().stream().map(Role::label).collect(java.util.stream.Collectors.joining(" and "))

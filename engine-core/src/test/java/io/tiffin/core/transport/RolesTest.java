@@ -161,6 +161,11 @@ class RolesTest {
                 .hasMessageContaining("the client and node roles are open to anyone")
                 .hasMessageContaining("transport.client-token, transport.node-token")
                 .hasMessageContaining("--insecure");
+        // a host that does not resolve is said to be one, not blamed on missing credentials
+        assertThatThrownBy(() -> ProtectedMode.check("guarded", "nosuchhost.invalid", 0, adminOnly))
+                .isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PARAMS))
+                .hasMessageContaining("cannot listen on nosuchhost.invalid:0: the host does not resolve")
+                .hasMessageNotContaining("--insecure");
         TransportServer everyRole = new TransportServer("guarded", adminOnly.withCredentials(ROLES));
         resources.add(everyRole);
         everyRole.start("0.0.0.0", 0);
