@@ -186,7 +186,9 @@ final class SegmentMembership {
             return;
         }
         segments.postponeDeadlines(millis);
-        LOG.warn("The master did not check node liveness for {} ms longer than master.node-check-interval (a long GC"
+        // seconds are a stop or a frozen process worth a warning; less is often a long eviction pass before the check
+        LOG.log(millis >= 5000 ? org.apache.logging.log4j.Level.WARN : org.apache.logging.log4j.Level.DEBUG,
+                "The master did not check node liveness for {} ms longer than master.node-check-interval (a long GC"
                 + " pause, a stopped or frozen process, or background work that ran long); every node's deadline moves"
                 + " as much later, so that no live node is taken for dead for the time its pings waited unread",
                 millis);
