@@ -15,6 +15,7 @@ import pytest
 
 import tiffin
 from tiffin import InvalidArgument, TiffinError
+from tiffin import _buffers as B
 from tiffin._proto import tiffin_pb2 as pb
 from tiffin._types import grant_msg
 from tiffin._wire import Op
@@ -565,3 +566,29 @@ def test_get_range_into_reads_only_the_range(client, tcp_client, cluster, prefix
         c.get_range_into(key, -1, tail)
     with pytest.raises(InvalidArgument):
         c.get_range_into(key, 0, b"read-only")
+
+
+def test_a_key_utf8_cannot_encode_fails_alone_in_batches(tcp_client, prefix):
+    """A str key with an unpaired surrogate is INVALID_KEY for itself only in every batch call (batch calls
+    never raise for one key); it used to refuse the whole batch, and the entry points the adapters use
+    (``_batch_put``, ``_batch_get_into``, ``_get_into``) raised UnicodeEncodeError."""
+    bad, a, b = "a\udc80", f"{prefix}a", f"{prefix}b"
+    assert [r.code for r in tcp_client.batch_put([a, bad, b], [b"1", b"2", b"3"])] == ["OK", "INVALID_KEY", "OK"]
+    got = tcp_client.batch_get([bad, a, b])
+    assert [(r.code, r.value) for r in got] == [("INVALID_KEY", None), ("OK", b"1"), ("OK", b"3")]
+    bufs = [bytearray(4), bytearray(4)]
+    assert [(r.code, r.value) for r in tcp_client.batch_get_into([a, bad], bufs)] == [("OK", 1), ("INVALID_KEY", None)]
+    assert bufs[0][:1] == b"1"
+    assert [(r.code, r.value) for r in tcp_client.batch_exists([bad, a])] == [("INVALID_KEY", None), ("OK", True)]
+    assert [r.code for r in tcp_client.batch_remove([a, bad], force=True)] == ["OK", "INVALID_KEY"]
+    assert [r.code for r in tcp_client.batch_get([bad])] == ["INVALID_KEY"]
+    opts = pb.PutOptionsMsg(replicas=1)
+    srcs = [B.Chunks([memoryview(b"x")]), B.Chunks([memoryview(b"y")])]
+    assert [r.code for r in tcp_client._batch_put([bad, a], srcs, opts)] == ["INVALID_KEY", "OK"]
+    dsts = [B.Chunks([memoryview(bytearray(2))]) for _ in range(2)]
+    assert [r.code for r in tcp_client._batch_get_into([a, bad], dsts)] == ["OK", "INVALID_KEY"]
+    with pytest.raises(TiffinError) as e:
+        tcp_client._get_into(bad, dsts[0])
+    assert code_of(e) == "INVALID_KEY"
+    with pytest.raises(InvalidArgument):
+        tcp_client.batch_get([a, b"\xff"])  # not a str: a wrong argument type, the whole batch

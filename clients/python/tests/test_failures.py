@@ -173,3 +173,49 @@ def test_a_master_stopped_longer_than_the_node_ttl_keeps_its_live_nodes_and_thei
                 time.sleep(0.2)
     finally:
         c.stop()
+
+
+def test_a_hung_node_with_two_replicas_reads_the_other_one():
+    """A node that hangs (SIGSTOP: the kernel still accepts connections, nothing answers) holding the first of
+    two replicas: every read ends from the other replica within about one read lease, whether the hung node is
+    met on a pooled connection (the read hint's speculative read), in a new connection's handshake, or in a
+    pipelined batch; it is not asked again in the same read, and a key with no other replica fails naming it.
+    The reads used to fail LEASE_EXPIRED naming the healthy node (its read began after the handshake with the
+    hung one had used up the lease) or read the hung node twice (the hint, then the replica list)."""
+    lease = 3.0
+    c = make_cluster(shm_size_mib=0, tcp_nodes=2, tcp_size_mib=32,
+                     master_args=("-D", "master.node-ttl=60s", "-D", f"master.lease-ttl={lease:g}s"))
+    try:
+        hung, healthy = (c.node_info(p) for p in c.nodes)
+        with tiffin.Client.connect(c.master, shared_memory=False) as client:  # default timeouts: 30 s, 10 s
+            values = {f"h{i}": data(1000 + i, i) for i in range(4)}
+            for k, v in values.items():
+                client.put(k, v, replicas=2, preferred_segment=hung["segment"])
+            client.put("other", data(500, 9), replicas=2, preferred_segment=healthy["segment"])
+            client.put("solo", data(100, 10), preferred_segment=hung["segment"])
+            assert [r.endpoint for r in client.locate("h0").replicas] == [hung["endpoint"], healthy["endpoint"]]
+            assert client.locate("other").replicas[0].endpoint == healthy["endpoint"]
+            c.nodes[0].freeze()
+            try:
+                def timed(read):
+                    t = time.monotonic()
+                    out = read()
+                    elapsed = time.monotonic() - t
+                    assert elapsed < lease + 2.5, f"took {elapsed:.1f} s (lease {lease} s)"
+                    return out
+
+                assert timed(lambda: client.get("h0")) == values["h0"]  # hinted: on the put's idle connection
+                buf = bytearray(2000)
+                assert timed(lambda: client.get_into("h1", buf)) == 1001 and bytes(buf[:1001]) == values["h1"]
+                got = timed(lambda: client.batch_get(["h2", "other"]))
+                assert [(r.code, r.value) for r in got] == [("OK", values["h2"]), ("OK", data(500, 9))]
+                got = timed(lambda: client.batch_get_into(["h3"], [buf]))
+                assert [(r.code, r.value) for r in got] == [("OK", 1003)] and bytes(buf[:1003]) == values["h3"]
+                with pytest.raises(TiffinError) as e:
+                    timed(lambda: client.get("solo"))
+                assert e.value.code == "LEASE_EXPIRED" and hung["endpoint"] in str(e.value), e.value
+                assert healthy["endpoint"] not in str(e.value)
+            finally:
+                c.nodes[0].signal(signal.SIGCONT)
+    finally:
+        c.stop()

@@ -266,3 +266,32 @@ def test_get_into_ranges_refuses_bad_ranges(store, prefix):
     assert store.get_into_ranges([ptr], [[f"{prefix}v"]], [[[500]]], [[[0]]], [[[500]]]) == [[[500]]]
     assert np.array_equal(out[500:], value[:500]) and not out[:500].any()
     assert store.unregister_buffer(ptr) == 0
+
+
+@pytest.mark.parametrize("bad", [b"\xff", "a\udc80"], ids=["non-utf8-bytes", "unpaired-surrogate"])
+def test_a_key_utf8_cannot_encode_fails_alone_in_every_batch_call(store, prefix, bad):
+    """A key that is not UTF-8 (bytes that do not decode, a str with an unpaired surrogate) is INVALID_KEY
+    (-400, b"", None, -1: each call's convention) for itself only: the other keys of the batch get their real
+    results. These calls used to raise UnicodeEncodeError, or fail every key."""
+    good, gone = f"{prefix}good", f"{prefix}missing"
+    assert store.put(good, b"0123456789") == 0
+    assert store.put(bad, b"x") == -400 and store.get(bad) == b"" and store.is_exist(bad) == -1  # as before
+    buf = ctypes.create_string_buffer(100)
+    p = ctypes.addressof(buf)
+    assert store.batch_get_into([good, bad], [p, p + 50], [10, 10]) == [10, -400]
+    assert buf.raw[:10] == b"0123456789"
+    assert store.batch_get_into_multi_buffers([bad, good], [[p + 50], [p + 20, p + 25]], [[10], [5, 5]]) == [-400, 10]
+    assert buf.raw[20:30] == b"0123456789"
+    assert store.get_batch([good, bad, gone]) == [b"0123456789", b"", b""]
+    handles = store.batch_get_buffer([bad, good])
+    assert handles[0] is None and bytes(handles[1]) == b"0123456789"
+    assert store.get_buffer(bad) is None
+    assert store.batch_is_exist([good, bad, gone]) == [1, -1, 0]
+    ctypes.memmove(p, b"abcdefghij", 10)
+    assert store.batch_put_from([f"{prefix}p1", bad], [p, p], [10, 10]) == [0, -400]
+    assert store.batch_upsert_from([bad, f"{prefix}p2"], [p, p], [5, 5]) == [-400, 0]
+    assert store.batch_put_from_multi_buffers([f"{prefix}p3", bad], [[p, p + 5], [p]], [[5, 5], [10]]) == [0, -400]
+    assert store.put_batch([f"{prefix}p4", bad], [b"four", b"x"]) == -400  # the first negative code...
+    assert store.get_batch([f"{prefix}p1", f"{prefix}p2", f"{prefix}p3", f"{prefix}p4"]) == [
+        b"abcdefghij", b"abcde", b"abcdefghij", b"four"]  # ...but the good keys were stored
+    assert store.batch_remove([f"{prefix}p4", bad, gone], force=True) == [0, -400, -704]

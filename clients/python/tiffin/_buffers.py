@@ -28,9 +28,23 @@ def check_key(key, what: str = "the key") -> str:
     return key
 
 
+def sendable(key: str) -> bool:
+    """Whether UTF-8 can encode the str ``key``: not when it holds an unpaired surrogate (e.g. bytes decoded with
+    ``surrogateescape``), which no request can carry."""
+    if key.isascii():
+        return True
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_keys(keys, what: str = "keys") -> list:
-    """A list of keys: a str key or a non-list refuses the whole batch (naming the index); an empty key
-    goes to the master, which answers INVALID_KEY for it alone (as the Java client)."""
+    """A list of keys: ``keys`` that is a str or not a list, or a key that is not a str, refuses the whole batch
+    (InvalidArgument, naming the index: a wrong argument type). A str key that cannot be used fails alone: an empty
+    one goes to the master, which answers INVALID_KEY for it (as the Java client); one UTF-8 cannot encode (an
+    unpaired surrogate, see :func:`sendable`) is never sent, and the batch call answers INVALID_KEY for it."""
     if isinstance(keys, (str, bytes)) or keys is None:
         raise InvalidArgument("INVALID_PARAMS", f"{what} must be a list of str keys, not {type(keys).__name__}")
     try:
@@ -39,9 +53,8 @@ def check_keys(keys, what: str = "keys") -> list:
         raise InvalidArgument("INVALID_PARAMS", f"{what} must be a list of str keys, not "
                                                 f"{type(keys).__name__}") from e
     for i, k in enumerate(keys):
-        if isinstance(k, str) and not k:
-            continue
-        check_key(k, f"key {i} of the batch")
+        if not isinstance(k, str):
+            check_key(k, f"key {i} of the batch")  # raises InvalidArgument
     return keys
 
 

@@ -13,6 +13,7 @@ import time
 import uuid
 from typing import Callable, Optional
 
+from . import _buffers as B
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._proto import tiffin_pb2 as pb
@@ -77,7 +78,7 @@ class Locator:
         """One ObjectInfo or error code name per key. With ``cached`` (one False per key), the keys the
         location cache holds come from it (marked True in ``cached``) and only the others are asked of
         the master, in one batch; without, all are asked. The master's answers are kept when they may be
-        reused."""
+        reused. A key UTF-8 cannot encode (:func:`tiffin._buffers.sendable`) is INVALID_KEY, not asked."""
         locations = self.locations
         out: list = [None] * len(keys)
         ask, at = keys, None
@@ -92,8 +93,18 @@ class Locator:
                 else:
                     out[i] = hit
                     cached[i] = True
-            if not ask:
-                return out
+        if not all(B.sendable(k) for k in ask):
+            pos = range(len(ask)) if at is None else at
+            kept, kept_at = [], []
+            for i, k in zip(pos, ask):
+                if B.sendable(k):
+                    kept.append(k)
+                    kept_at.append(i)
+                else:
+                    out[i] = "INVALID_KEY"  # no request can carry it
+            ask, at = kept, kept_at
+        if not ask:
+            return out
         if locations is None:
             stamps = None
             req = pb.BatchKeysRequest(keys=ask, compact=True)

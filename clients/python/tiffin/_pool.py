@@ -35,8 +35,10 @@ class Pool:
         self._closed = False
         self.opened = 0
 
-    def acquire(self, endpoint: str) -> Connection:
-        """An idle connection to ``endpoint`` or a new one; give it back with :meth:`release`."""
+    def acquire(self, endpoint: str, end: Optional[float] = None) -> Connection:
+        """An idle connection to ``endpoint`` or a new one, connected no later than ``end`` (``time.monotonic()``;
+        the end of the read lease it is taken for, None = within ``connect_timeout`` only: see
+        :meth:`Connection.open`); give it back with :meth:`release`."""
         with self._lock:
             if self._closed:
                 raise TiffinError("UNAVAILABLE_IN_CURRENT_STATUS", "the client is closed")
@@ -45,7 +47,7 @@ class Pool:
                 c = stack.pop()
                 if c.is_open:
                     return c
-        return self._open(endpoint)
+        return self._open(endpoint, end)
 
     def acquire_idle(self, endpoint: str) -> Optional[Connection]:
         """An idle open connection to ``endpoint``, or None (never connects, so it never waits for a
@@ -60,16 +62,17 @@ class Pool:
                     return c
         return None
 
-    def acquire_fresh(self, endpoint: str) -> Connection:
-        """A new connection, after closing the idle ones kept for ``endpoint`` (one turned out dead)."""
+    def acquire_fresh(self, endpoint: str, end: Optional[float] = None) -> Connection:
+        """A new connection (``end`` as for :meth:`acquire`), after closing the idle ones kept for ``endpoint``
+        (one turned out dead)."""
         with self._lock:
             stack = self._idle.pop(endpoint, [])
         for c in stack:
             c.close()
-        return self._open(endpoint)
+        return self._open(endpoint, end)
 
-    def _open(self, endpoint: str) -> Connection:
-        c = Connection.open(endpoint, self.settings, self.peer_id)
+    def _open(self, endpoint: str, end: Optional[float] = None) -> Connection:
+        c = Connection.open(endpoint, self.settings, self.peer_id, end)
         with self._lock:
             self.opened += 1
         return c
@@ -87,9 +90,10 @@ class Pool:
 
     def read_into(self, endpoint: str, opcode: int, frame: bytearray, into: memoryview, end: float) -> None:
         """:meth:`Connection.read_into` of an idempotent request on a pooled connection, sent again once on
-        a fresh connection when a reused one was found dead before answering."""
+        a fresh connection when a reused one was found dead before answering. A new connection must be
+        open by ``end`` too."""
         for attempt in (0, 1):
-            c = self.acquire(endpoint) if attempt == 0 else self.acquire_fresh(endpoint)
+            c = self.acquire(endpoint, end) if attempt == 0 else self.acquire_fresh(endpoint, end)
             reused = c.calls > 0
             try:
                 c.read_into(opcode, frame, into, end)
@@ -135,7 +139,8 @@ class Pool:
         requests are written to its server before any answer is read, so the servers work in parallel
         while one thread drives them all. ``batches`` maps endpoint -> list of :class:`Request`.
         Returns endpoint -> list of (None | TiffinError), one per request. A batch whose reused
-        connection was found dead before answering is sent again once on a fresh connection."""
+        connection was found dead before answering is sent again once on a fresh connection. ``end``
+        (``time.monotonic()``, the end of the read leases) also bounds opening new connections."""
         out: dict = {}
         todo = list(batches)
         for attempt in (0, 1):
@@ -143,7 +148,7 @@ class Pool:
             for ep in todo:
                 reqs = batches[ep]
                 try:
-                    c = self.acquire(ep) if attempt == 0 else self.acquire_fresh(ep)
+                    c = self.acquire(ep, end) if attempt == 0 else self.acquire_fresh(ep, end)
                 except TiffinError as e:
                     out[ep] = [e] * len(reqs)
                     continue

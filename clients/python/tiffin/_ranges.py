@@ -1,7 +1,8 @@
 """Ranged reads: byte ranges of objects, only the ranges' bytes moved (:meth:`tiffin.Client.get_range_into`,
 Mooncake's ``get_into_ranges`` in :mod:`tiffin.mooncake`).
 
-One master round trip for all keys (no location cache: a fresh lookup each), then ``Transfers.read_ranges``: a
+One master round trip for all keys (no location cache: a fresh lookup each; another for the keys whose lease a node
+that did not answer used up), then ``Transfers.read_ranges``: a
 same-host replica copied from range by range, else DATA_READs that start at each range, under the replica's grant
 (which covers the whole replica). A range is not checked against the object's CRC32C, which covers the whole
 object.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import time
 
 from . import _buffers as B
+from ._transfers import STALLED_LOOKUPS, spent
 from ._types import KeyResult, ObjectInfo
 from .errors import InvalidArgument, TiffinError
 
@@ -21,25 +23,36 @@ from .errors import InvalidArgument, TiffinError
 def read_ranges(client, keys: list, plan) -> list:
     """After one master round trip for all ``keys``, ``plan(i, location)`` gives key i's (source offset,
     destination view) pairs, each inside the object, or the name of the error that fails the key; then only the
-    ranges' bytes are moved. One :class:`KeyResult` per key (value: the object's size)."""
+    ranges' bytes are moved. One :class:`KeyResult` per key (value: the object's size). Keys whose lease a node
+    that did not answer used up while another replica was left are looked up again and read from the others
+    (:func:`tiffin._transfers.spent`), as whole-object reads are."""
     client._check_open()
-    start = time.monotonic()
-    locs = client._batch_lookup(keys, None) if keys else []
     out: list = [None] * len(keys)
-    idx, rl, rf = [], [], []
-    for i, loc in enumerate(locs):
-        frags = plan(i, loc) if isinstance(loc, ObjectInfo) else loc
-        if isinstance(frags, str):
-            out[i] = KeyResult(keys[i], None, frags)
-        else:
-            idx.append(i)
-            rl.append(loc)
-            rf.append(frags)
-    if idx:
-        errs = client._io.read_ranges(rl, rf, start)
-        for j, i in enumerate(idx):
-            out[i] = KeyResult(keys[i], rl[j].size, "OK") if errs[j] is None else KeyResult(keys[i], None,
-                                                                                             errs[j].code)
+    stalled: dict = {}  # nodes that did not answer during this call: endpoint -> failure
+    todo = list(range(len(keys)))
+    for _ in range(1 + STALLED_LOOKUPS):
+        if not todo:
+            break
+        start = time.monotonic()
+        locs = client._batch_lookup([keys[i] for i in todo], None)
+        idx, rl, rf = [], [], []
+        for i, loc in zip(todo, locs):
+            frags = plan(i, loc) if isinstance(loc, ObjectInfo) else loc
+            if isinstance(frags, str):
+                out[i] = KeyResult(keys[i], None, frags)
+            else:
+                idx.append(i)
+                rl.append(loc)
+                rf.append(frags)
+        todo = []
+        if idx:
+            before = len(stalled)
+            errs = client._io.read_ranges(rl, rf, start, stalled)
+            for j, i in enumerate(idx):
+                out[i] = KeyResult(keys[i], rl[j].size, "OK") if errs[j] is None else KeyResult(keys[i], None,
+                                                                                                 errs[j].code)
+                if errs[j] is not None and spent(errs[j], rl[j], stalled, before):
+                    todo.append(i)
     return out
 
 

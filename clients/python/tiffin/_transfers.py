@@ -34,7 +34,7 @@ from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._types import ObjectInfo, grant_msg
 from ._pool import Pool
-from ._wire import Op, Request, request_frame
+from ._wire import Op, Request, lease_expired, request_frame
 from .errors import TiffinError
 
 log = logging.getLogger("tiffin")
@@ -66,6 +66,54 @@ def transfer_failure(what: str, cause: BaseException) -> TiffinError:
         return cause
     return TiffinError("TRANSFER_FAIL", f"{what}: moving bytes to or from a node failed ({cause}); check that the "
                                         "nodes are reachable and retry")
+
+
+def unresponsive(err: TiffinError) -> bool:
+    """Whether a replica read failed because its node did not answer: unreachable, a broken connection, or
+    silent until the RPC timeout or the end of the read lease. Such a node is not asked again during the same
+    read (see ``stalled`` in :meth:`Transfers.read_many`)."""
+    return err.code in ("RPC_FAIL", "RPC_TIMEOUT") or (err.code == "LEASE_EXPIRED"
+                                                        and getattr(err, "node_waited", False))
+
+
+def without_stalled(loc: ObjectInfo, stalled: Optional[dict]):
+    """(``loc`` without its replicas on the nodes of ``stalled`` (endpoint -> the failure of a read there earlier
+    in this read), None); when no replica is left, (``loc``, the failure of the node of its first replica)."""
+    if not stalled or not loc.replicas:
+        return loc, None
+    keep = tuple(r for r in loc.replicas if r.endpoint not in stalled)
+    if len(keep) == len(loc.replicas):
+        return loc, None
+    if not keep:
+        return loc, stalled[loc.replicas[0].endpoint]
+    return loc._replace(replicas=keep), None
+
+
+#: At most this many fresh lookups for a read whose lease a node that did not answer used up (each needs another such
+#: node: see :func:`spent`).
+STALLED_LOOKUPS = 3
+
+
+def spent(e: TiffinError, loc: ObjectInfo, stalled: dict, before: int) -> bool:
+    """Whether a read of ``loc`` that failed with ``e`` is worth a fresh lookup (a new lease): its lease ended, a node
+    that did not answer was found since ``stalled`` held ``before`` nodes, and ``loc`` names a replica on another
+    node, not tried yet."""
+    return (e.code == "LEASE_EXPIRED" and len(stalled) > before
+            and any(r.endpoint not in stalled for r in loc.replicas))
+
+
+def _lease_spent(key: str, endpoint: str, failure: TiffinError) -> TiffinError:
+    """LEASE_EXPIRED of a read whose lease (nearly) ended before another replica could be tried after the one on
+    ``endpoint`` failed."""
+    return lease_expired(f"{key!r}: too little of the read lease was left to read another replica (the one on "
+                         f"{endpoint} failed: {failure}); retry (a fresh lookup grants a new lease)", False)
+
+
+def _too_late(end: float, lease_s: float) -> bool:
+    """Whether too little is left of a lease of ``lease_s`` seconds ending at ``end`` to try another replica: less
+    than half a second (a quarter of a shorter lease). The waits before may end that much before the lease (see
+    ``Connection._bound_timeout``); a node asked with less might be taken for a stalled one."""
+    return end - time.monotonic() < min(0.5, lease_s / 4)
 
 
 def _lease_expired(loc: ObjectInfo, elapsed_s: float) -> TiffinError:
@@ -179,26 +227,33 @@ class Transfers:
 
     # ------------------------------------------------------------------ reads
 
-    def read_one(self, loc: ObjectInfo, dst: B.Chunks, start: float) -> None:
+    def read_one(self, loc: ObjectInfo, dst: B.Chunks, start: float, stalled: Optional[dict] = None) -> None:
         """Reads one object into ``dst`` (exactly its size); ``start`` (``time.monotonic()``) is when its
-        lookup was sent, from which the lease counts. Raises the read's TiffinError."""
+        lookup was sent, from which the lease counts; ``stalled`` as for :meth:`read_many`. Raises the read's
+        TiffinError."""
         if loc.size == 0:
             return
+        loc, gone = without_stalled(loc, stalled)
+        if gone is not None:
+            raise transfer_failure(f"get {loc.key!r}", gone)
+        if stalled and _too_late(start + loc.lease_ttl_ms / 1000.0, loc.lease_ttl_ms / 1000.0):
+            ep, failure = next(reversed(stalled.items()))  # a speculative read waited for it (nearly) to the end
+            raise _lease_spent(loc.key, ep, failure)
         replicas = loc.replicas
         first = replicas[0] if replicas else None
         if (first is not None and first.type == "MEMORY" and first.size == loc.size <= self._slice
                 and len(dst.parts) == 1 and (self._shared is None or not any(
                     r.type == "MEMORY" and self.direct(r, False) is not None for r in replicas))):
-            self._read_remote(loc, dst.parts[0], start)
+            self._read_remote(loc, dst.parts[0], start, stalled)
             return
-        err = self.read_many([loc], [dst], start)[0]
+        err = self.read_many([loc], [dst], start, stalled)[0]
         if err is not None:
             raise err
 
-    def _read_remote(self, loc: ObjectInfo, into: memoryview, start: float) -> None:
+    def _read_remote(self, loc: ObjectInfo, into: memoryview, start: float, stalled: Optional[dict]) -> None:
         """The common get: one object of one slice, none of whose replicas is mapped here, read from its
         first replica with one DATA_READ on a pooled connection; when that fails, the other memory
-        replicas as :meth:`read_many` tries them."""
+        replicas as :meth:`read_many` tries them (within what is left of the lease)."""
         r = loc.replicas[0]
         self._counts["network_reads"] += 1
         end = start + loc.lease_ttl_ms / 1000.0
@@ -210,12 +265,16 @@ class Transfers:
         except TiffinError as e:
             failure = e
         if failure is not None:
+            if stalled is not None and unresponsive(failure):
+                stalled[r.endpoint] = failure
             rest = tuple(x for x in loc.replicas[1:] if x.type == "MEMORY")
             if failure.code == "LEASE_EXPIRED" or not rest:
                 # after the lease no replica's bytes can be trusted: then the read fails as it is
                 raise transfer_failure(f"get {loc.key!r}", failure) from None
+            if _too_late(end, loc.lease_ttl_ms / 1000.0):
+                raise _lease_spent(loc.key, r.endpoint, failure) from None
             log.debug("read of %r from replica 0 failed (%s), trying the next", loc.key, failure)
-            err = self.read_many([loc._replace(replicas=rest)], [B.Chunks([into])], start)[0]
+            err = self.read_many([loc._replace(replicas=rest)], [B.Chunks([into])], start, stalled)[0]
             if err is not None:
                 # a corrupt first copy is what the caller hears of, unless another one is corrupt too
                 raise (failure if failure.code == "CHECKSUM_MISMATCH" and err.code != "CHECKSUM_MISMATCH"
@@ -225,10 +284,14 @@ class Transfers:
         if now >= end:
             raise _lease_expired(loc, now - start)
 
-    def read_many(self, locs: list, dsts: list, start: float) -> list:
+    def read_many(self, locs: list, dsts: list, start: float, stalled: Optional[dict] = None) -> list:
         """Reads object k of ``locs`` into ``dsts[k]`` (Chunks of exactly its size): a same-host replica
-        by memory copy, else the remote memory replicas in order (round r tries replica r of every
-        object still unread, all pipelined), else the SSD tier. Returns per object None or its error."""
+        by memory copy, else the remote memory replicas in order (each round tries the next replica of every
+        object still unread, all pipelined), else the SSD tier. Returns per object None or its error.
+
+        ``stalled`` (endpoint -> failure; None = not kept): the nodes that did not answer earlier in this read
+        (:func:`unresponsive`), to which this adds; their replicas are not read again, and an object with no
+        other replica fails with its first replica's node's failure."""
         n = len(locs)
         errs: list = [None] * n
         remote: dict = {}
@@ -237,6 +300,10 @@ class Transfers:
         for k, loc in enumerate(locs):
             if loc.size == 0:
                 continue  # nothing to read
+            loc, gone = without_stalled(loc, stalled)
+            if gone is not None:
+                errs[k] = transfer_failure(f"get {loc.key!r}", gone)
+                continue
             memory = self._copy_same_host(loc, dsts[k].copy_from, lambda r, k=k: self._corrupt_at(locs, dsts, k, r,
                                                                                                  corrupt))
             if memory is None:
@@ -260,7 +327,7 @@ class Transfers:
                     for off in range(0, r.size, self._slice)]
 
         self._read_remote_rounds(locs, remote, slices, start, errs, "get",
-                                 lambda k, r: self._corrupt_at(locs, dsts, k, r, corrupt), corrupt)
+                                 lambda k, r: self._corrupt_at(locs, dsts, k, r, corrupt), corrupt, stalled)
         self._fail_late(locs, errs, start, lambda k: locs[k].size > 0)
         return errs
 
@@ -273,16 +340,21 @@ class Transfers:
             corrupt.setdefault(k, err)
         return err
 
-    def read_ranges(self, locs: list, frags: list, start: float) -> list:
+    def read_ranges(self, locs: list, frags: list, start: float, stalled: Optional[dict] = None) -> list:
         """Reads byte ranges of objects: ``frags[k]`` lists the (source offset, destination view) pairs of
         object k, each range inside the object (the caller checked). A same-host replica is copied from
         range by range; otherwise only the ranges' bytes cross the network, from the remote memory replicas
         as :meth:`read_many` tries them; an object with no memory replica is read whole (the SSD tier) into
-        a staging buffer first. ``start`` as for :meth:`read_many`. Returns per object None or its error."""
+        a staging buffer first. ``start`` and ``stalled`` as for :meth:`read_many`. Returns per object None or its
+        error."""
         errs: list = [None] * len(locs)
         remote: dict = {}
         for k, loc in enumerate(locs):
             if not frags[k]:
+                continue
+            loc, gone = without_stalled(loc, stalled)
+            if gone is not None:
+                errs[k] = transfer_failure(f"get ranges of {loc.key!r}", gone)
                 continue
 
             def copy(local, ranges=frags[k]) -> None:
@@ -294,7 +366,7 @@ class Transfers:
                 remote[k] = memory
             elif memory is not None:  # no memory replica: the whole object from the SSD tier, then its ranges
                 staging = memoryview(bytearray(loc.size))
-                errs[k] = self.read_many([loc], [B.Chunks([staging])], start)[0]
+                errs[k] = self.read_many([loc], [B.Chunks([staging])], start, stalled)[0]
                 if errs[k] is None:
                     copy(staging)
 
@@ -305,7 +377,7 @@ class Transfers:
                                            grant=grant), into=[dst[off:off + self._slice]], owner=k)
                     for src, dst in frags[k] for off in range(0, len(dst), self._slice)]
 
-        self._read_remote_rounds(locs, remote, ranges, start, errs, "get ranges of")
+        self._read_remote_rounds(locs, remote, ranges, start, errs, "get ranges of", stalled=stalled)
         self._fail_late(locs, errs, start, lambda k: bool(frags[k]))
         return errs
 
@@ -337,21 +409,44 @@ class Transfers:
         return memory
 
     def _read_remote_rounds(self, locs: list, remote: dict, requests: Callable, start: float, errs: list,
-                            what: str, check: Optional[Callable] = None, corrupt: Optional[dict] = None) -> None:
-        """Reads the objects of ``remote`` (object index -> its memory replicas) over the network: round r sends
-        ``requests(k, replica)`` for replica r of every object still unread, all pipelined; an object whose read
-        failed tries its next replica, except after LEASE_EXPIRED (then no replica's bytes can be trusted).
-        ``check(k, replica)``, when given, judges the bytes of an object read whole: an error makes it a failed
-        read. An object that fails in the end fails with its entry of ``corrupt`` (object index -> the first
-        corrupt copy's error, which ``check`` records), else with its last error. Sets ``errs`` for the objects
-        that failed."""
+                            what: str, check: Optional[Callable] = None, corrupt: Optional[dict] = None,
+                            stalled: Optional[dict] = None) -> None:
+        """Reads the objects of ``remote`` (object index -> its memory replicas) over the network: each round sends
+        ``requests(k, replica)`` for the next replica of every object still unread, all pipelined; an object whose
+        read failed tries its next replica, except after LEASE_EXPIRED (then no replica's bytes can be trusted) or
+        once the lease has ended. ``stalled`` as for :meth:`read_many`: a failure that says the node did not answer
+        adds it, and the replicas on its nodes are skipped. ``check(k, replica)``, when given, judges the bytes of
+        an object read whole: an error makes it a failed read. An object that fails in the end fails with its
+        entry of ``corrupt`` (object index -> the first corrupt copy's error, which ``check`` records), else with
+        its last error. Sets ``errs`` for the objects that failed."""
         corrupt = {} if corrupt is None else corrupt
-        round_ = 0
+        at = dict.fromkeys(remote, 0)  # object index -> the position of the replica to read next
+        last: dict = {}  # object index -> (endpoint, failure) of its last failed read
+        first_round = True
         while remote:
             batches: dict = {}
+            reading: dict = {}  # object index -> the replica read in this round
+            for k, memory in list(remote.items()):
+                i = at[k]
+                while stalled and i < len(memory) and memory[i].endpoint in stalled:
+                    i += 1  # its node did not answer another read of this call
+                if i >= len(memory):
+                    ep, err = last.get(k) or (memory[0].endpoint, stalled[memory[0].endpoint])
+                    errs[k] = corrupt.get(k) or transfer_failure(f"{what} {locs[k].key!r}", err)
+                    del remote[k]
+                    continue
+                at[k] = i
+                reading[k] = memory[i]
+            if not remote:
+                break
             lease = min(locs[k].lease_ttl_ms for k in remote) / 1000.0
-            for k, memory in remote.items():
-                r = memory[round_]
+            if not first_round and _too_late(start + lease, lease):
+                for k in remote:  # (almost) no time left to read another replica
+                    ep, err = last[k]
+                    errs[k] = corrupt.get(k) or _lease_spent(locs[k].key, ep, err)
+                break
+            first_round = False
+            for k, r in reading.items():
                 self._counts["network_reads"] += 1
                 batches.setdefault(r.endpoint, []).extend(requests(k, r))
             outcome = self._pool.exchange(Op.DATA_READ, batches, start + lease)
@@ -360,16 +455,20 @@ class Transfers:
                 for req, err in zip(batches[ep], results):
                     if err is not None and req.owner not in failed:
                         failed[req.owner] = err
+                        if stalled is not None and unresponsive(err):
+                            stalled[ep] = err
             if check is not None:
-                for k, memory in remote.items():
-                    err = None if k in failed else check(k, memory[round_])
+                for k, r in reading.items():
+                    err = None if k in failed else check(k, r)
                     if err is not None:
                         failed[k] = err
-            round_ += 1
             again = {}
             for k, err in failed.items():
-                if err.code != "LEASE_EXPIRED" and round_ < len(remote[k]):
-                    log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, round_ - 1, err)
+                r = reading[k]
+                last[k] = (r.endpoint, err)
+                at[k] += 1
+                if err.code != "LEASE_EXPIRED" and at[k] < len(remote[k]):
+                    log.debug("read of %r from replica %d failed (%s), trying the next", locs[k].key, at[k] - 1, err)
                     again[k] = remote[k]
                 else:
                     errs[k] = corrupt.get(k) or transfer_failure(f"{what} {locs[k].key!r}", err)
@@ -430,12 +529,15 @@ class Transfers:
     # ------------------------------------------------------------------ speculative reads (read hints)
 
     def speculate(self, key: str, hint: Hint, dst: B.Chunks, start: float,
-                  lookup: Callable[[str], ObjectInfo], hints: ReadHints):
+                  lookup: Callable[[str], ObjectInfo], hints: ReadHints, stalled: Optional[dict] = None):
         """Sends the read of ``hint`` into ``dst`` (exactly ``hint.size`` bytes) on an idle connection to
         its node (if there is one: a hint never waits for a connect), then calls ``lookup(key)``. Returns
         (location, True) when the lookup named the hinted replica and its bytes arrived in ``dst``
         within the lease; (location, False) when the caller must read the location the usual way.
-        Raises what the lookup raises (the hint is dropped)."""
+        Raises what the lookup raises (the hint is dropped). ``stalled`` as for :meth:`read_many`: when
+        given, a hinted node that did not answer is added, so that the caller's read skips it (and, when it
+        kept the read waiting until the lease ended, finds the lease spent), instead of raising its
+        LEASE_EXPIRED."""
         conn = self._pool.acquire_idle(hint.endpoint)
         reqs = first = None
         if conn is not None:
@@ -472,7 +574,9 @@ class Transfers:
             self._pool.release(conn)
         for e in errs:
             if e is not None:
-                if e.code == "LEASE_EXPIRED":
+                if stalled is not None and unresponsive(e):
+                    stalled[hint.endpoint] = e
+                elif e.code == "LEASE_EXPIRED":
                     raise e  # the node may be stalled; after the lease no replica's bytes can be trusted
                 log.debug("speculative read of %r failed (%s); reading it again", key, e)
                 return loc, False

@@ -139,7 +139,8 @@ class Settings:
     """How connections behave. Immutable, so thread-safe.
 
     rpc_timeout: longest wait for any one answer or for the socket to take more bytes (seconds).
-    connect_timeout: bound on connecting plus the HELLO handshake (seconds).
+    connect_timeout: bound on connecting plus the HELLO handshake (seconds; the HELLO's answer is also waited for
+        no longer than rpc_timeout).
     auth_token: the token presented in HELLO (a role's, ``transport.client-token`` etc., or the shared
         ``transport.auth-token``); empty = none.
     max_frame_size: largest answer frame accepted (the servers' ``transport.max-frame-size``).
@@ -179,7 +180,22 @@ def parse_endpoint(endpoint: str) -> tuple[str, int]:
 
 
 class _Expired(Exception):
-    """The lease deadline of a receive passed."""
+    """The lease deadline of a receive passed. ``waited``: whether this connection was waited on until then
+    (False: the deadline had passed before this call waited for its server at all, e.g. while the caller
+    received another server's answers; its server is not to blame)."""
+
+    def __init__(self, waited: bool = True):
+        super().__init__()
+        self.waited = waited
+
+
+def lease_expired(message: str, node_waited: bool) -> TiffinError:
+    """LEASE_EXPIRED of a read; ``node_waited`` (kept on the error as ``e.node_waited``) says whether the
+    node named was waited on until the lease ended (it may be stalled) or the lease had ended before (the
+    wait for other nodes used it up)."""
+    e = TiffinError("LEASE_EXPIRED", message)
+    e.node_waited = node_waited
+    return e
 
 
 class Request:
@@ -229,15 +245,28 @@ class Connection:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, endpoint: str, settings: Settings, peer_id: str) -> "Connection":
-        """Connects and completes the HELLO handshake within ``settings.connect_timeout``.
+    def open(cls, endpoint: str, settings: Settings, peer_id: str, end: Optional[float] = None) -> "Connection":
+        """Connects and completes the HELLO handshake within ``settings.connect_timeout`` (its answer also within
+        ``settings.rpc_timeout``, as every answer), and no later than
+        ``end`` (``time.monotonic()``; the end of the read lease the connection is opened for, None = none):
+        a connection that comes after the lease cannot serve the read.
 
-        Raises TiffinError: RPC_FAIL (unreachable, no answer), INVALID_VERSION, ILLEGAL_CLIENT (token).
+        Raises TiffinError: RPC_FAIL (unreachable, no answer), INVALID_VERSION, ILLEGAL_CLIENT (token),
+        LEASE_EXPIRED (``end`` came first: the server may be stalled).
         """
         host, port = parse_endpoint(endpoint)
+        deadline = time.monotonic() + settings.connect_timeout
+        if end is not None and end < deadline:
+            deadline = end
+            if end <= time.monotonic():
+                raise lease_expired(f"the read lease ended before a connection to {endpoint} was opened: waits for "
+                                    "other nodes used it up; retry (a fresh lookup grants a new lease)", False)
         try:
-            sock = socket.create_connection((host, port), timeout=settings.connect_timeout)
+            sock = socket.create_connection((host, port), timeout=max(0.001, deadline - time.monotonic()))
         except OSError as e:
+            if end is not None and isinstance(e, socket.timeout) and time.monotonic() >= end:
+                raise lease_expired(f"cannot connect to {endpoint} before the read lease ended; the node may be "
+                                    "stalled: retry (a fresh lookup may name another replica)", True) from e
             raise TiffinError("RPC_FAIL", f"cannot connect to {endpoint} ({e}); check the address and that "
                                           "the server is running") from e
         try:
@@ -246,28 +275,41 @@ class Connection:
         except OSError:
             pass
         if settings.tls is not None:
-            try:  # the handshake, within connect_timeout (the socket's timeout until now)
+            try:  # the TLS handshake, within what is left of the deadline
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
                 sock = settings.tls.wrap_socket(sock, server_hostname=host)
             except (OSError, ssl.SSLError) as e:
                 sock.close()
+                if end is not None and time.monotonic() >= end:
+                    raise lease_expired(f"the TLS handshake with {endpoint} did not end before the read lease "
+                                        "ended; the node may be stalled: retry (a fresh lookup may name another "
+                                        "replica)", True) from e
                 raise handshake_failure(endpoint, e) from e
         c = cls(sock, endpoint, settings)
         if c._kernel:
             sock.settimeout(None)  # blocking; the waits are bounded by the kernel timeouts _set_timeout sets
             c._timeout = None
         try:
-            c._handshake(peer_id)
+            c._handshake(peer_id, deadline, end)
         except BaseException:
             c.close()
             raise
         return c
 
-    def _handshake(self, peer_id: str) -> None:
+    def _handshake(self, peer_id: str, deadline: Optional[float] = None, end: Optional[float] = None) -> None:
+        """HELLO, answered by ``deadline`` (``time.monotonic()``; None = ``connect_timeout`` from now) and within
+        ``rpc_timeout``; ``end``: the read lease's end, if that is what the deadline is (then a timeout at it is
+        LEASE_EXPIRED)."""
         hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token=self._settings.token(), peer_id=peer_id,
                          peer_key=PEER_KEY)
+        timeout = self._settings.connect_timeout if deadline is None else max(0.001, deadline - time.monotonic())
+        timeout = min(timeout, self._settings.rpc_timeout)  # an answer, as any other: within the RPC timeout too
         try:
-            reply = self._call(Op.HELLO, hello, pb.HelloReply, None, None, self._settings.connect_timeout)
+            reply = self._call(Op.HELLO, hello, pb.HelloReply, None, None, timeout)
         except TiffinError as e:
+            if e.code == "RPC_TIMEOUT" and end is not None and time.monotonic() >= end:
+                raise lease_expired(f"no answer to HELLO from {self.endpoint} before the read lease ended; the node "
+                                    "may be stalled: retry (a fresh lookup may name another replica)", True) from e
             code = "RPC_FAIL" if e.code == "RPC_TIMEOUT" else e.code
             raise TiffinError(code, f"handshake with {self.endpoint} failed: {e}") from e
         if reply.protocol_version != PROTOCOL_VERSION:
@@ -323,7 +365,7 @@ class Connection:
         try:
             left = end - time.monotonic()
             if left <= 0:
-                raise _Expired()
+                raise _Expired(False)
             self._bound_timeout(left)
             self._sock.sendall(frame)
             self._large = n >= _DIRECT_READ_MIN  # then the answer's first receive stops at its 64-byte head
@@ -362,7 +404,7 @@ class Connection:
             else:
                 left = end - time.monotonic()
                 if left <= 0:
-                    raise _Expired()
+                    raise _Expired(False)
                 self._bound_timeout(left)
             bufs = []
             self._encode(bufs, opcode, rid, request, bulk_out)
@@ -414,6 +456,8 @@ class Connection:
         pending = {first + i: i for i in range(n)}
         dests = {first + i: r.into for i, r in enumerate(requests)}
         try:
+            if end is not None and time.monotonic() >= end:
+                raise _Expired(False)  # not waited for at all: the caller's waits for other servers used the lease
             while pending:
                 rid, status, control, err = self._read_answer(opcode, dests, end, pending)
                 i = pending.pop(rid)
@@ -661,10 +705,13 @@ class Connection:
         self.close()
         name = Op.NAMES.get(opcode, str(opcode))
         timed_out = isinstance(e, (socket.timeout, BlockingIOError))  # BlockingIOError: a kernel timeout
+        if isinstance(e, _Expired) and not e.waited:
+            return lease_expired(f"the read lease ended before {name} to {self.endpoint} was sent or its answer "
+                                 "awaited: waits for other nodes used it up; retry (a fresh lookup grants a new "
+                                 "lease)", False)
         if isinstance(e, _Expired) or (timed_out and end is not None and time.monotonic() >= end):
-            return TiffinError("LEASE_EXPIRED", f"no answer to {name} from {self.endpoint} before the read lease "
-                                                "ended; the node may be stalled: retry (a fresh lookup may name "
-                                                "another replica)")
+            return lease_expired(f"no answer to {name} from {self.endpoint} before the read lease ended; the node "
+                                 "may be stalled: retry (a fresh lookup may name another replica)", True)
         if timed_out:
             return TiffinError("RPC_TIMEOUT", f"no answer to {name} from {self.endpoint} within {self._timeout:g} s; "
                                               "check that the server is running and not overloaded, or raise "

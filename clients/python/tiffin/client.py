@@ -44,7 +44,7 @@ from ._locator import Locator
 from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._transfers import Transfers
+from ._transfers import STALLED_LOOKUPS, Transfers, spent
 from ._tls import tls_from
 from ._tokens import tokens_from
 from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
@@ -72,6 +72,16 @@ def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_le
                             hard_pin=bool(hard_pin), upsert=bool(upsert),
                             replace_leased=bool(upsert) and bool(replace_leased),
                             ttl_ms=0 if ttl is None else ttl_ms_of(ttl, "ttl", False))
+
+
+class _LeaseSpent(Exception):
+    """A read failed LEASE_EXPIRED after a node that did not answer (it is in the read's ``stalled``) used up
+    the lease, and its location names a replica on another node (:func:`tiffin._transfers.spent`): a fresh
+    lookup (a new lease) can read that one. ``error``: the read's TiffinError, raised when no lookup is left."""
+
+    def __init__(self, error: TiffinError):
+        super().__init__(str(error))
+        self.error = error
 
 
 def _retry_fresh(code: str) -> bool:
@@ -316,28 +326,75 @@ class Client:
                 c.release()
 
     def _batch_put(self, keys: list, srcs: list, options: pb.PutOptionsMsg) -> list:
-        return self._puts.batch_put(keys, srcs, options)  # the adapters' entry: buffers already checked
+        # the adapters' entry: buffers already checked
+        return self._sendable_only(keys, lambda at: self._puts.batch_put([keys[i] for i in at], [srcs[i] for i in at],
+                                                                         options))
+
+    def _sendable_only(self, keys: list, run) -> list:
+        """``run(positions)``, one KeyResult per position, for the keys of ``keys`` UTF-8 can encode; one it cannot
+        (:func:`tiffin._buffers.sendable`: an unpaired surrogate) is INVALID_KEY alone, never sent."""
+        out: list = [None] * len(keys)
+        good = []
+        for i, k in enumerate(keys):
+            if B.sendable(k):
+                good.append(i)
+            else:
+                out[i] = KeyResult(k, None, "INVALID_KEY")
+        if len(good) == len(keys):
+            return run(good)
+        if not good:
+            self._check_open()
+            return out
+        for i, r in zip(good, run(good)):
+            out[i] = r
+        return out
 
     # ------------------------------------------------------------------ get
 
     def _location(self, key: str) -> ObjectInfo:
         """The location of ``key`` for a read: the location cache's, else the master's."""
+        key = B.check_key(key)
         loc = self._cached_location(key, time.monotonic_ns(), [False])
         return loc if loc is not None else self._locator.lookup(key)
 
     def _with_fresh_retry(self, key: str, read, arg):
-        """Runs ``read(key, arg, use_cache, cached)``; when it fails after using a cached location (a node
-        refused a re-mounted segment's descriptor, or was unreachable), drops the entry and runs it once
-        more with a fresh lookup, so the caller gets the master's current answer (``LocationRetry``)."""
+        """Runs ``read(key, arg, use_cache, cached, stalled)``; when it fails after using a cached location (a
+        node refused a re-mounted segment's descriptor, or was unreachable), drops the entry and runs it once
+        more with a fresh lookup, so the caller gets the master's current answer (``LocationRetry``). When a
+        node that did not answer used up the read lease while another replica was left (:class:`_LeaseSpent`),
+        it runs again with a fresh lookup (a new lease), up to ``STALLED_LOOKUPS`` times; ``stalled`` (endpoint
+        -> failure), shared by the runs, keeps the nodes that did not answer, so no run asks them again."""
         cached = [False]
+        stalled: dict = {}
+        use_cache = True
+        lookups = 0
+        while True:
+            try:
+                return read(key, arg, use_cache, cached, stalled)
+            except _LeaseSpent as s:
+                lookups += 1
+                if lookups > STALLED_LOOKUPS:
+                    raise s.error from None
+                log.debug("read of %r: a node did not answer before the read lease ended (%s); looking it up "
+                          "again to read another replica", key, s.error)
+                if use_cache and cached[0]:
+                    self._locator.refused(key)
+            except TiffinError as e:
+                if not use_cache or not cached[0] or not _retry_fresh(e.code):
+                    raise
+                log.debug("read of %r through its cached location failed (%s); looking it up again", key, e.code)
+                self._locator.refused(key)
+            use_cache = False
+
+    def _read_one(self, loc: ObjectInfo, dst: B.Chunks, start_ns: int, stalled: dict, before: int) -> None:
+        """Reads ``loc`` into ``dst``; a failure worth another lookup (:func:`tiffin._transfers.spent`) raises
+        :class:`_LeaseSpent`."""
         try:
-            return read(key, arg, True, cached)
+            self._io.read_one(loc, dst, start_ns / 1e9, stalled)
         except TiffinError as e:
-            if not cached[0] or not _retry_fresh(e.code):
-                raise
-            log.debug("read of %r through its cached location failed (%s); looking it up again", key, e.code)
-            self._locator.refused(key)
-        return read(key, arg, False, cached)
+            if spent(e, loc, stalled, before):
+                raise _LeaseSpent(e) from None
+            raise
 
     def _refused_cached(self, results: list, cached: list) -> list:
         """Positions of failed batch results whose location came from the location cache; their entries
@@ -359,8 +416,8 @@ class Client:
             cached[0] = True
         return loc
 
-    def _speculate(self, key: str, hint, dst: B.Chunks, start_ns: int):
-        return self._io.speculate(key, hint, dst, start_ns / 1e9, self._locator.lookup, self._hints)
+    def _speculate(self, key: str, hint, dst: B.Chunks, start_ns: int, stalled: dict):
+        return self._io.speculate(key, hint, dst, start_ns / 1e9, self._locator.lookup, self._hints, stalled)
 
     def get(self, key: str) -> bytes:
         """The object's bytes (a new ``bytes``).
@@ -371,20 +428,21 @@ class Client:
         key = B.check_key(key)
         return self._with_fresh_retry(key, self._get_once, None)
 
-    def _get_once(self, key: str, _unused, use_cache: bool, cached: list) -> bytes:
+    def _get_once(self, key: str, _unused, use_cache: bool, cached: list, stalled: dict) -> bytes:
         now = time.monotonic_ns()
+        before = len(stalled)
         loc = self._cached_location(key, now, cached) if use_cache else None
         if loc is None:
             hint = self._locator.hint_for(key)
-            if hint is not None:
+            if hint is not None and hint.endpoint not in stalled:
                 buf = bytearray(hint.size)
-                loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), now)
+                loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), now, stalled)
                 if done:
                     return bytes(buf)
             else:
                 loc = self._locator.lookup(key)
         buf = bytearray(loc.size)
-        self._io.read_one(loc, B.Chunks([memoryview(buf)]), now / 1e9)
+        self._read_one(loc, B.Chunks([memoryview(buf)]), now, stalled, before)
         return bytes(buf)
 
     def get_into(self, key: str, buffer) -> int:
@@ -403,22 +461,23 @@ class Client:
             dst.release()
 
     def _get_into(self, key: str, dst: B.Chunks) -> int:
-        return self._with_fresh_retry(key, self._get_into_once, dst)
+        return self._with_fresh_retry(B.check_key(key), self._get_into_once, dst)
 
-    def _get_into_once(self, key: str, dst: B.Chunks, use_cache: bool, cached: list) -> int:
+    def _get_into_once(self, key: str, dst: B.Chunks, use_cache: bool, cached: list, stalled: dict) -> int:
         now = time.monotonic_ns()
+        before = len(stalled)
         loc = self._cached_location(key, now, cached) if use_cache else None
         if loc is None:
             hint = self._locator.hint_for(key)
-            if hint is not None and dst.size >= hint.size:
-                loc, done = self._speculate(key, hint, dst.prefix(hint.size), now)
+            if hint is not None and dst.size >= hint.size and hint.endpoint not in stalled:
+                loc, done = self._speculate(key, hint, dst.prefix(hint.size), now, stalled)
                 if done:
                     return hint.size
             else:
                 loc = self._locator.lookup(key)
         if dst.size < loc.size:
             raise TiffinError("BUFFER_OVERFLOW", f"{key!r} is {loc.size} bytes but the destination holds {dst.size}")
-        self._io.read_one(loc, dst.prefix(loc.size), now / 1e9)
+        self._read_one(loc, dst.prefix(loc.size), now, stalled, before)
         return loc.size
 
     def batch_get(self, keys) -> list:
@@ -430,25 +489,46 @@ class Client:
 
     def _batch_get_buffers(self, keys: list, alloc) -> list:
         """Reads each key into a new buffer ``alloc(size)``: one (KeyResult, buffer or None) per key; keys
-        whose cached location failed are read again after a fresh lookup."""
+        whose cached location failed, or whose lease a node that did not answer used up, are read again
+        after a fresh lookup (see :meth:`_batch_again`)."""
         if not keys:
             self._check_open()
             return []
-        cached = [False] * len(keys)
-        out = self._batch_get_buffers_once(keys, alloc, cached)
-        again = self._refused_cached([r for r, _ in out], cached) if self._locations is not None else ()
-        if again:
-            for i, r in zip(again, self._batch_get_buffers_once([keys[i] for i in again], alloc, None)):
-                out[i] = r
-        return out
+        return self._batch_again(keys, lambda ks, at, cached, stalled: self._batch_get_buffers_once(
+            ks, alloc, cached, stalled), lambda o: o[0])
 
-    def _batch_get_buffers_once(self, keys: list, alloc, cached) -> list:
+    def _batch_get_buffers_once(self, keys: list, alloc, cached, stalled: dict):
         start = time.monotonic()
         locs = self._batch_lookup(keys, cached)
         bufs = [alloc(l.size) if isinstance(l, ObjectInfo) else None for l in locs]
-        results = self._batch_read(keys, locs, [B.Chunks([memoryview(b)]) if b is not None else None for b in bufs],
-                                   start)
-        return list(zip(results, bufs))
+        results, worth = self._batch_read(keys, locs, [B.Chunks([memoryview(b)]) if b is not None else None
+                                                       for b in bufs], start, stalled)
+        return list(zip(results, bufs)), worth
+
+    def _batch_again(self, keys: list, once, result) -> list:
+        """A batch read: ``once(keys, positions, cached, stalled)`` reads ``keys`` (at ``positions`` of the batch)
+        and returns (one outcome per key, the indices of those worth another lookup: see
+        :func:`tiffin._transfers.spent`); ``result(outcome)`` is its KeyResult. Keys whose cached location failed
+        are read once more after a fresh lookup, as (up to ``STALLED_LOOKUPS`` times) keys whose lease a node that
+        did not answer used up while another replica was left; ``stalled`` (endpoint -> failure) keeps those
+        nodes for every round."""
+        stalled: dict = {}
+        cached = [False] * len(keys)
+        out, worth = once(keys, list(range(len(keys))), cached, stalled)
+        again = set(self._refused_cached([result(o) for o in out], cached)) if self._locations is not None else set()
+        if stalled:
+            again.update(worth)
+        for _ in range(STALLED_LOOKUPS):
+            if not again:
+                break
+            at = sorted(again)
+            log.debug("batch read: looking %d keys up again (%d nodes did not answer)", len(at), len(stalled))
+            before = len(stalled)
+            res, worth = once([keys[i] for i in at], at, None, stalled)
+            for i, r in zip(at, res):
+                out[i] = r
+            again = {at[j] for j in worth} if len(stalled) > before else set()
+        return out
 
     def batch_get_into(self, keys, buffers) -> list:
         """Reads each key into its buffer (as :meth:`get_into`) with one master round trip and the
@@ -471,27 +551,24 @@ class Client:
         if not keys:
             self._check_open()
             return []
-        cached = [False] * len(keys)
-        out = self._batch_get_into_once(keys, dsts, cached)
-        again = self._refused_cached(out, cached) if self._locations is not None else ()
-        if again:
-            for i, r in zip(again, self._batch_get_into_once([keys[i] for i in again], [dsts[i] for i in again],
-                                                             None)):
-                out[i] = r
-        return out
+        return self._batch_again(keys, lambda ks, at, cached, stalled: self._batch_get_into_once(
+            ks, [dsts[i] for i in at], cached, stalled), lambda r: r)
 
-    def _batch_get_into_once(self, keys: list, dsts: list, cached) -> list:
+    def _batch_get_into_once(self, keys: list, dsts: list, cached, stalled: dict):
         start = time.monotonic()
         locs = self._batch_lookup(keys, cached)
-        results = self._batch_read(keys, locs, dsts, start)
-        return [KeyResult(r.key, locs[i].size, "OK") if r.ok else r for i, r in enumerate(results)]
+        results, worth = self._batch_read(keys, locs, dsts, start, stalled)
+        return [KeyResult(r.key, locs[i].size, "OK") if r.ok else r for i, r in enumerate(results)], worth
 
     def _batch_lookup(self, keys: list, cached: Optional[list]) -> list:
         self._check_open()
         return self._locator.batch_lookup(keys, cached)
 
-    def _batch_read(self, keys, locs, dsts, start) -> list:
+    def _batch_read(self, keys, locs, dsts, start, stalled: dict):
+        """(one KeyResult per key, the indices of the keys whose read is worth another lookup:
+        :func:`tiffin._transfers.spent`)."""
         idx, rl, rd = [], [], []
+        worth = []
         out = [None] * len(keys)
         for i, loc in enumerate(locs):
             if not isinstance(loc, ObjectInfo):
@@ -503,10 +580,13 @@ class Client:
                 rl.append(loc)
                 rd.append(dsts[i].prefix(loc.size))
         if idx:
-            errs = self._io.read_many(rl, rd, start)
+            before = len(stalled)
+            errs = self._io.read_many(rl, rd, start, stalled)
             for j, i in enumerate(idx):
                 out[i] = KeyResult(keys[i], None, "OK" if errs[j] is None else errs[j].code)
-        return out
+                if errs[j] is not None and spent(errs[j], rl[j], stalled, before):
+                    worth.append(i)
+        return out, worth
 
     def get_range_into(self, key: str, offset: int, buffer) -> int:
         """Reads the object's bytes from ``offset`` on into ``buffer`` (any writable buffer, as :meth:`get_into`):
@@ -533,23 +613,22 @@ class Client:
         """:meth:`exists` for many keys in one round trip (none for the keys the location cache holds):
         one :class:`KeyResult` per key (value bool)."""
         keys = B.check_keys(keys)
+        self._check_open()
         if not keys:
-            self._check_open()
             return []
         out: list = [None] * len(keys)
-        ask, at = keys, range(len(keys))
-        if self._locations is not None:
-            self._check_open()
-            now = time.monotonic_ns()
-            ask, at = [], []
-            for i, k in enumerate(keys):
-                if self._locations.get(k, now) is not None:
-                    out[i] = KeyResult(k, True, "OK")
-                else:
-                    ask.append(k)
-                    at.append(i)
-            if not ask:
-                return out
+        now = time.monotonic_ns()
+        ask, at = [], []
+        for i, k in enumerate(keys):
+            if not B.sendable(k):
+                out[i] = KeyResult(k, None, "INVALID_KEY")  # no request can carry it
+            elif self._locations is not None and self._locations.get(k, now) is not None:
+                out[i] = KeyResult(k, True, "OK")
+            else:
+                ask.append(k)
+                at.append(i)
+        if not ask:
+            return out
         reply = self._rpc(Op.BATCH_EXIST_KEY, pb.BatchKeysRequest(keys=ask), pb.BatchExistReply)
         for j, (i, k) in enumerate(zip(at, ask)):
             code = code_name(reply.codes[j]) if j < len(reply.codes) else "INTERNAL_ERROR"
@@ -577,7 +656,7 @@ class Client:
         if not keys:
             self._check_open()
             return []
-        return self._removals.batch_remove(keys, force)
+        return self._sendable_only(keys, lambda at: self._removals.batch_remove([keys[i] for i in at], force))
 
     def remove_by_regex(self, regex: str, force: bool = False) -> int:
         """Removes the objects whose key matches ``regex`` (RE2 syntax, searched anywhere in the key:

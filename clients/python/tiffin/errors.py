@@ -22,10 +22,12 @@ _TABLE = (
     ('CLIENT_NOT_FOUND', -103, 'the master does not know this client; it will re-register on its next ping'),
     ('NO_AVAILABLE_HANDLE', -200, 'no segment has room for the object; add nodes, free space or lower the replica count'),
     ('INVALID_VERSION', -300, 'client and master versions differ; run the same Tiffin version everywhere'),
-    ('INVALID_KEY', -400, 'the key is empty, too long or otherwise invalid'),
+    ('INVALID_KEY', -400, 'the key is empty, not valid Unicode, or longer than master.max-key-length (4096 UTF-8 bytes'
+                          ' unless set otherwise)'),
     ('WRITE_FAIL', -500, 'writing the object failed; retry'),
     ('INVALID_PARAMS', -600, 'a parameter is invalid; check the request'),
-    ('ILLEGAL_CLIENT', -601, 'only the client that started the put may end or revoke it'),
+    ('ILLEGAL_CLIENT', -601, 'this connection lacks the role or identity the request needs; the message names the'
+                             ' token, certificate or peer id to present'),
     ('INVALID_WRITE', -700, 'the object is not being written; the put may have been revoked or completed'),
     ('INVALID_READ', -701, 'the read is invalid'),
     ('INVALID_REPLICA', -702, 'the replica is invalid'),

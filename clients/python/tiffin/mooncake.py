@@ -129,6 +129,9 @@ def _seconds(value, name: str) -> float:
 
 
 def _str(value, name: str) -> str:
+    """``value`` as a str: bytes (pybind11 takes them for a std::string) decoded as UTF-8, bytes that do not
+    decode kept as unpaired surrogates. As a key, such a str is INVALID_KEY (-400): the client refuses it before
+    anything is sent, in a batch for that key alone."""
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogateescape")
     if not isinstance(value, str):
