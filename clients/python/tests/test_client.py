@@ -16,9 +16,9 @@ import pytest
 import tiffin
 from tiffin import InvalidArgument, TiffinError
 from tiffin import _buffers as B
+from tiffin._frames import Op
 from tiffin._proto import tiffin_pb2 as pb
 from tiffin._types import grant_msg
-from tiffin._wire import Op
 
 MiB = 1 << 20
 

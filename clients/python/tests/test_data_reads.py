@@ -16,10 +16,11 @@ import pytest
 
 import tiffin
 from tiffin import TiffinError, _buffers as B
+from tiffin._frames import Op, frame_size, padding, request_frame
 from tiffin._pool import Pool
 from tiffin._proto import tiffin_pb2 as pb
 from tiffin._types import ObjectInfo, Replica
-from tiffin._wire import Op, Settings, frame_size, padding, request_frame
+from tiffin._wire import Settings
 
 HEADER = struct.Struct(">iBBHqiii")
 

@@ -16,8 +16,9 @@ import pytest
 
 import tiffin
 from tiffin import TiffinError
+from tiffin._frames import Op
 from tiffin._proto import tiffin_pb2 as pb
-from tiffin._wire import Connection, Op, Settings
+from tiffin._wire import Connection, Settings
 
 from conftest import Proc, _require_dist, shm_dir_for, start_node, wait_nodes
 

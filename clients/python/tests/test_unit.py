@@ -18,7 +18,7 @@ import zipfile
 import pytest
 
 import tiffin
-from tiffin import TiffinError, _wire
+from tiffin import TiffinError, _frames, _wire
 from tiffin._proto import tiffin_pb2 as pb
 from tiffin._shm import SharedSegments, host_id, pid_namespace, process_start
 
@@ -29,12 +29,12 @@ from conftest import PKG_ROOT, REPO
 
 def test_frame_layout_matches_the_java_codec():
     # the 28-byte header, control right after it; without bulk the frame is padded to 64 bytes
-    assert _wire.HEADER.size == 28
-    assert _wire.frame_size(0, 0) == 64 and _wire.frame_size(36, 0) == 64 and _wire.frame_size(37, 0) == 128
+    assert _frames.HEADER.size == 28
+    assert _frames.frame_size(0, 0) == 64 and _frames.frame_size(36, 0) == 64 and _frames.frame_size(37, 0) == 128
     # with bulk, the bulk starts on a 64-byte boundary and the frame ends on one
-    assert _wire.bulk_offset(10, 1) == 64 and _wire.frame_size(10, 1) == 128
-    assert _wire.bulk_offset(40, 100) == 128 and _wire.frame_size(40, 100) == 256
-    assert _wire.padding(64) == 0 and _wire.padding(65) == 63
+    assert _frames.bulk_offset(10, 1) == 64 and _frames.frame_size(10, 1) == 128
+    assert _frames.bulk_offset(40, 100) == 128 and _frames.frame_size(40, 100) == 256
+    assert _frames.padding(64) == 0 and _frames.padding(65) == 63
 
 
 class FakeServer:
@@ -83,7 +83,7 @@ class FakeServer:
 
 def response(opcode, rid, status, control: bytes) -> bytes:
     c = len(control)
-    size = _wire.frame_size(c, 0)
+    size = _frames.frame_size(c, 0)
     buf = bytearray(size)
     struct.pack_into(">iBBHqiii", buf, 0, size - 4, 2, 1, opcode, rid, status, c, 0)
     buf[28:28 + c] = control
@@ -230,7 +230,7 @@ class FakeMaster:
         """The frame that answers request ``rid`` of ``op``; None closes the connection unanswered."""
         if op == 1:
             return response(1, rid, 0, pb.HelloReply(protocol_version=2).SerializeToString())
-        if op == _wire.Op.SERVICE_READY:
+        if op == _frames.Op.SERVICE_READY:
             return response(op, rid, 0, pb.ServiceReadyReply(version=_wire.STORE_VERSION, leader=self.leader,
                                                              term=self.term).SerializeToString())
         if not self.leader:
@@ -255,7 +255,7 @@ def test_calls_find_the_leader_of_the_highest_term_among_the_listed_masters():
         with tiffin.Client.connect(f"{standby.endpoint}, {old.endpoint},{leader.endpoint}", timeout=2) as c:
             assert c.exists("k")  # the standby refuses; the client asks all three and follows the term-4 leader
             assert c._masters.leader == leader.endpoint and c._masters.discoveries == 1
-            assert _wire.Op.EXIST_KEY in leader.calls and _wire.Op.EXIST_KEY not in old.calls
+            assert _frames.Op.EXIST_KEY in leader.calls and _frames.Op.EXIST_KEY not in old.calls
             assert c.exists("k") and c._masters.discoveries == 1  # stays with it
     finally:
         for m in (standby, old, leader):
@@ -274,7 +274,7 @@ class ScriptedRemoveMaster(FakeMaster):
         self.script, self.removes = script, 0
 
     def answer(self, op: int, rid: int):
-        if op in (1, _wire.Op.SERVICE_READY):
+        if op in (1, _frames.Op.SERVICE_READY):
             return super().answer(op, rid)
         answer = self.script[min(self.removes, len(self.script) - 1)]
         self.removes += 1
@@ -333,7 +333,7 @@ class ScriptedBatchRemoveMaster(FakeMaster):
         self.codes, self.batches = codes, 0
 
     def answer(self, op: int, rid: int):
-        if op != _wire.Op.BATCH_REMOVE:
+        if op != _frames.Op.BATCH_REMOVE:
             return super().answer(op, rid)
         self.batches += 1
         if self.batches == 1:
@@ -360,7 +360,7 @@ class ScriptedBatchCodesMaster(FakeMaster):
         self.script, self.requests = script, []
 
     def answer(self, op: int, rid: int):
-        if op != _wire.Op.BATCH_REMOVE:
+        if op != _frames.Op.BATCH_REMOVE:
             return super().answer(op, rid)
         codes = self.script[min(len(self.requests), len(self.script) - 1)]
         self.requests.append(rid)
@@ -464,10 +464,10 @@ def test_error_codes_match_the_java_enum():
 def test_versions_match_the_java_engine():
     src = _java("io/tiffin/core/transport/TiffinVersion.java")
     assert f'VERSION = "{_wire.STORE_VERSION}"' in src
-    assert f"PROTOCOL_VERSION = {_wire.PROTOCOL_VERSION};" in src
+    assert f"PROTOCOL_VERSION = {_frames.PROTOCOL_VERSION};" in src
     ops = _java("io/tiffin/core/transport/Opcode.java")
     java_ops = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+([A-Z_]+)\((\d+)\)", ops, re.M)}
-    for value, name in _wire.Op.NAMES.items():
+    for value, name in _frames.Op.NAMES.items():
         assert java_ops[name] == value, name
 
 

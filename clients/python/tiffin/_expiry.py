@@ -6,8 +6,8 @@ Thread-safety: :class:`Expiry` is thread-safe (it keeps no state of its own).
 
 from __future__ import annotations
 
+from ._frames import Op
 from ._proto import tiffin_pb2 as pb
-from ._wire import Op
 from .errors import InvalidArgument, TiffinError
 
 #: ``ttl_ms`` of a key that holds no object

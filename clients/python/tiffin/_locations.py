@@ -19,7 +19,7 @@ round trip. The Python twin of ``io.tiffin.core.client.LocationCache``, with the
   heartbeats and re-mounted) is caught by the node: every descriptor carries the segment's mount epoch
   and the node refuses a stale one (REPLICA_IS_GONE); the client then drops the entry and looks the key
   up again, once. Only locations whose memory replicas carry a checkable mount epoch are kept (the
-  client decides that, :meth:`tiffin.Client._reusable`).
+  client decides that, :meth:`tiffin._locator.Locator.reusable`).
 * **Invalidation stamps.** Per stripe of keys, a count of the entries dropped. A lookup reads its key's
   stamp before it is sent; its answer is kept only if the stamp has not moved since, so a lookup that
   overlapped this client's own remove or put of the key cannot put back what they dropped.

@@ -14,11 +14,11 @@ import uuid
 from typing import Callable, Optional
 
 from . import _buffers as B
+from ._frames import Op
 from ._hints import ReadHints
 from ._locations import LocationCache
 from ._proto import tiffin_pb2 as pb
 from ._types import ObjectInfo, info_from
-from ._wire import Op
 from .errors import TiffinError, code_name
 
 

@@ -19,9 +19,10 @@ import threading
 import time
 from typing import Optional
 
+from ._frames import Op
 from ._proto import tiffin_pb2 as pb
 from ._pool import Pool
-from ._wire import Connection, Op, parse_endpoint
+from ._wire import Connection, parse_endpoint
 from .errors import TiffinError
 
 #: How long a discovery waits for the masters' answers (a paused master must not hold the others up).

@@ -14,10 +14,10 @@ import time
 
 from . import _buffers as B
 from . import _checksum
+from ._frames import Op
 from ._proto import tiffin_pb2 as pb
 from ._transfers import commit_record, new_put_id, transfer_failure
 from ._types import KeyResult, replica_from
-from ._wire import Op
 from .errors import TiffinError, code_name
 
 log = logging.getLogger("tiffin")

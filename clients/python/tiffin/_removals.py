@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 
+from ._frames import Op
 from ._masters import backoff
 from ._puts import PUT_RETRIES
 from ._proto import tiffin_pb2 as pb
 from ._types import KeyResult
-from ._wire import Op
 from .errors import TiffinError, code_name
 
 

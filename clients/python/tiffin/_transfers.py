@@ -29,12 +29,13 @@ from typing import Callable, Optional
 
 from . import _buffers as B
 from . import _checksum
+from ._frames import Op, request_frame
 from ._hints import Hint, ReadHints
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
 from ._types import ObjectInfo, grant_msg
 from ._pool import Pool
-from ._wire import Op, Request, lease_expired, request_frame
+from ._wire import Request, lease_expired
 from .errors import TiffinError
 
 log = logging.getLogger("tiffin")

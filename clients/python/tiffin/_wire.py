@@ -1,23 +1,7 @@
-"""The Tiffin wire protocol, client side: frames, the HELLO handshake and blocking connections (pooled
-by :mod:`tiffin._pool`). It speaks exactly what ``io.tiffin.core.transport`` (``FrameCodec``,
-``BlockingConnection``, ``BlockingConnectionPool``) speaks; nothing here is Python-specific on the
-wire.
-
-Frame layout (all integers big-endian)::
-
-    offset size field
-         0    4 int32  length         bytes after this field, padding included
-         4    1 uint8  version        PROTOCOL_VERSION
-         5    1 uint8  kind           0 = request, 1 = response
-         6    2 uint16 opcode
-         8    8 int64  requestId      chosen by the requester, echoed in the response
-        16    4 int32  status         error code value; 0 in requests
-        20    4 int32  controlLength  c: a protobuf message chosen by the opcode
-        24    4 int32  bulkLength     b: raw object bytes
-        28    c        control
-      28+c    p        zero padding   only when b > 0: up to the next multiple of 64
-         B    b        bulk           B = 28 + c + p
-       B+b    q        zero padding   up to the next multiple of 64 (every frame is 64-byte units)
+"""The Tiffin wire protocol, client side: the HELLO handshake and blocking connections (pooled by
+:mod:`tiffin._pool`) that send and receive frames (their format: :mod:`tiffin._frames`). It speaks exactly what
+``io.tiffin.core.transport`` (``FrameCodec``, ``BlockingConnection``, ``BlockingConnectionPool``) speaks;
+nothing here is Python-specific on the wire.
 
 Thread-safety: a :class:`Connection` is used by one thread at a time (:class:`tiffin._pool.Pool` lends
 it); :meth:`Connection.close` may be called from any thread.
@@ -37,26 +21,20 @@ import time
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .errors import TiffinError, code_name
+from .errors import TiffinError
+from ._frames import (ALIGNMENT, DEFAULT_MAX_FRAME, HEADER, HEADER_SIZE, LENGTH_FIELD, MAX_CONTROL, PROTOCOL_VERSION,
+                      Op, _HEAD_ROOM, _REQUEST_ID, _REQUEST_ID_AT, _parse, _status_error, bulk_offset, encode_frame,
+                      frame_size, padding)
 from ._tls import ReloadingContext, handshake_failure
 from ._tokens import TokensFile
 from ._proto import tiffin_pb2 as pb
 
-PROTOCOL_VERSION = 2
 #: This process's random peer key, presented in every HELLO: the master lets only this process's connections
 #: write as this client's peer id while it has one open (the Java client's PeerKeys).
 PEER_KEY = os.urandom(32)
 #: The store version the master reports in SERVICE_READY; clients refuse another one, as the Java client.
 STORE_VERSION = "0.1.0"
 
-HEADER = struct.Struct(">iBBHqiii")
-LENGTH_FIELD = 4
-HEADER_SIZE = 24  # after the length field
-ALIGNMENT = 64
-DEFAULT_MAX_FRAME = 65 * 1024 * 1024
-MAX_CONTROL = 16 * 1024 * 1024
-
-_ZEROS = bytes(ALIGNMENT)
 _RECEIVE_BUFFER = 64 * 1024
 _DIRECT_READ_MIN = 16 * 1024
 _IOV_MAX = 512
@@ -66,72 +44,6 @@ _IOV_MAX = 512
 _KERNEL_TIMEOUTS = sys.platform.startswith("linux")
 _WAITALL = socket.MSG_WAITALL if _KERNEL_TIMEOUTS else 0
 _TIMEVAL = struct.Struct("@ll")
-_REQUEST_ID = struct.Struct(">q")
-_REQUEST_ID_AT = 8
-_HEAD_ROOM = ALIGNMENT - LENGTH_FIELD - HEADER_SIZE  # control bytes that fit an answer's first 64 bytes
-
-
-class Op:
-    """Opcodes (``io.tiffin.core.transport.Opcode``); the numbers are on the wire and never change."""
-
-    HELLO = 1
-    SERVICE_READY = 2
-    PING = 3
-    PUT_START = 10
-    PUT_END = 11
-    PUT_REVOKE = 12
-    BATCH_PUT_START = 13
-    BATCH_PUT_END = 14
-    BATCH_PUT_REVOKE = 15
-    GET_REPLICA_LIST = 20
-    BATCH_GET_REPLICA_LIST = 21
-    GET_REPLICA_LIST_BY_REGEX = 22
-    EXIST_KEY = 23
-    BATCH_EXIST_KEY = 24
-    EXPIRE = 25
-    REMOVE = 30
-    BATCH_REMOVE = 31
-    REMOVE_BY_REGEX = 32
-    REMOVE_ALL = 33
-    LIST_KEYS = 40
-    STATS = 41
-    DATA_READ = 100
-    DATA_WRITE = 101
-    DATA_READ_SSD = 102
-    SEGMENT_INFO = 103
-
-    NAMES = {}
-
-
-Op.NAMES = {v: k for k, v in vars(Op).items() if isinstance(v, int)}
-
-
-def padding(n: int) -> int:
-    """Zero bytes after ``n`` bytes up to the next multiple of 64."""
-    return -n & (ALIGNMENT - 1)
-
-
-def bulk_offset(control_length: int, bulk_length: int) -> int:
-    """Offset of the bulk part from the frame's first byte."""
-    head = LENGTH_FIELD + HEADER_SIZE + control_length
-    return head + padding(head) if bulk_length > 0 else head
-
-
-def frame_size(control_length: int, bulk_length: int) -> int:
-    """Bytes of a whole frame on the wire, length field and padding included."""
-    end = bulk_offset(control_length, bulk_length) + bulk_length
-    return end + padding(end)
-
-
-def request_frame(opcode: int, msg) -> bytearray:
-    """A whole request frame without bulk bytes, for :meth:`Connection.read_into` (which sets its id)."""
-    control = msg.SerializeToString()
-    c = len(control)
-    size = (LENGTH_FIELD + HEADER_SIZE + c + ALIGNMENT - 1) & -ALIGNMENT  # frame_size(c, 0)
-    frame = bytearray(size)
-    HEADER.pack_into(frame, 0, size - LENGTH_FIELD, PROTOCOL_VERSION, 0, opcode, 0, 0, c, 0)
-    frame[LENGTH_FIELD + HEADER_SIZE:LENGTH_FIELD + HEADER_SIZE + c] = control
-    return frame
 
 
 @dataclass(frozen=True)
@@ -345,7 +257,7 @@ class Connection:
         return self._call(opcode, request, reply_cls, bulk_out, bulk_in, self._settings.rpc_timeout)
 
     def read_into(self, opcode: int, frame: bytearray, into: memoryview, end: float) -> None:
-        """Sends ``frame`` (a request from :func:`request_frame`; its id is set here) and receives the
+        """Sends ``frame`` (a request from :func:`tiffin._frames.request_frame`; its id is set here) and receives the
         answer's bulk into ``into``, which it must fill exactly (a DATA_READ of one slice), waiting no
         later than ``end`` (``time.monotonic()``: the end of the read lease). The common answer (status 0,
         a control part that fits the first 64 bytes, the bulk) goes from the socket straight into
@@ -407,7 +319,7 @@ class Connection:
                     raise _Expired(False)
                 self._bound_timeout(left)
             bufs = []
-            self._encode(bufs, opcode, rid, request, bulk_out)
+            encode_frame(bufs, opcode, rid, request, bulk_out)
             self._write_all(bufs)
             status, control, err = self._read_answer(opcode, {rid: bulk_in}, end)[1:]
         except (OSError, EOFError, _Expired) as e:
@@ -435,7 +347,7 @@ class Connection:
         try:
             bufs = []
             for i, r in enumerate(requests):
-                self._encode(bufs, opcode, first + i, r.msg, r.out)
+                encode_frame(bufs, opcode, first + i, r.msg, r.out)
             self._write_all(bufs)
         except (OSError, EOFError) as e:
             raise self._io_failure(opcode, e, None) from e
@@ -478,27 +390,6 @@ class Connection:
         return out
 
     # ------------------------------------------------------------------ encoding and I/O
-
-    def _encode(self, bufs: list, opcode: int, rid: int, msg, bulk) -> None:
-        control = msg.SerializeToString() if msg is not None else b""
-        c = len(control)
-        b = sum(len(m) for m in bulk) if bulk else 0
-        length = frame_size(c, b) - LENGTH_FIELD
-        if length > 0x7FFFFFFF:
-            raise TiffinError("INVALID_PARAMS", f"a {Op.NAMES.get(opcode)} frame of {length} bytes exceeds the "
-                              "protocol's 2 GiB limit; use smaller slices")
-        head_len = bulk_offset(c, b) if b else length + LENGTH_FIELD
-        head = bytearray(head_len)
-        HEADER.pack_into(head, 0, length, PROTOCOL_VERSION, 0, opcode, rid, 0, c, b)
-        head[28:28 + c] = control
-        bufs.append(head)
-        if b:
-            for m in bulk:
-                if len(m):
-                    bufs.append(m)
-            tail = padding(b)
-            if tail:
-                bufs.append(_ZEROS[:tail])
 
     def _write_all(self, bufs: list) -> None:
         sock = self._sock
@@ -721,21 +612,3 @@ class Connection:
 
     def __repr__(self):
         return f"Connection[{self.endpoint}{', closed' if self.closed else ''}]"
-
-
-def _status_error(status: int, control: bytes) -> TiffinError:
-    name = code_name(status)
-    message = ""
-    try:
-        message = pb.ErrorReply.FromString(control).message
-    except Exception:  # noqa: BLE001 - keep the status alone
-        pass
-    return TiffinError(name, message or None)
-
-
-def _parse(cls, data: bytes, opcode: int):
-    try:
-        return cls.FromString(data)
-    except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError and others
-        raise TiffinError("DESERIALIZE_FAIL", f"cannot decode the control part of a {Op.NAMES.get(opcode)} "
-                                              f"answer ({e}); the peer may run another Tiffin version") from e

@@ -2,21 +2,21 @@
 
 It follows the Java client (``io.tiffin.core.client.TiffinClient``) step by step:
 
-* put: PUT_START with a random put id (retried while the master answers NO_AVAILABLE_HANDLE, up to 5
-  times with growing pauses, so its evictor can free room, or REPLICA_IS_NOT_READY: another writer's put
-  of the key in progress) -> write every replica (:class:`tiffin._transfers.Transfers`) -> PUT_END; any
-  failed write -> PUT_REVOKE and the error (TRANSFER_FAIL unless the node said something more precise). A
-  put of an existing (complete) key is a successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS counts
-  as success) unless ``upsert``. With failover on (the master says ``commit_on_nodes``) the last write of
+* put (:class:`tiffin._puts.Puts`): PUT_START with a random put id (retried while the master answers
+  NO_AVAILABLE_HANDLE, up to 5 times with growing pauses, so its evictor can free room, or REPLICA_IS_NOT_READY:
+  another writer's put of the key in progress) -> write every replica (:class:`tiffin._transfers.Transfers`) ->
+  PUT_END; any failed write -> PUT_REVOKE and the error (TRANSFER_FAIL unless the node said something more
+  precise). A put of an existing (complete) key is a successful no-op (Mooncake's rule: OBJECT_ALREADY_EXISTS
+  counts as success) unless ``upsert``. With failover on (the master says ``commit_on_nodes``) the last write of
   every replica carries the object's commit record, which its node keeps, so a master that takes over
   recovers the object.
 * masters: ``"h1:p1,h2:p2,h3:p3"`` lists a cluster's masters; calls go to the leader and are repeated
   across a leader change (:class:`tiffin._masters.Masters`).
-* get: the key's location from the location cache, else GET_REPLICA_LIST (the master grants a read
-  lease; :class:`tiffin._locator.Locator`) -> the replicas' bytes (``Transfers``: a same-host replica by
-  memory copy, else the remote memory replicas in the master's order, else the SSD tier) within the
-  lease. A read through a cached location that fails drops it and runs once more with a fresh lookup.
-  A get of a key seen before but not in the location cache sends the node read of its last known
+* get (:class:`tiffin._reads.Reads`): the key's location from the location cache, else GET_REPLICA_LIST (the
+  master grants a read lease; :class:`tiffin._locator.Locator`) -> the replicas' bytes (``Transfers``: a
+  same-host replica by memory copy, else the remote memory replicas in the master's order, else the SSD tier)
+  within the lease. A read through a cached location that fails drops it and runs once more with a fresh
+  lookup. A get of a key seen before but not in the location cache sends the node read of its last known
   replica together with the lookup and keeps the bytes only if the lookup names that very replica (read
   hints).
 * batch calls: one master round trip for all keys (none for keys the location cache holds), then the
@@ -28,7 +28,6 @@ local hot cache.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 import uuid
@@ -44,18 +43,18 @@ from ._locator import Locator
 from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
-from ._transfers import STALLED_LOOKUPS, Transfers, spent
+from ._transfers import Transfers
 from ._tls import tls_from
 from ._tokens import tokens_from
-from ._types import KeyListing, KeyResult, ObjectInfo, Replica, replica_from  # noqa: F401 - Replica: public name
+from ._types import KeyListing, KeyResult, ObjectInfo, Replica  # noqa: F401 - Replica: public name
 from ._pool import Pool
 from ._puts import Puts
+from ._reads import Reads
 from ._removals import Removals
 from ._expiry import MISSING, Expiry, ttl_ms_of
-from ._wire import Op, Settings, STORE_VERSION, DEFAULT_MAX_FRAME
+from ._frames import DEFAULT_MAX_FRAME, Op
+from ._wire import STORE_VERSION, Settings
 from .errors import InvalidArgument, TiffinError, code_name
-
-log = logging.getLogger("tiffin")
 
 MiB = 1 << 20
 
@@ -72,22 +71,6 @@ def _options(replicas, preferred_segment, soft_pin, hard_pin, upsert, replace_le
                             hard_pin=bool(hard_pin), upsert=bool(upsert),
                             replace_leased=bool(upsert) and bool(replace_leased),
                             ttl_ms=0 if ttl is None else ttl_ms_of(ttl, "ttl", False))
-
-
-class _LeaseSpent(Exception):
-    """A read failed LEASE_EXPIRED after a node that did not answer (it is in the read's ``stalled``) used up
-    the lease, and its location names a replica on another node (:func:`tiffin._transfers.spent`): a fresh
-    lookup (a new lease) can read that one. ``error``: the read's TiffinError, raised when no lookup is left."""
-
-    def __init__(self, error: TiffinError):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _retry_fresh(code: str) -> bool:
-    """Whether a read that failed through a cached location is run again with a fresh lookup (as
-    ``LocationRetry.retryFresh``): not for failures a fresh lookup cannot change."""
-    return code not in ("BUFFER_OVERFLOW", "INVALID_PARAMS", "INVALID_KEY")
 
 
 class Client:
@@ -167,6 +150,7 @@ class Client:
                                 LocationCache(ttl_ns, location_cache_size) if ttl_ns > 0 and location_cache_size
                                 else None, ReadHints(read_hints) if read_hints else None, self._counts)
         self._locations = self._locator.locations
+        self._reads = Reads(self._locator, self._io, self._check_open)
         self._puts = Puts(self._rpc, self._io, self._locator, self.client_id, self._check_open)
         self._removals = Removals(self._rpc, self._masters, self._locator)
         self._expiry = Expiry(self._rpc, self._locator)
@@ -349,75 +333,11 @@ class Client:
             out[i] = r
         return out
 
-    # ------------------------------------------------------------------ get
+    # ------------------------------------------------------------------ get (the read path: tiffin._reads)
 
     def _location(self, key: str) -> ObjectInfo:
-        """The location of ``key`` for a read: the location cache's, else the master's."""
-        key = B.check_key(key)
-        loc = self._cached_location(key, time.monotonic_ns(), [False])
-        return loc if loc is not None else self._locator.lookup(key)
-
-    def _with_fresh_retry(self, key: str, read, arg):
-        """Runs ``read(key, arg, use_cache, cached, stalled)``; when it fails after using a cached location (a
-        node refused a re-mounted segment's descriptor, or was unreachable), drops the entry and runs it once
-        more with a fresh lookup, so the caller gets the master's current answer (``LocationRetry``). When a
-        node that did not answer used up the read lease while another replica was left (:class:`_LeaseSpent`),
-        it runs again with a fresh lookup (a new lease), up to ``STALLED_LOOKUPS`` times; ``stalled`` (endpoint
-        -> failure), shared by the runs, keeps the nodes that did not answer, so no run asks them again."""
-        cached = [False]
-        stalled: dict = {}
-        use_cache = True
-        lookups = 0
-        while True:
-            try:
-                return read(key, arg, use_cache, cached, stalled)
-            except _LeaseSpent as s:
-                lookups += 1
-                if lookups > STALLED_LOOKUPS:
-                    raise s.error from None
-                log.debug("read of %r: a node did not answer before the read lease ended (%s); looking it up "
-                          "again to read another replica", key, s.error)
-                if use_cache and cached[0]:
-                    self._locator.refused(key)
-            except TiffinError as e:
-                if not use_cache or not cached[0] or not _retry_fresh(e.code):
-                    raise
-                log.debug("read of %r through its cached location failed (%s); looking it up again", key, e.code)
-                self._locator.refused(key)
-            use_cache = False
-
-    def _read_one(self, loc: ObjectInfo, dst: B.Chunks, start_ns: int, stalled: dict, before: int) -> None:
-        """Reads ``loc`` into ``dst``; a failure worth another lookup (:func:`tiffin._transfers.spent`) raises
-        :class:`_LeaseSpent`."""
-        try:
-            self._io.read_one(loc, dst, start_ns / 1e9, stalled)
-        except TiffinError as e:
-            if spent(e, loc, stalled, before):
-                raise _LeaseSpent(e) from None
-            raise
-
-    def _refused_cached(self, results: list, cached: list) -> list:
-        """Positions of failed batch results whose location came from the location cache; their entries
-        are dropped, so the caller reads them again after a fresh lookup."""
-        again = []
-        for i, r in enumerate(results):
-            if cached[i] and r.code != "OK" and _retry_fresh(r.code):
-                self._locator.refused(r.key)
-                again.append(i)
-        return again
-
-    def _cached_location(self, key: str, now_ns: int, cached: list):
-        """The location cache's usable location of ``key`` (then ``cached[0]`` is set), or None."""
-        if self._locations is None:
-            return None
-        self._check_open()
-        loc = self._locations.get(key, now_ns)
-        if loc is not None:
-            cached[0] = True
-        return loc
-
-    def _speculate(self, key: str, hint, dst: B.Chunks, start_ns: int, stalled: dict):
-        return self._io.speculate(key, hint, dst, start_ns / 1e9, self._locator.lookup, self._hints, stalled)
+        """The location of ``key`` for a read: the location cache's, else the master's (Mooncake's entry)."""
+        return self._reads.location(B.check_key(key))
 
     def get(self, key: str) -> bytes:
         """The object's bytes (a new ``bytes``).
@@ -425,25 +345,7 @@ class Client:
         Raises TiffinError: OBJECT_NOT_FOUND, LEASE_EXPIRED, TRANSFER_FAIL (no replica readable),
         RPC_FAIL/RPC_TIMEOUT, ...
         """
-        key = B.check_key(key)
-        return self._with_fresh_retry(key, self._get_once, None)
-
-    def _get_once(self, key: str, _unused, use_cache: bool, cached: list, stalled: dict) -> bytes:
-        now = time.monotonic_ns()
-        before = len(stalled)
-        loc = self._cached_location(key, now, cached) if use_cache else None
-        if loc is None:
-            hint = self._locator.hint_for(key)
-            if hint is not None and hint.endpoint not in stalled:
-                buf = bytearray(hint.size)
-                loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), now, stalled)
-                if done:
-                    return bytes(buf)
-            else:
-                loc = self._locator.lookup(key)
-        buf = bytearray(loc.size)
-        self._read_one(loc, B.Chunks([memoryview(buf)]), now, stalled, before)
-        return bytes(buf)
+        return self._reads.get(B.check_key(key))
 
     def get_into(self, key: str, buffer) -> int:
         """Reads the object into ``buffer`` (any writable buffer: bytearray, numpy array, memoryview,
@@ -456,29 +358,13 @@ class Client:
         key = B.check_key(key)
         dst = B.Chunks([B.writable(buffer)])
         try:
-            return self._with_fresh_retry(key, self._get_into_once, dst)
+            return self._reads.get_into(key, dst)
         finally:
             dst.release()
 
     def _get_into(self, key: str, dst: B.Chunks) -> int:
-        return self._with_fresh_retry(B.check_key(key), self._get_into_once, dst)
-
-    def _get_into_once(self, key: str, dst: B.Chunks, use_cache: bool, cached: list, stalled: dict) -> int:
-        now = time.monotonic_ns()
-        before = len(stalled)
-        loc = self._cached_location(key, now, cached) if use_cache else None
-        if loc is None:
-            hint = self._locator.hint_for(key)
-            if hint is not None and dst.size >= hint.size and hint.endpoint not in stalled:
-                loc, done = self._speculate(key, hint, dst.prefix(hint.size), now, stalled)
-                if done:
-                    return hint.size
-            else:
-                loc = self._locator.lookup(key)
-        if dst.size < loc.size:
-            raise TiffinError("BUFFER_OVERFLOW", f"{key!r} is {loc.size} bytes but the destination holds {dst.size}")
-        self._read_one(loc, dst.prefix(loc.size), now, stalled, before)
-        return loc.size
+        # the adapters' entry: the destination already made
+        return self._reads.get_into(B.check_key(key), dst)
 
     def batch_get(self, keys) -> list:
         """Many objects with one master round trip, reads pipelined per node: one :class:`KeyResult`
@@ -488,47 +374,9 @@ class Client:
         return [KeyResult(r.key, bytes(buf), "OK") if r.ok else r for r, buf in self._batch_get_buffers(keys, bytearray)]
 
     def _batch_get_buffers(self, keys: list, alloc) -> list:
-        """Reads each key into a new buffer ``alloc(size)``: one (KeyResult, buffer or None) per key; keys
-        whose cached location failed, or whose lease a node that did not answer used up, are read again
-        after a fresh lookup (see :meth:`_batch_again`)."""
-        if not keys:
-            self._check_open()
-            return []
-        return self._batch_again(keys, lambda ks, at, cached, stalled: self._batch_get_buffers_once(
-            ks, alloc, cached, stalled), lambda o: o[0])
-
-    def _batch_get_buffers_once(self, keys: list, alloc, cached, stalled: dict):
-        start = time.monotonic()
-        locs = self._batch_lookup(keys, cached)
-        bufs = [alloc(l.size) if isinstance(l, ObjectInfo) else None for l in locs]
-        results, worth = self._batch_read(keys, locs, [B.Chunks([memoryview(b)]) if b is not None else None
-                                                       for b in bufs], start, stalled)
-        return list(zip(results, bufs)), worth
-
-    def _batch_again(self, keys: list, once, result) -> list:
-        """A batch read: ``once(keys, positions, cached, stalled)`` reads ``keys`` (at ``positions`` of the batch)
-        and returns (one outcome per key, the indices of those worth another lookup: see
-        :func:`tiffin._transfers.spent`); ``result(outcome)`` is its KeyResult. Keys whose cached location failed
-        are read once more after a fresh lookup, as (up to ``STALLED_LOOKUPS`` times) keys whose lease a node that
-        did not answer used up while another replica was left; ``stalled`` (endpoint -> failure) keeps those
-        nodes for every round."""
-        stalled: dict = {}
-        cached = [False] * len(keys)
-        out, worth = once(keys, list(range(len(keys))), cached, stalled)
-        again = set(self._refused_cached([result(o) for o in out], cached)) if self._locations is not None else set()
-        if stalled:
-            again.update(worth)
-        for _ in range(STALLED_LOOKUPS):
-            if not again:
-                break
-            at = sorted(again)
-            log.debug("batch read: looking %d keys up again (%d nodes did not answer)", len(at), len(stalled))
-            before = len(stalled)
-            res, worth = once([keys[i] for i in at], at, None, stalled)
-            for i, r in zip(at, res):
-                out[i] = r
-            again = {at[j] for j in worth} if len(stalled) > before else set()
-        return out
+        """Reads each key into a new buffer ``alloc(size)``: one (KeyResult, buffer or None) per key
+        (:meth:`tiffin._reads.Reads.batch_get_buffers`; Mooncake's entry)."""
+        return self._reads.batch_get_buffers(keys, alloc)
 
     def batch_get_into(self, keys, buffers) -> list:
         """Reads each key into its buffer (as :meth:`get_into`) with one master round trip and the
@@ -548,45 +396,12 @@ class Client:
                 c.release()
 
     def _batch_get_into(self, keys: list, dsts: list) -> list:
-        if not keys:
-            self._check_open()
-            return []
-        return self._batch_again(keys, lambda ks, at, cached, stalled: self._batch_get_into_once(
-            ks, [dsts[i] for i in at], cached, stalled), lambda r: r)
-
-    def _batch_get_into_once(self, keys: list, dsts: list, cached, stalled: dict):
-        start = time.monotonic()
-        locs = self._batch_lookup(keys, cached)
-        results, worth = self._batch_read(keys, locs, dsts, start, stalled)
-        return [KeyResult(r.key, locs[i].size, "OK") if r.ok else r for i, r in enumerate(results)], worth
+        # the adapters' and Mooncake's entry: the destinations already made
+        return self._reads.batch_get_into(keys, dsts)
 
     def _batch_lookup(self, keys: list, cached: Optional[list]) -> list:
-        self._check_open()
-        return self._locator.batch_lookup(keys, cached)
-
-    def _batch_read(self, keys, locs, dsts, start, stalled: dict):
-        """(one KeyResult per key, the indices of the keys whose read is worth another lookup:
-        :func:`tiffin._transfers.spent`)."""
-        idx, rl, rd = [], [], []
-        worth = []
-        out = [None] * len(keys)
-        for i, loc in enumerate(locs):
-            if not isinstance(loc, ObjectInfo):
-                out[i] = KeyResult(keys[i], None, loc)
-            elif dsts[i].size < loc.size:
-                out[i] = KeyResult(keys[i], None, "BUFFER_OVERFLOW")
-            else:
-                idx.append(i)
-                rl.append(loc)
-                rd.append(dsts[i].prefix(loc.size))
-        if idx:
-            before = len(stalled)
-            errs = self._io.read_many(rl, rd, start, stalled)
-            for j, i in enumerate(idx):
-                out[i] = KeyResult(keys[i], None, "OK" if errs[j] is None else errs[j].code)
-                if errs[j] is not None and spent(errs[j], rl[j], stalled, before):
-                    worth.append(i)
-        return out, worth
+        # tiffin._ranges' entry
+        return self._reads.batch_lookup(keys, cached)
 
     def get_range_into(self, key: str, offset: int, buffer) -> int:
         """Reads the object's bytes from ``offset`` on into ``buffer`` (any writable buffer, as :meth:`get_into`):
@@ -605,7 +420,7 @@ class Client:
         a usable cached location of it (leased by its earlier lookup: not removed, since a forced remove
         waits for the reuse to end)."""
         key = B.check_key(key)
-        if self._cached_location(key, time.monotonic_ns(), [False]) is not None:
+        if self._reads.cached_location(key, time.monotonic_ns(), [False]) is not None:
             return True
         return self._rpc(Op.EXIST_KEY, pb.KeyRequest(key=key), pb.ExistReply).exists
 

@@ -33,8 +33,8 @@ from typing import Optional
 
 from . import _buffers as B
 from . import _ranges
+from ._frames import Op
 from ._proto import tiffin_pb2 as pb
-from ._wire import Op
 from .client import Client, _options
 from .errors import CODES, InvalidArgument, TiffinError
 
