@@ -592,3 +592,8 @@ def test_a_key_utf8_cannot_encode_fails_alone_in_batches(tcp_client, prefix):
     assert code_of(e) == "INVALID_KEY"
     with pytest.raises(InvalidArgument):
         tcp_client.batch_get([a, b"\xff"])  # not a str: a wrong argument type, the whole batch
+    # a prefix or regex that is not valid Unicode is refused as such, before any request (no key can match it)
+    for call in (lambda: tcp_client.list(bad), lambda: tcp_client.remove_by_regex(bad)):
+        with pytest.raises(TiffinError) as e:
+            call()
+        assert code_of(e) == "INVALID_PARAMS" and "unpaired surrogate" in str(e.value)

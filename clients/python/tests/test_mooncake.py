@@ -102,6 +102,7 @@ def test_existence_size_and_removal(store, prefix):
         assert store.put(f"{prefix}r{i}", b"x") == 0
     assert store.remove_by_regex("^" + prefix + "r[01]$") == 2
     assert store.remove_by_regex("(") == -600
+    assert store.remove_by_regex(b"\xff") == -600  # not UTF-8: no key can match it (it raised UnicodeEncodeError)
     assert store.batch_remove([f"{prefix}r2", f"{prefix}r0"]) == [0, -704]
 
 

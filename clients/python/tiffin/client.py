@@ -480,6 +480,9 @@ class Client:
         the master removes)."""
         if not isinstance(regex, str):
             raise InvalidArgument("INVALID_PARAMS", "regex must be a str")
+        if not B.sendable(regex):
+            raise TiffinError("INVALID_PARAMS", "the regex has an unpaired surrogate: it is not valid Unicode, and no "
+                                                "key can match it")
         return self._removals.by_regex(regex, force)
 
     def remove_all(self, force: bool = False) -> int:
@@ -508,6 +511,9 @@ class Client:
             raise InvalidArgument("INVALID_PARAMS", "prefix must be a str")
         if not isinstance(limit, int) or limit < 1:
             raise InvalidArgument("INVALID_PARAMS", f"limit = {limit!r} (expected: an int >= 1)")
+        if not B.sendable(prefix):
+            raise TiffinError("INVALID_PARAMS", "the prefix has an unpaired surrogate: it is not valid Unicode, and no "
+                                                "key starts with it")
         reply = self._rpc(Op.LIST_KEYS, pb.ListKeysRequest(prefix=prefix, limit=min(limit, 0xFFFFFFFF)),
                           pb.ListKeysReply)
         out = KeyListing(zip(reply.keys, reply.sizes))
