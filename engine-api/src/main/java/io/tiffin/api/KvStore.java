@@ -29,13 +29,13 @@ import java.util.Optional;
  * <ul>
  *   <li>{@link ErrorCode#INVALID_KEY}: a null or empty key, one longer than {@code master.max-key-length}
  *       bytes of UTF-8, or one that is not valid Unicode (an unpaired surrogate);</li>
- *   <li>{@link ErrorCode#INVALID_PARAMS}: other arguments the call cannot use (a closed or, as a
- *       destination, read-only segment; a value of 0 bytes or over {@code master.max-object-size}; a
- *       request over the transport's limits);</li>
+ *   <li>{@link ErrorCode#INVALID_PARAMS}: other arguments the call cannot use (a null value, list or
+ *       option; a closed or, as a destination, read-only segment; a value over {@code master.max-object-size};
+ *       a request over the transport's limits). A value of 0 bytes is stored, as Mooncake stores it;</li>
  *   <li>{@link ErrorCode#RPC_FAIL}, {@link ErrorCode#RPC_TIMEOUT}: the master could not be reached or did
  *       not answer in time (the client reconnects by itself on the next call);
- *       {@link ErrorCode#TRANSFER_FAIL}: moving bytes to or from a node failed (every replica tried), or
- *       the calling thread was interrupted (the message says which);</li>
+ *       {@link ErrorCode#TRANSFER_FAIL}: moving bytes to or from a node failed (every replica tried). A
+ *       calling thread interrupted while it waited fails with one of these, its message saying so;</li>
  *   <li>{@link ErrorCode#UNAVAILABLE_IN_CURRENT_STATUS}: the client is closed.</li>
  * </ul>
  *
@@ -93,8 +93,7 @@ public interface KvStore extends AutoCloseable {
     /**
      * Zero-copy batch put: {@code keys.get(i)} takes the bytes of {@code values.get(i)}. A key that
      * appears twice is put once, with its first value; the later occurrence reports OK as a put of an
-     * existing key does (with upsert it reports {@link ErrorCode#OBJECT_ALREADY_EXISTS}: the first is
-     * still being written). A null key, or one that is not valid Unicode, refuses the whole batch with
+     * existing key does (with upsert too: the later occurrence's value is not stored). A null key, or one that is not valid Unicode, refuses the whole batch with
      * {@link ErrorCode#INVALID_KEY}; other per-key problems fail that key only.
      */
     List<KeyResult<Void>> batchPutFrom(List<String> keys, List<MemorySegment> values, PutOptions options);

@@ -85,9 +85,20 @@ final class KeyChecks {
 
     /** Refuses a batch whose {@code what} (values, destinations) are not one per key. */
     static void checkSameCount(String call, List<String> keys, List<?> others, String what) {
+        checkGiven(others, call + ": the list of " + what);
         if (keys.size() != others.size()) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, call + ": " + keys.size() + " keys but "
                     + others.size() + " " + what);
+        }
+    }
+
+    /**
+     * Refuses a null argument ({@code what} names it, e.g. "the put options") as {@code INVALID_PARAMS}, where a
+     * NullPointerException from deeper down would say nothing a caller can act on.
+     */
+    static void checkGiven(Object argument, String what) {
+        if (argument == null) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, what + " is null");
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.tiffin.core.client;
 
+import io.tiffin.api.ErrorCode;
+import io.tiffin.api.TiffinException;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -14,9 +16,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * frees on close.
  *
  * <p>Close it promptly (try-with-resources): pinned cache blocks cannot hold other objects meanwhile.
- * Access after {@link #close()}, or after the client was closed, throws {@link IllegalStateException}
- * for owned buffers and must not be attempted for cache blocks (whose bytes may then belong to another
- * object).
+ * {@link #copyTo} after {@link #close()} throws {@link IllegalStateException}; the views must not be read after it
+ * (cache blocks may then hold another object's bytes, an owned buffer is freed). Closing the client closes none of
+ * the values it gave out; an owned buffer stays readable until its value is closed, but cache blocks belong to the
+ * client's hot cache and must not be read after the client is closed.
  *
  * <p>Thread-safe: the views may be read from any thread; {@link #close()} is idempotent.
  */
@@ -101,6 +104,11 @@ public final class PinnedValue implements AutoCloseable {
     /** Copies the object into {@code destination}, which must hold {@link #size()} bytes. */
     public void copyTo(MemorySegment destination) {
         checkOpen();
+        KeyChecks.checkSegment(destination, true, "the destination", "");
+        if (destination.byteSize() < size) {
+            throw new TiffinException(ErrorCode.BUFFER_OVERFLOW, "the object is " + size + " bytes but the destination"
+                    + " holds " + destination.byteSize());
+        }
         long off = 0;
         for (MemorySegment s : segments) {
             MemorySegment.copy(s, 0, destination, off, s.byteSize());

@@ -95,9 +95,10 @@ final class PutPipeline {
             throw e;
         }
         List<ReplicaDescriptor> replicas = grant.replicas();
-        int crc = Checksums.crc32c(value);
+        int crc = 0;
         TiffinException failed;
         try {
+            crc = Checksums.crc32c(value); // under the revoke: the grant must not outlive a failure here either
             failed = writeAll(List.of(replicas), List.of(value),
                     java.util.Collections.singletonList(commitOf(key, size, grant, putId, putOptions, crc)))[0];
         } catch (RuntimeException e) {

@@ -305,13 +305,14 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public void put(String key, byte[] value, PutOptions options) {
-        putFrom(key, MemorySegment.ofArray(value), options);
+        putFrom(key, value == null ? null : MemorySegment.ofArray(value), options);
     }
 
     @Override
     public void putFrom(String key, MemorySegment value, PutOptions putOptions) {
         KeyChecks.checkKey(key);
         KeyChecks.checkSegment(value, false, "the value of ", key);
+        KeyChecks.checkGiven(putOptions, "the put options (PutOptions.DEFAULT for none)");
         puts.put(key, ConfinedSegments.shareable(value), putOptions);
     }
 
@@ -338,10 +339,12 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public List<KeyResult<Void>> batchPut(Map<String, byte[]> values, PutOptions putOptions) {
+        KeyChecks.checkGiven(values, "the map of values");
         List<String> keys = new ArrayList<>(values.keySet());
         List<MemorySegment> segs = new ArrayList<>(keys.size());
         for (String k : keys) {
-            segs.add(MemorySegment.ofArray(values.get(k)));
+            byte[] v = values.get(k);
+            segs.add(v == null ? null : MemorySegment.ofArray(v)); // a null one is refused naming its key
         }
         return batchPutFrom(keys, segs, putOptions);
     }
@@ -353,6 +356,7 @@ public final class TiffinClient implements KvStore {
             KeyChecks.checkSegment(values.get(i), false, "value of key ", i);
         }
         KeyChecks.checkSameCount("batch put", keys, values, "values");
+        KeyChecks.checkGiven(putOptions, "the put options (PutOptions.DEFAULT for none)");
         return puts.batchPut(keys, values.stream().map(ConfinedSegments::shareable).toList(), putOptions);
     }
 
@@ -530,6 +534,7 @@ public final class TiffinClient implements KvStore {
      */
     public boolean expire(String key, long ttlMillis, ExpireCondition condition) {
         KeyChecks.checkKey(key);
+        KeyChecks.checkGiven(condition, "the expire condition");
         if (ttlMillis < 0) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, "expire " + key + " in " + ttlMillis
                     + " ms: a time to live is >= 0");
@@ -604,11 +609,16 @@ public final class TiffinClient implements KvStore {
 
     @Override
     public Map<String, ObjectLocation> locateByRegex(String regex) {
+        KeyChecks.checkGiven(regex, "the regex");
         return master.locateByRegex(regex);
     }
 
-    /** Keys starting with {@code prefix}, in order, with their sizes; at most {@code limit}. */
+    /** Keys starting with {@code prefix}, in order, with their sizes; at most {@code limit} (at least 1). */
     public KeyListing listKeys(String prefix, int limit) {
+        KeyChecks.checkGiven(prefix, "the prefix (\"\" for every key)");
+        if (limit < 1) {
+            throw new TiffinException(ErrorCode.INVALID_PARAMS, "list keys: limit = " + limit + " (expected: >= 1)");
+        }
         return master.listKeys(prefix, limit);
     }
 

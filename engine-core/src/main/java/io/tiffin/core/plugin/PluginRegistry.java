@@ -263,7 +263,9 @@ public final class PluginRegistry implements AutoCloseable {
             List<String> names = names(point);
             throw new TiffinException(ErrorCode.INVALID_PARAMS, point.configKey() + " = " + name + ": no such "
                     + point.description() + " (installed: " + (names.isEmpty() ? "none" : String.join(", ", names))
-                    + ")");
+                    + "). Plugins are found on the class path and in plugins.dir: a Tiffin of the tarball reads"
+                    + " <tiffin home>/plugins; an embedded one needs the plugin's jar on its class path (the built-in"
+                    + " allocation strategies are io.tiffin:plugin-allocation), or plugins.dir set to such a directory");
         }
         return point.factoryType().cast(r.factory());
     }

@@ -1,6 +1,7 @@
 package io.tiffin.core.util;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.zip.CRC32C;
 
 /**
@@ -68,8 +69,19 @@ public final class Crc32c {
     static final long CHUNK_BYTES = 1L << 20;
 
     private static void update(CRC32C crc, MemorySegment bytes) {
-        for (long off = 0; off < bytes.byteSize(); off += PIECE) {
-            crc.update(bytes.asSlice(off, Math.min(PIECE, bytes.byteSize() - off)).asByteBuffer());
+        if (bytes.isNative() || bytes.heapBase().orElse(null) instanceof byte[]) {
+            for (long off = 0; off < bytes.byteSize(); off += PIECE) {
+                crc.update(bytes.asSlice(off, Math.min(PIECE, bytes.byteSize() - off)).asByteBuffer());
+            }
+            return;
+        }
+        // a heap segment over another primitive array (int[], long[]...): no byte buffer views it, so its bytes are
+        // copied a piece at a time
+        byte[] piece = new byte[(int) Math.min(PIECE, bytes.byteSize())];
+        for (long off = 0; off < bytes.byteSize(); off += piece.length) {
+            int n = (int) Math.min(piece.length, bytes.byteSize() - off);
+            MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, off, piece, 0, n);
+            crc.update(piece, 0, n);
         }
     }
 

@@ -138,13 +138,15 @@ class PluginRegistryTest {
         try (PluginRegistry r = PluginRegistry.classPathOnly()) {
             assertThatThrownBy(() -> r.allocationStrategy("foo"))
                     .isInstanceOf(TiffinException.class)
-                    .hasMessage("allocation.strategy = foo: no such allocation strategy (installed: "
-                            + String.join(", ", r.names(ExtensionPoint.ALLOCATION_STRATEGY)) + ")")
+                    .hasMessageStartingWith("allocation.strategy = foo: no such allocation strategy (installed: "
+                            + String.join(", ", r.names(ExtensionPoint.ALLOCATION_STRATEGY)) + "). ")
+                    .hasMessageContaining("an embedded one needs the plugin's jar on its class path")
                     .hasMessageContaining("random")
                     .extracting(e -> ((TiffinException) e).code()).isEqualTo(ErrorCode.INVALID_PARAMS);
             if (r.names(ExtensionPoint.STORAGE_BACKEND).isEmpty()) {
                 assertThatThrownBy(() -> r.storageBackend("bucket"))
-                        .hasMessage("node.storage-backend = bucket: no such storage backend (installed: none)");
+                        .hasMessageStartingWith("node.storage-backend = bucket: no such storage backend (installed:"
+                                + " none). Plugins are found on the class path and in plugins.dir");
             }
         }
     }
