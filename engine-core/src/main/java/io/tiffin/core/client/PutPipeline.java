@@ -195,10 +195,17 @@ final class PutPipeline {
     }
 
     private void revokeQuietly(String key) {
+        // a put cut short by an interrupt revokes all the same: the flag is cleared for the revoke and set again,
+        // or the revoke failed at once and the key stayed unusable for every client until the put timeout
+        boolean interrupted = Thread.interrupted();
         try {
             master.putRevoke(clientId, key);
         } catch (RuntimeException e) {
             LOG.warn("PutRevoke of {} failed ({}); the master releases it after the put timeout", key, e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -266,10 +273,15 @@ final class PutPipeline {
             }
         }
         if (!toRevoke.isEmpty()) {
+            boolean interrupted = Thread.interrupted(); // as in revokeQuietly
             try {
                 master.batchPutRevoke(clientId, toRevoke);
             } catch (RuntimeException e) {
                 LOG.warn("BatchPutRevoke failed ({}); the master releases the buffers after the put timeout", e.getMessage());
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
         if (!toEnd.isEmpty()) {

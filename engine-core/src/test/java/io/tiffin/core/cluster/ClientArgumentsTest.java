@@ -98,4 +98,33 @@ class ClientArgumentsTest {
             v.copyTo(MemorySegment.ofArray(whole));
         }
     }
+
+    /**
+     * A put whose thread is interrupted while it writes revokes its PutStart all the same, so the key is free at once
+     * for any client (the revoke failed on the interrupted thread, and the key stayed REPLICA_IS_NOT_READY for every
+     * client until master.put-timeout, 60 s).
+     */
+    @Test
+    void anInterruptedPutLeavesItsKeyFree() throws Exception {
+        TiffinClient writer = TiffinClient.connect(TestCluster.remoteOptions(cluster.masterAddress()).build());
+        cluster.clients.add(writer);
+        byte[] big = new byte[48 << 20];
+        for (int round = 0; round < 3; round++) {
+            String key = "interrupted-" + round;
+            Thread t = Thread.ofPlatform().start(() -> {
+                try {
+                    writer.put(key, big, PutOptions.DEFAULT);
+                } catch (TiffinException expected) {
+                    // interrupted: TRANSFER_FAIL or RPC_FAIL
+                }
+            });
+            Thread.sleep(3 + round * 3);
+            t.interrupt();
+            t.join(30_000);
+            long start = System.nanoTime();
+            client.put(key, new byte[] {1}, PutOptions.DEFAULT.withUpsert(true));
+            assertThat((System.nanoTime() - start) / 1_000_000).as("the key was free at once").isLessThan(5_000);
+            assertThat(client.get(key)).containsExactly(1);
+        }
+    }
 }
