@@ -53,7 +53,9 @@ final class ReplicaPlacement {
         try {
             strategy.place(request, segments.segments(), sink);
             return true;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | StackOverflowError e) {
+            // plugin code: a NoClassDefFoundError (a missing or corrupt jar of the plugin's) must free what it
+            // placed as surely as a bug's exception
             sink.rollback();
             long n = strategyFailures.incrementAndGet();
             if (n == 1 || n % 1000 == 0) {

@@ -181,9 +181,11 @@ final class OffloadWorker implements AutoCloseable {
                     written.add(copy);
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | StackOverflowError e) {
+            // the backend is plugin code: an Error of a missing or corrupt jar of its is a failed offload too, reported
+            // as one (else the master waited for these offloads until master.put-start-release-timeout)
             LOG.warn("Node {} could not offload {} objects to SSD ({}); their memory copies stay", nodeId,
-                    objects.size(), e.getMessage());
+                    objects.size(), e.toString());
             for (String key : objects.keySet()) {
                 failed.add(key);
                 failedVersions.add(chosen.get(key).getVersion());

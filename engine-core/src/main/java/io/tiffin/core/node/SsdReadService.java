@@ -76,9 +76,11 @@ final class SsdReadService {
                     read(req.getKeysList(), responder);
                 } catch (TiffinException e) {
                     responder.fail(e.code(), e.getMessage());
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | LinkageError | StackOverflowError e) {
+                    // the backend is plugin code: an Error of a missing or corrupt jar of its is a failed read too,
+                    // answered (else the client waited out its RPC timeout and the I/O thread died)
                     LOG.warn("SSD read failed", e);
-                    responder.fail(ErrorCode.FILE_READ_FAIL, "SSD read failed: " + e.getMessage());
+                    responder.fail(ErrorCode.FILE_READ_FAIL, "SSD read failed: " + e);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     responder.fail(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS, "the node is stopping; retry elsewhere");
@@ -186,7 +188,7 @@ final class SsdReadService {
                 reply.addSizes(r);
             }
             out.writerIndex(end);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             out.release();
             throw e;
         }

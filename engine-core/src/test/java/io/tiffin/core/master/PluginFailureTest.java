@@ -16,13 +16,27 @@ class PluginFailureTest {
 
     @Test
     void aStrategyThatThrowsAfterPlacingFailsTheKeyAndLeaksNothing() {
+        failsTheKeyAndLeaksNothing(() -> new IllegalStateException("a bug in the strategy"));
+    }
+
+    /** As a bug's exception, so an Error of a plugin whose dependency jar is missing or corrupt (it leaked for good). */
+    @Test
+    void aStrategyWhoseClassesAreMissingFailsTheKeyAndLeaksNothing() {
+        failsTheKeyAndLeaksNothing(() -> new NoClassDefFoundError("p/Helper"));
+    }
+
+    private static void failsTheKeyAndLeaksNothing(java.util.function.Supplier<Throwable> failure) {
         AtomicBoolean broken = new AtomicBoolean(true);
         List<String> writers = new java.util.concurrent.CopyOnWriteArrayList<>();
         AllocationStrategy halfway = (request, segments, sink) -> {
             writers.add(request.writerNodeId());
             sink.tryPlace(segments.getFirst());
             if (broken.get()) {
-                throw new IllegalStateException("a bug in the strategy");
+                Throwable t = failure.get();
+                if (t instanceof Error e) {
+                    throw e;
+                }
+                throw (RuntimeException) t;
             }
         };
         MasterService master = new MasterService(MasterSettings.defaults(), halfway, new ManualTicker(), null);

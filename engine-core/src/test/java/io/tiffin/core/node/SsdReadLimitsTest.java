@@ -60,6 +60,9 @@ class SsdReadLimitsTest {
 
         @Override
         public long read(String key, MemorySegment destination) {
+            if (key.equals("broken")) {
+                throw new NoClassDefFoundError("p/MissingDependency"); // a backend plugin missing a jar of its own
+            }
             reading.incrementAndGet();
             try {
                 release.await();
@@ -184,5 +187,24 @@ class SsdReadLimitsTest {
         assertThat(reads.inMemory()).isZero();
         io.shutdown();
         assertThat(io.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /**
+     * A backend read that throws an Error (a plugin whose dependency jar is missing) is answered FILE_READ_FAIL and
+     * its memory given back; the request went unanswered until the client's RPC timeout, and its I/O thread died.
+     */
+    @Test
+    void aBackendReadThatThrowsAnErrorIsAnsweredAndItsMemoryFreed() {
+        release.countDown();
+        SsdReadService reads = new SsdReadService(backend, null, io, ServerLimits.defaults(), 64 << 20);
+        Answer answer = new Answer();
+        serve(reads, answer, "broken");
+        await().atMost(Duration.ofSeconds(5)).until(answer::isAnswered);
+        assertThat((String) answer.outcome.get()).startsWith("FILE_READ_FAIL").contains("p/MissingDependency");
+        assertThat(reads.inMemory()).isZero();
+        Answer next = new Answer();
+        serve(reads, next, "a");
+        await().atMost(Duration.ofSeconds(5)).until(next::isAnswered);
+        assertThat(next.outcome.get()).isEqualTo("ok " + OBJECT);
     }
 }

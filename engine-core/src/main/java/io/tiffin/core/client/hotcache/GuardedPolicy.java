@@ -78,6 +78,11 @@ final class GuardedPolicy {
         }
     }
 
+    /** The plugin's class, for messages. */
+    String pluginName() {
+        return policy.getClass().getName();
+    }
+
     private void failed(String what, RuntimeException e) {
         long n = ++failures;
         if (n == 1 || n % 1000 == 0) {

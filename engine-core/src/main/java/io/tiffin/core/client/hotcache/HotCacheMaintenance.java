@@ -1,6 +1,8 @@
 package io.tiffin.core.client.hotcache;
 
 import io.tiffin.core.client.hotcache.MaintenanceRing.Event;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * What the hot cache's maintenance thread does with each ring event: tells the policy of hits and
@@ -13,11 +15,15 @@ import io.tiffin.core.client.hotcache.MaintenanceRing.Event;
  * <p>Not thread-safe: the maintenance thread alone runs it.
  */
 final class HotCacheMaintenance {
+    private static final Logger LOG = LogManager.getLogger(HotCacheMaintenance.class);
+    /** Victims in a row the cache does not hold, after which a fill gives up making room. */
+    static final int MAX_STRAY_VICTIMS = 1024;
     private final BlockRegion region;
     private final BlockPool pool;
     private final EntryIndex index;
     private final GuardedPolicy policy;
     private final HotCacheCounters counters;
+    private boolean warnedStrays;
 
     HotCacheMaintenance(BlockRegion region, BlockPool pool, EntryIndex index, GuardedPolicy policy,
                         HotCacheCounters counters) {
@@ -94,6 +100,7 @@ final class HotCacheMaintenance {
             return null;
         }
         pool.drainReclaimed();
+        int strays = 0; // victims the cache does not hold: a policy (plugin code) that keeps naming them would spin
         while (pool.free() < weight) {
             long victim = policy.victim();
             if (victim == -1) {
@@ -101,6 +108,14 @@ final class HotCacheMaintenance {
             }
             if (index.evict(victim)) {
                 counters.evictions.increment();
+            } else if (++strays > MAX_STRAY_VICTIMS) {
+                if (!warnedStrays) {
+                    warnedStrays = true;
+                    LOG.warn("Hot-cache policy {} named {} victims in a row that the cache does not hold (it must name"
+                            + " a key it was told of by onAdd and not yet removed); fills are dropped while it does:"
+                            + " fix the plugin or choose another hotcache.policy", policy.pluginName(), strays);
+                }
+                break;
             }
             policy.onRemove(victim);
             pool.drainReclaimed();

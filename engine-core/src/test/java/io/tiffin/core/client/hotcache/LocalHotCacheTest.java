@@ -92,7 +92,7 @@ class LocalHotCacheTest {
     }
 
     /** An LRU policy whose every call throws once armed for it: a plugin with a bug. */
-    private static final class FlakyPolicy implements HotCachePolicy {
+    private static class FlakyPolicy implements HotCachePolicy {
         private final HotCachePolicy lru;
         final java.util.Set<String> failing = ConcurrentHashMap.newKeySet();
 
@@ -136,6 +136,28 @@ class LocalHotCacheTest {
                 cache.invalidate("b");
                 assertThat(cache.freeBlocksWhenQuiet()).as("after a failing %s", call).isEqualTo(4);
                 flaky.failing.clear();
+            }
+        }
+    }
+
+    /**
+     * A policy that keeps naming a victim the cache does not hold (a plugin breaking its contract) does not spin the
+     * maintenance thread: the fill is dropped and the cache goes on (the thread ran at 100% of a core for good).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aPolicyNamingVictimsTheCacheDoesNotHoldDropsTheFillInsteadOfSpinning() {
+        FlakyPolicy stray = new FlakyPolicy(4) {
+            @Override public long victim() { return 42; }
+            @Override public void onRemove(long k) { }
+        };
+        try (LocalHotCache cache = new LocalHotCache(4 * BLOCK, BLOCK, 1.0, stray, 64)) {
+            assertThat(cache.offerFill("a", 1, 4 * BLOCK, parts(content("a", 1, (int) (4 * BLOCK)), 4096))).isTrue();
+            assertThat(cache.freeBlocksWhenQuiet()).isZero();
+            cache.offerFill("b", 1, BLOCK, parts(content("b", 1, (int) BLOCK), 4096)); // no room: victims are strays
+            assertThat(cache.freeBlocksWhenQuiet()).as("returns: the maintenance thread is not stuck").isZero();
+            try (Arena arena = Arena.ofConfined()) {
+                assertThat(cache.tryRead("a", 1, 4 * BLOCK, arena.allocate(4 * BLOCK))).isTrue();
             }
         }
     }
