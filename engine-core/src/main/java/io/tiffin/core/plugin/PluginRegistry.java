@@ -155,6 +155,14 @@ public final class PluginRegistry implements AutoCloseable {
         }
         URL[] urls = new URL[jars.size()];
         for (int i = 0; i < urls.length; i++) {
+            // a class loader skips a jar it cannot open without a word: a truncated or corrupt one is said here
+            try (java.util.jar.JarFile ignored = new java.util.jar.JarFile(jars.get(i).toFile())) {
+                // readable
+            } catch (java.io.IOException e) {
+                problems.add("plugin jar " + jars.get(i) + " cannot be read as a jar (" + e.getMessage()
+                        + "): a truncated or corrupt copy; copy it again from the plugin's release");
+                return;
+            }
             try {
                 urls[i] = jars.get(i).toUri().toURL();
             } catch (MalformedURLException e) {

@@ -283,6 +283,17 @@ class PluginRegistryTest {
                 + "a plugin");
     }
 
+    /** A truncated jar is named (a class loader skipped it silently, and the plugin failed later or seemed absent). */
+    @Test
+    void aCorruptJarIsAnErrorNamingIt() throws IOException {
+        Path plugins = pluginsDir();
+        Path bad = Files.createDirectories(plugins.resolve("cut")).resolve("cut.jar");
+        Files.write(bad, java.util.Arrays.copyOf(new byte[] {'P', 'K', 3, 4}, 700));
+        TiffinException e = loadError(plugins);
+        assertThat(e.getMessage()).contains("plugin jar " + bad + " cannot be read as a jar")
+                .contains("truncated or corrupt");
+    }
+
     @Test
     void aProviderThatCannotBeLoadedIsAnErrorNamingTheFolder() throws IOException {
         Path plugins = pluginsDir();
