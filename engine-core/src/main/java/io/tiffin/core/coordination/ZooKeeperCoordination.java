@@ -51,8 +51,9 @@ public final class ZooKeeperCoordination implements LeaderElection {
         try {
             if (!curator.blockUntilConnected((int) connectTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 curator.close();
-                throw new IllegalStateException("no ZooKeeper server answered at " + parts[0] + " within "
-                        + connectTimeout);
+                throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS,
+                        "master.coordinator: no ZooKeeper server answered at " + parts[0] + " within " + connectTimeout
+                        + "; check the address and that the coordinator runs (tiffin coordinator, or ZooKeeper)");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -65,7 +66,7 @@ public final class ZooKeeperCoordination implements LeaderElection {
     /** {connect string, root} of {@code zk://hosts[/root]}. */
     static String[] parse(String url) {
         if (!url.startsWith("zk://") || url.length() <= 5) {
-            throw new IllegalArgumentException("master.coordinator = " + url
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "master.coordinator = " + url
                     + " (expected: zk://host:port[,host:port...][/root])");
         }
         String rest = url.substring(5);
@@ -73,7 +74,8 @@ public final class ZooKeeperCoordination implements LeaderElection {
         String hosts = slash < 0 ? rest : rest.substring(0, slash);
         String root = slash < 0 || slash == rest.length() - 1 ? "/tiffin" : rest.substring(slash);
         if (hosts.isEmpty()) {
-            throw new IllegalArgumentException("master.coordinator = " + url + " names no server");
+            throw new io.tiffin.api.TiffinException(io.tiffin.api.ErrorCode.INVALID_PARAMS, "master.coordinator = " + url
+                    + " names no server (expected: zk://host:port[,host:port...][/root])");
         }
         return new String[] {hosts, root.endsWith("/") ? root.substring(0, root.length() - 1) : root};
     }
@@ -93,6 +95,14 @@ public final class ZooKeeperCoordination implements LeaderElection {
             }
         });
         curator.getConnectionStateListenable().addListener((client, state) -> {
+            // one line per change: ZooKeeper's own client, quieted in log4j2.xml, logged a stack trace per retry
+            if (state.isConnected()) {
+                LOG.info("Coordination service at {}: {}", client.getZookeeperClient().getCurrentConnectionString(),
+                        state.name().toLowerCase(java.util.Locale.ROOT));
+            } else {
+                LOG.warn("Coordination service at {}: {} (retrying)", client.getZookeeperClient()
+                        .getCurrentConnectionString(), state.name().toLowerCase(java.util.Locale.ROOT));
+            }
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
                 listener.lost("the session with the coordination service is " + state.name().toLowerCase(
                         java.util.Locale.ROOT));

@@ -86,6 +86,8 @@ public final class MasterServer implements AutoCloseable {
                     .withIoThreads(1).presentingAs(io.tiffin.core.transport.Role.ADMIN), "master", ticker);
             forgets = new NodeForgets(nodeConnections, service::term, facts::recordLostDeletions,
                     service.counters().failedDiskDeletes::add, service.counters().failedDiskStamps::add);
+            // a node follows a newer term: deposed now (the coordinator's word may come later, as after a pause)
+            forgets.whenANodeFollowsANewerTerm(() -> deposed("a node follows a newer master term", false));
             service.enableFailover(facts, forgets);
         } else {
             leadership = Leadership.alwaysLeader();

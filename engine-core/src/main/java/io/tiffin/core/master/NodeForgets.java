@@ -117,6 +117,17 @@ final class NodeForgets implements AutoCloseable {
         this.failedDiskStamps = failedDiskStamps;
     }
 
+    /** See {@link #whenANodeFollowsANewerTerm}; nothing until set. */
+    private volatile Runnable onNewerTerm = () -> { };
+
+    /**
+     * Runs {@code action} (once or more) when a node answers that it follows a newer master term: this master has been
+     * deposed, whatever its coordinator has told it yet.
+     */
+    void whenANodeFollowsANewerTerm(Runnable action) {
+        this.onNewerTerm = java.util.Objects.requireNonNull(action, "action");
+    }
+
     /** Queues the drop of the record of the object of {@code version} at {@code offset}, then frees {@code handle}. */
     void forget(MountedSegment segment, long handle, long offset, long version) {
         if (LOG.isTraceEnabled()) {
@@ -250,6 +261,7 @@ final class NodeForgets implements AutoCloseable {
             } else if (e.code() == ErrorCode.INVALID_VERSION) {
                 LOG.error("Node of segment {} follows a newer master term: this master ({}) is deposed; {} frees"
                         + " stay undone", segment.name(), term.getAsLong(), batch.size());
+                onNewerTerm.run(); // the first sure sign (a master woken from a pause hears it before its coordinator)
                 for (Item i : batch) {
                     if (i.done() != null) {
                         i.done().completeExceptionally(e);

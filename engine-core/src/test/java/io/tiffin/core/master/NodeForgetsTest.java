@@ -169,4 +169,31 @@ class NodeForgetsTest {
             node.close();
         }
     }
+
+    /**
+     * A node answering a FORGET that it follows a newer master term tells this master it was deposed: the master hears
+     * it then (a leader woken from a pause served requests until its coordinator's word came, 200 ms later).
+     */
+    @Test
+    void aNodeFollowingANewerTermDeposesTheMaster() throws Exception {
+        io.tiffin.core.transport.TransportServer node = new io.tiffin.core.transport.TransportServer("newer-term-node",
+                TransportSettings.defaults());
+        node.register(Opcode.FORGET, (request, responder) -> responder.fail(ErrorCode.INVALID_VERSION,
+                "this node follows master term 3"), null);
+        node.start("127.0.0.1", 0);
+        java.util.concurrent.CountDownLatch deposed = new java.util.concurrent.CountDownLatch(1);
+        try (TransportClientPool pool = new TransportClientPool("forgets-test", TransportSettings.defaults(),
+                "forgets-test"); NodeForgets forgets = new NodeForgets(pool, () -> 2, (n, k, v) -> { })) {
+            forgets.whenANodeFollowsANewerTerm(deposed::countDown);
+            MountedSegment segment = new MountedSegment("s", "n", "127.0.0.1:" + node.localAddress().getPort(),
+                    1 << 20, 1, 0);
+            long handle = segment.allocate(4096, "a");
+            var frees = forgets.collect(() -> forgets.forget(segment, handle, 0, 1));
+            assertThat(deposed.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("told of the newer term").isTrue();
+            assertThat(catchThrowable(() -> frees.get(10, java.util.concurrent.TimeUnit.SECONDS)))
+                    .hasCauseInstanceOf(TiffinException.class);
+        } finally {
+            node.close();
+        }
+    }
 }
