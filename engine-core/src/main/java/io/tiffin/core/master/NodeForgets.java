@@ -69,6 +69,8 @@ final class NodeForgets implements AutoCloseable {
 
     private final TransportClientPool pool;
     private final LongSupplier term;
+    /** See {@link #whenANodeFollowsANewerTerm}; nothing until set. */
+    private volatile Runnable onNewerTerm = () -> { };
     private final DiskDeletionsLost diskDeletionsLost;
     private final java.util.function.LongConsumer failedDiskDeletes;
     private final java.util.function.LongConsumer failedDiskStamps;
@@ -117,8 +119,6 @@ final class NodeForgets implements AutoCloseable {
         this.failedDiskStamps = failedDiskStamps;
     }
 
-    /** See {@link #whenANodeFollowsANewerTerm}; nothing until set. */
-    private volatile Runnable onNewerTerm = () -> { };
 
     /**
      * Runs {@code action} (once or more) when a node answers that it follows a newer master term: this master has been
