@@ -213,7 +213,7 @@ public final class PluginRegistry implements AutoCloseable {
         try {
             info = new PluginInfo(Objects.requireNonNullElse(plugin.name(), plugin.getClass().getName()),
                     plugin.getClass().getName(), source);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (RuntimeException | LinkageError | StackOverflowError e) {
             problems.add("plugin " + plugin.getClass().getName() + " from " + source + " failed: " + describe(e));
             return;
         }
@@ -222,7 +222,7 @@ public final class PluginRegistry implements AutoCloseable {
             List<? extends NamedFactory> contributed;
             try {
                 contributed = point.contributionsOf(plugin);
-            } catch (RuntimeException | LinkageError e) {
+            } catch (RuntimeException | LinkageError | StackOverflowError e) {
                 problems.add("plugin " + info + " failed to list its " + point.description() + " factories: "
                         + describe(e));
                 continue;
@@ -237,7 +237,7 @@ public final class PluginRegistry implements AutoCloseable {
                 String name;
                 try {
                     name = f == null ? null : f.name();
-                } catch (RuntimeException | LinkageError e) {
+                } catch (RuntimeException | LinkageError | StackOverflowError e) {
                     problems.add("plugin " + info + " offers a " + point.description() + " whose name() failed: "
                             + describe(e));
                     continue;

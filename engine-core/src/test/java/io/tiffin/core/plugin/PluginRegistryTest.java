@@ -317,6 +317,24 @@ class PluginRegistryTest {
                 .hasMessageContaining("hotcache.policy nil created nothing");
     }
 
+    /** A plugin whose listing recurses without end is a load error naming it, not a raw StackOverflowError. */
+    @Test
+    void aPluginWhoseListingOverflowsTheStackIsAnErrorNamingIt() throws IOException {
+        Path plugins = pluginsDir();
+        Path classes = TestPluginJars.compile(work, Map.of("test.deep.DeepPlugin", """
+                package test.deep;
+                public class DeepPlugin implements io.tiffin.api.spi.TiffinPlugin {
+                    @Override public String name() { return "deep"; }
+                    @Override public java.util.List<io.tiffin.api.spi.hotcache.HotCachePolicyFactory>
+                            hotCachePolicies() { return hotCachePolicies(); }
+                }
+                """));
+        TestPluginJars.jar(plugins.resolve("deep").resolve("deep.jar"), classes, "test.deep.DeepPlugin");
+        TiffinException e = loadError(plugins);
+        assertThat(e.getMessage()).contains("plugin deep").contains("failed to list its hot cache policy factories")
+                .contains("StackOverflowError");
+    }
+
     /** A class the JVM cannot link (here: compiled for a newer Java) is a load error, not a crash. */
     @Test
     void aPluginCompiledForANewerJavaIsAnErrorNamingTheFolder() throws IOException {
