@@ -26,12 +26,10 @@ final class DiskRoom {
 
     /** The disk's free space, or null on a file system that states no size (ramfs): the capacity alone holds. */
     private final FileStore store;
-    private final long configured;
     private final long capacity;
 
-    private DiskRoom(FileStore store, long configured, long capacity) {
+    private DiskRoom(FileStore store, long capacity) {
         this.store = store;
-        this.configured = configured;
         this.capacity = capacity;
     }
 
@@ -42,7 +40,7 @@ final class DiskRoom {
     static DiskRoom of(Path bucketsDir, long configured, long bucketBytes) throws IOException {
         FileStore store = java.nio.file.Files.getFileStore(bucketsDir);
         if (store.getTotalSpace() == 0) { // no size stated (ramfs): nothing to measure against
-            return new DiskRoom(null, configured, configured > 0 ? configured : Long.MAX_VALUE);
+            return new DiskRoom(null, configured > 0 ? configured : Long.MAX_VALUE);
         }
         long disk = disk(store.getUsableSpace(), bucketBytes);
         if (configured > disk) {
@@ -51,7 +49,7 @@ final class DiskRoom {
                     + " takes and evicts by its free space; lower storage.bucket.capacity or free disk space",
                     configured, bucketsDir.getParent(), disk);
         }
-        return new DiskRoom(store, configured, configured > 0 ? configured : disk);
+        return new DiskRoom(store, configured > 0 ? configured : disk);
     }
 
     /** The capacity this backend states: the configured one, or what the disk could take when it opened. */
@@ -74,7 +72,7 @@ final class DiskRoom {
             return capacity;
         }
         long disk = disk(usable, bucketBytes);
-        return configured > 0 ? Math.min(configured, disk) : Math.min(capacity, disk);
+        return Math.min(capacity, disk);
     }
 
     private static long disk(long usable, long bucketBytes) {
