@@ -378,7 +378,9 @@ class FailoverProcessTest {
                 assertThat(c.expire("p-expire", 600_000)).isTrue();
                 long term = cluster.leaderTerm();
                 int old = cluster.leader();
+                TransportClient early = direct.open(cluster.masterAddress(old));
                 cluster.master(old).pause();
+                java.util.concurrent.CompletableFuture<String> staleExist;
                 try {
                     cluster.awaitLeader(term, Duration.ofSeconds(40));
                     for (int i = 30; i < 45; i++) {
@@ -389,9 +391,18 @@ class FailoverProcessTest {
                     }
                     assertThat(direct.expireAnswered(cluster.masterAddress(cluster.leader()), "p44", 600_000)).as(
                             "an EXPIRE through the new leader").isTrue();
+                    // waits in the paused master's socket: the first thing it reads when it wakes, long before its
+                    // coordination client can learn that its session ended
+                    staleExist = TransportClientHolder.exist(early, "p0");
                 } finally {
                     cluster.master(old).resume();
                 }
+                // its leader lease lapsed while it slept: it refuses as a master that does not lead (or its process
+                // has already ended), and never answers from the metadata of the term that ended
+                assertThat(staleExist.get(30, TimeUnit.SECONDS)).as("p0, removed through the new leader, asked of the"
+                        + " old one the moment it wakes").isIn(ErrorCode.UNAVAILABLE_IN_CURRENT_STATUS.name(),
+                        ErrorCode.RPC_FAIL.name());
+                early.close();
                 // an EXPIRE through it at once fails: it stops (its connections close, as seen here), or its
                 // leadership refuses, or the nodes, which follow the new term, refuse the deadline's record
                 assertThat(direct.expireAnswered(cluster.masterAddress(old), "p-expire", 5_000)).as(
@@ -514,6 +525,33 @@ class FailoverProcessTest {
             } catch (RuntimeException e) {
                 return false;
             }
+        }
+
+        /** A connection to the master at {@code address}, opened now; the caller closes it. */
+        TransportClient open(String address) {
+            String[] hp = address.split(":");
+            return TransportClient.connect(hp[0], Integer.parseInt(hp[1]), TransportSettings.defaults()
+                    .withHandshakeTimeout(Duration.ofSeconds(1)).withRpcTimeout(Duration.ofSeconds(60)),
+                    "failover-test", group);
+        }
+
+        /** An EXIST_KEY of {@code key} through {@code t}: "exists", "absent", or the failure's error code. */
+        static java.util.concurrent.CompletableFuture<String> exist(TransportClient t, String key) {
+            return t.call(Opcode.EXIST_KEY, io.tiffin.core.transport.proto.KeyRequest.newBuilder().setKey(key).build(),
+                    null).handle((frame, e) -> {
+                        if (e != null) {
+                            Throwable cause = e instanceof java.util.concurrent.CompletionException ? e.getCause() : e;
+                            return cause instanceof TiffinException te ? te.code().name() : cause.toString();
+                        }
+                        try {
+                            return frame.parseControl(io.tiffin.core.transport.proto.ExistReply.parser()).getExists()
+                                    ? "exists" : "absent";
+                        } catch (RuntimeException parse) {
+                            return parse.toString();
+                        } finally {
+                            frame.release();
+                        }
+                    });
         }
 
         /** Whether the master at {@code address} answers an EXPIRE of {@code key} (false: refused, failed or gone). */

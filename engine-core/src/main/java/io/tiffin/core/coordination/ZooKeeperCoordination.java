@@ -1,6 +1,8 @@
 package io.tiffin.core.coordination;
 
 import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -21,9 +23,15 @@ import org.apache.zookeeper.data.Stat;
  * may no longer lead ({@link LeaderElection.Listener#lost}), before the coordination service has chosen another:
  * it stops accepting writes, and its successor's first write of the facts fences it for good.
  *
+ * <p>The elected master's leader lease ({@link #leaseDeadlineNanos}) is renewed by a round trip to the ensemble every
+ * fifth of the negotiated session timeout, and lasts four fifths of it from the moment each renewal was sent: the
+ * ensemble heard from this session no earlier than that, so it cannot end the session (and elect another) sooner than
+ * a whole timeout after. A renewal counts only in the session this master was elected in.
+ *
  * <p>Address: {@code zk://host:port[,host:port...][/root]} (root {@code /tiffin} by default).
  *
- * <p>Thread-safe. Owns its Curator client and latch; {@link #close()} leaves the election and closes the session.
+ * <p>Thread-safe. Owns its Curator client, latch and lease-renewal thread; {@link #close()} leaves the election, stops
+ * the renewals and closes the session.
  */
 public final class ZooKeeperCoordination implements LeaderElection {
     private static final Logger LOG = LogManager.getLogger(ZooKeeperCoordination.class);
@@ -32,6 +40,12 @@ public final class ZooKeeperCoordination implements LeaderElection {
     private final String root;
     private final ZooKeeperStateStore store;
     private volatile LeaderLatch latch;
+    /** The session this master was elected in (0: not elected); guarded by {@code this} for writes. */
+    private volatile long electedSession;
+    /** The lease's deadline ({@link System#nanoTime()}; {@link Long#MIN_VALUE}: none); guarded by {@code this} for writes. */
+    private volatile long leaseDeadline = Long.MIN_VALUE;
+    private volatile ScheduledExecutorService leaseRenewal;
+    private final int requestedTimeoutMillis;
 
     /**
      * Connects to the ensemble named by {@code url}; the session expires {@code sessionTimeout} after the connection
@@ -43,6 +57,7 @@ public final class ZooKeeperCoordination implements LeaderElection {
     public ZooKeeperCoordination(String url, Duration sessionTimeout, Duration connectTimeout) {
         String[] parts = parse(url);
         this.root = parts[1];
+        this.requestedTimeoutMillis = (int) sessionTimeout.toMillis();
         this.curator = CuratorFrameworkFactory.builder().connectString(parts[0])
                 .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) Math.min(sessionTimeout.toMillis(), connectTimeout.toMillis()))
@@ -86,11 +101,18 @@ public final class ZooKeeperCoordination implements LeaderElection {
         l.addListener(new LeaderLatchListener() {
             @Override
             public void isLeader() {
+                elected(sessionId());
+                try {
+                    leaseRenewal.execute(ZooKeeperCoordination.this::renewLease);
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    return;
+                }
                 listener.elected();
             }
 
             @Override
             public void notLeader() {
+                elected(0);
                 listener.lost("the coordination service no longer names this master leader");
             }
         });
@@ -109,6 +131,19 @@ public final class ZooKeeperCoordination implements LeaderElection {
             }
         });
         latch = l;
+        ScheduledExecutorService renewal = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "tiffin-leader-lease");
+            t.setDaemon(true);
+            return t;
+        });
+        leaseRenewal = renewal;
+        int granted = sessionTimeoutMillis();
+        long every = Math.max(50, (granted > 0 ? granted : requestedTimeoutMillis) / 5);
+        renewal.scheduleWithFixedDelay(() -> {
+            if (electedSession != 0) {
+                renewLease();
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
         try {
             l.start();
         } catch (Exception e) {
@@ -130,12 +165,75 @@ public final class ZooKeeperCoordination implements LeaderElection {
     }
 
     @Override
+    public long leaseDeadlineNanos() {
+        return leaseDeadline;
+    }
+
+    @Override
+    public boolean renewLease() {
+        long elected = electedSession;
+        if (elected == 0) {
+            return false;
+        }
+        try {
+            long sent = System.nanoTime();
+            int timeoutMillis = sessionTimeoutMillis();
+            if (timeoutMillis <= 0 || sessionId() != elected) {
+                return false;
+            }
+            curator.checkExists().forPath(root + "/leader");
+            if (sessionId() != elected) {
+                return false; // answered in a new session: the old one, which was elected, may be gone
+            }
+            extend(elected, sent + TimeUnit.MILLISECONDS.toNanos(timeoutMillis) * 4 / 5);
+            return true;
+        } catch (Exception e) {
+            LOG.debug("Renewing the leader lease: {}", e.toString());
+            return false;
+        }
+    }
+
+    private synchronized void elected(long session) {
+        electedSession = session;
+        leaseDeadline = Long.MIN_VALUE;
+    }
+
+    private synchronized void extend(long session, long deadline) {
+        if (electedSession == session && (leaseDeadline == Long.MIN_VALUE || deadline - leaseDeadline > 0)) {
+            leaseDeadline = deadline;
+        }
+    }
+
+    /** The current session's id (0 when there is none). */
+    private long sessionId() {
+        try {
+            return curator.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    /** The session timeout the ensemble granted (0 when not connected). */
+    private int sessionTimeoutMillis() {
+        try {
+            return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    @Override
     public StateStore stateStore() {
         return store;
     }
 
     @Override
     public void close() {
+        ScheduledExecutorService renewal = leaseRenewal;
+        if (renewal != null) {
+            renewal.shutdownNow();
+        }
+        elected(0);
         LeaderLatch l = latch;
         if (l != null) {
             try {

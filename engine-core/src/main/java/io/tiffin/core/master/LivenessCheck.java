@@ -1,13 +1,15 @@
 package io.tiffin.core.master;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * The master's periodic node-liveness check ({@link MasterService#expireNodes}), run every {@code
  * master.node-check-interval}, which does not count against nodes the time the master itself did not run. It measures
  * on the process's monotonic clock how much later than its period each run comes; beyond a second late (a long GC
  * pause, a stopped or frozen process, the background thread held by long work), every node's deadline moves that much
- * later before expired nodes are looked for. Without it, a master resumed after a stop longer than {@code
+ * later before expired nodes are looked for. A master that does not lead (a standby, a leader outside its lease) looks
+ * for none, and the lateness it measured meanwhile counts at its next check as leader. Without it, a master resumed after a stop longer than {@code
  * master.node-ttl} unmounted every live node's segments, and erased their objects, before reading the pings that had
  * waited in its sockets. A node that really died meanwhile is still found, that much later.
  *
@@ -19,11 +21,16 @@ final class LivenessCheck implements Runnable {
 
     private final MasterService service;
     private final long periodNanos;
+    private final BooleanSupplier acting;
     private long lastRun = System.nanoTime();
+    /** Lateness measured and not yet applied to the nodes' deadlines. */
+    private long unreported;
 
-    LivenessCheck(MasterService service, long periodMillis) {
+    /** {@code acting}: whether this master leads now (a standby, or a leader outside its lease, expires no node). */
+    LivenessCheck(MasterService service, long periodMillis, BooleanSupplier acting) {
         this.service = service;
         this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
+        this.acting = acting;
     }
 
     @Override
@@ -31,6 +38,13 @@ final class LivenessCheck implements Runnable {
         long now = System.nanoTime();
         long late = now - lastRun - periodNanos;
         lastRun = now;
-        service.expireNodes(late > SLACK_NANOS ? TimeUnit.NANOSECONDS.toMillis(late) : 0);
+        if (late > SLACK_NANOS) {
+            unreported += late;
+        }
+        if (acting.getAsBoolean()) {
+            // a pause seen while not acting (a leader woken outside its lease) still moves the deadlines
+            service.expireNodes(TimeUnit.NANOSECONDS.toMillis(unreported));
+            unreported = 0;
+        }
     }
 }

@@ -76,6 +76,9 @@ public final class MasterServer implements AutoCloseable {
             leadership = Leadership.standby();
             election = failover.coordinator().isEmpty() ? null : new io.tiffin.core.coordination.ZooKeeperCoordination(
                     failover.coordinator(), failover.sessionTimeout(), java.time.Duration.ofSeconds(15));
+            if (election != null) {
+                leadership.leaseFrom(election::leaseDeadlineNanos);
+            }
             stateStore = election != null ? election.stateStore()
                     : new io.tiffin.core.coordination.FileStateStore(failover.stateDir());
             facts = new ClusterFacts(stateStore, () -> deposed("a successor wrote the cluster facts", false));
@@ -146,20 +149,23 @@ public final class MasterServer implements AutoCloseable {
         }
         admin = adminServer;
         MasterSettings s = options.settings();
-        EvictionPacer eviction = new EvictionPacer(background, guard("eviction", service::runEvictionOnce),
+        // what changes objects or nodes on a timer runs only while this master leads (and holds its leader lease):
+        // a leader woken from a pause must not evict, expire or release before it knows it still leads
+        EvictionPacer eviction = new EvictionPacer(background, guard("eviction", whileLeading(service::runEvictionOnce)),
                 service::evictionPressed, s.evictionInterval());
         service.onAllocationFailure(eviction::wake);
         eviction.start();
         background.scheduleWithFixedDelay(guard("node liveness",
-                        new LivenessCheck(service, s.nodeCheckInterval().toMillis())),
+                        new LivenessCheck(service, s.nodeCheckInterval().toMillis(), leadership::leads)),
                 s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(guard("status rates", opRates::sample), 0, 1000, TimeUnit.MILLISECONDS);
         // expired objects no client asks for: their space back within a second of their deadline
-        background.scheduleWithFixedDelay(guard("expiry", service::expireObjects), 1000, 1000, TimeUnit.MILLISECONDS);
+        background.scheduleWithFixedDelay(guard("expiry", whileLeading(service::expireObjects)), 1000, 1000,
+                TimeUnit.MILLISECONDS);
         // the sweep looks only at puts and tasks that are due (the shards' put lists, PutDeadlines): cheap enough to
         // run every second
         long releaseCheck = Math.max(100, Math.min(s.putTimeout().toMillis() / 10, 1000));
-        background.scheduleWithFixedDelay(guard("stuck-put release", service::releaseStuckPuts),
+        background.scheduleWithFixedDelay(guard("stuck-put release", whileLeading(service::releaseStuckPuts)),
                 releaseCheck, releaseCheck, TimeUnit.MILLISECONDS);
         if (failover.enabled()) {
             background.scheduleWithFixedDelay(guard("id reservation and recovery", () -> {
@@ -194,7 +200,7 @@ public final class MasterServer implements AutoCloseable {
 
             @Override
             public void lost(String why) {
-                if (leadership.leads()) {
+                if (leadership.role() == Leadership.Role.LEADER) { // also with its lease lapsed (after a pause)
                     deposed(why, false);
                 } else {
                     leadership.leaderHint(election.leader());
@@ -220,6 +226,10 @@ public final class MasterServer implements AutoCloseable {
             long window = Math.max(RestartGuard.longestCacheWindowMillis(service.settings().leaseTtl().toMillis()),
                     service.settings().nodeTtl().toMillis());
             service.restore(previous, window);
+            if (election != null && !election.renewLease()) {
+                LOG.warn("Tiffin master {}: the leader lease could not be confirmed at takeover; it serves once it is",
+                        self());
+            }
             leadership.leaderHint(self());
             leadership.lead();
             LOG.info("Tiffin master {} leads in term {}; {} segments of the previous term await their nodes",
@@ -236,7 +246,7 @@ public final class MasterServer implements AutoCloseable {
      * standby: a leader's always, a standby's when {@code exitAnyway} (its takeover failed).
      */
     private void deposed(String why, boolean exitAnyway) {
-        boolean wasLeader = leadership.leads();
+        boolean wasLeader = leadership.role() == Leadership.Role.LEADER;
         leadership.depose();
         LOG.error("Tiffin master {} stops serving: {}", server.localAddress(), why);
         if ((wasLeader || exitAnyway) && failover.exitWhenDeposed() && !closed.get()) {
@@ -279,6 +289,15 @@ public final class MasterServer implements AutoCloseable {
         LOG.info("Tiffin master listening on {} (admin HTTP {})", m.address(),
                 m.admin == null ? "off" : m.admin.address());
         return m;
+    }
+
+    /** {@code task}, skipped while this master does not lead (always run without failover). */
+    private Runnable whileLeading(Runnable task) {
+        return () -> {
+            if (leadership.leads()) {
+                task.run();
+            }
+        };
     }
 
     private static Runnable guard(String what, Runnable task) {

@@ -63,6 +63,46 @@ class CoordinationTest {
     }
 
     @Test
+    void theLeadersLeaseIsRenewedWhileTheEnsembleAnswersAndLapsesWithinTheSessionWhenItStops() {
+        Duration session = Duration.ofSeconds(2);
+        EmbeddedZooKeeper zk = new EmbeddedZooKeeper("127.0.0.1", 0, dir.resolve("zk"));
+        AtomicBoolean zkClosed = new AtomicBoolean();
+        try (ZooKeeperCoordination a = new ZooKeeperCoordination(zk.url("/t3"), session, Duration.ofSeconds(10));
+             ZooKeeperCoordination b = new ZooKeeperCoordination(zk.url("/t3"), session, Duration.ofSeconds(10))) {
+            AtomicBoolean aLeads = new AtomicBoolean();
+            AtomicBoolean bLeads = new AtomicBoolean();
+            a.start("a:1", listener(aLeads, new AtomicReference<>()));
+            await().atMost(Duration.ofSeconds(10)).untilTrue(aLeads);
+            b.start("b:1", listener(bLeads, new AtomicReference<>()));
+            await().atMost(Duration.ofSeconds(10)).until(() -> "a:1".equals(b.leader()));
+            assertThat(b.leaseDeadlineNanos()).as("a standby has no lease").isEqualTo(Long.MIN_VALUE);
+            assertThat(b.renewLease()).isFalse();
+            assertThat(a.renewLease()).isTrue();
+            long first = a.leaseDeadlineNanos();
+            long left = first - System.nanoTime();
+            assertThat(left).as("at most four fifths of the session from now").isPositive()
+                    .isLessThanOrEqualTo(session.toNanos() * 4 / 5);
+            // renewed in the background, a fifth of the session apart
+            await().atMost(Duration.ofSeconds(5)).until(() -> a.leaseDeadlineNanos() - first > 0);
+            zkClosed.set(true);
+            zk.close(); // the ensemble stops answering: no renewal, and the lease ends before the session could
+            long stopped = System.nanoTime();
+            // lapsed by then, or ended (Long.MIN_VALUE) when the coordination client gave up the latch
+            await().atMost(Duration.ofSeconds(5)).until(() -> a.leaseDeadlineNanos() == Long.MIN_VALUE
+                    || System.nanoTime() - a.leaseDeadlineNanos() > 0);
+            long last = a.leaseDeadlineNanos();
+            if (last != Long.MIN_VALUE) {
+                assertThat(last - stopped).as("no renewal sent after the ensemble stopped")
+                        .isLessThanOrEqualTo(session.toNanos() * 4 / 5);
+            }
+        } finally {
+            if (!zkClosed.get()) {
+                zk.close();
+            }
+        }
+    }
+
+    @Test
     void theStateFileIsReplacedAtomicallyAndLockedAgainstASecondMaster() {
         try (FileStateStore store = new FileStateStore(dir.resolve("state"))) {
             assertThat(store.read().data()).isEmpty();

@@ -46,4 +46,27 @@ class LeadershipTest {
         assertThat(l.role()).isEqualTo(Leadership.Role.DEPOSED);
         assertRefuses(l, "this master was deposed");
     }
+
+    @Test
+    void aLeaderServesOnlyWithinItsLeaseAndAgainOnceItIsRenewed() {
+        Leadership l = Leadership.standby();
+        long[] deadline = {Long.MIN_VALUE};
+        l.leaseFrom(() -> deadline[0]);
+        l.leaderHint("10.0.0.1:50051"); // itself: not named while it cannot tell whether it still leads
+        l.lead();
+        assertThat(l.role()).isEqualTo(Leadership.Role.LEADER);
+        assertThat(l.leads()).as("elected, no lease confirmed yet").isFalse();
+        assertRefuses(l, "its leader lease lapsed", "the leader is not known yet");
+        deadline[0] = System.nanoTime() + 60_000_000_000L;
+        l.check();
+        assertThat(l.leads()).isTrue();
+        deadline[0] = System.nanoTime() - 1; // as after a pause longer than the lease
+        assertThat(l.leads()).isFalse();
+        assertRefuses(l, "its leader lease lapsed");
+        deadline[0] = System.nanoTime() + 60_000_000_000L; // renewed: the session lived on
+        assertThat(l.leads()).isTrue();
+        l.depose();
+        assertThat(l.leads()).as("a lease does not bring back a deposed master").isFalse();
+        assertRefuses(l, "this master was deposed");
+    }
 }
