@@ -208,6 +208,7 @@ public final class TiffinModule extends AbstractModule {
         }
         String backend = config.get(NODE_STORAGE_BACKEND);
         if (backend.isEmpty()) {
+            warnAboutKeysWithoutBackend(config, plugins);
             return options;
         }
         String path = config.get(NODE_STORAGE_PATH);
@@ -221,8 +222,33 @@ public final class TiffinModule extends AbstractModule {
         props.put("path", path);
         return options.withStorage(new NodeOptions.Storage(plugins.storageBackend(backend),
                 new io.tiffin.api.spi.PluginContext(props, config.get(NODE_ID)),
-                config.get(io.tiffin.core.config.TiffinConfigKeys.NODE_STOP_OFFLOAD_TIMEOUT)),
+                config.get(io.tiffin.core.config.TiffinConfigKeys.NODE_STOP_OFFLOAD_TIMEOUT),
+                plugins.providerOf(ExtensionPoint.STORAGE_BACKEND, backend).toString()),
                 config.get(NODE_TASK_POLL_INTERVAL));
+    }
+
+    /**
+     * Keys under {@code storage.*} while {@code node.storage-backend} is empty reach no plugin: the node runs without
+     * an SSD tier. Said once at start-up, naming the keys (and where they were set) and how to select a backend, as
+     * {@link #warnAboutOthersKeys} does for another backend's keys; not refused, since a configuration file may be
+     * shared by nodes with and without an SSD tier.
+     */
+    private static void warnAboutKeysWithoutBackend(TiffinConfig config, PluginRegistry plugins) {
+        ExtensionPoint<?> point = ExtensionPoint.STORAGE_BACKEND;
+        java.util.Set<String> unused = new java.util.TreeSet<>();
+        config.withPrefix(point.settingsRoot()).keySet().forEach(k -> unused.add(point.settingsRoot() + k));
+        if (!unused.isEmpty()) {
+            org.apache.logging.log4j.LogManager.getLogger(TiffinModule.class).warn("Configuration keys {} are not"
+                    + " read: no storage backend is configured ({} is empty), so this node has no SSD tier; to use"
+                    + " them, set {} to the backend they are for (installed: {}) and {} to its directory, or remove"
+                    + " them", withSources(config, unused), point.configKey(), point.configKey(), plugins.names(point),
+                    NODE_STORAGE_PATH.name());
+        }
+    }
+
+    /** {@code keys}, each followed by where it was set ({@code key [source]}), for messages. */
+    private static java.util.List<String> withSources(TiffinConfig config, java.util.Collection<String> keys) {
+        return keys.stream().map(k -> k + config.openSource(k).map(src -> " [" + src + "]").orElse("")).toList();
     }
 
     /**
@@ -237,7 +263,8 @@ public final class TiffinModule extends AbstractModule {
         if (!unused.isEmpty()) {
             org.apache.logging.log4j.LogManager.getLogger(TiffinModule.class).warn("Configuration keys {} are not"
                     + " read: {} = {} reads {}{}.* only (installed: {}); check the spelling of the name in those"
-                    + " keys", unused, point.configKey(), name, root, name, plugins.names(point));
+                    + " keys, or set {} to the {} they are for", withSources(config, unused), point.configKey(), name,
+                    root, name, plugins.names(point), point.configKey(), point.description());
         }
     }
 

@@ -202,9 +202,22 @@ public record NodeOptions(String nodeId, String host, int port, long segmentSize
     /**
      * The node's SSD tier: the backend factory chosen by {@code node.storage-backend}, its configuration ({@code path}
      * plus the {@code storage.<backend>.*} keys), and how long a graceful stop may spend copying to it what only this
-     * node's memory holds ({@code node.stop-offload-timeout}; zero = none). Thread-safe (immutable).
+     * node's memory holds ({@code node.stop-offload-timeout}; zero = none), and the plugin that provides the factory,
+     * as start-up errors name it ({@code PluginInfo}'s form: name, provider class, class path or folder; null or empty
+     * = the factory's class and the jar or directory it was loaded from). Thread-safe (immutable).
      */
-    public record Storage(StorageBackendFactory factory, PluginContext context, Duration stopOffload) {
+    public record Storage(StorageBackendFactory factory, PluginContext context, Duration stopOffload, String plugin) {
+        public Storage {
+            if ((plugin == null || plugin.isEmpty()) && factory != null) {
+                plugin = io.tiffin.core.plugin.PluginRegistry.origin(factory.getClass());
+            }
+        }
+
+        /** The plugin named by the factory's class ({@link io.tiffin.core.plugin.PluginRegistry#origin}). */
+        public Storage(StorageBackendFactory factory, PluginContext context, Duration stopOffload) {
+            this(factory, context, stopOffload, null);
+        }
+
         /** With {@code node.stop-offload-timeout}'s default, 20 s. */
         public Storage(StorageBackendFactory factory, PluginContext context) {
             this(factory, context, Duration.ofSeconds(20));

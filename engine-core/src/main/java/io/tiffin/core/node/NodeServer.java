@@ -241,6 +241,7 @@ public final class NodeServer implements AutoCloseable {
                 });
         NodeStorageTier storageTier = null;
         io.tiffin.api.spi.storage.StorageBackend backend = null;
+        boolean mounted = false;
         try {
             if (o.storage() != null) {
                 // the backend learns this node's id, also when it was generated here (node.id unset)
@@ -250,8 +251,9 @@ public final class NodeServer implements AutoCloseable {
                 backend = io.tiffin.core.plugin.PluginRegistry.create(
                         "node.storage-backend " + o.storage().factory().name(),
                         () -> o.storage().factory().create(context));
-                storageTier = new NodeStorageTier(nodeId, backend, segment, () -> link.master(), masterPool, ticker, asNode,
-                        o.storage().stopOffload());
+                storageTier = new NodeStorageTier(nodeId, "node.storage-backend " + o.storage().factory().name()
+                        + " of plugin " + o.storage().plugin(), backend, segment, () -> link.master(), masterPool,
+                        ticker, asNode, o.storage().stopOffload());
                 NodeStorageTier t = storageTier;
                 server.register(Opcode.DATA_READ_SSD, t::serveRead, null);
             }
@@ -259,14 +261,24 @@ public final class NodeServer implements AutoCloseable {
             server.start(o.host(), o.port());
             this.endpoint = o.host() + ":" + server.localAddress().getPort();
             LocalSegmentDirectory.register(segment);
-            if (link.mountAtStart() && tier != null) {
-                tier.register();
+            mounted = link.mountAtStart();
+            if (mounted && tier != null) {
+                tier.register(); // the backend's scan: its failure names the backend and stops the start
             }
-        } catch (RuntimeException e) {
-            if (storageTier != null) {
-                storageTier.close(); // and the backend it owns
-            } else if (backend != null) {
-                backend.close(); // the tier never took it
+        } catch (RuntimeException | Error e) {
+            // nothing of a node that did not start stays: not its mount at the master (which would place puts in
+            // it until the node TTL), nor its threads, port, backend or memory
+            if (mounted) {
+                link.unmountQuietly();
+            }
+            try {
+                if (storageTier != null) {
+                    storageTier.close(); // and the backend it owns
+                } else if (backend != null) {
+                    backend.close(); // the tier never took it
+                }
+            } catch (RuntimeException | LinkageError | StackOverflowError closing) { // plugin code
+                e.addSuppressed(closing);
             }
             closeResources();
             throw e;
@@ -432,7 +444,9 @@ public final class NodeServer implements AutoCloseable {
     }
 
     /** Starts a node and mounts its segment; throws {@link TiffinException}: RPC_FAIL if the master cannot be
-     * reached, INVALID_PARAMS if the memory cannot be reserved or the port bound. */
+     * reached, INVALID_PARAMS if the memory cannot be reserved or the port bound, or if the storage backend cannot be
+     * created; the backend's own code (or FILE_READ_FAIL), naming the backend and its plugin, if it fails to list what
+     * it holds. A node that fails to start leaves nothing running, nor a mount at the master. */
     public static NodeServer start(NodeOptions options) {
         NodeServer n = new NodeServer(options);
         LOG.info("Tiffin node {} serving segment {} ({} bytes{}) on {}, master {}", n.nodeId, n.segment.name(),

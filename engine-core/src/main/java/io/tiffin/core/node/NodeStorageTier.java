@@ -5,6 +5,7 @@ import io.tiffin.api.TiffinException;
 import io.tiffin.api.spi.storage.StorageBackend;
 import io.tiffin.api.spi.storage.StorageListener;
 import io.tiffin.core.local.LocalSegment;
+import io.tiffin.core.plugin.PluginRegistry;
 import io.tiffin.core.transport.Frame;
 import io.tiffin.core.transport.Opcode;
 import io.tiffin.core.transport.Responder;
@@ -62,6 +63,8 @@ final class NodeStorageTier implements AutoCloseable {
     private static final long DRAIN_ANSWER_NANOS = 2_000_000_000L;
 
     private final String nodeId;
+    /** The backend as messages name it: {@code node.storage-backend <name> of plugin <plugin>}. */
+    private final String backendName;
     private final StorageBackend backend;
     private final Supplier<TransportClient> master;
     private final DiskReports reports;
@@ -93,15 +96,17 @@ final class NodeStorageTier implements AutoCloseable {
     private volatile long drainFailed;
 
     /**
-     * Starts the tier around {@code backend} (which it now owns) and the node's {@code segment}; {@code
-     * master} is the node's current master connection, {@code peers} its connections to other nodes, and
+     * Starts the tier around {@code backend} (which it now owns, and names {@code backendName} in messages) and the
+     * node's {@code segment}; {@code master} is the node's current master connection, {@code peers} its connections to
+     * other nodes, and
      * {@code ticker} times the notices' back-off; {@code transport} bounds the SSD reads it serves (frame
      * size, {@code node.ssd-read-memory}, {@code node.ssd-read-queue}).
      */
-    NodeStorageTier(String nodeId, StorageBackend backend, LocalSegment segment, Supplier<TransportClient> master,
-                    TransportClientPool peers, Ticker ticker, io.tiffin.core.transport.TransportSettings transport,
-                    Duration stopOffload) {
+    NodeStorageTier(String nodeId, String backendName, StorageBackend backend, LocalSegment segment,
+                    Supplier<TransportClient> master, TransportClientPool peers, Ticker ticker,
+                    io.tiffin.core.transport.TransportSettings transport, Duration stopOffload) {
         this.nodeId = nodeId;
+        this.backendName = backendName;
         this.segmentName = segment.name();
         this.stopOffload = stopOffload;
         this.backend = backend;
@@ -135,22 +140,50 @@ final class NodeStorageTier implements AutoCloseable {
         return backend;
     }
 
-    /** Registers the tier with the master and reports every object the backend holds (after a restart too). */
+    /**
+     * Registers the tier with the master and reports every object the backend holds (after a restart too).
+     *
+     * @throws TiffinException naming the backend and its plugin when the backend fails to tell its capacity or to list
+     *     its objects (whatever it throws: plugin code, which a missing or corrupt jar of its may fail with an Error);
+     *     as the master connection does when a report cannot be sent
+     */
     void register() {
         int[] total = new int[1];
         // Not while a write may evict what the scan has seen: its notice would reach the master first.
         reports.lock();
         try {
-            reports.register(backend.capacityBytes());
+            long capacity;
+            try {
+                capacity = backend.capacityBytes();
+            } catch (RuntimeException | LinkageError | StackOverflowError e) {
+                throw backendFailed("tell its capacity", e);
+            }
+            reports.register(capacity);
             List<DiskObject> batch = new ArrayList<>();
-            backend.scanStamped((key, size, stamp) -> {
-                batch.add(copies.report(key, size, stamp));
-                if (batch.size() == 1000) {
-                    reports.held(batch);
-                    total[0] += batch.size();
-                    batch.clear();
+            RuntimeException[] reportFailed = new RuntimeException[1]; // ours, passed through the backend's scan
+            try {
+                backend.scanStamped((key, size, stamp) -> {
+                    batch.add(copies.report(key, size, stamp));
+                    if (batch.size() == 1000) {
+                        try {
+                            reports.held(batch);
+                        } catch (RuntimeException e) {
+                            reportFailed[0] = e;
+                            throw e;
+                        }
+                        total[0] += batch.size();
+                        batch.clear();
+                    }
+                });
+            } catch (RuntimeException | LinkageError | StackOverflowError e) {
+                if (reportFailed[0] != null) {
+                    throw reportFailed[0]; // the master connection's failure, as the backend passed it on or not
                 }
-            });
+                throw backendFailed("list the objects it holds", e);
+            }
+            if (reportFailed[0] != null) {
+                throw reportFailed[0]; // a backend that went on after it: its listing did not reach the master
+            }
             reports.scanned(batch);
             total[0] += batch.size();
         } finally {
@@ -159,6 +192,18 @@ final class NodeStorageTier implements AutoCloseable {
         if (total[0] > 0) {
             LOG.info("Node {} re-registered {} objects from its SSD tier with the master", nodeId, total[0]);
         }
+    }
+
+    /**
+     * What the backend threw while the tier registers, as an error that names the backend, its plugin and the cause: a
+     * {@link TiffinException} keeps its code, anything else is {@code FILE_READ_FAIL}.
+     */
+    private TiffinException backendFailed(String what, Throwable e) {
+        ErrorCode code = e instanceof TiffinException t ? t.code() : ErrorCode.FILE_READ_FAIL;
+        return new TiffinException(code, backendName + " failed to " + what + ", so node " + nodeId + " cannot"
+                + " register its SSD tier with the master: " + PluginRegistry.describe(e)
+                + ". Check the plugin's log lines and its jars (a LinkageError means one is missing, corrupt or built"
+                + " for another Tiffin), or leave node.storage-backend empty to run the node without an SSD tier", e);
     }
 
     /**

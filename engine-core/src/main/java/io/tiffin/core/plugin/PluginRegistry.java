@@ -431,6 +431,14 @@ public final class PluginRegistry implements AutoCloseable {
     }
 
     /**
+     * A plugin class and where it was loaded from ({@code <class> (<jar or directory>)}), for messages about a plugin
+     * object whose {@link PluginInfo} is not at hand (one handed to a component directly, as tests and embedders do).
+     */
+    public static String origin(Class<?> type) {
+        return type.getName() + " (" + location(type) + ")";
+    }
+
+    /**
      * Runs a plugin factory's {@code create}: what it throws (plugin code refusing its settings, or
      * failing) becomes {@code INVALID_PARAMS} naming the factory, so the user learns which plugin and
      * setting to look at instead of reading a provisioning stack trace.
@@ -442,13 +450,14 @@ public final class PluginRegistry implements AutoCloseable {
             return Objects.requireNonNull(creation.get(), () -> what + " created nothing (null)");
         } catch (TiffinException e) {
             throw e;
-        } catch (RuntimeException | LinkageError e) {
+        } catch (RuntimeException | LinkageError | StackOverflowError e) {
             throw new TiffinException(ErrorCode.INVALID_PARAMS, what + " could not be created: " + describe(e)
                     + " (check the plugin's settings, or choose another)", e);
         }
     }
 
-    private static String describe(Throwable e) {
+    /** {@code e} and its causes, for a message: {@code e.toString()} followed by {@code "; caused by <cause>"} each. */
+    public static String describe(Throwable e) {
         StringBuilder sb = new StringBuilder(e.toString());
         for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
             sb.append("; caused by ").append(c);
