@@ -357,6 +357,24 @@ def test_batch_put_accepts_a_mapping_and_replicas(tcp_client, prefix):
     assert all(len(tcp_client.locate(k).replicas) == 2 for k in list(items)[:3])
 
 
+def test_a_batch_put_waits_out_another_writers_put_of_one_of_its_keys(cluster, tcp_client, prefix):
+    """Two engines storing the same prefix's pages: the key another writer is still writing is put again once that
+    put ends (revoked here, so this batch writes it), instead of failing at once with REPLICA_IS_NOT_READY."""
+    shared, mine = f"{prefix}shared", f"{prefix}mine"
+    with tiffin.Client.connect(cluster.master, shared_memory=False) as other:
+        other._rpc(Op.PUT_START, pb.PutStartRequest(client_id=other.client_id, key=shared, size=3,
+                                                    options=pb.PutOptionsMsg(replicas=1), put_id=7), pb.PutStartReply)
+        revoke = threading.Timer(0.1, lambda: other._rpc(Op.PUT_REVOKE, pb.KeyRequest(client_id=other.client_id,
+                                                                                        key=shared), pb.Empty))
+        revoke.start()
+        try:
+            results = tcp_client.batch_put({shared: b"abc", mine: b"d"})
+        finally:
+            revoke.join()
+    assert [r.code for r in results] == ["OK", "OK"]
+    assert tcp_client.get(shared) == b"abc" and tcp_client.get(mine) == b"d"
+
+
 def test_bad_put_options(tcp_client, prefix):
     with pytest.raises(TiffinError) as e:
         tcp_client.put(f"{prefix}k", b"x", replicas=0)

@@ -27,6 +27,9 @@ log = logging.getLogger("tiffin")
 PUT_RETRIES = 5
 #: the master's refusals of a PUT_START that end within moments on their own
 BRIEF_PUT_REFUSALS = ("NO_AVAILABLE_HANDLE", "REPLICA_IS_NOT_READY", "OBJECT_HAS_REPLICATION_TASK")
+#: those a batch put asks again for (not NO_AVAILABLE_HANDLE: a batch answers it at once, so that its caller sees the
+#: pressure, as the Java client's ``BriefRefusals.ofBatchPut``)
+BRIEF_BATCH_PUT_REFUSALS = ("REPLICA_IS_NOT_READY", "OBJECT_HAS_REPLICATION_TASK")
 
 
 class Puts:
@@ -82,6 +85,21 @@ class Puts:
                         len(keys), e)
 
     def batch_put(self, keys: list, srcs: list, options: pb.PutOptionsMsg) -> list:
+        """One result per key. The keys another writer was still writing, or a node was copying to SSD or back, are
+        put again, together, after the single put's pauses (about 0.6 s in all): a key whose other put completed
+        meanwhile is then a successful no-op, as for a single put (two engines storing the same prefix's pages)."""
+        out = self._batch_put_once(keys, srcs, options)
+        for attempt in range(PUT_RETRIES):
+            again = [i for i, r in enumerate(out) if r.code in BRIEF_BATCH_PUT_REFUSALS]
+            if not again:
+                break
+            time.sleep(0.020 * (1 << attempt))
+            retried = self._batch_put_once([keys[i] for i in again], [srcs[i] for i in again], options)
+            for j, i in enumerate(again):
+                out[i] = retried[j]
+        return out
+
+    def _batch_put_once(self, keys: list, srcs: list, options: pb.PutOptionsMsg) -> list:
         n = len(keys)
         if n == 0:
             self._check_open()

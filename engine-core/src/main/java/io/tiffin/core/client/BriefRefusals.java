@@ -26,6 +26,15 @@ final class BriefRefusals {
                 || code == ErrorCode.OBJECT_HAS_REPLICATION_TASK;
     }
 
+    /**
+     * Whether a batch put's PutStart answered {@code code} for one key for a moment only: another writer's put of the
+     * key under way, or a node copying the object to SSD or back. Not {@code NO_AVAILABLE_HANDLE}: a batch answers it
+     * at once, so that its caller sees the pressure (the engines back off on it).
+     */
+    static boolean ofBatchPut(ErrorCode code) {
+        return code == ErrorCode.REPLICA_IS_NOT_READY || code == ErrorCode.OBJECT_HAS_REPLICATION_TASK;
+    }
+
     /** Whether a removal answered {@code code} for a moment only: a node copying the object to SSD or back. */
     static boolean ofRemove(ErrorCode code) {
         return code == ErrorCode.OBJECT_HAS_REPLICATION_TASK;

@@ -209,8 +209,40 @@ final class PutPipeline {
         }
     }
 
-    /** Stores many values (shareable, one per key) with one master round trip per step; one result per key. */
+    /**
+     * Stores many values (shareable, one per key) with one master round trip per step; one result per key. The keys
+     * another writer was still writing, or a node was copying to SSD or back ({@link BriefRefusals#ofBatchPut}), are
+     * put again, together, after the single put's pauses (about 0.6 s in all): a key whose other put completed
+     * meanwhile is then a successful no-op, as for a single put. An interrupt ends the retries with the answers so far.
+     */
     List<KeyResult<Void>> batchPut(List<String> keys, List<MemorySegment> values, PutOptions putOptions) {
+        List<KeyResult<Void>> out = new ArrayList<>(batchPutOnce(keys, values, putOptions));
+        for (int attempt = 0; attempt < BriefRefusals.RETRIES; attempt++) {
+            List<Integer> again = new ArrayList<>();
+            for (int i = 0; i < out.size(); i++) {
+                if (BriefRefusals.ofBatchPut(out.get(i).code())) {
+                    again.add(i);
+                }
+            }
+            if (again.isEmpty()) {
+                break;
+            }
+            try {
+                Thread.sleep(20L << attempt);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            List<KeyResult<Void>> retried = batchPutOnce(again.stream().map(keys::get).toList(),
+                    again.stream().map(values::get).toList(), putOptions);
+            for (int j = 0; j < again.size(); j++) {
+                out.set(again.get(j), retried.get(j));
+            }
+        }
+        return out;
+    }
+
+    private List<KeyResult<Void>> batchPutOnce(List<String> keys, List<MemorySegment> values, PutOptions putOptions) {
         keys.forEach(caches::invalidate);
         int n = keys.size();
         long[] sizes = new long[n];

@@ -38,6 +38,9 @@ class BriefRefusalsTest {
         assertThat(BriefRefusals.ofPut(ErrorCode.REPLICA_IS_NOT_READY)).isTrue();
         assertThat(BriefRefusals.ofPut(ErrorCode.OBJECT_HAS_REPLICATION_TASK)).isTrue();
         assertThat(BriefRefusals.ofPut(ErrorCode.OBJECT_ALREADY_EXISTS)).isFalse();
+        assertThat(BriefRefusals.ofBatchPut(ErrorCode.REPLICA_IS_NOT_READY)).isTrue();
+        assertThat(BriefRefusals.ofBatchPut(ErrorCode.OBJECT_HAS_REPLICATION_TASK)).isTrue();
+        assertThat(BriefRefusals.ofBatchPut(ErrorCode.NO_AVAILABLE_HANDLE)).as("the caller sees the pressure").isFalse();
         assertThat(BriefRefusals.ofRemove(ErrorCode.OBJECT_HAS_REPLICATION_TASK)).isTrue();
         assertThat(BriefRefusals.ofRemove(ErrorCode.OBJECT_HAS_LEASE)).isFalse();
         assertThat(BriefRefusals.ofRemove(ErrorCode.OBJECT_NOT_FOUND)).isFalse();
