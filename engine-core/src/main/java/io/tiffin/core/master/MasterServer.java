@@ -124,7 +124,8 @@ public final class MasterServer implements AutoCloseable {
             if (options.adminPort() >= 0) {
                 try {
                     adminServer = new AdminHttpServer(options.host(), options.adminPort(), options.transport(),
-                            metrics::scrape, this::healthJson, status::json);
+                            metrics::scrape, this::healthJson, status::json,
+                            MooncakeAdminEndpoints.of(service, leadership));
                 } catch (IOException e) {
                     throw new TiffinException(ErrorCode.INVALID_PARAMS, "master.admin-port = " + options.adminPort()
                             + ": cannot listen on " + options.host() + ":" + options.adminPort() + " (" + e.getMessage()

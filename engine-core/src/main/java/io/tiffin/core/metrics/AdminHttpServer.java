@@ -78,13 +78,23 @@ public final class AdminHttpServer implements AutoCloseable {
      */
     public AdminHttpServer(String host, int port, TransportSettings transport, Supplier<String> metrics,
                            Supplier<String> health, Supplier<String> status) throws IOException {
+        this(host, port, transport, metrics, health, status, java.util.Map.of());
+    }
+
+    /**
+     * As {@link #AdminHttpServer(String, int, TransportSettings, Supplier, Supplier, Supplier)}, with {@code extra}
+     * endpoints by path (behind the same access rule).
+     */
+    public AdminHttpServer(String host, int port, TransportSettings transport, Supplier<String> metrics,
+                           Supplier<String> health, Supplier<String> status,
+                           java.util.Map<String, AdminEndpoint> extra) throws IOException {
         ProtectedMode.check("admin HTTP", host, port, transport);
         access = AdminAccess.of(host, transport);
         TlsContexts tls = TlsContexts.load(transport.tls());
         if (tls != null && !tls.canServe()) {
             tls.newServerHandler(io.netty.buffer.ByteBufAllocator.DEFAULT, transport.handshakeTimeout()); // says why
         }
-        AdminRoutes routes = new AdminRoutes(access, metrics, health, status);
+        AdminRoutes routes = new AdminRoutes(access, metrics, health, status, extra);
         String name = "admin HTTP";
         ConnectionGuards guards = new ConnectionGuards(name, transport, tls);
         long requestTimeoutNanos = transport.handshakeTimeout().toNanos();

@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
@@ -17,8 +18,9 @@ import org.apache.logging.log4j.Logger;
 /**
  * What the admin HTTP server answers: {@code /metrics}, {@code /health} and {@code /api/status} to those
  * {@link AdminAccess} lets in (401 with the rule otherwise), the status page at {@code /} and {@code /index.html}
- * to anyone, 405 for a method other than GET and HEAD and 404 for any other path. Paths match exactly; a query string is
- * ignored. Called on a worker thread: the endpoints' text may take a while to make.
+ * to anyone, 405 for a method other than GET and HEAD and 404 for any other path; also the server's
+ * {@link AdminEndpoint}s, as the three data endpoints. Paths match exactly; a query string is handed to the endpoint
+ * (the three ignore it). Called on a worker thread: the endpoints' text may take a while to make.
  *
  * <p>Thread-safe (immutable; the suppliers must be thread-safe).
  */
@@ -26,21 +28,33 @@ final class AdminRoutes {
     private static final Logger LOG = LogManager.getLogger(AdminRoutes.class);
 
     private final AdminAccess access;
-    /** The data endpoints: path → content type and text. */
-    private final Map<String, Endpoint> endpoints;
+    /** The data endpoints by path. */
+    private final Map<String, AdminEndpoint> endpoints;
     /** The status page, or null when the server has no status source. */
     private final byte[] page;
 
-    private record Endpoint(String contentType, Supplier<String> body) {
+    /** {@code extra}: endpoints beyond the three (their paths must differ from them). */
+    AdminRoutes(AdminAccess access, Supplier<String> metrics, Supplier<String> health, Supplier<String> status,
+                Map<String, AdminEndpoint> extra) {
+        this.access = access;
+        Map<String, AdminEndpoint> all = new HashMap<>(extra);
+        putNew(all, "/metrics", fixed("text/plain; version=0.0.4; charset=utf-8", metrics));
+        putNew(all, "/health", fixed("application/json", health));
+        if (status != null) {
+            putNew(all, "/api/status", fixed("application/json", status));
+        }
+        this.endpoints = Map.copyOf(all);
+        this.page = status == null ? null : StatusPage.html();
     }
 
-    AdminRoutes(AdminAccess access, Supplier<String> metrics, Supplier<String> health, Supplier<String> status) {
-        this.access = access;
-        Endpoint m = new Endpoint("text/plain; version=0.0.4; charset=utf-8", metrics);
-        Endpoint h = new Endpoint("application/json", health);
-        this.endpoints = status == null ? Map.of("/metrics", m, "/health", h)
-                : Map.of("/metrics", m, "/health", h, "/api/status", new Endpoint("application/json", status));
-        this.page = status == null ? null : StatusPage.html();
+    private static AdminEndpoint fixed(String contentType, Supplier<String> body) {
+        return new AdminEndpoint(contentType, query -> AdminEndpoint.Answer.ok(body.get()));
+    }
+
+    private static void putNew(Map<String, AdminEndpoint> all, String path, AdminEndpoint endpoint) {
+        if (all.putIfAbsent(path, endpoint) != null) {
+            throw new IllegalArgumentException("admin endpoint " + path + " given twice");
+        }
     }
 
     /**
@@ -49,8 +63,9 @@ final class AdminRoutes {
      * certificateName} (null = none).
      */
     FullHttpResponse answer(HttpMethod method, String uri, String authorization, String certificateName) {
-        String path = new QueryStringDecoder(uri).path();
-        Endpoint endpoint = endpoints.get(path);
+        QueryStringDecoder decoded = new QueryStringDecoder(uri);
+        String path = decoded.path();
+        AdminEndpoint endpoint = endpoints.get(path);
         if (endpoint != null) {
             if (!access.permits(authorization, certificateName)) {
                 FullHttpResponse refused = text(HttpResponseStatus.UNAUTHORIZED, access.refusal() + "\n");
@@ -60,14 +75,15 @@ final class AdminRoutes {
             if (!readOnly(method)) {
                 return notAllowed();
             }
-            byte[] body;
+            AdminEndpoint.Answer answer;
             try {
-                body = endpoint.body().get().getBytes(StandardCharsets.UTF_8);
+                answer = endpoint.answer().apply(decoded.parameters());
             } catch (RuntimeException e) {
                 LOG.warn("Admin endpoint {} failed", path, e);
                 return empty(HttpResponseStatus.INTERNAL_SERVER_ERROR);
             }
-            FullHttpResponse ok = full(HttpResponseStatus.OK, body, endpoint.contentType());
+            FullHttpResponse ok = full(HttpResponseStatus.valueOf(answer.status()),
+                    answer.body().getBytes(StandardCharsets.UTF_8), endpoint.contentType());
             ok.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
             return ok;
         }

@@ -354,4 +354,30 @@ class ClusterEndToEndTest {
                     .contains("tiffin_master_evicted_keys_total");
         }
     }
+
+    /** The endpoints of Mooncake's master that engines call (SGLang's start-up check polls /get_all_segments). */
+    @Test
+    void adminEndpointAnswersMooncakesSegmentQueries() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 2, 64 * MiB)) {
+            cluster.remoteClient().put("m", bytes(1, 1000));
+            HttpClient http = HttpClient.newHttpClient();
+            String base = "http://127.0.0.1:" + cluster.master.adminAddress().getPort();
+            HttpResponse<String> all = http.send(HttpRequest.newBuilder(URI.create(base + "/get_all_segments")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(all.statusCode()).isEqualTo(200);
+            assertThat(all.body().split("\n")).containsExactlyInAnyOrder(cluster.nodes.get(0).segmentName(),
+                    cluster.nodes.get(1).segmentName());
+            String name = cluster.nodes.get(0).segmentName();
+            HttpResponse<String> one = http.send(HttpRequest.newBuilder(URI.create(base + "/query_segment?segment="
+                    + java.net.URLEncoder.encode(name, java.nio.charset.StandardCharsets.UTF_8))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(one.statusCode()).isEqualTo(200);
+            assertThat(one.body()).startsWith(name + "\nUsed(bytes): ").endsWith("\nCapacity(bytes) : " + 64 * MiB
+                    + "\n");
+            HttpResponse<String> missing = http.send(HttpRequest.newBuilder(URI.create(base
+                    + "/query_segment?segment=nope")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(missing.statusCode()).isEqualTo(404);
+            assertThat(missing.body()).contains("segment nope is not mounted");
+        }
+    }
 }
