@@ -6,7 +6,12 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Stack;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 /**
  * The options every command accepts for configuration: {@code --config FILE} and repeated
@@ -26,7 +31,7 @@ final class ConfigOptions {
                     + "$TIFFIN_CONF_DIR/tiffin.properties or <tiffin home>/conf/tiffin.properties, if it exists).")
     java.util.List<Path> files = new java.util.ArrayList<>();
 
-    @Option(names = {"-D", "--set"}, paramLabel = "KEY=VALUE",
+    @Option(names = {"-D", "--set"}, paramLabel = "KEY=VALUE", parameterConsumer = KeyValue.class,
             description = "Sets any configuration key, e.g. -D master.lease-ttl=5s; repeatable.")
     Map<String, String> settings = new LinkedHashMap<>();
 
@@ -65,5 +70,36 @@ final class ConfigOptions {
         }
         Path p = Path.of(confDir, DEFAULT_FILE_NAME);
         return Files.isRegularFile(p) ? Optional.of(p) : Optional.empty();
+    }
+
+    /**
+     * Reads one {@code -D}/{@code --set} value: {@code KEY=VALUE} (split at the first '=', so the value may hold more),
+     * else a usage error that names the option once and says what to write. Picocli's own message for a map
+     * option's value without '=' says "option" twice ({@code Value for option option '--set' (KEY=VALUE) should
+     * be in KEY=VALUE format but was foo}).
+     *
+     * <p>Thread-safe (stateless).
+     */
+    static final class KeyValue implements CommandLine.IParameterConsumer {
+        @Override
+        public void consumeParameters(Stack<String> args, ArgSpec argSpec, CommandSpec commandSpec) {
+            if (args.isEmpty()) {
+                throw new ParameterException(commandSpec.commandLine(), "Missing value for option '--set' (-D):"
+                        + " expected KEY=VALUE, e.g. -D master.lease-ttl=5s", argSpec, null);
+            }
+            String arg = args.pop();
+            int eq = arg.indexOf('=');
+            if (eq <= 0) {
+                throw new ParameterException(commandSpec.commandLine(), "Invalid value for option '--set' (-D): '"
+                        + arg + "' is not KEY=VALUE" + (eq == 0 ? " (the key is empty)" : "")
+                        + "; write e.g. -D master.lease-ttl=5s", argSpec, arg);
+            }
+            Map<String, String> map = argSpec.getValue();
+            if (map == null) {
+                map = new LinkedHashMap<>();
+                argSpec.setValue(map);
+            }
+            map.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
     }
 }

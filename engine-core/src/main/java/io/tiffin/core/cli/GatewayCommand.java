@@ -54,21 +54,36 @@ final class GatewayCommand extends ServerCommand {
 
     @Override
     void start(TiffinConfig config, Deque<AutoCloseable> started) {
-        refuseUnprotected(config); // before connecting: a master with tokens would refuse a gateway without one first
+        // before connecting: a master with tokens would refuse a gateway without one first
+        Prepared prepared = prepare(config);
         GatewayStore store = TiffinGatewayStore.connect(component(config, TiffinClient.Options.class),
                 config.get(GATEWAY_REPLICAS));
-        GatewayServer gateway = startGateway(config, store, "--port");
+        GatewayServer gateway = startGateway(config, prepared, store, "--port");
         started.push(gateway);
         out().println(gatewayLine(config.get(GATEWAY_HOST), gateway, config.get(MASTER_ADDRESS).toString()));
     }
 
     /**
-     * Protected mode, as for the master and the nodes (docs/SECURITY.md): refuses a gateway reachable from other hosts
-     * with no password, no client certificates and no {@code --insecure}; call before {@link #startGateway}.
+     * A gateway's settings, built once from the configuration by {@link #prepare}: what protected mode decided on is
+     * what the gateway then runs with (the same credentials, the same read of {@code transport.tokens-file}).
      *
-     * @throws TiffinException {@code INVALID_PARAMS} saying what to set
+     * <p>Thread-safe (immutable).
+     *
+     * @param settings the RESP settings with the credentials of {@code transport.*-token} and {@code
+     *     transport.tokens-file}
+     * @param tls {@code transport.tls.*}
      */
-    static void refuseUnprotected(TiffinConfig config) {
+    record Prepared(GatewaySettings settings, io.tiffin.core.transport.TlsSettings tls) {
+    }
+
+    /**
+     * Builds the gateway's settings and applies protected mode, as for the master and the nodes (docs/SECURITY.md):
+     * refuses a gateway reachable from other hosts with no password, no client certificates and no {@code
+     * --insecure}; call before connecting to the store, then pass the result to {@link #startGateway}.
+     *
+     * @throws TiffinException {@code INVALID_PARAMS} saying what to set (or what is wrong with the tokens file)
+     */
+    static Prepared prepare(TiffinConfig config) {
         GatewaySettings settings = GatewaySettings.from(config)
                 .withCredentials(io.tiffin.core.TiffinModule.credentials(config));
         io.tiffin.core.transport.TlsSettings tlsSettings = io.tiffin.core.TiffinModule.tlsSettings(config);
@@ -82,32 +97,24 @@ final class GatewayCommand extends ServerCommand {
                     + " 127.0.0.1 (gateway.host); or require client certificates (transport.tls.enabled = true,"
                     + " transport.tls.client-auth = require); or accept the risk with --insecure (transport.insecure = true)");
         }
+        return new Prepared(settings, tlsSettings);
     }
 
     /**
-     * Starts the gateway over {@code store} (after {@link #refuseUnprotected}); when it cannot listen, closes the store
-     * and fails with a message naming {@code flag}.
+     * Starts the gateway over {@code store} with the settings of {@link #prepare}; when it cannot listen, closes the
+     * store and fails with a message naming {@code flag}.
      */
-    static GatewayServer startGateway(TiffinConfig config, GatewayStore store, String flag) {
-        GatewaySettings settings;
-        io.tiffin.core.transport.TlsSettings tlsSettings;
-        try {
-            settings = GatewaySettings.from(config).withCredentials(io.tiffin.core.TiffinModule.credentials(config));
-            tlsSettings = io.tiffin.core.TiffinModule.tlsSettings(config);
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
-        }
+    static GatewayServer startGateway(TiffinConfig config, Prepared prepared, GatewayStore store, String flag) {
         io.tiffin.core.transport.TlsContexts tls = null;
         try {
             // RESP over TLS with the process's transport.tls.* keys (as Redis 6's tls-port, on the one port)
-            tls = tlsSettings.enabled() ? io.tiffin.core.transport.TlsContexts.load(tlsSettings) : null;
+            tls = prepared.tls().enabled() ? io.tiffin.core.transport.TlsContexts.load(prepared.tls()) : null;
         } catch (RuntimeException e) {
             store.close();
             throw e;
         }
         try {
-            return GatewayServer.start(store, settings, io.tiffin.core.util.Ticker.SYSTEM, tls,
+            return GatewayServer.start(store, prepared.settings(), io.tiffin.core.util.Ticker.SYSTEM, tls,
                     config.get(io.tiffin.core.config.TiffinConfigKeys.TRANSPORT_HANDSHAKE_TIMEOUT));
         } catch (TiffinException e) {
             if (e.getCause() == null) {

@@ -93,8 +93,8 @@ final class StandaloneCommand extends ServerCommand {
         String reachable = isWildcard(masterHost) ? "127.0.0.1" : masterHost;
         if (config.get(GATEWAY_PORT) != 0) {
             String master = endpoint(reachable, tiffin.master().address());
-            GatewayCommand.refuseUnprotected(config);
-            GatewayServer gateway = GatewayCommand.startGateway(config,
+            GatewayCommand.Prepared prepared = GatewayCommand.prepare(config);
+            GatewayServer gateway = GatewayCommand.startGateway(config, prepared,
                     TiffinGatewayStore.over(tiffin.client(), config.get(GATEWAY_REPLICAS), master), "--redis-port");
             started.push(gateway);
             out().println(GatewayCommand.gatewayLine(config.get(GATEWAY_HOST), gateway, master));

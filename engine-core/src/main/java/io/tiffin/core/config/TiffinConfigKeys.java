@@ -37,7 +37,9 @@ public final class TiffinConfigKeys {
                     + " (ZooKeeper; root /tiffin by default). Empty = a single master.");
     public static final ConfigKey<String> MASTER_STATE_DIR = ConfigKey.string("master.state-dir", "",
             "Directory where a single master (no master.coordinator) keeps the cluster facts, so that after a"
-                    + " restart its nodes attach and keep their objects. Empty = a restarted master starts empty.");
+                    + " restart its nodes attach and keep their objects. Empty = a restarted master starts empty."
+                    + " Setting it together with master.coordinator is an error (masters with failover keep the"
+                    + " facts in the coordination service).");
     public static final ConfigKey<String> MASTER_ADVERTISE_ADDRESS = ConfigKey.string("master.advertise-address", "",
             "host:port clients and nodes reach this master at, as other masters name it; empty = master.host:"
                     + "master.port (127.0.0.1 for a wildcard host).");
@@ -482,6 +484,16 @@ public final class TiffinConfigKeys {
             problems.add(r.describe(TRANSPORT_TLS_CLIENT_AUTH) + " (expected: none unless transport.tls.ca names the"
                     + " authorities whose client certificates servers accept, where " + r.describe(TRANSPORT_TLS_CA)
                     + ")");
+        }
+        Optional<String> coordinator = r.value(MASTER_COORDINATOR);
+        Optional<String> stateDir = r.value(MASTER_STATE_DIR);
+        if (coordinator.isPresent() && stateDir.isPresent() && !coordinator.get().isEmpty()
+                && !stateDir.get().isEmpty()) {
+            problems.add(r.describe(MASTER_STATE_DIR) + " is set together with " + r.describe(MASTER_COORDINATOR)
+                    + ", which would ignore it (expected: one of them: a single master keeps its cluster facts in"
+                    + " master.state-dir; masters with failover keep them in the coordination service of"
+                    + " master.coordinator. Remove master.state-dir (--state-dir) to run masters with failover, or"
+                    + " master.coordinator (--coordinator) to run a single master)");
         }
         Optional<Integer> ring = r.value(HOTCACHE_RING_SIZE);
         if (ring.isPresent() && Integer.bitCount(ring.get()) != 1) {

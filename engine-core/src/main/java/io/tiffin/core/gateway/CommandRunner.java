@@ -192,7 +192,7 @@ final class CommandRunner implements Runnable {
         long bytes = 0;
         for (RedisMessage m : replies) {
             bytes += Replies.weight(m);
-            if (m instanceof io.netty.handler.codec.redis.ErrorRedisMessage) {
+            if (Replies.isError(m)) {
                 gw.stats.errorReplies.increment();
             }
         }
@@ -400,7 +400,7 @@ final class CommandRunner implements Runnable {
     }
 
     private void reply(RedisMessage m) {
-        if (m instanceof io.netty.handler.codec.redis.ErrorRedisMessage) {
+        if (Replies.isError(m)) {
             gw.stats.errorReplies.increment();
         }
         pending.add(m);

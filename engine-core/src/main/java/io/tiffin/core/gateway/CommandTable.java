@@ -2,7 +2,6 @@ package io.tiffin.core.gateway;
 
 import io.netty.handler.codec.redis.RedisMessage;
 import io.tiffin.api.TiffinException;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -134,11 +133,7 @@ final class CommandTable {
         try {
             CommandSpec spec = byName.get(c.name());
             if (spec == null) {
-                List<String> args = new ArrayList<>();
-                for (int i = 1; i < c.argc() && args.size() < 128; i++) {
-                    args.add(c.text(i));
-                }
-                throw RespError.unknownCommand(c.text(0), args);
+                throw RespError.unknownCommand(c);
             }
             if (!spec.arityAccepts(c.argc())) {
                 throw RespError.wrongArity(spec.name());
@@ -200,7 +195,7 @@ final class CommandTable {
             RespCommand c = call.command();
             CommandSpec sub = byName.get(c.text(1).toUpperCase(Locale.ROOT));
             if (sub == null) {
-                throw RespError.unknownSubcommand(c.text(1), upper);
+                throw RespError.unknownSubcommand(c.arg(1), upper);
             }
             if (!sub.arityAccepts(c.argc())) {
                 throw RespError.wrongArity(sub.name());

@@ -32,8 +32,25 @@ final class Replies {
         return new SimpleStringRedisMessage(s);
     }
 
+    /** {@code e} as an error reply: its text in UTF-8, or its {@link RespError#raw() bytes} as they are. */
     static RedisMessage error(RespError e) {
-        return new ErrorRedisMessage(e.text());
+        return e.raw() == null ? new ErrorRedisMessage(e.text()) : new BinaryError(e.raw());
+    }
+
+    /** Whether {@code m} is an error reply (either kind). */
+    static boolean isError(RedisMessage m) {
+        return m instanceof ErrorRedisMessage || m instanceof BinaryError;
+    }
+
+    /**
+     * An error reply whose line is bytes rather than text ({@code -<line>\r\n}): one that echoes a client's bytes,
+     * which need not be UTF-8 (netty's {@link ErrorRedisMessage} holds a String and writes it in UTF-8).
+     *
+     * <p>Thread-safe (immutable: the line is never changed once built).
+     *
+     * @param line the line without the leading '-' and the CRLF, without CR or LF
+     */
+    record BinaryError(byte[] line) implements RedisMessage {
     }
 
     static RedisMessage integer(long n) {
@@ -107,6 +124,7 @@ final class Replies {
                 yield w;
             }
             case Resp3.Verbatim v -> v.text().length() + 24L;
+            case BinaryError e -> e.line().length + 3L;
             case EncodedReply e -> e.content().readableBytes();
             default -> 16;
         };

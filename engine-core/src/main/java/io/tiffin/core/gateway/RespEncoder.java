@@ -60,6 +60,8 @@ final class RespEncoder extends RedisEncoder {
             }
             case Resp3.Leaf l -> out.add(line(ctx, l.line()));
             case EncodedReply e -> out.add(e.content().retain());
+            case Replies.BinaryError e -> out.add(ctx.alloc().ioBuffer(e.line().length + 3).writeByte('-')
+                    .writeBytes(e.line()).writeShort(CRLF));
             case Resp3.Verbatim v -> {
                 byte[] text = (v.format() + ":" + v.text()).getBytes(StandardCharsets.UTF_8);
                 ByteBuf buf = ctx.alloc().ioBuffer(text.length + 16);

@@ -1,28 +1,55 @@
 package io.tiffin.core.gateway;
 
+import io.netty.buffer.ByteBuf;
 import io.tiffin.api.TiffinException;
-import java.util.List;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A command's error reply, thrown by a command and written as {@code -<text>}: Redis's own error forms
- * ({@link #syntax()}, {@link #wrongArity}, ...) and Tiffin's codes ({@link #store}). No stack trace is
- * captured: these are answers, not failures of the gateway.
+ * ({@link #syntax()}, {@link #wrongArity}, ...) and Tiffin's codes ({@link #store}). The errors that echo a
+ * client's bytes ({@link #unknownCommand}, {@link #unknownSubcommand}) are lines of bytes ({@link #raw()}), written
+ * as they are, as Redis does. No stack trace is captured: these are answers, not failures of the gateway.
  *
  * <p>Thread-safe (immutable).
  */
 final class RespError extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** The error line without the leading '-', one line. */
+    /**
+     * How much of a client's bytes Redis echoes in an error: a name's first 128 bytes, and of the arguments of an
+     * unknown command as many as fit in 128 bytes with their quotes ({@code server.c} commandCheckExistence).
+     */
+    static final int ECHO_LIMIT = 128;
+
+    /** The error line without the leading '-', one line; for {@link #raw} lines, one char per byte (ISO-8859-1). */
     private final String text;
+    /** The line's bytes when it echoes a client's bytes as they came (they need not be UTF-8), else null. */
+    private final byte[] raw;
 
     RespError(String text) {
         super(text, null, false, false);
         this.text = oneLine(text);
+        this.raw = null;
+    }
+
+    /** A line of bytes, written as they are; the caller has replaced CR and LF already. */
+    private RespError(byte[] raw) {
+        super(new String(raw, StandardCharsets.ISO_8859_1), null, false, false);
+        this.text = getMessage();
+        this.raw = raw;
     }
 
     String text() {
         return text;
+    }
+
+    /**
+     * The line's bytes when it echoes a client's bytes (see {@link Replies#error}), else null: the line is
+     * {@link #text()}, in UTF-8.
+     */
+    byte[] raw() {
+        return raw;
     }
 
     /** {@code text} with CR and LF as spaces, as Redis writes error replies. */
@@ -47,22 +74,55 @@ final class RespError extends RuntimeException {
         return err("wrong number of arguments for '" + name + "' command");
     }
 
-    /** Redis's answer to an unknown command: its name and the start of its arguments. */
-    static RespError unknownCommand(String name, List<String> args) {
-        StringBuilder sb = new StringBuilder();
-        for (String a : args) {
-            int room = 128 - sb.length();
-            if (room <= 0) {
-                break;
-            }
-            sb.append('\'').append(a, 0, Math.min(a.length(), room)).append("' ");
+    /**
+     * Redis's answer to an unknown command, byte for byte as redis-server 7 writes it: the name's first
+     * {@value #ECHO_LIMIT} bytes, then each argument quoted and followed by a space while the arguments written so
+     * far take less than {@value #ECHO_LIMIT} bytes, the last one cut to what is left of them; the client's bytes as
+     * they came (not decoded: they need not be UTF-8), each cut at its first NUL (Redis formats them as C strings),
+     * CR and LF written as spaces (an error reply is one line).
+     */
+    static RespError unknownCommand(RespCommand c) {
+        ByteArrayOutputStream line = new ByteArrayOutputStream(64 + 2 * ECHO_LIMIT);
+        line.writeBytes("ERR unknown command '".getBytes(StandardCharsets.US_ASCII));
+        echo(c.arg(0), ECHO_LIMIT, line);
+        line.writeBytes("', with args beginning with: ".getBytes(StandardCharsets.US_ASCII));
+        int echoed = 0;
+        for (int i = 1; i < c.argc() && echoed < ECHO_LIMIT; i++) {
+            line.write('\'');
+            int n = echo(c.arg(i), ECHO_LIMIT - echoed, line);
+            line.write('\'');
+            line.write(' ');
+            echoed += n + 3;
         }
-        return err("unknown command '" + clip(name) + "', with args beginning with: " + sb);
+        return new RespError(line.toByteArray());
     }
 
-    /** {@code container}: the command in upper case, e.g. {@code CLIENT}. */
-    static RespError unknownSubcommand(String sub, String container) {
-        return err("unknown subcommand '" + clip(sub) + "'. Try " + container + " HELP.");
+    /**
+     * Redis's answer to an unknown subcommand: its first {@value #ECHO_LIMIT} bytes as they came (as for
+     * {@link #unknownCommand}); {@code container}: the command in upper case, e.g. {@code CLIENT}.
+     */
+    static RespError unknownSubcommand(ByteBuf sub, String container) {
+        ByteArrayOutputStream line = new ByteArrayOutputStream(64 + ECHO_LIMIT);
+        line.writeBytes("ERR unknown subcommand '".getBytes(StandardCharsets.US_ASCII));
+        echo(sub, ECHO_LIMIT, line);
+        line.writeBytes(("'. Try " + container + " HELP.").getBytes(StandardCharsets.US_ASCII));
+        return new RespError(line.toByteArray());
+    }
+
+    /**
+     * Writes at most {@code max} bytes of {@code arg} (not consumed), up to its first NUL, with CR and LF as
+     * spaces; returns how many it wrote.
+     */
+    private static int echo(ByteBuf arg, int max, ByteArrayOutputStream out) {
+        int n = Math.min(arg.readableBytes(), max);
+        for (int k = 0; k < n; k++) {
+            byte b = arg.getByte(arg.readerIndex() + k);
+            if (b == 0) {
+                return k;
+            }
+            out.write(b == '\r' || b == '\n' ? ' ' : b);
+        }
+        return n;
     }
 
     static RespError noAuth() {
@@ -84,9 +144,5 @@ final class RespError extends RuntimeException {
             m = e.code().hint();
         }
         return err(e.code().name() + " " + io.tiffin.core.util.Shown.key(what) + ": " + m); // what names the key
-    }
-
-    private static String clip(String s) {
-        return s.length() <= 128 ? s : s.substring(0, 128);
     }
 }

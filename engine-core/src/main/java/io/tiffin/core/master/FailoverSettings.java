@@ -20,6 +20,18 @@ import java.time.Duration;
  */
 public record FailoverSettings(String coordinator, Path stateDir, String advertiseAddress, Duration sessionTimeout,
                                boolean exitWhenDeposed) {
+    /**
+     * @throws IllegalArgumentException if both {@code coordinator} and {@code stateDir} are set: masters with failover
+     *     keep the cluster facts in the coordination service, so the directory would be ignored
+     */
+    public FailoverSettings {
+        if (!coordinator.isEmpty() && stateDir != null) {
+            throw new IllegalArgumentException("coordinator = " + coordinator + " and stateDir = " + stateDir
+                    + " (expected: one of them: a single master keeps its cluster facts in stateDir; masters with"
+                    + " failover keep them in the coordinator)");
+        }
+    }
+
     /** No failover. */
     public static FailoverSettings none() {
         return new FailoverSettings("", null, "", Duration.ofSeconds(3), false);

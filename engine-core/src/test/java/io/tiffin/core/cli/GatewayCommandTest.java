@@ -166,6 +166,32 @@ class GatewayCommandTest {
         }
     }
 
+    /**
+     * The settings are built once: protected mode judges the credentials the gateway then runs with (here the client
+     * token of transport.tokens-file, read once), and startGateway takes them as they are.
+     */
+    @Test
+    void theSettingsProtectedModeAcceptedAreTheOnesTheGatewayRunsWith(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path tokens = dir.resolve("tokens");
+        java.nio.file.Files.writeString(tokens, "client=from-the-file\n");
+        TiffinConfig config = TiffinConfig.builder().set("gateway.host", "0.0.0.0").set("gateway.port", "0")
+                .set("transport.tokens-file", tokens.toString()).build();
+        GatewayCommand.Prepared prepared = GatewayCommand.prepare(config);
+        assertThat(prepared.settings().host()).isEqualTo("0.0.0.0");
+        assertThat(prepared.settings().password()).isEqualTo("from-the-file");
+        assertThat(prepared.tls().enabled()).isFalse();
+        try (io.tiffin.core.gateway.GatewayServer gateway = GatewayCommand.startGateway(config, prepared,
+                io.tiffin.core.gateway.TiffinGatewayStore.over(tiffin.client(), 1, master), "--port")) {
+            int port = gateway.address().getPort();
+            assertThat(resp(port, "PING\r\n", 34)).isEqualTo("-NOAUTH Authentication required.\r\n");
+            assertThat(resp(port, "AUTH from-the-file\r\nPING\r\n", 12)).isEqualTo("+OK\r\n+PONG\r\n");
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayCommand.prepare(TiffinConfig.builder()
+                .set("gateway.host", "0.0.0.0").build())).isInstanceOf(io.tiffin.api.TiffinException.class)
+                .hasMessageContaining("the Redis gateway refuses to listen on 0.0.0.0:6379");
+    }
+
     @Test
     void gatewayOnAPortInUseFailsNamingTheFlag() throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -320,4 +320,80 @@ class GatewayProtocolTest {
             assertThat(store.calls).contains("list:user:1", "list:other:2", "list:");
         }
     }
+
+    /**
+     * An unknown command's (and subcommand's) error echoes the client's bytes as redis-server 7.0.15 does, byte for
+     * byte: not decoded (they need not be UTF-8), each cut at a NUL, CR and LF as spaces, the name cut at 128 bytes
+     * and the arguments once they take 128 bytes with their quotes. Every expected line is redis-server 7.0.15's
+     * answer to the same command (sent the same way, over a bare socket); strings here hold one char per byte.
+     */
+    @Test
+    void anUnknownCommandsErrorEchoesItsBytesAsRedisDoes() throws java.io.IOException {
+        String e = latin1("\u00e9".getBytes(StandardCharsets.UTF_8)); // é in UTF-8: C3 A9
+        Object[][] commands = {
+            {bytes("caf" + e), bytes("\u00ff\u00fe"), "ok"},
+            {bytes("\u00e9t\u00e9")},
+            {bytes("na\0me"), bytes("a\0b"), "c"},
+            {bytes("a\r\nb"), bytes("x\ny\rz")},
+            {"N".repeat(200), "A".repeat(200)},
+            {"N", "A".repeat(100), "B".repeat(100), "C"},
+            concatArgs(new Object[] {"N"}, java.util.Collections.nCopies(50, "").toArray()),
+            {"N", bytes(e.repeat(70))},
+            {"CLIENT", bytes("f" + e + "\r\nx")},
+            {"CONFIG", "S".repeat(200)},
+            {"client", bytes("\u00ff")},
+        };
+        String[] redis = {
+            "-ERR unknown command 'caf" + e + "', with args beginning with: '\u00ff\u00fe' 'ok' ",
+            "-ERR unknown command '\u00e9t\u00e9', with args beginning with: ",
+            "-ERR unknown command 'na', with args beginning with: 'a' 'c' ",
+            "-ERR unknown command 'a  b', with args beginning with: 'x y z' ",
+            "-ERR unknown command '" + "N".repeat(128) + "', with args beginning with: '" + "A".repeat(128) + "' ",
+            "-ERR unknown command 'N', with args beginning with: '" + "A".repeat(100) + "' '" + "B".repeat(25) + "' ",
+            "-ERR unknown command 'N', with args beginning with: " + "'' ".repeat(43),
+            "-ERR unknown command 'N', with args beginning with: '" + e.repeat(64) + "' ",
+            "-ERR unknown subcommand 'f" + e + "  x'. Try CLIENT HELP.",
+            "-ERR unknown subcommand '" + "S".repeat(128) + "'. Try CONFIG HELP.",
+            "-ERR unknown subcommand '\u00ff'. Try CLIENT HELP.",
+        };
+        try (RespSocket s = new RespSocket(fixture.port())) {
+            for (int i = 0; i < commands.length; i++) {
+                s.send(command(commands[i]));
+                assertThat(latin1(rawLine(s))).as("reply %d", i).isEqualTo(redis[i] + "\r\n");
+            }
+            assertThat(s.call("PING")).isEqualTo("PONG");
+        }
+    }
+
+    /** The bytes of {@code latin1}, one per char. */
+    private static byte[] bytes(String latin1) {
+        return latin1.getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private static String latin1(byte[] b) {
+        return new String(b, StandardCharsets.ISO_8859_1);
+    }
+
+    private static Object[] concatArgs(Object[] a, Object[] b) {
+        Object[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** The next reply's bytes up to and with its CRLF, as they came. */
+    private static byte[] rawLine(RespSocket s) throws java.io.IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int prev = -1;
+        while (true) {
+            int b = s.input().read();
+            if (b < 0) {
+                throw new java.io.EOFException("closed after " + latin1(line.toByteArray()));
+            }
+            line.write(b);
+            if (prev == '\r' && b == '\n') {
+                return line.toByteArray();
+            }
+            prev = b;
+        }
+    }
 }
