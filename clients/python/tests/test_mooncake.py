@@ -124,6 +124,55 @@ def test_zero_copy_pointer_api(store, prefix, cluster):
         store.put_from(f"{prefix}x", "not a pointer", 10)
 
 
+def _inaccessible(size):
+    """An address range the process may not touch, as a GPU pointer is to the CPU (a PROT_NONE mapping)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    addr = libc.mmap(None, size, 0, 0x02 | 0x20, -1, 0)  # PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS
+    assert addr not in (None, ctypes.c_void_p(-1).value)
+    return addr
+
+
+def test_pointers_to_memory_the_process_cannot_touch_are_refused_not_a_crash(store, prefix, caplog):
+    """vLLM's Mooncake connector registers its GPU KV caches: reading them through ctypes killed the process with
+    SIGSEGV at the first batch_get_into. Such a range is INVALID_PARAMS, at register_buffer and at every pointer
+    call; host memory still works."""
+    size = 1 * MiB
+    device = _inaccessible(size)
+    with caplog.at_level(logging.ERROR, logger="tiffin.mooncake"):
+        assert store.register_buffer(device, size) == -600
+    assert "not host memory" in caplog.text
+    assert store.put(f"{prefix}k", b"x" * 4096) == 0
+    assert store.get_into(f"{prefix}k", device, 4096) == -600
+    assert store.batch_get_into([f"{prefix}k"], [device], [4096]) == [-600]
+    assert store.put_from(f"{prefix}p", device, 4096) == -600
+    assert store.batch_put_from([f"{prefix}q"], [device], [4096]) == [-600]
+    assert store.batch_get_into_multi_buffers([f"{prefix}k"], [[device]], [[4096]]) == [-600]
+    assert store.is_exist(f"{prefix}p") == 0 and store.is_exist(f"{prefix}q") == 0
+    # a range that starts in host memory and runs past its mapping's end
+    host = np.zeros(4096, dtype=np.uint8)
+    assert store.get_into(f"{prefix}k", host.ctypes.data, 4096) == 4096
+    assert store.register_buffer(host.ctypes.data, 1 << 40) == -600
+
+
+def test_host_memory_ranges_merge_adjacent_mappings_and_are_read_again_when_unknown(tmp_path):
+    from tiffin._hostmem import HostMemory
+    from tiffin.errors import TiffinError
+    maps = tmp_path / "maps"
+    maps.write_text("1000-2000 rw-p 00000000 00:00 0\n2000-3000 rw-s 00000000 00:00 0 /dev/shm/x\n"
+                    "3000-4000 ---p 00000000 00:00 0\n5000-6000 r--p 00000000 00:00 0\n")
+    hm = HostMemory(str(maps))
+    hm.check(0x1000, 0x2000, "spanning two adjacent rw mappings")
+    for ptr, size in ((0x2800, 0x1000), (0x5000, 0x10), (0x0800, 0x900), (0x7000, 1)):
+        with pytest.raises(TiffinError) as e:
+            hm.check(ptr, size, "b")
+        assert e.value.code == "INVALID_PARAMS"
+    maps.write_text("1000-3000 rw-p 00000000 00:00 0\n7000-8000 rw-p 00000000 00:00 0\n")  # mapped since
+    hm.check(0x7000, 0x1000, "read again")
+    assert HostMemory(str(tmp_path / "absent")).check(0x10, 1, "no maps: not checked") is None
+
+
 def test_batch_zero_copy_and_multi_buffers(store, prefix):
     n = 6
     page = 64 * 1024

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 
+from . import _hostmem
 from .errors import InvalidArgument, TiffinError
 
 
@@ -121,8 +122,10 @@ def writable(obj, what: str = "the destination") -> memoryview:
 
 
 def from_pointer(ptr, size, what: str = "the buffer") -> memoryview:
-    """A writable byte view of ``size`` bytes at address ``ptr`` (Mooncake's pointer API). The memory
-    must stay allocated while the view is used; a wrong address crashes the process, as in Mooncake."""
+    """A writable byte view of ``size`` bytes at address ``ptr`` (Mooncake's pointer API). The range must be host
+    memory the process can read and write (:mod:`tiffin._hostmem`: GPU memory or an unmapped address is
+    INVALID_PARAMS, not a crash) and stay allocated while the view is used (memory freed after the check crashes
+    the process, as in Mooncake)."""
     if not isinstance(ptr, int) or isinstance(ptr, bool):
         raise InvalidArgument("INVALID_PARAMS", f"{what}: the address must be an int, not {type(ptr).__name__}")
     if not isinstance(size, int) or isinstance(size, bool):
@@ -133,6 +136,7 @@ def from_pointer(ptr, size, what: str = "the buffer") -> memoryview:
         return memoryview(bytearray(0))
     if ptr <= 0:
         raise TiffinError("INVALID_PARAMS", f"{what}: null or negative address {ptr:#x}")
+    _hostmem.HOST.check(ptr, size, what)
     return memoryview((ctypes.c_char * size).from_address(ptr)).cast("B")
 
 

@@ -34,6 +34,7 @@ from typing import Optional
 from . import _buffers as B
 from . import _ranges
 from ._frames import Op
+from ._hostmem import HOST
 from ._proto import tiffin_pb2 as pb
 from .client import Client, _options
 from .errors import CODES, InvalidArgument, TiffinError
@@ -438,10 +439,17 @@ class MooncakeDistributedStore:
 
     def register_buffer(self, buffer_ptr, size) -> int:
         """Records a buffer for the pointer calls; 0. Tiffin needs no registration (it reads and writes
-        through the socket or a shared mapping), so pointer calls also work on unregistered memory."""
+        through the socket or a shared mapping), so pointer calls also work on unregistered memory. A range that is
+        not host memory the process can read and write (GPU memory, which Mooncake moves itself and Tiffin does not)
+        is INVALID_PARAMS (-600), logged with the reason, as every later pointer call on it would be."""
         if not isinstance(buffer_ptr, int) or not isinstance(size, int):
             raise InvalidArgument("INVALID_PARAMS", "register_buffer(buffer_ptr: int, size: int)")
         if buffer_ptr <= 0 or size <= 0:
+            return CODES["INVALID_PARAMS"]
+        try:
+            HOST.check(buffer_ptr, size, "register_buffer", fresh=True)
+        except TiffinError as e:
+            log.error("%s", e)
             return CODES["INVALID_PARAMS"]
         with self._lock:
             self._registered[buffer_ptr] = size
