@@ -48,6 +48,15 @@ public final class Tiffin implements AutoCloseable {
     }
 
     /**
+     * As {@link #injector}, but creating only what is asked of it: a process of one role (a master) builds no other
+     * role's settings, so a configuration file shared with the nodes (their {@code node.storage-backend}, each node's
+     * own {@code node.storage-path} given on its command line) neither stops it nor fills its log with warnings.
+     */
+    public static Injector lazyInjector(TiffinConfig config) {
+        return unwrapped(() -> Guice.createInjector(Stage.DEVELOPMENT, new TiffinModule(config)));
+    }
+
+    /**
      * Runs Guice wiring ({@code createInjector}, {@code getInstance}) and rethrows what went wrong inside
      * it without Guice's wrapping: a {@link io.tiffin.api.TiffinException} as is; an {@link
      * IllegalArgumentException} (a plugin refusing its settings, e.g. a storage backend without a path)

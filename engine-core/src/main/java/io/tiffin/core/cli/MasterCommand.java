@@ -53,7 +53,7 @@ final class MasterCommand extends ServerCommand {
 
     @Override
     void start(TiffinConfig config, Deque<AutoCloseable> started) {
-        Injector injector = Tiffin.injector(config);
+        Injector injector = Tiffin.lazyInjector(config); // a node's keys in a shared file are not the master's
         started.push(injector.getInstance(PluginRegistry.class));
         io.tiffin.core.master.FailoverSettings failover = injector.getInstance(
                 io.tiffin.core.master.FailoverSettings.class);

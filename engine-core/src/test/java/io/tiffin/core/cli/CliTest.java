@@ -536,6 +536,21 @@ class CliTest {
         assertThat(master.out()).endsWith("Stopped.\n");
     }
 
+    /**
+     * A configuration file shared by a master and its nodes names the nodes' SSD backend and its settings, each node
+     * giving its own --storage-path: the master starts (it refused to: "node.storage-backend = bucket needs
+     * node.storage-path").
+     */
+    @Test
+    void aMasterStartsWithAConfigurationFileSharedWithItsNodes() throws Exception {
+        Path conf = Files.writeString(dir.resolve("shared.properties"),
+                "node.storage-backend=bucket\nstorage.bucket.capacity=1GiB\nmaster.lease-ttl=5s\n");
+        Running master = new Running("listening", "master", "--port", "0", "--admin-port", "0", "--config",
+                conf.toString());
+        assertThat(master.out()).as(master.err()).contains("Tiffin master listening on");
+        assertThat(master.stop()).isZero();
+    }
+
     @Test
     void nodeCommandWithAStoragePathJoinsWithAnSsdTier() throws Exception {
         long before = tiffin.master().service().ssdTier().ssdCapacityBytes();
