@@ -117,23 +117,35 @@ final class NodeStorageTier implements AutoCloseable {
         this.reports = new DiskReports(nodeId, master);
         this.notices = new EvictionNotices(nodeId, backend, reports, ticker);
         this.io = Executors.newFixedThreadPool(2, TaskRing.daemonThreads("tiffin-node-ssd-io"));
-        this.copies = new DiskCopies(backend, io, failedStamps, ticker);
+        try {
+            this.copies = new DiskCopies(backend, io, failedStamps, ticker); // asks the backend keepsStamps()
+        } catch (RuntimeException | LinkageError | StackOverflowError e) { // plugin code
+            io.shutdownNow();
+            throw backendFailed("say whether it keeps stamps", e);
+        }
         this.reads = new SsdReadService(backend, notices, io, transport.limits(), transport.maxFrameSize());
         this.offloads = new OffloadWorker(nodeId, backend, segment, reports, notices, copies);
         this.promotions = new PromotionWorker(nodeId, backend, segment, master, peers);
-        backend.listener(new StorageListener() {
-            @Override
-            public void evicting(List<String> keys) {
-                // Called under the backend's write lock: only queue; the offload worker tells the master.
-                notices.queue(keys, false);
-                copies.gone(keys);
-            }
+        try {
+            backend.listener(new StorageListener() {
+                @Override
+                public void evicting(List<String> keys) {
+                    // Called under the backend's write lock: only queue; the offload worker tells the master.
+                    notices.queue(keys, false);
+                    copies.gone(keys);
+                }
 
-            @Override
-            public void lost(List<String> keys) {
-                notices.queue(keys, true);
-            }
-        });
+                @Override
+                public void lost(List<String> keys) {
+                    notices.queue(keys, true);
+                }
+            });
+        } catch (RuntimeException | LinkageError | StackOverflowError e) { // plugin code
+            offloads.close();
+            promotions.close();
+            io.shutdownNow();
+            throw backendFailed("take the node's listener", e);
+        }
     }
 
     StorageBackend backend() {

@@ -24,7 +24,6 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -72,7 +71,7 @@ class NodeStartScanFailureTest {
         }, null);
         master.register(Opcode.PING, (r, out) -> out.ok(PingReply.getDefaultInstance()), null);
         master.register(Opcode.POLL_TASKS, (r, out) -> out.ok(TaskPollReply.getDefaultInstance()), null);
-        master.start("127.0.0.1", freePort());
+        master.start("127.0.0.1", 0);
     }
 
     @AfterEach
@@ -80,18 +79,13 @@ class NodeStartScanFailureTest {
         master.close();
     }
 
-    /** A port of 44000-44999 that is free now. */
+    /** A loopback port that is free now (the system's choice). */
     private static int freePort() {
-        for (int i = 0; i < 500; i++) {
-            int port = 44000 + ThreadLocalRandom.current().nextInt(1000);
-            try (ServerSocket s = new ServerSocket()) {
-                s.bind(new InetSocketAddress("127.0.0.1", port));
-                return port;
-            } catch (IOException taken) {
-                // another one
-            }
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
-        throw new IllegalStateException("no free port in 44000-44999");
     }
 
     private static boolean portFree(int port) {
@@ -108,6 +102,8 @@ class NodeStartScanFailureTest {
         final Supplier<Throwable> failure;
         final int objects;
         final AtomicBoolean closed = new AtomicBoolean();
+        /** What {@code listener} throws (null: nothing). */
+        volatile Supplier<Throwable> listenerFailure;
 
         Backend(Supplier<Throwable> failure, int objects) {
             this.failure = failure;
@@ -162,6 +158,9 @@ class NodeStartScanFailureTest {
 
         @Override
         public void listener(StorageListener listener) {
+            if (listenerFailure != null) {
+                sneakyThrow(listenerFailure.get());
+            }
         }
 
         @Override
@@ -269,6 +268,27 @@ class NodeStartScanFailureTest {
                     .contains("index.db: Permission denied");
         });
         assertNothingStays(backend, port, threadsBefore);
+    }
+
+    /**
+     * A backend that fails when the node hands it its listener (before the node mounts): the start fails naming the
+     * backend, and the tier's threads, started before, end with it.
+     */
+    @Test
+    void aBackendThatRefusesItsListenerStopsTheStartAndLeavesNoThreads() {
+        Backend backend = new Backend(null, 0);
+        backend.listenerFailure = () -> new NoClassDefFoundError("p/ListenerSupport");
+        int port = freePort();
+        long threadsBefore = nodeThreads();
+
+        Throwable thrown = startFails(backend, port);
+
+        assertThat(thrown).isInstanceOfSatisfying(TiffinException.class, e -> assertThat(e.getMessage())
+                .startsWith("node.storage-backend broken-scan of plugin ").contains("failed to take the node's listener")
+                .contains("java.lang.NoClassDefFoundError: p/ListenerSupport"));
+        assertThat(backend.closed).as("the backend is closed").isTrue();
+        assertThat(portFree(port)).as("the node's port is free").isTrue();
+        await("the tier's threads end").atMost(Duration.ofSeconds(10)).until(() -> nodeThreads() <= threadsBefore);
     }
 
     /**
