@@ -29,9 +29,21 @@ final class HeldReplies {
      * A reply that may be sent only once the master's clock reaches {@code untilMillis} (0 = at once) and
      * {@code after} (null = nothing) has completed; if {@code after} fails, the call fails with its error.
      */
-    record Held(MessageLite reply, long untilMillis, CompletableFuture<?> after) {
+    record Held(MessageLite reply, long untilMillis, CompletableFuture<?> after, TiffinException failure) {
+        Held(MessageLite reply, long untilMillis, CompletableFuture<?> after) {
+            this(reply, untilMillis, after, null);
+        }
+
         Held(MessageLite reply, long untilMillis) {
-            this(reply, untilMillis, null);
+            this(reply, untilMillis, null, null);
+        }
+
+        /**
+         * A failure answered no earlier than {@code untilMillis} and {@code after}: a removal that finds the key
+         * already forced out says "not found" only once the first removal's answer may go out.
+         */
+        static Held failing(TiffinException failure, long untilMillis, CompletableFuture<?> after) {
+            return new Held(null, untilMillis, after, failure);
         }
     }
 
@@ -94,7 +106,18 @@ final class HeldReplies {
                     + " while it waited for locations clients cached before it to expire (or for its nodes to"
                     + " forget it); other clients may read the old object until then"));
         }
+        if (held.failure() != null) {
+            throw held.failure();
+        }
         return held.reply();
+    }
+
+    private static void reply(Responder responder, Held held) {
+        if (held.failure() != null) {
+            responder.fail(held.failure().code(), held.failure().getMessage());
+        } else {
+            responder.ok(held.reply());
+        }
     }
 
     /**
@@ -120,7 +143,7 @@ final class HeldReplies {
         }
         long wait = held.untilMillis() == 0 ? 0 : master.millisUntil(held.untilMillis());
         if (wait == 0) {
-            responder.ok(held.reply());
+            reply(responder, held);
             return;
         }
         Pending reply = new Pending(op, responder);
@@ -128,7 +151,7 @@ final class HeldReplies {
         try {
             delays.schedule(() -> {
                 if (pending.remove(reply)) {
-                    responder.ok(held.reply());
+                    reply(responder, held);
                 }
             }, wait, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {

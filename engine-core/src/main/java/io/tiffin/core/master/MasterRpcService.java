@@ -506,6 +506,9 @@ public final class MasterRpcService implements InProcessMaster {
             CacheHold hold = new CacheHold(req.getCacheOwner());
             ErrorCode[] code = new ErrorCode[1];
             var forgotten = master.collectForgets(() -> code[0] = master.remove(req.getKey(), req.getForce(), hold));
+            if (code[0] != ErrorCode.OK && hold.untilMillis() > 0) { // found forced out: no earlier than that removal
+                return Held.failing(KeyFailure.of(code[0], req.getKey()), hold.untilMillis(), forgotten);
+            }
             throwIfFailed(code[0], req.getKey());
             return new Held(Empty.getDefaultInstance(), hold.untilMillis(), forgotten);
         });
@@ -676,24 +679,7 @@ public final class MasterRpcService implements InProcessMaster {
 
     private static void throwIfFailed(ErrorCode code, String key) {
         if (code != ErrorCode.OK) {
-            throw new KeyFailure(code, io.tiffin.core.util.Shown.key(key) + ": " + code.name() + ": " + code.hint());
-        }
-    }
-
-    /**
-     * An expected per-key outcome (not found, exists, leased...) travelling to the frame status. It has
-     * no stack trace: misses are ordinary traffic and filling one in would cost more than the lookup.
-     */
-    private static final class KeyFailure extends TiffinException {
-        private static final long serialVersionUID = 1L;
-
-        KeyFailure(ErrorCode code, String message) {
-            super(code, message);
-        }
-
-        @Override
-        public synchronized Throwable fillInStackTrace() {
-            return this;
+            throw KeyFailure.of(code, key);
         }
     }
 }

@@ -271,6 +271,36 @@ class LocationCacheClusterTest {
         }
     }
 
+    /**
+     * While a forced remove waits for a reader's cached location, a second remove of the key (forced or not) finds it
+     * gone and says so no earlier than the first returns: it answered OBJECT_NOT_FOUND at once, and a read started
+     * after that answer still returned the removed bytes through the reader's entry.
+     */
+    @Test
+    void aSecondRemoveOfAKeyBeingForcedOutAnswersNoEarlierThanTheFirst() throws Exception {
+        try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
+            Duration ttl = Duration.ofMillis(800);
+            TiffinClient reader = cluster.locationCachingClient(ttl);
+            TiffinClient writer = cluster.remoteClient();
+            TiffinClient other = cluster.remoteClient();
+            for (boolean force : new boolean[] {true, false}) {
+                writer.put("k", random(20_000, 9));
+                long lookedUp = System.nanoTime();
+                assertThat(reader.get("k")).hasSize(20_000);
+                CompletableFuture<Void> first = CompletableFuture.runAsync(() -> writer.remove("k", true));
+                await("the key gone for lookups").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                        .until(() -> !other.exists("k"));
+                TiffinException second = catchThrowableOfType(TiffinException.class, () -> other.remove("k", force));
+                assertThat(second.code()).isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                assertThat(System.nanoTime() - lookedUp).as("the second remove (force %s) returned after the reader's"
+                        + " entry could be used", force).isGreaterThanOrEqualTo(ttl.toNanos());
+                assertThat(catchThrowableOfType(TiffinException.class, () -> reader.get("k")).code())
+                        .isEqualTo(ErrorCode.OBJECT_NOT_FOUND);
+                first.get(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     @Test
     void aClientsForcedRemoveOfWhatOnlyItCachedDoesNotWait() {
         try (TestCluster cluster = new TestCluster(Map.of(), 1, 16 * MiB)) {
