@@ -193,6 +193,22 @@ def test_a_remove_through_this_client_is_seen_at_once(cluster, prefix):
         c.remove(keys[0], force=True)
 
 
+def test_an_upsert_of_what_only_this_client_cached_does_not_wait(cluster, prefix):
+    """A forced replacement waits for other clients' cached locations, not for the writer's own (it forgot its
+    entry): the PUT_END carries cache_owner. Without it, each upsert after this client's own get waited the window."""
+    with tiffin.Client.connect(cluster.master, shared_memory=False, location_cache_ttl=5) as c:
+        keys = [f"{prefix}{i}" for i in range(3)]
+        for i, k in enumerate(keys):
+            c.put(k, data(1000, i))
+            assert c.get(k) == data(1000, i)  # cached by this client only
+        t = time.monotonic()
+        c.put(keys[0], b"new", upsert=True, replace_leased=True)
+        assert [r.code for r in c.batch_put({keys[1]: b"n1", keys[2]: b"n2"}, upsert=True, replace_leased=True)] \
+            == ["OK", "OK"]
+        assert time.monotonic() - t < 4, "no upsert waited for this client's own window (5 s, held 6.25 s)"
+        assert c.get(keys[0]) == b"new" and c.batch_get(keys[1:])[1].value == b"n2"
+
+
 def test_another_clients_forced_remove_is_seen_once_the_window_ends(cluster, prefix):
     key = f"{prefix}k"
     ttl = 1.5

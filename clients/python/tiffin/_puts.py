@@ -69,7 +69,9 @@ class Puts:
         if failed is not None:
             self._revoke_quietly([key])
             raise transfer_failure(f"put {key!r}", failed)
-        self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key, crc32c=crc), pb.Empty)
+        # cache_owner: this client's own cached location of the object it replaces is not waited for (it forgot it)
+        self._rpc(Op.PUT_END, pb.KeyRequest(client_id=self.client_id, key=key, crc32c=crc,
+                                            cache_owner=self._locator.cache_owner), pb.Empty)
         self._locator.forget_location(key)  # a lookup of another thread that overlapped the put must not stay
         self._locator.remember(key, replicas)
 
@@ -155,7 +157,8 @@ class Puts:
             self._revoke_quietly(to_revoke)
         if to_end:
             ended = self._rpc(Op.BATCH_PUT_END, pb.BatchKeysRequest(
-                client_id=self.client_id, keys=to_end, crc32cs=[crcs[i] for i in end_at]), pb.BatchCodesReply)
+                client_id=self.client_id, keys=to_end, crc32cs=[crcs[i] for i in end_at],
+                cache_owner=self._locator.cache_owner), pb.BatchCodesReply)
             for j, i in enumerate(end_at):
                 codes[i] = code_name(ended.codes[j]) if j < len(ended.codes) else "INTERNAL_ERROR"
                 self._locator.forget_location(keys[i])
