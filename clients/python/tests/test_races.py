@@ -368,6 +368,59 @@ def test_reads_stay_in_time_when_a_node_holding_one_of_two_replicas_hangs(prefix
         c.stop()
 
 
+def test_after_one_read_paid_the_wait_for_a_hung_node_later_reads_take_the_other_replica_at_once(prefix):
+    """A master with read leases of 2 s (and a node TTL of 60 s, so it keeps the node) and two socket nodes; keys of
+    two replicas whose first one is on the node then frozen with SIGSTOP. A client's first read waits for it until
+    the lease ends, then reads the other replica; the client remembers the node, so its next reads of other such
+    keys (get, get_into, batch_get) take the other replica at once. Let go with SIGCONT, the node answers a read of a
+    key only it holds (suspected nodes are still read when they hold every replica), and the memory ends."""
+    import signal
+
+    lease = 2.0
+    c = make_cluster(shm_size_mib=0, tcp_nodes=2, tcp_size_mib=64,
+                     master_args=("-D", f"master.lease-ttl={lease:g}s", "-D", "master.node-ttl=60s"))
+    hung = c.node_info(c.nodes[0])
+    keys = [f"{prefix}k{i}" for i in range(4)]
+    values = {k: os.urandom(100_003) for k in keys}
+    only = prefix + "only-on-the-hung-node"
+    try:
+        with tiffin.Client.connect(c.master, shared_memory=False) as writer:
+            for k, v in values.items():
+                writer.put(k, v, replicas=2, preferred_segment=hung["segment"])
+                assert [r.endpoint for r in writer.locate(k).replicas][0] == hung["endpoint"], k
+            writer.put(only, b"o" * 5000, replicas=1, preferred_segment=hung["segment"])
+        with tiffin.Client.connect(c.master, shared_memory=False) as reader:
+            c.nodes[0].freeze()
+            try:
+                t = time.monotonic()
+                assert reader.get(keys[0]) == values[keys[0]]
+                first = time.monotonic() - t
+                assert first > lease / 2, f"the first read took {first:.2f} s: did it not meet the hung node?"
+                t = time.monotonic()
+                assert reader.get(keys[1]) == values[keys[1]]
+                second = time.monotonic() - t
+                buf = bytearray(200_000)
+                t = time.monotonic()
+                assert reader.get_into(keys[2], buf) == len(values[keys[2]])
+                third = time.monotonic() - t
+                assert bytes(buf[:len(values[keys[2]])]) == values[keys[2]]
+                t = time.monotonic()
+                got = reader.batch_get([keys[3]])
+                fourth = time.monotonic() - t
+                assert got[0].ok and got[0].value == values[keys[3]]
+                limit = lease / 4
+                assert max(second, third, fourth) < limit, (
+                    f"reads after the first took {second:.2f}, {third:.2f}, {fourth:.2f} s (first {first:.2f} s); "
+                    f"expected each under {limit:g} s")
+                assert reader._io.suspected(hung["endpoint"])
+            finally:
+                c.nodes[0].signal(signal.SIGCONT)
+            assert reader.get(only) == b"o" * 5000  # its only replica is on the suspected node: read all the same
+            assert not reader._io.suspected(hung["endpoint"])  # it answered: forgotten at once
+    finally:
+        c.stop()
+
+
 def test_reads_stay_in_time_across_a_master_failover(tmp_path, prefix):
     """As above with two masters under a coordinator (a real ZooKeeper server) and the leader killed with SIGKILL
     1.5 s into an 8 s race: the clients' calls wait for the standby to lead and recover the objects from the nodes'

@@ -129,6 +129,52 @@ def test_mooncake_get_into_ranges_reads_rows_of_an_ssd_only_object(ssd_cluster, 
         store.close()
 
 
+def test_an_ssd_read_from_a_hung_node_ends_with_the_read_lease(tmp_path):
+    """As the module's cluster with read leases of 2 s: once an SSD read has left a pooled connection to the node,
+    the node is frozen with SIGSTOP. A get, and a batch get, of another SSD-only object then fail LEASE_EXPIRED
+    when the lease ends, as a memory read does, instead of waiting for the client's RPC timeout (8 s here)."""
+    import signal
+
+    lease = 2.0
+    storage = str(tmp_path / "ssd")
+    c = make_cluster(shm_size_mib=0, tcp_nodes=1, tcp_size_mib=16,
+                     master_args=("-D", "offload.mode=on-evict", "-D", "master.eviction-high-watermark=0.5",
+                                  "-D", "master.eviction-ratio=0.3", "-D", f"master.lease-ttl={lease:g}s"),
+                     node_args=("--storage-path", storage))
+    try:
+        values = {f"hang/{i:02d}": value_of(i) for i in range(COUNT)}
+        with tiffin.Client.connect(c.master, shared_memory=False, timeout=8, location_cache_ttl=0) as cl:
+            for k, v in values.items():
+                cl.put(k, v)
+            deadline = time.monotonic() + 60
+            while offloads(c) < COUNT // 3 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            ssd = [k for k in values if {r.type for r in cl.locate(k).replicas} == {"LOCAL_DISK"}]
+            assert len(ssd) >= 3, f"only {len(ssd)} objects on the SSD tier alone"
+        # no read hints: a hinted read would take the pooled connection first
+        with tiffin.Client.connect(c.master, shared_memory=False, timeout=8, location_cache_ttl=0,
+                                   read_hints=0) as reader:
+            assert reader.get(ssd[0]) == values[ssd[0]]  # leaves an idle connection to the node in the pool
+            assert ssd_reads(reader) == 1
+            c.nodes[0].freeze()
+            try:
+                # the first on the pooled connection, the second on a new one (the first's was closed)
+                for read in (lambda: reader.get(ssd[1]), lambda: reader.batch_get([ssd[2]])[0].error):
+                    t = time.monotonic()
+                    with pytest.raises(tiffin.TiffinError) as e:
+                        err = read()
+                        if err is not None:
+                            raise err
+                    took = time.monotonic() - t
+                    assert e.value.code == "LEASE_EXPIRED", e.value
+                    assert took < lease + 1.5, f"an SSD read of a hung node took {took:.2f} s (lease {lease:g} s)"
+            finally:
+                c.nodes[0].signal(signal.SIGCONT)
+            assert reader.get(ssd[1]) == values[ssd[1]]  # let go: it answers again
+    finally:
+        c.stop()
+
+
 def test_a_node_stopped_with_sigterm_keeps_what_only_its_memory_held_on_its_ssd(tmp_path):
     """A node process with an SSD tier and offload off (nothing on the SSD before) is stopped with SIGTERM: before it
     goes it has the master offload the objects only its memory holds (``node.stop-offload-timeout``), so once it

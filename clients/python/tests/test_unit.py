@@ -533,6 +533,44 @@ def test_shared_segment_is_mapped_only_when_every_check_passes(segment_file):
         assert s.mapped() == []
 
 
+def _silent_peer_connection(rpc_timeout: float):
+    """(a Connection set up as :meth:`tiffin._wire.Connection.open` leaves it, its peer socket, which never
+    answers)."""
+    ours, theirs = socket.socketpair()
+    c = _wire.Connection(ours, "127.0.0.1:9", _wire.Settings(rpc_timeout=rpc_timeout))
+    if c._kernel:
+        ours.settimeout(None)
+        c._timeout = None
+    c._set_timeout(rpc_timeout)
+    return c, theirs
+
+
+def test_a_wait_the_read_lease_bounded_ends_lease_expired_even_a_little_before_the_lease():
+    """A connection keeps a socket timeout within 0.25 s of what a wait needs (fewer system calls), so a wait the
+    lease bounds may time out a little before the lease ends: that is the lease's end (LEASE_EXPIRED, the node
+    waited on), not RPC_TIMEOUT, as for a DATA_READ_SSD of a slow node under a 200 ms lease."""
+    ssd = (_frames.Op.DATA_READ_SSD, pb.SsdReadRequest(keys=["k"]), pb.SsdReadReply, None, None)
+    c, peer = _silent_peer_connection(30.0)
+    try:
+        c._set_timeout(0.05)  # left by an earlier wait near the end of its lease
+        t = time.monotonic()
+        with pytest.raises(TiffinError) as e:
+            c.call(*ssd, time.monotonic() + 0.2)
+        assert e.value.code == "LEASE_EXPIRED" and e.value.node_waited, e.value
+        assert time.monotonic() - t < 1.0
+    finally:
+        c.close()
+        peer.close()
+    c, peer = _silent_peer_connection(0.1)
+    try:
+        with pytest.raises(TiffinError) as e:  # bounded by the RPC timeout, not the lease: RPC_TIMEOUT
+            c.call(*ssd, time.monotonic() + 5)
+        assert e.value.code == "RPC_TIMEOUT", e.value
+    finally:
+        c.close()
+        peer.close()
+
+
 def test_failed_segment_info_is_retried_after_a_pause(segment_file):
     calls = []
 

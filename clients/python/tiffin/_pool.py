@@ -110,17 +110,21 @@ class Pool:
             return
 
     def call(self, endpoint: str, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None,
-             resent: Optional[list] = None):
+             resent: Optional[list] = None, end: Optional[float] = None, got: Optional[list] = None):
         """One call on a pooled connection, retried once on a fresh one when a reused connection was
         found dead before answering; then ``resent[0]`` (if given) is set: the server may have run the first
-        one (a remove that then finds its key gone was that one)."""
+        one (a remove that then finds its key gone was that one). ``end`` (``time.monotonic()``; None = none): the
+        end of the read lease the call serves, which bounds connecting and waiting (see :meth:`Connection.call`);
+        ``got[0]`` (if given) is set to the number of bulk bytes the answer held."""
         for attempt in (0, 1):
             if attempt and resent is not None:
                 resent[0] = True
-            c = self.acquire(endpoint) if attempt == 0 else self.acquire_fresh(endpoint)
+            c = self.acquire(endpoint, end) if attempt == 0 else self.acquire_fresh(endpoint, end)
             reused = c.calls > 0
             try:
-                reply = c.call(opcode, request, reply_cls, bulk_out, bulk_in)
+                reply = c.call(opcode, request, reply_cls, bulk_out, bulk_in, end)
+                if got is not None:
+                    got[0] = c._last_bulk
             except TiffinError as e:
                 stale = reused and not c.is_open and not c.answer_started and e.code == "RPC_FAIL"
                 self.release(c)

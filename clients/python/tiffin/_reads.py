@@ -11,12 +11,15 @@ the caller's buffer.
 * a read through a cached location that fails drops it and runs once more with a fresh lookup (the Java client's
   ``LocationRetry``); a read whose lease a node that did not answer used up while another replica was left runs
   again with a fresh lookup (a new lease), up to ``STALLED_LOOKUPS`` times, never asking the nodes that did not
-  answer again within the call (:func:`tiffin._transfers.spent`).
+  answer again within the call (:func:`tiffin._transfers.spent`);
+* across calls, nodes that recently did not answer (:class:`tiffin._suspects.Suspects`, kept by the transfers) get
+  no speculative read, and their replicas are read after the others.
 
 Ranged reads are :mod:`tiffin._ranges`.
 
 Thread-safety: :class:`Reads` is thread-safe: it keeps no state of its own (a call's state, such as the nodes that
-did not answer, is local to the call); the locator, its caches and the transfers guard themselves.
+did not answer, is local to the call); the locator, its caches and the transfers (with the nodes suspected across
+calls) guard themselves.
 
 Ownership: it holds the caller's buffers only during a call and owns nothing else (the client owns the
 connections and the mappings the transfers use).
@@ -151,7 +154,7 @@ class Reads:
         loc = self.cached_location(key, now, cached) if use_cache else None
         if loc is None:
             hint = self._locator.hint_for(key)
-            if hint is not None and hint.endpoint not in stalled:
+            if hint is not None and hint.endpoint not in stalled and not self._io.suspected(hint.endpoint):
                 buf = bytearray(hint.size)
                 loc, done = self._speculate(key, hint, B.Chunks([memoryview(buf)]), now, stalled)
                 if done:
@@ -168,7 +171,8 @@ class Reads:
         loc = self.cached_location(key, now, cached) if use_cache else None
         if loc is None:
             hint = self._locator.hint_for(key)
-            if hint is not None and dst.size >= hint.size and hint.endpoint not in stalled:
+            if (hint is not None and dst.size >= hint.size and hint.endpoint not in stalled
+                    and not self._io.suspected(hint.endpoint)):
                 loc, done = self._speculate(key, hint, dst.prefix(hint.size), now, stalled)
                 if done:
                     return hint.size

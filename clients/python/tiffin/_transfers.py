@@ -8,16 +8,19 @@ half of a put or a get (the master half is :class:`tiffin.Client`'s).
 * reads: a same-host replica by memory copy, else the remote memory replicas in the master's order
   (each failure falling back to the next replica), else the SSD tier; a one-slice object none of whose
   replicas is mapped here is one DATA_READ on a pooled connection, its bytes received straight into the
-  destination; every read must end within the read lease of its lookup (LEASE_EXPIRED otherwise: the
-  bytes may have been evicted and reused); with ``verify`` a whole object's bytes are checked against its
-  CRC32C after each copy's read, and a corrupt copy counts as a failed one (the next replica is read; the
-  read fails CHECKSUM_MISMATCH naming the copy when none is left);
+  destination; every read, of memory or of the SSD tier, must end within the read lease of its lookup, and
+  waits no longer (LEASE_EXPIRED otherwise: the bytes may have been evicted and reused); replicas on nodes
+  that recently did not answer (:class:`tiffin._suspects.Suspects`) are tried after the others; with
+  ``verify`` a whole object's bytes are checked against its CRC32C after each copy's read, and a corrupt copy
+  counts as a failed one (the next replica is read; the read fails CHECKSUM_MISMATCH naming the copy when
+  none is left);
 * speculative reads of a read hint, sent together with the master lookup.
 
 Objects of 0 bytes have nothing to move: they are neither written nor read (no node is contacted).
 
 Thread-safety: thread-safe (no state of its own but counters, counted without a lock: approximate when
-threads race); each call borrows pooled connections. It holds the caller's memory only during a call.
+threads race, and the suspected nodes, which guard themselves); each call borrows pooled connections. It
+holds the caller's memory only during a call.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ._frames import Op, request_frame
 from ._hints import Hint, ReadHints
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
+from ._suspects import Suspects
 from ._types import ObjectInfo, grant_msg
 from ._pool import Pool
 from ._wire import Request, lease_expired
@@ -128,18 +132,46 @@ class Transfers:
     ``pool``: connections to the nodes; ``shared``: the same-host mappings, or None (sockets only);
     ``slice_size``: the largest DATA_READ/DATA_WRITE; ``counts``: the client's transfer counters
     (``shared_reads``, ``network_reads``, ...), updated in place; ``verify``: whether reads check the bytes
-    they received against the object's checksum (``verify_checksums``).
+    they received against the object's checksum (``verify_checksums``); ``suspects``: the nodes that recently
+    did not answer, whose replicas are read last (None = no such memory; each call starts with the master's order).
 
     Thread-safety: thread-safe; see the module comment.
     """
 
     def __init__(self, pool: Pool, shared: Optional[SharedSegments], slice_size: int, counts: dict,
-                 verify: bool = False):
+                 verify: bool = False, suspects: Optional[Suspects] = None):
         self._pool = pool
         self._shared = shared
         self._slice = slice_size
         self._counts = counts
         self._verify = verify
+        self.suspects = suspects
+
+    # ------------------------------------------------------------------ nodes that did not answer
+
+    def suspected(self, endpoint: str) -> bool:
+        """Whether the node at ``endpoint`` recently did not answer (see :class:`tiffin._suspects.Suspects`)."""
+        return self.suspects is not None and self.suspects.suspected(endpoint)
+
+    def _prefer_answering(self, loc: ObjectInfo) -> ObjectInfo:
+        """``loc`` with its replicas on suspected nodes moved behind the others (none is dropped)."""
+        if self.suspects is None:
+            return loc
+        order = self.suspects.order(loc.replicas)
+        return loc if order is None else loc._replace(replicas=order)
+
+    def _failed(self, stalled: Optional[dict], endpoint: str, err: TiffinError) -> None:
+        """Records a failed read on ``endpoint``: when it says the node did not answer (:func:`unresponsive`), in
+        ``stalled`` (this call's, if kept) and in the suspected nodes."""
+        if unresponsive(err):
+            if stalled is not None:
+                stalled[endpoint] = err
+            if self.suspects is not None:
+                self.suspects.note(endpoint)
+
+    def _answered(self, endpoint: str) -> None:
+        if self.suspects is not None:
+            self.suspects.answered(endpoint)
 
     def corrupt(self, loc: ObjectInfo, r, dst: B.Chunks) -> Optional[TiffinError]:
         """CHECKSUM_MISMATCH when the bytes of ``loc`` just read from replica ``r`` into ``dst`` (exactly the
@@ -224,6 +256,8 @@ class Transfers:
                 for req, err in zip(batches[ep], results):
                     if err is not None and failed[req.owner] is None:
                         failed[req.owner] = err
+                if results and results[0] is not None:
+                    self._failed(None, ep, results[0])
         return failed
 
     # ------------------------------------------------------------------ reads
@@ -237,6 +271,7 @@ class Transfers:
         loc, gone = without_stalled(loc, stalled)
         if gone is not None:
             raise transfer_failure(f"get {loc.key!r}", gone)
+        loc = self._prefer_answering(loc)
         if stalled and _too_late(start + loc.lease_ttl_ms / 1000.0, loc.lease_ttl_ms / 1000.0):
             ep, failure = next(reversed(stalled.items()))  # a speculative read waited for it (nearly) to the end
             raise _lease_spent(loc.key, ep, failure)
@@ -266,8 +301,7 @@ class Transfers:
         except TiffinError as e:
             failure = e
         if failure is not None:
-            if stalled is not None and unresponsive(failure):
-                stalled[r.endpoint] = failure
+            self._failed(stalled, r.endpoint, failure)
             rest = tuple(x for x in loc.replicas[1:] if x.type == "MEMORY")
             if failure.code == "LEASE_EXPIRED" or not rest:
                 # after the lease no replica's bytes can be trusted: then the read fails as it is
@@ -281,6 +315,7 @@ class Transfers:
                 raise (failure if failure.code == "CHECKSUM_MISMATCH" and err.code != "CHECKSUM_MISMATCH"
                        else err) from None
             return
+        self._answered(r.endpoint)
         now = time.monotonic()
         if now >= end:
             raise _lease_expired(loc, now - start)
@@ -305,6 +340,7 @@ class Transfers:
             if gone is not None:
                 errs[k] = transfer_failure(f"get {loc.key!r}", gone)
                 continue
+            loc = self._prefer_answering(loc)
             memory = self._copy_same_host(loc, dsts[k].copy_from, lambda r, k=k: self._corrupt_at(locs, dsts, k, r,
                                                                                                  corrupt))
             if memory is None:
@@ -318,7 +354,7 @@ class Transfers:
             else:
                 errs[k] = corrupt.get(k) or TiffinError("REPLICA_IS_NOT_READY", f"{loc.key!r}: no readable replica")
         if ssd:
-            self._read_ssd(locs, dsts, ssd, errs)
+            self._read_ssd(locs, dsts, ssd, errs, start, stalled)
 
         def slices(k: int, r) -> list:
             grant = grant_msg(r)
@@ -357,6 +393,7 @@ class Transfers:
             if gone is not None:
                 errs[k] = transfer_failure(f"get ranges of {loc.key!r}", gone)
                 continue
+            loc = self._prefer_answering(loc)
 
             def copy(local, ranges=frags[k]) -> None:
                 for src, dst in ranges:
@@ -456,8 +493,10 @@ class Transfers:
                 for req, err in zip(batches[ep], results):
                     if err is not None and req.owner not in failed:
                         failed[req.owner] = err
-                        if stalled is not None and unresponsive(err):
-                            stalled[ep] = err
+                        self._failed(stalled, ep, err)
+            for k, r in reading.items():
+                if k not in failed:
+                    self._answered(r.endpoint)
             if check is not None:
                 for k, r in reading.items():
                     err = None if k in failed else check(k, r)
@@ -484,9 +523,11 @@ class Transfers:
             if errs[k] is None and read(k) and (now - start) * 1000.0 >= loc.lease_ttl_ms:
                 errs[k] = _lease_expired(loc, now - start)
 
-    def _read_ssd(self, locs, dsts, items, errs) -> None:
+    def _read_ssd(self, locs, dsts, items, errs, start: float, stalled: Optional[dict] = None) -> None:
         """Objects only on a node's SSD tier: one DATA_READ_SSD per node; its answer holds the objects
-        back to back (staged, then copied: this path is rare)."""
+        back to back (staged, then copied: this path is rare). As a memory read, it waits no longer than the read
+        lease counted from ``start`` (the shortest of the node's objects): a node that does not answer by then
+        fails its objects LEASE_EXPIRED and is added to ``stalled`` (see :meth:`read_many`)."""
         by_node: dict = {}
         copy_of = dict(items)
         for k, r in items:
@@ -494,22 +535,18 @@ class Transfers:
         for ep, ks in by_node.items():
             total = sum(locs[k].size for k in ks)
             staging = memoryview(bytearray(total))
+            end = start + min(locs[k].lease_ttl_ms for k in ks) / 1000.0
+            got = [0]
             try:
-                c = self._pool.acquire(ep)
+                reply = self._pool.call(ep, Op.DATA_READ_SSD, pb.SsdReadRequest(keys=[locs[k].key for k in ks]),
+                                        pb.SsdReadReply, None, [staging], end=end, got=got)
             except TiffinError as e:
+                self._failed(stalled, ep, e)
                 for k in ks:
                     errs[k] = transfer_failure(f"get {locs[k].key!r}", e)
                 continue
-            try:
-                reply = c.call(Op.DATA_READ_SSD, pb.SsdReadRequest(keys=[locs[k].key for k in ks]), pb.SsdReadReply,
-                               None, [staging])
-                got = c._last_bulk
-            except TiffinError as e:
-                for k in ks:
-                    errs[k] = transfer_failure(f"get {locs[k].key!r}", e)
-                continue
-            finally:
-                self._pool.release(c)
+            self._answered(ep)
+            got = got[0]
             sizes = list(reply.sizes)
             if len(sizes) != len(ks) or sum(max(0, s) for s in sizes) != got:
                 for k in ks:
@@ -575,12 +612,12 @@ class Transfers:
             self._pool.release(conn)
         for e in errs:
             if e is not None:
-                if stalled is not None and unresponsive(e):
-                    stalled[hint.endpoint] = e
-                elif e.code == "LEASE_EXPIRED":
+                self._failed(stalled, hint.endpoint, e)
+                if e.code == "LEASE_EXPIRED" and (stalled is None or not unresponsive(e)):
                     raise e  # the node may be stalled; after the lease no replica's bytes can be trusted
                 log.debug("speculative read of %r failed (%s); reading it again", key, e)
                 return loc, False
+        self._answered(hint.endpoint)
         elapsed = time.monotonic() - start
         if elapsed * 1000.0 >= loc.lease_ttl_ms:
             raise _lease_expired(loc, elapsed)

@@ -247,14 +247,16 @@ class Connection:
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None):
+    def call(self, opcode: int, request, reply_cls, bulk_out=None, bulk_in=None, end: Optional[float] = None):
         """Sends one request (bulk bytes from the memoryviews ``bulk_out``), waits for its answer and
         parses its control part with ``reply_cls`` (None = ignore). The answer's bulk bytes go into the
-        memoryviews ``bulk_in``, in order.
+        memoryviews ``bulk_in``, in order. ``end`` (``time.monotonic()``; None = none): the end of the read lease
+        the call serves, after which it waits no longer (each wait is also bounded by the RPC timeout).
 
-        Raises TiffinError: the server's status; RPC_TIMEOUT; RPC_FAIL when the connection fails.
+        Raises TiffinError: the server's status; RPC_TIMEOUT; RPC_FAIL when the connection fails; LEASE_EXPIRED
+        after ``end``.
         """
-        return self._call(opcode, request, reply_cls, bulk_out, bulk_in, self._settings.rpc_timeout)
+        return self._call(opcode, request, reply_cls, bulk_out, bulk_in, self._settings.rpc_timeout, end)
 
     def read_into(self, opcode: int, frame: bytearray, into: memoryview, end: float) -> None:
         """Sends ``frame`` (a request from :func:`tiffin._frames.request_frame`; its id is set here) and receives the
@@ -600,7 +602,10 @@ class Connection:
             return lease_expired(f"the read lease ended before {name} to {self.endpoint} was sent or its answer "
                                  "awaited: waits for other nodes used it up; retry (a fresh lookup grants a new "
                                  "lease)", False)
-        if isinstance(e, _Expired) or (timed_out and end is not None and time.monotonic() >= end):
+        # a wait that the lease bounded (its timeout below the RPC timeout: :meth:`_bound_timeout`) may end up to
+        # 0.25 s before the lease: the node was silent for (nearly) all of it
+        lease_bound = end is not None and self._timeout is not None and self._timeout < self._settings.rpc_timeout
+        if isinstance(e, _Expired) or (timed_out and end is not None and (time.monotonic() >= end or lease_bound)):
             return lease_expired(f"no answer to {name} from {self.endpoint} before the read lease ended; the node "
                                  "may be stalled: retry (a fresh lookup may name another replica)", True)
         if timed_out:

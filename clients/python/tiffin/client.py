@@ -43,6 +43,7 @@ from ._locator import Locator
 from ._masters import Masters
 from ._proto import tiffin_pb2 as pb
 from ._shm import SharedSegments
+from ._suspects import DEFAULT_TTL as DEFAULT_SUSPECT_TTL, Suspects
 from ._transfers import Transfers
 from ._tls import tls_from
 from ._tokens import tokens_from
@@ -106,7 +107,7 @@ class Client:
                  tls_enabled: Optional[bool] = None, tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
                  tls_key: Optional[str] = None, tls_verify_hostname: Optional[bool] = None,
                  tls_reload_interval=None, tokens_file: Optional[str] = None, tokens_reload_interval=None,
-                 verify_checksums: Optional[bool] = None):
+                 verify_checksums: Optional[bool] = None, suspect_ttl: float = DEFAULT_SUSPECT_TTL):
         """Prefer :meth:`connect`, which also checks the master's version."""
         for name, v in (("timeout", timeout), ("connect_timeout", connect_timeout),
                         ("failover_timeout", failover_timeout)):
@@ -141,11 +142,14 @@ class Client:
         if not isinstance(location_cache_size, int) or isinstance(location_cache_size, bool) or location_cache_size < 0:
             raise InvalidArgument("INVALID_PARAMS", f"location_cache_size = {location_cache_size!r} (expected: an "
                                                     "int >= 0, 0 = off, as client.location-cache-size)")
+        if not isinstance(suspect_ttl, (int, float)) or isinstance(suspect_ttl, bool) or not suspect_ttl >= 0:
+            raise InvalidArgument("INVALID_PARAMS", f"suspect_ttl = {suspect_ttl!r} (expected: seconds >= 0, 0 = off)")
         ttl_ns = int(round(location_cache_ttl * 1e9))
         self._closed = False
         self._counts = {"shared_reads": 0, "shared_writes": 0, "network_reads": 0, "network_writes": 0,
                         "ssd_reads": 0, "lookups": 0}
-        self._io = Transfers(self._pool, self._shared, slice_size, self._counts, verify_setting(verify_checksums))
+        self._io = Transfers(self._pool, self._shared, slice_size, self._counts, verify_setting(verify_checksums),
+                             Suspects(float(suspect_ttl)) if suspect_ttl > 0 else None)
         self._locator = Locator(self._rpc, self._io.checks_epoch, lambda r: self._io.direct(r, False) is not None,
                                 LocationCache(ttl_ns, location_cache_size) if ttl_ns > 0 and location_cache_size
                                 else None, ReadHints(read_hints) if read_hints else None, self._counts)
@@ -197,6 +201,10 @@ class Client:
         bytes of each whole object against the CRC32C its writer stored, as the Java client's
         ``client.verify-checksums``; a corrupt copy is skipped for another replica, and the read fails
         CHECKSUM_MISMATCH naming the copy when none is whole (``get_range_into`` is not checked).
+        ``suspect_ttl`` (s, default 10, 0 = off; the Java client has no such memory): how long the client
+        remembers a node that did not answer a read (unreachable, or silent until the RPC timeout or the read
+        lease ended); meanwhile reads try replicas on other nodes first and send it no read-hint read (it is still
+        read when it holds an object's only replicas), and a read it answers ends the memory at once.
 
         Raises TiffinError: RPC_FAIL if the master cannot be reached or the TLS handshake fails, INVALID_VERSION on
         a version mismatch, ILLEGAL_CLIENT if it rejects the auth token (or, plaintext, accepts TLS only),
