@@ -322,7 +322,8 @@ public final class MasterServer implements AutoCloseable {
 
     private String healthJson() {
         return "{\"status\":\"ok\",\"role\":\"master\",\"leadership\":\"" + leadership.role().name()
-                .toLowerCase(java.util.Locale.ROOT) + "\",\"term\":" + service.term() + ",\"version\":\"" + io.tiffin.core.transport.TiffinVersion.VERSION
+                .toLowerCase(java.util.Locale.ROOT) + "\",\"serving\":" + leadership.leads() // false: lease lapsed too
+                + ",\"term\":" + service.term() + ",\"version\":\"" + io.tiffin.core.transport.TiffinVersion.VERSION
                 + "\",\"segments\":" + service.segmentViews().size() + ",\"live_nodes\":" + service.liveNodes().size()
                 + ",\"keys\":" + service.keyCount() + ",\"capacity_bytes\":" + service.capacityBytes()
                 + ",\"used_bytes\":" + service.usedBytes() + "}";

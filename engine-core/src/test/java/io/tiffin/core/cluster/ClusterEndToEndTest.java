@@ -342,7 +342,8 @@ class ClusterEndToEndTest {
             HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
-            assertThat(health.body()).contains("\"status\":\"ok\"").contains("\"live_nodes\":1");
+            assertThat(health.body()).contains("\"status\":\"ok\"").contains("\"live_nodes\":1")
+                    .contains("\"leadership\":\"leader\",\"serving\":true");
             String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             assertThat(metrics).contains("tiffin_master_requests_total{op=\"put_start\"} 1.0")
