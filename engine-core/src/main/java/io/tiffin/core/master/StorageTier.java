@@ -238,6 +238,19 @@ final class StorageTier {
     }
 
     /**
+     * Whether a deletion owed to {@code nodeId} (pending or handed out, not acknowledged) covers its copy of {@code key}
+     * at {@code version} (0 = unknown: any deletion of the key covers it).
+     */
+    synchronized boolean deleteCovers(String nodeId, String key, long version) {
+        return covers(deletes.get(nodeId), key, version) || covers(handed.get(nodeId), key, version);
+    }
+
+    private static boolean covers(LinkedHashMap<String, Long> owed, String key, long version) {
+        Long upTo = owed == null ? null : owed.get(key);
+        return upTo != null && (upTo == 0 || version == 0 || version <= upTo);
+    }
+
+    /**
      * Whether the node has been asked to delete its copy of {@code key} and has not acknowledged the deletion yet
      * (not polled it, or not polled since).
      */

@@ -297,6 +297,13 @@ final class TierCoordinator {
                     table.setDeadline(m, deadline); // passed meanwhile: expired at once, as a memory record's
                 }
             } else if (!m.hasDiskReplicaOn(nodeId) && !m.offloadAsksFor(nodeId, version)
+                    && tier.deleteCovers(nodeId, key, version)) {
+                // its deletion is owed to the node (queued when the node left while the object lived on elsewhere):
+                // listed again, it would name bytes the node is about to delete, and the object's other holders
+                // would not keep their copy when they stop (an acknowledged object lost)
+                counters.staleDiskCopies.increment();
+                return;
+            } else if (!m.hasDiskReplicaOn(nodeId) && !m.offloadAsksFor(nodeId, version)
                     && !(m.recovered() && version == m.version)) {
                 // The master knows this key but never asked this node for it (the copy predates a remove
                 // and re-put, or the node was dropped meanwhile), or asked for another version of it (an offload

@@ -727,6 +727,39 @@ class SsdTierMasterTest {
         assertThat(m.putStart("writer", "k", 4096, PutOptions.DEFAULT).code()).isEqualTo(ErrorCode.OK);
     }
 
+    /**
+     * An object recovered from node n2's SSD and promoted into n1's memory: when n2 stops gracefully the master drops
+     * n2's copy and owes n2 its deletion (the object lives on in n1's memory). When n2 comes back its scan reports the
+     * copy: it is not listed again, since the deletion goes out at n2's next poll. It was listed (a recovered object's
+     * copy of its own version) and then deleted by n2 anyway, so that once n1 stopped too the object was lost though
+     * n1 would have moved its memory copy to SSD had it known the object had no other.
+     */
+    @Test
+    void aCopyWhoseDeletionIsOwedIsNotListedAgainFromTheNodesScan() {
+        MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
+        m.mountSegment("s-n1", "n1", "ep-n1", 64 * MiB);
+        m.mountSegment("s-n2", "n2", "ep-n2", 1024); // too small for k: its promotion goes to n1
+        m.ssdTier().registerStorage("n2", 1L << 30);
+        m.ssdTier().reportDiskObjects("n2", copies(List.of("k"), List.of(7L)), true); // recovered, version 7
+        KeyResult<ReplicaDescriptor> promoted = m.ssdTier().promotionStart("n2", "k");
+        assertThat(promoted.code()).isEqualTo(ErrorCode.OK);
+        assertThat(promoted.value().segment()).as("IN_ORDER places it on n1's segment").isEqualTo("s-n1");
+        assertThat(m.ssdTier().promotionEnd("n2", "k", promoted.value().replicaId(), true)).isEqualTo(ErrorCode.OK);
+        assertThat(m.getReplicaList("k").value().replicas()).extracting(ReplicaDescriptor::type)
+                .containsExactly(ReplicaType.MEMORY, ReplicaType.LOCAL_DISK);
+
+        m.unmountSegment("n2", "s-n2"); // n2 stops gracefully: k lives on in n1's memory
+        assertThat(m.getReplicaList("k").value().replicas()).extracting(ReplicaDescriptor::type)
+                .containsExactly(ReplicaType.MEMORY);
+        m.mountSegment("s-n2b", "n2", "ep-n2", 1024); // back: its scan reports the copy
+        m.ssdTier().registerStorage("n2", 1L << 30);
+        m.ssdTier().reportDiskObjects("n2", copies(List.of("k"), List.of(7L)), true);
+
+        assertThat(m.getReplicaList("k").value().replicas()).extracting(ReplicaDescriptor::type)
+                .as("not listed again: its deletion is owed").containsExactly(ReplicaType.MEMORY);
+        assertThat(m.ssdTier().pollTasks("n2", 10, 0).deletes()).containsExactly("k");
+    }
+
     @Test
     void aNodeBackOnAnotherAddressServesItsSsdCopiesThere() {
         MasterService m = master(TierSettings.OffloadMode.ON_EVICT, 25_000);
