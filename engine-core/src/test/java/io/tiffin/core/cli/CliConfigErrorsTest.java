@@ -1,21 +1,18 @@
 package io.tiffin.core.cli;
 
+import static io.tiffin.core.cli.CliRun.tiffin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tiffin.core.cli.CliRun.Result;
 import io.tiffin.core.config.ConfigException;
 import io.tiffin.core.config.TiffinConfig;
 import io.tiffin.core.config.TiffinConfigKeys;
 import io.tiffin.core.master.FailoverSettings;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,16 +27,6 @@ class CliConfigErrorsTest {
     @TempDir
     Path dir;
 
-    private record Result(int exit, String out, String err) {
-    }
-
-    private static Result tiffin(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = TiffinCli.run(InputStream.nullInputStream(), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
-        return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
 
     /** The usage error for both keys: names each with its source, and says which to keep for what. */
     private static void assertBothKeysRefused(Result r, String stateDirSource, String coordinatorSource) {

@@ -1,8 +1,10 @@
 package io.tiffin.core.cli;
 
+import static io.tiffin.core.cli.CliRun.tiffin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.tiffin.core.cli.CliRun.Result;
 import io.tiffin.core.Tiffin;
 import io.tiffin.core.config.TiffinConfig;
 import java.io.ByteArrayOutputStream;
@@ -39,16 +41,6 @@ class OperatorCliTest {
         tiffin.close();
     }
 
-    private record Result(int exit, String out, String err) {
-    }
-
-    private static Result tiffin(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = TiffinCli.run(InputStream.nullInputStream(), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
-        return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
 
     @Test
     void aNodeWhoseAdminPortIsTakenFailsNamingTheFlagAndLeavesNoNodeBehind() throws IOException {
