@@ -157,7 +157,8 @@ public final class MasterServer implements AutoCloseable {
         service.onAllocationFailure(eviction::wake);
         eviction.start();
         background.scheduleWithFixedDelay(guard("node liveness",
-                        new LivenessCheck(service, s.nodeCheckInterval().toMillis(), leadership::leads)),
+                        new LivenessCheck(service, s.nodeCheckInterval().toMillis(), leadership::leads,
+                                () -> leadership.role() == Leadership.Role.LEADER && !leadership.leads())),
                 s.nodeCheckInterval().toMillis(), s.nodeCheckInterval().toMillis(), TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(guard("status rates", opRates::sample), 0, 1000, TimeUnit.MILLISECONDS);
         // expired objects no client asks for: their space back within a second of their deadline
