@@ -8,8 +8,9 @@ suspected nodes they are still read, in the master's order. A read that the node
 and a note expires on its own, so a node that comes back is used again. Without it, every new read of a key whose
 first replica is on a hung node would wait for the lease (or the RPC timeout) until the master drops the node.
 
-The Java client (``io.tiffin.core.client``) keeps no such memory: there each read starts over with the master's
-order (within one call the Python client already skips such a node: ``stalled`` in :mod:`tiffin._transfers`).
+The Java client (``io.tiffin.core.client.SuspectNodes``) keeps the same memory for 10 s; within one call the Python
+client also skips such a node (``stalled`` in :mod:`tiffin._transfers`), where the Java client's read fails at the
+lease's end.
 
 Thread-safety: :class:`Suspects` is thread-safe (one lock; the common case, nothing suspected, takes no lock).
 """

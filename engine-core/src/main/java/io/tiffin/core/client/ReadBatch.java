@@ -50,6 +50,8 @@ final class ReadBatch {
     private final LeaseClock clock;
     private final ClientLifecycle lifecycle;
     private final Checksums checks;
+    /** Null when none are kept. */
+    private final SuspectNodes suspects;
     private final Map<String, List<AsyncNodeReads.SsdRead>> ssdByEndpoint = new LinkedHashMap<>();
     private final List<MemoryRead> memoryReads = new ArrayList<>();
     /** When the call began, before its lookups: the leases they granted started later. */
@@ -61,6 +63,14 @@ final class ReadBatch {
 
     ReadBatch(SliceExchange slices, AsyncNodeReads async, LocalHotCache hotCache, LeaseClock clock,
               ClientLifecycle lifecycle, Checksums checks, long startNanos, long destinationBytes) {
+        this(slices, async, hotCache, clock, lifecycle, checks, startNanos, destinationBytes, null);
+    }
+
+    /** {@code suspects}: the nodes read last and noted when a first read of them goes unanswered (null = none). */
+    ReadBatch(SliceExchange slices, AsyncNodeReads async, LocalHotCache hotCache, LeaseClock clock,
+              ClientLifecycle lifecycle, Checksums checks, long startNanos, long destinationBytes,
+              SuspectNodes suspects) {
+        this.suspects = suspects;
         this.destinationsOutOfCaches = destinationBytes > CpuCaches.lastLevelBytes();
         this.checks = checks;
         this.slices = slices;
@@ -98,16 +108,34 @@ final class ReadBatch {
     /** A read of {@code loc}'s {@code replicas} (in order: the next is tried if one fails) into {@code dst}. */
     CompletableFuture<Void> addMemory(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        memoryReads.add(new MemoryRead(replicas, dst, done, loc, null, null));
+        memoryReads.add(new MemoryRead(ordered(replicas), dst, done, loc, null, null));
         return done;
     }
 
     /** A memory read whose bytes are also offered to the hot cache (see {@link MemoryRead}). */
     CompletableFuture<Void> addMemoryFill(List<ReplicaDescriptor> replicas, MemorySegment dst, ObjectLocation loc) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        memoryReads.add(new MemoryRead(replicas, dst, done, loc, loc,
+        memoryReads.add(new MemoryRead(ordered(replicas), dst, done, loc, loc,
                 hotCache.requestBlocks(loc.key(), loc.version(), loc.size())));
         return done;
+    }
+
+    /** {@code replicas} with those on suspected nodes last ({@link SuspectNodes}). */
+    private List<ReplicaDescriptor> ordered(List<ReplicaDescriptor> replicas) {
+        return suspects == null ? replicas : suspects.order(replicas);
+    }
+
+    /** Notes how the first replica's node answered: silence (or a dead connection) makes it suspected. */
+    private void noteAnswer(ReplicaDescriptor first, TiffinException failure) {
+        if (suspects == null) {
+            return;
+        }
+        if (failure == null) {
+            suspects.answered(first.endpoint());
+        } else if (failure.code() == ErrorCode.LEASE_EXPIRED || failure.code() == ErrorCode.RPC_TIMEOUT
+                || failure.code() == ErrorCode.RPC_FAIL) {
+            suspects.note(first.endpoint());
+        }
     }
 
     /** A read of {@code loc} from the SSD of the node at {@code endpoint} into {@code dst}. */
@@ -136,6 +164,7 @@ final class ReadBatch {
         TiffinException[] failed = slices.readScattered(first, targets, startNanos + leaseNanos);
         for (int k = 0; k < failed.length; k++) {
             MemoryRead r = memoryReads.get(k);
+            noteAnswer(r.replicas().getFirst(), failed[k]);
             if (failed[k] == null) {
                 failed[k] = r.blocks() != null ? checkAndFill(r) : checks.mismatch(r.loc(), r.replicas().getFirst(), r.dst());
                 if (failed[k] != null) {

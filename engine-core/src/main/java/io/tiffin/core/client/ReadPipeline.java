@@ -20,13 +20,15 @@ import org.apache.logging.log4j.Logger;
  * Reads into the caller's memory (get, getInto and their batch forms): the location ({@link Locator}; a
  * hinted get reads while it looks up, {@link HintedReads}), then a replica this client reaches directly
  * ({@link SameHostSegments}) with a memory copy, else the hot cache's copy, else remote memory replicas in
- * the master's order or the SSD copy ({@link ReadBatch}). Every read must end within the lease its lookup
+ * the master's order (those on nodes that lately left a read unanswered last, {@link SuspectNodes}) or the SSD copy
+ * ({@link ReadBatch}). Every read must end within the lease its lookup
  * granted, counted from before the lookup ({@link ErrorCode#LEASE_EXPIRED} otherwise); a read that fails
  * through a cached location is retried once with a fresh lookup ({@link LocationRetry}). Bytes copied or received
  * from a replica are checked against the object's CRC32C ({@link Checksums}); a copy that fails it is skipped for
  * the next replica, and the read fails {@code CHECKSUM_MISMATCH} naming it when none is left.
  *
- * <p>Thread-safe (no state of its own). Arguments are checked by the caller ({@link TiffinClient}).
+ * <p>Thread-safe (its one state, the suspected nodes, is). Arguments are checked by the caller ({@link
+ * TiffinClient}).
  */
 final class ReadPipeline {
     private static final Logger LOG = LogManager.getLogger(ReadPipeline.class);
@@ -42,6 +44,8 @@ final class ReadPipeline {
     private final LeaseClock clock;
     private final ClientLifecycle lifecycle;
     private final Checksums checks;
+    /** The nodes whose replicas this client's reads try last for a while ({@link SuspectNodes}). */
+    private final SuspectNodes suspects = new SuspectNodes();
 
     ReadPipeline(Locator locator, LocationRetry retry, HintedReads hinted, SameHostSegments sameHost,
                  LocalHotCache hotCache, SliceExchange slices, AsyncNodeReads async, LeaseClock clock,
@@ -65,7 +69,7 @@ final class ReadPipeline {
 
     /** A batch for the reads of one call that began at {@code startNanos}, into {@code destinationBytes} in all. */
     ReadBatch newBatch(long startNanos, long destinationBytes) {
-        return new ReadBatch(slices, async, hotCache, clock, lifecycle, checks, startNanos, destinationBytes);
+        return new ReadBatch(slices, async, hotCache, clock, lifecycle, checks, startNanos, destinationBytes, suspects);
     }
 
     byte[] get(String key) {
