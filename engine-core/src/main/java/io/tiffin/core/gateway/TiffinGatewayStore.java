@@ -235,12 +235,35 @@ public final class TiffinGatewayStore implements GatewayStore {
     }
 
     /**
-     * Second try of a read whose value did not fit: a read that sizes its array by the same lookup it reads with,
-     * copied into a gateway buffer (one copy more, on this rare path). Sizing the buffer by a listing of the key
-     * instead failed for as long as the client's location cache held the object a replacement in flight was
-     * replacing: the listing named the replacement, the read the cached object, three times over.
+     * Second try of a read whose value did not fit (every first read of a value over {@link #FIRST_READ} bytes): asks
+     * the size, then reads into a buffer that fits. If that does not fit either, the listing and the client's read
+     * disagree, as while the location cache still holds the object a replacement in flight replaces (the listing
+     * names the replacement): then a read sized by the same lookup it reads with, copied into a gateway buffer (one
+     * copy more, on that rare path). Before, the sized read was tried three times and the GET failed with
+     * BUFFER_OVERFLOW for as long as the location stayed cached.
      */
     private ByteBuf readAtSize(String key, ValueBuffers buffers) {
+        OptionalLong size = size(key);
+        if (size.isEmpty()) {
+            return null;
+        }
+        ByteBuf buf = buffers.allocate(checkedSize(key, size.getAsLong()));
+        try {
+            return filled(key, buf, client.getInto(key, writable(buf)), null);
+        } catch (TiffinException e) {
+            buf.release();
+            if (notThere(e.code())) {
+                return null;
+            }
+            if (e.code() != ErrorCode.BUFFER_OVERFLOW) {
+                throw e;
+            }
+        }
+        return readWhole(key, buffers);
+    }
+
+    /** The value read by {@link TiffinClient#get} (sized by its own lookup), copied into a gateway buffer. */
+    private ByteBuf readWhole(String key, ValueBuffers buffers) {
         byte[] value;
         try {
             value = client.get(key);
